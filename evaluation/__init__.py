@@ -1,0 +1,1 @@
+"""The evaluation client: tasks, agents, runner, trajectories, judge, scorer, reports."""

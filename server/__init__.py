@@ -1,0 +1,1 @@
+"""The MCP server: episodes, transports (stdio, streamable HTTP) and the control API."""

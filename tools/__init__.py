@@ -1,0 +1,1 @@
+"""The tool layer: the ``@tool`` spec, errors, fault injection, the call path and the catalog."""

@@ -1,0 +1,274 @@
+"""The ``@tool`` decorator and the tool specification it records.
+
+A sandbox operation is a method of an :class:`sandboxes.base.App` subclass decorated with
+:func:`tool`. The decorator reads the signature (type hints become the input schema, the
+return annotation, a pydantic model, becomes the output schema) and records the metadata the
+scorer needs: kind, resource families, preconditions, remedies and alternatives.
+
+This module does not import the MCP SDK; :mod:`tools.mcp_bridge` maps specs onto MCP types.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Callable, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
+
+from tools.errors import ERROR_CODES, ToolError
+
+ToolKind = Literal["read", "write", "auth"]
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_STRING = 10_000
+"""Longest string any tool argument accepts (characters)."""
+
+_SPEC_ATTR = "__mcpgym_tool__"
+
+
+@dataclass
+class ToolSpec:
+    """Everything mcpgym knows about one tool.
+
+    Attributes:
+        name: ``<app>_<verb>_<noun>``, matching ``^[a-zA-Z0-9_-]{1,64}$``.
+        app: the app that owns it (set when the app is registered).
+        kind: ``read`` | ``write`` (mutates state) | ``auth`` (obtains a permission or token).
+        resources: resource families read or written (``shop.cart``...).
+        preconditions: families whose state decides whether a write is valid.
+        remedies: error code -> tools that cure it.
+        alternatives: tools that reach the same goal another way.
+        description: from the docstring's first paragraph.
+        id_args: argument names that identify a resource (default: those ending in ``_id``).
+        input_model: pydantic model validating the arguments.
+        output_model: pydantic model of the structured result.
+        func: the unbound method.
+    """
+
+    name: str
+    kind: str
+    resources: tuple[str, ...]
+    preconditions: tuple[str, ...]
+    remedies: dict[str, tuple[str, ...]]
+    alternatives: tuple[str, ...]
+    description: str
+    id_args: tuple[str, ...]
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    func: Callable[..., Any]
+    app: str = ""
+    params: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def read_only(self) -> bool:
+        """True for ``read`` tools."""
+        return self.kind == "read"
+
+    def input_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments (an object schema)."""
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    def output_schema(self) -> dict[str, Any]:
+        """JSON schema of the structured result (an object schema)."""
+        return self.output_model.model_json_schema()
+
+    def catalog_entry(self) -> dict[str, Any]:
+        """The catalog row of DESIGN section 3 for this tool."""
+        return {
+            "name": self.name,
+            "app": self.app,
+            "kind": self.kind,
+            "resources": list(self.resources),
+            "preconditions": list(self.preconditions),
+            "remedies": {k: list(v) for k, v in self.remedies.items()},
+            "alternatives": list(self.alternatives),
+            "id_args": list(self.id_args),
+            "description": self.description,
+            "input_schema": self.input_schema(),
+        }
+
+    def validate_arguments(self, arguments: Any) -> dict[str, Any]:
+        """Validate raw JSON ``arguments`` and return keyword arguments for the method.
+
+        Raises:
+            ToolError: ``invalid_argument`` naming the first offending field.
+        """
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ToolError("invalid_argument", "arguments must be a JSON object", field=None)
+        try:
+            model = self.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            first = errors[0]
+            loc = ".".join(str(p) for p in first.get("loc", ())) or None
+            parts = []
+            for err in errors[:5]:
+                where = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+                parts.append(f"{where}: {err.get('msg')}")
+            raise ToolError(
+                "invalid_argument",
+                f"invalid arguments for {self.name}: " + "; ".join(parts),
+                field=loc,
+                details={"errors": [{"field": ".".join(str(p) for p in e.get("loc", ())), "type": e.get("type")} for e in errors[:10]]},
+            ) from None
+        return {name: getattr(model, name) for name in self.params}
+
+
+def _limit_strings(annotation: Any) -> Any:
+    """Add the :data:`MAX_STRING` length limit to ``str`` (also inside list/Optional)."""
+    if annotation is str:
+        return Annotated[str, StringConstraints(max_length=MAX_STRING)]
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return annotation
+    if origin in (list, typing.List):  # noqa: UP006
+        (inner,) = get_args(annotation) or (Any,)
+        return list[_limit_strings(inner)]  # type: ignore[misc]
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        args = tuple(_limit_strings(a) for a in get_args(annotation))
+        return typing.Union[args]  # type: ignore[return-value]
+    return annotation
+
+
+def _description(func: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(func) or ""
+    paragraphs = [p.strip() for p in doc.split("\n\n") if p.strip()]
+    keep = []
+    for p in paragraphs:
+        if p.split(":")[0].strip() in {"Args", "Returns", "Raises", "Errors"}:
+            break
+        keep.append(" ".join(line.strip() for line in p.splitlines()))
+    return " ".join(keep)
+
+
+def build_spec(
+    func: Callable[..., Any],
+    *,
+    kind: str,
+    resources: tuple[str, ...],
+    preconditions: tuple[str, ...] = (),
+    remedies: dict[str, tuple[str, ...]] | None = None,
+    alternatives: tuple[str, ...] = (),
+    id_args: tuple[str, ...] | None = None,
+    name: str | None = None,
+) -> ToolSpec:
+    """Build the :class:`ToolSpec` of ``func`` (see :func:`tool` for the arguments).
+
+    Raises:
+        TypeError: when the function lacks type hints, its return annotation is not a pydantic
+            model, or a parameter is positional-only/variadic.
+        ValueError: for a bad name, kind, error code or an empty ``resources``.
+    """
+    tool_name = name or func.__name__
+    if not TOOL_NAME_RE.match(tool_name):
+        raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME_RE.pattern}")
+    if kind not in ("read", "write", "auth"):
+        raise ValueError(f"tool {tool_name}: kind must be read, write or auth, not {kind!r}")
+    if not resources:
+        raise ValueError(f"tool {tool_name}: resources must name at least one resource family")
+    remedies = {k: tuple(v) for k, v in (remedies or {}).items()}
+    for code in remedies:
+        if code not in ERROR_CODES:
+            raise ValueError(f"tool {tool_name}: remedy for unknown error code {code!r}")
+    hints = typing.get_type_hints(func, include_extras=True)
+    ret = hints.get("return")
+    if not (inspect.isclass(ret) and issubclass(ret, BaseModel)):
+        raise TypeError(f"tool {tool_name}: return annotation must be a pydantic model, got {ret!r}")
+    fields: dict[str, Any] = {}
+    params: list[str] = []
+    sig = inspect.signature(func)
+    for pname, param in sig.parameters.items():
+        if pname == "self":
+            continue
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise TypeError(f"tool {tool_name}: parameter {pname} must be a plain named parameter")
+        if pname not in hints:
+            raise TypeError(f"tool {tool_name}: parameter {pname} needs a type hint")
+        ann = _limit_strings(hints[pname])
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (ann, default if isinstance(default, type(Field())) else Field(default))
+        params.append(pname)
+    model_name = "".join(part.capitalize() for part in tool_name.split("_")) + "Arguments"
+    input_model = create_model(  # type: ignore[call-overload]
+        model_name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields
+    )
+    ids = tuple(id_args) if id_args is not None else tuple(p for p in params if p.endswith("_id") or p.endswith("_ids"))
+    return ToolSpec(
+        name=tool_name,
+        kind=kind,
+        resources=tuple(resources),
+        preconditions=tuple(preconditions),
+        remedies=remedies,
+        alternatives=tuple(alternatives),
+        description=_description(func) or tool_name.replace("_", " "),
+        id_args=ids,
+        input_model=input_model,
+        output_model=ret,
+        func=func,
+        params=tuple(params),
+    )
+
+
+def tool(
+    kind: str,
+    resources: tuple[str, ...] | list[str],
+    *,
+    preconditions: tuple[str, ...] | list[str] = (),
+    remedies: dict[str, tuple[str, ...] | list[str]] | None = None,
+    alternatives: tuple[str, ...] | list[str] = (),
+    id_args: tuple[str, ...] | list[str] | None = None,
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare an app method as an MCP tool.
+
+    Args:
+        kind: ``"read"``, ``"write"`` or ``"auth"``.
+        resources: resource families the tool reads or writes, e.g. ``["shop.cart"]``.
+        preconditions: families whose state decides whether the write is valid.
+        remedies: error code -> tool names that cure it, e.g.
+            ``{"permission_denied": ["system_request_privilege"]}``.
+        alternatives: tool names that reach the same goal another way.
+        id_args: argument names naming a resource (default: parameters ending in ``_id``).
+        name: tool name (default: the method name).
+
+    Returns:
+        The method, unchanged, with its :class:`ToolSpec` attached; the spec is built when
+        the app class is registered (see :func:`sandboxes.base.register_app`).
+    """
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(
+            func,
+            _SPEC_ATTR,
+            dict(
+                kind=kind,
+                resources=tuple(resources),
+                preconditions=tuple(preconditions),
+                remedies={k: tuple(v) for k, v in (remedies or {}).items()},
+                alternatives=tuple(alternatives),
+                id_args=None if id_args is None else tuple(id_args),
+                name=name,
+            ),
+        )
+        return func
+
+    return deco
+
+
+def collect_specs(cls: type) -> dict[str, ToolSpec]:
+    """Return the :class:`ToolSpec` of every ``@tool`` method of ``cls``, by tool name."""
+    specs: dict[str, ToolSpec] = {}
+    for attr in dir(cls):
+        func = getattr(cls, attr, None)
+        meta = getattr(func, _SPEC_ATTR, None)
+        if meta is None:
+            continue
+        spec = build_spec(func, **meta)
+        specs[spec.name] = spec
+    return specs
