@@ -1,14 +1,15 @@
 """The in-process call path: validate, decide faults, run the sandbox method, log.
 
 :class:`ToolInvoker` is what every transport calls. It owns the per-episode fault plan state
-(call counts, consecutive faults, rate-limit windows, pending auth challenges), the server-side
-call log and the fault ledger. The agent never sees the log or the ledger.
+(call counts, per-tool schedules, rate-limit windows, pending auth challenges, the versions a
+stale read may show), the server-side call log and the fault ledger. The agent never sees the
+log or the ledger. The fault model is described in docs/faults.md and :mod:`tools.faults`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -16,7 +17,7 @@ from pydantic import BaseModel
 from sandboxes.clock import WRITE_TICK
 from sandboxes.world import World
 from tools.errors import ToolError
-from tools.faults import FaultProfile, load_profile, scheduled_kind, unavailable_draw
+from tools.faults import EXEMPT_TOOLS, FaultProfile, ToolSchedule, load_profile, plan_unavailable
 from tools.spec import ToolSpec
 
 AUTH_TOOL = "system_authenticate"
@@ -33,7 +34,8 @@ class CallRecord(BaseModel):
         arguments: arguments as sent (truncated when huge).
         is_error: whether the agent got an error.
         error_code: the error code when ``is_error``.
-        fault: the injected fault kind, if any.
+        fault: the injected fault kind, if any (also for a call refused by a fault still in
+            force: a rate-limit window, a pending auth challenge, a down tool).
         call_index: 0-based count of earlier calls of the same tool.
         time: virtual time after the call (seconds).
         result: the structured result or error payload the agent saw.
@@ -53,14 +55,18 @@ class CallRecord(BaseModel):
 
 
 class LedgerEntry(BaseModel):
-    """One injected fault.
+    """One call hit by an injected fault.
 
     Attributes:
         step: the call-log step it hit.
         tool: the tool.
         call_index: 0-based call count of that tool when it hit.
         kind: the fault kind.
-        applied: for writes, whether the write really took effect; None for reads.
+        applied: for writes (and auth tools), whether the write really took effect; None for reads.
+        persisting: False when this call's own fault decision injected the fault (or it is the
+            first call of a tool that is down); True when the call was refused by an earlier
+            fault still in force: a ``rate_limited`` window not yet passed, an ``auth_challenge``
+            not yet cured by ``system_authenticate``, or a later call of an ``unavailable`` tool.
     """
 
     step: int
@@ -68,6 +74,7 @@ class LedgerEntry(BaseModel):
     call_index: int
     kind: str
     applied: bool | None
+    persisting: bool = False
 
 
 @dataclass
@@ -87,10 +94,11 @@ class CallOutcome:
 
 @dataclass
 class _ToolFaultState:
+    schedule: ToolSchedule | None = None
     calls: int = 0
-    consecutive: int = 0
     blocked_until: int = 0
     needs_auth: bool = False
+    met_down: bool = False
 
 
 def _loggable(arguments: Any) -> Any:
@@ -115,6 +123,11 @@ class ToolInvoker:
         specs: tool name -> :class:`ToolSpec` for every tool of the world's apps.
         calls: the call log (list of :class:`CallRecord`).
         ledger: the fault ledger (list of :class:`LedgerEntry`).
+        down: tools that are ``unavailable`` for the whole episode (see
+            :func:`tools.faults.plan_unavailable`); each keeps a declared alternative that is not down.
+
+    Raises:
+        tools.faults.FaultProfileError: for a profile that :func:`tools.faults.load_profile` rejects.
     """
 
     def __init__(self, world: World, faults: FaultProfile | str | None = "none", fault_seed: int | None = None) -> None:
@@ -126,128 +139,126 @@ class ToolInvoker:
             self.specs.update(type(app).tools)
         self.calls: list[CallRecord] = []
         self.ledger: list[LedgerEntry] = []
+        self.hidden: set[str] = set()
+        """Tools of the world that this episode does not expose: called, they are unknown."""
         self._state: dict[str, _ToolFaultState] = {}
-        self._before_last_write: dict[str, Any] | None = None
+        self._enabled = self.profile.enabled
         self._track_stale = self.profile.uses("stale_read")
-        self.down: frozenset[str] = self._plan_unavailable()
-
-    # -- plan -----------------------------------------------------------------------------
-    def _plan_unavailable(self) -> frozenset[str]:
-        """Tools down for the whole episode: drawn below their rate and having a working alternative."""
-        if not self.profile.uses("unavailable"):
-            return frozenset()
-
-        def draw(name: str) -> float | None:
-            spec = self.specs.get(name)
-            if spec is None or spec.kind == "auth" or name in (AUTH_TOOL, WAIT_TOOL):
-                return None
-            u = unavailable_draw(self.fault_seed, name)
-            return u if u < self.profile.rate(name, spec.app, "unavailable") else None
-
-        down = set()
-        for name, spec in self.specs.items():
-            alts = [a for a in spec.alternatives if a in self.specs]
-            if not alts:
-                continue
-            u = draw(name)
-            if u is None:
-                continue
-            # Keep one working alternative: among co-drawn tools, the lowest draw goes down.
-            if all((draw(a) is None) or (draw(a) > u) for a in alts):  # type: ignore[operator]
-                down.add(name)
-        return frozenset(down)
+        # resource family -> (step, world checkpoint taken just before the last write to it)
+        self._before_write: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.down: frozenset[str] = plan_unavailable(self.profile, self.fault_seed, self.specs)
 
     # -- call -----------------------------------------------------------------------------
     def call(self, name: str, arguments: Any = None) -> CallOutcome:
         """Run one tool call and return what the agent sees.
+
+        Order of checks: the tool exists, the arguments validate, then faults still in force
+        (a down tool, a rate-limit window, a pending auth challenge), then the call's own
+        fault decision (``ToolSchedule.decision(call_index)``), then the sandbox method.
+        A ``timeout`` or ``lost_write`` decision yields to a real domain error (nothing is
+        injected); a ``stale_read`` decision is injected only when an older version of the
+        tool's resources exists and the read shows something different on it.
 
         Never raises for anything the agent sends: unknown tools, bad arguments and domain
         errors come back as ``is_error`` outcomes. A non-ToolError exception inside a sandbox
         is a bug: it is returned as an ``unavailable`` error and logged with ``internal=True``.
         """
         step = len(self.calls) + 1
-        spec = self.specs.get(name) if isinstance(name, str) else None
+        spec = self.specs.get(name) if isinstance(name, str) and name not in self.hidden else None
         if spec is None:
             shown = str(name)[:80]
             err = ToolError("not_found", f"unknown tool {shown!r}: not one of this episode's tools", field="name")
             return self._finish(step, str(name)[:200], arguments, 0, err, None, None)
-        st = self._state.setdefault(name, _ToolFaultState())
+        st = self._state.get(name)
+        if st is None:
+            st = self._state[name] = _ToolFaultState()
+            if self._enabled and name not in EXEMPT_TOOLS:
+                st.schedule = ToolSchedule(self.profile, self.fault_seed, name, spec.app, spec.kind)
         n = st.calls
         st.calls += 1
         try:
             kwargs = spec.validate_arguments(arguments)
         except ToolError as err:
             return self._finish(step, name, arguments, n, err, None, None)
+        not_applied = None if spec.kind == "read" else False
 
-        # Faults that persist: down tools, rate-limit windows, pending auth challenges.
+        # Faults still in force: a down tool, a rate-limit window, a pending auth challenge.
         if name in self.down:
-            alts = ", ".join(a for a in spec.alternatives if a in self.specs)
-            err = ToolError("unavailable", f"{name} is down; try an alternative: {alts}", retryable=False,
-                            details={"alternatives": [a for a in spec.alternatives if a in self.specs]})
-            return self._finish(step, name, arguments, n, err, "unavailable", None if spec.kind == "read" else False)
+            alts = [a for a in spec.alternatives if a in self.specs]
+            err = ToolError("unavailable", f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False,
+                            details={"alternatives": alts})
+            persisting, st.met_down = st.met_down, True
+            return self._finish(step, name, arguments, n, err, "unavailable", not_applied, persisting=persisting)
         now = self.world.clock.now
         if st.blocked_until > now:
             wait = st.blocked_until - now
             err = ToolError("rate_limited", f"rate limited: retry after {wait} virtual seconds (system_wait advances the clock)",
                             retry_after=wait)
-            return self._finish(step, name, arguments, n, err, "rate_limited", None if spec.kind == "read" else False)
+            return self._finish(step, name, arguments, n, err, "rate_limited", not_applied, persisting=True)
         if st.needs_auth:
             err = ToolError("auth_required", f"{name} needs a fresh authentication: call {AUTH_TOOL} first", retryable=True)
-            return self._finish(step, name, arguments, n, err, None, None)
+            return self._finish(step, name, arguments, n, err, "auth_challenge", not_applied, persisting=True)
 
-        kind = None
-        if self.profile.enabled and st.consecutive < self.profile.max_consecutive:
-            kind = scheduled_kind(self.profile, self.fault_seed, name, spec.app, spec.kind, n)
-        if kind is None:
-            st.consecutive = 0
-        else:
-            st.consecutive += 1
+        kind = st.schedule.decision(n) if st.schedule is not None else None
         if kind == "transient":
             err = ToolError("transient", f"{name}: temporary failure, nothing was changed; retry", retryable=True)
-            return self._finish(step, name, arguments, n, err, kind, None if spec.kind == "read" else False)
+            return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "rate_limited":
             st.blocked_until = now + self.profile.retry_after
             err = ToolError("rate_limited", f"rate limited: retry after {self.profile.retry_after} virtual seconds "
                             "(system_wait advances the clock)", retry_after=self.profile.retry_after)
-            return self._finish(step, name, arguments, n, err, kind, None if spec.kind == "read" else False)
+            return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "auth_challenge":
             st.needs_auth = True
             err = ToolError("auth_required", f"{name} needs a fresh authentication: call {AUTH_TOOL} first", retryable=True)
             return self._finish(step, name, arguments, n, err, kind, False)
+        if spec.kind == "read":
+            return self._read(step, name, arguments, n, spec, kwargs, stale=kind == "stale_read")
+        return self._write(step, name, arguments, n, spec, kwargs, kind)
 
-        app = self.world.apps[spec.app]
-        checkpoint = None
-        if spec.kind != "read" and (kind == "lost_write" or self._track_stale):
-            checkpoint = self.world.checkpoint()
-        if kind == "stale_read" and self._before_last_write is not None:
-            target = self.world.view_at(self._before_last_write).apps[spec.app]
-        else:
-            if kind == "stale_read":
-                kind = None  # nothing older to show yet: no fault
-                st.consecutive = 0
-            target = app
+    def _run(self, spec: ToolSpec, app: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any] | None, ToolError | None, bool]:
+        """Run the sandbox method: (payload, None, False), (None, domain error, False) or (None, error, True) for a bug."""
         try:
-            result = spec.func(target, **kwargs)
+            result = spec.func(app, **kwargs)
             if not isinstance(result, BaseModel):
-                raise TypeError(f"{name} returned {type(result).__name__}, not {spec.output_model.__name__}")
-            payload = result.model_dump(mode="json")
+                raise TypeError(f"{spec.name} returned {type(result).__name__}, not {spec.output_model.__name__}")
+            return result.model_dump(mode="json"), None, False
         except ToolError as err:
-            if kind in ("timeout", "lost_write"):
-                kind = None  # the real error wins; nothing was applied
-                st.consecutive = 0
-            return self._finish(step, name, arguments, n, err, None, None)
+            return None, err, False
         except Exception as exc:  # a sandbox bug: report it, never crash the session
-            err = ToolError("unavailable", f"internal error in {name}: {type(exc).__name__}: {exc}", retryable=False)
-            return self._finish(step, name, arguments, n, err, None, None, internal=True)
+            err = ToolError("unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}", retryable=False)
+            return None, err, True
 
-        if spec.kind != "read":
-            if kind == "lost_write" and checkpoint is not None:
-                self.world.rollback(checkpoint)
-            else:
-                if checkpoint is not None and self._track_stale:
-                    self._before_last_write = checkpoint
+    def _read(self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], *,
+              stale: bool) -> CallOutcome:
+        payload, err, internal = self._run(spec, self.world.apps[spec.app], kwargs)
+        older = self._older_version(spec) if stale and not internal else None
+        if older is not None:
+            old_payload, old_err, old_internal = self._run(spec, self.world.view_at(older).apps[spec.app], kwargs)
+            now_seen = (payload, err.payload() if err else None)
+            if not old_internal and (old_payload, old_err.payload() if old_err else None) != now_seen:
+                return self._finish(step, name, arguments, n, old_err, "stale_read", None, payload=old_payload)
+        return self._finish(step, name, arguments, n, err, None, None, payload=payload, internal=internal)
+
+    def _older_version(self, spec: ToolSpec) -> dict[str, Any] | None:
+        """The checkpoint before the latest write to any of the read's resource families, if any."""
+        found = [self._before_write[f] for f in spec.resources if f in self._before_write]
+        return max(found, key=lambda entry: entry[0])[1] if found else None
+
+    def _write(self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any],
+               kind: str | None) -> CallOutcome:
+        checkpoint = self.world.checkpoint() if kind == "lost_write" or self._track_stale else None
+        payload, err, internal = self._run(spec, self.world.apps[spec.app], kwargs)
+        if err is not None:  # the real error wins: nothing was applied, nothing is injected
+            return self._finish(step, name, arguments, n, err, None, None, internal=internal)
+        if kind == "lost_write":
+            self.world.rollback(checkpoint)  # type: ignore[arg-type]
+        elif checkpoint is not None:
+            for family in spec.resources:
+                self._before_write[family] = (step, checkpoint)
+        if name != WAIT_TOOL:  # system_wait advances the clock by exactly what it was asked
             self.world.clock.advance(WRITE_TICK)
-        if spec.kind == "auth" and name == AUTH_TOOL:
+        if name == AUTH_TOOL:
             for other in self._state.values():
                 other.needs_auth = False
         if kind == "timeout":
@@ -255,9 +266,14 @@ class ToolInvoker:
             return self._finish(step, name, arguments, n, err, kind, True)
         if kind == "lost_write":
             return self._finish(step, name, arguments, n, None, kind, False, payload=payload)
-        if kind == "stale_read":
-            return self._finish(step, name, arguments, n, None, kind, None, payload=payload)
         return self._finish(step, name, arguments, n, None, None, None, payload=payload)
+
+    def log_meta_call(self, name: str, arguments: Any, payload: dict[str, Any]) -> CallRecord:
+        """Log a successful call of a server-level meta-tool (e.g. ``search_tools``)."""
+        record = CallRecord(step=len(self.calls) + 1, tool=name, arguments=_loggable(arguments), is_error=False,
+                            time=self.world.clock.now, result=payload)
+        self.calls.append(record)
+        return record
 
     def _finish(
         self,
@@ -271,6 +287,7 @@ class ToolInvoker:
         *,
         payload: dict[str, Any] | None = None,
         internal: bool = False,
+        persisting: bool = False,
     ) -> CallOutcome:
         if err is not None:
             payload = {"error": err.payload()}
@@ -288,5 +305,6 @@ class ToolInvoker:
         )
         self.calls.append(record)
         if fault is not None:
-            self.ledger.append(LedgerEntry(step=step, tool=name, call_index=n, kind=fault, applied=applied))
+            self.ledger.append(LedgerEntry(step=step, tool=name, call_index=n, kind=fault, applied=applied,
+                                           persisting=persisting))
         return CallOutcome(is_error=err is not None, payload=payload or {}, record=record)

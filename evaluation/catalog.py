@@ -1,0 +1,352 @@
+"""The scorer's view of tools: kind, resource families, preconditions, remedies, ids.
+
+A :class:`Catalog` maps a tool name to a :class:`CatalogEntry`. It is built from the
+registered apps (each ``ToolSpec.catalog_entry()``, source ``"catalog"``) or loaded from a JSON
+file in the format ``mcpgym tools --json`` prints (source ``"file"``). A tool found in
+neither is classified by :func:`classify_tool`, a documented heuristic on its name and
+description (source ``"heuristic"``), so trajectories recorded elsewhere can be scored.
+
+Heuristic (:func:`classify_tool`), in order:
+
+1. Split the name into lowercase tokens (``_``, ``-``, spaces, camelCase). When the first
+   token is a registered app name (and more tokens follow), it is the app; else the app is
+   the catalog's ``default_app`` (``"external"``).
+2. Kind: ``auth`` when the name contains an :data:`AUTH_PHRASES` phrase or its first verb is
+   in :data:`AUTH_VERBS`; else the first token found in :data:`READ_VERBS` or
+   :data:`WRITE_VERBS` decides (scanning the name, then the description's words); a tool with
+   no recognised verb is a ``read`` (guessing ``write`` would invent verification duties).
+3. Resource family: ``<app>.<noun>``, the noun being the tokens after the verb, cut at the
+   first preposition (:data:`PREPOSITIONS`), without filler tokens (:data:`FILLER`), with
+   aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and the last token made
+   singular. No noun left: the family is ``<app>.<verb>`` (``block`` -> ``external.block``).
+4. ``id_args`` is None: ids are then taken, call by call, from argument names ``id``,
+   ``uid``, ``*_id``, ``*_ids``, ``*_uid`` (see :meth:`Catalog.ids`).
+5. Remedies (resolved by :meth:`Catalog.remedies_for`): ``permission_denied`` and
+   ``auth_required`` are cured by any auth tool the catalog knows; ``rate_limited`` by any
+   tool whose name contains ``wait``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+READ_VERBS: frozenset[str] = frozenset(
+    "get list search check find view read show query lookup fetch count"
+    # documented extras: common synonyms
+    " retrieve browse describe inspect".split()
+)
+WRITE_VERBS: frozenset[str] = frozenset(
+    "send create delete add update book buy place cancel mark block unblock remove set post reply"
+    " transfer checkout pay star like invite"
+    # documented extras: common synonyms
+    " edit modify move rename share submit write upload archive forward revoke change".split()
+)
+AUTH_VERBS: frozenset[str] = frozenset("request authorize authorise authenticate login logon signin".split())
+AUTH_PHRASES: tuple[str, ...] = ("ask_for_privilege", "ask_for_permission", "log_in", "sign_in")
+PREPOSITIONS: frozenset[str] = frozenset("from by for to of in on with at into via".split())
+FILLER: frozenset[str] = frozenset("id ids info information details detail list all my the a an".split())
+NOUN_ALIASES: dict[str, str] = {"uid": "user", "uids": "user", "msg": "message", "msgs": "message", "dm": "message"}
+ID_ARG_RE = re.compile(r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid)$", re.IGNORECASE)
+"""Argument names taken as resource ids when a tool's ``id_args`` are not known."""
+
+Source = Literal["catalog", "file", "heuristic"]
+
+
+class CatalogEntry(BaseModel):
+    """What the scorer knows about one tool.
+
+    Attributes:
+        name: tool name.
+        app: owning app (``"external"`` for unknown tools without an app prefix).
+        kind: ``read`` | ``write`` | ``auth``.
+        resources: resource families read or written (``shop.cart``...).
+        preconditions: families whose state decides whether a write is valid.
+        remedies: error code -> tools that cure it.
+        alternatives: tools reaching the same goal another way.
+        id_args: argument names naming resources; None = guess from argument names
+            (:data:`ID_ARG_RE`).
+        description: what the tool does.
+        source: ``catalog`` (registered apps), ``file`` (a JSON catalog) or ``heuristic``.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    app: str = "external"
+    kind: Literal["read", "write", "auth"]
+    resources: list[str] = Field(default_factory=list)
+    preconditions: list[str] = Field(default_factory=list)
+    remedies: dict[str, list[str]] = Field(default_factory=dict)
+    alternatives: list[str] = Field(default_factory=list)
+    id_args: list[str] | None = None
+    description: str = ""
+    source: Source = "file"
+
+
+def _tokens(text: str) -> list[str]:
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
+    return [t for t in re.split(r"[^A-Za-z0-9]+", text.lower()) if t]
+
+
+def _singular(word: str) -> str:
+    if len(word) > 3 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def classify_tool(name: str, description: str | None = None, *, known_apps: Iterable[str] = (),
+                  default_app: str = "external") -> CatalogEntry:
+    """Classify an unknown tool by the module's documented heuristic (see the module docstring).
+
+    Args:
+        name: the tool name, e.g. ``get_uid_from_name`` or ``shop_view_cart``.
+        description: its description, if known (used when the name has no known verb).
+        known_apps: app names recognised as a name prefix.
+        default_app: app of a tool without a known prefix.
+
+    Returns:
+        A :class:`CatalogEntry` with ``source="heuristic"`` and ``id_args=None``.
+    """
+    toks = _tokens(name)
+    app = default_app
+    if len(toks) > 1 and toks[0] in set(known_apps):
+        app, toks = toks[0], toks[1:]
+    joined = "_".join(toks)
+    kind: str | None = None
+    verb_at = -1
+    if any(p in joined for p in AUTH_PHRASES):
+        kind = "auth"
+        # the verb of "ask_for_x" is "ask": the noun follows it (leading prepositions skipped)
+        verb_at = next((i for i, t in enumerate(toks) if t in ("ask", "log", "sign")), 0)
+    if kind is None:
+        for i, t in enumerate(toks):
+            if t in AUTH_VERBS:
+                kind, verb_at = "auth", i
+            elif t in WRITE_VERBS:
+                kind, verb_at = "write", i
+            elif t in READ_VERBS:
+                kind, verb_at = "read", i
+            if kind:
+                break
+    if kind is None and description:
+        for w in _tokens(description):
+            stem = w[:-1] if w.endswith("s") and w[:-1] in (READ_VERBS | WRITE_VERBS | AUTH_VERBS) else w
+            if stem in AUTH_VERBS:
+                kind = "auth"
+            elif stem in WRITE_VERBS:
+                kind = "write"
+            elif stem in READ_VERBS or stem in ("return", "display"):
+                kind = "read"
+            if kind:
+                break
+    kind = kind or "read"
+    rest = toks[verb_at + 1:] if verb_at >= 0 else list(toks)
+    noun: list[str] = []
+    for t in rest:
+        if t in PREPOSITIONS:
+            if noun:
+                break
+            continue
+        if t in FILLER:
+            continue
+        noun.append(NOUN_ALIASES.get(t, t))
+    if noun:
+        noun[-1] = _singular(noun[-1])
+        family = f"{app}.{'_'.join(noun)}"
+    else:
+        verb = toks[verb_at] if 0 <= verb_at < len(toks) else (joined or name)
+        family = f"{app}.{verb}"
+    return CatalogEntry(name=name, app=app, kind=kind, resources=[family], description=description or "",
+                        id_args=None, source="heuristic")
+
+
+def _id_args_from_schema(schema: Any) -> list[str] | None:
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        return [p for p in schema["properties"] if ID_ARG_RE.search(p)]
+    return None
+
+
+class Catalog:
+    """Tool name -> :class:`CatalogEntry`, with a heuristic fallback for unknown tools.
+
+    Args:
+        entries: :class:`CatalogEntry` objects or catalog rows (dicts as ``mcpgym tools
+            --json`` prints: ``name, app, kind, resources, preconditions, remedies,
+            alternatives, description, input_schema`` and optionally ``id_args``).
+        source: the ``source`` given to dict rows that do not name one.
+        default_app: app of unknown tools without a known app prefix.
+
+    Raises:
+        ValueError: for a row that does not validate (message names the row and field).
+    """
+
+    def __init__(self, entries: Iterable[CatalogEntry | dict[str, Any]] = (), *, source: Source = "file",
+                 default_app: str = "external") -> None:
+        self._entries: dict[str, CatalogEntry] = {}
+        self._heuristic: dict[str, CatalogEntry] = {}
+        self.default_app = default_app
+        for i, row in enumerate(entries):
+            if isinstance(row, CatalogEntry):
+                entry = row
+            else:
+                data = dict(row)
+                data.setdefault("source", source)
+                if "id_args" not in data:
+                    data["id_args"] = _id_args_from_schema(data.get("input_schema"))
+                try:
+                    entry = CatalogEntry.model_validate(data)
+                except ValidationError as exc:
+                    err = exc.errors(include_url=False)[0]
+                    loc = ".".join(str(p) for p in err.get("loc", ()))
+                    raise ValueError(f"catalog row {i} ({data.get('name', '?')}): field {loc}: {err.get('msg')}") from None
+            self._entries[entry.name] = entry
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def from_app_classes(cls, app_classes: Iterable[type]) -> "Catalog":
+        """Build from app classes (each with ``.tools``: name -> ``ToolSpec``); source ``catalog``."""
+        rows = [spec.catalog_entry() for c in app_classes for spec in c.tools.values()]
+        return cls(rows, source="catalog")
+
+    @classmethod
+    def from_apps(cls, apps: Iterable[str] | None = None) -> "Catalog":
+        """Build from the registered apps (``sandboxes.base.load_apps()``); source ``catalog``.
+
+        Args:
+            apps: only these app names (None: every registered app).
+
+        Raises:
+            KeyError: for an app name that is not registered.
+        """
+        from sandboxes.base import load_apps
+
+        registry = load_apps()
+        names = list(registry) if apps is None else list(apps)
+        for n in names:
+            if n not in registry:
+                raise KeyError(f"unknown app {n!r}; known apps: {', '.join(sorted(registry))}")
+        return cls.from_app_classes(registry[n] for n in names)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Catalog":
+        """Load a JSON catalog: a list of rows, or ``{"tools": [...]}``; source ``file``.
+
+        Raises:
+            ValueError: naming the file for invalid JSON or a bad row; OSError when unreadable.
+        """
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        if isinstance(data, dict) and isinstance(data.get("tools"), list):
+            data = data["tools"]
+        if not isinstance(data, list):
+            raise ValueError(f"{p}: a catalog must be a JSON list of tool rows")
+        try:
+            return cls(data, source="file")
+        except ValueError as exc:
+            raise ValueError(f"{p}: {exc}") from None
+
+    # -- lookup --------------------------------------------------------------------------
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def known_apps(self) -> set[str]:
+        """Apps named by the catalog's entries plus the registered apps (if loadable)."""
+        apps = {e.app for e in self._entries.values()}
+        try:
+            from sandboxes.base import app_names
+
+            apps.update(app_names())
+        except Exception:  # noqa: BLE001 - a broken app module must not break external scoring
+            pass
+        return apps
+
+    def get(self, name: str, description: str | None = None) -> CatalogEntry:
+        """Return the entry of ``name``; an unknown tool is classified (and cached) heuristically."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            return entry
+        entry = self._heuristic.get(name)
+        if entry is None:
+            entry = classify_tool(name, description, known_apps=self.known_apps(), default_app=self.default_app)
+            self._heuristic[name] = entry
+        return entry
+
+    def __getitem__(self, name: str) -> CatalogEntry:
+        return self.get(name)
+
+    def entries(self) -> list[CatalogEntry]:
+        """Every catalog/file entry plus the heuristic ones classified so far."""
+        return [*self._entries.values(), *self._heuristic.values()]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """Rows of :meth:`entries` as JSON-able dicts (loadable with :meth:`from_file`)."""
+        return [e.model_dump(mode="json") for e in self.entries()]
+
+    def ids(self, name: str, arguments: Any) -> frozenset[str]:
+        """Resource ids a call names: the values of the tool's ``id_args`` in ``arguments``.
+
+        Lists are flattened; values are compared as strings. For entries with ``id_args``
+        None, the argument names matching :data:`ID_ARG_RE` are used.
+        """
+        if not isinstance(arguments, dict):
+            return frozenset()
+        id_args = self.get(name).id_args
+        keys = [k for k in arguments if ID_ARG_RE.search(str(k))] if id_args is None else id_args
+        out: set[str] = set()
+        for k in keys:
+            v = arguments.get(k)
+            for item in v if isinstance(v, (list, tuple)) else [v]:
+                if item is not None and not isinstance(item, (dict, list)):
+                    out.add(str(item))
+        return frozenset(out)
+
+    def remedies_for(self, name: str, code: str | None) -> list[str]:
+        """Tools that cure error ``code`` of tool ``name`` (heuristic entries: module rule 5)."""
+        if code is None:
+            return []
+        entry = self.get(name)
+        cures = list(entry.remedies.get(code, []))
+        if entry.source == "heuristic":
+            known = self.entries()
+            if code in ("permission_denied", "auth_required"):
+                cures += [e.name for e in known if e.kind == "auth" and e.name != name]
+            elif code == "rate_limited":
+                cures += [e.name for e in known if "wait" in _tokens(e.name)]
+        return list(dict.fromkeys(cures))
+
+    def alternatives_of(self, name: str) -> set[str]:
+        """Declared alternatives of ``name``, in both directions (A lists B, or B lists A)."""
+        alts = set(self.get(name).alternatives)
+        alts.update(e.name for e in self.entries() if name in e.alternatives)
+        alts.discard(name)
+        return alts
+
+
+__all__ = [
+    "AUTH_PHRASES",
+    "AUTH_VERBS",
+    "Catalog",
+    "CatalogEntry",
+    "ID_ARG_RE",
+    "READ_VERBS",
+    "WRITE_VERBS",
+    "classify_tool",
+]

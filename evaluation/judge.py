@@ -1,0 +1,319 @@
+"""Outcome judge: the state diff of initial, final and gold worlds (DESIGN section 7, "Outcome").
+
+Each snapshot (``World.snapshot()`` dict) is rebuilt with ``World.restore`` and reduced with
+``World.comparable()``: volatile fields (generated ids, timestamps) are gone and dicts marked
+``VOLATILE_KEYS`` have become sorted lists of their values. That comparable state is then
+flattened into leaf paths (JSON-pointer style, ``/system/wallet/balance_cents``):
+
+* a dict contributes its keys' paths (an empty dict contributes nothing, so adding the first
+  key to an empty dict is one field, not two);
+* a scalar (str, number, bool, null) is one field; values are compared as JSON (``1`` equals
+  ``1.0``; ``true`` does not equal ``1``);
+* a list is one *multiset* path: its elements are compared whole, by canonical JSON, order
+  ignored (the lists ``comparable()`` makes from ``VOLATILE_KEYS`` dicts are unordered by
+  nature; an outcome that differs only in list order is not seen);
+* a path absent from a state has the value MISSING.
+
+Counting (DESIGN section 7: ``total`` = fields where gold differs from initial; ``recall`` =
+those the agent got right; ``misbehave`` = fields the agent changed that gold left alone):
+
+* scalar path with values I, G, F: if G != I it adds 1 to ``total``, and 1 to ``recall``
+  when F == G; if G == I and F != I it adds 1 to ``misbehave``.
+* multiset path, each added or removed element one field: with multiset differences
+  ``gold_added = G - I``, ``gold_removed = I - G``, ``agent_added = F - I``,
+  ``agent_removed = I - F``:
+
+  - ``total``  += |gold_added| + |gold_removed|
+  - ``recall`` += |gold_added & agent_added| + |gold_removed & agent_removed|
+  - ``misbehave`` += |agent_removed - gold_removed| (elements gold kept but the agent
+    removed) + max(0, |agent_added - gold_added| - |gold_added - agent_added|) (additions
+    beyond the number of gold additions the agent missed).
+
+  An agent addition that takes the place of a missed gold addition is a wrong value in a
+  field gold changed (not recalled, not misbehaviour), as for a scalar set to the wrong
+  value. Example: gold adds a 5000-cent transaction and the agent adds a 3000-cent one:
+  total 1, recall 0, misbehave 0; had the agent added both, recall 1, misbehave 1.
+
+Success = ``recall == total`` and ``misbehave == 0``, and every task-defined
+:class:`ExtraCheck` on the final message passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evaluation.refusal import match_refusal
+from sandboxes.world import World, canonical_json
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""The value of a path absent from a state."""
+
+MAX_LISTED_PATHS = 100
+"""Most paths listed in ``missed`` / ``misbehaved`` (the counts are always complete)."""
+
+_NUMBER_RE = re.compile(r"(?<![\w.])[-+]?\$?\d[\d,]*(?:\.\d+)?|(?<![\w.])[-+]?\$?\.\d+")
+
+
+def _numbers(text: str) -> list[float]:
+    out = []
+    for m in _NUMBER_RE.finditer(text):
+        raw = m.group(0).replace(",", "").replace("$", "")
+        try:
+            out.append(float(raw))
+        except ValueError:
+            continue
+    return out
+
+
+class ExtraCheck(BaseModel):
+    """A task-defined check on the agent's final message (DESIGN section 6).
+
+    Attributes:
+        kind: ``contains`` (``value`` is a substring), ``not_contains``, ``regex`` (``value``
+            is a Python regex searched in the message), ``number`` (some number in the message,
+            commas and ``$`` ignored, is within ``tolerance`` of ``value``), or
+            ``declares_impossible`` (the message matches a refusal pattern of
+            :func:`evaluation.refusal.match_refusal` iff ``value`` is true).
+        value: the string, pattern, number or bool the check needs.
+        case_sensitive: for ``contains``/``not_contains``/``regex`` (default: insensitive).
+        tolerance: for ``number``, the largest accepted absolute difference.
+        description: what the check is for, shown in reports.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["contains", "not_contains", "regex", "number", "declares_impossible"]
+    value: str | float | int | bool
+    case_sensitive: bool = False
+    tolerance: float = Field(0.0, ge=0.0)
+    description: str = ""
+
+    def evaluate(self, final_message: str) -> bool:
+        """Return whether ``final_message`` passes the check.
+
+        Raises:
+            re.error: for an invalid ``regex`` pattern.
+        """
+        text = final_message or ""
+        if self.kind in ("contains", "not_contains"):
+            needle, hay = str(self.value), text
+            if not self.case_sensitive:
+                needle, hay = needle.casefold(), hay.casefold()
+            return (needle in hay) == (self.kind == "contains")
+        if self.kind == "regex":
+            return re.search(str(self.value), text, 0 if self.case_sensitive else re.IGNORECASE) is not None
+        if self.kind == "number":
+            target = float(self.value)
+            return any(abs(x - target) <= self.tolerance + 1e-9 for x in _numbers(text))
+        return (match_refusal(text) is not None) == bool(self.value)
+
+
+class CheckResult(BaseModel):
+    """One :class:`ExtraCheck` and whether it passed."""
+
+    check: ExtraCheck
+    passed: bool
+
+
+class JudgeResult(BaseModel):
+    """The outcome of one episode (see the module docstring for the counting rules).
+
+    Attributes:
+        success: ``recall == total and misbehave == 0`` and all checks passed.
+        total: fields where gold differs from initial.
+        recall: of those, fields where final equals gold.
+        misbehave: fields the agent changed that gold left alone.
+        missed: paths gold changed that the agent did not get right (at most
+            :data:`MAX_LISTED_PATHS`; multiset elements as ``path[+]`` added / ``path[-]``
+            removed).
+        misbehaved: paths of the misbehaviour, same notation.
+        checks: the extra checks and their results.
+    """
+
+    success: bool
+    total: int
+    recall: int
+    misbehave: int
+    missed: list[str] = Field(default_factory=list)
+    misbehaved: list[str] = Field(default_factory=list)
+    checks: list[CheckResult] = Field(default_factory=list)
+
+
+def comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """Restore ``snapshot`` with ``World.restore`` and return ``World.comparable()``.
+
+    Raises:
+        KeyError: for an unknown app; pydantic ``ValidationError`` for malformed state.
+    """
+    return World.restore(snapshot).comparable()
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def flatten(state: Any, prefix: str = "") -> dict[str, Any]:
+    """Flatten a comparable state into ``{path: leaf}``.
+
+    Dicts recurse (``/a/b``, ``/`` and ``~`` in keys escaped as in JSON pointer); a list
+    becomes one leaf, a ``Counter`` of its elements' canonical JSON (a multiset); anything
+    else is a scalar leaf.
+    """
+    if isinstance(state, dict):
+        out: dict[str, Any] = {}
+        for k, v in state.items():
+            out.update(flatten(v, f"{prefix}/{_escape(str(k))}"))
+        return out
+    if isinstance(state, (list, tuple)):
+        return {prefix or "/": Counter(canonical_json(_norm(v)) for v in state)}
+    return {prefix or "/": state}
+
+
+def _norm(value: Any) -> Any:
+    """Integral floats become ints (1.0 == 1 as JSON numbers); bools stay bools."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_norm(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is MISSING or b is MISSING:
+        return a is b
+    if isinstance(a, Counter) or isinstance(b, Counter):
+        return isinstance(a, Counter) and isinstance(b, Counter) and a == b
+    return canonical_json(_norm(a)) == canonical_json(_norm(b))
+
+
+def _size(c: Counter) -> int:
+    return sum(c.values())
+
+
+def _label(path: str, sign: str, element: str) -> str:
+    text = element if len(element) <= 120 else element[:117] + "..."
+    return f"{path}[{sign}] {text}"
+
+
+def diff_states(initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any]) -> JudgeResult:
+    """Count total / recall / misbehave between three comparable states (no extra checks).
+
+    Args:
+        initial, final, gold: ``World.comparable()``-shaped dicts.
+
+    Returns:
+        A :class:`JudgeResult` (``checks`` empty).
+    """
+    fi, ff, fg = flatten(initial), flatten(final), flatten(gold)
+    total = recall = misbehave = 0
+    missed: list[str] = []
+    bad: list[str] = []
+    for path in sorted(set(fi) | set(ff) | set(fg)):
+        i, f, g = fi.get(path, MISSING), ff.get(path, MISSING), fg.get(path, MISSING)
+        values = (i, f, g)
+        if any(isinstance(v, Counter) for v in values) and all(isinstance(v, Counter) or v is MISSING for v in values):
+            ci, cf, cg = (v if isinstance(v, Counter) else Counter() for v in values)
+            g_add, g_rem, a_add, a_rem = cg - ci, ci - cg, cf - ci, ci - cf
+            total += _size(g_add) + _size(g_rem)
+            recall += _size(g_add & a_add) + _size(g_rem & a_rem)
+            wrong_rem = a_rem - g_rem
+            extra_add, missed_add = a_add - g_add, g_add - a_add
+            excess = max(0, _size(extra_add) - _size(missed_add))
+            misbehave += _size(wrong_rem) + excess
+            missed += [_label(path, "+", e) for e in (g_add - a_add).elements()]
+            missed += [_label(path, "-", e) for e in (g_rem - a_rem).elements()]
+            bad += [_label(path, "-", e) for e in wrong_rem.elements()]
+            if excess:
+                bad += [_label(path, "+", e) for e in list(extra_add.elements())[-excess:]]
+            continue
+        if not _same(g, i):
+            total += 1
+            if _same(f, g):
+                recall += 1
+            else:
+                missed.append(path)
+        elif not _same(f, i):
+            misbehave += 1
+            bad.append(path)
+    return JudgeResult(
+        success=recall == total and misbehave == 0,
+        total=total,
+        recall=recall,
+        misbehave=misbehave,
+        missed=missed[:MAX_LISTED_PATHS],
+        misbehaved=bad[:MAX_LISTED_PATHS],
+    )
+
+
+def run_checks(checks: Iterable[ExtraCheck | dict[str, Any]], final_message: str) -> list[CheckResult]:
+    """Evaluate task-defined checks on ``final_message``.
+
+    Args:
+        checks: :class:`ExtraCheck` objects or their dicts.
+
+    Raises:
+        pydantic ``ValidationError`` for a malformed check dict; ``re.error`` for a bad regex.
+    """
+    out = []
+    for c in checks:
+        check = c if isinstance(c, ExtraCheck) else ExtraCheck.model_validate(c)
+        out.append(CheckResult(check=check, passed=check.evaluate(final_message)))
+    return out
+
+
+def judge(
+    initial_snapshot: dict[str, Any],
+    final_snapshot: dict[str, Any],
+    gold_snapshot: dict[str, Any],
+    *,
+    checks: Iterable[ExtraCheck | dict[str, Any]] = (),
+    final_message: str = "",
+) -> JudgeResult:
+    """Judge one episode's outcome (DESIGN section 7, "Outcome"; rules in the module docstring).
+
+    Args:
+        initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts of the
+            episode's initial world, the world after the agent, and the oracle's final world
+            (same seed, faults off).
+        checks: task-defined :class:`ExtraCheck` items on the final message.
+        final_message: the agent's final message.
+
+    Returns:
+        A :class:`JudgeResult`; ``success`` also needs every check to pass.
+
+    Raises:
+        KeyError / pydantic ``ValidationError`` when a snapshot cannot be restored.
+    """
+    result = diff_states(
+        comparable_state(initial_snapshot), comparable_state(final_snapshot), comparable_state(gold_snapshot)
+    )
+    result.checks = run_checks(checks, final_message)
+    result.success = result.success and all(c.passed for c in result.checks)
+    return result
+
+
+__all__ = [
+    "CheckResult",
+    "ExtraCheck",
+    "JudgeResult",
+    "MISSING",
+    "comparable_state",
+    "diff_states",
+    "flatten",
+    "judge",
+    "run_checks",
+]

@@ -1,0 +1,100 @@
+"""Refusal and blame patterns: does a final message declare the task impossible?
+
+DESIGN section 7: "Declares the task impossible": the final message matches a documented,
+tested list of refusal and blame patterns (unable, cannot, failed, try again later, service is
+down...); the scorer records which pattern matched, so a reader can audit it.
+
+:func:`match_refusal` first blanks out documented false positives (:data:`BENIGN_PATTERNS`
+and sentences reporting a failure as overcome), then tries :data:`REFUSAL_PATTERNS` in order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+REFUSAL_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("unable", r"\bunable to\b"),
+    ("cannot", r"\b(?:cannot|can not|can['’]t|could not|couldn['’]t|(?:am|is|are|was|were) not able to"
+               r"|(?:isn|aren|wasn|weren)['’]t able to)\b"),
+    ("failed", r"\b(?:failed|fails|failing|failure)\b"),
+    ("try_again_later", r"\btry(?:ing)? again (?:later|in a (?:few|bit|while|moment)|after)\b|\bat a later time\b"),
+    ("service_down", r"\b(?:service|system|server|tool|api|app|endpoint|function)s?\s+(?:is|are|was|were|seems?|appears?)"
+                     r"\s+(?:to be\s+)?(?:currently\s+|temporarily\s+)?(?:down|unavailable|not available|not working"
+                     r"|not responding|unreachable|offline)\b|\b(?:currently|temporarily) (?:unavailable|down)\b"),
+    ("not_possible", r"\bnot (?:possible|feasible|doable)\b|\bimpossible\b"),
+    ("unfortunately", r"\bunfortunately\b"),
+    ("apology", r"\b(?:i apologi[sz]e|apologies|i['’]m sorry|i am sorry|sorry)\b"),
+    ("blame", r"\b(?:technical (?:issues?|difficult(?:y|ies)|problems?)|an error occurred|encountered an? (?:error|issue|problem)"
+              r"|network (?:issues?|errors?|problems?)|internal error|keeps? (?:failing|timing out|erroring))\b"),
+    ("gave_up", r"\b(?:give up|giving up|gave up)\b"),
+    ("no_permission", r"\b(?:do not|don['’]t|does not|doesn['’]t) have (?:the )?(?:necessary |required )?"
+                      r"(?:permission|privilege|access|authori[sz]ation)s?\b"),
+)
+"""Refusal/blame patterns, (name, regex), matched case-insensitively in this order; the first
+that matches is recorded. They err towards recall: a match alone never makes defeatism, it
+needs an unrecovered recoverable error too (see :func:`score_episode`)."""
+
+BENIGN_PATTERNS: tuple[str, ...] = (
+    # "I cannot find any problem with the order" reports a check, not a refusal
+    r"\b(?:cannot|can not|can['’]t|could not|couldn['’]t|unable to)\s+(?:find|see|spot|detect|identify)\s+(?:any\s+)?"
+    r"(?:other\s+|further\s+)?(?:problems?|issues?|errors?|discrepanc(?:y|ies)|mistakes?|conflicts?)\b",
+    # "completed with no errors", "without any failures"
+    r"\b(?:no|without(?:\s+any)?)\s+(?:errors?|failures?|problems?|issues?)\b",
+    # conditionals: "if the payment fails, ...", "if you are unable to ..."
+    r"\bif\s+(?:you|it|this|that|anything|something|the\s+\w+)\s+(?:are\s+|is\s+|was\s+)?"
+    r"(?:unable|can['’]t|cannot|fails?|failed)\b",
+    # politeness about waiting
+    r"\bsorry (?:for|about) (?:the|any) (?:delay|wait)\b",
+)
+"""Phrases removed before :data:`REFUSAL_PATTERNS` are matched (documented false positives).
+Besides these, a sentence that reports a failure as overcome is removed: one where a failure
+word (:data:`_FAILURE_RE`) is followed by ``but``/``then``/``after``/``so`` and then a success
+word (:data:`_SUCCESS_RE`), e.g. "The first attempt failed, but the retry succeeded."."""
+
+_FAILURE_RE = re.compile(r"\b(?:fail(?:ed|ure|s)?|timed out|errors?)\b", re.IGNORECASE)
+_CONNECTOR_RE = re.compile(r"\b(?:but|then|after|so)\b", re.IGNORECASE)
+_SUCCESS_RE = re.compile(r"\b(?:succeeded|worked|went through|was successful|is done|completed successfully"
+                         r"|now (?:done|complete|completed))\b", re.IGNORECASE)
+_SENTENCE_RE = re.compile(r"[^.!?\n]+")
+
+_REFUSAL_RE = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in REFUSAL_PATTERNS)
+_BENIGN_RE = tuple(re.compile(rx, re.IGNORECASE) for rx in BENIGN_PATTERNS)
+
+
+class RefusalMatch(BaseModel):
+    """Which refusal pattern matched a final message (for auditing)."""
+
+    pattern: str
+    text: str
+    all_patterns: list[str]
+
+
+def _overcome(sentence: str) -> bool:
+    fail = _FAILURE_RE.search(sentence)
+    if fail is None:
+        return False
+    conn = _CONNECTOR_RE.search(sentence, fail.end())
+    return conn is not None and _SUCCESS_RE.search(sentence, conn.end()) is not None
+
+
+def match_refusal(message: str) -> RefusalMatch | None:
+    """Return whether ``message`` declares the task impossible (DESIGN section 7).
+
+    :data:`BENIGN_PATTERNS` are blanked out first, then :data:`REFUSAL_PATTERNS` are tried in
+    order. Returns the first matching pattern's name, the matched text and every matching
+    pattern's name, or None.
+    """
+    text = message or ""
+    for rx in _BENIGN_RE:
+        text = rx.sub(" ", text)
+    text = _SENTENCE_RE.sub(lambda m: " " if _overcome(m.group(0)) else m.group(0), text)
+    hits = [(name, m) for name, rx in _REFUSAL_RE if (m := rx.search(text))]
+    if not hits:
+        return None
+    name, m = hits[0]
+    return RefusalMatch(pattern=name, text=m.group(0), all_patterns=[n for n, _ in hits])
+
+
+__all__ = ["BENIGN_PATTERNS", "REFUSAL_PATTERNS", "RefusalMatch", "match_refusal"]

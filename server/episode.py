@@ -1,0 +1,212 @@
+"""Episodes: one world, one fault plan, one ledger and call log, bound to one MCP session.
+
+An :class:`Episode` is what an MCP connection acts on. :class:`EpisodeStore` creates, finds,
+expires and caps them; the HTTP transport and the in-process API share it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from sandboxes.world import World, normalise_apps
+from tools.faults import FaultProfile, load_profile
+from tools.invoke import CallOutcome, ToolInvoker
+from tools.spec import ToolSpec
+
+
+class EpisodeLimitError(RuntimeError):
+    """The store already holds its maximum number of live episodes."""
+
+
+@dataclass
+class Episode:
+    """A live episode.
+
+    Attributes:
+        episode_id: 32 hex characters (128 random bits); also the secret part of its MCP URL.
+        seed: world seed; fault_seed: fault seed; apps: app names; profile: the fault profile.
+        world: the :class:`World`; invoker: the :class:`ToolInvoker` (call log and ledger).
+        visible: tool names this episode exposes (None = every tool of its apps).
+        search_tools: whether the ``search_tools`` meta-tool is exposed (retrieval mode).
+        initial_snapshot: the world as created, for the judge.
+        last_used: monotonic wall time of the last request (for idle expiry; never seen by
+            the sandbox).
+    """
+
+    episode_id: str
+    seed: int
+    fault_seed: int
+    apps: list[str]
+    profile: FaultProfile
+    world: World
+    invoker: ToolInvoker
+    initial_snapshot: dict[str, Any]
+    visible: frozenset[str] | None = None
+    search_tools: bool = False
+    unlocked: set[str] = field(default_factory=set)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def create(
+        cls,
+        seed: int = 0,
+        apps: Iterable[str] | str | None = None,
+        faults: FaultProfile | str | dict[str, Any] | None = "none",
+        fault_seed: int | None = None,
+        *,
+        episode_id: str | None = None,
+        tools: Iterable[str] | None = None,
+        search_tools: bool = False,
+    ) -> "Episode":
+        """Build a fresh episode.
+
+        Args:
+            seed: world seed. apps: app names (``system`` is always added).
+            faults: fault profile (name, path, mapping or profile); fault_seed defaults to ``seed``.
+            tools: restrict the visible tools to these names (None: all tools of the apps).
+            search_tools: expose the ``search_tools`` meta-tool (retrieval mode).
+
+        Raises:
+            KeyError: unknown app. tools.faults.FaultProfileError: bad profile. ValueError:
+            unknown tool name in ``tools``.
+        """
+        names = normalise_apps(apps)
+        profile = load_profile(faults)
+        world = World(int(seed), names)
+        invoker = ToolInvoker(world, profile, fault_seed)
+        visible = None
+        if tools is not None:
+            visible = frozenset(tools)
+            unknown = sorted(visible - set(invoker.specs))
+            if unknown:
+                raise ValueError(f"unknown tools for this episode: {', '.join(unknown)}")
+        episode = cls(
+            episode_id=episode_id or secrets.token_hex(16),
+            seed=int(seed),
+            fault_seed=invoker.fault_seed,
+            apps=names,
+            profile=profile,
+            world=world,
+            invoker=invoker,
+            initial_snapshot=world.snapshot(),
+            visible=visible,
+            search_tools=search_tools,
+        )
+        episode.refresh_exposure()
+        return episode
+
+    # -- tools --------------------------------------------------------------------------
+    def tool_specs(self) -> list[ToolSpec]:
+        """The specs this episode currently exposes, in catalog order."""
+        specs = list(self.invoker.specs.values())
+        if self.search_tools:
+            return [s for s in specs if s.name in self.unlocked]
+        if self.visible is not None:
+            return [s for s in specs if s.name in self.visible]
+        return specs
+
+    def is_exposed(self, name: str) -> bool:
+        """True when ``name`` may be called in this episode."""
+        return any(s.name == name for s in self.tool_specs())
+
+    def call(self, name: str, arguments: Any) -> CallOutcome:
+        """Run one tool call (serialised per episode) and return the outcome.
+
+        A tool that exists in the world but is not exposed in this episode is refused as
+        ``not_found``, exactly like an unknown tool.
+        """
+        with self.lock:
+            self.last_used = time.monotonic()
+            return self.invoker.call(name, arguments)
+
+    def refresh_exposure(self) -> None:
+        """Recompute which world tools are hidden from the agent (after an unlock)."""
+        exposed = {s.name for s in self.tool_specs()}
+        self.invoker.hidden = set(self.invoker.specs) - exposed
+
+    # -- views for the harness ----------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """The control API's episode view."""
+        return {
+            "episode_id": self.episode_id,
+            "seed": self.seed,
+            "fault_seed": self.fault_seed,
+            "apps": self.apps,
+            "faults": self.profile.name,
+            "state_hash": self.world.state_hash(),
+            "calls": len(self.invoker.calls),
+            "faults_injected": len(self.invoker.ledger),
+            "tools": len(self.tool_specs()),
+        }
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The server-side call log as JSON rows."""
+        return [c.model_dump(mode="json") for c in self.invoker.calls]
+
+    def ledger(self) -> list[dict[str, Any]]:
+        """The fault ledger as JSON rows."""
+        return [e.model_dump(mode="json") for e in self.invoker.ledger]
+
+
+class EpisodeStore:
+    """Live episodes by id, with a cap and idle expiry.
+
+    Args:
+        max_episodes: most live episodes; creating one more raises :class:`EpisodeLimitError`.
+        idle_timeout: wall seconds after which an unused episode is dropped by :meth:`expire`.
+    """
+
+    def __init__(self, max_episodes: int = 1000, idle_timeout: float = 1800.0) -> None:
+        self.max_episodes = max_episodes
+        self.idle_timeout = idle_timeout
+        self._episodes: dict[str, Episode] = {}
+        self._lock = threading.Lock()
+
+    def create(self, **kwargs: Any) -> Episode:
+        """Create and store an episode (arguments of :meth:`Episode.create`).
+
+        Raises:
+            EpisodeLimitError: when the cap is reached (after expiring idle episodes).
+        """
+        self.expire()
+        with self._lock:
+            if len(self._episodes) >= self.max_episodes:
+                raise EpisodeLimitError(
+                    f"episode limit reached ({self.max_episodes} live episodes); delete finished ones or wait for idle ones to expire"
+                )
+        episode = Episode.create(**kwargs)
+        with self._lock:
+            if len(self._episodes) >= self.max_episodes:
+                raise EpisodeLimitError(f"episode limit reached ({self.max_episodes} live episodes)")
+            self._episodes[episode.episode_id] = episode
+        return episode
+
+    def get(self, episode_id: str) -> Episode | None:
+        """The live episode ``episode_id``, or None."""
+        return self._episodes.get(episode_id)
+
+    def delete(self, episode_id: str) -> bool:
+        """Drop an episode; True when it existed."""
+        with self._lock:
+            return self._episodes.pop(episode_id, None) is not None
+
+    def expire(self, now: float | None = None) -> list[str]:
+        """Drop episodes idle for more than ``idle_timeout`` wall seconds; return their ids."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            dead = [eid for eid, ep in self._episodes.items() if now - ep.last_used > self.idle_timeout]
+            for eid in dead:
+                del self._episodes[eid]
+        return dead
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def ids(self) -> list[str]:
+        """Ids of the live episodes."""
+        return list(self._episodes)

@@ -1,0 +1,255 @@
+"""Streamable HTTP transport and the token-protected control API.
+
+Routes (DESIGN section 5):
+
+- ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed", "tools", "search_tools"}``
+  -> 201 ``{"episode_id", "mcp_url", ...}``; 429 past the episode cap.
+- ``GET /control/episodes`` -> ids of live episodes.
+- ``GET /control/episodes/{id}`` -> ``{"episode_id", "seed", "fault_seed", "apps", "faults", "state_hash", "calls"}``.
+- ``GET /control/episodes/{id}/snapshot`` | ``/calls`` | ``/ledger`` | ``/initial``.
+- ``DELETE /control/episodes/{id}`` -> 204.
+- ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
+- ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
+  128-bit episode id is the capability).
+
+Every ``/control`` route needs ``Authorization: Bearer <token>`` (constant-time comparison).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+from typing import Any, AsyncIterator
+
+import anyio
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
+
+from server.episode import EpisodeLimitError, EpisodeStore
+from server.mcp_server import build_server
+from tools.faults import FaultProfileError
+
+SCOPE_KEY = "mcpgym.episode_id"
+MAX_CONTROL_BODY = 1_000_000
+
+
+class CreateEpisode(BaseModel):
+    """Body of ``POST /control/episodes`` (every field optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    apps: list[str] | str | None = None
+    faults: str | dict[str, Any] | None = "none"
+    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    tools: list[str] | None = None
+    search_tools: bool = False
+
+
+def _security(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection as the SDK sets it for a loopback bind; off for other binds."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def create_app(
+    token: str,
+    *,
+    store: EpisodeStore | None = None,
+    host: str = "127.0.0.1",
+    expire_every: float = 30.0,
+    max_request_body: int = 4 * 1024 * 1024,
+) -> Starlette:
+    """Build the ASGI app: control API + one streamable-HTTP MCP endpoint per episode.
+
+    Args:
+        token: the control API bearer token (non-empty).
+        store: the episode store (default: 1000 episodes, 30 min idle timeout).
+        host: the bind address, for DNS-rebinding protection.
+        expire_every: wall seconds between idle-expiry sweeps.
+        max_request_body: largest MCP request body in bytes (larger -> 413).
+
+    Raises:
+        ValueError: for an empty token.
+    """
+    if not token:
+        raise ValueError("the control token must not be empty")
+    store = store or EpisodeStore()
+    session_episode: dict[str, str] = {}
+
+    def resolve(ctx: Any):  # noqa: ANN202
+        request = getattr(ctx, "request", None)
+        if request is None:
+            return None
+        eid = request.scope.get(SCOPE_KEY)
+        return store.get(eid) if eid else None
+
+    mcp_server = build_server(resolve)
+    manager = StreamableHTTPSessionManager(
+        app=mcp_server,
+        security_settings=_security(host),
+        session_idle_timeout=store.idle_timeout,
+        max_sessions=max(store.max_episodes * 2, 10),
+        max_request_body_size=max_request_body,
+    )
+
+    def authorised(request: Request) -> bool:
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def problem(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status)
+
+    def guard(handler):  # noqa: ANN001, ANN202
+        async def wrapped(request: Request) -> Response:
+            if not authorised(request):
+                return JSONResponse(
+                    {"error": "missing or wrong control token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
+            return await handler(request)
+
+        return wrapped
+
+    def episode_or_404(request: Request):  # noqa: ANN202
+        return store.get(request.path_params["episode_id"])
+
+    async def create(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_CONTROL_BODY:
+            return problem(413, "request body too large")
+        try:
+            data = json.loads(raw or b"{}")
+            body = CreateEpisode.model_validate(data)
+        except json.JSONDecodeError as exc:
+            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in err["loc"])
+            return problem(422, f"invalid field {where!r}: {err['msg']}")
+        if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
+            return problem(422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object")
+        try:
+            episode = store.create(
+                seed=body.seed, apps=body.apps, faults=body.faults, fault_seed=body.fault_seed,
+                tools=body.tools, search_tools=body.search_tools,
+            )
+        except EpisodeLimitError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "5"})
+        except (KeyError, ValueError, FaultProfileError) as exc:
+            return problem(422, str(exc).strip("'\""))
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse(
+            {**episode.summary(), "mcp_url": f"{base}/episodes/{episode.episode_id}/mcp"}, status_code=201
+        )
+
+    async def list_episodes(request: Request) -> Response:
+        return JSONResponse({"episodes": store.ids(), "max_episodes": store.max_episodes})
+
+    async def get_episode(request: Request) -> Response:
+        ep = episode_or_404(request)
+        return JSONResponse(ep.summary()) if ep else problem(404, "no such episode")
+
+    async def snapshot(request: Request) -> Response:
+        ep = episode_or_404(request)
+        if ep is None:
+            return problem(404, "no such episode")
+        with ep.lock:
+            return JSONResponse(ep.world.snapshot())
+
+    async def initial(request: Request) -> Response:
+        ep = episode_or_404(request)
+        return JSONResponse(ep.initial_snapshot) if ep else problem(404, "no such episode")
+
+    async def calls(request: Request) -> Response:
+        ep = episode_or_404(request)
+        return JSONResponse(ep.calls()) if ep else problem(404, "no such episode")
+
+    async def ledger(request: Request) -> Response:
+        ep = episode_or_404(request)
+        return JSONResponse(ep.ledger()) if ep else problem(404, "no such episode")
+
+    async def delete(request: Request) -> Response:
+        eid = request.path_params["episode_id"]
+        if not store.delete(eid):
+            return problem(404, "no such episode")
+        for sid in [s for s, e in session_episode.items() if e == eid]:
+            session_episode.pop(sid, None)
+        return Response(status_code=204)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "episodes": len(store)})
+
+    class EpisodeMCP:
+        """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
+        it to the SDK's streamable-HTTP session manager."""
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            eid = scope.get("path_params", {}).get("episode_id", "")
+            episode = store.get(eid)
+            if episode is None:
+                await JSONResponse({"error": "no such episode"}, status_code=404)(scope, receive, send)
+                return
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            sid = headers.get("mcp-session-id")
+            if sid and session_episode.get(sid, eid) != eid:
+                await JSONResponse({"error": "this MCP session belongs to another episode"}, status_code=404)(
+                    scope, receive, send
+                )
+                return
+            scope[SCOPE_KEY] = eid
+
+            async def send_wrapper(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    for k, v in message.get("headers", []):
+                        if k.decode("latin-1").lower() == "mcp-session-id":
+                            session_episode[v.decode("latin-1")] = eid
+                await send(message)
+
+            await manager.handle_request(scope, receive, send_wrapper)
+
+    async def sweeper() -> None:
+        while True:
+            await anyio.sleep(expire_every)
+            for eid in store.expire():
+                for sid in [s for s, e in session_episode.items() if e == eid]:
+                    session_episode.pop(sid, None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sweeper)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/control/episodes", guard(create), methods=["POST"]),
+        Route("/control/episodes", guard(list_episodes), methods=["GET"]),
+        Route("/control/episodes/{episode_id}", guard(get_episode), methods=["GET"]),
+        Route("/control/episodes/{episode_id}", guard(delete), methods=["DELETE"]),
+        Route("/control/episodes/{episode_id}/snapshot", guard(snapshot), methods=["GET"]),
+        Route("/control/episodes/{episode_id}/initial", guard(initial), methods=["GET"]),
+        Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
+        Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
+        Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.store = store
+    app.state.token = token
+    return app

@@ -1,0 +1,89 @@
+"""The MCP server object (SDK low-level ``Server``) that serves episodes.
+
+One :class:`mcp.server.lowlevel.Server` serves every episode: the handlers find the episode of
+the request through a resolver (stdio and in-process: a fixed episode; HTTP: the episode id
+in the request path). The episode is bound to the connection, never to a tool argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from server.episode import Episode
+from server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
+from tools.mcp_bridge import call_result, error_result, mcp_tool
+from tools.spec import ToolSpec
+
+SERVER_NAME = "mcpgym"
+INSTRUCTIONS = (
+    "mcpgym sandbox: stateful apps (system, shop, talk, flights, stocks, weather, news, office) acting for one user. "
+    "Money is in integer cents; time is virtual (seconds since the epoch). Tools may fail: errors carry a code, "
+    "whether a retry may help, and retry_after in virtual seconds (system_wait advances the clock)."
+)
+
+EpisodeResolver = Callable[[Any], "Episode | None"]
+"""Maps a request context (``ServerRequestContext``) to its episode, or None."""
+
+_TOOL_CACHE: dict[int, types.Tool] = {}
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    key = id(spec)
+    cached = _TOOL_CACHE.get(key)
+    if cached is None:
+        cached = _TOOL_CACHE[key] = mcp_tool(spec)
+    return cached
+
+
+def list_tools_for(episode: Episode) -> list[types.Tool]:
+    """The MCP tools an episode exposes (plus ``search_tools`` in retrieval mode)."""
+    tools = [_tool(s) for s in episode.tool_specs()]
+    if episode.search_tools:
+        tools.insert(0, search_tool())
+    return tools
+
+
+def build_server(resolve: EpisodeResolver, version: str = "0.1.0") -> Server:
+    """Build the low-level MCP server whose handlers act on ``resolve(ctx)``'s episode.
+
+    Args:
+        resolve: request context -> :class:`Episode` (None: the episode is gone).
+        version: server version reported at initialisation.
+    """
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        episode = resolve(ctx)
+        if episode is None:
+            return types.ListToolsResult(tools=[])
+        return types.ListToolsResult(tools=list_tools_for(episode))
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        episode = resolve(ctx)
+        if episode is None:
+            return error_result("not_found", "this episode no longer exists (closed or expired)")
+        if episode.search_tools and params.name == SEARCH_TOOL_NAME:
+            result = search_tools_call(episode, params.arguments)
+            if not result.is_error:
+                try:
+                    await ctx.session.send_tool_list_changed()
+                except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
+                    pass
+            return result
+        outcome = episode.call(params.name, params.arguments)
+        return call_result(outcome)
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def server_for_episode(episode: Episode) -> Server:
+    """A server bound to one episode: for stdio and for in-process use with ``mcp.Client``."""
+    return build_server(lambda ctx: episode)

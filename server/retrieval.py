@@ -1,0 +1,98 @@
+"""Retrieval mode: the ``search_tools(query, k)`` meta-tool.
+
+In retrieval mode an episode exposes only ``search_tools``. It ranks the episode's tools by
+BM25 (the ``rank_bm25`` library) over name, description and resource families, returns the
+top ``k`` and unlocks them: they appear in ``tools/list`` from then on (a
+``notifications/tools/list_changed`` is sent) and may be called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import mcp_types as types
+from rank_bm25 import BM25Okapi
+
+from tools.mcp_bridge import error_result
+
+SEARCH_TOOL_NAME = "search_tools"
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("_", " ").replace(".", " "))
+
+
+def search_tool() -> types.Tool:
+    """The MCP definition of the ``search_tools`` meta-tool."""
+    return types.Tool(
+        name=SEARCH_TOOL_NAME,
+        description=(
+            "Find tools by what they do. Returns the k best-matching tools (name, description, input schema) "
+            "and makes them callable. Search again with other words if a tool you need is missing."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "maxLength": 1000, "description": "what you want to do, in a few words"},
+                "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "how many tools"},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        output_schema={
+            "type": "object",
+            "properties": {"tools": {"type": "array", "items": {"type": "object"}}},
+            "required": ["tools"],
+        },
+        annotations=types.ToolAnnotations(
+            title="search tools", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+
+
+def rank_tools(specs: list[Any], query: str, k: int) -> list[Any]:
+    """Return the ``k`` specs ranked best for ``query`` by BM25 (ties: catalog order)."""
+    if not specs:
+        return []
+    corpus = [_tokens(f"{s.name} {s.name} {s.description} {' '.join(s.resources)}") for s in specs]
+    bm25 = BM25Okapi(corpus)
+    scores = bm25.get_scores(_tokens(query))
+    order = sorted(range(len(specs)), key=lambda i: (-scores[i], i))
+    return [specs[i] for i in order[:k]]
+
+
+def search_tools_call(episode: Any, arguments: Any) -> types.CallToolResult:
+    """Run ``search_tools`` for ``episode``: validate, rank, unlock, and answer.
+
+    The call is logged in the episode's call log as a read of the tool catalog.
+    """
+    if not isinstance(arguments, dict):
+        return error_result("invalid_argument", "arguments must be an object with 'query'", "query")
+    query = arguments.get("query")
+    k = arguments.get("k", 5)
+    extra = set(arguments) - {"query", "k"}
+    if extra:
+        return error_result("invalid_argument", f"unexpected argument {sorted(extra)[0]!r}", sorted(extra)[0])
+    if not isinstance(query, str) or not query.strip() or len(query) > 1000:
+        return error_result("invalid_argument", "query must be a non-empty string of at most 1000 characters", "query")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 20:
+        return error_result("invalid_argument", "k must be an integer from 1 to 20", "k")
+    with episode.lock:
+        candidates = list(episode.invoker.specs.values())
+        if episode.visible is not None:
+            candidates = [s for s in candidates if s.name in episode.visible]
+        found = rank_tools(candidates, query, k)
+        episode.unlocked.update(s.name for s in found)
+        episode.refresh_exposure()
+        payload = {
+            "tools": [
+                {"name": s.name, "description": s.description, "input_schema": s.input_schema()} for s in found
+            ]
+        }
+        episode.invoker.log_meta_call(SEARCH_TOOL_NAME, arguments, payload)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload))], structured_content=payload, is_error=False
+    )
