@@ -17,3 +17,42 @@ try:
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 except ImportError:  # pragma: no cover
     pass
+
+
+import json as _json
+import secrets as _secrets
+import subprocess as _subprocess
+
+import pytest
+
+
+def spawn_http_server(*extra: str, token: str | None = None) -> tuple[_subprocess.Popen, str, str]:
+    """Start ``mcpgym serve --transport http --port 0`` and return (process, base_url, token)."""
+    token = token or _secrets.token_urlsafe(16)
+    proc = _subprocess.Popen(
+        [sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--port", "0", "--token", token, *extra],
+        stdout=_subprocess.PIPE,
+        stderr=_subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
+    line = proc.stdout.readline()
+    if not line.startswith("MCPGYM_READY "):
+        proc.kill()
+        raise RuntimeError(f"server did not start: {line!r} {proc.stderr.read()}")
+    url = _json.loads(line.split(" ", 1)[1])["url"]
+    return proc, url, token
+
+
+@pytest.fixture(scope="session")
+def http_server():
+    """A real mcpgym HTTP server on a loopback port for the whole session: (base_url, token)."""
+    proc, url, token = spawn_http_server()
+    try:
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except _subprocess.TimeoutExpired:
+            proc.kill()

@@ -57,20 +57,41 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
 
 
 def call_result(outcome: CallOutcome) -> types.CallToolResult:
-    """The MCP ``CallToolResult`` of an outcome: JSON text content plus structured content;
-    ``isError`` set for tool errors (payload ``{"error": {code, message, retryable,
-    retry_after, field}}``)."""
+    """The MCP ``CallToolResult`` of an outcome.
+
+    Success: JSON text content plus structured content matching the tool's output schema.
+    Tool error: ``isError`` set and the payload ``{"error": {code, message, retryable,
+    retry_after, field}}`` as JSON text only: clients (the TypeScript SDK among them) validate
+    any structured content against the output schema, which describes the success shape.
+    Read either with :func:`payload_of`.
+    """
     text = json.dumps(outcome.payload, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=outcome.payload,
+        structured_content=None if outcome.is_error else outcome.payload,
         is_error=outcome.is_error,
     )
+
+
+def payload_of(result: Any) -> dict[str, Any]:
+    """The JSON payload of a ``CallToolResult``: its structured content, else its first text
+    content parsed as JSON (``{"text": ...}`` when it is not JSON)."""
+    structured = getattr(result, "structured_content", None)
+    if isinstance(structured, dict):
+        return structured
+    for block in getattr(result, "content", None) or []:
+        text = getattr(block, "text", None)
+        if text is None:
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return {"text": text}
+        return data if isinstance(data, dict) else {"value": data}
+    return {}
 
 
 def error_result(code: str, message: str, field: str | None = None) -> types.CallToolResult:
     """A tool-error result built outside the invoker (e.g. an unknown episode)."""
     payload: dict[str, Any] = {"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field}}
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(payload))], structured_content=payload, is_error=True
-    )
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))], is_error=True)
