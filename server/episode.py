@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from sandboxes.world import World, normalise_apps
-from tools.faults import FaultProfile, load_profile
+from tools.faults import FaultProfile, load_profile, plan_unavailable
 from tools.invoke import CallOutcome, ToolInvoker
 from tools.spec import ToolSpec
 
@@ -85,6 +85,10 @@ class Episode:
             unknown = sorted(visible - set(invoker.specs))
             if unknown:
                 raise ValueError(f"unknown tools for this episode: {', '.join(unknown)}")
+            # Plan outages over the visible tools only, so a down tool keeps a visible alternative.
+            invoker.down = plan_unavailable(
+                profile, invoker.fault_seed, {n: s for n, s in invoker.specs.items() if n in visible}
+            )
         episode = cls(
             episode_id=episode_id or secrets.token_hex(16),
             seed=int(seed),
@@ -140,7 +144,7 @@ class Episode:
             "faults": self.profile.name,
             "state_hash": self.world.state_hash(),
             "calls": len(self.invoker.calls),
-            "faults_injected": len(self.invoker.ledger),
+            "faults_injected": sum(1 for e in self.invoker.ledger if not e.persisting),
             "tools": len(self.tool_specs()),
         }
 

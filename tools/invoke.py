@@ -184,7 +184,7 @@ class ToolInvoker:
 
         # Faults still in force: a down tool, a rate-limit window, a pending auth challenge.
         if name in self.down:
-            alts = [a for a in spec.alternatives if a in self.specs]
+            alts = [a for a in spec.alternatives if a in self.specs and a not in self.down]
             err = ToolError("unavailable", f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False,
                             details={"alternatives": alts})
             persisting, st.met_down = st.met_down, True

@@ -14,7 +14,7 @@ from tools.invoke import CallOutcome
 from tools.spec import ToolSpec
 
 DESTRUCTIVE_VERBS = frozenset(
-    {"delete", "cancel", "remove", "revoke", "clear", "leave", "block", "unstar", "archive", "sell", "withdraw", "unsubscribe", "close", "short"}
+    {"delete", "cancel", "remove", "revoke", "clear", "leave", "block", "unstar", "archive", "sell", "withdraw", "unsubscribe", "close", "short", "unshare", "unblock", "unsubscribe", "clear"}
 )
 
 

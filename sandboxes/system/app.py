@@ -292,11 +292,12 @@ class SystemApp(App):
         """Update the user's city, phone or timezone (at least one)."""
         if city is None and phone is None and timezone is None:
             raise ToolError("invalid_argument", "give at least one of city, phone, timezone", field="city")
-        for fname, value in (("city", city), ("phone", phone), ("timezone", timezone)):
-            if value is not None:
-                if not value.strip():
-                    raise ToolError("invalid_argument", f"{fname} must not be empty", field=fname)
-                setattr(self.state.profile, fname, value.strip())
+        changes = {k: v for k, v in (("city", city), ("phone", phone), ("timezone", timezone)) if v is not None}
+        for fname, value in changes.items():
+            if not value.strip():
+                raise ToolError("invalid_argument", f"{fname} must not be empty", field=fname)
+        for fname, value in changes.items():
+            setattr(self.state.profile, fname, value.strip())
         return ProfileView(profile=self.state.profile)
 
     # -- privileges ------------------------------------------------------------------------

@@ -1,0 +1,29 @@
+"""The ``office`` app: mail, calendar and files combined into one registered app.
+
+Opening a message (``office_read_mail``) marks it read, so it is a ``write`` tool; list,
+search and show tools are ``read`` tools.
+"""
+
+from __future__ import annotations
+
+from sandboxes.base import register_app
+from sandboxes.office.calendar import CalendarTools
+from sandboxes.office.files import FileTools
+from sandboxes.office.generate import generate_state
+from sandboxes.office.mail import MailTools
+from sandboxes.office.models import OfficeState
+
+
+@register_app
+class OfficeApp(MailTools, CalendarTools, FileTools):
+    """Office suite: mail (labels, attachments), calendar (events, invitations, free/busy)
+    and a drive of text files with sharing."""
+
+    name = "office"
+    title = "Office"
+    State = OfficeState
+
+    @classmethod
+    def generate(cls, world) -> OfficeState:  # noqa: ANN001 - World
+        """Seeded initial state (see :func:`sandboxes.office.generate.generate_state`)."""
+        return generate_state(world, lambda purpose: cls.stream(world, purpose))
