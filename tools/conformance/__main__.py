@@ -1,0 +1,48 @@
+"""Command line of the conformance checks.
+
+``python -m tools.conformance APP [APP ...] [--examples N] [--no-subprocess]`` runs every check
+and prints the problems (exit status 1 if any). ``--probe APP [APP ...] --seed S`` is the internal mode
+of the cross-process determinism check: it imports the modules named in
+``MCPGYM_CONFORMANCE_IMPORTS``, runs :func:`tools.conformance.checks.probe` and prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 = every app conforms)."""
+    parser = argparse.ArgumentParser(prog="python -m tools.conformance", description=__doc__.splitlines()[0])
+    parser.add_argument("apps", nargs="*", help="app names (default: every registered app)")
+    parser.add_argument("--probe", metavar="APP", nargs="+", help="internal: print the determinism probes of APPs as JSON")
+    parser.add_argument("--seed", type=int, default=7, help="world seed of --probe")
+    parser.add_argument("--examples", type=int, default=15, help="hypothesis examples per tool")
+    parser.add_argument("--no-subprocess", action="store_true", help="skip the cross-process determinism check")
+    args = parser.parse_args(argv)
+
+    from tools.conformance.checks import IMPORTS_ENV, import_extra, probe, run_all
+
+    import_extra(os.environ.get(IMPORTS_ENV, "").split(os.pathsep))
+    if args.probe:
+        json.dump({app: probe(app, args.seed) for app in args.probe}, sys.stdout, allow_nan=False)
+        return 0
+    from sandboxes.base import app_names
+
+    failed = False
+    for app in args.apps or app_names():
+        results = run_all(app, max_examples=args.examples, cross_process=not args.no_subprocess)
+        count = sum(len(p) for p in results.values())
+        print(f"{app}: {'ok' if count == 0 else f'{count} problem(s)'}")
+        for check, problems in results.items():
+            for p in problems:
+                print(f"  [{check}] {p}")
+        failed = failed or count > 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""Static checks: app and tool metadata (names, kinds, resources, remedies, schemas, docs) and a
+lint of the app's source for nondeterminism (wall clock, global random, uuid, hash())."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+from sandboxes.base import App, AppState, app_names, get_app
+from tools.conformance.args import input_schema
+from tools.conformance.common import ROOT, app_cls
+from tools.errors import ERROR_CODES
+from tools.spec import TOOL_NAME_RE
+
+_META: list[Any] = []
+
+
+def _meta_validator() -> Any:
+    """A reusable validator of JSON schemas against the draft-07 meta-schema (None without
+    ``jsonschema``). Draft 07 rather than 2020-12: it checks the same keyword shapes that
+    pydantic emits and is about 20 times faster to run."""
+    if not _META:
+        try:
+            from jsonschema import Draft7Validator
+
+            _META.append(Draft7Validator(Draft7Validator.META_SCHEMA))
+        except ImportError:  # pragma: no cover - jsonschema comes with the mcp SDK
+            _META.append(None)
+    return _META[0]
+
+
+def _schema_problems(schema: Any, what: str) -> list[str]:
+    problems = []
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return [f"{what} is not a JSON-schema object (type must be 'object')"]
+    if not isinstance(schema.get("properties", {}), dict):
+        problems.append(f"{what}: 'properties' must be an object")
+    meta = _meta_validator()
+    if meta is not None:
+        for err in list(meta.iter_errors(schema))[:3]:
+            where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+            problems.append(f"{what} is not a valid JSON schema at {where}: {err.message[:200]}")
+    try:
+        json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"{what} is not JSON-serialisable: {exc}")
+    return problems
+
+
+def check_metadata(app: str | type[App]) -> list[str]:
+    """Check the app class and every tool spec (names, kinds, resources, remedies, schemas, docs)."""
+    cls = app_cls(app)
+    problems: list[str] = []
+    name = cls.name
+    if not cls.title:
+        problems.append(f"{name}: the app class needs a `title`")
+    if not (inspect.isclass(cls.State) and issubclass(cls.State, AppState)):
+        problems.append(f"{name}: State must subclass sandboxes.base.AppState")
+    if not cls.tools:
+        problems.append(f"{name}: the app has no tools")
+    all_tools = {t for a in app_names() for t in get_app(a).tools}
+    all_tools |= set(cls.tools)
+    for tname, spec in sorted(cls.tools.items()):
+        where = f"{name}.{tname}"
+        if not TOOL_NAME_RE.match(tname):
+            problems.append(f"{where}: name does not match {TOOL_NAME_RE.pattern}")
+        if not tname.startswith(name + "_"):
+            problems.append(f"{where}: name must start with '{name}_'")
+        if spec.kind not in ("read", "write", "auth"):
+            problems.append(f"{where}: kind {spec.kind!r} is not read, write or auth")
+        if not spec.resources or not all(isinstance(r, str) and r.strip() for r in spec.resources):
+            problems.append(f"{where}: resources must be non-empty strings")
+        for family in (*spec.resources, *spec.preconditions):
+            if isinstance(family, str) and "." not in family:
+                problems.append(f"{where}: resource family {family!r} should look like '<area>.<thing>'")
+        for code, cures in spec.remedies.items():
+            if code not in ERROR_CODES:
+                problems.append(f"{where}: remedy for unknown error code {code!r}")
+            for cure in cures:
+                if cure not in all_tools:
+                    problems.append(f"{where}: remedy {cure!r} for {code} is not a registered tool")
+        for alt in spec.alternatives:
+            if alt == tname:
+                problems.append(f"{where}: lists itself as an alternative")
+            elif alt not in all_tools:
+                problems.append(f"{where}: alternative {alt!r} is not a registered tool")
+        params = set(input_schema(spec).get("properties", {}))
+        for arg in spec.id_args:
+            if arg not in params:
+                problems.append(f"{where}: id_args names {arg!r}, which is not a parameter")
+        desc = (spec.description or "").strip()
+        if not desc or desc == tname.replace("_", " "):
+            problems.append(f"{where}: needs a docstring (its first paragraph is the description)")
+        elif len(desc) < 15:
+            problems.append(f"{where}: description {desc!r} is too short to guide an agent")
+        try:
+            problems += _schema_problems(spec.input_schema(), f"{where} input schema")
+            problems += _schema_problems(spec.output_schema(), f"{where} output schema")
+        except Exception as exc:  # pydantic could not build a schema
+            problems.append(f"{where}: cannot build its schemas: {type(exc).__name__}: {exc}")
+    return problems
+
+
+
+# -- source lint ------------------------------------------------------------------------------
+_WALL_CLOCK = {
+    "time": {"time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "localtime", "ctime"},
+    "datetime": {"now", "utcnow", "today"},
+    "date": {"today"},
+    "uuid": {"uuid1", "uuid4"},
+    "os": {"urandom", "getrandom"},
+}
+
+
+def source_files(app: str | type[App]) -> list[Path]:
+    """The source files of an app: its package directory, or its single module."""
+    cls = app_cls(app)
+    try:
+        path = Path(inspect.getfile(cls)).resolve()
+    except (TypeError, OSError):
+        return []
+    if (path.parent / "__init__.py").exists() and path.parent.name not in ("sandboxes",):
+        return sorted(path.parent.glob("*.py"))
+    return [path]
+
+
+def lint_source(text: str, filename: str = "<source>") -> list[str]:
+    """Find nondeterminism in Python source: wall clock, the global ``random`` module's functions,
+    ``uuid1/uuid4``, ``os.urandom``, ``secrets`` and the builtin ``hash()``.
+
+    Returns:
+        ``"file:line: what"`` strings.
+    """
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError as exc:
+        return [f"{filename}:{exc.lineno}: syntax error: {exc.msg}"]
+    found: list[str] = []
+    modules: dict[str, str] = {}  # local name -> module
+    direct: dict[str, str] = {}  # local name -> "module.func" for from-imports
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                modules[a.asname or a.name.split(".")[0]] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                local = a.asname or a.name
+                if node.module in ("datetime",) and a.name in ("datetime", "date"):
+                    modules[local] = a.name
+                else:
+                    direct[local] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        bad = None
+        if isinstance(f, ast.Name):
+            if f.id == "hash" and "hash" not in direct:
+                bad = "builtin hash() (salted per process)"
+            target = direct.get(f.id, "")
+            mod, _, func = target.rpartition(".")
+            if mod == "random" and func not in ("Random",):
+                bad = f"global random.{func}"
+            elif mod in _WALL_CLOCK and func in _WALL_CLOCK[mod]:
+                bad = f"{target}()"
+            elif mod == "secrets":
+                bad = f"{target}()"
+        elif isinstance(f, ast.Attribute):
+            base = f.value
+            owner = None
+            if isinstance(base, ast.Name):
+                owner = modules.get(base.id)
+            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                if modules.get(base.value.id) == "datetime" and base.attr in ("datetime", "date"):
+                    owner = base.attr
+            if owner == "random" and f.attr not in ("Random",):
+                bad = f"global random.{f.attr}()"
+            elif owner == "secrets":
+                bad = f"secrets.{f.attr}()"
+            elif owner in _WALL_CLOCK and f.attr in _WALL_CLOCK[owner]:
+                bad = f"{owner}.{f.attr}()"
+        if bad:
+            found.append(f"{filename}:{node.lineno}: {bad}: use the app's stream, self.new_id or self.now")
+    return found
+
+
+def check_source(app: str | type[App]) -> list[str]:
+    """Lint every source file of the app with :func:`lint_source`."""
+    problems = []
+    for path in source_files(app):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            problems.append(f"{path}: cannot read: {exc}")
+            continue
+        try:
+            shown = str(path.relative_to(ROOT))
+        except ValueError:
+            shown = str(path)
+        problems += lint_source(text, shown)
+    return problems
