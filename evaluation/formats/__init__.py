@@ -1,0 +1,49 @@
+"""Score trajectories recorded elsewhere: one reader per file format, and a front door.
+
+Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
+:class:`~evaluation.trajectory.Trajectory` objects plus problems):
+
+* ``mcpgym`` (:mod:`.mcpgym`): our own ``trajectories.jsonl``;
+* ``openai`` (:mod:`.openai`): chat-completions message lists (tau-bench and most harnesses);
+* ``anthropic`` (:mod:`.anthropic`): Messages-API lists with ``tool_use`` / ``tool_result``;
+* ``mcp-log`` (:mod:`.mcp_log`): JSON-RPC messages as an MCP client sees them;
+* ``complexmcp`` (:mod:`.complexmcp`): ComplexMCP text transcripts;
+* ``auto`` (:mod:`.detect`): sniffed from extension and content.
+
+Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport`, :func:`render_text`,
+and :func:`run_score` (what ``mcpgym score FILE... [--format ...] [--catalog ...] [--json]``
+does).
+"""
+
+from evaluation.formats.common import Episode, EpisodeError, LoadResult, Problem
+from evaluation.formats.detect import detect_format
+from evaluation.formats.score import (
+    FORMATS,
+    EpisodeReport,
+    FileReport,
+    ScoreReport,
+    ToolClassification,
+    build_catalog,
+    load_file,
+    render_text,
+    run_score,
+    score_files,
+)
+
+__all__ = [
+    "FORMATS",
+    "Episode",
+    "EpisodeError",
+    "EpisodeReport",
+    "FileReport",
+    "LoadResult",
+    "Problem",
+    "ScoreReport",
+    "ToolClassification",
+    "build_catalog",
+    "detect_format",
+    "load_file",
+    "render_text",
+    "run_score",
+    "score_files",
+]

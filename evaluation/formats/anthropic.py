@@ -1,0 +1,141 @@
+"""Format ``anthropic``: Messages-API conversations with ``tool_use`` / ``tool_result`` blocks.
+
+Messages: ``assistant`` messages whose content holds ``{"type": "tool_use", "id", "name",
+"input"}`` blocks, and ``user`` messages holding ``{"type": "tool_result", "tool_use_id",
+"content", "is_error"}`` blocks (content: a string or a list of text blocks). Containers:
+see :mod:`evaluation.formats.conversations`.
+
+Conversion rules:
+
+* One step per ``tool_use`` block, in order, matched to its ``tool_result`` by id; a call
+  that never got a result is left out (a warning names it).
+* ``input`` is the arguments (an object; anything else is kept as is, and an error result
+  then has code ``invalid_argument``).
+* ``is_error: true`` makes the result an error. Without it, the content rule of the
+  ``openai`` format applies (a JSON ``{"error": ...}`` object, ``"isError": true``, or text
+  starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses never set the
+  flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
+  guessed from the text (:data:`evaluation.formats.common.ERROR_TEXT_PATTERNS`); injected
+  faults found that way are marked inferred.
+* The instruction is the first ``user`` message with text; the final message is the text of
+  the last ``assistant`` message when it comes after the last tool result and makes no tool
+  call, else empty: the conversation stopped in the middle, and the trajectory gets status
+  ``limit`` (errors in its last K calls are not counted as given up).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evaluation.formats.common import (
+    EXTERNAL_AGENT,
+    EpisodeError,
+    LoadResult,
+    id_key,
+)
+from evaluation.formats.results import (
+    interpret_result,
+    make_step,
+)
+from evaluation.formats.conversations import load_conversations
+from evaluation.trajectory import Trajectory
+
+FORMAT = "anthropic"
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return content
+    return []
+
+
+def _text(blocks: list[Any]) -> str:
+    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                     and isinstance(b.get("text"), str))
+
+
+def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str = EXTERNAL_AGENT,
+                             task_id: str | None = None, trial: int = 0,
+                             metadata: dict[str, Any] | None = None) -> tuple[Trajectory, list[str]]:
+    """Convert one Messages-API conversation into a :class:`Trajectory` (no ledger).
+
+    Args:
+        messages: the message dicts, in order.
+        episode_id, agent, task_id, trial, metadata: copied into the trajectory.
+
+    Returns:
+        ``(trajectory, warnings)``; warnings name what was left out.
+
+    Raises:
+        EpisodeError: a message that is not an object, or a ``tool_use`` block without a
+            name.
+    """
+    calls: list[dict[str, Any]] = []
+    by_id: dict[Any, dict[str, Any]] = {}
+    warnings: list[str] = []
+    instruction: str | None = None
+    last_result_at = -1
+    last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    for i, m in enumerate(messages, start=1):
+        if not isinstance(m, dict):
+            raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
+        role = m.get("role")
+        blocks = _blocks(m.get("content"))
+        if role == "assistant":
+            last_assistant = (i, _text(blocks), any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks))
+            for b in blocks:
+                if not (isinstance(b, dict) and b.get("type") == "tool_use"):
+                    continue
+                if not isinstance(b.get("name"), str) or not b["name"]:
+                    raise EpisodeError(f"message {i}: a tool_use block without a name")
+                call = {"id": id_key(b.get("id")), "name": b["name"], "input": b.get("input", {}), "where": i, "result": None}
+                calls.append(call)
+                if call["id"] is not None:
+                    by_id[call["id"]] = call
+        elif role == "user":
+            text = _text(blocks)
+            if instruction is None and text:
+                instruction = text
+            for b in blocks:
+                if not (isinstance(b, dict) and b.get("type") == "tool_result"):
+                    continue
+                call = by_id.get(id_key(b.get("tool_use_id")))
+                if call is None or call["result"] is not None:
+                    warnings.append(f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
+                                    "open tool_use; ignored")
+                    continue
+                call["result"] = b
+                last_result_at = i
+        elif role != "system":
+            warnings.append(f"message {i}: unknown role {role!r}; ignored")
+    steps = []
+    for c in calls:
+        res = c["result"]
+        if res is None:
+            warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
+            continue
+        is_error, code, result = interpret_result(res.get("content"), is_error=res.get("is_error") is True)
+        args = c["input"] if c["input"] is not None else {}
+        if is_error and not isinstance(args, dict):
+            code = "invalid_argument"
+        steps.append(make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result))
+    answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
+    final = last_assistant[1] if answered and last_assistant is not None else ""
+    status, stop_reason = "completed", None
+    if not answered:
+        status, stop_reason = "limit", "the conversation ends without a final answer"
+    traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
+                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
+                      metadata=dict(metadata or {}))
+    return traj, warnings
+
+
+def load(path: str | Path) -> LoadResult:
+    """Read a JSON or JSONL file of Messages-API conversations (module docstring)."""
+    return load_conversations(path, FORMAT, trajectory_from_messages)
+
+
+__all__ = ["FORMAT", "load", "trajectory_from_messages"]

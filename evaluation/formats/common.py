@@ -1,0 +1,202 @@
+"""What every format reader shares: problems, episodes, load results, reading JSON / JSON
+Lines with line numbers, and the id-like fields of container records.
+
+How a recorded tool result becomes a step is in :mod:`evaluation.formats.results`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from evaluation.trajectory import Trajectory
+
+EXTERNAL_AGENT = "external"
+"""Agent name of episodes whose file names none (DESIGN section 7)."""
+
+
+class Problem(BaseModel):
+    """Something wrong with an input file.
+
+    Attributes:
+        file: the file, as given.
+        line: 1-based line of the file, when the problem sits on one line.
+        episode: the episode's label (``"record 2"``, ``"session s-1"``...), when known.
+        message: what is wrong.
+        severity: ``error`` (that line / episode / file was not scored) or ``warning``
+            (scored, but something was left out or assumed, e.g. a call without a result).
+    """
+
+    file: str
+    line: int | None = None
+    episode: str | None = None
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line is not None else "")
+        if self.episode:
+            where += f" ({self.episode})"
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class EpisodeError(ValueError):
+    """An episode that cannot be converted; the message says what is wrong (the caller adds
+    the file and the episode label)."""
+
+
+@dataclass
+class Episode:
+    """One converted episode: its label in the file, the first line it came from, the
+    trajectory, and notes (warnings) about what was left out or assumed."""
+
+    label: str
+    trajectory: Trajectory
+    line: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LoadResult:
+    """What a format reader made of one file.
+
+    Attributes:
+        file: the file, as given.
+        format: the format name (``openai``, ``complexmcp``...).
+        episodes: the converted episodes, in file order.
+        problems: malformed input (each names the file, the line or the episode).
+        descriptions: tool name -> description, when the file lists tools (used by the
+            heuristic classifier for tools no catalog knows).
+    """
+
+    file: str
+    format: str
+    episodes: list[Episode] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def problem(self, message: str, *, line: int | None = None, episode: str | None = None,
+                severity: Literal["error", "warning"] = "error") -> None:
+        """Record a problem of this file."""
+        self.problems.append(Problem(file=self.file, line=line, episode=episode, message=message, severity=severity))
+
+    def add(self, ep: Episode) -> None:
+        """Add an episode and turn its warnings into ``warning`` problems."""
+        self.episodes.append(ep)
+        for w in ep.warnings:
+            self.problem(w, line=ep.line, episode=ep.label, severity="warning")
+
+
+# -- reading files ----------------------------------------------------------------------------
+def read_text(path: Path, result: LoadResult) -> str | None:
+    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        result.problem("file not found")
+    except IsADirectoryError:
+        result.problem("is a directory, not a file")
+    except UnicodeDecodeError as exc:
+        result.problem(f"not UTF-8 text (byte {exc.start})")
+    except OSError as exc:
+        result.problem(f"cannot read: {exc.strerror or exc}")
+    return None
+
+
+def _parses_alone(line: str) -> bool:
+    s = line.strip()
+    if not s or s[0] not in "[{\"":
+        return False
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
+def read_json_records(path: Path, text: str, result: LoadResult) -> tuple[list[tuple[int | None, Any]], bool]:
+    """Parse ``text`` as one JSON document or as JSON Lines.
+
+    JSON Lines is assumed when the extension is ``.jsonl``/``.ndjson``, when the whole text
+    fails with "Extra data" (several documents), or when most non-blank lines parse on their
+    own. A JSONL line that does not parse is a problem naming the line and column; the other
+    lines are kept.
+
+    Returns:
+        ``([(line, value), ...], is_jsonl)``; ``line`` is None for a single JSON document.
+    """
+    nonblank = [(i, ln) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+    if not nonblank:
+        result.problem("the file is empty")
+        return [], False
+    jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    if not jsonl:
+        try:
+            return [(None, json.loads(text))], False
+        except json.JSONDecodeError as exc:
+            alone = sum(_parses_alone(ln) for _, ln in nonblank)
+            if not (exc.msg == "Extra data" or (len(nonblank) > 1 and alone * 2 > len(nonblank))):
+                result.problem(f"invalid JSON at column {exc.colno}: {exc.msg}", line=exc.lineno)
+                return [], False
+    records: list[tuple[int | None, Any]] = []
+    for lineno, ln in nonblank:
+        try:
+            records.append((lineno, json.loads(ln)))
+        except json.JSONDecodeError as exc:
+            result.problem(f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)
+    return records, True
+
+
+def id_key(value: Any) -> Any:
+    """A hashable key for a call id as recorded (ids are matched by value; a list or object
+    id, which no protocol allows but a broken file may hold, is keyed by its JSON)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def meta_str(value: Any) -> str | None:
+    """A record's id-like field as a string (ints and strings; anything else None)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, str)):
+        return str(value)
+    return None
+
+
+def record_agent(record: dict[str, Any]) -> str | None:
+    """The agent a record names: ``agent`` (a string, or a dict's ``name``), else ``model``."""
+    agent = record.get("agent")
+    if isinstance(agent, dict):
+        agent = agent.get("name") or agent.get("model")
+    if isinstance(agent, str) and agent.strip():
+        return agent.strip()
+    model = record.get("model")
+    if isinstance(model, str) and model.strip():
+        return model.strip()
+    return None
+
+
+def record_trial(record: dict[str, Any]) -> int:
+    """A record's ``trial`` when it is a non-negative int, else 0."""
+    t = record.get("trial")
+    return t if isinstance(t, int) and not isinstance(t, bool) and t >= 0 else 0
+
+
+__all__ = [
+    "EXTERNAL_AGENT",
+    "Episode",
+    "EpisodeError",
+    "LoadResult",
+    "Problem",
+    "id_key",
+    "meta_str",
+    "read_json_records",
+    "read_text",
+    "record_agent",
+    "record_trial",
+]

@@ -1,0 +1,176 @@
+"""Containers of message lists, shared by the ``openai`` and ``anthropic`` formats.
+
+A file (one JSON document, or JSON Lines with one record per line) holds conversations in
+any of these shapes, as tau-bench and most harnesses store them:
+
+* a bare list of messages (objects with a ``role``): one conversation;
+* a list of such lists: one conversation each;
+* an object with the messages under ``messages``, ``traj`` (tau-bench), ``trajectory`` or
+  ``conversation``, optionally with ``task_id``, ``trial``, ``reward`` (tau-bench; kept in
+  the trajectory's metadata, not used as success), ``agent`` / ``model`` (the agent name),
+  ``episode_id`` / ``id`` and ``tools`` (tool definitions: their descriptions feed the
+  heuristic classifier); or a list of such objects;
+* JSON Lines whose lines are single messages: consecutive message lines form one
+  conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from evaluation.formats.common import (
+    EXTERNAL_AGENT,
+    Episode,
+    EpisodeError,
+    LoadResult,
+    meta_str,
+    read_json_records,
+    read_text,
+    record_agent,
+    record_trial,
+)
+from evaluation.trajectory import Trajectory
+
+CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
+"""Keys under which a record keeps its message list, tried in this order."""
+
+
+@dataclass
+class Conversation:
+    """One message list found in a file, with its label, line and container record."""
+
+    label: str
+    line: int | None
+    messages: Any
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _is_message(v: Any) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("role"), str)
+
+
+def _conv_key(v: Any) -> str | None:
+    if isinstance(v, dict):
+        for k in CONVERSATION_KEYS:
+            if k in v:
+                return k
+    return None
+
+
+def tool_descriptions(tools: Any) -> dict[str, str]:
+    """Tool name -> description from OpenAI (``{"type": "function", "function": {...}}``),
+    Anthropic or MCP (``{"name", "description"}``) tool definitions."""
+    out: dict[str, str] = {}
+    if not isinstance(tools, list):
+        return out
+    for t in tools:
+        if isinstance(t, dict) and isinstance(t.get("function"), dict):
+            t = t["function"]
+        if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
+            out[t["name"]] = t["description"]
+    return out
+
+
+def find_conversations(records: list[tuple[int | None, Any]], result: LoadResult) -> list[Conversation]:
+    """The conversations of a file's records (see the module docstring for the shapes).
+
+    A record of no known shape is a problem naming its line (JSONL) or its position.
+    """
+    out: list[Conversation] = []
+    pending: list[tuple[int | None, Any]] = []  # consecutive JSONL message lines
+
+    def flush() -> None:
+        if pending:
+            first, last = pending[0][0], pending[-1][0]
+            out.append(Conversation(label=f"lines {first}-{last}", line=first, messages=[m for _, m in pending]))
+            pending.clear()
+
+    def add_record(rec: dict[str, Any], base: str, line: int | None) -> None:
+        key = _conv_key(rec)
+        label = base
+        task = meta_str(rec.get("task_id"))
+        if task is not None:
+            label += f" task {task}"
+        if record_trial(rec):
+            label += f" trial {record_trial(rec)}"
+        result.descriptions.update(tool_descriptions(rec.get("tools")))
+        out.append(Conversation(label=label, line=line, messages=rec.get(key) if key else None, record=rec))
+
+    for line, value in records:
+        where = f"line {line}" if line is not None else "the document"
+        if _is_message(value) and line is not None:
+            pending.append((line, value))
+            continue
+        flush()
+        if isinstance(value, list):
+            if not value or all(_is_message(v) for v in value):
+                out.append(Conversation(label=f"line {line}" if line is not None else "conversation", line=line,
+                                        messages=value))
+                continue
+            for i, item in enumerate(value, start=1):
+                base = f"line {line} item {i}" if line is not None else f"record {i}"
+                if isinstance(item, list):
+                    out.append(Conversation(label=base, line=line, messages=item))
+                elif _conv_key(item):
+                    add_record(item, base, line)
+                else:
+                    result.problem(f"not a conversation (expected a list of messages, or an object with "
+                                   f"{'/'.join(CONVERSATION_KEYS)})", line=line, episode=base)
+        elif isinstance(value, dict) and _conv_key(value):
+            add_record(value, f"line {line}" if line is not None else "conversation", line)
+        else:
+            result.problem(f"{'' if line is not None else where + ': '}not a conversation (expected a list of messages, "
+                           f"or an object with "
+                           f"{'/'.join(CONVERSATION_KEYS)}), got {type(value).__name__}", line=line)
+    flush()
+    return out
+
+
+Converter = Callable[..., tuple[Trajectory, list[str]]]
+
+
+def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadResult:
+    """Read a file of conversations and convert each with ``convert``.
+
+    Args:
+        path: the file (JSON or JSON Lines).
+        fmt: the format name for the result.
+        convert: ``convert(messages, episode_id=..., agent=..., task_id=..., trial=...,
+            metadata=...) -> (Trajectory, warnings)``, raising :class:`EpisodeError`.
+
+    Returns:
+        A :class:`LoadResult`; a conversation that cannot be converted is a problem naming
+        its label, the others are kept.
+    """
+    p = Path(path)
+    result = LoadResult(file=str(path), format=fmt)
+    text = read_text(p, result)
+    if text is None:
+        return result
+    records, _ = read_json_records(p, text, result)
+    for conv in find_conversations(records, result):
+        rec = conv.record
+        meta: dict[str, Any] = {"format": fmt, "file": str(path), "episode": conv.label}
+        if "reward" in rec:
+            meta["reward"] = rec["reward"]
+        episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
+        try:
+            if not isinstance(conv.messages, list):
+                raise EpisodeError(f"the messages must be a list, got {type(conv.messages).__name__}")
+            traj, warnings = convert(conv.messages, episode_id=episode_id, agent=record_agent(rec) or EXTERNAL_AGENT,
+                                     task_id=meta_str(rec.get("task_id")), trial=record_trial(rec), metadata=meta)
+        except EpisodeError as exc:
+            result.problem(str(exc), line=conv.line, episode=conv.label)
+            continue
+        except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
+            result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=conv.line, episode=conv.label)
+            continue
+        result.add(Episode(label=conv.label, trajectory=traj, line=conv.line, warnings=warnings))
+    if not result.episodes and not result.problems:
+        result.problem("no conversations in the file", severity="warning")
+    return result
+
+
+__all__ = ["CONVERSATION_KEYS", "Conversation", "find_conversations", "load_conversations", "tool_descriptions"]

@@ -1,0 +1,105 @@
+"""Format ``auto``: tell a file's format from its extension and content.
+
+Rules, in order:
+
+1. A file whose text starts like JSON (``[``, ``{``, ``"``) is parsed (one JSON document,
+   else line by line, skipping lines that do not parse) and its values are searched, record
+   by record, for markers:
+
+   =============== ==========================================================================
+   format          marker (an object or string anywhere inside a record)
+   =============== ==========================================================================
+   ``mcpgym``      an object with ``episode_id``, ``agent`` and ``steps``
+   ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
+                   ``tools/list`` or ``initialize``
+   ``anthropic``   a content block of ``type`` ``tool_use`` or ``tool_result``
+   ``openai``      a message with ``tool_calls`` or ``tool_call_id``, or ``role`` ``tool``
+   ``complexmcp``  a string containing ``<tool>``
+   =============== ==========================================================================
+
+   The first record with any marker decides; when it has several, the format higher in the
+   table wins (an OpenAI conversation quoting ``<tool>`` stays ``openai``).
+2. Otherwise (plain text, or JSON without markers) a text containing ``<tool>`` or ``[END]``
+   is ``complexmcp``.
+3. Else the format is unknown (the caller reports it and asks for ``--format``). The
+   extension is not trusted on its own: ``.json``, ``.jsonl`` and ``.log`` files hold every
+   JSON format; it only decides how ``complexmcp`` reads a ``.txt`` / ``.text`` / ``.md``
+   file (as plain text).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
+"""Formats in the order they win when one record shows markers of several."""
+
+MAX_NODES = 200_000
+"""JSON nodes inspected per file before giving up (keeps sniffing of huge files cheap)."""
+
+
+def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
+    stack = [value]
+    while stack and budget[0] > 0:
+        v = stack.pop()
+        budget[0] -= 1
+        if isinstance(v, dict):
+            if "episode_id" in v and "steps" in v and "agent" in v:
+                hits.add("mcpgym")
+            if "jsonrpc" in v or v.get("method") in ("tools/call", "tools/list", "initialize"):
+                hits.add("mcp-log")
+            if v.get("type") in ("tool_use", "tool_result"):
+                hits.add("anthropic")
+            if "tool_calls" in v or "tool_call_id" in v or v.get("role") == "tool":
+                hits.add("openai")
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) and "<tool>" in v:
+            hits.add("complexmcp")
+
+
+def _records(text: str) -> Iterator[Any]:
+    try:
+        yield json.loads(text)
+        return
+    except ValueError:
+        pass
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def detect_format(path: str | Path) -> tuple[str | None, str]:
+    """Guess the format of ``path`` (rules in the module docstring).
+
+    Returns:
+        ``(format, reason)``; ``format`` is None when no rule applies (``reason`` says why).
+        An unreadable file gives ``(None, ...)``; the loader reports the read error.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}"
+    if text.lstrip()[:1] in ("[", "{", '"'):
+        budget = [MAX_NODES]
+        for rec in _records(text):
+            hits: set[str] = set()
+            _markers(rec, hits, budget)
+            if hits:
+                fmt = next(f for f in PRIORITY if f in hits)
+                return fmt, f"content markers of {fmt}"
+            if budget[0] <= 0:
+                break
+    if "<tool>" in text or "[END]" in text:
+        return "complexmcp", "text with <tool> blocks or [END]"
+    return None, "no marker of any format in the content"
+
+
+__all__ = ["MAX_NODES", "PRIORITY", "detect_format"]

@@ -1,0 +1,261 @@
+"""Format ``mcp-log``: a JSON Lines log of JSON-RPC messages as an MCP client sees them.
+
+Each line (or each item, when the file is one JSON list) is a JSON-RPC message, a JSON-RPC batch (a list), or a wrapper object holding the
+message under ``message`` / ``msg`` / ``payload`` / ``data`` / ``rpc`` / ``body`` next to
+fields of the log (direction, time...). Only ``tools/call`` requests and their responses make
+steps; ``tools/list`` results give tool descriptions (used by the heuristic classifier for
+tools no catalog knows); ``initialize`` gives the client's name (kept in metadata, not used as
+the agent name: it names the harness).
+
+Episodes:
+
+* When lines carry a session field (``session``, ``session_id``, ``sessionId``,
+  ``mcp_session_id``, ``mcp-session-id``), one episode per session value, in order of first
+  appearance; a line without one belongs to the session of the line before it (an
+  ``initialize`` request sent before the server assigned the session id belongs to the
+  first session that follows it).
+* Otherwise every ``initialize`` request starts a new episode.
+
+Calls and results: a ``tools/call`` request (``params.name``, ``params.arguments``) is
+matched to the response with the same id inside its episode; a call with no response is
+left out (a warning names it). A result with ``isError: true`` is an error; its code is the
+payload's ``error.code`` (``structuredContent``, else the text content parsed as JSON) when
+it is one of mcpgym's codes, else guessed from the text
+(:data:`evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError`` is a
+success whatever its text says. A JSON-RPC error response is an error too: an unknown tool
+is ``not_found`` on field ``name`` (an invalid call for the scorer), ``-32602`` is
+``invalid_argument``, anything else is guessed from the message. The step's result is the
+``structuredContent``, else the text content parsed as JSON, else ``{"text": ...}``.
+
+A log holds no agent messages, so the final message is empty unless a line annotates it:
+``{"final_message": "...", "session": ...}``; such lines (or any wrapper) may also name the
+``agent`` (or ``model``) and the ``task_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluation.formats.common import (
+    EXTERNAL_AGENT,
+    Episode,
+    LoadResult,
+    id_key,
+    meta_str,
+    read_json_records,
+    read_text,
+    record_agent,
+)
+from evaluation.formats.results import (
+    UNKNOWN_TOOL_RE,
+    content_text,
+    error_code_of,
+    error_message_of,
+    error_payload,
+    guess_error_code,
+    make_step,
+    parse_arguments,
+    parse_json_text,
+)
+from evaluation.trajectory import Trajectory
+
+FORMAT = "mcp-log"
+SESSION_KEYS: tuple[str, ...] = ("session", "session_id", "sessionId", "mcp_session_id", "mcp-session-id")
+MESSAGE_KEYS: tuple[str, ...] = ("message", "msg", "payload", "data", "rpc", "body")
+
+
+def _is_rpc(v: Any) -> bool:
+    return isinstance(v, dict) and ("jsonrpc" in v or "method" in v or ("id" in v and ("result" in v or "error" in v)))
+
+
+@dataclass
+class _Line:
+    line: int | None
+    where: str
+    messages: list[dict[str, Any]]
+    session: str | None
+    record: dict[str, Any]
+
+
+@dataclass
+class _Group:
+    label: str
+    line: int | None
+    lines: list[_Line] = field(default_factory=list)
+
+
+def _unpack(line: int | None, where: str, value: Any) -> _Line | None:
+    if isinstance(value, list):
+        return _Line(line, where, [m for m in value if _is_rpc(m)], None, {}) if any(_is_rpc(m) for m in value) else None
+    if not isinstance(value, dict):
+        return None
+    session = next((meta_str(value[k]) for k in SESSION_KEYS if meta_str(value.get(k)) is not None), None)
+    if _is_rpc(value):
+        return _Line(line, where, [value], session, value)
+    for k in MESSAGE_KEYS:
+        v = value.get(k)
+        if _is_rpc(v):
+            return _Line(line, where, [v], session, value)
+        if isinstance(v, list) and any(_is_rpc(m) for m in v):
+            return _Line(line, where, [m for m in v if _is_rpc(m)], session, value)
+    if any(k in value for k in ("final_message", "agent", "model", "task_id")):
+        return _Line(line, where, [], session, value)
+    return None
+
+
+def _is_initialize(msg: dict[str, Any]) -> bool:
+    return msg.get("method") == "initialize" and "id" in msg
+
+
+def _groups(lines: list[_Line]) -> list[_Group]:
+    if any(ln.session is not None for ln in lines):
+        groups: dict[str, _Group] = {}
+        waiting: list[_Line] = []  # lines before the first session
+        current: str | None = None
+        for ln in lines:
+            if ln.session is None and current is None:
+                waiting.append(ln)
+                continue
+            sid = ln.session if ln.session is not None else current
+            assert sid is not None
+            current = sid
+            if sid not in groups:
+                groups[sid] = _Group(label=f"session {sid}", line=(waiting or [ln])[0].line)
+                groups[sid].lines.extend(waiting)
+                waiting.clear()
+            groups[sid].lines.append(ln)
+        return list(groups.values())
+    out: list[_Group] = []
+    for ln in lines:
+        if not out or (any(_is_initialize(m) for m in ln.messages) and any(x.messages for x in out[-1].lines)):
+            out.append(_Group(label=f"episode {len(out) + 1}", line=ln.line))
+        out[-1].lines.append(ln)
+    return out
+
+
+def interpret_response(resp: dict[str, Any]) -> tuple[bool, str | None, Any]:
+    """``(is_error, code, result)`` of a JSON-RPC response to ``tools/call`` (module docstring)."""
+    if "error" in resp and resp.get("result") is None:
+        err = resp.get("error") if isinstance(resp.get("error"), dict) else {"message": str(resp.get("error"))}
+        msg = str(err.get("message", ""))
+        if UNKNOWN_TOOL_RE.search(msg):
+            return True, "not_found", error_payload("not_found", msg, field="name")
+        code = "invalid_argument" if err.get("code") == -32602 else guess_error_code(msg)
+        return True, code, error_payload(code, msg)
+    result = resp.get("result") if isinstance(resp.get("result"), dict) else {}
+    structured = result.get("structuredContent")
+    text = content_text(result.get("content"))
+    parsed, value = parse_json_text(text) if text else (False, None)
+    if isinstance(structured, dict):
+        payload: Any = structured
+    elif parsed:
+        payload = value
+    else:
+        payload = {"text": text} if text else {}
+    if result.get("isError") is True:
+        err = payload.get("error") if isinstance(payload, dict) else None
+        message = error_message_of(err, text) if err is not None else text
+        code = error_code_of(err) or guess_error_code(message)
+        return True, code, payload if isinstance(err, dict) else error_payload(code, message)
+    return False, None, payload
+
+
+def _episode(group: _Group, file: str) -> Episode:
+    calls: list[dict[str, Any]] = []
+    pending: dict[Any, dict[str, Any]] = {}
+    listing: set[Any] = set()
+    descriptions: dict[str, str] = {}
+    meta: dict[str, Any] = {"format": FORMAT, "file": file, "episode": group.label}
+    warnings: list[str] = []
+    agent = task_id = None
+    final = ""
+    for ln in group.lines:
+        rec = ln.record
+        agent = record_agent(rec) or agent
+        task_id = meta_str(rec.get("task_id")) or task_id
+        if isinstance(rec.get("final_message"), str):
+            final = rec["final_message"]
+        for msg in ln.messages:
+            method, mid = msg.get("method"), id_key(msg.get("id"))
+            if method == "tools/call" and mid is not None:
+                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+                name = params.get("name")
+                if not isinstance(name, str) or not name:
+                    warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
+                    continue
+                args, ok = parse_arguments(params.get("arguments"))
+                call = {"name": name, "arguments": args, "ok": ok, "where": ln.where, "id": mid, "response": None}
+                calls.append(call)
+                pending[mid] = call
+            elif method == "tools/list" and mid is not None:
+                listing.add(mid)
+            elif method == "initialize" and isinstance(msg.get("params"), dict):
+                client = msg["params"].get("clientInfo")
+                if isinstance(client, dict):
+                    meta["client"] = client
+            elif method is None and mid is not None:
+                if mid in pending:
+                    pending.pop(mid)["response"] = msg
+                elif mid in listing:
+                    listing.discard(mid)
+                    tools = (msg.get("result") or {}).get("tools") if isinstance(msg.get("result"), dict) else None
+                    for t in tools or []:
+                        if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
+                            descriptions[t["name"]] = t["description"]
+    steps = []
+    for c in calls:
+        if c["response"] is None:
+            warnings.append(f"{c['where']}: the tools/call of {c['name']} (id {c['id']!r}) has no response; left out")
+            continue
+        is_error, code, result = interpret_response(c["response"])
+        if is_error and not c["ok"]:
+            code = "invalid_argument"
+        steps.append(make_step(len(steps) + 1, c["name"], c["arguments"], is_error=is_error, code=code, result=result))
+    if descriptions:
+        meta["tool_descriptions"] = descriptions
+    traj = Trajectory(episode_id=f"{Path(file).name}:{group.label}", task_id=task_id, agent=agent or EXTERNAL_AGENT,
+                      steps=steps, final_message=final, ledger=None, metadata=meta)
+    return Episode(label=group.label, trajectory=traj, line=group.line, warnings=warnings)
+
+
+def load(path: str | Path) -> LoadResult:
+    """Read a JSON Lines log of MCP JSON-RPC messages (module docstring).
+
+    A line that is not JSON is a problem naming the line; a JSON line that is neither a
+    JSON-RPC message nor a wrapper of one is a problem too; the other lines are used.
+    """
+    p = Path(path)
+    result = LoadResult(file=str(path), format=FORMAT)
+    text = read_text(p, result)
+    if text is None:
+        return result
+    records, jsonl = read_json_records(p, text, result)
+    items: list[tuple[int | None, str, Any]] = [(n, f"line {n}", v) for n, v in records]
+    if not jsonl and records and isinstance(records[0][1], list):
+        # one JSON document: a list of log lines
+        items = [(None, f"item {i}", v) for i, v in enumerate(records[0][1], start=1)]
+    lines: list[_Line] = []
+    for lineno, where, value in items:
+        ln = _unpack(lineno, where, value)
+        if ln is None:
+            prefix = f"{where}: " if lineno is None else ""
+            result.problem(f"{prefix}not a JSON-RPC message (expected an object with jsonrpc/method/id, or a "
+                           f"wrapper holding one under {'/'.join(MESSAGE_KEYS)})", line=lineno)
+            continue
+        lines.append(ln)
+    for group in _groups(lines):
+        try:
+            ep = _episode(group, str(path))
+        except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
+            result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=group.line, episode=group.label)
+            continue
+        result.descriptions.update(ep.trajectory.metadata.get("tool_descriptions", {}))
+        result.add(ep)
+    if not result.episodes and not result.problems:
+        result.problem("no JSON-RPC messages in the file", severity="warning")
+    return result
+
+
+__all__ = ["FORMAT", "MESSAGE_KEYS", "SESSION_KEYS", "interpret_response", "load"]

@@ -1,0 +1,73 @@
+"""Format ``mcpgym``: our own ``trajectories.jsonl`` (one :class:`Trajectory` per line).
+
+The same file :func:`evaluation.trajectory.read_trajectories` reads, but read line by line
+so that one malformed line becomes a problem naming the file, the line and the field while
+the other lines are still scored. Trajectories keep everything they carry: the fault ledger
+(ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
+scores), the agent name. Stored ``scores`` are ignored: the trajectory is scored again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from evaluation.formats.common import Episode, LoadResult, read_text
+from evaluation.trajectory import Trajectory
+
+FORMAT = "mcpgym"
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False)[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(line)"
+        parts.append(f"field {loc}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+def load(path: str | Path) -> LoadResult:
+    """Read a ``trajectories.jsonl`` file.
+
+    Args:
+        path: the file.
+
+    Returns:
+        A :class:`LoadResult`: one episode per valid line (label ``episode <id>``, plus
+        ``trial <n>`` when it is not 0); a line that is not JSON, not an object, or not a
+        valid trajectory is a problem naming the line (and the field). A last line without
+        its newline that does not parse is reported like any other (a killed run).
+    """
+    p = Path(path)
+    result = LoadResult(file=str(path), format=FORMAT)
+    text = read_text(p, result)
+    if text is None:
+        return result
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.problem(f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)
+            continue
+        if not isinstance(data, dict):
+            result.problem(f"a trajectory line must be a JSON object, got {type(data).__name__}", line=lineno)
+            continue
+        label = f"episode {data.get('episode_id', '?')}"
+        try:
+            traj = Trajectory.model_validate(data)
+        except ValidationError as exc:
+            result.problem(_validation_message(exc), line=lineno, episode=label)
+            continue
+        if traj.trial:
+            label += f" trial {traj.trial}"
+        result.add(Episode(label=label, trajectory=traj.model_copy(update={"scores": None}), line=lineno))
+    if not result.episodes and not result.problems:
+        result.problem("no trajectories in the file", severity="warning")
+    return result
+
+
+__all__ = ["FORMAT", "load"]

@@ -1,0 +1,155 @@
+"""Format ``openai``: chat-completions message lists (tau-bench and most harnesses).
+
+Messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function",
+"function": {"name", "arguments": JSON string}}]`` (the legacy ``function_call`` too), and
+``tool`` messages (legacy: ``function``) with ``tool_call_id`` and ``content``. Tolerated as
+well: flat tool calls ``{"id", "name", "arguments"}`` and a tool message's ``"error": true``
+(tau2-bench style; the flag makes the result an error). Containers: see
+:mod:`evaluation.formats.conversations`.
+
+Conversion rules:
+
+* One step per tool call, in the order the calls were made; a call is matched to its result
+  by ``tool_call_id`` (a result without an id goes to the oldest unanswered call of the same
+  name, else the oldest unanswered call). A call that never got a result is left out (a
+  warning names it): nothing says it ran.
+* Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
+  the result is an error, its code is ``invalid_argument``.
+* Error detection, from the result's content (:func:`evaluation.formats.common.interpret_result`):
+  a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
+  mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
+  text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
+  by :data:`evaluation.formats.common.ERROR_TEXT_PATTERNS` (network / internal error ->
+  ``transient``, rate limit -> ``rate_limited``, time-out -> ``timeout``...: injected faults,
+  marked inferred); no match leaves the code empty.
+* The instruction is the first ``user`` message; the final message is the text of the last
+  ``assistant`` message when it comes after the last tool result and makes no tool call,
+  else empty: the conversation stopped in the middle, and the trajectory gets status
+  ``limit`` (errors in its last K calls are not counted as given up).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evaluation.formats.common import (
+    EXTERNAL_AGENT,
+    EpisodeError,
+    LoadResult,
+    id_key,
+)
+from evaluation.formats.results import (
+    content_text,
+    interpret_result,
+    make_step,
+    parse_arguments,
+)
+from evaluation.formats.conversations import load_conversations
+from evaluation.trajectory import Trajectory
+
+FORMAT = "openai"
+
+
+class _Call:
+    __slots__ = ("id", "name", "arguments", "ok_args", "where", "content", "answered", "error_flag")
+
+    def __init__(self, id: Any, name: str, arguments: Any, ok_args: bool, where: int) -> None:
+        self.id, self.name, self.arguments, self.ok_args, self.where = id, name, arguments, ok_args, where
+        self.content: Any = None
+        self.answered = False
+        self.error_flag = False
+
+
+def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str = EXTERNAL_AGENT,
+                             task_id: str | None = None, trial: int = 0,
+                             metadata: dict[str, Any] | None = None) -> tuple[Trajectory, list[str]]:
+    """Convert one chat-completions conversation into a :class:`Trajectory` (no ledger).
+
+    Args:
+        messages: the message dicts, in order.
+        episode_id, agent, task_id, trial, metadata: copied into the trajectory.
+
+    Returns:
+        ``(trajectory, warnings)``; warnings name what was left out (unanswered calls,
+        results for unknown call ids, unknown roles).
+
+    Raises:
+        EpisodeError: a message that is not an object, or a tool call without a name.
+    """
+    calls: list[_Call] = []
+    by_id: dict[Any, _Call] = {}
+    warnings: list[str] = []
+    instruction: str | None = None
+    last_result_at = -1
+    last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    for i, m in enumerate(messages, start=1):
+        if not isinstance(m, dict):
+            raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
+        role = m.get("role")
+        if role == "assistant":
+            raw_calls = m.get("tool_calls") or []
+            if not isinstance(raw_calls, list):
+                raise EpisodeError(f"message {i}: tool_calls must be a list")
+            if isinstance(m.get("function_call"), dict):
+                raw_calls = [*raw_calls, {"id": None, "function": m["function_call"]}]
+            last_assistant = (i, content_text(m.get("content")), bool(raw_calls))
+            for tc in raw_calls:
+                fn = tc.get("function") if isinstance(tc, dict) else None
+                if fn is None and isinstance(tc, dict) and "name" in tc:
+                    fn = tc  # flat {"id", "name", "arguments"} (tau2-bench style)
+                name = fn.get("name") if isinstance(fn, dict) else None
+                if not isinstance(name, str) or not name:
+                    raise EpisodeError(f"message {i}: a tool call without a function name")
+                args, ok = parse_arguments(fn.get("arguments"))
+                call = _Call(id_key(tc.get("id")), name, args, ok, i)
+                calls.append(call)
+                if call.id is not None:
+                    by_id[call.id] = call
+        elif role in ("tool", "function"):
+            cid = id_key(m.get("tool_call_id"))
+            if cid is not None:
+                call = by_id.get(cid)
+                if call is None or call.answered:
+                    what = "a second result" if call is not None else "a result"
+                    warnings.append(f"message {i}: {what} for tool_call_id {cid!r} with no open call; ignored")
+                    continue
+            else:
+                open_calls = [c for c in calls if not c.answered]
+                call = next((c for c in open_calls if c.name == m.get("name")), open_calls[0] if open_calls else None)
+                if call is None:
+                    warnings.append(f"message {i}: a tool result with no open tool call; ignored")
+                    continue
+            call.content, call.answered, call.error_flag = m.get("content"), True, m.get("error") is True
+            last_result_at = i
+        elif role == "user":
+            if instruction is None:
+                instruction = content_text(m.get("content"))
+        elif role not in ("system", "developer"):
+            warnings.append(f"message {i}: unknown role {role!r}; ignored")
+    steps = []
+    for c in calls:
+        if not c.answered:
+            warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
+            continue
+        is_error, code, result = interpret_result(c.content, is_error=c.error_flag)
+        if is_error and not c.ok_args:
+            code = "invalid_argument"
+        steps.append(make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result))
+    answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
+    final = last_assistant[1] if answered and last_assistant is not None else ""
+    status, stop_reason = "completed", None
+    if not answered:
+        status, stop_reason = "limit", "the conversation ends without a final answer"
+    traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
+                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
+                      metadata=dict(metadata or {}))
+    return traj, warnings
+
+
+def load(path: str | Path) -> LoadResult:
+    """Read a JSON or JSONL file of chat-completions conversations (module docstring)."""
+    return load_conversations(path, FORMAT, trajectory_from_messages)
+
+
+__all__ = ["FORMAT", "load", "trajectory_from_messages"]

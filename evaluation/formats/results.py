@@ -1,0 +1,233 @@
+"""How a recorded tool result becomes a :class:`~evaluation.trajectory.ToolCallStep`: error
+detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
+
+Fault inference (DESIGN section 7 asks for the fault ledger; files recorded elsewhere have
+none): an error step whose code is in :data:`evaluation.scorer.INFERRED_FAULTS`
+(``transient``, ``rate_limited``, ``timeout``, ``unavailable``, ``auth_required``) gets that
+fault with ``fault_inferred=True``. When a result carries no machine-readable code, the code
+is guessed from its text by :data:`ERROR_TEXT_PATTERNS` (network, timeout, rate limit and
+internal errors become injected-fault codes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+from evaluation.scorer import INFERRED_FAULTS
+from evaluation.trajectory import ToolCallStep
+from tools.errors import ERROR_CODES
+
+ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("rate_limited", r"rate[\s_-]?limit|too many requests|\b429\b|quota exceeded"),
+    ("timeout", r"\btimed?[\s_-]?out\b|\btimeout\b|deadline exceeded|\b504\b"),
+    ("unavailable", r"\b(?:service|tool|server|endpoint|api)\s+(?:is\s+)?(?:currently\s+)?(?:unavailable|down)\b|\b503\b"),
+    ("transient", r"\binterne?a?l(?: server)? error\b|\bnetwork\b|\bconnection (?:reset|refused|error|lost|aborted)\b"
+                  r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b"),
+    ("auth_required", r"\bnot (?:logged in|authenticated)\b|\blog[\s-]?in required\b|\bauthentication (?:required|needed)\b"
+                      r"|\b(?:token|session) (?:has )?expired\b|\bre-?authenticat|\bunauthenticated\b|\b401\b"),
+    ("permission_denied", r"\bprivilege|\bpermission|\bnot (?:allowed|permitted|authori[sz]ed)\b|\bforbidden\b"
+                          r"|\baccess denied\b|\bunauthori[sz]ed\b|\b403\b"),
+    ("not_found", r"\bnot found\b|\bno such\b|\bdoes(?: not|n['’]t) exist\b|\b(?:could not|cannot|can['’]t) find\b"
+                  r"|\bunknown (?:tool|function)\b|\b404\b"),
+    ("invalid_argument", r"\binvalid\b|\bmissing (?:required )?(?:argument|parameter|field|property)\b"
+                         r"|\brequired (?:argument|parameter|field|property)\b|\bmust be\b|\bbad request\b|\bmalformed\b"
+                         r"|\bvalidation\b|\b400\b"),
+    ("conflict", r"\balready\b|\bconflict\b|\bduplicate\b|\b409\b"),
+    ("precondition_failed", r"\bprecondition\b|\bblocked\b|\binsufficient\b|\bnot enough\b|\bout of stock\b|\bsold out\b"
+                            r"|\bclosed\b"),
+)
+"""Error code guessed from an error's text, (code, regex) tried case-insensitively in order;
+the first match wins, no match gives no code. Used only when a result carries no code of
+:data:`tools.errors.ERROR_CODES`. Network, internal and temporary errors become
+``transient``; rate limits ``rate_limited``; time-outs ``timeout``: the codes of injected
+faults, which the scorer then treats as inferred faults."""
+
+_ERROR_TEXT_RE = tuple((code, re.compile(rx, re.IGNORECASE)) for code, rx in ERROR_TEXT_PATTERNS)
+_RETRY_AFTER_RE = re.compile(r"retry[\s_-]*after\D{0,12}?(\d+)|\b(?:wait|in)\s+(\d+)\s*(?:virtual\s+)?s(?:ec(?:ond)?s?)?\b",
+                             re.IGNORECASE)
+UNKNOWN_TOOL_RE = re.compile(r"\b(?:unknown|no such) (?:tool|function)\b|\b(?:tool|function) ['\"`]?[\w.-]+['\"`]? "
+                             r"(?:was |is )?not found\b|\bnot a (?:known |valid )?(?:tool|function)\b", re.IGNORECASE)
+"""An error message saying the called tool does not exist."""
+ERROR_PREFIX_RE = re.compile(r"^\s*(?:Error\b|ERROR\b|error:)")
+"""A text result is an error when it starts with ``Error`` (any punctuation after it),
+``ERROR`` or ``error:`` (what tau-bench and most harnesses return for a failed call)."""
+
+
+def guess_error_code(text: str, allowed: Iterable[str] | None = None, default: str | None = None) -> str | None:
+    """Guess an error code from an error's text by :data:`ERROR_TEXT_PATTERNS`.
+
+    Args:
+        text: the error message.
+        allowed: only these codes may be returned (None: any).
+        default: returned when nothing (allowed) matches.
+    """
+    allow = None if allowed is None else set(allowed)
+    for code, rx in _ERROR_TEXT_RE:
+        if (allow is None or code in allow) and rx.search(text or ""):
+            return code
+    return default
+
+
+def retry_after_from_text(text: str) -> int | None:
+    """``retry after N`` / ``wait N seconds`` / ``in N s`` in an error text, in seconds."""
+    m = _RETRY_AFTER_RE.search(text or "")
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def error_payload(code: str | None, message: str, **extra: Any) -> dict[str, Any]:
+    """An mcpgym-shaped error result ``{"error": {"code", "message", "retry_after", ...}}``.
+
+    ``retry_after`` is read from the message for ``rate_limited`` errors.
+    """
+    err: dict[str, Any] = {"code": code, "message": message}
+    if code == "rate_limited":
+        err["retry_after"] = retry_after_from_text(message)
+    err.update({k: v for k, v in extra.items() if v is not None})
+    return {"error": err}
+
+
+def content_text(content: Any) -> str:
+    """Text of a message/result content: a string, a list of parts (``{"type": "text",
+    "text": ...}`` or strings; other parts skipped), or a JSON value (dumped)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict) and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def parse_json_text(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is a JSON document, else ``(False, text)``."""
+    s = text.strip()
+    if s[:1] in ("{", "[", '"') or s in ("true", "false", "null") or re.fullmatch(r"-?\d+(?:\.\d+)?", s or "x"):
+        try:
+            return True, json.loads(s)
+        except ValueError:
+            pass
+    return False, text
+
+
+def error_code_of(err: Any) -> str | None:
+    """The mcpgym error code of an error value (``{"code": ...}`` or a bare code string), else None."""
+    if isinstance(err, dict) and err.get("code") in ERROR_CODES:
+        return err["code"]
+    if isinstance(err, str) and err in ERROR_CODES:
+        return err
+    return None
+
+
+def error_message_of(err: Any, fallback: str) -> str:
+    """The message of an error value (its ``message``/``detail``/``msg``/``description``, the
+    string itself, or the value dumped as JSON), else ``fallback``."""
+    if isinstance(err, dict):
+        for key in ("message", "detail", "msg", "description"):
+            if isinstance(err.get(key), str):
+                return err[key]
+        return json.dumps(err, ensure_ascii=False)
+    if isinstance(err, str):
+        return err
+    return fallback
+
+
+def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[bool, str | None, Any]:
+    """Decide whether a recorded tool result is an error, and its code and result value.
+
+    Rules (the ``openai`` and ``anthropic`` formats; documented in their modules):
+
+    1. The content's text (:func:`content_text`) is parsed as JSON when it looks like JSON.
+    2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
+       ``error`` itself) when that is one of :data:`tools.errors.ERROR_CODES`, else guessed
+       from the error's message. The result is the object itself (mcpgym's own payload
+       shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
+    3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.
+    4. Text starting with ``Error`` / ``ERROR`` / ``error:`` (:data:`ERROR_PREFIX_RE`) is an
+       error; its code is guessed from the text (:func:`text_error`).
+    5. ``is_error=True`` (a flag of the format) makes any result an error; ``is_error=False``
+       or None leaves the decision to rules 2-4.
+    6. Anything else is a success; its result is the parsed JSON, or the text.
+
+    Returns:
+        ``(is_error, code, result)``; for text errors the result is :func:`error_payload`.
+    """
+    text = content_text(content)
+    parsed, value = parse_json_text(text)
+    if parsed and isinstance(value, dict):
+        err = value.get("error")
+        if err not in (None, False, "", {}, []):
+            message = error_message_of(err, text)
+            code = error_code_of(err) or guess_error_code(message)
+            return True, code, value if isinstance(err, dict) else text_error(message, code)[2]
+        if value.get("isError") is True:
+            return text_error(content_text(value.get("content")) or text)
+    if (not parsed and ERROR_PREFIX_RE.match(text)) or is_error:
+        return text_error(text.strip())
+    return False, None, value if parsed else text
+
+
+def text_error(message: str, code: str | None = None) -> tuple[bool, str | None, dict[str, Any]]:
+    """``(True, code, payload)`` of an error known only by its message: the code is guessed
+    (:func:`guess_error_code`) unless given; an unknown tool (:data:`UNKNOWN_TOOL_RE`) is
+    ``not_found`` on field ``name``, which the scorer counts as an invalid call."""
+    code = code or guess_error_code(message)
+    if code == "not_found" and UNKNOWN_TOOL_RE.search(message):
+        return True, code, error_payload(code, message, field="name")
+    return True, code, error_payload(code, message)
+
+
+def make_step(step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None,
+              result: Any = None) -> ToolCallStep:
+    """A :class:`ToolCallStep`; an error whose code names an injected fault (scorer's
+    ``INFERRED_FAULTS``) gets that ``fault`` with ``fault_inferred=True``."""
+    fault = INFERRED_FAULTS.get(code or "") if is_error else None
+    return ToolCallStep(step=step, tool=tool, arguments=arguments if arguments is not None else {}, is_error=is_error,
+                        error_code=code if is_error else None, result=result, fault=fault,
+                        fault_inferred=fault is not None)
+
+
+def parse_arguments(raw: Any) -> tuple[Any, bool]:
+    """Tool-call arguments as recorded -> ``(arguments, ok)``.
+
+    A JSON string is parsed (an empty string is ``{}``); a dict passes; None is ``{}``.
+    Unparsable JSON or a non-object gives ``(raw, False)``: the agent sent a malformed call.
+    """
+    if raw is None:
+        return {}, True
+    if isinstance(raw, dict):
+        return raw, True
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, True
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return raw, False
+        return (value, True) if isinstance(value, dict) else (raw, False)
+    return raw, False
+
+
+__all__ = [
+    "ERROR_PREFIX_RE",
+    "ERROR_TEXT_PATTERNS",
+    "UNKNOWN_TOOL_RE",
+    "content_text",
+    "error_code_of",
+    "error_message_of",
+    "error_payload",
+    "guess_error_code",
+    "interpret_result",
+    "make_step",
+    "parse_arguments",
+    "parse_json_text",
+    "retry_after_from_text",
+    "text_error",
+]

@@ -1,0 +1,386 @@
+"""The front door: score trajectory files recorded anywhere (``mcpgym score FILE...``).
+
+:func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
+:class:`~evaluation.trajectory.Trajectory`, scores it with
+:func:`evaluation.scorer.score_episode` and aggregates with
+:func:`evaluation.aggregate.aggregate` (DESIGN section 7). :func:`render_text` prints the
+result as tables.
+
+Tool classification: a tool is looked up in mcpgym's own catalog (the registered apps,
+source ``catalog``), else in the ``--catalog`` file (source ``file``), else classified by the
+heuristic of :mod:`evaluation.catalog` (source ``heuristic``; a description found in the
+file, e.g. an MCP ``tools/list`` result, is used). Every tool is classified before any
+episode is scored, so the heuristic's remedy rule (any known auth tool cures
+``permission_denied``) gives the same answer whatever the order of files and episodes.
+
+Faults: a trajectory with a fault ledger (mcpgym format) uses it; any other has its injected
+faults inferred from error results (see :mod:`evaluation.formats.results`), which the report
+says per episode (``faults``: ``ledger`` | ``inferred``) and overall (``faults_inferred``).
+Outcome scores (``success``, ``recall``, ``total``, ``misbehave``) are null unless a
+trajectory carries its initial, final and gold states.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from evaluation.aggregate import aggregate
+from evaluation.catalog import Catalog, CatalogEntry, Source
+from evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
+from evaluation.formats.common import LoadResult, Problem
+from evaluation.formats.detect import detect_format
+from evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+
+FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
+"""Values of ``--format``."""
+
+LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
+    "mcpgym": mcpgym.load,
+    "openai": openai.load,
+    "anthropic": anthropic.load,
+    "complexmcp": complexmcp.load,
+    "mcp-log": mcp_log.load,
+}
+"""Format name -> reader (each returns a :class:`~evaluation.formats.common.LoadResult`)."""
+
+
+class FileReport(BaseModel):
+    """One input file: its format (and how it was chosen), episodes scored, problems."""
+
+    file: str
+    format: str | None
+    detected: bool = Field(description="true when --format auto chose the format")
+    reason: str | None = None
+    episodes: int = 0
+    problems: int = 0
+
+
+class ToolClassification(BaseModel):
+    """How one tool seen in the files was classified, and by which source."""
+
+    tool: str
+    source: Source
+    app: str
+    kind: str
+    resources: list[str]
+    preconditions: list[str] = Field(default_factory=list)
+    calls: int
+
+
+class EpisodeReport(BaseModel):
+    """One scored episode: where it came from and its :class:`EpisodeScores`.
+
+    ``faults`` is ``ledger`` when the trajectory carried a fault ledger, else ``inferred``;
+    ``inferred_faults`` counts the recoverable errors whose fault was inferred.
+    """
+
+    file: str
+    episode: str
+    line: int | None = None
+    format: str
+    agent: str
+    faults: Literal["ledger", "inferred"]
+    inferred_faults: int = 0
+    scores: EpisodeScores
+
+
+class ScoreReport(BaseModel):
+    """The result of :func:`score_files` (``mcpgym score --json`` prints it).
+
+    Attributes:
+        files: one row per input file.
+        episodes: per-episode scores, with file and episode label.
+        agents: ``aggregate(...)["agents"]``: per agent (``external`` unless the file names
+            one), DESIGN section 7's aggregates with ``by_level`` / ``by_app``.
+        tools: every tool seen, with its classification and source.
+        faults_inferred: true when some episode had no fault ledger (its faults inferred).
+        inferred_faults: recoverable errors whose fault was inferred, over all episodes.
+        problems: malformed input (file, line or episode, what is wrong) and warnings.
+        catalog: the ``--catalog`` file, if any.
+        recovery_window: K, the recovery window in tool calls.
+    """
+
+    files: list[FileReport] = Field(default_factory=list)
+    episodes: list[EpisodeReport] = Field(default_factory=list)
+    agents: dict[str, Any] = Field(default_factory=dict)
+    tools: list[ToolClassification] = Field(default_factory=list)
+    faults_inferred: bool = False
+    inferred_faults: int = 0
+    problems: list[Problem] = Field(default_factory=list)
+    catalog: str | None = None
+    recovery_window: int = DEFAULT_K
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem of severity ``error`` was found."""
+        return not any(p.severity == "error" for p in self.problems)
+
+
+@lru_cache(maxsize=1)
+def _app_entries() -> tuple[CatalogEntry, ...]:
+    return tuple(Catalog.from_apps().entries())
+
+
+def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list[Problem]]:
+    """mcpgym's catalog plus the rows of ``catalog_path`` that name tools it does not know.
+
+    Returns:
+        ``(catalog, problems)``: a warning problem when the registered apps cannot be loaded
+        (scoring then relies on the file and the heuristic).
+
+    Raises:
+        ValueError: when ``catalog_path`` is unreadable or invalid (the message names it).
+    """
+    problems: list[Problem] = []
+    try:
+        entries = list(_app_entries())
+    except Exception as exc:  # noqa: BLE001 - a broken app must not stop external scoring
+        entries = []
+        problems.append(Problem(file="(mcpgym catalog)", message=f"the registered apps could not be loaded: {exc}",
+                                severity="warning"))
+    if catalog_path is not None:
+        try:
+            extra = Catalog.from_file(catalog_path).entries()
+        except OSError as exc:
+            raise ValueError(f"{catalog_path}: cannot read the catalog: {exc.strerror or exc}") from None
+        known = {e.name for e in entries}
+        entries += [e for e in extra if e.name not in known]
+    return Catalog(entries), problems
+
+
+def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileReport]:
+    """Read one file in format ``fmt`` (``auto``: :func:`detect_format`).
+
+    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl`` is read
+    in the ``mcpgym`` format whatever ``fmt`` says.
+
+    Raises:
+        ValueError: for a format not in :data:`FORMATS`.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    reason = None
+    if Path(path).is_dir():
+        run_file = Path(path) / "trajectories.jsonl"
+        if run_file.is_file():
+            res = mcpgym.load(run_file)
+        else:
+            res = LoadResult(file=str(path), format="mcpgym")
+            res.problem("a directory without trajectories.jsonl (not a run directory)")
+        return res, FileReport(file=res.file, format="mcpgym", detected=False, reason="run directory",
+                               episodes=len(res.episodes), problems=len(res.problems))
+    if fmt == "auto":
+        detected, reason = detect_format(path)
+        if detected is None:
+            res = LoadResult(file=str(path), format="unknown")
+            if not Path(path).is_file():
+                res.problem("file not found" if not Path(path).exists() else "not a file")
+            else:
+                res.problem(f"cannot tell the format ({reason}); pass --format "
+                            f"{'|'.join(f for f in FORMATS if f != 'auto')}")
+            return res, FileReport(file=str(path), format=None, detected=True, reason=reason,
+                                   problems=len(res.problems))
+        fmt_used = detected
+    else:
+        fmt_used = fmt
+    try:
+        res = LOADERS[fmt_used](path)
+    except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the others
+        res = LoadResult(file=str(path), format=fmt_used)
+        res.problem(f"cannot be read as {fmt_used} ({type(exc).__name__}: {exc})")
+    return res, FileReport(file=str(path), format=fmt_used, detected=fmt == "auto", reason=reason,
+                           episodes=len(res.episodes), problems=len(res.problems))
+
+
+def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: str | Path | None = None, *,
+                k: int = DEFAULT_K) -> ScoreReport:
+    """Score trajectory files recorded elsewhere (or by mcpgym) without re-running anything.
+
+    Args:
+        paths: the files (or run directories: their ``trajectories.jsonl``); each is read on
+            its own, a bad file or episode never stops the others.
+        fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`evaluation.formats.detect`).
+        catalog_path: a JSON catalog (``mcpgym tools --json`` rows: ``name, kind,
+            resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks.
+        k: the recovery window in tool calls (DESIGN section 7, K=3).
+
+    Returns:
+        A :class:`ScoreReport`.
+
+    Raises:
+        ValueError: for an unknown ``fmt``, ``k < 1``, or an unreadable / invalid catalog.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if k < 1:
+        raise ValueError(f"the recovery window k must be >= 1, got {k}")
+    catalog, problems = build_catalog(catalog_path)
+    report = ScoreReport(catalog=str(catalog_path) if catalog_path is not None else None, recovery_window=k)
+    report.problems.extend(problems)
+    loaded: list[LoadResult] = []
+    descriptions: dict[str, str] = {}
+    for path in paths:
+        res, row = load_file(path, fmt)
+        loaded.append(res)
+        report.files.append(row)
+        report.problems.extend(res.problems)
+        for name, desc in res.descriptions.items():
+            descriptions.setdefault(name, desc)
+
+    calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.steps)
+    for name in sorted(calls):  # classify everything first: see the module docstring
+        catalog.get(name, descriptions.get(name))
+
+    scored: list[EpisodeScores] = []
+    for res, row in zip(loaded, report.files):
+        for ep in res.episodes:
+            traj = ep.trajectory
+            try:
+                sc = score_episode(traj, catalog, k=k)
+            except Exception as exc:  # noqa: BLE001 - e.g. a snapshot that does not restore
+                report.problems.append(Problem(file=res.file, line=ep.line, episode=ep.label,
+                                               message=f"cannot be scored: {exc}"))
+                row.episodes -= 1
+                row.problems += 1
+                continue
+            inferred = sum(r.inferred for r in sc.recoverable_error_detail)
+            report.episodes.append(EpisodeReport(
+                file=res.file, episode=ep.label, line=ep.line, format=res.format, agent=sc.agent or "external",
+                faults="ledger" if traj.ledger is not None else "inferred", inferred_faults=inferred, scores=sc))
+            scored.append(sc)
+    report.agents = aggregate(scored)["agents"]
+    for name in sorted(calls):
+        e = catalog.get(name)
+        report.tools.append(ToolClassification(tool=name, source=e.source, app=e.app, kind=e.kind,
+                                               resources=list(e.resources), preconditions=list(e.preconditions),
+                                               calls=calls[name]))
+    report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
+    report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
+    return report
+
+
+# -- text rendering ----------------------------------------------------------------------------
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _yn(x: bool | None) -> str:
+    return "-" if x is None else ("yes" if x else "no")
+
+
+def render_text(report: ScoreReport, *, width: int = 160) -> str:
+    """The report as plain-text tables (rich): episodes (one table per file), agents, tools,
+    notes on inferred faults and unknown outcomes, then the problems.
+
+    Args:
+        report: from :func:`score_files`.
+        width: line width in characters.
+
+    Returns:
+        The text, without colour codes.
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False)
+
+    right = {"calls", "writes", "verified", "recoverable", "attempted", "recovered"}
+    for f in report.files:
+        rows = [ep for ep in report.episodes if ep.file == f.file]
+        title = f"{f.file} ({f.format or 'format unknown'}): {len(rows)} episode(s)"
+        if f.problems:
+            title += f", {f.problems} problem(s)"
+        if not rows:
+            console.print(title, markup=False, soft_wrap=True)
+            continue
+        eps = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        for col in ("episode", "agent", "calls", "writes", "verified", "unverified", "pre-check skips",
+                    "recoverable", "attempted", "recovered", "defeatist", "success"):
+            eps.add_column(col, overflow="fold", justify="right" if col in right else "left",
+                           min_width=min(32, max(len(r.episode) for r in rows)) if col == "episode" else None)
+        for ep in rows:
+            s = ep.scores
+            eps.add_row(ep.episode, ep.agent, str(s.tool_calls), str(s.writes), str(s.verified_writes),
+                        ", ".join(map(str, s.verification_skips)) or "-",
+                        ", ".join(f"{p.step} {p.family}" for p in s.precheck_skips) or "-",
+                        str(s.recoverable_errors) + (f" ({ep.inferred_faults} inf.)" if ep.inferred_faults else ""),
+                        str(s.recovery_attempts), str(s.recoveries), _yn(s.defeatism), _yn(s.success))
+        console.print(eps)
+
+    agents = Table(title="agents", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("agent", "episodes", "success", "verification", "pre-check", "recovery attempts", "recoveries",
+                "defeatism", "blind retries", "invalid calls"):
+        agents.add_column(col, justify="left" if col == "agent" else "right")
+    for name, m in report.agents.items():
+        agents.add_row(name, str(m["episodes"]), _pct(m["success_rate"]), _pct(m["verification_rate"]),
+                       _pct(m["precheck_rate"]), _pct(m["recovery_attempt_rate"]), _pct(m["recovery_rate"]),
+                       _pct(m["defeatism_rate"]), str(m["blind_retries"]), str(m["invalid_calls"]))
+    console.print(agents)
+
+    tools = Table(title="tools (source: catalog = mcpgym's, file = --catalog, heuristic = guessed from the name)",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("tool", "source", "kind", "resources", "calls"):
+        tools.add_column(col, overflow="fold", justify="right" if col == "calls" else "left")
+    for t in report.tools:
+        tools.add_row(t.tool, t.source, t.kind, ", ".join(t.resources), str(t.calls))
+    console.print(tools)
+
+    if report.faults_inferred:
+        console.print(f"Faults were inferred from error results (no fault ledger): {report.inferred_faults} "
+                      "recoverable error(s) counted as injected faults (\"inf.\").")
+    if not any(ep.scores.success is not None for ep in report.episodes):
+        console.print("Outcome (success) is unknown: the files carry no world states.")
+    if report.problems:
+        console.print(f"{len(report.problems)} problem(s):")
+        for p in report.problems:
+            console.print(f"  {p}", markup=False, soft_wrap=True)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+
+
+def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, as_json: bool = False,
+              out: IO[str] | None = None) -> int:
+    """What ``mcpgym score FILE... [--format F] [--catalog C] [--json]`` does.
+
+    Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout).
+
+    Returns:
+        The exit code: 0 when every file was read cleanly, 1 when some input was malformed
+        (what could be scored is still printed), 2 when nothing could be scored.
+
+    Raises:
+        ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
+    """
+    out = out or sys.stdout
+    report = score_files(paths, fmt, catalog)
+    if as_json:
+        out.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        out.write(render_text(report))
+    if not report.episodes:
+        return 2
+    return 0 if report.ok else 1
+
+
+__all__ = [
+    "FORMATS",
+    "EpisodeReport",
+    "FileReport",
+    "LOADERS",
+    "ScoreReport",
+    "ToolClassification",
+    "build_catalog",
+    "load_file",
+    "render_text",
+    "run_score",
+    "score_files",
+]
