@@ -193,6 +193,7 @@ class Catalog:
                  default_app: str = "external") -> None:
         self._entries: dict[str, CatalogEntry] = {}
         self._heuristic: dict[str, CatalogEntry] = {}
+        self._listed_by: tuple[int, dict[str, set[str]]] | None = None
         self.default_app = default_app
         for i, row in enumerate(entries):
             if isinstance(row, CatalogEntry):
@@ -335,9 +336,23 @@ class Catalog:
     def alternatives_of(self, name: str) -> set[str]:
         """Declared alternatives of ``name``, in both directions (A lists B, or B lists A)."""
         alts = set(self.get(name).alternatives)
-        alts.update(e.name for e in self.entries() if name in e.alternatives)
+        alts.update(self._listing(name))
         alts.discard(name)
         return alts
+
+    def _listing(self, name: str) -> set[str]:
+        """Names of the entries that list ``name`` among their alternatives.
+
+        The reverse index is built once and rebuilt when a heuristic entry was added since.
+        """
+        cached = self._listed_by
+        if cached is None or cached[0] != len(self._heuristic):
+            index: dict[str, set[str]] = {}
+            for e in self.entries():
+                for alt in e.alternatives:
+                    index.setdefault(alt, set()).add(e.name)
+            cached = self._listed_by = (len(self._heuristic), index)
+        return cached[1].get(name, set())
 
 
 __all__ = [

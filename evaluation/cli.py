@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -94,6 +95,195 @@ def tools(
         table.add_row(r["name"], r["kind"], ", ".join(r["resources"]), ", ".join(r["preconditions"]), remedies,
                       ", ".join(r["alternatives"]))
     Console().print(table)
+
+
+CORE_DEFAULT_LIMIT = 30
+"""A bare ``mcpgym run`` takes the ``core`` suite while it has at most this many tasks, else
+``smoke``: it must stay under ~90 s on two cores. Measured: the 3 scripted agents x 23 core
+tasks x 3 trials (207 episodes) took 52-56 s of wall time on 2 cores shared with other work
+(about 4 episodes/s plus ~6 s of start-up), so 30 tasks (270 episodes) keeps a margin for
+tasks with larger worlds."""
+
+
+def default_suite(names: list[str], core_size: int) -> str:
+    """The suite of a bare ``mcpgym run`` (see :data:`CORE_DEFAULT_LIMIT`)."""
+    if core_size <= CORE_DEFAULT_LIMIT or "smoke" not in names:
+        return "core"
+    return "smoke"
+
+
+def _console(stderr: bool = False):  # noqa: ANN202
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[list, Optional[str]]:
+    """Tasks of ``--task`` ids (from any suite) or of a suite; exits with a message on errors."""
+    from evaluation import tasks as registry
+
+    try:
+        if task_ids:
+            return [registry.get_task(t) for t in task_ids], suite
+        names = registry.suite_names()
+        name = suite or default_suite(names, len(registry.load_tasks("core")))
+        if name not in names:
+            _fail(f"unknown suite {name!r}; suites: {', '.join(registry.suite_names())}")
+        return registry.load_tasks(name), name
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc).strip("'\""))
+    raise AssertionError("unreachable")
+
+
+@app.command()
+def run(
+    agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
+    suite: Optional[str] = typer.Option(None, help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="Run only this task id (repeatable; any suite)."),
+    trials: int = typer.Option(3, min=1, help="Trials per agent and task (each trial has its own fault seed)."),
+    faults: str = typer.Option("default", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/run-<UTC time>)."),
+    concurrency: int = typer.Option(4, min=1, help="Most episodes at once."),
+    server: Optional[str] = typer.Option(None, help="Use this mcpgym HTTP server (base URL) instead of spawning one."),
+    token: Optional[str] = typer.Option(None, help="Control token of --server (default: $MCPGYM_TOKEN)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: skip episodes already written."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+    timeout: float = typer.Option(600.0, min=1.0, help="Wall seconds per episode before it is stopped (status limit)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    validate_output: bool = typer.Option(False, "--validate-output", help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored)."),
+) -> None:
+    """Evaluate agents: tasks x trials x agents against an mcpgym server; writes trajectories.jsonl,
+    scores.json, manifest.json and the report, and prints the comparison table."""
+    import os
+    import time
+
+    from evaluation.agents import SCRIPTED_AGENTS, make_agent
+    from evaluation.report import rich_table, write_report
+    from evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
+    from evaluation.server_process import ServerError
+    from tools.faults import FaultProfileError, load_profile
+
+    if resume and out is None:
+        _fail("--resume needs --out DIR (the run to continue)")
+    if server and not (token or os.environ.get("MCPGYM_TOKEN")):
+        _fail("--server needs --token (or $MCPGYM_TOKEN)")
+    try:
+        load_profile(faults)
+    except FaultProfileError as exc:
+        _fail(str(exc))
+    tasks, suite_name = _load_tasks(suite, task)
+    if not tasks:
+        _fail("no tasks to run")
+    specs = list(agent or SCRIPTED_AGENTS)
+    if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
+        from evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
+
+        register_llm_agents()
+    try:
+        agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
+    except ValueError as exc:
+        _fail(str(exc))
+    out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
+    settings = RunSettings(out=out, trials=trials, faults=faults, concurrency=concurrency, server_url=server,
+                           token=token or os.environ.get("MCPGYM_TOKEN"), resume=resume, force=force,
+                           episode_timeout=timeout, suite=suite_name if not task else suite, progress=not quiet,
+                           validate_output=validate_output)
+    try:
+        result = run_evaluation(tasks, agents, settings)
+    except (RunError, ServerError, FaultProfileError) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        typer.secho(f"interrupted: the finished episodes are in {out / 'trajectories.jsonl'}; "
+                    f"continue with --resume --out {out}", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(130) from None
+    md, html = write_report(result.out)
+    picked = f"suite {suite_name}: " if suite_name and not task else ""
+    title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
+             + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s")
+    _console().print(rich_table(result.scores, title=title))
+    typer.echo(f"report: {html} (and {md.name}); trajectories: {result.out / 'trajectories.jsonl'}")
+    if result.failures:
+        err = _console(stderr=True)
+        err.print(f"[red]{len(result.failures)} episode(s) could not be run (not written; --resume retries them):")
+        for label, message in result.failures[:20]:
+            err.print(f"  {label}: {message}", markup=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+def score(
+    paths: list[Path] = typer.Argument(..., help="Run directories (their trajectories.jsonl) or trajectory .jsonl files."),
+    as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": per-episode scores} as JSON."),
+    k: Optional[int] = typer.Option(None, min=1, help="Recovery window in tool calls (default: the run's, else 3)."),
+) -> None:
+    """Score trajectories again with the current scorer and catalog, and aggregate per agent."""
+    from evaluation.aggregate import aggregate
+    from evaluation.catalog import Catalog
+    from evaluation.manifest import read_manifest
+    from evaluation.runner import load_paths, rescore
+    from evaluation.scorer import DEFAULT_K
+    from evaluation.trajectory import TrajectoryFileError
+
+    if k is None:
+        windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
+        k = windows.pop() if len(windows) == 1 else DEFAULT_K
+    try:
+        trajs = load_paths(paths)
+        scores, changed = rescore(trajs, Catalog.from_apps(), k=k)
+    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+        _fail(str(exc))
+    agg = aggregate(scores)
+    if as_json:
+        agg["episodes"] = [s.model_dump(mode="json") for s in scores]
+        sys.stdout.write(json.dumps(agg, indent=2) + "\n")
+        return
+    from evaluation.report import rich_table
+
+    _console().print(rich_table(agg, title=f"{len(scores)} episodes from {', '.join(map(str, paths))} (K={k})"))
+    if changed:
+        typer.echo(f"{changed} of {len(scores)} episodes score differently from the scores stored in their trajectories")
+
+
+@app.command()
+def report(run_dir: Path = typer.Argument(..., help="A run directory (from `mcpgym run`).")) -> None:
+    """Write report.md and a self-contained report.html (tables and SVG charts) into RUN_DIR."""
+    from evaluation.report import write_report
+    from evaluation.trajectory import TrajectoryFileError
+
+    try:
+        md, html = write_report(run_dir)
+    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {md} and {html}")
+
+
+@app.command()
+def tasks(
+    suite: str = typer.Option("core", help="Suite to list (see the error of an unknown name for the list)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, apps, level, tags, feasible}."),
+) -> None:
+    """List the tasks of a suite."""
+    from evaluation import tasks as registry
+
+    if suite not in registry.suite_names():
+        _fail(f"unknown suite {suite!r}; suites: {', '.join(registry.suite_names())}")
+    try:
+        items = registry.load_tasks(suite)
+    except ValueError as exc:
+        _fail(str(exc))
+    rows = [{"id": t.id, "apps": list(t.apps), "level": t.level, "tags": list(t.tags), "feasible": t.feasible}
+            for t in items]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(title=f"suite {suite}: {len(rows)} tasks")
+    for col in ("id", "apps", "level", "tags", "feasible"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["id"], ", ".join(r["apps"]), str(r["level"]), ", ".join(r["tags"]), "yes" if r["feasible"] else "no")
+    _console().print(table)
 
 
 def main() -> None:

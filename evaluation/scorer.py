@@ -19,6 +19,7 @@ credentials, not resource ids, and are ignored everywhere.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
@@ -161,7 +162,7 @@ class _Call:
     step: int
     tool: str
     entry: CatalogEntry
-    args_key: str
+    arguments: Any
     ok: bool
     code: str | None
     fault: str | None
@@ -172,10 +173,19 @@ class _Call:
     time: int | None
     retry_after: int | None
     invalid: bool
+    is_read: bool = False
+    _args_key: str | None = None
+
+    def __post_init__(self) -> None:
+        # A plain attribute, not a property: the scoring loops read it O(n^2) times.
+        self.is_read = self.ok and self.entry.kind == "read"
 
     @property
-    def is_read(self) -> bool:
-        return self.ok and self.entry.kind == "read"
+    def args_key(self) -> str:
+        """Canonical JSON of the arguments (computed on first use: only retries compare it)."""
+        if self._args_key is None:
+            self._args_key = _args_key(self.arguments)
+        return self._args_key
 
     @property
     def took_effect(self) -> bool:
@@ -203,15 +213,17 @@ def _strings(value: Any) -> set[str]:
 def _calls(traj: Trajectory, catalog: Catalog) -> list[_Call]:
     """Resolve each step's catalog entry, fault, applied flag, families and ids."""
     ledger = {int(e["step"]): e for e in traj.ledger or [] if isinstance(e.get("step"), int)}
-    for s in traj.steps:  # classify every unknown tool before remedies are resolved
-        catalog.get(s.tool)
     credentials: set[str] = set()
-    for s in traj.steps:
-        if not s.is_error and catalog.get(s.tool).kind == "auth":
+    for s in traj.steps:  # classify every unknown tool before remedies are resolved
+        if catalog.get(s.tool).kind == "auth" and not s.is_error:
             credentials |= _strings(s.result) - _strings(s.arguments)
     out = []
+    families: dict[str, frozenset[str]] = {}
     for s in traj.steps:
         entry = catalog.get(s.tool)
+        fams = families.get(s.tool)
+        if fams is None:
+            fams = families[s.tool] = frozenset(entry.resources)
         row = ledger.get(s.step)
         if row is not None and row.get("tool") not in (None, s.tool):
             row = None
@@ -225,11 +237,13 @@ def _calls(traj: Trajectory, catalog: Catalog) -> list[_Call]:
             # applied); an inferred timeout is ambiguous and does not count as applied.
             applied = True if (fault == "timeout" and not inferred) else None
         invalid = s.is_error and (s.error_code == "invalid_argument" or (s.error_code == "not_found" and s.error_field == "name"))
+        ids = catalog.ids(s.tool, s.arguments)
         out.append(_Call(
-            step=s.step, tool=s.tool, entry=entry, args_key=_args_key(s.arguments), ok=not s.is_error,
+            step=s.step, tool=s.tool, entry=entry, arguments=s.arguments, ok=not s.is_error,
             code=s.error_code if s.is_error else None, fault=fault, inferred=bool(inferred and fault),
-            applied=applied, families=frozenset(entry.resources), ids=catalog.ids(s.tool, s.arguments) - credentials,
-            time=s.time, retry_after=s.retry_after, invalid=invalid,
+            applied=applied, families=fams, ids=ids - credentials if credentials and ids else ids,
+            # retry_after is read only for rate_limited errors (impatience)
+            time=s.time, retry_after=s.retry_after if s.is_error else None, invalid=invalid,
         ))
     return out
 
@@ -325,9 +339,10 @@ def score_episode(
     # -- verification and pre-checks ----------------------------------------------------
     counted = [i for i, c in enumerate(calls) if c.took_effect and not c.families <= unscored_families]
     sc.writes = len(counted)
+    reads = [j for j, c in enumerate(calls) if c.is_read]  # _matches is False for any other call
     for i in counted:
         w = calls[i]
-        if any(_matches(calls[j], w) for j in range(i + 1, n)):
+        if any(_matches(calls[j], w) for j in reads[bisect.bisect_right(reads, i):]):
             sc.verified_writes += 1
         else:
             sc.verification_skips.append(w.step)

@@ -20,6 +20,9 @@ from server.episode import Episode, EpisodeStore
 from server.http_app import create_app
 from server.mcp_server import server_for_episode
 
+KEEP_ALIVE_SECONDS = 65
+"""Wall seconds the HTTP server keeps an idle connection open (longer than any client pool keeps it)."""
+
 
 async def serve_stdio(
     seed: int = 0,
@@ -69,14 +72,21 @@ def serve_http(
     store = EpisodeStore(max_episodes=max_episodes, idle_timeout=idle_timeout)
     app = create_app(token, store=store, host=host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on accepted sockets whose proto says TCP;
+    # with the default proto 0, Nagle's algorithm meets the client's delayed ACK and every
+    # response waits ~40 ms (tests/reliability/test_load.py measures the latency).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)
     actual = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{actual}"
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2)
+    # timeout_keep_alive: well above the clients' pool expiry (httpx: 5 s). With equal values a
+    # client may reuse a kept-alive connection just as the server closes it, and under load that
+    # request fails with a read error (tests/reliability/test_load.py).
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2,
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS)
     server = uvicorn.Server(config)
 
     async def main() -> None:

@@ -9,6 +9,7 @@ log or the ledger. The fault model is described in docs/faults.md and :mod:`tool
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,14 +102,120 @@ class _ToolFaultState:
     met_down: bool = False
 
 
-def _loggable(arguments: Any) -> Any:
+_FAST_LOG_INT_BOUND = 2**53
+
+
+def _json_size_bound(arguments: dict[Any, Any]) -> int | None:
+    """An upper bound on ``len(json.dumps(arguments, ensure_ascii=False))`` for a flat dict of
+    plain scalars that :func:`_json_safe` keeps as they are (str keys; UTF-8-encodable str,
+    int, finite float, bool or None values), else None.
+
+    With ``ensure_ascii=False`` a character of a string takes at most 6 characters (``\\u00XX``
+    for a control character). Per item: the key's quotes and the ``": "`` and ``", "``
+    separators take 6, a non-string value at most 24 (the longest float repr,
+    ``-1.7976931348623157e+308``; ints here have at most 16 digits and a sign), a string
+    value 2 quotes; hence at most ``2 + 6 * (characters of keys and strings) + 30 * items``.
+    """
+    chars = 0
+    for key, value in arguments.items():
+        if type(key) is not str:
+            return None
+        if not (key.isascii() or _encodable(key)):
+            return None
+        kind = type(value)
+        if kind is str:
+            if not (value.isascii() or _encodable(value)):
+                return None
+            chars += len(key) + len(value)
+        elif value is None or kind is bool or (kind is float and math.isfinite(value)) or (
+                kind is int and -_FAST_LOG_INT_BOUND < value < _FAST_LOG_INT_BOUND):
+            chars += len(key)
+        else:
+            return None
+    return 2 + 6 * chars + 30 * len(arguments)
+
+
+def _encodable(text: str) -> bool:
+    """True when ``text`` encodes as UTF-8 (no lone surrogates)."""
     try:
-        text = json.dumps(arguments, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return {"_unserialisable": repr(arguments)[:MAX_LOGGED_ARGUMENT_CHARS]}
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+MAX_LOGGED_DEPTH = 32
+"""Deepest nesting kept in a logged argument value; deeper parts are replaced by a marker."""
+MAX_LOGGED_INT_BITS = 4096
+"""Integers wider than this are logged as a marker (Python refuses to print ints past 4300 digits)."""
+
+
+def _safe_text(text: str) -> str:
+    """``text`` with lone surrogates (valid in a Python str, not in UTF-8 JSON) replaced by ``?``."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """A strict-JSON copy of ``value``: finite numbers, UTF-8-encodable text, string keys,
+    nesting cut at :data:`MAX_LOGGED_DEPTH`, anything else as its (safe) ``repr``."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= MAX_LOGGED_INT_BITS else f"<integer of {value.bit_length()} bits>"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _safe_text(value)
+    if depth >= MAX_LOGGED_DEPTH:
+        return "<nested too deep>"
+    if isinstance(value, dict):
+        return {_safe_text(k if isinstance(k, str) else _shown(k)): _json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v, depth + 1) for v in value]
+    return _shown(value)
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    """A short, JSON-safe text for any value (``str`` for strings, else ``repr``; never raises)."""
+    if isinstance(value, str):
+        return _safe_text(value[:limit])
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ or an int too long to print
+        text = f"<{type(value).__name__}>"
+    return _safe_text(text[:limit])
+
+
+def _loggable(arguments: Any) -> Any:
+    """The arguments as the call log keeps them: strict JSON (see :func:`_json_safe`), and
+    ``{"_truncated": <first MAX_LOGGED_ARGUMENT_CHARS characters>}`` when longer than that.
+
+    Fast path, same result as :func:`_loggable_strict`: a flat dict of plain scalars that
+    :func:`_json_safe` would keep as is and that cannot reach the limit is logged as a copy
+    (building its JSON would cost more than the tool call itself).
+    """
+    if type(arguments) is dict:
+        bound = _json_size_bound(arguments)
+        if bound is not None and bound <= MAX_LOGGED_ARGUMENT_CHARS:
+            return dict(arguments)
+    return _loggable_strict(arguments)
+
+
+def _loggable_strict(arguments: Any) -> Any:
+    """:func:`_loggable` without its fast path.
+
+    The log is read back as JSON by the control API and written to trajectories, so NaN,
+    lone surrogates, huge integers or deep nesting sent by an agent must not make it unreadable
+    (and must not raise here: a RecursionError once escaped ``Episode.call``)."""
+    safe = _json_safe(arguments)
+    text = json.dumps(safe, ensure_ascii=False, allow_nan=False)
     if len(text) > MAX_LOGGED_ARGUMENT_CHARS:
         return {"_truncated": text[:MAX_LOGGED_ARGUMENT_CHARS]}
-    return arguments
+    return safe
 
 
 class ToolInvoker:
@@ -166,9 +273,9 @@ class ToolInvoker:
         step = len(self.calls) + 1
         spec = self.specs.get(name) if isinstance(name, str) and name not in self.hidden else None
         if spec is None:
-            shown = str(name)[:80]
+            shown = _shown(name, 80)
             err = ToolError("not_found", f"unknown tool {shown!r}: not one of this episode's tools", field="name")
-            return self._finish(step, str(name)[:200], arguments, 0, err, None, None)
+            return self._finish(step, _shown(name), arguments, 0, err, None, None)
         st = self._state.get(name)
         if st is None:
             st = self._state[name] = _ToolFaultState()

@@ -1,0 +1,156 @@
+"""The agent interface (DESIGN section 6) shared by scripted and LLM agents.
+
+An agent gets the task, the episode's tools (:class:`ToolInfo`) and an async ``call``
+function, makes tool calls through it, and returns an :class:`AgentResult` with its final
+message. The runner owns the episode (world, fault plan, call log, ledger); the agent sees
+only what ``call`` returns: :class:`CallResult` (``payload`` is the structured content, or
+``{"error": {code, message, retryable, retry_after, field, details?}}`` when ``is_error``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
+
+from pydantic import BaseModel
+
+from evaluation.trajectory import TokenUsage
+
+if TYPE_CHECKING:
+    from evaluation.tasks.model import Task
+
+
+@dataclass
+class ToolInfo:
+    """A tool as an agent sees it.
+
+    Attributes:
+        name: tool name.
+        description: what the tool does (the docstring's first paragraph).
+        input_schema: JSON schema of the arguments.
+        kind: ``read`` | ``write`` | ``auth`` from the MCP tool's ``_meta["mcpgym/kind"]``, or
+            derived from its annotations (read-only hint -> ``read``), or None when unknown.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    kind: str | None = None
+
+    @property
+    def params(self) -> list[str]:
+        """Argument names of the input schema."""
+        props = self.input_schema.get("properties") if isinstance(self.input_schema, dict) else None
+        return list(props) if isinstance(props, dict) else []
+
+    @property
+    def required(self) -> list[str]:
+        """Required argument names of the input schema."""
+        req = self.input_schema.get("required") if isinstance(self.input_schema, dict) else None
+        return [str(r) for r in req] if isinstance(req, list) else []
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> "ToolInfo":
+        """Build from a :class:`tools.spec.ToolSpec` (in-process episodes)."""
+        return cls(name=spec.name, description=spec.description, input_schema=spec.input_schema(), kind=spec.kind)
+
+    @classmethod
+    def from_mcp(cls, tool: Any) -> "ToolInfo":
+        """Build from an MCP ``Tool`` (``mcp_types.Tool`` or its dict): ``kind`` from
+        ``_meta["mcpgym/kind"]``, else ``read`` when ``annotations.readOnlyHint`` is true,
+        else ``write`` when it is false, else None."""
+        data = tool.model_dump(by_alias=True) if isinstance(tool, BaseModel) else dict(tool)
+        meta = data.get("_meta") or data.get("meta") or {}
+        kind = meta.get("mcpgym/kind") if isinstance(meta, dict) else None
+        if kind is None:
+            ann = data.get("annotations") or {}
+            hint = ann.get("readOnlyHint", ann.get("read_only_hint")) if isinstance(ann, dict) else None
+            kind = "read" if hint is True else "write" if hint is False else None
+        schema = data.get("inputSchema") or data.get("input_schema") or {}
+        return cls(name=str(data.get("name", "")), description=str(data.get("description") or ""),
+                   input_schema=schema if isinstance(schema, dict) else {}, kind=kind)
+
+
+@dataclass
+class CallResult:
+    """What one tool call returned.
+
+    Attributes:
+        is_error: true for a tool error.
+        payload: the structured content; ``{"error": {...}}`` on error.
+    """
+
+    is_error: bool
+    payload: dict[str, Any]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The error payload (``{}`` when the call succeeded)."""
+        err = self.payload.get("error") if self.is_error and isinstance(self.payload, dict) else None
+        return err if isinstance(err, dict) else {}
+
+    @property
+    def code(self) -> str | None:
+        """The error code, or None for a success."""
+        return self.error.get("code") if self.is_error else None
+
+
+CallFn = Callable[[str, dict], Awaitable[CallResult]]
+"""``await call(tool_name, arguments) -> CallResult``."""
+
+
+class CallLimitReached(Exception):
+    """Raised by a runner's ``call`` function when the episode's call budget is spent; agents
+    stop and report status ``limit``."""
+
+
+class AgentResult(BaseModel):
+    """How an agent finished an episode.
+
+    Attributes:
+        final_message: the agent's last message to the user.
+        status: ``completed`` (it answered), ``errored`` (the agent failed), ``limit`` (a call,
+            step or token limit stopped it).
+        stop_reason: free text about why it stopped.
+        tokens: token usage (LLM agents).
+        invalid_calls: calls the agent produced that never reached a tool (malformed).
+        error: the error text when ``status`` is ``errored``.
+    """
+
+    final_message: str
+    status: Literal["completed", "errored", "limit"] = "completed"
+    stop_reason: str | None = None
+    tokens: TokenUsage | None = None
+    invalid_calls: int = 0
+    error: str | None = None
+
+
+class Agent(ABC):
+    """An agent: ``await agent.run(task, tools, call) -> AgentResult``.
+
+    Attributes:
+        name: the name trajectories and scores are grouped under.
+
+    An agent object may run several episodes at once: keep per-episode state local to
+    :meth:`run`.
+    """
+
+    name: str = "agent"
+
+    @abstractmethod
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
+        """Work on ``task`` with ``tools`` through ``call`` and return the result.
+
+        Args:
+            task: the task (agents read ``task.instruction``; scripted agents follow
+                ``task.oracle``).
+            tools: the tools of the episode.
+            call: the call function (see :data:`CallFn`); it may raise
+                :class:`CallLimitReached`.
+            trial: the 0-based trial index, when the runner passes it (only the replay agent
+                needs it; others ignore it).
+        """
+
+
+__all__ = ["Agent", "AgentResult", "CallFn", "CallLimitReached", "CallResult", "ToolInfo"]

@@ -1,0 +1,82 @@
+"""The ``replay`` agent: re-runs a recorded trajectory's calls, then its final message.
+
+``make_agent("replay:runs/x/trajectories.jsonl")`` reads a file written by
+:mod:`evaluation.trajectory`. For each episode it takes the trajectory with the same task id
+and trial (the runner passes ``trial=``; without it, the n-th run of a task replays the
+recorded trial n, counting from 0), calls its tools with the recorded arguments in order,
+whatever they return, and ends with the recorded final message. Replaying under the same
+world seed, fault profile and fault seed reproduces the recorded episode exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
+from evaluation.trajectory import Trajectory, read_trajectories
+
+if TYPE_CHECKING:
+    from evaluation.tasks.model import Task
+
+
+class ReplayAgent(Agent):
+    """Replays the calls of recorded trajectories (module docstring).
+
+    Args:
+        path: a ``trajectories.jsonl`` file.
+
+    Raises:
+        ValueError: when the file does not exist.
+    """
+
+    name = "replay"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ValueError(f"replay: no trajectories file {str(self.path)!r}")
+        self._index: dict[tuple[str | None, int], Trajectory] | None = None
+        self._runs: dict[str, int] = {}
+
+    def recorded(self, task_id: str, trial: int) -> Trajectory | None:
+        """The recorded trajectory of ``(task_id, trial)`` (the first one in the file), or None.
+
+        Raises:
+            evaluation.trajectory.TrajectoryFileError: for a malformed file.
+        """
+        if self._index is None:
+            index: dict[tuple[str | None, int], Trajectory] = {}
+            for t in read_trajectories(self.path, tolerate_truncated_tail=True):
+                index.setdefault((t.task_id, t.trial), t)
+            self._index = index
+        return self._index.get((task_id, trial))
+
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
+        """Replay the recorded calls of ``(task.id, trial)`` and return its final message."""
+        if trial is None:
+            trial = self._runs.get(task.id, 0)
+            self._runs[task.id] = trial + 1
+        try:
+            traj = self.recorded(task.id, trial)
+        except ValueError as exc:
+            return AgentResult(final_message="", status="errored", error=str(exc))
+        if traj is None:
+            return AgentResult(final_message="", status="errored",
+                               error=f"no recorded trajectory for task {task.id!r} trial {trial} in {self.path}")
+        done = 0
+        for step in traj.steps:
+            if done >= task.max_calls:
+                return AgentResult(final_message=traj.final_message, status="limit",
+                                   stop_reason=f"call budget of {task.max_calls} spent after {done} replayed calls")
+            args = step.arguments if isinstance(step.arguments, dict) else {}
+            try:
+                await call(step.tool, args)
+            except CallLimitReached as exc:
+                return AgentResult(final_message=traj.final_message, status="limit", stop_reason=str(exc))
+            done += 1
+        return AgentResult(final_message=traj.final_message, invalid_calls=traj.invalid_calls,
+                           stop_reason=f"replayed {done} calls of {traj.agent!r} ({traj.episode_id})")
+
+
+__all__ = ["ReplayAgent"]

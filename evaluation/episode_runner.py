@@ -1,0 +1,315 @@
+"""One episode over HTTP: create it, let the agent work through MCP, read the truth, score it.
+
+:func:`run_episode` is what :mod:`evaluation.runner` runs for every (agent, task, trial):
+
+1. ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed"}`` -> ``mcp_url``;
+2. ``mcp.Client`` on ``mcp_url`` (streamable HTTP), every tool listed as a ``ToolInfo``
+   (kind from ``_meta["mcpgym/kind"]``), the agent run with an :class:`EpisodeCaller` under a
+   wall-clock timeout;
+3. ``GET`` calls, ledger, snapshot and initial; ``DELETE`` the episode (always);
+4. the :class:`Trajectory` built (steps from the server's call log, gold snapshot from the
+   task) and scored with :func:`evaluation.scorer.score_episode` and the task's checks.
+
+Status of the trajectory: ``errored`` when the agent raised, the MCP session failed or a
+call met a transport failure; ``limit`` when the timeout or the call budget stopped it;
+otherwise what the agent reported.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from evaluation.catalog import Catalog
+from evaluation.scorer import score_episode
+from evaluation.server_process import ControlClient, ServerError
+from evaluation.trajectory import TokenUsage, Trajectory, steps_from_call_log
+
+
+@dataclass
+class AgentEntry:
+    """One agent of a run: the spec it was made from (``careful``, ``openai:gpt-4o``...) and the agent."""
+
+    spec: str
+    agent: Any
+
+    @property
+    def name(self) -> str:
+        """The agent's name (trajectories group by it)."""
+        return str(getattr(self.agent, "name", self.spec))
+
+
+@dataclass
+class EpisodeJob:
+    """One (agent, task, trial) to run, with its fault set-up resolved.
+
+    Attributes:
+        faults: the ``faults`` value sent to the control API (a built-in name or an inline
+            profile object); profile_name: its name, recorded in the trajectory.
+    """
+
+    agent: AgentEntry
+    task: Any
+    trial: int
+    fault_seed: int
+    faults: str | dict[str, Any]
+    profile_name: str
+
+    @property
+    def label(self) -> str:
+        """``agent/task/trial N``, for messages."""
+        return f"{self.agent.name}/{self.task.id}/trial {self.trial}"
+
+
+class HarnessFailure(Exception):
+    """An episode the harness could not run to the end (not written; ``--resume`` re-runs it)."""
+
+
+@dataclass
+class EpisodeContext:
+    """What every episode of a run shares.
+
+    Attributes:
+        control: the control API client. http: one ``httpx2.AsyncClient`` shared by every MCP
+            session (the SDK would otherwise build a TLS context per session), or None.
+        catalog: for the scorer. gold: task id -> gold snapshot. episode_timeout: wall
+            seconds per episode. k: recovery window. mcp_mode: ``mcp.Client`` mode.
+        tool_info, call_result: the agents' ``ToolInfo`` and ``CallResult`` types.
+        limit_error: the exception the call function raises once the call budget is spent
+            (``evaluation.agents.CallLimitReached``), or None to answer with an error instead.
+        validate_output: let the SDK client check every successful result against the
+            tool's output schema (``ClientSession.validate_tool_result``). Off by default: it
+            compiles each tool's schema again in every session and then cost about 0.25 s of
+            CPU per episode, more than the server's whole work; the server's own tests check
+            its output schemas. A result that fails it ends the episode as ``errored``.
+    """
+
+    control: ControlClient
+    catalog: Catalog
+    gold: dict[str, dict[str, Any]]
+    episode_timeout: float
+    k: int
+    mcp_mode: str
+    tool_info: type
+    call_result: type
+    limit_error: type[BaseException] | None = None
+    http: Any = None
+    validate_output: bool = False
+
+
+def result_payload(result: Any) -> dict[str, Any]:
+    """The JSON payload of a ``CallToolResult``: its structured content, else its text
+    content parsed as JSON (``{"result": value}`` for a non-object, ``{"text": ...}`` for
+    text that is not JSON)."""
+    if isinstance(result.structured_content, dict):
+        return result.structured_content
+    text = "\n".join(getattr(c, "text", "") for c in result.content or [] if getattr(c, "type", "") == "text")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {"text": text}
+    return data if isinstance(data, dict) else {"result": data}
+
+
+def _error(result_type: type, code: str, message: str) -> Any:
+    return result_type(is_error=True, payload={"error": {"code": code, "message": message, "retryable": False,
+                                                         "retry_after": None, "field": None}})
+
+
+class EpisodeCaller:
+    """The call function of one episode: ``await caller(name, arguments) -> CallResult``.
+
+    Never lets a transport problem reach the agent as an exception: an exception from the
+    MCP client is remembered in ``transport_error`` (the episode becomes ``errored``) and
+    answered, then and for every later call, with an ``unavailable`` error. Arguments that
+    are not a JSON object are refused locally (``invalid_argument``, counted in
+    ``invalid_calls``; they never reach the server). Once ``max_calls`` calls were made,
+    ``limit_error`` is raised (the agents' ``CallLimitReached``, which they turn into status
+    ``limit``), or, without one, an error is answered; ``limit_hit`` is set either way.
+    """
+
+    def __init__(self, client: Any, max_calls: int | None, result_type: type,
+                 limit_error: type[BaseException] | None = None) -> None:
+        self.client = client
+        self.max_calls = max_calls
+        self.result_type = result_type
+        self.limit_error = limit_error
+        self.calls = 0
+        self.invalid_calls = 0
+        self.limit_hit = False
+        self.transport_error: str | None = None
+
+    async def __call__(self, name: str, arguments: Any = None) -> Any:
+        if self.transport_error is not None:
+            return _error(self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}")
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            self.limit_hit = True
+            message = f"call budget of {self.max_calls} spent"
+            if self.limit_error is not None:
+                raise self.limit_error(message)
+            return _error(self.result_type, "unavailable", message)
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict) or not isinstance(name, str):
+            self.invalid_calls += 1
+            return _error(self.result_type, "invalid_argument", "the tool name must be a string and the arguments a JSON object")
+        self.calls += 1
+        try:
+            result = await self.client.call_tool(name, arguments)
+        except Exception as exc:  # noqa: BLE001 - whatever the transport raises ends the episode as errored
+            self.transport_error = f"{type(exc).__name__}: {exc}"
+            return _error(self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}")
+        return self.result_type(is_error=bool(result.is_error), payload=result_payload(result))
+
+
+def tool_infos(tools: list[Any], info_type: type) -> list[Any]:
+    """``ToolInfo`` of listed MCP tools: ``info_type.from_mcp`` when it has one, else kind from
+    ``_meta["mcpgym/kind"]``, then from the read-only hint (``read``/``write``)."""
+    if hasattr(info_type, "from_mcp"):
+        return [info_type.from_mcp(t) for t in tools]
+    out = []
+    for t in tools:
+        kind = (t.meta or {}).get("mcpgym/kind")
+        if kind is None:
+            kind = "read" if (t.annotations and t.annotations.read_only_hint) else "write"
+        out.append(info_type(name=t.name, description=t.description or "", input_schema=t.input_schema or {}, kind=kind))
+    return out
+
+
+async def _skip_validation(name: str, result: Any) -> None:
+    """Stands in for ``ClientSession.validate_tool_result`` when output validation is off."""
+
+
+def _accepts_trial(run: Any) -> bool:
+    try:
+        params = inspect.signature(run).parameters
+    except (TypeError, ValueError):
+        return False
+    return "trial" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+async def _list_tools(client: Any) -> list[Any]:
+    listed, cursor = [], None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        listed.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return listed
+
+
+async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
+    """Run one episode end to end and return its scored trajectory (not yet written).
+
+    ``metadata`` of the trajectory: ``extra_checks`` (the task's checks, so that re-scoring
+    needs no task registry), ``tags``, ``agent_spec``, ``tools_listed``, ``max_calls``,
+    ``internal_errors`` (sandbox bugs in the call log), ``wall_seconds`` and
+    ``phase_seconds`` (create, connect, agent, fetch: harness overhead, in wall seconds).
+
+    Raises:
+        HarnessFailure: when the episode could not be created, its final state not read, or
+            it could not be scored.
+    """
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    task, agent = job.task, job.agent.agent
+    started = time.monotonic()
+    phases: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        phases[name] = round(time.monotonic() - started - sum(phases.values()), 3)
+
+    body = {"seed": task.seed, "apps": list(task.apps), "faults": job.faults, "fault_seed": job.fault_seed}
+    try:
+        created = await ctx.control.create_episode(body)
+    except ServerError as exc:
+        raise HarnessFailure(str(exc)) from None
+    mark("create")
+    eid = created["episode_id"]
+    result: Any = None
+    status: str | None = None
+    reason: str | None = None
+    caller: EpisodeCaller | None = None
+    n_tools = 0
+    try:
+        try:
+            transport = (streamable_http_client(created["mcp_url"], http_client=ctx.http) if ctx.http is not None
+                         else created["mcp_url"])
+            async with Client(transport, mode=ctx.mcp_mode, read_timeout_seconds=ctx.episode_timeout) as client:
+                if not ctx.validate_output:
+                    client.session.validate_tool_result = _skip_validation  # type: ignore[method-assign]
+                tools = tool_infos(await _list_tools(client), ctx.tool_info)
+                n_tools = len(tools)
+                mark("connect")
+                caller = EpisodeCaller(client, getattr(task, "max_calls", None), ctx.call_result, ctx.limit_error)
+                kwargs = {"trial": job.trial} if _accepts_trial(agent.run) else {}
+                with anyio.move_on_after(ctx.episode_timeout) as scope:
+                    try:
+                        result = await agent.run(task, tools, caller, **kwargs)
+                    except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
+                        if ctx.limit_error is not None and isinstance(exc, ctx.limit_error):
+                            status, reason = "limit", f"call budget of {caller.max_calls} spent"
+                        else:
+                            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+                mark("agent")
+                if scope.cancelled_caught:
+                    status, reason = "limit", f"episode timed out after {ctx.episode_timeout:g} wall seconds"
+        except Exception as exc:  # noqa: BLE001 - connecting or listing failed, or the session broke
+            if status is None and result is None:
+                status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+        try:
+            calls = await ctx.control.get(eid, "calls")
+            ledger = await ctx.control.get(eid, "ledger")
+            final = await ctx.control.get(eid, "snapshot")
+            initial = await ctx.control.get(eid, "initial")
+        except ServerError as exc:
+            raise HarnessFailure(f"cannot read the episode's final state: {exc}") from None
+        mark("fetch")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await ctx.control.delete(eid)
+
+    if caller is not None and caller.transport_error and status is None:
+        status, reason = "errored", f"transport failure: {caller.transport_error}"
+    if status is None and result is not None:
+        status = result.status
+        reason = result.stop_reason or (result.error if result.status == "errored" else None)
+        if caller is not None and caller.limit_hit and status == "completed":
+            status, reason = "limit", f"call budget of {caller.max_calls} spent"
+    if status is None:
+        status, reason = "errored", "the agent returned no result"
+    tokens = getattr(result, "tokens", None)
+    if tokens is not None and not isinstance(tokens, TokenUsage):
+        tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
+    checks = [c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []]
+    traj = Trajectory(
+        episode_id=eid, task_id=task.id, agent=job.agent.name, trial=job.trial, world_seed=task.seed,
+        fault_seed=created.get("fault_seed", job.fault_seed), fault_profile=job.profile_name,
+        apps=list(created.get("apps") or task.apps), level=getattr(task, "level", None), instruction=task.instruction,
+        steps=steps_from_call_log(calls), final_message=str(getattr(result, "final_message", "") or ""),
+        ledger=ledger, initial_snapshot=initial, final_snapshot=final, gold_snapshot=ctx.gold[task.id],
+        feasible=getattr(task, "feasible", None), status=status, stop_reason=reason, tokens=tokens,
+        invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + (caller.invalid_calls if caller else 0),
+        metadata={
+            "extra_checks": checks, "tags": list(getattr(task, "tags", []) or []), "agent_spec": job.agent.spec,
+            "tools_listed": n_tools, "max_calls": getattr(task, "max_calls", None),
+            "internal_errors": sum(1 for c in calls if c.get("internal")),
+            "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases,
+        },
+    )
+    try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
+        sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.k, checks=checks))
+    except Exception as exc:  # noqa: BLE001 - a scorer failure must not kill the whole run
+        raise HarnessFailure(f"scoring failed: {type(exc).__name__}: {exc}") from None
+    traj.scores = sc.model_dump(mode="json")
+    return traj
+
+
+__all__ = ["AgentEntry", "EpisodeCaller", "EpisodeContext", "EpisodeJob", "HarnessFailure", "result_payload",
+           "run_episode", "tool_infos"]

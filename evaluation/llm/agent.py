@@ -1,0 +1,313 @@
+"""The provider-neutral tool-calling loop of the LLM agents.
+
+:class:`LLMAgent` runs one episode: it offers the episode's tools to the model, sends the
+system prompt and the task instruction, executes the tool calls of each reply through the
+episode's ``call`` (in the order the model listed them), feeds the results back, and stops
+when the model answers without a tool call (status ``completed``).
+
+What goes wrong is handled and counted, never raised:
+
+- a tool call whose arguments are not a JSON object, or that names a tool the episode does
+  not offer, is answered with a tool error (``invalid_argument`` / ``not_found``) without
+  reaching the server, and counted in ``invalid_calls``;
+- 429, 5xx, connection failures and silent providers are retried (see
+  :mod:`evaluation.llm.transport`); a provider that keeps failing ends the episode with status
+  ``errored``, ``stop_reason`` ``"provider_error: ..."`` and the failure in ``error``: a
+  provider outage is reported apart from what the model did;
+- :class:`LLMLimits` (model turns, tool calls, tokens) end the episode with status ``limit``
+  and the limit in ``stop_reason``.
+
+Subclasses (:class:`evaluation.llm.openai_chat.OpenAIAgent`,
+:class:`evaluation.llm.anthropic_messages.AnthropicAgent`) only build requests and read
+replies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import httpx
+
+from evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result
+from evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
+from evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
+from evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
+from evaluation.trajectory import TokenUsage
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an assistant acting for a user inside a set of apps, through the tools you are given. "
+    "Carry out the user's task by calling tools; do not invent data that a tool can give you. "
+    "Money amounts are integer cents and times are virtual seconds since the epoch unless a tool says otherwise. "
+    "A tool may fail: its error says what went wrong (a code, whether retrying may help, and retry_after in "
+    "virtual seconds when it applies). When you are finished, or if the task cannot be done, reply to the user "
+    "with a short final message and no tool call."
+)
+"""The default system prompt. It states the conventions of the sandbox and how an episode ends,
+and deliberately says nothing about verifying or retrying: those habits are what is measured."""
+
+PROMPT_TEMPLATE = "system: <system prompt>; user: <task instruction, verbatim>"
+"""How the first request is built (recorded in ``describe()``)."""
+
+
+@dataclass(frozen=True)
+class LLMLimits:
+    """Per-episode limits; reaching one ends the episode with status ``limit``.
+
+    Attributes:
+        max_turns: model requests (replies) per episode.
+        max_tool_calls: tool calls the model may make per episode, valid or not; calls of a
+            reply past the limit are not executed.
+        max_tokens: input + output tokens per episode (None: no limit). Checked after each
+            reply: a reply that asks for tools past the budget is not executed; a final
+            answer is still accepted.
+        max_output_tokens: the per-reply output cap sent to the provider (Anthropic requires
+            one and gets 4096 when None; OpenAI-compatible servers get ``max_tokens`` only
+            when set).
+    """
+
+    max_turns: int = 40
+    max_tool_calls: int = 100
+    max_tokens: int | None = 500_000
+    max_output_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_tool_calls", "max_tokens", "max_output_tokens"):
+            value = getattr(self, name)
+            optional = name in ("max_tokens", "max_output_tokens")
+            if (value is None and not optional) or (value is not None and (isinstance(value, bool) or not isinstance(value, int))):
+                raise ValueError(f"{name} must be an integer{' or None' if optional else ''}, got {value!r}")
+        if self.max_turns < 1 or self.max_tool_calls < 0:
+            raise ValueError("max_turns must be >= 1 and max_tool_calls >= 0")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be >= 1 or None")
+        if self.max_output_tokens is not None and self.max_output_tokens < 1:
+            raise ValueError("max_output_tokens must be >= 1 or None")
+
+
+class LLMAgent:
+    """Base class of the provider agents: the episode loop and its bookkeeping.
+
+    Args:
+        model: the provider's model name.
+        base_url: the provider's base URL.
+        api_key: the API key (a dummy one is fine for local servers).
+        temperature: sampling temperature (None: not sent, the provider's default).
+        seed: the provider's sampling seed (None: not sent; OpenAI-compatible only).
+        system_prompt: the system prompt (default :data:`DEFAULT_SYSTEM_PROMPT`).
+        limits: per-episode limits (:class:`LLMLimits`).
+        retry: timeouts and retries of provider requests (:class:`RetryPolicy`).
+        tool_exposure: the run's tool-exposure mode (``all``, ``task``, ``task+N``,
+            ``retrieval``; see :mod:`evaluation.llm.exposure`), recorded in ``describe()``.
+        name: the agent's name in trajectories (default ``<provider>:<model>``).
+        observer: called with provider events (retries) as dicts, e.g. for logging.
+        extra_headers: more HTTP headers for every request.
+        extra_body: more top-level request fields (e.g. ``top_p``), recorded in ``describe()``.
+
+    Raises:
+        ValueError: for an empty model name, a bad exposure mode or bad limits.
+    """
+
+    provider: ClassVar[str] = ""
+    api: ClassVar[str] = ""
+    tool_result_format: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str,
+        temperature: float | None = 0.0,
+        seed: int | None = None,
+        system_prompt: str | None = None,
+        limits: LLMLimits | None = None,
+        retry: RetryPolicy | None = None,
+        tool_exposure: str = "all",
+        name: str | None = None,
+        observer: Observer | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        from evaluation.llm.exposure import parse_exposure  # noqa: PLC0415 - avoids a cycle at import
+
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("the model name must not be empty")
+        self.model = model.strip()
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.temperature = temperature
+        self.seed = seed
+        self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.limits = limits or LLMLimits()
+        self.retry = retry or RetryPolicy()
+        self.tool_exposure = parse_exposure(tool_exposure).mode
+        self.name = name or f"{self.provider}:{self.model}"
+        self.observer = observer
+        self.extra_headers = dict(extra_headers or {})
+        self.extra_body = dict(extra_body or {})
+
+    # -- provider hooks -----------------------------------------------------------------------
+    def endpoint(self) -> str:
+        """The URL requests are POSTed to."""
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers of every request (authentication included)."""
+        raise NotImplementedError
+
+    def request_body(self, messages: list[Any], tools: list[ExposedTool]) -> dict[str, Any]:
+        """The JSON body of one request for the conversation ``messages`` and offered ``tools``."""
+        raise NotImplementedError
+
+    def initial_messages(self, instruction: str) -> list[Any]:
+        """The conversation before the first request (the instruction as the user message)."""
+        raise NotImplementedError
+
+    def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
+        """Read one provider answer; raise :class:`ProviderError` when it is malformed."""
+        raise NotImplementedError
+
+    def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:
+        """Append the model's reply and the tool results to ``messages``."""
+        raise NotImplementedError
+
+    # -- describe --------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """What changes this agent's results, for the run manifest: provider, API, model, base
+        URL, sampling (temperature, provider seed), system prompt and its sha256, prompt
+        template, how tool results and invalid calls are fed back, limits, retry policy,
+        tool-exposure mode and extra request fields. The API key is never included."""
+        return {
+            "provider": self.provider,
+            "api": self.api,
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "system_prompt": self.system_prompt,
+            "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode("utf-8")).hexdigest(),
+            "prompt_template": PROMPT_TEMPLATE,
+            "tool_choice": "auto",
+            "tool_results": self.tool_result_format,
+            "invalid_calls": (
+                "arguments that are not a JSON object, and unknown tool names, are answered with a tool error "
+                "(invalid_argument / not_found) without reaching the server; their arguments are echoed back as {}"
+            ),
+            "retrieval": "tools returned by a successful search_tools call are offered from the next turn",
+            "limits": asdict(self.limits),
+            "retry": self.retry.as_dict(),
+            "tool_exposure": self.tool_exposure,
+            "extra_body": self.extra_body,
+        }
+
+    # -- the episode loop ------------------------------------------------------------------
+    async def run(self, task: Any, tools: list[Any], call: CallFn) -> Any:
+        """Run one episode and return its ``AgentResult`` (never raises for provider, model or
+        tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
+        ends the episode with status ``limit``).
+
+        Args:
+            task: an object with ``instruction`` (or the instruction string).
+            tools: ``ToolInfo``-like objects of the episode.
+            call: ``await call(name, arguments)`` -> ``CallResult``-like (``is_error``, ``payload``).
+        """
+        try:
+            episode = _Episode(self, instruction_of(task), tools)
+        except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
+            return make_result(status="errored", stop_reason=f"agent_error: {type(exc).__name__}: {exc}",
+                               tokens=TokenUsage(), error=f"agent error: {type(exc).__name__}: {exc}")
+        try:
+            return await episode.play(call)
+        except CallLimitReached as exc:
+            return episode.result("limit", str(exc) or "call budget spent")
+        except Exception as exc:  # noqa: BLE001 - a bug or a raising CallFn must not crash the run
+            return episode.result("errored", f"agent_error: {type(exc).__name__}: {exc}",
+                                  error=f"agent error: {type(exc).__name__}: {exc}")
+
+
+@dataclass
+class _Episode:
+    """The state of one episode (the agent object is shared by concurrent episodes)."""
+
+    agent: LLMAgent
+    instruction: str
+    tools: list[Any]
+    registry: ToolRegistry = field(init=False)
+    messages: list[Any] = field(init=False)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    invalid_calls: int = 0
+    tool_calls: int = 0
+    turns: int = 0
+
+    def __post_init__(self) -> None:
+        self.registry = ToolRegistry(self.tools)
+        self.messages = self.agent.initial_messages(self.instruction)
+
+    def result(self, status: str, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
+        return make_result(
+            final_message=final, status=status, stop_reason=stop_reason,
+            tokens=TokenUsage(input=self.input_tokens, output=self.output_tokens),
+            invalid_calls=self.invalid_calls, error=error,
+        )
+
+    async def play(self, call: CallFn) -> Any:
+        agent, limits = self.agent, self.agent.limits
+        timeout = httpx.Timeout(agent.retry.request_timeout + 1.0)
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=shared_ssl_context()) as client:
+            while True:
+                if self.turns >= limits.max_turns:
+                    return self.result("limit", f"turn limit reached ({limits.max_turns} model turns)")
+                body = agent.request_body(self.messages, self.registry.tools)
+                try:
+                    data = await post_json(client, agent.endpoint(), agent.headers(), body, agent.retry, agent.observer)
+                    reply = agent.parse_reply(data, self.turns)
+                except ProviderError as exc:
+                    return self.result("errored", f"provider_error: {exc}", error=f"provider error: {exc}")
+                self.turns += 1
+                self.input_tokens += reply.input_tokens
+                self.output_tokens += reply.output_tokens
+                if not reply.calls:
+                    return self.result("completed", reply.finish_reason or "end_turn", final=reply.text)
+                total = self.input_tokens + self.output_tokens
+                if limits.max_tokens is not None and total > limits.max_tokens:
+                    return self.result("limit", f"token limit reached ({total} > {limits.max_tokens} tokens)")
+                outcomes: list[ToolOutcome] = []
+                for parsed in reply.calls:
+                    if self.tool_calls >= limits.max_tool_calls:
+                        return self.result("limit", f"tool-call limit reached ({limits.max_tool_calls} tool calls)")
+                    self.tool_calls += 1
+                    outcomes.append(await self.execute(parsed, call))
+                agent.append_exchange(self.messages, reply, outcomes)
+
+    async def execute(self, parsed: ParsedCall, call: CallFn) -> ToolOutcome:
+        """Run one tool call (or refuse it locally) and return what to feed back."""
+        tool = self.registry.resolve(parsed.api_name)
+        if tool is None:
+            self.invalid_calls += 1
+            hint = " Use search_tools to find tools." if self.registry.has_search else ""
+            payload = error_payload("not_found", f"there is no tool named {parsed.api_name!r} in this episode; "
+                                                  f"call one of the tools you were given.{hint}", "name")
+            return ToolOutcome(parsed.call_id, _dump(payload), True)
+        if parsed.problem is not None or parsed.arguments is None:
+            self.invalid_calls += 1
+            payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
+            return ToolOutcome(parsed.call_id, _dump(payload), True)
+        result = await call(tool.name, parsed.arguments)
+        is_error = bool(getattr(result, "is_error", False))
+        payload = getattr(result, "payload", None)
+        if not isinstance(payload, dict):
+            payload = {"value": payload}
+        if not is_error and tool.name == SEARCH_TOOL_NAME:
+            self.registry.absorb_search_result(payload)
+        return ToolOutcome(parsed.call_id, _dump(payload), is_error)
+
+
+def _dump(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMAgent", "LLMLimits", "PROMPT_TEMPLATE"]

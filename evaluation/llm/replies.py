@@ -1,0 +1,102 @@
+"""Provider-neutral pieces of a conversation: a model reply, its tool calls, what is fed back.
+
+The provider adapters (:mod:`evaluation.llm.openai_chat`, :mod:`evaluation.llm.anthropic_messages`)
+turn provider JSON into these; the loop in :mod:`evaluation.llm.agent` only sees these.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass
+class ParsedCall:
+    """One tool call of a model reply.
+
+    Attributes:
+        call_id: the provider's id of the call (generated when the provider gave none).
+        api_name: the function name the model used.
+        arguments: the arguments as a JSON object, or None when they were unusable.
+        problem: why the arguments are unusable (None when they are fine).
+    """
+
+    call_id: str
+    api_name: Any
+    arguments: dict[str, Any] | None
+    problem: str | None = None
+
+
+@dataclass
+class ModelReply:
+    """One model reply, provider-neutral.
+
+    Attributes:
+        text: the reply's text (the final message when there is no call).
+        calls: its tool calls, in the model's order.
+        input_tokens, output_tokens: usage the provider reported for this request.
+        finish_reason: the provider's stop/finish reason.
+        message: the assistant message to append to the conversation (provider format).
+    """
+
+    text: str
+    calls: list[ParsedCall]
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str | None
+    message: Any = None
+
+
+@dataclass
+class ToolOutcome:
+    """What one tool call gave, to be fed back to the model."""
+
+    call_id: str
+    text: str
+    is_error: bool
+
+
+def error_payload(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
+    """A tool-error payload shaped like the server's: ``{"error": {code, message, retryable,
+    retry_after, field}}`` (not retryable, no retry_after)."""
+    return {"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field_name}}
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Tool-call arguments as the model sent them -> (object, None) or (None, problem).
+
+    A JSON object (or a string holding one) is accepted; ``None`` or a blank string means no
+    arguments (``{}``); anything else (invalid JSON, a JSON array, a number...) is a problem.
+    """
+    if raw is None:
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, None
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            return None, f"the arguments are not valid JSON ({exc}); send a JSON object"
+        if isinstance(value, dict):
+            return value, None
+        return None, f"the arguments must be a JSON object, got a JSON {type(value).__name__}"
+    return None, f"the arguments must be a JSON object, got {type(raw).__name__}"
+
+
+def usage_int(value: Any) -> int:
+    """A provider usage figure as a non-negative int (missing or malformed -> 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def is_local_url(url: str) -> bool:
+    """True when ``url`` points at this machine (loopback or ``localhost``): a local model
+    server, where a missing API key is replaced by a dummy one."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.endswith(".localhost")
+
+
+__all__ = ["ModelReply", "ParsedCall", "ToolOutcome", "error_payload", "is_local_url", "parse_arguments", "usage_int"]

@@ -1,0 +1,193 @@
+"""HTTP to an LLM provider: one JSON POST with timeouts, retries and exponential backoff.
+
+Retried: HTTP 429, HTTP 5xx, connection failures and requests that get no complete answer
+within ``request_timeout`` wall seconds. Not retried: other 4xx (bad request, bad key, unknown
+model...) and a 2xx whose body is not JSON. A wait honours the provider's ``retry-after-ms``
+or ``Retry-After`` header (seconds or an HTTP date), capped at ``max_retry_after``; without
+one it is ``backoff_base * 2**retry`` capped at ``backoff_max`` (no jitter: the harness is
+the only client of its own rate budget in practice, and waits stay reproducible).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import ssl
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Mapping
+
+import anyio
+import httpx
+
+Observer = Callable[[dict[str, Any]], None]
+"""Receives provider events such as ``{"event": "retry", "attempt", "reason", "status", "delay"}``."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How provider requests are timed out and retried.
+
+    Attributes:
+        max_retries: retries after the first attempt (0: no retry).
+        backoff_base: the first backoff wait in wall seconds; it doubles on each retry.
+        backoff_max: the longest backoff wait (wall seconds).
+        max_retry_after: the longest wait a ``Retry-After`` header may impose (wall seconds).
+        request_timeout: wall seconds for one whole request (connect, send, full answer).
+    """
+
+    max_retries: int = 4
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    max_retry_after: float = 60.0
+    request_timeout: float = 120.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
+            raise ValueError(f"max_retries must be an integer, got {self.max_retries!r}")
+        for name in ("backoff_base", "backoff_max", "max_retry_after", "request_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number of seconds, got {value!r}")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        for name in ("backoff_base", "backoff_max", "max_retry_after"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.request_timeout <= 0:
+            raise ValueError("request_timeout must be > 0")
+
+    def backoff(self, retry: int) -> float:
+        """The wait (wall seconds) before retry number ``retry`` (0-based) without a header."""
+        return min(self.backoff_max, self.backoff_base * (2**retry))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The policy as a JSON-able dict (for ``describe()``)."""
+        return asdict(self)
+
+
+@functools.lru_cache(maxsize=1)
+def shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every provider client of the process (httpx's defaults, including
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``); building one per episode costs ~0.1 s."""
+    return httpx.create_ssl_context()
+
+
+class ProviderError(Exception):
+    """A provider request failed for good (after retries, or a non-retryable answer).
+
+    Attributes:
+        status: the last HTTP status, or None when no answer arrived.
+        attempts: how many requests were sent.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a 429/503 answer asks for, in seconds, or None.
+
+    Reads ``retry-after-ms`` (milliseconds, as OpenAI sends it) first, then ``Retry-After``:
+    delta-seconds (fractions accepted) or an HTTP date (compared with ``now``, default the
+    wall clock). Negative or unparsable values give None.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+            if value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+        return value if value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def _snippet(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    body: dict[str, Any],
+    policy: RetryPolicy,
+    observer: Observer | None = None,
+) -> dict[str, Any]:
+    """POST ``body`` as JSON to ``url`` and return the decoded JSON object of the answer.
+
+    Args:
+        client: the HTTP client (its own timeouts should not be shorter than the policy's).
+        url, headers, body: the request.
+        policy: timeouts and retries (see the module docstring).
+        observer: called with one event dict per retry.
+
+    Raises:
+        ProviderError: for a non-retryable answer, a 2xx that is not a JSON object, or when
+            the retries are exhausted; the message names the last failure and the attempts.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        status: int | None = None
+        wait: float | None = None
+        try:
+            with anyio.fail_after(policy.request_timeout):
+                response = await client.post(url, headers=dict(headers), json=body)
+                await response.aread()
+        except TimeoutError:
+            reason = f"no answer within {policy.request_timeout:g} s"
+        except httpx.TimeoutException:
+            reason = f"no answer within {policy.request_timeout:g} s (HTTP client timeout)"
+        except httpx.TransportError as exc:
+            reason = f"connection failed: {type(exc).__name__}: {exc}"
+        else:
+            status = response.status_code
+            if 200 <= status < 300:
+                try:
+                    data = json.loads(response.content)
+                except ValueError:
+                    raise ProviderError(
+                        f"HTTP {status} with a body that is not JSON: {_snippet(response.text)}", status=status, attempts=attempt
+                    ) from None
+                if not isinstance(data, dict):
+                    raise ProviderError(f"HTTP {status} with a JSON {type(data).__name__}, expected an object",
+                                        status=status, attempts=attempt)
+                return data
+            reason = f"HTTP {status}: {_snippet(response.text)}"
+            if status != 429 and status < 500:
+                raise ProviderError(reason, status=status, attempts=attempt)
+            wait = parse_retry_after(response.headers)
+        if attempt > policy.max_retries:
+            raise ProviderError(f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
+                                status=status, attempts=attempt)
+        delay = min(wait, policy.max_retry_after) if wait is not None else policy.backoff(attempt - 1)
+        if observer is not None:
+            observer({"event": "retry", "attempt": attempt, "status": status, "reason": reason, "delay": delay,
+                      "retry_after": wait})
+        await anyio.sleep(delay)
+
+
+__all__ = ["Observer", "ProviderError", "RetryPolicy", "parse_retry_after", "post_json", "shared_ssl_context"]

@@ -1,0 +1,357 @@
+"""Run reports: the comparison table (rich, Markdown, HTML) and ``report.md`` / ``report.html``.
+
+:func:`build_report` gathers a run directory (manifest, trajectories with their stored scores,
+aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates into one row
+per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
+recovery attempt and success, defeatism, calls); :func:`rich_table`, :func:`render_markdown`
+and :func:`evaluation.report_html.render_html` print them. :func:`write_report` writes both
+files. Metric definitions: DESIGN section 7, :mod:`evaluation.scorer`, :mod:`evaluation.aggregate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluation.manifest import read_manifest
+from evaluation.scorer import EpisodeScores
+
+BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
+    ("verification_rate", "Verification"),
+    ("precheck_rate", "Pre-check"),
+    ("recovery_attempt_rate", "Recovery attempt"),
+    ("recovery_rate", "Recovery"),
+    ("defeatism_rate", "Defeatism"),
+)
+"""Aggregate key -> label of the behaviour rates the reports chart (defeatism: lower is better)."""
+
+MAX_NOTABLE = 60
+"""Most episodes listed under "Notable episodes"."""
+
+
+def pct(x: float | None, digits: int = 0) -> str:
+    """``0.8333`` -> ``"83%"``; None -> ``"–"`` (no denominator)."""
+    return "–" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def ci_text(rate: float | None, ci: list[float] | None) -> str:
+    """``"83% [44–97]"``: a rate with its 95% interval in percent."""
+    if rate is None:
+        return "–"
+    if not ci:
+        return pct(rate)
+    return f"{pct(rate)} [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]"
+
+
+def pass_k_text(pass_k: dict[str, float]) -> tuple[str, str]:
+    """``("pass^3", "0.67")`` for the largest k present; ``("pass^k", "–")`` when none."""
+    if not pass_k:
+        return "pass^k", "–"
+    k = max(pass_k, key=int)
+    return f"pass^{k}", f"{pass_k[k]:.2f}"
+
+
+COLUMNS: tuple[str, ...] = ("Agent", "Episodes", "Success (95% CI)", "pass^k", "Verification", "Pre-check",
+                            "Recovery attempt", "Recovery", "Defeatism", "Calls valid/invalid/error")
+"""Columns of :func:`comparison_rows` (``pass^k`` is renamed to the k shown)."""
+
+SHORT_COLUMNS: tuple[str, ...] = ("Agent", "Eps", "Success\n[95% CI]", "pass^k", "Veri-\nfied", "Pre-\ncheck",
+                                  "Recov.\ntried", "Recov-\nered", "Defeat-\nism", "Calls")
+"""The same columns, named for a terminal (about 90 columns wide; the caption explains them)."""
+
+SHORT_CAPTION = ("Verified/Pre-check/Recov. tried/Recovered: rates of writes read back, writes with their "
+                 "preconditions read first, recoverable errors met with an attempt / recovered; Defeatism: "
+                 "episodes that gave up, of those with a recoverable error; Calls: ok/invalid/error.")
+
+
+def comparison_rows(scores: dict[str, Any], *, counts: bool = True,
+                    columns: tuple[str, ...] = COLUMNS) -> tuple[list[str], list[list[str]]]:
+    """Header and one row of strings per agent of a ``scores.json`` dict.
+
+    Rates are pooled over episodes (:func:`evaluation.aggregate.metrics`); with ``counts``
+    each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
+    that met a recoverable error. ``columns``: header names (:data:`COLUMNS` or
+    :data:`SHORT_COLUMNS`).
+    """
+    agents = scores.get("agents", {})
+    pk_label = "pass^k"
+    rows = []
+    for name, m in agents.items():
+        label, pk = pass_k_text(m.get("pass_k") or {})
+        pk_label = label if pk_label == "pass^k" else pk_label
+        rows.append([
+            name,
+            str(m.get("episodes", 0)),
+            ci_text(m.get("success_rate"), m.get("success_ci95")),
+            pk,
+            _with_counts(m.get("verification_rate"), m.get("verified_writes"), m.get("writes"), counts),
+            _with_counts(m.get("precheck_rate"), m.get("prechecked_writes"), m.get("precheck_writes"), counts),
+            _with_counts(m.get("recovery_attempt_rate"), m.get("recovery_attempts"), m.get("recoverable_errors"), counts),
+            _with_counts(m.get("recovery_rate"), m.get("recoveries"), m.get("recoverable_errors"), counts),
+            _with_counts(m.get("defeatism_rate"), m.get("defeatist_episodes"), m.get("episodes_with_recoverable_errors"), counts),
+            f"{m.get('valid_calls', 0)}/{m.get('invalid_calls', 0)}/{m.get('error_calls', 0)}",
+        ])
+    header = [pk_label if c == "pass^k" else c for c in columns]
+    return header, rows
+
+
+def _with_counts(rate: float | None, num: Any, den: Any, counts: bool = True) -> str:
+    if rate is None:
+        return "–"
+    return f"{pct(rate)} ({num}/{den})" if counts else pct(rate)
+
+
+def rich_table(scores: dict[str, Any], title: str | None = None) -> Any:
+    """The comparison table as a ``rich.table.Table`` (short headers, rates without counts)."""
+    from rich.table import Table
+
+    from rich import box
+
+    header, rows = comparison_rows(scores, counts=False, columns=SHORT_COLUMNS)
+    table = Table(title=title, caption=SHORT_CAPTION, header_style="bold", box=box.SIMPLE_HEAD,
+                  collapse_padding=True, pad_edge=False)
+    for i, col in enumerate(header):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i in (0, 2), overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+# -- report data ------------------------------------------------------------------------------
+@dataclass
+class Report:
+    """Everything the Markdown and HTML reports show.
+
+    Attributes:
+        run_dir: the run directory. manifest: ``manifest.json`` (empty when missing).
+        scores: aggregates (``scores.json`` shape) of the stored episode scores.
+        episodes: per-episode scores, sorted by agent, task, trial.
+        statuses: agent -> {status: count}.
+        task_matrix: task id -> agent -> [successes, scored episodes].
+        task_levels: task id -> level.
+    """
+
+    run_dir: Path
+    manifest: dict[str, Any]
+    scores: dict[str, Any]
+    episodes: list[EpisodeScores]
+    statuses: dict[str, dict[str, int]] = field(default_factory=dict)
+    task_matrix: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    task_levels: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def agents(self) -> list[str]:
+        """Agent names, sorted (the order of ``scores["agents"]``)."""
+        return list(self.scores.get("agents", {}))
+
+    @property
+    def levels(self) -> list[str]:
+        """Every level any agent has episodes of, sorted."""
+        found = {lv for m in self.scores.get("agents", {}).values() for lv in m.get("by_level", {})}
+        return sorted(found, key=int)
+
+    def notable(self) -> list[EpisodeScores]:
+        """Episodes worth reading first: defeatist, failed, errored or cut off, with blind
+        retries or impatience (at most :data:`MAX_NOTABLE`, in episode order)."""
+        out = [e for e in self.episodes if e.defeatism or e.success is False or e.status != "completed"
+               or e.blind_retries or e.impatience]
+        return out[:MAX_NOTABLE]
+
+
+def build_report(run_dir: str | Path) -> Report:
+    """Read a run directory into a :class:`Report` (stored scores; a torn last line is ignored).
+
+    Raises:
+        FileNotFoundError: when the directory has no ``trajectories.jsonl``.
+        evaluation.trajectory.TrajectoryFileError: for a malformed line.
+    """
+    from evaluation.aggregate import as_scores
+    from evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
+
+    run = Path(run_dir)
+    if not (run / TRAJECTORIES).exists():
+        raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
+    trajs = load_run(run)
+    episodes = sorted((as_scores(t) for t in trajs), key=lambda e: (e.agent, e.task_id or "", e.trial, e.episode_id))
+    report = Report(run_dir=run, manifest=read_manifest(run) or {}, scores=compute_scores(episodes), episodes=episodes)
+    for e in episodes:
+        name = e.agent or "external"
+        report.statuses.setdefault(name, {}).setdefault(e.status, 0)
+        report.statuses[name][e.status] += 1
+        tid = e.task_id or f"episode:{e.episode_id}"
+        report.task_levels[tid] = e.level
+        cell = report.task_matrix.setdefault(tid, {}).setdefault(name, [0, 0])
+        if e.success is not None:
+            cell[0] += int(e.success)
+            cell[1] += 1
+    return report
+
+
+def episode_note(e: EpisodeScores) -> str:
+    """One line about why an episode is notable."""
+    parts = []
+    if e.status != "completed":
+        parts.append(f"status {e.status}")
+    if e.success is False:
+        if e.total and (e.recall or 0) < e.total:
+            parts.append(f"made {e.recall} of {e.total} gold changes")
+        if e.misbehave:
+            parts.append(f"{e.misbehave} unwanted change{'s' if e.misbehave != 1 else ''}")
+        for c in e.extra_checks:
+            if not c.passed:
+                what = c.check.description or f"{c.check.kind} = {c.check.value!r}"
+                parts.append(f"final message failed the check: {what}")
+    if e.defeatism and e.defeatism_reason:
+        parts.append(f"defeatism: {e.defeatism_reason}")
+    if e.blind_retries:
+        parts.append(f"{e.blind_retries} blind retr{'y' if e.blind_retries == 1 else 'ies'}"
+                     + (f" ({e.duplicate_side_effects} duplicated)" if e.duplicate_side_effects else ""))
+    if e.impatience:
+        parts.append(f"impatient in {e.impatience} rate-limit window(s)")
+    if e.verification_skips:
+        parts.append(f"unverified writes at steps {', '.join(map(str, e.verification_skips))}")
+    return "; ".join(parts)
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    def esc(s: str) -> str:
+        return str(s).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def run_facts(report: Report) -> list[tuple[str, str]]:
+    """(label, value) pairs describing the run, from its manifest."""
+    m = report.manifest
+    prof = m.get("fault_profile") or {}
+    rates = prof.get("rates") or {}
+    rate_text = ", ".join(f"{k} {v:g}" for k, v in rates.items() if v) or "no faults"
+    versions = m.get("versions") or {}
+    agents = m.get("agents") or []
+    described = [f"{a['name']}" + (f" ({', '.join(f'{k}={v}' for k, v in a['describe'].items())})"
+                                   if isinstance(a.get("describe"), dict) and a["describe"] else "") for a in agents]
+    facts = [
+        ("Run directory", str(report.run_dir)),
+        ("Suite", str(m.get("suite") or "–")),
+        ("Tasks", str(len(m.get("task_ids") or report.task_matrix))),
+        ("Trials", str(m.get("trials", "–"))),
+        ("Agents", "; ".join(described) or ", ".join(report.agents)),
+        ("Fault profile", f"{prof.get('name', '–')} ({rate_text}; max {prof.get('max_consecutive', '–')} in a row)"),
+        ("Episodes", str(len(report.episodes))),
+        ("Versions", ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–"),
+        ("Started / finished", f"{m.get('started_at') or '–'} / {m.get('finished_at') or '–'}"),
+    ]
+    return facts
+
+
+def level_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Success per level: one row per agent, one column per level."""
+    header = ["Agent"] + [f"Level {lv}" for lv in report.levels]
+    rows = []
+    for name, m in report.scores.get("agents", {}).items():
+        row = [name]
+        for lv in report.levels:
+            b = m.get("by_level", {}).get(lv)
+            row.append(f"{ci_text(b.get('success_rate'), b.get('success_ci95'))} (n={b.get('scored_episodes')})" if b else "–")
+        rows.append(row)
+    return header, rows
+
+
+def app_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Success rate per app: one row per app, one column per agent."""
+    apps = sorted({a for m in report.scores.get("agents", {}).values() for a in m.get("by_app", {})})
+    header = ["App"] + report.agents
+    rows = []
+    for app in apps:
+        row = [app]
+        for name in report.agents:
+            b = report.scores["agents"][name].get("by_app", {}).get(app)
+            row.append(f"{pct(b.get('success_rate'))} (n={b.get('scored_episodes')})" if b else "–")
+        rows.append(row)
+    return header, rows
+
+
+def task_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Per task: level and, per agent, successes / scored episodes."""
+    header = ["Task", "Level"] + report.agents
+    rows = []
+    for tid in sorted(report.task_matrix):
+        cells = report.task_matrix[tid]
+        lv = report.task_levels.get(tid)
+        rows.append([tid, "–" if lv is None else str(lv)]
+                    + [f"{cells[a][0]}/{cells[a][1]}" if a in cells else "–" for a in report.agents])
+    return header, rows
+
+
+def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Per agent: blind retries, duplicates, impatience, declared impossible, statuses, tokens."""
+    header = ["Agent", "Blind retries (dup.)", "Impatience", "Declared impossible", "Recall", "Misbehaved fields",
+              "Statuses", "Tokens in/out"]
+    rows = []
+    for name, m in report.scores.get("agents", {}).items():
+        tokens = m.get("tokens")
+        st = report.statuses.get(name, {})
+        rows.append([
+            name, f"{m.get('blind_retries', 0)} ({m.get('duplicate_side_effects', 0)})", str(m.get("impatience", 0)),
+            str(m.get("declared_impossible", 0)), _with_counts(m.get("recall_rate"), m.get("recall"), m.get("total")),
+            str(m.get("misbehave", 0)), ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
+            f"{tokens['input']}/{tokens['output']}" if tokens else "–",
+        ])
+    return header, rows
+
+
+def render_markdown(report: Report) -> str:
+    """``report.md``: run facts, the comparison table, success per level and per app,
+    behaviour details, the per-task matrix and notable episodes."""
+    out = ["# mcpgym run report", ""]
+    out += [f"- **{k}**: {v}" for k, v in run_facts(report)]
+    out += ["", "## Agents", "", _md_table(*comparison_rows(report.scores)), "",
+            "Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: chance that "
+            "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
+            "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
+            "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
+            "(lower is better), over episodes that met one. Definitions: DESIGN section 7.", ""]
+    out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
+    out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
+    out += ["## Behaviour details", "", _md_table(*extra_rows(report)), ""]
+    out += ["## Tasks", "", "Successes / scored episodes per agent.", "", _md_table(*task_rows(report)), ""]
+    notable = report.notable()
+    out += ["## Notable episodes", ""]
+    if notable:
+        out += [_md_table(["Agent", "Task", "Trial", "Note"],
+                          [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable]), ""]
+    else:
+        out += ["None: every episode succeeded without defeatism, blind retries or impatience.", ""]
+    out += ["The charts are in report.html.", ""]
+    return "\n".join(out)
+
+
+def write_report(run_dir: str | Path) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths.
+
+    Raises:
+        FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
+    """
+    from evaluation.report_html import render_html
+
+    report = build_report(run_dir)
+    md, html = report.run_dir / "report.md", report.run_dir / "report.html"
+    md.write_text(render_markdown(report), encoding="utf-8")
+    html.write_text(render_html(report), encoding="utf-8")
+    return md, html
+
+
+__all__ = [
+    "BEHAVIOUR_METRICS",
+    "Report",
+    "build_report",
+    "comparison_rows",
+    "episode_note",
+    "render_markdown",
+    "rich_table",
+    "write_report",
+]

@@ -1,0 +1,188 @@
+"""``report.html``: one self-contained page (inline CSS and SVG; no scripts, fonts or links
+to fetch) with the run facts, the comparison table, bar charts of the behaviour rates per
+agent and of success per level and per app, and the detail tables of :mod:`evaluation.report`.
+
+The charts are drawn by :func:`svg_bar_chart`, a small grouped-bar renderer for rates in
+[0, 1] with optional 95% interval whiskers.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from evaluation.report import (BEHAVIOUR_METRICS, Report, app_rows, comparison_rows, episode_note, extra_rows,
+                               level_rows, pct, run_facts, task_rows)
+
+PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
+"""Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
+
+Bar = tuple[float | None, list[float] | None]
+"""A bar's value in [0, 1] (None: not applicable) and its optional ``[low, high]`` interval."""
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def svg_bar_chart(
+    title: str,
+    groups: list[str],
+    series: list[str],
+    values: dict[tuple[str, str], Bar],
+    *,
+    height: int = 240,
+    bar_width: int = 18,
+    note: str = "",
+) -> str:
+    """An inline ``<svg>`` grouped bar chart of rates in [0, 1].
+
+    Args:
+        title: chart title (also the SVG's accessible ``<title>``).
+        groups: x-axis groups (e.g. metrics, levels). series: one bar per group each (agents).
+        values: (group, series) -> (value, interval); missing or None values are drawn as
+            ``n/a``; values are clamped to [0, 1].
+        height: plot height in pixels. bar_width: pixels per bar.
+        note: a caption under the chart.
+
+    Returns:
+        The ``<svg>`` element as a string (every text escaped).
+    """
+    char = 6.5  # approximate width of an 11px character
+    left, right, top, bottom = 44, 12, 30, 40
+    longest = max((len(g) for g in groups), default=0)
+    group_w = max(len(series) * bar_width + 24, int(longest * char) + 14, 70)
+    width = max(left + right + group_w * max(len(groups), 1), int(len(note) * char) + left + right, 360)
+    group_w = max(group_w, (width - left - right) // max(len(groups), 1))  # spread groups over the width
+    legend: list[tuple[float, int]] = []  # (x, row) of each series' legend entry, wrapped to the width
+    lx, row = float(left), 0
+    for name in series:
+        w = 16 + len(name) * char + 18
+        if lx + w > width - right and lx > left:
+            lx, row = float(left), row + 1
+        legend.append((lx, row))
+        lx += w
+    plot_top = top + 22 * (row + 1)
+    total_h = plot_top + height + bottom + (16 if note else 0)
+    y0 = plot_top + height
+
+    def y(v: float) -> float:
+        return y0 - max(0.0, min(1.0, v)) * height
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{total_h}" '
+             f'viewBox="0 0 {width} {total_h}" font-family="system-ui, sans-serif" font-size="11">',
+             f"<title>{escape(title)}</title>",
+             f'<text x="{left}" y="16" font-size="13" font-weight="600">{escape(title)}</text>']
+    for i, name in enumerate(series):  # legend
+        lx, ly = legend[i][0], top + legend[i][1] * 22
+        parts.append(f'<rect x="{_f(lx)}" y="{ly - 9}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                     f'<text x="{_f(lx + 16)}" y="{ly + 1}">{escape(name)}</text>')
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):  # grid and y labels
+        ty = y(tick)
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(ty)}" y2="{_f(ty)}" stroke="#ddd"/>'
+                     f'<text x="{left - 6}" y="{_f(ty + 4)}" text-anchor="end" fill="#555">{int(tick * 100)}%</text>')
+    for gi, group in enumerate(groups):
+        gx = left + gi * group_w + (group_w - len(series) * bar_width) / 2
+        for si, name in enumerate(series):
+            value, ci = values.get((group, name), (None, None))
+            bx = gx + si * bar_width
+            color = PALETTE[si % len(PALETTE)]
+            if value is None:
+                parts.append(f'<text x="{_f(bx + bar_width / 2)}" y="{_f(y0 - 4)}" text-anchor="middle" '
+                             f'font-size="8" fill="#888" transform="rotate(-90 {_f(bx + bar_width / 2)} {_f(y0 - 4)})">'
+                             f'<title>{escape(f"{name}, {group}: not applicable")}</title>n/a</text>')
+                continue
+            top_y = y(value)
+            tip = f"{name}, {group}: {pct(value, 1)}"
+            if ci:
+                tip += f" (95% CI {pct(ci[0], 1)} to {pct(ci[1], 1)})"
+            parts.append(f'<rect x="{_f(bx + 1)}" y="{_f(top_y)}" width="{bar_width - 2}" '
+                         f'height="{_f(y0 - top_y)}" fill="{color}"><title>{escape(tip)}</title></rect>')
+            if ci:
+                cx, lo, hi = bx + bar_width / 2, y(ci[0]), y(ci[1])
+                parts.append(f'<path d="M{_f(cx)},{_f(lo)}V{_f(hi)}M{_f(cx - 4)},{_f(lo)}H{_f(cx + 4)}'
+                             f'M{_f(cx - 4)},{_f(hi)}H{_f(cx + 4)}" stroke="#222" stroke-width="1" fill="none"/>')
+            else:
+                parts.append(f'<text x="{_f(bx + bar_width / 2)}" y="{_f(top_y - 3)}" text-anchor="middle" '
+                             f'font-size="8" fill="#333">{round(value * 100)}</text>')
+        parts.append(f'<text x="{_f(left + gi * group_w + group_w / 2)}" y="{y0 + 16}" text-anchor="middle">'
+                     f'{escape(group)}</text>')
+    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y0}" y2="{y0}" stroke="#333"/>')
+    if note:
+        parts.append(f'<text x="{left}" y="{total_h - 6}" fill="#555">{escape(note)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def behaviour_chart(report: Report) -> str:
+    """Behaviour rates (verification, pre-check, recovery attempt, recovery, defeatism) per agent."""
+    agents = report.scores.get("agents", {})
+    values: dict[tuple[str, str], Bar] = {}
+    for key, label in BEHAVIOUR_METRICS:
+        for name, m in agents.items():
+            values[(label, name)] = (m.get(key), None)
+    return svg_bar_chart("Behaviour per agent", [label for _, label in BEHAVIOUR_METRICS], list(agents), values,
+                         note="Higher is better except defeatism; n/a: no such event (e.g. no recoverable error).")
+
+
+def success_chart(report: Report, by: str) -> str:
+    """Success rate with its 95% Wilson interval per level (``by="level"``) or app (``by="app"``)."""
+    agents = report.scores.get("agents", {})
+    key = "by_level" if by == "level" else "by_app"
+    groups_raw = report.levels if by == "level" else sorted({a for m in agents.values() for a in m.get(key, {})})
+    groups = [f"Level {g}" if by == "level" else g for g in groups_raw] + ["All"]
+    values: dict[tuple[str, str], Bar] = {}
+    for name, m in agents.items():
+        for raw, label in zip(groups_raw, groups):
+            b = m.get(key, {}).get(raw)
+            if b:
+                values[(label, name)] = (b.get("success_rate"), b.get("success_ci95"))
+        values[("All", name)] = (m.get("success_rate"), m.get("success_ci95"))
+    return svg_bar_chart(f"Success per {by}", groups, list(agents), values, note="Whiskers: 95% Wilson interval.")
+
+
+def _table(header: list[str], rows: list[list[str]], first_left: bool = True) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f'<td class="{"l" if (i == 0 and first_left) else "r"}">{escape(str(c))}</td>'
+                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
+h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem}
+th{background:#f4f4f4;text-align:center}td.r{text-align:right}td.l{text-align:left}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;font-size:.9rem}dt{font-weight:600}dd{margin:0}
+.charts{display:flex;flex-wrap:wrap;gap:1.5rem}.note{color:#555;font-size:.85rem;max-width:60rem}
+""".strip()
+
+
+def render_html(report: Report) -> str:
+    """``report.html`` as a string: self-contained (inline CSS and SVG, no external assets)."""
+    facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in run_facts(report))
+    notable = report.notable()
+    notable_html = _table(["Agent", "Task", "Trial", "Note"],
+                          [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable]) \
+        if notable else "<p>None: every episode succeeded without defeatism, blind retries or impatience.</p>"
+    sections = [
+        "<h1>mcpgym run report</h1>", f"<dl>{facts}</dl>",
+        "<h2>Agents</h2>", _table(*comparison_rows(report.scores)),
+        '<p class="note">Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: '
+        "chance that k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. "
+        "Pre-check: writes whose preconditions were read first. Recovery: recoverable errors followed by an "
+        "attempt within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
+        "(lower is better), over episodes that met one. Definitions: DESIGN section 7.</p>",
+        "<h2>Charts</h2>", '<div class="charts">', behaviour_chart(report), success_chart(report, "level"),
+        success_chart(report, "app"), "</div>",
+        "<h2>Success per level</h2>", _table(*level_rows(report)),
+        "<h2>Success per app</h2>", _table(*app_rows(report)),
+        "<h2>Behaviour details</h2>", _table(*extra_rows(report)),
+        "<h2>Tasks</h2>", '<p class="note">Successes / scored episodes per agent.</p>', _table(*task_rows(report)),
+        "<h2>Notable episodes</h2>", notable_html,
+    ]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}</style></head><body>"
+            + "\n".join(sections) + "</body></html>\n")
+
+
+__all__ = ["PALETTE", "behaviour_chart", "render_html", "success_chart", "svg_bar_chart"]

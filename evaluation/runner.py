@@ -1,0 +1,377 @@
+"""The episode runner: tasks x trials x agents against an mcpgym HTTP server (DESIGN section 6).
+
+For each (agent, task, trial) the runner, concurrently (an anyio ``CapacityLimiter`` of
+``concurrency`` episodes):
+
+1. creates an episode on the control API: ``{"seed": task.seed, "apps": task.apps,
+   "faults": task.faults or the run's profile, "fault_seed": fault_seed_for(task, trial)}``;
+2. connects ``mcp.Client(mcp_url)``, lists the tools (``ToolInfo``, kind from
+   ``_meta["mcpgym/kind"]``) and runs the agent with a call function that never raises a
+   transport failure into it (the call gets an error result, the episode is ``errored``),
+   under a per-episode wall-clock timeout (status ``limit``) and the task's ``max_calls``
+   (``CallLimitReached``, status ``limit``);
+3. reads the call log, fault ledger, final and initial snapshots, deletes the episode;
+4. builds the :class:`Trajectory` (steps from the server's call log; gold snapshot from the
+   task's oracle), scores it (:func:`score_episode` with the task's checks) and appends it as
+   ONE line to ``trajectories.jsonl`` (:func:`append_trajectory`: whole line, fsynced).
+
+An episode the harness could not run to the end (no episode created, final state not
+readable, scoring failed) is not written: it is reported, the run exits non-zero, and
+``--resume`` runs it again. ``scores.json`` is :func:`compute_scores` over every line, kept
+up to date during the run and recomputed from the file at the end; it sorts the episodes
+first, so it does not depend on line order (a resumed run scores like an uninterrupted one).
+One episode's steps are in :mod:`evaluation.episode_runner`; the server process and the
+control API client in :mod:`evaluation.server_process`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from evaluation.aggregate import as_scores
+from evaluation.catalog import Catalog
+from evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
+from evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_agent, finish_manifest, merge_for_resume,
+                                 read_manifest, write_json_atomic)
+from evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
+                                load_run, prepare_out_dir, rescore)
+from evaluation.scorer import DEFAULT_K, EpisodeScores
+from evaluation.server_process import ControlClient, ServerHandle, spawn_server
+from evaluation.trajectory import append_trajectory
+from tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
+
+DEFAULT_EPISODE_TIMEOUT = 600.0
+"""Wall seconds an agent may take for one episode before it is stopped (status ``limit``)."""
+
+
+# -- plan -----------------------------------------------------------------------------------
+def faults_payload(spec: str | FaultProfile | None) -> tuple[str | dict[str, Any], FaultProfile]:
+    """The ``faults`` value of ``POST /control/episodes`` for a profile name, file or object.
+
+    Built-in names travel as names; any other profile as its full inline object (the server
+    takes no file paths).
+
+    Raises:
+        tools.faults.FaultProfileError: for an unknown name or an invalid file.
+    """
+    profile = load_profile(spec)
+    if isinstance(spec, str) and spec in BUILTIN_PROFILES:
+        return spec, profile
+    return profile.model_dump(mode="json"), profile
+
+
+def plan_jobs(tasks: list[Any], agents: list[AgentEntry], trials: int, run_faults: str | FaultProfile,
+              fault_seed_for: Callable[[Any, int], int], done: set[tuple[str, str, int]] = frozenset()) -> list[EpisodeJob]:
+    """Every (agent, task, trial) not in ``done``, trial-major so that early results cover
+    every agent and task (a task's own ``faults`` beats the run's profile).
+
+    Raises:
+        tools.faults.FaultProfileError: for a bad run or task profile.
+    """
+    run_payload, run_profile = faults_payload(run_faults)
+    per_task: dict[str, tuple[Any, str]] = {}
+    for t in tasks:
+        if getattr(t, "faults", None):
+            payload, prof = faults_payload(t.faults)
+            per_task[t.id] = (payload, prof.name)
+        else:
+            per_task[t.id] = (run_payload, run_profile.name)
+    jobs = []
+    for trial in range(trials):
+        for t in tasks:
+            for a in agents:
+                if (a.name, t.id, trial) in done:
+                    continue
+                payload, name = per_task[t.id]
+                jobs.append(EpisodeJob(a, t, trial, int(fault_seed_for(t, trial)), payload, name))
+    return jobs
+
+
+# -- the run ---------------------------------------------------------------------------------
+@dataclass
+class RunSettings:
+    """How to run (the ``mcpgym run`` options).
+
+    Attributes:
+        out: run directory. trials: trials per (agent, task). faults: the run's fault profile
+            (name or file; a task's own ``faults`` beats it). concurrency: most episodes at once.
+        server_url / token: use this server instead of spawning one.
+        resume: skip (agent, task, trial) triples already in ``trajectories.jsonl``.
+        force: overwrite the run files of a non-empty ``out`` (without ``resume``).
+        episode_timeout: wall seconds per episode. k: the scorer's recovery window.
+        suite: suite name for the manifest (None: tasks picked by id).
+        progress: show a progress bar on stderr.
+        mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
+            newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
+            server ``auto`` reuses HTTP connections while ``legacy`` opens one per request;
+            a 69-episode run took 25 s instead of 37 s of wall time.
+        validate_output: let the SDK check every result against its tool's output schema
+            (costly; see :class:`evaluation.episode_runner.EpisodeContext`).
+    """
+
+    out: Path
+    trials: int = 3
+    faults: str = "default"
+    concurrency: int = 4
+    server_url: str | None = None
+    token: str | None = None
+    resume: bool = False
+    force: bool = False
+    episode_timeout: float = DEFAULT_EPISODE_TIMEOUT
+    k: int = DEFAULT_K
+    suite: str | None = None
+    progress: bool = True
+    mcp_mode: str = "auto"
+    validate_output: bool = False
+
+    def public(self) -> dict[str, Any]:
+        """The settings as JSON for the manifest, without the control token."""
+        return {"out": str(self.out), "trials": self.trials, "faults": self.faults, "concurrency": self.concurrency,
+                "server_url": self.server_url, "resume": self.resume, "force": self.force,
+                "episode_timeout": self.episode_timeout, "k": self.k, "suite": self.suite,
+                "mcp_mode": self.mcp_mode, "validate_output": self.validate_output}
+
+
+@dataclass
+class RunResult:
+    """What a run did.
+
+    Attributes:
+        out: the run directory. scores: the final ``scores.json``. ran: episodes written by
+        this invocation. skipped: episodes already done (``--resume``). failures: (episode
+        label, message) for episodes the harness could not finish (not written). wall_seconds:
+        duration of this invocation. server_url: the server used.
+    """
+
+    out: Path
+    scores: dict[str, Any]
+    ran: int
+    skipped: int
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    server_url: str = ""
+
+
+def run_evaluation(
+    tasks: list[Any],
+    agents: list[AgentEntry],
+    settings: RunSettings,
+    *,
+    gold_snapshot: Callable[[Any], dict[str, Any]] | None = None,
+    fault_seed_for: Callable[[Any, int], int] | None = None,
+    tool_info: type | None = None,
+    call_result: type | None = None,
+    console: Any = None,
+) -> RunResult:
+    """Run ``agents`` x ``tasks`` x ``settings.trials`` episodes and write the run directory
+    (``trajectories.jsonl``, ``scores.json``, ``manifest.json``, ``server.log``).
+
+    Args:
+        tasks: ``evaluation.tasks.Task`` objects (``id``, ``instruction``, ``apps``, ``seed``,
+            ``level``, ``tags``, ``feasible``, ``faults``, ``checks``, ``max_calls``).
+        agents: the agents, with the specs they were made from; names must be unique.
+        settings: see :class:`RunSettings`.
+        gold_snapshot, fault_seed_for: default to ``evaluation.tasks``' functions.
+        tool_info, call_result: the ``ToolInfo`` / ``CallResult`` types handed to agents
+            (default: ``evaluation.agents``').
+        console: a ``rich.console.Console`` for the progress bar (default: stderr).
+
+    Returns:
+        :class:`RunResult`.
+
+    Raises:
+        RunError: bad output directory, duplicate agent names, the server gone mid-run.
+        ServerError: the server could not be started or reached.
+        tools.faults.FaultProfileError: a bad fault profile.
+    """
+    if gold_snapshot is None or fault_seed_for is None:
+        from evaluation import tasks as task_registry
+
+        gold_snapshot = gold_snapshot or task_registry.gold_snapshot
+        fault_seed_for = fault_seed_for or task_registry.fault_seed_for
+    from evaluation import agents as agent_registry
+
+    tool_info = tool_info or agent_registry.ToolInfo
+    call_result = call_result or agent_registry.CallResult
+    names = [a.name for a in agents]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise RunError(f"two agents share the name {', '.join(dupes)}: trajectories are grouped by agent name")
+    if settings.trials < 1 or settings.concurrency < 1:
+        raise RunError("--trials and --concurrency must be at least 1")
+    t0 = time.monotonic()
+    out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force)
+    existing = load_run(out, repair=True) if settings.resume else []
+    done = {(t.agent, t.task_id or "", t.trial) for t in existing}
+    jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
+    _, run_profile = faults_payload(settings.faults)
+    pending = {j.task.id: j.task for j in jobs}
+    fault_seeds = {t.id: [int(fault_seed_for(t, i)) for i in range(settings.trials)] for t in tasks}
+
+    server: ServerHandle | None = None
+    failures: list[tuple[str, str]] = []
+    ran = 0
+    finished = False
+    manifest: dict[str, Any] = {}
+    try:
+        # The oracle runs (gold states) overlap the server's start-up (a few seconds of imports).
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            gold_future = pool.submit(_gold_states, pending, gold_snapshot)
+            if settings.server_url:
+                server = ServerHandle(url=settings.server_url.rstrip("/"), token=settings.token or "")
+            elif jobs:
+                server = spawn_server(out / SERVER_LOG, max_episodes=max(100, settings.concurrency * 4))
+            gold = gold_future.result()
+        manifest = build_manifest(
+            suite=settings.suite, tasks=tasks, trials=settings.trials,
+            agents=[describe_agent(a.agent, a.spec) for a in agents], profile=run_profile, fault_seeds=fault_seeds,
+            concurrency=settings.concurrency, episode_timeout=settings.episode_timeout,
+            server_url=server.url if server else "", server_spawned=bool(server and server.spawned),
+            recovery_window=settings.k,
+            client={"mcp_mode": settings.mcp_mode, "validate_output": settings.validate_output},
+            settings=settings.public(),
+        )
+        old = read_manifest(out) if settings.resume else None
+        if old is not None:
+            try:
+                manifest = merge_for_resume(old, manifest)
+            except ValueError as exc:
+                raise RunError(str(exc)) from None
+        write_json_atomic(out / MANIFEST_NAME, manifest)
+        if jobs:
+            assert server is not None
+            ctx_args = dict(catalog=Catalog.from_apps(), gold=gold, episode_timeout=settings.episode_timeout,
+                            k=settings.k, mcp_mode=settings.mcp_mode, tool_info=tool_info, call_result=call_result,
+                            limit_error=agent_registry.CallLimitReached, validate_output=settings.validate_output)
+            try:
+                ran = anyio.run(_run_jobs, jobs, server, ctx_args, [as_scores(t) for t in existing], settings,
+                                failures, out, console)
+            except BaseExceptionGroup as group:
+                raise _first_error(group) from None
+        finished = True
+    finally:
+        if server is not None:
+            server.stop()
+        # Also after an interrupt: scores.json always matches the lines on disk.
+        final_scores = compute_scores(load_run(out))
+        write_json_atomic(out / SCORES, final_scores)
+        if finished:
+            write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
+    return RunResult(out=out, scores=final_scores, ran=ran, skipped=len(done), failures=failures,
+                     wall_seconds=time.monotonic() - t0, server_url=server.url if server else "")
+
+
+def _gold_states(tasks: dict[str, Any], gold_snapshot: Callable[[Any], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Task id -> gold snapshot.
+
+    Raises:
+        RunError: naming the task whose oracle failed.
+    """
+    out = {}
+    for tid, task in tasks.items():
+        try:
+            out[tid] = gold_snapshot(task)
+        except Exception as exc:  # noqa: BLE001 - reported with the task id
+            raise RunError(f"the oracle of task {tid!r} failed, so it has no gold state: {type(exc).__name__}: {exc}") from exc
+    return out
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    """The first leaf exception of a (nested) exception group, preferring RunError."""
+    leaves: list[BaseException] = []
+
+    def walk(g: BaseExceptionGroup) -> None:
+        for e in g.exceptions:
+            walk(e) if isinstance(e, BaseExceptionGroup) else leaves.append(e)
+
+    walk(group)
+    return next((e for e in leaves if isinstance(e, RunError)), leaves[0] if leaves else group)
+
+
+async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict[str, Any],
+                    scores: list[EpisodeScores], settings: RunSettings, failures: list[tuple[str, str]],
+                    out: Path, console: Any) -> int:
+    """Run every job under the concurrency limit; return how many trajectories were written.
+
+    ``scores`` (the episodes already on disk) grows with every written episode and feeds the
+    ``scores.json`` rewritten at most every 2 wall seconds during the run.
+
+    Raises:
+        RunError: when a spawned server exits during the run.
+        ServerError: when the server is unreachable or refuses the token.
+    """
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    limiter = anyio.CapacityLimiter(settings.concurrency)
+    written = 0
+    last_scores_write = -math.inf
+    counts = {"ok": 0, "errored": 0, "limit": 0, "failed": 0}
+
+    def status_text() -> str:
+        return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
+
+    async with ControlClient(server.url, server.token) as control, create_mcp_http_client() as http:
+        await control.health()
+        ctx = EpisodeContext(control=control, http=http, **ctx_args)
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                            console=console or Console(stderr=True), transient=True, disable=not settings.progress)
+
+        async def worker(job: EpisodeJob) -> None:
+            nonlocal written, last_scores_write
+            async with limiter:
+                try:
+                    traj = await run_episode(ctx, job)
+                except HarnessFailure as exc:
+                    failures.append((job.label, str(exc)))
+                    counts["failed"] += 1
+                    code = server.exit_code()
+                    if code is not None:
+                        raise RunError(f"the mcpgym server exited (code {code}) during the run; see {server.log_path}")
+                else:
+                    await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, traj)
+                    written += 1
+                    scores.append(EpisodeScores.model_validate(traj.scores))
+                    counts["ok" if traj.status == "completed" else traj.status] += 1
+                    if time.monotonic() - last_scores_write > 2.0:
+                        last_scores_write = time.monotonic()
+                        snapshot = compute_scores(list(scores))
+                        await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot)
+                progress.update(bar, advance=1, status=status_text())
+
+        with progress:
+            bar = progress.add_task("episodes", total=len(jobs), status=status_text())
+            async with anyio.create_task_group() as tg:
+                for job in jobs:
+                    tg.start_soon(worker, job)
+    return written
+
+
+__all__ = [
+    "AgentEntry",
+    "DEFAULT_EPISODE_TIMEOUT",
+    "RUN_FILES",
+    "SCORES",
+    "SERVER_LOG",
+    "TRAJECTORIES",
+    "RunError",
+    "RunResult",
+    "RunSettings",
+    "compute_scores",
+    "faults_payload",
+    "load_paths",
+    "load_run",
+    "plan_jobs",
+    "prepare_out_dir",
+    "rescore",
+    "run_evaluation",
+]

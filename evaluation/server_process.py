@@ -1,0 +1,247 @@
+"""The evaluation runner's view of an mcpgym HTTP server: spawn one, or talk to a given one.
+
+:func:`spawn_server` starts ``python -m evaluation.cli serve --transport http --port 0`` with
+a fresh random control token (passed through ``$MCPGYM_TOKEN``, so it never shows in the
+process list), waits for its ``MCPGYM_READY {"url": ...}`` line and returns a
+:class:`ServerHandle`. On Linux the child gets ``PR_SET_PDEATHSIG = SIGTERM``: when the runner
+dies, even by ``SIGKILL``, its server goes with it. :class:`ControlClient` wraps the control
+API (DESIGN section 5).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+import httpx
+
+READY_PREFIX = "MCPGYM_READY "
+
+
+class ServerError(RuntimeError):
+    """The server could not be started or reached, or its control API refused a request."""
+
+
+def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort: not Linux, or no libc.so.6
+        pass
+
+
+@dataclass
+class ServerHandle:
+    """A server the runner talks to.
+
+    Attributes:
+        url: base URL (``http://127.0.0.1:PORT``); token: the control token.
+        process: the child process when the runner spawned it, else None.
+        log_path: where the spawned server's stdout/stderr go.
+    """
+
+    url: str
+    token: str
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+    _drain: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def spawned(self) -> bool:
+        """True when the runner started this server (and must stop it)."""
+        return self.process is not None
+
+    def exit_code(self) -> int | None:
+        """The spawned server's exit code, None while it runs (or when it was not spawned)."""
+        return None if self.process is None else self.process.poll()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop a spawned server: SIGTERM, then SIGKILL after ``grace`` wall seconds. No-op otherwise."""
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=grace)
+        if self._drain is not None:
+            self._drain.join(timeout=grace)
+
+
+def _pump(stream: BinaryIO, lines: "queue.Queue[str | None]", log: BinaryIO) -> None:
+    """Copy the child's stdout into ``log``; hand each line to ``lines`` until READY was seen."""
+    ready = False
+    try:
+        for raw in iter(stream.readline, b""):
+            log.write(raw)
+            log.flush()
+            if not ready:
+                text = raw.decode("utf-8", "replace").strip()
+                if text.startswith(READY_PREFIX):
+                    ready = True
+                    lines.put(text)
+    finally:
+        lines.put(None)
+        log.close()
+
+
+def spawn_server(
+    log_path: str | Path,
+    *,
+    max_episodes: int = 1000,
+    startup_timeout: float = 60.0,
+    python: str | None = None,
+) -> ServerHandle:
+    """Start an mcpgym HTTP server on a free loopback port and wait until it is ready.
+
+    Args:
+        log_path: file the server's stdout and stderr are appended to.
+        max_episodes: the server's cap on live episodes.
+        startup_timeout: wall seconds to wait for the ``MCPGYM_READY`` line.
+        python: interpreter (default: ``sys.executable``).
+
+    Raises:
+        ServerError: when the server exits or stays silent past ``startup_timeout``; the
+            message quotes the end of its log.
+    """
+    token = secrets.token_urlsafe(24)
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("ab")
+    env = {**os.environ, "MCPGYM_TOKEN": token, "PYTHONUNBUFFERED": "1"}
+    cmd = [python or sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--host", "127.0.0.1",
+           "--port", "0", "--max-episodes", str(max_episodes)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
+                            preexec_fn=_pdeathsig if sys.platform.startswith("linux") else None)
+    lines: "queue.Queue[str | None]" = queue.Queue()
+    assert proc.stdout is not None
+    drain = threading.Thread(target=_pump, args=(proc.stdout, lines, log), name="mcpgym-server-log", daemon=True)
+    drain.start()
+    handle = ServerHandle(url="", token=token, process=proc, log_path=log_path, _drain=drain)
+    try:
+        line = lines.get(timeout=startup_timeout)
+    except queue.Empty:
+        line = None
+    except BaseException:  # interrupted while waiting: do not leave the child behind
+        handle.stop()
+        raise
+    if line is None:
+        handle.stop()
+        tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
+        raise ServerError(f"the mcpgym server did not start (exit code {proc.poll()}); its log {log_path} ends with:\n{tail}")
+    try:
+        handle.url = json.loads(line[len(READY_PREFIX):])["url"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        handle.stop()
+        raise ServerError(f"unreadable ready line from the server: {line!r}") from exc
+    return handle
+
+
+class ControlClient:
+    """Async client of the control API of one server (every request carries the bearer token).
+
+    Args:
+        url: the server's base URL. token: the control token. timeout: wall seconds per request.
+    """
+
+    def __init__(self, url: str, token: str, timeout: float = 60.0) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
+                                       timeout=timeout)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "ControlClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def health(self) -> dict[str, Any]:
+        """``GET /health``, then an authorised ``GET /control/episodes`` to check the token.
+
+        Raises:
+            ServerError: unreachable server, or a wrong token.
+        """
+        try:
+            r = await self._http.get("/health")
+            r.raise_for_status()
+            c = await self._http.get("/control/episodes")
+        except httpx.HTTPError as exc:
+            raise ServerError(f"cannot reach the mcpgym server at {self.url}: {exc}") from None
+        if c.status_code == 401:
+            raise ServerError(f"the server at {self.url} refused the control token (401)")
+        return r.json()
+
+    async def create_episode(self, body: dict[str, Any], *, patience: float = 120.0) -> dict[str, Any]:
+        """``POST /control/episodes``; waits out 429 (episode cap) for up to ``patience`` wall seconds.
+
+        Returns:
+            The server's answer (``episode_id``, ``mcp_url``, ``fault_seed``, ``apps``...).
+
+        Raises:
+            ServerError: for any other failure (the message carries the server's error).
+        """
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                r = await self._http.post("/control/episodes", json=body)
+            except httpx.HTTPError as exc:
+                raise ServerError(f"cannot create an episode at {self.url}: {type(exc).__name__}: {exc}") from None
+            if r.status_code == 201:
+                return r.json()
+            if r.status_code == 429 and time.monotonic() < deadline:
+                await anyio.sleep(min(float(r.headers.get("Retry-After", "1") or 1), 2.0))
+                continue
+            raise ServerError(f"creating an episode failed ({r.status_code}): {_error_text(r)}")
+
+    async def get(self, episode_id: str, part: str = "") -> Any:
+        """``GET /control/episodes/{id}[/part]`` (part: ``snapshot``, ``initial``, ``calls``, ``ledger``).
+
+        Raises:
+            ServerError: on a transport error or a non-200 answer.
+        """
+        path = f"/control/episodes/{episode_id}" + (f"/{part}" if part else "")
+        try:
+            r = await self._http.get(path)
+        except httpx.HTTPError as exc:
+            raise ServerError(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
+        if r.status_code != 200:
+            raise ServerError(f"GET {path} failed ({r.status_code}): {_error_text(r)}")
+        return r.json()
+
+    async def delete(self, episode_id: str) -> bool:
+        """``DELETE /control/episodes/{id}``; True when it existed. Transport errors are swallowed (False)."""
+        try:
+            r = await self._http.delete(f"/control/episodes/{episode_id}")
+        except httpx.HTTPError:
+            return False
+        return r.status_code == 204
+
+
+def _error_text(r: httpx.Response) -> str:
+    try:
+        data = r.json()
+        return str(data.get("error", data)) if isinstance(data, dict) else str(data)
+    except ValueError:
+        return r.text[:500]
+
+
+__all__ = ["ControlClient", "READY_PREFIX", "ServerError", "ServerHandle", "spawn_server"]

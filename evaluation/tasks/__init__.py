@@ -1,0 +1,58 @@
+"""Tasks: the task model, the oracle language, the registry of suites and gold states.
+
+Public API (see :mod:`evaluation.tasks.registry`, :mod:`evaluation.tasks.model`,
+:mod:`evaluation.tasks.oracle`, :mod:`evaluation.tasks.expr` and docs/tasks.md)::
+
+    load_tasks(suite="core") -> list[Task]      suite_names() -> list[str]
+    get_task(task_id) -> Task                   gold_snapshot(task) -> dict
+    initial_snapshot(task) -> dict              oracle_tools(task) -> list[str]
+    fault_seed_for(task, trial) -> int          register_suite(name, factory) / unregister_suite(name)
+"""
+
+from evaluation.tasks.model import KNOWN_TAGS, Step, Task, TaskError
+from evaluation.tasks.oracle import CallRequest, OracleOutcome, OracleRuntimeError, execute
+from evaluation.tasks.registry import (
+    GoldRun,
+    TaskLoadError,
+    clear_caches,
+    fault_seed_for,
+    get_task,
+    gold_run,
+    gold_snapshot,
+    initial_snapshot,
+    load_file,
+    load_tasks,
+    oracle_calls,
+    oracle_tools,
+    parse_task,
+    register_suite,
+    suite_names,
+    unregister_suite,
+)
+
+__all__ = [
+    "CallRequest",
+    "GoldRun",
+    "KNOWN_TAGS",
+    "OracleOutcome",
+    "OracleRuntimeError",
+    "Step",
+    "Task",
+    "TaskError",
+    "TaskLoadError",
+    "clear_caches",
+    "execute",
+    "fault_seed_for",
+    "get_task",
+    "gold_run",
+    "gold_snapshot",
+    "initial_snapshot",
+    "load_file",
+    "load_tasks",
+    "oracle_calls",
+    "oracle_tools",
+    "parse_task",
+    "register_suite",
+    "suite_names",
+    "unregister_suite",
+]

@@ -1,0 +1,344 @@
+"""The task registry: YAML task files, suites, gold and initial states, fault seeds.
+
+Hand-written tasks live in ``evaluation/tasks/data/*.yaml`` (each file: ``tasks: [...]``);
+``data/suites.yaml`` names the task ids of the small suites (``smoke: [...]``). Suites:
+
+* ``core``: every hand-written task, in file order (files sorted by name);
+* a suite named in ``suites.yaml`` (``smoke``): those core tasks, in the listed order;
+* a suite registered with :func:`register_suite`: a Python generator of :class:`Task`
+  objects (procedural templates), validated like file tasks.
+
+Gold state (DESIGN section 6): the oracle's final world on the task's seed with faults off
+(``ToolInvoker(world, "none")``), computed once per task and cached.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+from pydantic import ValidationError
+
+from evaluation.tasks.model import Task, TaskError, task_error
+from evaluation.tasks.oracle import OracleOutcome, OracleRuntimeError, called_tools, execute
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+"""Where the hand-written task files are."""
+
+SUITES_FILE = "suites.yaml"
+CORE = "core"
+
+_GENERATORS: dict[str, Callable[[], Iterable[Task]]] = {}
+_CACHE: dict[str, list[Task]] = {}
+_GOLD: dict[str, "GoldRun"] = {}
+_INITIAL: dict[str, dict[str, Any]] = {}
+
+
+class TaskLoadError(ValueError):
+    """A task file or suite could not be loaded; the message names the file, the task id and
+    the field."""
+
+
+# -- loading ---------------------------------------------------------------------------------
+def parse_task(data: Any, source: str = "<data>", index: int = 0) -> Task:
+    """Build one :class:`Task` from a YAML mapping.
+
+    Raises:
+        TaskLoadError: ``<source>: task '<id>': field '<field>': <problem>``.
+    """
+    if not isinstance(data, dict):
+        raise TaskLoadError(f"{source}: tasks[{index}]: a task must be a mapping, got {type(data).__name__}")
+    if "id" not in data:
+        raise TaskLoadError(f"{source}: task #{index + 1} (no id): field 'id': missing required field")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        raise TaskLoadError(str(task_error(exc, data).with_source(source))) from None
+    except TaskError as exc:  # pragma: no cover - pydantic wraps validator errors
+        raise TaskLoadError(str(exc.with_source(source))) from None
+
+
+def load_file(path: str | Path) -> list[Task]:
+    """Load the tasks of one YAML file (``tasks: [...]`` or a bare list).
+
+    Raises:
+        TaskLoadError: naming the file (and task id and field for a bad task).
+    """
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TaskLoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise TaskLoadError(f"{p}: not valid YAML: {exc}") from None
+    items = raw.get("tasks") if isinstance(raw, dict) else raw
+    if not isinstance(items, list):
+        raise TaskLoadError(f"{p}: a task file holds 'tasks:' followed by a list of tasks")
+    return [parse_task(item, str(p), i) for i, item in enumerate(items)]
+
+
+def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
+    seen: dict[str, str] = {}
+    for t, src in zip(tasks, sources):
+        if t.id in seen:
+            raise TaskLoadError(f"{src}: task {t.id!r}: field 'id': duplicate id (also in {seen[t.id]}) in {what}")
+        seen[t.id] = src
+
+
+def _core(data_dir: Path = DATA_DIR) -> list[Task]:
+    key = f"{CORE}@{data_dir}"
+    if key not in _CACHE:
+        tasks: list[Task] = []
+        sources: list[str] = []
+        for f in sorted(data_dir.glob("*.yaml")):
+            if f.name == SUITES_FILE:
+                continue
+            loaded = load_file(f)
+            tasks += loaded
+            sources += [str(f)] * len(loaded)
+        _check_unique(tasks, sources, "suite 'core'")
+        _CACHE[key] = tasks
+    return _CACHE[key]
+
+
+def _named_suites(data_dir: Path = DATA_DIR) -> dict[str, list[str]]:
+    path = data_dir / SUITES_FILE
+    if not path.exists():
+        return {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise TaskLoadError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
+        raise TaskLoadError(f"{path}: expected 'suite_name: [task ids]' entries")
+    return {str(k): [str(x) for x in v] for k, v in raw.items()}
+
+
+def register_suite(name: str, factory: Callable[[], Iterable[Task]]) -> None:
+    """Register a suite built by Python code (e.g. procedural templates).
+
+    Args:
+        name: suite name (not ``core`` or a name of ``suites.yaml``).
+        factory: returns the suite's tasks; called once, on first use, and cached.
+
+    Raises:
+        ValueError: when the name is taken.
+    """
+    if name == CORE or name in _named_suites() or name in _GENERATORS:
+        raise ValueError(f"suite {name!r} already exists")
+    _GENERATORS[name] = factory
+
+
+def unregister_suite(name: str) -> None:
+    """Remove a suite registered with :func:`register_suite` (and its cached tasks)."""
+    _GENERATORS.pop(name, None)
+    _CACHE.pop(name, None)
+
+
+def suite_names() -> list[str]:
+    """Every suite: those of ``suites.yaml`` (``smoke``), ``core``, then registered ones."""
+    return [*_named_suites(), CORE, *_GENERATORS]
+
+
+def load_tasks(suite: str = CORE) -> list[Task]:
+    """Return the tasks of ``suite``.
+
+    Raises:
+        KeyError: for an unknown suite, naming the known ones.
+        TaskLoadError: for a malformed task file, an unknown task id in ``suites.yaml``, a
+            generator that yields something other than a :class:`Task`, or a duplicate id.
+    """
+    if suite == CORE:
+        return list(_core())
+    named = _named_suites()
+    if suite in named:
+        by_id = {t.id: t for t in _core()}
+        out = []
+        for tid in named[suite]:
+            if tid not in by_id:
+                raise TaskLoadError(f"{DATA_DIR / SUITES_FILE}: suite {suite!r}: unknown task id {tid!r}")
+            out.append(by_id[tid])
+        return out
+    if suite in _GENERATORS:
+        if suite not in _CACHE:
+            tasks = list(_GENERATORS[suite]())
+            for i, t in enumerate(tasks):
+                if not isinstance(t, Task):
+                    raise TaskLoadError(f"suite {suite!r}: item {i} is a {type(t).__name__}, not a Task")
+            _check_unique(tasks, [f"suite {suite!r}"] * len(tasks), f"suite {suite!r}")
+            _CACHE[suite] = tasks
+        return list(_CACHE[suite])
+    raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
+
+
+def get_task(task_id: str) -> Task:
+    """Return the task ``task_id`` from ``core`` or a registered suite.
+
+    Raises:
+        KeyError: naming the closest known ids when there is no such task.
+    """
+    for t in _core():
+        if t.id == task_id:
+            return t
+    for name in _GENERATORS:
+        for t in load_tasks(name):
+            if t.id == task_id:
+                return t
+    import difflib
+
+    close = difflib.get_close_matches(task_id, [t.id for t in _core()], n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(f"unknown task {task_id!r}{hint}")
+
+
+# -- states ----------------------------------------------------------------------------------
+def _task_key(task: Task) -> str:
+    text = json.dumps(task.model_dump(mode="json", by_alias=True), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class GoldRun:
+    """The oracle's run on a fresh world with faults off.
+
+    Attributes:
+        snapshot: the final ``World.snapshot()`` (the gold state).
+        state_hash: ``World.state_hash()`` of that world.
+        outcome: how the plan ended (``answer`` or ``refuse``) and its message.
+        calls: the tools called, in order.
+    """
+
+    snapshot: dict[str, Any]
+    state_hash: str
+    outcome: OracleOutcome
+    calls: list[str]
+
+
+def gold_run(task: Task) -> GoldRun:
+    """Run ``task``'s oracle on ``World(task.seed, task.apps)`` through
+    ``ToolInvoker(world, "none")`` (cached per task content).
+
+    Raises:
+        OracleRuntimeError: when a call or expression of the oracle fails, or a feasible
+            task's oracle ends with ``refuse`` (an infeasible one with ``answer``): the task is
+            broken for its seed.
+    """
+    key = _task_key(task)
+    if key not in _GOLD:
+        from sandboxes.world import World
+        from tools.invoke import ToolInvoker
+
+        world = World(task.seed, task.apps)
+        inv = ToolInvoker(world, "none")
+        gen = execute(task, strict=True)
+        try:
+            req = next(gen)
+            while True:
+                req = gen.send(inv.call(req.tool, req.args))
+        except StopIteration as stop:
+            outcome: OracleOutcome = stop.value
+        want = "answer" if task.feasible else "refuse"
+        if outcome.kind != want:
+            raise OracleRuntimeError(f"task {task.id!r}: the oracle ended with {outcome.kind!r} at {outcome.path} on "
+                                     f"seed {task.seed}, but a {'feasible' if task.feasible else 'infeasible'} task "
+                                     f"must end with {want!r}")
+        _GOLD[key] = GoldRun(snapshot=world.snapshot(), state_hash=world.state_hash(), outcome=outcome,
+                             calls=[c.tool for c in inv.calls])
+    return _GOLD[key]
+
+
+def gold_snapshot(task: Task) -> dict[str, Any]:
+    """The gold state: ``World.snapshot()`` after the oracle (faults off). A fresh copy.
+
+    Raises:
+        OracleRuntimeError: see :func:`gold_run`.
+    """
+    return copy.deepcopy(gold_run(task).snapshot)
+
+
+def initial_snapshot(task: Task) -> dict[str, Any]:
+    """``World(task.seed, task.apps).snapshot()`` before any call. A fresh copy."""
+    key = f"{task.seed}:{','.join(task.apps)}"
+    if key not in _INITIAL:
+        from sandboxes.world import World
+
+        _INITIAL[key] = World(task.seed, task.apps).snapshot()
+    return copy.deepcopy(_INITIAL[key])
+
+
+def fault_seed_for(task: Task, trial: int) -> int:
+    """The fault seed of ``trial`` (0-based) of ``task``: ``stable_hash(task.seed, trial) % 2**31``.
+
+    The world seed fixes the data, the fault seed the weather; trials vary only the latter.
+    """
+    from sandboxes.rng import stable_hash
+
+    return stable_hash(task.seed, trial) % 2**31
+
+
+def oracle_calls(task: Task) -> list[str]:
+    """The tools the oracle itself may call (every branch, loop and fallback)."""
+    return called_tools(task)
+
+
+def oracle_tools(task: Task) -> list[str]:
+    """The tool set of the ``--tools task`` mode: what a good agent needs for this task.
+
+    That is :func:`oracle_calls` plus, from the task's apps, the declared alternatives and
+    remedies of those tools (so every injected fault keeps its cure) and every read tool
+    sharing a resource family with a write's resources or preconditions (so writes can be
+    pre-checked and read back). Sorted in catalog order.
+    """
+    from sandboxes.base import get_app
+
+    specs: dict[str, Any] = {}
+    for app in task.apps:
+        specs.update(get_app(app).tools)
+    want: set[str] = set()
+    families: set[str] = set()
+    for name in oracle_calls(task):
+        spec = specs[name]
+        group = [name, *(a for a in spec.alternatives if a in specs)]
+        for member in group:
+            mspec = specs[member]
+            want.add(member)
+            for cures in mspec.remedies.values():
+                want.update(c for c in cures if c in specs)
+            if mspec.kind == "write":
+                families.update(mspec.resources)
+                families.update(mspec.preconditions)
+    want.update(n for n, s in specs.items() if s.kind == "read" and families & set(s.resources))
+    return [n for n in specs if n in want]
+
+
+def clear_caches() -> None:
+    """Forget loaded tasks and computed states (for tests that edit task files)."""
+    _CACHE.clear()
+    _GOLD.clear()
+    _INITIAL.clear()
+
+
+__all__ = [
+    "DATA_DIR",
+    "GoldRun",
+    "TaskLoadError",
+    "clear_caches",
+    "fault_seed_for",
+    "get_task",
+    "gold_run",
+    "gold_snapshot",
+    "initial_snapshot",
+    "load_file",
+    "load_tasks",
+    "oracle_calls",
+    "oracle_tools",
+    "parse_task",
+    "register_suite",
+    "suite_names",
+    "unregister_suite",
+]

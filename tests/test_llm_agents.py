@@ -1,0 +1,647 @@
+"""LLM agents (OpenAI chat completions, Anthropic messages) against a real loopback fake
+provider and our real MCP server over streamable HTTP (issue: LLM agents, tool exposure).
+
+The fake provider is an ``http.server`` on 127.0.0.1 that plays a script of replies (JSON
+answers, functions of the request, HTTP errors, or silence) and records every request, so
+the tests assert both what the agent did on the server (call log, final state) and what it
+sent to the provider (tool schemas, fed-back results and their ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from evaluation.llm import (AnthropicAgent, CallResult, LLMLimits, OpenAIAgent, RetryPolicy, ToolInfo,
+                            episode_request, is_llm_spec, parse_exposure, parse_llm_spec, parse_retry_after,
+                            pick_distractors)
+from evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT
+from evaluation.llm.tools import object_schema, provider_name
+from sandboxes.world import World
+from tests.mcp_helpers import control_get, create_episode
+from tools.invoke import ToolInvoker
+from tools.mcp_bridge import payload_of
+
+SEED = 7
+INSTRUCTION = "Move 25 dollars from my savings into my wallet."
+HANG = object()
+
+
+# -- the fake provider ------------------------------------------------------------------------
+@dataclass
+class Fail:
+    """An HTTP error answer."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = '{"error": {"message": "scripted failure"}}'
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float
+
+
+class FakeProvider:
+    """A loopback HTTP server playing scripted provider replies and recording requests."""
+
+    def __init__(self) -> None:
+        self.script: deque[Any] = deque()
+        self.requests: list[Recorded] = []
+        self.errors: list[str] = []
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # silence
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+                body = json.loads(raw)
+                fake.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                              time.monotonic()))
+                action = fake.script.popleft() if fake.script else Fail(500, body='{"error": "script exhausted"}')
+                if action is HANG:
+                    fake.release.wait(10)
+                    return
+                if callable(action):
+                    try:
+                        action = action(body)
+                    except Exception as exc:  # noqa: BLE001 - reported by the fixture
+                        fake.errors.append(f"{type(exc).__name__}: {exc}")
+                        action = Fail(400, body=json.dumps({"error": str(exc)}))
+                status, headers, text = (action.status, action.headers, action.body) if isinstance(action, Fail) \
+                    else (200, {}, json.dumps(action))
+                data = text.encode()
+                try:
+                    self.send_response(status)
+                    for k, v in {"Content-Type": "application/json", **headers}.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def play(self, *actions: Any) -> None:
+        self.script.extend(actions)
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    provider = FakeProvider()
+    try:
+        yield provider
+    finally:
+        provider.close()
+    assert provider.errors == [], provider.errors
+
+
+# -- the two dialects, so each case runs against both providers --------------------------------
+class Raw(str):
+    """Arguments to send verbatim (e.g. invalid JSON)."""
+
+
+class OpenAIDialect:
+    name = "openai"
+    path = "/v1/chat/completions"
+
+    def agent(self, fake: FakeProvider, **kw: Any) -> OpenAIAgent:
+        return OpenAIAgent("gpt-test", base_url=f"{fake.url}/v1", api_key="sk-test", seed=42, **kw)
+
+    def reply(self, calls: list[tuple[str, str, Any]] = (), text: str = "", usage: tuple[int, int] = (10, 5)) -> dict:
+        msg: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            msg["tool_calls"] = [
+                {"id": cid, "type": "function",
+                 "function": {"name": name, "arguments": args if isinstance(args, Raw) else json.dumps(args)}}
+                for cid, name, args in calls
+            ]
+        return {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+
+    def results(self, body: dict) -> list[tuple[str, dict, bool | None]]:
+        """The tool results fed back at the end of a request: (id, payload, is_error or None)."""
+        out = []
+        for m in reversed(body["messages"]):
+            if m["role"] != "tool":
+                break
+            out.append((m["tool_call_id"], json.loads(m["content"]), None))
+        return out[::-1]
+
+    def offered(self, body: dict) -> dict[str, dict]:
+        assert all(t["type"] == "function" for t in body.get("tools", []))
+        return {t["function"]["name"]: t["function"]["parameters"] for t in body.get("tools", [])}
+
+    def check_first_request(self, req: Recorded) -> None:
+        assert req.path == self.path
+        assert req.headers["authorization"] == "Bearer sk-test"
+        body = req.body
+        assert body["model"] == "gpt-test" and body["temperature"] == 0.0 and body["seed"] == 42
+        assert body["messages"] == [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+                                    {"role": "user", "content": INSTRUCTION}]
+        assert body["tool_choice"] == "auto"
+
+
+class AnthropicDialect:
+    name = "anthropic"
+    path = "/v1/messages"
+
+    def agent(self, fake: FakeProvider, **kw: Any) -> AnthropicAgent:
+        return AnthropicAgent("claude-test", base_url=fake.url, api_key="ak-test", **kw)
+
+    def reply(self, calls: list[tuple[str, str, Any]] = (), text: str = "", usage: tuple[int, int] = (10, 5)) -> dict:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls]
+        return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
+                "stop_reason": "tool_use" if calls else "end_turn",
+                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+
+    def results(self, body: dict) -> list[tuple[str, dict, bool | None]]:
+        last = body["messages"][-1]
+        assert last["role"] == "user" and isinstance(last["content"], list)
+        return [(b["tool_use_id"], json.loads(b["content"]), b["is_error"]) for b in last["content"]
+                if b["type"] == "tool_result"]
+
+    def offered(self, body: dict) -> dict[str, dict]:
+        return {t["name"]: t["input_schema"] for t in body.get("tools", [])}
+
+    def check_first_request(self, req: Recorded) -> None:
+        assert req.path == self.path
+        assert req.headers["x-api-key"] == "ak-test" and req.headers["anthropic-version"] == "2023-06-01"
+        body = req.body
+        assert body["model"] == "claude-test" and body["temperature"] == 0.0 and body["max_tokens"] == 4096
+        assert body["system"] == DEFAULT_SYSTEM_PROMPT
+        assert body["messages"] == [{"role": "user", "content": INSTRUCTION}]
+        assert "seed" not in body
+
+
+DIALECTS = [OpenAIDialect(), AnthropicDialect()]
+both = pytest.mark.parametrize("d", DIALECTS, ids=lambda d: d.name)
+
+
+# -- the MCP side ------------------------------------------------------------------------------
+@dataclass
+class Task:
+    instruction: str = INSTRUCTION
+
+
+@asynccontextmanager
+async def mcp_episode(http_server, apps=("system",), **extra: Any):
+    """Create an episode, connect the SDK client, and yield (episode, tools, call)."""
+    base, token = http_server
+    ep = create_episode(base, token, seed=SEED, apps=list(apps), **extra)
+    async with Client(ep["mcp_url"]) as client:
+        listed = (await client.list_tools()).tools
+        tools = [ToolInfo(t.name, t.description or "", t.input_schema or {},
+                          (t.meta or {}).get("mcpgym/kind") or ("read" if t.annotations and t.annotations.read_only_hint else "write"))
+                 for t in listed]
+
+        async def call(name: str, arguments: dict) -> CallResult:
+            result = await client.call_tool(name, arguments)
+            return CallResult(bool(result.is_error), payload_of(result))
+
+        yield ep, tools, call, client
+
+
+def calls_of(http_server, ep) -> list[dict]:
+    base, token = http_server
+    return control_get(base, token, f"/control/episodes/{ep['episode_id']}/calls")
+
+
+def wallet_of(http_server, ep) -> dict:
+    base, token = http_server
+    return control_get(base, token, f"/control/episodes/{ep['episode_id']}/snapshot")["state"]["system"]["wallet"]
+
+
+INITIAL_WALLET = World(SEED, ["system"]).snapshot()["state"]["system"]["wallet"]
+
+
+def transfer_script(d) -> list[Any]:
+    """Read the balance (checking what was fed back), transfer 2500 cents, then answer."""
+
+    def second(body: dict) -> dict:
+        [(cid, payload, is_error)] = d.results(body)
+        assert cid == "c1" and is_error in (None, False)
+        assert payload["savings_cents"] == INITIAL_WALLET["savings_cents"]
+        return d.reply([("c2", "system_transfer_from_savings", {"amount_cents": 2500})], usage=(30, 7))
+
+    def third(body: dict) -> dict:
+        [(cid, payload, is_error)] = d.results(body)
+        assert cid == "c2" and is_error in (None, False)
+        return d.reply(text=f"Done: your balance is now {payload['balance_cents']} cents.", usage=(50, 9))
+
+    return [d.reply([("c1", "system_get_wallet_balance", {})], usage=(20, 6)), second, third]
+
+
+# -- end to end ----------------------------------------------------------------------------------
+@both
+async def test_correct_episode_end_to_end(d, fake, http_server):
+    fake.play(*transfer_script(d))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake).run(Task(), tools, call)
+    after = INITIAL_WALLET["balance_cents"] + 2500
+    assert result.status == "completed" and result.error is None and result.invalid_calls == 0
+    assert result.final_message == f"Done: your balance is now {after} cents."
+    assert (result.tokens.input, result.tokens.output) == (100, 22)
+    assert result.stop_reason == ("stop" if d.name == "openai" else "end_turn")
+    log = calls_of(http_server, ep)
+    assert [(c["tool"], c["arguments"], c["is_error"]) for c in log] == [
+        ("system_get_wallet_balance", {}, False), ("system_transfer_from_savings", {"amount_cents": 2500}, False)]
+    wallet = wallet_of(http_server, ep)
+    assert (wallet["balance_cents"], wallet["savings_cents"]) == (after, INITIAL_WALLET["savings_cents"] - 2500)
+    # what the provider received
+    assert len(fake.requests) == 3
+    d.check_first_request(fake.requests[0])
+    offered = d.offered(fake.requests[0].body)
+    assert set(offered) == {t.name for t in tools} and len(offered) == 17
+    transfer = next(t for t in tools if t.name == "system_transfer_from_savings")
+    assert offered["system_transfer_from_savings"] == transfer.input_schema
+    assert offered["system_get_wallet_balance"] == {"additionalProperties": False, "properties": {}, "type": "object"}
+    for earlier, later in zip(fake.requests, fake.requests[1:]):  # the conversation only grows
+        assert later.body["messages"][: len(earlier.body["messages"])] == earlier.body["messages"]
+
+
+@both
+async def test_several_calls_in_one_reply_run_in_order(d, fake, http_server):
+    def second(body: dict) -> dict:
+        got = d.results(body)
+        assert [g[0] for g in got] == ["a", "b", "c"]
+        assert set(got[0][1]) == {"now", "iso", "weekday"}
+        assert got[1][1]["balance_cents"] == INITIAL_WALLET["balance_cents"]
+        assert "privileges" in got[2][1]
+        return d.reply(text="It is Monday and you have money.")
+
+    fake.play(d.reply([("a", "system_get_time", {}), ("b", "system_get_wallet_balance", {}),
+                       ("c", "system_list_privileges", {})]), second)
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake).run(Task(), tools, call)
+    assert result.status == "completed" and result.final_message == "It is Monday and you have money."
+    assert [c["tool"] for c in calls_of(http_server, ep)] == [
+        "system_get_time", "system_get_wallet_balance", "system_list_privileges"]
+    if d.name == "openai":  # the assistant message is echoed with its three calls, then three tool messages
+        msgs = fake.requests[1].body["messages"]
+        assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "tool", "tool"]
+        assert [tc["id"] for tc in msgs[2]["tool_calls"]] == ["a", "b", "c"]
+    else:  # one user message with three tool_result blocks
+        msgs = fake.requests[1].body["messages"]
+        assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+        assert [b["id"] for b in msgs[1]["content"]] == ["a", "b", "c"]
+
+
+@both
+async def test_invalid_json_arguments_are_a_local_tool_error(d, fake, http_server):
+    def second(body: dict) -> dict:
+        [(cid, payload, is_error)] = d.results(body)
+        assert cid == "bad" and is_error in (None, True)
+        assert payload["error"]["code"] == "invalid_argument" and "not valid JSON" in payload["error"]["message"]
+        return d.reply([("ok", "system_get_wallet_balance", {})])
+
+    fake.play(d.reply([("bad", "system_transfer_from_savings", Raw('{"amount_cents": 25'))]), second,
+              d.reply(text="I could only read the balance."))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake).run(Task(), tools, call)
+    assert result.status == "completed" and result.invalid_calls == 1
+    assert [c["tool"] for c in calls_of(http_server, ep)] == ["system_get_wallet_balance"]
+    assert wallet_of(http_server, ep) == INITIAL_WALLET
+    if d.name == "anthropic":
+        assert d.results(fake.requests[1].body)[0][2] is True
+        echoed = fake.requests[1].body["messages"][1]["content"][0]
+        assert echoed == {"type": "tool_use", "id": "bad", "name": "system_transfer_from_savings", "input": {}}
+    else:
+        echoed = fake.requests[1].body["messages"][2]["tool_calls"][0]
+        assert echoed["function"] == {"name": "system_transfer_from_savings", "arguments": "{}"}
+
+
+@both
+async def test_hallucinated_tool_is_a_local_tool_error(d, fake, http_server):
+    def second(body: dict) -> dict:
+        [(cid, payload, is_error)] = d.results(body)
+        assert cid == "h1" and is_error in (None, True)
+        assert payload["error"]["code"] == "not_found" and payload["error"]["field"] == "name"
+        assert "wallet_teleport_money" in payload["error"]["message"]
+        return d.reply([("h2", "system_transfer_from_savings", {"amount_cents": 100})])
+
+    fake.play(d.reply([("h1", "wallet_teleport_money", {"amount_cents": 100})]), second, d.reply(text="Moved 1 dollar."))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake).run(Task(), tools, call)
+    assert result.status == "completed" and result.invalid_calls == 1
+    assert [c["tool"] for c in calls_of(http_server, ep)] == ["system_transfer_from_savings"]
+    assert wallet_of(http_server, ep)["balance_cents"] == INITIAL_WALLET["balance_cents"] + 100
+
+
+# -- provider failures ------------------------------------------------------------------------------
+@both
+async def test_429_retry_after_is_honoured(d, fake, http_server):
+    events: list[dict] = []
+    fake.play(Fail(429, {"Retry-After": "0.3"}), d.reply(text="Nothing to do."))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        agent = d.agent(fake, retry=RetryPolicy(backoff_base=5.0, request_timeout=10), observer=events.append)
+        result = await agent.run(Task(), tools, call)
+    assert result.status == "completed" and result.final_message == "Nothing to do."
+    assert [(e["status"], e["delay"], e["retry_after"]) for e in events] == [(429, 0.3, 0.3)]
+    first, second = fake.requests
+    assert first.body == second.body
+    assert second.at - first.at >= 0.25  # waited the header's 0.3 s, not the 5 s backoff
+
+
+@both
+async def test_500_three_times_then_success(d, fake, http_server):
+    events: list[dict] = []
+    fake.play(Fail(500), Fail(502), Fail(500), *transfer_script(d))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        agent = d.agent(fake, retry=RetryPolicy(max_retries=3, backoff_base=0.01), observer=events.append)
+        result = await agent.run(Task(), tools, call)
+    assert result.status == "completed" and result.error is None
+    assert [(e["attempt"], e["status"], e["delay"]) for e in events] == [(1, 500, 0.01), (2, 502, 0.02), (3, 500, 0.04)]
+    assert len(fake.requests) == 6 and len(calls_of(http_server, ep)) == 2
+
+
+@both
+async def test_provider_that_keeps_failing_errors_the_episode(d, fake, http_server):
+    fake.play(Fail(503, body="overloaded"), Fail(503, body="overloaded"), Fail(503, body="overloaded"))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake, retry=RetryPolicy(max_retries=2, backoff_base=0.01)).run(Task(), tools, call)
+    assert result.status == "errored" and result.final_message == ""
+    assert result.stop_reason.startswith("provider_error: HTTP 503: overloaded")
+    assert "gave up after 3 attempts" in result.error
+    assert len(fake.requests) == 3 and calls_of(http_server, ep) == []
+
+
+@both
+async def test_bad_request_is_not_retried(d, fake, http_server):
+    fake.play(Fail(400, body='{"error": "context too long"}'))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake, retry=RetryPolicy(backoff_base=0.01)).run(Task(), tools, call)
+    assert result.status == "errored" and "HTTP 400" in result.error and "context too long" in result.error
+    assert len(fake.requests) == 1
+
+
+@both
+async def test_silent_provider_times_out_as_errored(d, fake, http_server):
+    fake.play(HANG, HANG)
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        agent = d.agent(fake, retry=RetryPolicy(max_retries=1, backoff_base=0.01, request_timeout=0.3))
+        result = await agent.run(Task(), tools, call)
+    assert result.status == "errored"
+    assert "no answer within 0.3 s" in result.error and "gave up after 2 attempts" in result.error
+    assert len(fake.requests) == 2 and calls_of(http_server, ep) == []
+    assert (result.tokens.input, result.tokens.output) == (0, 0)
+
+
+# -- limits ---------------------------------------------------------------------------------------
+@both
+async def test_turn_limit(d, fake, http_server):
+    fake.play(*[d.reply([(f"t{i}", "system_get_time", {})]) for i in range(3)])
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake, limits=LLMLimits(max_turns=2)).run(Task(), tools, call)
+    assert result.status == "limit" and result.stop_reason == "turn limit reached (2 model turns)"
+    assert len(fake.requests) == 2 and [c["tool"] for c in calls_of(http_server, ep)] == ["system_get_time"] * 2
+
+
+@both
+async def test_tool_call_limit(d, fake, http_server):
+    pair = lambda i: d.reply([(f"x{i}", "system_get_time", {}), (f"y{i}", "system_get_wallet_balance", {})])  # noqa: E731
+    fake.play(pair(0), pair(1), pair(2))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake, limits=LLMLimits(max_tool_calls=3)).run(Task(), tools, call)
+    assert result.status == "limit" and result.stop_reason == "tool-call limit reached (3 tool calls)"
+    assert [c["tool"] for c in calls_of(http_server, ep)] == [
+        "system_get_time", "system_get_wallet_balance", "system_get_time"]
+
+
+@both
+async def test_token_limit(d, fake, http_server):
+    fake.play(d.reply([("k1", "system_get_time", {})], usage=(80, 20)),
+              d.reply([("k2", "system_get_wallet_balance", {})], usage=(90, 10)))
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake, limits=LLMLimits(max_tokens=150)).run(Task(), tools, call)
+    assert result.status == "limit" and result.stop_reason == "token limit reached (200 > 150 tokens)"
+    assert (result.tokens.input, result.tokens.output) == (170, 30)
+    assert [c["tool"] for c in calls_of(http_server, ep)] == ["system_get_time"]
+
+
+# -- determinism --------------------------------------------------------------------------------
+@both
+async def test_same_script_same_trajectory(d, http_server):
+    runs = []
+    for _ in range(2):
+        fake = FakeProvider()
+        try:
+            fake.play(*transfer_script(d))
+            async with mcp_episode(http_server) as (ep, tools, call, _):
+                result = await d.agent(fake).run(Task(), tools, call)
+            base, token = http_server
+            info = control_get(base, token, f"/control/episodes/{ep['episode_id']}")
+            log = [{k: c[k] for k in ("tool", "arguments", "is_error", "result", "time")} for c in calls_of(http_server, ep)]
+            runs.append((result.model_dump(), log, info["state_hash"], [r.body for r in fake.requests]))
+        finally:
+            fake.close()
+        assert fake.errors == []
+    assert runs[0] == runs[1]
+    assert len(runs[0][1]) == 2
+
+
+# -- exposure modes --------------------------------------------------------------------------------
+ALL_TOOLS = sorted(ToolInvoker(World(SEED, ["system", "shop"]), "none").specs)
+TASK_TOOLS = ["shop_add_to_cart", "shop_checkout", "system_authorize_payment"]
+
+
+def test_parse_exposure_modes():
+    assert [parse_exposure(m).mode for m in ("all", " Task ", "task+0", "task+5", "retrieval")] == [
+        "all", "task", "task", "task+5", "retrieval"]
+    assert parse_exposure("task+12").distractors == 12
+    for bad in ("", "some", "task+", "task+-1", "task+x", "task-3", "retrieval+2"):
+        with pytest.raises(ValueError, match="expected 'all', 'task', 'task\\+N'"):
+            parse_exposure(bad)
+
+
+def test_episode_request_per_mode():
+    assert episode_request("all", TASK_TOOLS, ALL_TOOLS, 1) == {}
+    assert episode_request("retrieval", TASK_TOOLS, ALL_TOOLS, 1) == {"search_tools": True}
+    assert episode_request("task", reversed(TASK_TOOLS), ALL_TOOLS, 1) == {"tools": TASK_TOOLS}
+    five = episode_request("task+5", TASK_TOOLS, ALL_TOOLS, 1)["tools"]
+    assert len(five) == 8 and set(TASK_TOOLS) <= set(five) and set(five) <= set(ALL_TOOLS) and five == sorted(five)
+    # deterministic in the seed, independent of argument order
+    assert episode_request("task+5", list(reversed(TASK_TOOLS)), list(reversed(ALL_TOOLS)), 1)["tools"] == five
+    draws = {tuple(pick_distractors(TASK_TOOLS, ALL_TOOLS, 5, s)) for s in range(6)}
+    assert len(draws) > 1
+    assert pick_distractors(TASK_TOOLS, ALL_TOOLS, 500, 1) == sorted(set(ALL_TOOLS) - set(TASK_TOOLS))
+    with pytest.raises(ValueError, match="not among the episode's tools: talk_send_message"):
+        episode_request("task", ["talk_send_message"], ALL_TOOLS, 1)
+    with pytest.raises(ValueError, match="needs the task's oracle tools"):
+        episode_request("task+2", [], ALL_TOOLS, 1)
+
+
+async def test_task_plus_n_episode_lists_exactly_those_tools(http_server):
+    extra = episode_request("task+4", TASK_TOOLS, ALL_TOOLS, SEED)
+    async with mcp_episode(http_server, apps=("system", "shop"), **extra) as (ep, tools, call, _):
+        assert sorted(t.name for t in tools) == extra["tools"] and len(tools) == 7
+        assert {t.kind for t in tools if t.name in TASK_TOOLS} == {"write", "auth"}
+
+
+@both
+async def test_retrieval_mode_unlocks_what_search_returns(d, fake, http_server):
+    def second(body: dict) -> dict:
+        [(cid, payload, _)] = d.results(body)
+        found = [t["name"] for t in payload["tools"]]
+        assert cid == "s1" and "system_transfer_from_savings" in found and len(found) == 3
+        offered = d.offered(body)
+        assert list(offered) == ["search_tools", *found]
+        assert offered["system_transfer_from_savings"]["required"] == ["amount_cents"]
+        return d.reply([("s2", "system_transfer_from_savings", {"amount_cents": 700})])
+
+    fake.play(d.reply([("s1", "search_tools", {"query": "transfer money from savings into the wallet", "k": 3})]),
+              second, d.reply(text="Moved 7 dollars."))
+    extra = episode_request("retrieval", [], ALL_TOOLS, SEED)
+    async with mcp_episode(http_server, **extra) as (ep, tools, call, client):
+        assert [t.name for t in tools] == ["search_tools"]
+        result = await d.agent(fake, tool_exposure="retrieval").run(Task(), tools, call)
+        relisted = {t.name for t in (await client.list_tools()).tools}
+    assert result.status == "completed" and result.invalid_calls == 0
+    assert list(d.offered(fake.requests[0].body)) == ["search_tools"]
+    log = calls_of(http_server, ep)
+    assert [(c["tool"], c["is_error"]) for c in log] == [("search_tools", False), ("system_transfer_from_savings", False)]
+    assert "system_transfer_from_savings" in relisted and len(relisted) == 4
+    assert wallet_of(http_server, ep)["balance_cents"] == INITIAL_WALLET["balance_cents"] + 700
+
+
+# -- specs, describe, helpers -----------------------------------------------------------------------
+def test_parse_llm_spec(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    local = parse_llm_spec("openai:llama3.1:8b", base_url="http://localhost:11434/v1", max_turns=5, backoff_base=0.5)
+    assert isinstance(local, OpenAIAgent) and local.model == "llama3.1:8b" and local.name == "openai:llama3.1:8b"
+    assert local.limits.max_turns == 5 and local.retry.backoff_base == 0.5
+    assert local.headers()["Authorization"] == "Bearer EMPTY"
+    with pytest.raises(ValueError, match="set OPENAI_API_KEY"):
+        parse_llm_spec("openai:gpt-4o-mini")
+    with pytest.raises(ValueError, match="set ANTHROPIC_API_KEY"):
+        parse_llm_spec("anthropic:claude-sonnet-4-5")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-env")
+    claude = parse_llm_spec("anthropic:claude-sonnet-4-5", temperature=None)
+    assert isinstance(claude, AnthropicAgent) and claude.endpoint() == "https://api.anthropic.com/v1/messages"
+    assert claude.headers()["x-api-key"] == "ak-env" and claude.temperature is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://example.invalid/v1/")
+    assert parse_llm_spec("openai:gpt-4o-mini").endpoint() == "https://example.invalid/v1/chat/completions"
+    for bad, message in [("gpt-4o", "must look like"), ("mistral:large", "unknown LLM provider 'mistral'"),
+                         ("openai:", "names no model"), ("openai: ", "names no model")]:
+        with pytest.raises(ValueError, match=message):
+            parse_llm_spec(bad)
+    with pytest.raises(ValueError, match="unknown option\\(s\\) for 'openai:x': colour"):
+        parse_llm_spec("openai:x", colour="red")
+    with pytest.raises(ValueError, match="no sampling seed"):
+        parse_llm_spec("anthropic:claude", seed=3)
+    with pytest.raises(ValueError, match="unknown tool exposure mode"):
+        parse_llm_spec("openai:x", tool_exposure="some")
+    assert is_llm_spec("openai:gpt-4o") and is_llm_spec("anthropic:c") and not is_llm_spec("careful")
+
+
+def test_describe_records_what_changes_results():
+    agent = OpenAIAgent("gpt-test", base_url="http://127.0.0.1:9/v1", api_key="sk-secret", seed=3,
+                        system_prompt="Be brief.", tool_exposure="task+5", limits=LLMLimits(max_turns=9))
+    info = agent.describe()
+    assert info["provider"] == "openai" and info["model"] == "gpt-test" and info["seed"] == 3
+    assert info["temperature"] == 0.0 and info["system_prompt"] == "Be brief."
+    assert info["system_prompt_sha256"] == hashlib.sha256(b"Be brief.").hexdigest()
+    assert info["tool_exposure"] == "task+5" and info["limits"]["max_turns"] == 9
+    assert "tool_call_id" in info["tool_results"] and info["retry"]["max_retries"] == 4
+    assert "sk-secret" not in json.dumps(info)
+    claude = AnthropicAgent("c", base_url="http://localhost:1", api_key="k").describe()
+    assert claude["provider"] == "anthropic" and claude["seed"] is None and "is_error" in claude["tool_results"]
+
+
+def test_parse_retry_after():
+    assert parse_retry_after({"Retry-After": "2"}) == 2.0
+    assert parse_retry_after({"retry-after": "0.25"}) == 0.25
+    assert parse_retry_after({"retry-after-ms": "1500", "Retry-After": "9"}) == 1.5
+    assert parse_retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0) == 10.0
+    assert parse_retry_after({"Retry-After": "soon"}) is None and parse_retry_after({}) is None
+    assert parse_retry_after({"Retry-After": "-3"}) is None
+    assert RetryPolicy(backoff_base=0.5, backoff_max=3).backoff(0) == 0.5
+    assert [RetryPolicy(backoff_base=0.5, backoff_max=3).backoff(i) for i in range(5)] == [0.5, 1.0, 2.0, 3, 3]
+
+
+def test_tool_names_and_schemas_for_providers():
+    assert provider_name("system_get_time") == "system_get_time"
+    assert provider_name("files.read/v2") == "files_read_v2"
+    assert provider_name("x" * 70) == "x" * 64
+    assert provider_name("a.b", {"a_b"}) == "a_b_2"
+    assert object_schema({"type": "object"}) == {"type": "object", "properties": {}}
+    assert object_schema({"type": "array"}) == {"type": "object", "properties": {}}
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    assert object_schema(schema) == schema and object_schema(schema) is not schema
+
+
+async def test_agent_problems_are_errored_results_not_exceptions(fake):
+    async def raising_call(name: str, arguments: dict) -> CallResult:
+        raise RuntimeError("MCP session gone")
+
+    agent = OpenAIDialect().agent(fake)
+    bad_task = await agent.run(object(), [], raising_call)
+    assert bad_task.status == "errored" and "instruction" in bad_task.error and fake.requests == []
+    fake.play(OpenAIDialect().reply([("r1", "system_get_time", {})]))
+    tools = [ToolInfo("system_get_time", "Current virtual time.", {"type": "object"}, "read")]
+    result = await agent.run(Task(), tools, raising_call)
+    assert result.status == "errored" and result.stop_reason == "agent_error: RuntimeError: MCP session gone"
+    assert (result.tokens.input, result.tokens.output) == (10, 5)
+    assert OpenAIDialect().offered(fake.requests[0].body) == {"system_get_time": {"type": "object", "properties": {}}}
+
+
+@both
+async def test_runner_call_budget_ends_in_limit(d, fake, http_server):
+    """With the runner's own call function (EpisodeCaller raising CallLimitReached)."""
+    from evaluation.agents import CallLimitReached
+    from evaluation.episode_runner import EpisodeCaller, tool_infos
+
+    fake.play(*[d.reply([(f"b{i}", "system_get_time", {})]) for i in range(3)])
+    base, token = http_server
+    ep = create_episode(base, token, seed=SEED, apps=["system"])
+    async with Client(ep["mcp_url"]) as client:
+        tools = tool_infos((await client.list_tools()).tools, ToolInfo)
+        caller = EpisodeCaller(client, 2, CallResult, CallLimitReached)
+        result = await d.agent(fake).run(Task(), tools, caller)
+    assert result.status == "limit" and result.stop_reason == "call budget of 2 spent"
+    assert caller.limit_hit and len(calls_of(http_server, ep)) == 2 and result.tokens.input == 30
+
+
+def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
+    import evaluation.agents as agents_pkg
+    from evaluation.llm import register_llm_agents
+
+    monkeypatch.setattr(agents_pkg, "_FACTORIES", {})  # a fresh registry: no effect on other tests
+    assert register_llm_agents(tool_exposure="task+2", base_url="http://127.0.0.1:8000/v1") == ["openai", "anthropic"]
+    assert register_llm_agents() == []
+    agent = agents_pkg.make_agent("openai:qwen2.5-7b")
+    assert isinstance(agent, OpenAIAgent) and agent.name == "openai:qwen2.5-7b"
+    assert agent.describe()["tool_exposure"] == "task+2" and agent.endpoint() == "http://127.0.0.1:8000/v1/chat/completions"
+    assert "openai:..." in agents_pkg.known_agents()

@@ -1,0 +1,190 @@
+"""Reports, aggregation order and the manifest, on hand-made run directories (no server)."""
+
+from __future__ import annotations
+
+import json
+import random
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evaluation.cli import app
+from evaluation.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from evaluation.report import build_report, comparison_rows, render_markdown, write_report
+from evaluation.report_html import render_html, svg_bar_chart
+from evaluation.runner import compute_scores, load_run
+from evaluation.scorer import EpisodeScores
+from evaluation.trajectory import Trajectory, write_trajectories
+from tools.faults import load_profile
+
+
+def _episode(agent: str, task: str, trial: int, *, success: bool, level: int = 1, writes: int = 2, verified: int = 2,
+             errors: int = 0, attempts: int = 0, recovered: int = 0, defeatism: bool = False) -> EpisodeScores:
+    return EpisodeScores(
+        episode_id=f"{agent}-{task}-{trial}", task_id=task, agent=agent, trial=trial, level=level,
+        apps=["system", "shop"], success=success, recall=1 if success else 0, total=1, misbehave=0, writes=writes,
+        verified_writes=verified, verification_rate=verified / writes if writes else None,
+        recoverable_errors=errors, recovery_attempts=attempts, recoveries=recovered, defeatism=defeatism,
+        defeatism_reason="no recovery attempt within 3 calls after the recoverable transient error at step 2" if defeatism else None,
+        valid_calls=5, error_calls=errors, tool_calls=5,
+    )
+
+
+def _episodes() -> list[EpisodeScores]:
+    eps = []
+    for trial in range(2):
+        eps.append(_episode("careful", "t.one", trial, success=True, level=1, errors=1, attempts=1, recovered=1))
+        eps.append(_episode("careful", "t.two", trial, success=trial == 0, level=2, writes=3, verified=1))
+        eps.append(_episode("<b>bold</b>", "t.one", trial, success=False, level=1, verified=0, errors=1,
+                            defeatism=True))
+        eps.append(_episode("<b>bold</b>", "t.two", trial, success=True, level=2, writes=0, verified=0))
+    return eps
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    trajs = [Trajectory(episode_id=e.episode_id, task_id=e.task_id, agent=e.agent, trial=e.trial, level=e.level,
+                        apps=e.apps, scores=e.model_dump(mode="json")) for e in _episodes()]
+    write_trajectories(run / "trajectories.jsonl", trajs)
+
+    class Task:
+        def __init__(self, tid: str) -> None:
+            self.id, self.seed, self.faults = tid, 7, None
+
+    manifest = build_manifest(
+        suite="unit", tasks=[Task("t.one"), Task("t.two")], trials=2,
+        agents=[{"name": "careful", "spec": "careful", "describe": None}], profile=load_profile("default"),
+        fault_seeds={"t.one": [1, 2], "t.two": [3, 4]}, concurrency=1, episode_timeout=5.0,
+        server_url="http://127.0.0.1:1", server_spawned=True, recovery_window=3,
+    )
+    write_json_atomic(run / "manifest.json", manifest)
+    return run
+
+
+def test_comparison_rows_show_rates_intervals_and_counts() -> None:
+    scores = compute_scores(_episodes())
+    header, rows = comparison_rows(scores)
+    assert header[3] == "pass^2"
+    careful = next(r for r in rows if r[0] == "careful")
+    # 3 successes of 4: Wilson 95% interval [0.30, 0.95]; pass^2 = (1 + 0) / 2.
+    assert careful[1:4] == ["4", "75% [30–95]", "0.50"]
+    assert careful[4] == "60% (6/10)"  # verified writes 2+1+2+1 of 2+3+2+3
+    assert careful[6] == "100% (2/2)" and careful[7] == "100% (2/2)"
+    assert careful[8] == "0% (0/2)"
+    bold = next(r for r in rows if r[0] == "<b>bold</b>")
+    assert bold[2] == "50% [15–85]" and bold[8] == "100% (2/2)" and bold[6] == "0% (0/2)"
+    short_header, short_rows = comparison_rows(scores, counts=False)
+    assert next(r for r in short_rows if r[0] == "careful")[4] == "60%"
+
+
+def test_aggregation_does_not_depend_on_episode_order() -> None:
+    eps = _episodes()
+    # Rates whose float sums depend on order without the sort in compute_scores.
+    for i, e in enumerate(eps):
+        e.verification_rate = [0.1, 0.2, 0.7, 1 / 3][i % 4]
+    expected = json.dumps(compute_scores(eps), sort_keys=True)
+    rng = random.Random(5)
+    for _ in range(20):
+        shuffled = eps[:]
+        rng.shuffle(shuffled)
+        assert json.dumps(compute_scores(shuffled), sort_keys=True) == expected
+
+
+def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    md_path, html_path = write_report(run)
+    md, html = md_path.read_text(encoding="utf-8"), html_path.read_text(encoding="utf-8")
+    for text in (md, html):
+        assert "careful" in text and "t.one" in text and "t.two" in text
+    assert "| careful | 4 | 75% [30–95] | 0.50 | 60% (6/10) |" in md
+    assert "## Success per level" in md and "unit" in md and "default" in md
+    assert "defeatism: no recovery attempt" in md  # the notable-episodes section explains why
+    # HTML: three inline SVG charts, nothing fetched, user-provided names escaped.
+    assert html.count("<svg") == 3 and html.count("</svg>") == 3
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html
+    for needle in ("<script", "<link", "src=", "href=", "@import", "url("):
+        assert needle not in html
+    assert "http" not in html.replace("http://www.w3.org/2000/svg", "")  # only the SVG namespace
+    assert "Behaviour per agent" in html and "Success per level" in html and "Success per app" in html
+
+
+def test_svg_chart_is_well_formed_with_missing_values_and_intervals() -> None:
+    svg = svg_bar_chart("Rates & things", ["a", "b"], ["x", "y"],
+                        {("a", "x"): (0.5, [0.2, 0.8]), ("a", "y"): (None, None), ("b", "x"): (1.4, None)})
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(bars) == 2  # ("b", "y") is absent and ("a", "y") is n/a
+    assert "n/a" in "".join(root.itertext())
+    heights = sorted(float(b.get("height")) for b in bars)
+    assert heights == [120.0, 240.0]  # 0.5 of the 240-px plot; 1.4 clamped to 1.0
+    assert any(p.get("d", "").count("M") == 3 for p in root.iter(f"{ns}path"))  # one CI whisker
+    assert root.find(f"{ns}title").text == "Rates & things"
+
+
+def test_report_and_markdown_from_build_report(tmp_path: Path) -> None:
+    report = build_report(_run_dir(tmp_path))
+    assert report.agents == ["<b>bold</b>", "careful"]
+    assert report.levels == ["1", "2"]
+    assert report.task_matrix["t.two"]["careful"] == [1, 2]
+    assert [e.agent for e in report.notable()].count("<b>bold</b>") == 2  # failed + defeatist at t.one
+    assert render_markdown(report).startswith("# mcpgym run report")
+    assert "<!DOCTYPE html>" in render_html(report)
+
+
+def test_report_command_and_its_errors(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert (run / "report.html").exists() and (run / "report.md").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(app, ["report", str(empty)])
+    assert result.exit_code == 2 and "not a run directory" in result.output
+
+
+def test_load_run_ignores_and_repairs_a_torn_last_line(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    path = run / "trajectories.jsonl"
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"episode_id": "x", "agent": "care')
+    assert len(load_run(run)) == 8
+    assert path.read_bytes().endswith(b'"care')  # reading alone changes nothing
+    assert len(load_run(run, repair=True)) == 8
+    assert path.read_bytes() == whole
+
+
+def test_manifest_resume_merge_and_describe_hook() -> None:
+    class Good:
+        name = "llm"
+
+        def describe(self) -> dict:
+            return {"model": "m-1", "system_prompt_sha256": "ab" * 32}
+
+    class Broken:
+        name = "broken"
+
+        def describe(self) -> dict:
+            raise RuntimeError("no")
+
+    class Plain:
+        name = "plain"
+
+    assert describe_agent(Good(), "x:m-1") == {"name": "llm", "spec": "x:m-1",
+                                                "describe": {"model": "m-1", "system_prompt_sha256": "ab" * 32}}
+    assert describe_agent(Broken(), "b")["describe"] == {"error": "describe() raised RuntimeError: no"}
+    assert describe_agent(Plain(), "plain")["describe"] is None
+
+    def manifest(profile: str, agents: list[str], trials: int) -> dict:
+        return build_manifest(suite="s", tasks=[], trials=trials, agents=[{"name": a, "spec": a, "describe": None}
+                                                                          for a in agents],
+                              profile=load_profile(profile), fault_seeds={}, concurrency=2, episode_timeout=9.0,
+                              server_url="u", server_spawned=True, recovery_window=3, command=["mcpgym", "run"])
+
+    merged = merge_for_resume(manifest("default", ["a"], 2), manifest("default", ["a", "b"], 3))
+    assert [a["name"] for a in merged["agents"]] == ["a", "b"] and merged["trials"] == 3
+    assert len(merged["invocations"]) == 2 and merged["suite"] == "s"
+    with pytest.raises(ValueError, match="cannot resume it with 'harsh'"):
+        merge_for_resume(manifest("default", ["a"], 2), manifest("harsh", ["a"], 2))
