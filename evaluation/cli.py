@@ -150,6 +150,7 @@ def run(
     force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
     timeout: float = typer.Option(600.0, min=1.0, help="Wall seconds per episode before it is stopped (status limit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    tools_mode: str = typer.Option("all", "--tools", help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds)."),
     validate_output: bool = typer.Option(False, "--validate-output", help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored)."),
 ) -> None:
     """Evaluate agents: tasks x trials x agents against an mcpgym server; writes trajectories.jsonl,
@@ -165,6 +166,12 @@ def run(
 
     if resume and out is None:
         _fail("--resume needs --out DIR (the run to continue)")
+    from evaluation.llm.exposure import parse_exposure
+
+    try:
+        parse_exposure(tools_mode)
+    except ValueError as exc:
+        _fail(str(exc))
     if server and not (token or os.environ.get("MCPGYM_TOKEN")):
         _fail("--server needs --token (or $MCPGYM_TOKEN)")
     try:
@@ -178,7 +185,7 @@ def run(
     if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
         from evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
-        register_llm_agents()
+        register_llm_agents(tool_exposure=tools_mode)
     try:
         agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
     except ValueError as exc:
@@ -187,7 +194,7 @@ def run(
     settings = RunSettings(out=out, trials=trials, faults=faults, concurrency=concurrency, server_url=server,
                            token=token or os.environ.get("MCPGYM_TOKEN"), resume=resume, force=force,
                            episode_timeout=timeout, suite=suite_name if not task else suite, progress=not quiet,
-                           validate_output=validate_output)
+                           validate_output=validate_output, tool_exposure=tools_mode)
     try:
         result = run_evaluation(tasks, agents, settings)
     except (RunError, ServerError, FaultProfileError) as exc:
@@ -212,36 +219,32 @@ def run(
 
 @app.command()
 def score(
-    paths: list[Path] = typer.Argument(..., help="Run directories (their trajectories.jsonl) or trajectory .jsonl files."),
-    as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": per-episode scores} as JSON."),
+    paths: list[Path] = typer.Argument(..., help="Run directories, trajectory files of our own, or files recorded elsewhere."),
+    fmt: str = typer.Option("auto", "--format", "-f", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."),
+    catalog: Optional[Path] = typer.Option(None, "--catalog", help="JSON catalog (name -> kind, resources, remedies, alternatives) for tools not in ours."),
+    as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": [...], \"tools\": [...], \"problems\": [...]} as JSON."),
     k: Optional[int] = typer.Option(None, min=1, help="Recovery window in tool calls (default: the run's, else 3)."),
 ) -> None:
-    """Score trajectories again with the current scorer and catalog, and aggregate per agent."""
-    from evaluation.aggregate import aggregate
-    from evaluation.catalog import Catalog
-    from evaluation.manifest import read_manifest
-    from evaluation.runner import load_paths, rescore
-    from evaluation.scorer import DEFAULT_K
-    from evaluation.trajectory import TrajectoryFileError
+    """Score trajectories (ours, or recorded in another harness) with DESIGN section 7's
+    definitions: per-episode behaviour scores, outcome where states are given, aggregates.
 
+    Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
+    scored and printed); 2: nothing could be scored.
+    """
+    from evaluation.formats import FORMATS, run_score
+    from evaluation.manifest import read_manifest
+    from evaluation.scorer import DEFAULT_K
+
+    if fmt not in FORMATS:
+        _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if k is None:
         windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
         k = windows.pop() if len(windows) == 1 else DEFAULT_K
     try:
-        trajs = load_paths(paths)
-        scores, changed = rescore(trajs, Catalog.from_apps(), k=k)
-    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+        code = run_score([str(p) for p in paths], fmt, str(catalog) if catalog else None, as_json, k=k)
+    except ValueError as exc:
         _fail(str(exc))
-    agg = aggregate(scores)
-    if as_json:
-        agg["episodes"] = [s.model_dump(mode="json") for s in scores]
-        sys.stdout.write(json.dumps(agg, indent=2) + "\n")
-        return
-    from evaluation.report import rich_table
-
-    _console().print(rich_table(agg, title=f"{len(scores)} episodes from {', '.join(map(str, paths))} (K={k})"))
-    if changed:
-        typer.echo(f"{changed} of {len(scores)} episodes score differently from the scores stored in their trajectories")
+    raise typer.Exit(code)
 
 
 @app.command()

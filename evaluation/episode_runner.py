@@ -82,6 +82,7 @@ class EpisodeContext:
         tool_info, call_result: the agents' ``ToolInfo`` and ``CallResult`` types.
         limit_error: the exception the call function raises once the call budget is spent
             (``evaluation.agents.CallLimitReached``), or None to answer with an error instead.
+        tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``: what the episode exposes.
         validate_output: let the SDK client check every successful result against the
             tool's output schema (``ClientSession.validate_tool_result``). Off by default: it
             compiles each tool's schema again in every session and then cost about 0.25 s of
@@ -100,6 +101,7 @@ class EpisodeContext:
     limit_error: type[BaseException] | None = None
     http: Any = None
     validate_output: bool = False
+    tool_exposure: str = "all"
 
 
 def result_payload(result: Any) -> dict[str, Any]:
@@ -203,6 +205,24 @@ async def _list_tools(client: Any) -> list[Any]:
             return listed
 
 
+def exposure_request(mode: str, task: Any) -> dict[str, Any]:
+    """Extra ``POST /control/episodes`` fields for tool-exposure ``mode`` (distractors drawn
+    from the task's world seed, so every agent and trial sees the same tools).
+
+    Raises:
+        ValueError: for a bad mode.
+    """
+    if mode == "all":
+        return {}
+    from evaluation.llm.exposure import episode_request
+    from evaluation.tasks import oracle_tools
+    from sandboxes.base import get_app
+    from sandboxes.world import normalise_apps
+
+    every = [name for app in normalise_apps(task.apps) for name in get_app(app).tools]
+    return episode_request(mode, oracle_tools(task), every, task.seed)
+
+
 async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     """Run one episode end to end and return its scored trajectory (not yet written).
 
@@ -226,6 +246,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         phases[name] = round(time.monotonic() - started - sum(phases.values()), 3)
 
     body = {"seed": task.seed, "apps": list(task.apps), "faults": job.faults, "fault_seed": job.fault_seed}
+    body.update(exposure_request(ctx.tool_exposure, task))
     try:
         created = await ctx.control.create_episode(body)
     except ServerError as exc:

@@ -107,6 +107,8 @@ class RunSettings:
         force: overwrite the run files of a non-empty ``out`` (without ``resume``).
         episode_timeout: wall seconds per episode. k: the scorer's recovery window.
         suite: suite name for the manifest (None: tasks picked by id).
+        tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
+            ``retrieval`` (see :func:`evaluation.llm.exposure.episode_request`).
         progress: show a progress bar on stderr.
         mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
             newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
@@ -127,6 +129,7 @@ class RunSettings:
     episode_timeout: float = DEFAULT_EPISODE_TIMEOUT
     k: int = DEFAULT_K
     suite: str | None = None
+    tool_exposure: str = "all"
     progress: bool = True
     mcp_mode: str = "auto"
     validate_output: bool = False
@@ -249,7 +252,8 @@ def run_evaluation(
             assert server is not None
             ctx_args = dict(catalog=Catalog.from_apps(), gold=gold, episode_timeout=settings.episode_timeout,
                             k=settings.k, mcp_mode=settings.mcp_mode, tool_info=tool_info, call_result=call_result,
-                            limit_error=agent_registry.CallLimitReached, validate_output=settings.validate_output)
+                            limit_error=agent_registry.CallLimitReached, validate_output=settings.validate_output,
+                            tool_exposure=settings.tool_exposure)
             try:
                 ran = anyio.run(_run_jobs, jobs, server, ctx_args, [as_scores(t) for t in existing], settings,
                                 failures, out, console)

@@ -398,7 +398,10 @@ def score_episode(
                 break
         for j in range(i + 1, n):
             d = calls[j]
-            if (d.ok and (d.tool == c.tool or d.tool in alts) and _ids_match(c.ids, d.ids)) or (
+            # A later call that succeeded, or that timed out but was applied (the ledger says
+            # so), achieved what the failed call was for.
+            achieved = d.ok or (d.code == "timeout" and d.applied is True)
+            if (achieved and (d.tool == c.tool or d.tool in alts) and _ids_match(c.ids, d.ids)) or (
                     timeout_read and c.applied is True and _matches(d, c)):
                 rec.recovered_step = d.step
                 break

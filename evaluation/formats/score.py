@@ -348,7 +348,7 @@ def render_text(report: ScoreReport, *, width: int = 160) -> str:
 
 
 def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, as_json: bool = False,
-              out: IO[str] | None = None) -> int:
+              out: IO[str] | None = None, *, k: int = 3) -> int:
     """What ``mcpgym score FILE... [--format F] [--catalog C] [--json]`` does.
 
     Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout).
@@ -361,7 +361,7 @@ def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, a
         ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
     """
     out = out or sys.stdout
-    report = score_files(paths, fmt, catalog)
+    report = score_files(paths, fmt, catalog, k=k)
     if as_json:
         out.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
