@@ -89,7 +89,8 @@ def _run_probes(apps: Sequence[str], seed: int, imports: Sequence[str], timeout:
     for hs in HASH_SEEDS:
         env = dict(os.environ)
         env["PYTHONHASHSEED"] = hs
-        env[IMPORTS_ENV] = os.pathsep.join(str(i) for i in imports)
+        inherited = [i for i in os.environ.get(IMPORTS_ENV, "").split(os.pathsep) if i]
+        env[IMPORTS_ENV] = os.pathsep.join([*inherited, *(str(i) for i in imports)])
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         cmd = [sys.executable, "-m", "tools.conformance", "--seed", str(seed), "--probe", *apps]
         procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
