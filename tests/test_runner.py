@@ -169,11 +169,12 @@ def test_score_command_rescores_a_run_dir(full_run: tuple[Path, str]) -> None:
     data = json.loads(result.output)
     stored = json.loads((run / "scores.json").read_text())
     assert data["agents"] == stored["agents"]  # re-scoring with the same scorer changes nothing
-    assert len(data["episodes"]) == EPISODES and all(EPISODE_KEYS <= set(e) for e in data["episodes"])
+    assert len(data["episodes"]) == EPISODES and all(EPISODE_KEYS <= set(e["scores"]) for e in data["episodes"])
+    assert data["problems"] == [] and all(e["faults"] == "ledger" for e in data["episodes"])
     table = CliRunner().invoke(app, ["score", str(run)])
-    assert table.exit_code == 0 and "careful" in table.output and "differently" not in table.output
+    assert table.exit_code == 0 and "careful" in table.output
     missing = CliRunner().invoke(app, ["score", str(run / "nope")])
-    assert missing.exit_code == 2 and "no such file or directory" in missing.output
+    assert missing.exit_code == 2 and "not found" in missing.output
 
 
 def test_tasks_command_lists_the_suite() -> None:

@@ -9,7 +9,9 @@ listed in the episode's ``tools``.
 ``careful``
     Before each write of the plan it reads every precondition family that changed since it
     was last read, and reads the write's *read-back tool* (a read tool covering the write's
-    first resource family that has one, its id arguments filled from the write's arguments);
+    first resource family that has one, preferring one that also covers its other families;
+    its id arguments filled from the write's arguments, optional ones the write shares passed
+    along, and otherwise its widest view: an enum option ``all``, ``limit`` at its maximum);
     after the write it reads that tool again. Errors: ``rate_limited`` -> ``system_wait
     (retry_after)`` then retry; ``auth_required`` -> ``system_authenticate`` then retry;
     ``permission_denied`` -> ``system_request_privilege`` (the privilege named in
@@ -58,6 +60,9 @@ OVERCONFIDENT_MESSAGE = "Done! I've taken care of everything you asked."
 """The ``overconfident`` agent's claim when its plan did not reach an ``answer``."""
 
 WAIT_TOOL, AUTH_TOOL, PRIVILEGE_TOOL = "system_wait", "system_authenticate", "system_request_privilege"
+
+FAULT_CODES = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_required"})
+"""Error codes of injected faults; a read tool with remedies only for these is a plain read."""
 
 _CATALOGS: dict[tuple[str, ...], Catalog] = {}
 
@@ -144,13 +149,22 @@ class _Session:
         return tool in self.tools and tool not in self.down
 
     # -- choosing read tools -------------------------------------------------------------------
-    def pick_read(self, family: str, source: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    def pick_read(self, family: str, source: dict[str, Any], written: tuple[str, ...] = ()
+                  ) -> tuple[str, dict[str, Any]] | None:
         """The best read tool of ``family`` whose required arguments ``source`` can fill.
 
-        Preference: more id arguments filled, the family being the tool's first resource,
-        catalog order.
+        Preference: more id arguments filled, more of the ``written`` families (those of the
+        write being checked) covered, the family being the tool's first resource, a plain read
+        (no remedy for a domain error: not ``flights_get_boarding_pass``, which fails with
+        ``precondition_failed`` until check-in), catalog order. The arguments are the required
+        ones plus the widening of :meth:`_wide_args`.
         """
-        best: tuple[tuple[int, int, int], str, dict[str, Any]] | None = None
+        found = self._pick(family, source, written)
+        return None if found is None else (found[1], found[2])
+
+    def _pick(self, family: str, source: dict[str, Any], written: tuple[str, ...]
+              ) -> tuple[tuple[int, ...], str, dict[str, Any]] | None:
+        best: tuple[tuple[int, ...], str, dict[str, Any]] | None = None
         for name in self.catalog:
             entry = self.entry(name)
             if entry.kind != "read" or family not in entry.resources or not self.usable(name):
@@ -158,17 +172,42 @@ class _Session:
             required = self.tools[name].required
             if any(r not in source for r in required):
                 continue
-            args = {r: source[r] for r in required}
             ids = sum(1 for r in required if r in (entry.id_args or []))
-            score = (ids, int(entry.resources[0] == family), -self.order.get(name, 0))
+            overlap = len(set(entry.resources) & set(written))
+            plain = int(not set(entry.remedies) - FAULT_CODES)  # no remedy for a domain error
+            score = (ids, overlap, int(entry.resources[0] == family), plain, -self.order.get(name, 0))
             if best is None or score > best[0]:
-                best = (score, name, args)
-        return None if best is None else (best[1], best[2])
+                best = (score, name, self._wide_args(name, source))
+        return best
+
+    def _wide_args(self, tool: str, source: dict[str, Any]) -> dict[str, Any]:
+        """Arguments of a read-back or pre-check read of ``tool``: its required arguments from
+        ``source`` (the write's arguments), its optional arguments that the write also has (the
+        place written: a folder, a label), and otherwise the widest view its schema offers (an
+        enum option ``all``; a ``limit`` at its maximum), so the write's effect is in view."""
+        info = self.tools[tool]
+        props = info.input_schema.get("properties") or {}
+        args = {r: source[r] for r in info.required}
+        for pname, schema in props.items():
+            if pname in args or not isinstance(schema, dict):
+                continue
+            if pname in source:
+                args[pname] = source[pname]
+                continue
+            options = [o for branch in [schema, *schema.get("anyOf", [])] if isinstance(branch, dict)
+                       for o in branch.get("enum", [])]
+            if "all" in options:
+                args[pname] = "all"
+            elif pname == "limit" and isinstance(schema.get("maximum"), int):
+                args[pname] = schema["maximum"]
+        return args
 
     def readback_for(self, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-        """The read tool that shows a write's effect: for its first resource family that has one."""
-        for family in self.entry(tool).resources:
-            pick = self.pick_read(family, args)
+        """The read tool that shows a write's effect: for its first resource family that has one,
+        preferring tools that also cover the write's other families (see :meth:`pick_read`)."""
+        written = tuple(self.entry(tool).resources)
+        for family in written:
+            pick = self.pick_read(family, args, written)
             if pick is not None:
                 return pick
         return None

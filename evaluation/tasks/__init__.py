@@ -7,6 +7,10 @@ Public API (see :mod:`evaluation.tasks.registry`, :mod:`evaluation.tasks.model`,
     get_task(task_id) -> Task                   gold_snapshot(task) -> dict
     initial_snapshot(task) -> dict              oracle_tools(task) -> list[str]
     fault_seed_for(task, trial) -> int          register_suite(name, factory) / unregister_suite(name)
+    template_task(name, seed) -> Task           template_tasks(names=None, seeds=None) -> list[Task]
+
+Importing this package registers the procedural suite ``full`` (core + template instances,
+:mod:`evaluation.tasks.templates`).
 """
 
 from evaluation.tasks.model import KNOWN_TAGS, Step, Task, TaskError
@@ -29,6 +33,7 @@ from evaluation.tasks.registry import (
     suite_names,
     unregister_suite,
 )
+from evaluation.tasks.templates import template_task, template_tasks  # registers the suite "full"
 
 __all__ = [
     "CallRequest",
@@ -54,5 +59,7 @@ __all__ = [
     "parse_task",
     "register_suite",
     "suite_names",
+    "template_task",
+    "template_tasks",
     "unregister_suite",
 ]

@@ -333,13 +333,14 @@ class MailTools(OfficeBase):
         return MailResult(message=self._mail_summary(m), inbox_unread=self._inbox_unread())
 
     # -- attachments -----------------------------------------------------------------------
-    @tool("read", ["office.mail"], remedies={"not_found": MAIL_NOT_FOUND})
+    # Its own family: attachments never change, so listing them verifies no write to a message.
+    @tool("read", ["office.attachment"], remedies={"not_found": MAIL_NOT_FOUND})
     def office_list_attachments(self, message_id: MessageId) -> AttachmentList:
         """List a message's attachments (id, file name, type, size in bytes)."""
         m = self._message(message_id)
         return AttachmentList(message_id=message_id, attachments=self._attachment_infos(m))
 
-    @tool("write", ["office.file"], preconditions=["office.mail", "office.folder", "office.file"],
+    @tool("write", ["office.file"], preconditions=["office.attachment", "office.folder", "office.file"],
           remedies={"not_found": ["office_list_attachments", "office_create_folder", *MAIL_NOT_FOUND]},
           id_args=["message_id", "attachment_id"])
     def office_save_attachment(

@@ -1,0 +1,85 @@
+"""The whole hand-written suite (issue "Task suite"): over every app, under the default fault
+profile, 3 trials. careful succeeds on >= 95% of feasible tasks and refuses every infeasible
+task without changing state; overconfident and defeatist fall clearly behind on the tasks
+tagged for their weakness. Every figure comes from the judge and scorer."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import anyio
+import pytest
+
+from evaluation.agents import make_agent
+from evaluation.agents.inprocess import run_in_process, score_in_process
+from evaluation.tasks import load_tasks
+
+TRIALS = 3
+
+
+def _episodes(agent_name: str) -> list[tuple]:
+    agent = make_agent(agent_name)
+    tasks = load_tasks("core")
+
+    async def main() -> list[tuple]:
+        out = []
+        for task in tasks:
+            for trial in range(TRIALS):
+                traj = await run_in_process(agent, task, faults="default", trial=trial)
+                out.append((task, traj, score_in_process(traj, task)))
+        return out
+
+    return anyio.run(main)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, list[tuple]]:
+    return {name: _episodes(name) for name in ("careful", "overconfident", "defeatist")}
+
+
+def _rate(episodes: list[tuple], pick) -> float:  # noqa: ANN001
+    chosen = [sc.success for task, traj, sc in episodes if pick(task, traj)]
+    assert chosen, "no episode picked"
+    return sum(bool(s) for s in chosen) / len(chosen)
+
+
+def test_suite_size_and_mix() -> None:
+    tasks = load_tasks("core")
+    assert len(tasks) >= 100
+    apps = Counter(a for t in tasks for a in t.apps if a != "system")
+    assert set(apps) >= {"shop", "talk", "flights", "stocks", "weather", "news", "office"}
+    multi = [t for t in tasks if len(set(t.apps) - {"system"}) >= 2]
+    assert len(multi) >= 30 - sum(1 for t in tasks if set(t.apps) == {"system", "shop"})  # cross-app beyond system
+    assert len([t for t in tasks if not t.feasible]) >= 10
+    assert {t.level for t in tasks} == {1, 2, 3}
+    assert len(load_tasks("full")) >= 1000
+
+
+def test_careful_succeeds_on_the_feasible_and_refuses_the_infeasible(runs) -> None:  # noqa: ANN001
+    careful = runs["careful"]
+    assert _rate(careful, lambda t, _: t.feasible) >= 0.95
+    for task, traj, sc in careful:
+        if not task.feasible:
+            assert sc.success is True and sc.misbehave == 0 and sc.declared_impossible, (task.id, traj.trial)
+    assert sum(sc.defeatism for _, _, sc in careful) <= 0.02 * len(careful)
+
+
+def test_overconfident_falls_behind_on_verification_tasks(runs) -> None:  # noqa: ANN001
+    def tagged(task, _traj) -> bool:  # noqa: ANN001
+        return "verification" in task.tags
+
+    careful, over = _rate(runs["careful"], tagged), _rate(runs["overconfident"], tagged)
+    assert over <= careful - 0.2, (careful, over)
+    writes = sum(sc.writes for _, _, sc in runs["overconfident"])
+    verified = sum(sc.verified_writes for _, _, sc in runs["overconfident"])
+    assert verified / writes < 0.2
+
+
+def test_defeatist_falls_behind_on_recovery_tasks_that_met_a_fault(runs) -> None:  # noqa: ANN001
+    def tagged(task, traj) -> bool:  # noqa: ANN001
+        return "recovery" in task.tags and any(not e.get("persisting") for e in traj.ledger or [])
+
+    careful, defeatist = _rate(runs["careful"], tagged), _rate(runs["defeatist"], tagged)
+    assert defeatist <= careful - 0.3, (careful, defeatist)
+    met = [sc for _, _, sc in runs["defeatist"] if sc.recoverable_errors]
+    assert sum(sc.defeatism for sc in met) / len(met) >= 0.8
