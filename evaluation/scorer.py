@@ -157,7 +157,7 @@ class EpisodeScores(BaseModel):
     heuristic_tools: list[str] = Field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     step: int
     tool: str
@@ -214,37 +214,41 @@ def _calls(traj: Trajectory, catalog: Catalog) -> list[_Call]:
     """Resolve each step's catalog entry, fault, applied flag, families and ids."""
     ledger = {int(e["step"]): e for e in traj.ledger or [] if isinstance(e.get("step"), int)}
     credentials: set[str] = set()
+    entries: dict[str, tuple[CatalogEntry, frozenset[str]]] = {}  # tool -> (entry, families)
     for s in traj.steps:  # classify every unknown tool before remedies are resolved
-        if catalog.get(s.tool).kind == "auth" and not s.is_error:
+        known = entries.get(s.tool)
+        if known is None:
+            entry = catalog.get(s.tool)
+            known = entries[s.tool] = (entry, frozenset(entry.resources))
+        if known[0].kind == "auth" and not s.is_error:
             credentials |= _strings(s.result) - _strings(s.arguments)
     out = []
-    families: dict[str, frozenset[str]] = {}
+    no_ledger = traj.ledger is None
     for s in traj.steps:
-        entry = catalog.get(s.tool)
-        fams = families.get(s.tool)
-        if fams is None:
-            fams = families[s.tool] = frozenset(entry.resources)
-        row = ledger.get(s.step)
-        if row is not None and row.get("tool") not in (None, s.tool):
+        tool, is_error, code = s.tool, s.is_error, s.error_code
+        entry, fams = entries[tool]
+        row = ledger.get(s.step) if ledger else None
+        if row is not None and row.get("tool") not in (None, tool):
             row = None
         if row is not None:
             fault, inferred, applied = row.get("kind"), False, row.get("applied")
         else:
             fault, inferred = s.fault, s.fault_inferred
-            if fault is None and traj.ledger is None and s.is_error and s.error_code in INFERRED_FAULTS:
-                fault, inferred = INFERRED_FAULTS[s.error_code], True
+            if fault is None and no_ledger and is_error and code in INFERRED_FAULTS:
+                fault, inferred = INFERRED_FAULTS[code], True
             # The server's call log knows a timeout was applied (DESIGN 4: a timeout's write WAS
             # applied); an inferred timeout is ambiguous and does not count as applied.
             applied = True if (fault == "timeout" and not inferred) else None
-        invalid = s.is_error and (s.error_code == "invalid_argument" or (s.error_code == "not_found" and s.error_field == "name"))
-        ids = catalog.ids(s.tool, s.arguments)
-        out.append(_Call(
-            step=s.step, tool=s.tool, entry=entry, arguments=s.arguments, ok=not s.is_error,
-            code=s.error_code if s.is_error else None, fault=fault, inferred=bool(inferred and fault),
-            applied=applied, families=fams, ids=ids - credentials if credentials and ids else ids,
-            # retry_after is read only for rate_limited errors (impatience)
-            time=s.time, retry_after=s.retry_after if s.is_error else None, invalid=invalid,
-        ))
+        invalid = is_error and (code == "invalid_argument" or (code == "not_found" and s.error_field == "name"))
+        ids = catalog.ids(tool, s.arguments)
+        if credentials and ids:
+            ids = ids - credentials
+        # positional, in field order (step, tool, entry, arguments, ok, code, fault, inferred,
+        # applied, families, ids, time, retry_after, invalid); retry_after is read only for
+        # rate_limited errors (impatience)
+        out.append(_Call(s.step, tool, entry, s.arguments, not is_error, code if is_error else None, fault,
+                         bool(inferred and fault), applied, fams, ids, s.time,
+                         s.retry_after if is_error else None, invalid))
     return out
 
 
@@ -337,30 +341,33 @@ def score_episode(
     )
 
     # -- verification and pre-checks ----------------------------------------------------
-    counted = [i for i, c in enumerate(calls) if c.took_effect and not c.families <= unscored_families]
+    took = [c.took_effect for c in calls]
+    auth_ok = [c.ok and c.entry.kind == "auth" for c in calls]
+    changed = [t or a for t, a in zip(took, auth_ok)]  # calls after which a family "last changed"
+    counted = [i for i, c in enumerate(calls) if took[i] and not c.families <= unscored_families]
     sc.writes = len(counted)
     reads = [j for j, c in enumerate(calls) if c.is_read]  # _matches is False for any other call
+    verified = precheck_writes = prechecked = 0
     for i in counted:
         w = calls[i]
         if any(_matches(calls[j], w) for j in reads[bisect.bisect_right(reads, i):]):
-            sc.verified_writes += 1
+            verified += 1
         else:
             sc.verification_skips.append(w.step)
         if w.entry.preconditions:
-            sc.precheck_writes += 1
+            precheck_writes += 1
             skipped = False
             for fam in w.entry.preconditions:
-                last_change = max((j for j in range(i) if fam in calls[j].families and (
-                    calls[j].took_effect or (calls[j].ok and calls[j].entry.kind == "auth"))), default=-1)
+                last_change = next((j for j in range(i - 1, -1, -1) if changed[j] and fam in calls[j].families), -1)
                 fresh = any(
                     fam in calls[j].families and (
-                        (calls[j].is_read and j > last_change)
-                        or (calls[j].ok and calls[j].entry.kind == "auth" and j == last_change))
+                        (calls[j].is_read and j > last_change) or (auth_ok[j] and j == last_change))
                     for j in range(max(last_change, 0), i))
                 if not fresh:
                     skipped = True
                     sc.precheck_skips.append(PrecheckSkip(step=w.step, family=fam))
-            sc.prechecked_writes += 0 if skipped else 1
+            prechecked += 0 if skipped else 1
+    sc.verified_writes, sc.precheck_writes, sc.prechecked_writes = verified, precheck_writes, prechecked
     sc.verification_rate = sc.verified_writes / sc.writes if sc.writes else None
     sc.precheck_rate = sc.prechecked_writes / sc.precheck_writes if sc.precheck_writes else None
 
@@ -385,16 +392,14 @@ def score_episode(
         if not (injected or remedies):
             continue
         alts = catalog.alternatives_of(c.tool)
-        rec = RecoverableError(step=c.step, tool=c.tool, code=c.code, fault=c.fault if injected else None,
-                               inferred=c.inferred if injected else False, remedies=remedies,
-                               cut_short=traj.status != "completed" and i + k >= n)
         timeout_read = timeout_read_recovers and c.code == "timeout"
+        attempt = attempt_step = recovered_step = None
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
             how = ("retry" if d.tool == c.tool else "remedy" if d.tool in remedies
                    else "alternative" if d.tool in alts else "read_back" if timeout_read and _matches(d, c) else None)
             if how:
-                rec.attempt, rec.attempt_step = how, d.step
+                attempt, attempt_step = how, d.step
                 break
         for j in range(i + 1, n):
             d = calls[j]
@@ -403,9 +408,13 @@ def score_episode(
             achieved = d.ok or (d.code == "timeout" and d.applied is True)
             if (achieved and (d.tool == c.tool or d.tool in alts) and _ids_match(c.ids, d.ids)) or (
                     timeout_read and c.applied is True and _matches(d, c)):
-                rec.recovered_step = d.step
+                recovered_step = d.step
                 break
-        sc.recoverable_error_detail.append(rec)
+        sc.recoverable_error_detail.append(RecoverableError(
+            step=c.step, tool=c.tool, code=c.code, fault=c.fault if injected else None,
+            inferred=c.inferred if injected else False, remedies=remedies, attempt=attempt,
+            attempt_step=attempt_step, recovered_step=recovered_step,
+            cut_short=traj.status != "completed" and i + k >= n))
     details = sc.recoverable_error_detail
     sc.recoverable_errors = len(details)
     sc.recovery_attempts = sum(r.attempt is not None for r in details)

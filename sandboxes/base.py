@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import threading
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -27,6 +28,7 @@ BUILTIN_APPS: tuple[str, ...] = ("system", "shop", "talk", "flights", "stocks", 
 
 _REGISTRY: dict[str, type["App"]] = {}
 _LOADED = False
+_LOAD_LOCK = threading.RLock()
 
 
 class AppState(BaseModel):
@@ -142,15 +144,17 @@ def load_apps() -> dict[str, type[App]]:
     """Import the built-in apps and any ``mcpgym.apps`` entry points; return the registry."""
     global _LOADED
     if not _LOADED:
-        _LOADED = True
-        for mod in BUILTIN_APPS:
-            try:
-                importlib.import_module(f"sandboxes.{mod}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"sandboxes.{mod}":
-                    raise
-        for ep in entry_points(group="mcpgym.apps"):
-            ep.load()
+        with _LOAD_LOCK:  # another thread sees the registry only once it is complete
+            if not _LOADED:
+                for mod in BUILTIN_APPS:
+                    try:
+                        importlib.import_module(f"sandboxes.{mod}")
+                    except ModuleNotFoundError as exc:
+                        if exc.name != f"sandboxes.{mod}":
+                            raise
+                for ep in entry_points(group="mcpgym.apps"):
+                    ep.load()
+                _LOADED = True
     return dict(_REGISTRY)
 
 

@@ -395,17 +395,21 @@ class ToolSchedule:
 
     def decision(self, n: int) -> str | None:
         """The fault kind for the n-th (0-based) call of the tool, or None."""
-        while len(self._decisions) <= n:
-            kind = _pick(self._edges, self._draw(len(self._decisions))) if self._edges else None
-            if self._run >= self.profile.max_consecutive or (kind == "stale_read" and self._stale_in_run):
+        decisions = self._decisions
+        if n < len(decisions):
+            return decisions[n]
+        max_consecutive = self.profile.max_consecutive
+        while len(decisions) <= n:
+            kind = _pick(self._edges, self._draw(len(decisions))) if self._edges else None
+            if self._run >= max_consecutive or (kind == "stale_read" and self._stale_in_run):
                 kind = None
             if kind is None:
                 self._run, self._stale_in_run = 0, False
             else:
                 self._run += 1
                 self._stale_in_run = self._stale_in_run or kind == "stale_read"
-            self._decisions.append(kind)
-        return self._decisions[n]
+            decisions.append(kind)
+        return decisions[n]
 
     def _draw(self, n: int) -> float:
         """``call_draw(fault_seed, tool, n)``, from the precomputed prefix hash."""

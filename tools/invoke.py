@@ -78,6 +78,9 @@ class LedgerEntry(BaseModel):
     persisting: bool = False
 
 
+_validate_record = CallRecord.__pydantic_validator__.validate_python
+
+
 @dataclass
 class CallOutcome:
     """What the agent gets back from one tool call.
@@ -398,18 +401,20 @@ class ToolInvoker:
     ) -> CallOutcome:
         if err is not None:
             payload = {"error": err.payload()}
-        record = CallRecord(
-            step=step,
-            tool=name,
-            arguments=_loggable(arguments),
-            is_error=err is not None,
-            error_code=err.code if err is not None else None,
-            fault=fault,
-            call_index=n,
-            time=self.world.clock.now,
-            result=payload,
-            internal=internal,
-        )
+        # CallRecord(**fields), minus the keyword-argument plumbing of BaseModel.__init__ (the
+        # same validator builds the same record; this runs on every call).
+        record = _validate_record({
+            "step": step,
+            "tool": name,
+            "arguments": _loggable(arguments),
+            "is_error": err is not None,
+            "error_code": err.code if err is not None else None,
+            "fault": fault,
+            "call_index": n,
+            "time": self.world.clock.now,
+            "result": payload,
+            "internal": internal,
+        })
         self.calls.append(record)
         if fault is not None:
             self.ledger.append(LedgerEntry(step=step, tool=name, call_index=n, kind=fault, applied=applied,

@@ -10,6 +10,7 @@ This module does not import the MCP SDK; :mod:`tools.mcp_bridge` maps specs onto
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import typing
@@ -60,6 +61,8 @@ class ToolSpec:
     func: Callable[..., Any]
     app: str = ""
     params: tuple[str, ...] = field(default_factory=tuple)
+    _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Generated JSON schemas by kind (pydantic regenerates them on every call, slowly)."""
 
     @property
     def read_only(self) -> bool:
@@ -67,14 +70,20 @@ class ToolSpec:
         return self.kind == "read"
 
     def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments (an object schema)."""
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        """JSON schema of the arguments (an object schema); a fresh copy on every call."""
+        schema = self._schemas.get("input")
+        if schema is None:
+            schema = self.input_model.model_json_schema()
+            schema.pop("title", None)
+            self._schemas["input"] = schema
+        return copy.deepcopy(schema)
 
     def output_schema(self) -> dict[str, Any]:
-        """JSON schema of the structured result (an object schema)."""
-        return self.output_model.model_json_schema()
+        """JSON schema of the structured result (an object schema); a fresh copy on every call."""
+        schema = self._schemas.get("output")
+        if schema is None:
+            schema = self._schemas["output"] = self.output_model.model_json_schema()
+        return copy.deepcopy(schema)
 
     def catalog_entry(self) -> dict[str, Any]:
         """The catalog row of DESIGN section 3 for this tool."""
@@ -102,7 +111,7 @@ class ToolSpec:
         if not isinstance(arguments, dict):
             raise ToolError("invalid_argument", "arguments must be a JSON object", field=None)
         try:
-            model = self.input_model.model_validate(arguments)
+            model = self.input_model.__pydantic_validator__.validate_python(arguments)  # = model_validate
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
             first = errors[0]
@@ -123,15 +132,25 @@ class ToolSpec:
 
 
 def _limit_strings(annotation: Any) -> Any:
-    """Add the :data:`MAX_STRING` length limit to ``str`` (also inside list/Optional)."""
+    """Add the :data:`MAX_STRING` length limit to every ``str`` in an argument annotation (also
+    inside ``Annotated``, ``list``, ``dict`` and ``Optional``/unions); an explicit ``max_length``
+    of the tool's own (``Field(max_length=...)``) still wins, being applied after this one.
+
+    The limit also makes pydantic refuse strings that are not valid Unicode (lone surrogates),
+    which could otherwise be stored in the state and break its UTF-8 JSON snapshot and hash.
+    """
     if annotation is str:
         return Annotated[str, StringConstraints(max_length=MAX_STRING)]
     origin = get_origin(annotation)
     if origin is Annotated:
-        return annotation
+        inner, *metadata = get_args(annotation)
+        return Annotated[(_limit_strings(inner), *metadata)]  # type: ignore[return-value]
     if origin in (list, typing.List):  # noqa: UP006
         (inner,) = get_args(annotation) or (Any,)
         return list[_limit_strings(inner)]  # type: ignore[misc]
+    if origin in (dict, typing.Dict):  # noqa: UP006
+        key, value = get_args(annotation) or (Any, Any)
+        return dict[_limit_strings(key), _limit_strings(value)]  # type: ignore[misc]
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         args = tuple(_limit_strings(a) for a in get_args(annotation))
         return typing.Union[args]  # type: ignore[return-value]

@@ -27,6 +27,9 @@ from pydantic import ValidationError
 from evaluation.tasks.model import Task, TaskError, task_error
 from evaluation.tasks.oracle import OracleOutcome, OracleRuntimeError, called_tools, execute
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 """Where the hand-written task files are."""
 
@@ -71,7 +74,7 @@ def load_file(path: str | Path) -> list[Task]:
     """
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except OSError as exc:
         raise TaskLoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -111,7 +114,7 @@ def _named_suites(data_dir: Path = DATA_DIR) -> dict[str, list[str]]:
     if not path.exists():
         return {}
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
     except yaml.YAMLError as exc:
         raise TaskLoadError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):

@@ -13,6 +13,7 @@ All times are UTC, in virtual seconds since the Unix epoch. Money is in integer 
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -88,11 +89,18 @@ SCHEDULE_DAYS = 30
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
+_AIRPORTS_BY_CITY: dict[str, tuple[str, ...]] = {}
+
+
 def airports_of(city: str) -> list[str]:
     """Airport codes of ``city`` (exact city name), sorted."""
-    return sorted(code for code, (_, c) in AIRPORT_INFO.items() if c == city)
+    found = _AIRPORTS_BY_CITY.get(city)
+    if found is None:  # the table is constant: scan it once per city (world generation asks often)
+        found = _AIRPORTS_BY_CITY[city] = tuple(sorted(code for code, (_, c) in AIRPORT_INFO.items() if c == city))
+    return list(found)
 
 
+@functools.lru_cache(maxsize=None)
 def distance_km(a: str, b: str) -> int:
     """Great-circle distance between two cities of :data:`CITY_INFO`, in km (rounded)."""
     _, lat1, lon1 = CITY_INFO[a]
@@ -145,6 +153,7 @@ def generate_services(r: random.Random) -> list[ServiceSpec]:
                 pairs.add(pair)
                 degree += 1
     numbers: dict[str, int] = {code: r.randrange(100, 400) for code in sorted(AIRLINES)}
+    airlines, aircraft = sorted(AIRLINES), sorted(AIRCRAFT)
     services: list[ServiceSpec] = []
     for a, b in sorted(pairs):
         km = distance_km(a, b)
@@ -153,7 +162,7 @@ def generate_services(r: random.Random) -> list[ServiceSpec]:
             count = r.choice((1, 1, 2, 2, 3))
             slots = sorted(r.sample(range(6 * 12, 21 * 12), count))
             for slot in slots:
-                airline = r.choice(sorted(AIRLINES))
+                airline = r.choice(airlines)
                 numbers[airline] += r.randrange(1, 9)
                 days_roll = r.random()
                 if days_roll < 0.7:
@@ -170,7 +179,7 @@ def generate_services(r: random.Random) -> list[ServiceSpec]:
                         destination=r.choice(airports_of(dest_city)),
                         departure_minute=slot * 5,
                         duration_minutes=duration,
-                        aircraft=r.choice(sorted(AIRCRAFT)),
+                        aircraft=r.choice(aircraft),
                         operating_days=days,
                         base_fare_cents=int(round((3_900 + km * 8.5) * r.uniform(0.9, 1.2) / 100.0)) * 100,
                     )

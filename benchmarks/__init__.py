@@ -1,0 +1,59 @@
+"""mcpgym's benchmark suite: speed and memory, each figure a ratio against a baseline.
+
+Run ``python -m benchmarks [--quick] [--check] [--json OUT]``. Figures (targets from the
+performance issue):
+
+- ``stdio_round_trip``: a shop write over stdio / an SDK ``MCPServer`` no-op tool spawned
+  the same way; target at most 1.3x.
+- ``http_round_trip``: the same over streamable HTTP (an episode's ``mcp_url``) / the no-op
+  over streamable HTTP on loopback; at most 1.3x.
+- ``inproc_call_path``: ``ToolInvoker.call`` / the sandbox method called directly; at most 3x.
+- ``world_creation``: CPU ms of ``World(seed, "all")`` (ratio vs ``World.restore``); at most 50 ms.
+- ``episode_memory``: RSS per live all-app episode, 500 held (ratio vs the snapshot's JSON
+  bytes); at most 2 MiB.
+- ``http_concurrency``: 100 HTTP episodes x 20 calls at once: errors, p50, p99 (ratio: p50 vs
+  as many no-op sessions); 0 errors.
+- ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
+  trajectories); at least 50,000.
+- ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
+  agents' turns; reported.
+
+Each figure is the median over repetitions, with its baseline measured in the same run
+(interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
+in its ``tiny`` mode and checks the shape of the JSON only.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from benchmarks.harness import Figure, Settings
+
+FigureFn = Callable[[Settings], Figure]
+
+
+def figure_functions() -> dict[str, FigureFn]:
+    """Figure name -> function computing it, in table order."""
+    from benchmarks.concurrency import http_concurrency
+    from benchmarks.e2e import e2e_smoke
+    from benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from benchmarks.scoring import scoring_throughput
+    from benchmarks.transport import http_round_trip, stdio_round_trip
+
+    return {
+        "stdio_round_trip": stdio_round_trip,
+        "http_round_trip": http_round_trip,
+        "inproc_call_path": invoker_call_path,
+        "world_creation": world_creation,
+        "episode_memory": episode_memory,
+        "http_concurrency": http_concurrency,
+        "scoring_throughput": scoring_throughput,
+        "e2e_smoke_run": e2e_smoke,
+    }
+
+
+FIGURES: tuple[str, ...] = ("stdio_round_trip", "http_round_trip", "inproc_call_path", "world_creation",
+                            "episode_memory", "http_concurrency", "scoring_throughput", "e2e_smoke_run")
+"""Every figure's name, in table order."""
+
+__all__ = ["FIGURES", "Figure", "Settings", "figure_functions"]
