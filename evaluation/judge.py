@@ -200,6 +200,30 @@ def _same(a: Any, b: Any) -> bool:
     return canonical_json(_norm(a)) == canonical_json(_norm(b))
 
 
+def _prune(initial: Any, final: Any, gold: Any) -> tuple[Any, Any, Any]:
+    """Drop the dict keys whose value is the same in all three states, recursively.
+
+    Only a speed-up of :func:`diff_states`: an unchanged subtree adds nothing to total, recall
+    or misbehave, and flattening it was most of the judge's time (whole untouched apps).
+    Values are compared with ``==`` and the same type; lists equal in order are equal as
+    multisets too, so the counts are exactly those of the unpruned states.
+    """
+    if not (isinstance(initial, dict) and isinstance(final, dict) and isinstance(gold, dict)):
+        return initial, final, gold
+    out_i: dict[Any, Any] = {}
+    out_f: dict[Any, Any] = {}
+    out_g: dict[Any, Any] = {}
+    for key in initial.keys() | final.keys() | gold.keys():
+        i, f, g = initial.get(key, MISSING), final.get(key, MISSING), gold.get(key, MISSING)
+        if i is not MISSING and type(i) is type(f) is type(g) and i == f == g:
+            continue
+        i, f, g = _prune(i, f, g)
+        for out, value in ((out_i, i), (out_f, f), (out_g, g)):
+            if value is not MISSING:
+                out[key] = value
+    return out_i, out_f, out_g
+
+
 def _size(c: Counter) -> int:
     return sum(c.values())
 
@@ -218,6 +242,7 @@ def diff_states(initial: dict[str, Any], final: dict[str, Any], gold: dict[str, 
     Returns:
         A :class:`JudgeResult` (``checks`` empty).
     """
+    initial, final, gold = _prune(initial, final, gold)
     fi, ff, fg = flatten(initial), flatten(final), flatten(gold)
     total = recall = misbehave = 0
     missed: list[str] = []
