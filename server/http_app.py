@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import time
 from typing import Any, AsyncIterator
 
 import anyio
@@ -51,6 +52,19 @@ class CreateEpisode(BaseModel):
     fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     tools: list[str] | None = None
     search_tools: bool = False
+
+
+async def read_capped(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it exceeds ``limit`` bytes (never buffers more)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            return None
+    return bytes(body)
 
 
 def _security(host: str) -> TransportSecuritySettings:
@@ -86,7 +100,9 @@ def create_app(
     """
     if not token:
         raise ValueError("the control token must not be empty")
-    store = store or EpisodeStore()
+    # Not `store or ...`: an empty store is falsy (it has __len__), and the caller's cap and idle
+    # timeout were silently replaced by the defaults.
+    store = store if store is not None else EpisodeStore()
     session_episode: dict[str, str] = {}
 
     def resolve(ctx: Any):  # noqa: ANN202
@@ -127,9 +143,9 @@ def create_app(
         return store.get(request.path_params["episode_id"])
 
     async def create(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_CONTROL_BODY:
-            return problem(413, "request body too large")
+        raw = await read_capped(request, MAX_CONTROL_BODY)
+        if raw is None:
+            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
         try:
             data = json.loads(raw or b"{}")
             body = CreateEpisode.model_validate(data)
@@ -156,7 +172,8 @@ def create_app(
         )
 
     async def list_episodes(request: Request) -> Response:
-        return JSONResponse({"episodes": store.ids(), "max_episodes": store.max_episodes})
+        return JSONResponse({"episodes": store.ids(), "max_episodes": store.max_episodes,
+                             "mcp_sessions": len(session_episode)})
 
     async def get_episode(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -210,21 +227,34 @@ def create_app(
                 )
                 return
             scope[SCOPE_KEY] = eid
+            episode.last_used = time.monotonic()  # any MCP request counts as activity
+            status: list[int] = []
 
             async def send_wrapper(message: Message) -> None:
                 if message["type"] == "http.response.start":
-                    for k, v in message.get("headers", []):
-                        if k.decode("latin-1").lower() == "mcp-session-id":
-                            session_episode[v.decode("latin-1")] = eid
+                    status.append(message["status"])
+                    # Only a session the SDK kept (the request succeeded) is remembered: a
+                    # refused opening request also carries a session id, of a session
+                    # already discarded, and remembering those would grow without bound.
+                    if message["status"] < 400:
+                        for k, v in message.get("headers", []):
+                            if k.decode("latin-1").lower() == "mcp-session-id":
+                                session_episode[v.decode("latin-1")] = eid
                 await send(message)
 
             await manager.handle_request(scope, receive, send_wrapper)
+            if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
+                session_episode.pop(sid, None)  # the client ended its session
 
     async def sweeper() -> None:
         while True:
             await anyio.sleep(expire_every)
             for eid in store.expire():
                 for sid in [s for s, e in session_episode.items() if e == eid]:
+                    session_episode.pop(sid, None)
+            live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+            if isinstance(live, dict):
+                for sid in [s for s in session_episode if s not in live]:
                     session_episode.pop(sid, None)
 
     @contextlib.asynccontextmanager

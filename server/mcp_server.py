@@ -81,7 +81,31 @@ def build_server(resolve: EpisodeResolver, version: str = "0.1.0") -> Server:
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        get_tool_input_schema=tool_input_schema,
     )
+
+
+_INPUT_SCHEMAS: dict[str, dict[str, Any]] = {}
+
+
+def tool_input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of the registered tool ``name`` (None when there is no such tool).
+
+    Handed to the SDK as ``get_tool_input_schema``: on a modern (2026-07-28) connection the SDK
+    checks every ``tools/call``'s ``Mcp-Param-*`` headers against the called tool's schema, and
+    without this lookup it finds the schema by running and serialising a whole ``tools/list``
+    for every call (most of the server's CPU under load: tests/reliability/test_load.py). A
+    tool's schema is the same in every episode; whether the episode exposes the tool is still
+    decided by the call itself (an unexposed tool is ``not_found``).
+    """
+    if not _INPUT_SCHEMAS:
+        from sandboxes.base import load_apps
+
+        for app in load_apps().values():
+            for spec in app.tools.values():
+                _INPUT_SCHEMAS[spec.name] = _tool(spec).input_schema
+        _INPUT_SCHEMAS[SEARCH_TOOL_NAME] = search_tool().input_schema
+    return _INPUT_SCHEMAS.get(name)
 
 
 def server_for_episode(episode: Episode) -> Server:

@@ -15,6 +15,9 @@ import sys
 from typing import Any
 
 import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from server.episode import Episode, EpisodeStore
 from server.http_app import create_app
@@ -39,8 +42,97 @@ async def serve_stdio(
                              search_tools=search_tools)
     server = server_for_episode(episode)
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
     return episode
+
+
+class RejectMalformed:
+    """Read side of the stdio transport that answers malformed lines instead of dropping them.
+
+    The SDK's stdio transport hands a line that is not a JSON-RPC message to the server as an
+    exception, which the server only logs: the client waits forever for an answer. This wrapper
+    replies the way JSON-RPC 2.0 (section 5.1) asks: ``-32700 Parse error`` for a line that is
+    not JSON, ``-32600 Invalid Request`` for JSON that is not a JSON-RPC message (echoing its
+    ``id`` when it has a usable one, else ``null``) and for a request method sent with an
+    unusable id (which the SDK would take for a notification), and reads on. Valid messages
+    pass through.
+
+    Args:
+        read: the SDK's read stream (``SessionMessage | Exception`` items).
+        write: the SDK's write stream (where the error replies go).
+    """
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self._read = read
+        self._write = write
+
+    @property
+    def last_context(self) -> Any:
+        """The sender context of the last item (the SDK's context-aware streams expose it)."""
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self) -> Any:
+        """The next valid message; malformed lines are answered and skipped."""
+        while True:
+            item = await self._read.receive()
+            if isinstance(item, Exception):
+                answer = rejection(item)
+            elif isinstance(item.message, types.JSONRPCNotification) and not item.message.method.startswith(
+                    "notifications/"):
+                # A request whose id is not a string or an integer (true, 1.5, null) parses as a
+                # notification and would be dropped without a word.
+                answer = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+                    code=types.INVALID_REQUEST,
+                    message=f"Invalid Request: {item.message.method!r} is a request and needs an id "
+                            "that is a string or an integer"))
+            else:
+                return item
+            try:
+                await self._write.send(SessionMessage(answer))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+    def __aiter__(self) -> "RejectMalformed":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the wrapped read stream."""
+        await self._read.aclose()
+
+    def close(self) -> None:
+        """Close the wrapped read stream."""
+        self._read.close()
+
+    async def __aenter__(self) -> "RejectMalformed":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def rejection(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error answering a line the SDK could not read as a message (see :class:`RejectMalformed`)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or any(e.get("type") == "json_invalid" for e in errors):
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+            code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON (one JSON-RPC message per line)"))
+    request_id = None
+    for err in errors:
+        data = err.get("input")
+        if isinstance(data, dict):
+            rid = data.get("id")
+            if "method" in data and isinstance(rid, (str, int)) and not isinstance(rid, bool):
+                request_id = rid
+            break
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Invalid Request: not a JSON-RPC 2.0 message (need jsonrpc '2.0', a method name and object params)"))
 
 
 def resolve_token(token: str | None) -> tuple[str, bool]:
@@ -53,6 +145,11 @@ def resolve_token(token: str | None) -> tuple[str, bool]:
     return secrets.token_urlsafe(24), True
 
 
+def sweep_interval(idle_timeout: float) -> float:
+    """Seconds between idle-expiry sweeps for ``idle_timeout``: a quarter of it, within [0.05, 30]."""
+    return min(30.0, max(0.05, idle_timeout / 4))
+
+
 def serve_http(
     host: str = "127.0.0.1",
     port: int = 8765,
@@ -60,8 +157,15 @@ def serve_http(
     max_episodes: int = 1000,
     idle_timeout: float = 1800.0,
     log_level: str = "warning",
+    expire_every: float | None = None,
 ) -> None:
     """Run the HTTP server (control API + per-episode MCP endpoints) until interrupted.
+
+    Args:
+        idle_timeout: wall seconds after which an unused episode expires.
+        expire_every: wall seconds between expiry sweeps (default: a quarter of
+            ``idle_timeout``, at most 30 s and at least 0.05 s), so an idle episode is gone
+            within 1.25 x ``idle_timeout``.
 
     Raises:
         OSError: when the port cannot be bound.
@@ -70,7 +174,9 @@ def serve_http(
 
     token, generated = resolve_token(token)
     store = EpisodeStore(max_episodes=max_episodes, idle_timeout=idle_timeout)
-    app = create_app(token, store=store, host=host)
+    if expire_every is None:
+        expire_every = sweep_interval(idle_timeout)
+    app = create_app(token, store=store, host=host, expire_every=expire_every)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on accepted sockets whose proto says TCP;
     # with the default proto 0, Nagle's algorithm meets the client's delayed ACK and every

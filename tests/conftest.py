@@ -29,17 +29,22 @@ import pytest
 def spawn_http_server(*extra: str, token: str | None = None) -> tuple[_subprocess.Popen, str, str]:
     """Start ``mcpgym serve --transport http --port 0`` and return (process, base_url, token)."""
     token = token or _secrets.token_urlsafe(16)
+    import tempfile
+
+    errlog = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty server never blocks
     proc = _subprocess.Popen(
         [sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--port", "0", "--token", token, *extra],
         stdout=_subprocess.PIPE,
-        stderr=_subprocess.PIPE,
+        stderr=errlog,
         text=True,
         cwd=str(ROOT),
     )
     line = proc.stdout.readline()
     if not line.startswith("MCPGYM_READY "):
         proc.kill()
-        raise RuntimeError(f"server did not start: {line!r} {proc.stderr.read()}")
+        proc.wait()
+        errlog.seek(0)
+        raise RuntimeError(f"server did not start: {line!r} {errlog.read()}")
     url = _json.loads(line.split(" ", 1)[1])["url"]
     return proc, url, token
 
