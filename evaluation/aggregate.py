@@ -98,10 +98,14 @@ def metrics(episodes: list[EpisodeScores]) -> dict[str, Any]:
     """Aggregate metrics of a group of episodes (no breakdowns).
 
     ``pass_k`` groups episodes by ``task_id`` (an episode without one is its own task) and
-    counts only episodes whose ``success`` is known; ``defeatism_rate`` is over episodes that
+    counts only episodes whose ``success`` is known; success figures leave out episodes with
+    status ``errored`` (provider or harness failures, counted in ``errored_episodes``); ``defeatism_rate`` is over episodes that
     met at least one recoverable error; ``tokens`` sums the episodes that report tokens.
     """
-    scored = [e for e in episodes if e.success is not None]
+    # An episode the provider or harness broke (status ``errored``) says nothing about the
+    # agent: it is counted apart (``errored_episodes``), not as a failure.
+    errored = [e for e in episodes if e.status == "errored"]
+    scored = [e for e in episodes if e.success is not None and e.status != "errored"]
     wins = sum(bool(e.success) for e in scored)
     by_task: dict[str, list[bool]] = defaultdict(list)
     for e in scored:
@@ -117,6 +121,7 @@ def metrics(episodes: list[EpisodeScores]) -> dict[str, Any]:
     return {
         "episodes": len(episodes),
         "scored_episodes": len(scored),
+        "errored_episodes": len(errored),
         "successes": wins,
         "success_rate": _rate(wins, len(scored)),
         "success_ci95": wilson_interval(wins, len(scored)),

@@ -25,6 +25,13 @@ class Transport(str, Enum):
     http = "http"
 
 
+def _message(exc: BaseException) -> str:
+    """The text of an exception; a KeyError's message without the quotes ``str()`` adds."""
+    if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 def _fail(message: str, code: int = 2) -> None:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
@@ -34,14 +41,14 @@ def _fail(message: str, code: int = 2) -> None:
 def serve(
     transport: Transport = typer.Option(Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."),
     host: str = typer.Option("127.0.0.1", help="HTTP bind address (loopback unless told otherwise)."),
-    port: int = typer.Option(8765, help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
-    seed: int = typer.Option(0, help="stdio: world seed of the episode."),
+    port: int = typer.Option(8765, min=0, max=65535, help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
+    seed: int = typer.Option(0, min=0, help="stdio: world seed of the episode."),
     apps: str = typer.Option("system,shop", help="stdio: comma-separated apps, or 'all'."),
     faults: str = typer.Option("none", help="stdio: fault profile (none, default, harsh, or a .toml/.json/.yaml file)."),
-    fault_seed: Optional[int] = typer.Option(None, help="stdio: fault seed (default: the world seed)."),
+    fault_seed: Optional[int] = typer.Option(None, min=0, help="stdio: fault seed (default: the world seed)."),
     token: Optional[str] = typer.Option(None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."),
-    max_episodes: int = typer.Option(1000, help="HTTP: most live episodes."),
-    idle_timeout: float = typer.Option(1800.0, help="HTTP: wall seconds before an idle episode expires."),
+    max_episodes: int = typer.Option(1000, min=1, help="HTTP: most live episodes."),
+    idle_timeout: float = typer.Option(1800.0, min=0.1, help="HTTP: wall seconds before an idle episode expires."),
     search_tools: bool = typer.Option(False, "--search-tools", help="stdio: retrieval mode (only the search_tools meta-tool at first)."),
 ) -> None:
     """Run the MCP server."""
@@ -65,7 +72,7 @@ def serve(
 
         normalise_apps(apps)
     except KeyError as exc:
-        _fail(str(exc).strip("'\""))
+        _fail(_message(exc))
     anyio.run(lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools))
 
 
@@ -80,7 +87,7 @@ def tools(
     try:
         rows = catalog(app_name)
     except KeyError as exc:
-        _fail(str(exc).strip("'\""))
+        _fail(_message(exc))
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
@@ -88,11 +95,11 @@ def tools(
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} tools")
-    for col in ("name", "kind", "resources", "preconditions", "remedies", "alternatives"):
-        table.add_column(col, overflow="fold")
+    for col in ("name", "app", "kind", "resources", "preconditions", "remedies", "alternatives"):
+        table.add_column(col, overflow="fold", no_wrap=col == "name")
     for r in rows:
         remedies = "; ".join(f"{k}: {', '.join(v)}" for k, v in r["remedies"].items())
-        table.add_row(r["name"], r["kind"], ", ".join(r["resources"]), ", ".join(r["preconditions"]), remedies,
+        table.add_row(r["name"], r["app"], r["kind"], ", ".join(r["resources"]), ", ".join(r["preconditions"]), remedies,
                       ", ".join(r["alternatives"]))
     Console().print(table)
 
@@ -131,7 +138,7 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[li
             _fail(f"unknown suite {name!r}; suites: {', '.join(registry.suite_names())}")
         return registry.load_tasks(name), name
     except (KeyError, ValueError) as exc:
-        _fail(str(exc).strip("'\""))
+        _fail(_message(exc))
     raise AssertionError("unreachable")
 
 
@@ -208,6 +215,11 @@ def run(
     title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
              + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s")
     _console().print(rich_table(result.scores, title=title))
+    errored = {name: row.get("errored_episodes", 0) for name, row in result.scores.get("agents", {}).items()}
+    if any(errored.values()):
+        detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
+        typer.secho(f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
+                    "their stop_reason is in trajectories.jsonl and the report", fg=typer.colors.YELLOW, err=True)
     typer.echo(f"report: {html} (and {md.name}); trajectories: {result.out / 'trajectories.jsonl'}")
     if result.failures:
         err = _console(stderr=True)

@@ -151,6 +151,8 @@ def create_app(
             body = CreateEpisode.model_validate(data)
         except json.JSONDecodeError as exc:
             return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
+        except (RecursionError, UnicodeDecodeError) as exc:
+            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in err["loc"])

@@ -244,3 +244,15 @@ def test_refused_requests_leave_no_session_behind(abuse_server: HttpServer) -> N
         after = http.get(f"{server.url}/control/episodes", headers=server.auth).json()["mcp_sessions"]
     assert during == before + 1  # the 50 refused requests left nothing; the initialized session counts
     assert after == before
+
+
+def test_control_api_refuses_deeply_nested_json_with_a_400(http_server) -> None:  # noqa: ANN001
+    """A 100,000-deep array is refused cleanly (RecursionError in the JSON decoder), and the
+    server goes on serving."""
+    import httpx
+
+    base, token = http_server
+    body = b"[" * 100_000 + b"]" * 100_000
+    r = httpx.post(f"{base}/control/episodes", content=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert r.status_code == 400 and "JSON" in r.json()["error"]
+    assert httpx.get(f"{base}/health", timeout=10).json()["status"] == "ok"

@@ -32,8 +32,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from sandboxes.base import app_names
 
+    known = app_names()
+    unknown = [a for a in args.apps if a not in known]
+    if unknown:
+        print(f"error: unknown app {unknown[0]!r}; known apps: {', '.join(known)} "
+              f"(an app outside this repository: set {IMPORTS_ENV}=your_module)", file=sys.stderr)
+        return 2
+    try:
+        import hypothesis  # noqa: F401 - the fuzz check needs it
+    except ImportError:
+        print("error: the conformance checks need the dev extra: pip install -e '.[dev]'", file=sys.stderr)
+        return 2
     failed = False
-    for app in args.apps or app_names():
+    for app in args.apps or known:
         results = run_all(app, max_examples=args.examples, cross_process=not args.no_subprocess)
         count = sum(len(p) for p in results.values())
         print(f"{app}: {'ok' if count == 0 else f'{count} problem(s)'}")
