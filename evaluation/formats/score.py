@@ -293,6 +293,12 @@ def render_text(report: ScoreReport, *, width: int = 160) -> str:
 
     buf = io.StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False)
+    if not report.episodes:  # nothing scored: the problems are the whole story
+        console.print(f"nothing could be scored; {len(report.problems)} problem(s):")
+        for p in report.problems:
+            where = f"{p.file}" + (f":{p.line}" if getattr(p, "line", None) else "")
+            console.print(f"  {where}: {p.severity}: {p.message}", markup=False)
+        return buf.getvalue()
 
     right = {"calls", "writes", "verified", "recoverable", "attempted", "recovered"}
     for f in report.files:
