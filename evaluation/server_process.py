@@ -10,6 +10,7 @@ API (DESIGN section 5).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -33,14 +34,18 @@ class ServerError(RuntimeError):
     """The server could not be started or reached, or its control API refused a request."""
 
 
-def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
+def _pdeathsig(parent: int) -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask for SIGTERM when ``parent`` (the runner) dies; exit at once if it already has."""
     try:
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
     except Exception:  # noqa: BLE001 - best effort: not Linux, or no libc.so.6
-        pass
+        return
+    # The runner may have died between fork and prctl: then no signal will ever come.
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 @dataclass
@@ -127,7 +132,7 @@ def spawn_server(
     cmd = [python or sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--host", "127.0.0.1",
            "--port", "0", "--max-episodes", str(max_episodes)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
-                            preexec_fn=_pdeathsig if sys.platform.startswith("linux") else None)
+                            preexec_fn=functools.partial(_pdeathsig, os.getpid()) if sys.platform.startswith("linux") else None)
     lines: "queue.Queue[str | None]" = queue.Queue()
     assert proc.stdout is not None
     drain = threading.Thread(target=_pump, args=(proc.stdout, lines, log), name="mcpgym-server-log", daemon=True)
