@@ -11,6 +11,7 @@ import pytest
 import sandboxes.flights  # noqa: F401 - registers the app
 from sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
 from sandboxes.world import World
+from tests.app_helpers import err, ok
 from tools.invoke import ToolInvoker
 
 APPS = ["system", "flights"]
@@ -21,19 +22,6 @@ def make(seed: int = 3) -> ToolInvoker:
     return ToolInvoker(World(seed, APPS), "none")
 
 
-def ok(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    """Call ``tool`` and return its payload, failing the test on an error."""
-    out = inv.call(tool, args)
-    assert not out.is_error, (tool, args, out.payload)
-    return out.payload
-
-
-def err(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    """Call ``tool``, assert it failed with a domain error (not a crash) and return the error payload."""
-    out = inv.call(tool, args)
-    assert out.is_error, (tool, args, out.payload)
-    assert not out.record.internal, out.payload
-    return out.payload["error"]
 
 
 def balance(inv: ToolInvoker) -> int:

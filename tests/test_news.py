@@ -10,6 +10,7 @@ import pytest
 import sandboxes.news  # noqa: F401 - registers the app
 from sandboxes.clock import EPOCH_START
 from sandboxes.world import World
+from tests.app_helpers import err, ok
 from tools.invoke import ToolInvoker
 
 SEED = 7
@@ -20,18 +21,6 @@ def inv() -> ToolInvoker:
     return ToolInvoker(World(SEED, ["system", "news"]), "none")
 
 
-def ok(inv: ToolInvoker, tool: str, /, **args):
-    out = inv.call(tool, args)
-    assert not out.is_error, (tool, out.payload)
-    return out.payload
-
-
-def err(inv: ToolInvoker, tool: str, code: str, /, **args) -> dict:
-    out = inv.call(tool, args)
-    assert out.is_error, (tool, out.payload)
-    assert not out.record.internal, out.payload
-    assert out.payload["error"]["code"] == code, out.payload
-    return out.payload["error"]
 
 
 def state(inv: ToolInvoker):

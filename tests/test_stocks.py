@@ -13,6 +13,7 @@ from sandboxes.clock import EPOCH_START
 from sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY
 from sandboxes.stocks.market import bucket_at, bucket_start, is_open, price_at
 from sandboxes.world import World
+from tests.app_helpers import err, ok
 from tools.invoke import ToolInvoker
 
 APPS = ["system", "stocks"]
@@ -27,19 +28,6 @@ def make(seed: int = 3, *, trading: bool = True) -> ToolInvoker:
     return inv
 
 
-def ok(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    """Call ``tool`` and return its payload, failing the test on an error."""
-    out = inv.call(tool, args)
-    assert not out.is_error, (tool, args, out.payload)
-    return out.payload
-
-
-def err(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    """Call ``tool``, assert a domain error (not a crash), return the error payload."""
-    out = inv.call(tool, args)
-    assert out.is_error, (tool, args, out.payload)
-    assert not out.record.internal, out.payload
-    return out.payload["error"]
 
 
 def now(inv: ToolInvoker) -> int:

@@ -9,20 +9,10 @@ import pytest
 
 from sandboxes.talk import TalkApp
 from sandboxes.world import World
+from tests.app_helpers import err, ok
 from tools.invoke import ToolInvoker
 
 
-def ok(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    out = inv.call(tool, args)
-    assert not out.is_error, (tool, args, out.payload)
-    return out.payload
-
-
-def err(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    out = inv.call(tool, args)
-    assert out.is_error, (tool, args, out.payload)
-    assert not out.record.internal, out.payload
-    return out.payload["error"]
 
 
 def set_privilege(inv: ToolInvoker, privilege: str, granted: bool) -> None:

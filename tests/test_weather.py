@@ -11,20 +11,10 @@ from sandboxes.people import CITIES
 from sandboxes.weather import WeatherApp
 from sandboxes.weather.climate import LOCATIONS, Event, hour_weather
 from sandboxes.world import World
+from tests.app_helpers import err, ok
 from tools.invoke import ToolInvoker
 
 
-def ok(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    out = inv.call(tool, args)
-    assert not out.is_error, (tool, args, out.payload)
-    return out.payload
-
-
-def err(inv: ToolInvoker, tool: str, **args: Any) -> dict[str, Any]:
-    out = inv.call(tool, args)
-    assert out.is_error, (tool, args, out.payload)
-    assert not out.record.internal, out.payload
-    return out.payload["error"]
 
 
 @pytest.fixture()
