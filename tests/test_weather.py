@@ -3,7 +3,6 @@ clock-dependent forecasts, units, sun times, saved/primary locations and the ale
 
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
 
