@@ -9,6 +9,7 @@ then checks it without new test code.
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 import random
 import threading
 from importlib.metadata import entry_points
@@ -43,7 +44,7 @@ class AppState(BaseModel):
     id_counter: Annotated[int, VOLATILE] = 0
 
 
-class App:
+class App(ABC):
     """A stateful sandbox app inside a :class:`~sandboxes.world.World`.
 
     Subclasses set ``name`` (lowercase, used as the tool-name prefix), ``title``, ``State``
@@ -64,6 +65,7 @@ class App:
         self.state = state
 
     @classmethod
+    @abstractmethod
     def generate(cls, world: "World") -> AppState:
         """Return the seeded initial state for ``world`` (draw only from :meth:`stream`)."""
         raise NotImplementedError

@@ -24,6 +24,8 @@ replies.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -87,7 +89,7 @@ class LLMLimits:
             raise ValueError("max_output_tokens must be >= 1 or None")
 
 
-class LLMAgent:
+class LLMAgent(ABC):
     """Base class of the provider agents: the episode loop and its bookkeeping.
 
     Args:
@@ -150,26 +152,32 @@ class LLMAgent:
         self.extra_body = dict(extra_body or {})
 
     # -- provider hooks -----------------------------------------------------------------------
+    @abstractmethod
     def endpoint(self) -> str:
         """The URL requests are POSTed to."""
         raise NotImplementedError
 
+    @abstractmethod
     def headers(self) -> dict[str, str]:
         """The HTTP headers of every request (authentication included)."""
         raise NotImplementedError
 
+    @abstractmethod
     def request_body(self, messages: list[Any], tools: list[ExposedTool]) -> dict[str, Any]:
         """The JSON body of one request for the conversation ``messages`` and offered ``tools``."""
         raise NotImplementedError
 
+    @abstractmethod
     def initial_messages(self, instruction: str) -> list[Any]:
         """The conversation before the first request (the instruction as the user message)."""
         raise NotImplementedError
 
+    @abstractmethod
     def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
         """Read one provider answer; raise :class:`ProviderError` when it is malformed."""
         raise NotImplementedError
 
+    @abstractmethod
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:
         """Append the model's reply and the tool results to ``messages``."""
         raise NotImplementedError

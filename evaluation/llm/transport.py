@@ -10,6 +10,7 @@ the only client of its own rate budget in practice, and waits stay reproducible)
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import json
@@ -98,21 +99,17 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     lowered = {k.lower(): v for k, v in headers.items()}
     ms = lowered.get("retry-after-ms")
     if ms is not None:
-        try:
+        with contextlib.suppress(ValueError):
             value = float(ms) / 1000.0
             if value >= 0:
                 return value
-        except ValueError:
-            pass
     raw = lowered.get("retry-after")
     if raw is None:
         return None
     raw = raw.strip()
-    try:
+    with contextlib.suppress(ValueError):
         value = float(raw)
         return value if value >= 0 else None
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
