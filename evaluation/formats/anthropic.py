@@ -38,7 +38,7 @@ from evaluation.formats.results import (
     interpret_result,
     make_step,
 )
-from evaluation.formats.conversations import load_conversations
+from evaluation.formats.conversations import conversation_trajectory, load_conversations
 from evaluation.trajectory import Trajectory
 
 FORMAT = "anthropic"
@@ -122,14 +122,8 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
         if is_error and not isinstance(args, dict):
             code = "invalid_argument"
         steps.append(make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result))
-    answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
-    final = last_assistant[1] if answered and last_assistant is not None else ""
-    status, stop_reason = "completed", None
-    if not answered:
-        status, stop_reason = "limit", "the conversation ends without a final answer"
-    traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
-                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
-                      metadata=dict(metadata or {}))
+    traj = conversation_trajectory(steps, last_assistant, last_result_at, episode_id=episode_id, task_id=task_id,
+                                   agent=agent, trial=trial, instruction=instruction, metadata=metadata)
     return traj, warnings
 
 

@@ -173,4 +173,24 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
     return result
 
 
-__all__ = ["CONVERSATION_KEYS", "Conversation", "find_conversations", "load_conversations", "tool_descriptions"]
+def conversation_trajectory(steps: list[Any], last_assistant: tuple[int, str, bool] | None, last_result_at: int,
+                            *, episode_id: str, task_id: str | None, agent: str, trial: int,
+                            instruction: str | None, metadata: dict[str, Any] | None) -> Trajectory:
+    """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
+
+    Args:
+        steps: the tool-call steps. last_assistant: ``(index, text, has_tool_calls)`` of the
+            last assistant message, or None. last_result_at: index of the last tool result.
+
+    The final message is the last assistant text that follows every tool result and asks for
+    no tool; without one the conversation ended unanswered: status ``limit``.
+    """
+    answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
+    final = last_assistant[1] if answered and last_assistant is not None else ""
+    status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
+    return Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
+                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
+                      metadata=dict(metadata or {}))
+
+
+__all__ = ["CONVERSATION_KEYS", "conversation_trajectory", "Conversation", "find_conversations", "load_conversations", "tool_descriptions"]
