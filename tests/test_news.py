@@ -10,7 +10,7 @@ import pytest
 import sandboxes.news  # noqa: F401 - registers the app
 from sandboxes.clock import EPOCH_START
 from sandboxes.world import World
-from tests.app_helpers import err, ok
+from tests.app_helpers import err, ok, random_value
 from tools.invoke import ToolInvoker
 
 SEED = 7
@@ -301,16 +301,7 @@ VALUES = {
 
 
 def _value(r: random.Random, schema: dict):
-    if "enum" in schema:
-        return r.choice(schema["enum"] + ["bogus"])
-    if "anyOf" in schema:
-        return _value(r, r.choice(schema["anyOf"]))
-    t = schema.get("type")
-    if t == "null":
-        return None
-    if t == "array":
-        return [_value(r, schema.get("items", {"type": "string"})) for _ in range(r.randint(0, 2))]
-    return r.choice(VALUES.get(t, ["x", 1, None]))
+    return random_value(r, schema, VALUES)
 
 
 def test_no_input_crashes_a_news_tool(inv):
