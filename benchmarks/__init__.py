@@ -1,6 +1,6 @@
 """mcpgym's benchmark suite: speed and memory, each figure a ratio against a baseline.
 
-Run ``python -m benchmarks [--quick] [--check] [--json OUT]``. Figures (targets from the
+Run ``python -m mcpgym.benchmarks [--quick] [--check] [--json OUT]``. Figures (targets from the
 performance issue):
 
 - ``stdio_round_trip``: a shop write over stdio / an SDK ``MCPServer`` no-op tool spawned
@@ -27,18 +27,18 @@ from __future__ import annotations
 
 from typing import Callable
 
-from benchmarks.harness import Figure, Settings
+from mcpgym.benchmarks.harness import Figure, Settings
 
 FigureFn = Callable[[Settings], Figure]
 
 
 def figure_functions() -> dict[str, FigureFn]:
     """Figure name -> function computing it, in table order."""
-    from benchmarks.concurrency import http_concurrency
-    from benchmarks.e2e import e2e_smoke
-    from benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
-    from benchmarks.scoring import scoring_throughput
-    from benchmarks.transport import http_round_trip, stdio_round_trip
+    from mcpgym.benchmarks.concurrency import http_concurrency
+    from mcpgym.benchmarks.e2e import e2e_smoke
+    from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.scoring import scoring_throughput
+    from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
     return {
         "stdio_round_trip": stdio_round_trip,

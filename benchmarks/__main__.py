@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick] [--check] [--json OUT] [--markdown OUT] [--only NAME]``.
+"""``python -m mcpgym.benchmarks [--quick] [--check] [--json OUT] [--markdown OUT] [--only NAME]``.
 
 Prints a rich table of every figure (see :mod:`benchmarks`). ``--check`` exits 1 when a
 target is missed or a figure could not be measured because of an error; ``--quick`` is the
@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmarks import FIGURES, figure_functions
-from benchmarks.harness import Figure, Settings, machine
-from benchmarks.report import markdown_table, rich_table
-from benchmarks.transport import shared_servers
+from mcpgym.benchmarks import FIGURES, figure_functions
+from mcpgym.benchmarks.harness import Figure, Settings, machine
+from mcpgym.benchmarks.report import markdown_table, rich_table
+from mcpgym.benchmarks.transport import shared_servers
 
 
 def _preload() -> None:
@@ -31,7 +31,7 @@ def _preload() -> None:
                 "benchmarks.noop_server", "evaluation.server_process", "evaluation.catalog", "evaluation.scorer",
                 "evaluation.trajectory", "server.episode", "tools.mcp_bridge", "tools.invoke"):
         importlib.import_module(mod)
-    from sandboxes.base import load_apps
+    from mcpgym.kernel.app import load_apps
 
     load_apps()
 
@@ -101,7 +101,7 @@ def _figures(doc: dict[str, Any]) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (1: ``--check`` failed)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mcpgym.benchmarks", description=__doc__.split("\n\n")[0])
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="shorter run (under ~2 minutes on 2 cores)")
     size.add_argument("--tiny", action="store_true", help="every code path with tiny counts (tests; numbers mean nothing)")

@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 
-from benchmarks.harness import Figure, Settings, cpu_split, median, percentile, pinned
-from benchmarks.transport import CLIENT_MODE, noop_http, ours_http
-from benchmarks.workload import APPS, WORLD_SEED, WRITE_TOOL, workload_item, write_arguments
+from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, percentile, pinned
+from mcpgym.benchmarks.transport import CLIENT_MODE, noop_http, ours_http
+from mcpgym.benchmarks.workload import APPS, WORLD_SEED, WRITE_TOOL, workload_item, write_arguments
 
 CONCURRENT_CYCLE = ("shop_get_item", WRITE_TOOL, "shop_get_cart", "shop_remove_from_cart")
 """The calls of each concurrent episode, repeated: read, write, read back, undo (faults off)."""
@@ -81,7 +81,7 @@ async def _crowd(urls: list[str], plan: list[tuple[str, dict[str, Any]]]) -> dic
 
 async def _episodes_run(handle: Any, n_episodes: int, plan: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Create ``n_episodes`` episodes (faults off), run their sessions all at once, delete them."""
-    from evaluation.server_process import ControlClient
+    from mcpgym.evaluation.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
         created: list[dict[str, Any]] = []

@@ -1,6 +1,6 @@
 """End to end: ``mcpgym run`` on the smoke suite, and its share spent outside agents' turns.
 
-The command runs as users run it (a child ``python -m evaluation.cli run --suite smoke``: its
+The command runs as users run it (a child ``python -m mcpgym.evaluation.cli run --suite smoke``: its
 own interpreter, spawned server, gold states, scoring, report), with the three scripted
 reference agents, ``--concurrency 1`` so that the agents' turns never overlap and the run's
 wall time decomposes exactly: an agent's turn is the ``agent`` phase the runner records in
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import Figure, Settings, median
+from mcpgym.benchmarks.harness import Figure, Settings, median
 
 SUITE = "smoke"
 
@@ -32,7 +32,7 @@ def _command(settings: Settings) -> list[str]:
     first task with the ``careful`` agent."""
     args = ["--concurrency", "1", "--trials", str(settings.e2e_trials)]
     if settings.mode == "tiny":
-        from evaluation.tasks import registry
+        from mcpgym.evaluation.tasks import registry
 
         return ["--task", registry.load_tasks(SUITE)[0].id, "--agent", "careful", *args]
     return ["--suite", SUITE, *args]
@@ -41,15 +41,15 @@ def _command(settings: Settings) -> list[str]:
 def runner_available() -> str | None:
     """None when ``mcpgym run`` and the smoke suite exist, else why not."""
     try:
-        from evaluation import runner  # noqa: F401
-        from evaluation.tasks import registry
+        from mcpgym.evaluation import runner  # noqa: F401
+        from mcpgym.evaluation.tasks import registry
     except ImportError as exc:
         return f"evaluation.runner or evaluation.tasks is missing ({exc})"
     if SUITE not in registry.suite_names():
         return f"no task suite named {SUITE!r}"
-    from benchmarks.transport import ROOT
+    from mcpgym.benchmarks.transport import ROOT
 
-    probe = subprocess.run([sys.executable, "-m", "evaluation.cli", "run", "--help"], cwd=str(ROOT),
+    probe = subprocess.run([sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--help"], cwd=str(ROOT),
                            capture_output=True, text=True, timeout=120)
     if probe.returncode != 0:
         return "`mcpgym run` is not a command yet"
@@ -57,9 +57,9 @@ def runner_available() -> str | None:
 
 
 def _one_run(settings: Settings, out: Path) -> dict[str, Any]:
-    from benchmarks.transport import ROOT
+    from mcpgym.benchmarks.transport import ROOT
 
-    cmd = [sys.executable, "-m", "evaluation.cli", "run", "--out", str(out), "--force", "--quiet", *_command(settings)]
+    cmd = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--out", str(out), "--force", "--quiet", *_command(settings)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(ROOT), capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0

@@ -14,8 +14,8 @@ import sys
 import time
 from typing import Any
 
-from benchmarks.harness import Figure, Settings, gc_paused, median
-from benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, settle,
+from mcpgym.benchmarks.harness import Figure, Settings, gc_paused, median
+from mcpgym.benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, settle,
                                  workload_item, write_arguments)
 
 INPROC_TARGET = 3.0
@@ -26,8 +26,8 @@ MEMORY_TARGET_MIB = 2.0
 # -- the invoker's call path ------------------------------------------------------------------------
 def _call_path_rep(n: int, item: str, fault_seed: int) -> tuple[list[float], list[float], int]:
     """One repetition: ``n`` x (timed ``ToolInvoker.call``, untimed settle, timed direct method call)."""
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     invoker = ToolInvoker(World(WORLD_SEED, list(APPS)), PROFILE, fault_seed)
     direct_world = World(WORLD_SEED, list(APPS))
@@ -97,7 +97,7 @@ def world_creation(settings: Settings) -> Figure:
     pydantic ``model_validate`` of the same state: the ratio column) and ``World(seed,
     ["system"])`` (the smallest world).
     """
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
     World(10_000, "all")  # warm-up: imports, registry, pydantic schemas
     per_rep_all, per_rep_restore, per_rep_system, per_rep_wall = [], [], [], []
@@ -146,9 +146,9 @@ def world_creation(settings: Settings) -> Figure:
 # -- memory per live episode ---------------------------------------------------------------------------
 MEMORY_CHILD = """
 import gc, json, sys, tracemalloc
-from benchmarks.harness import rss_bytes
-from sandboxes.world import canonical_json
-from server.episode import EpisodeStore
+from mcpgym.benchmarks.harness import rss_bytes
+from mcpgym.kernel.world import canonical_json
+from mcpgym.server.episode import EpisodeStore
 n, traced_n = int(sys.argv[1]), int(sys.argv[2])
 store = EpisodeStore(max_episodes=n + traced_n + 10)
 warm = store.create(seed=10_000, apps="all", faults="default")
@@ -175,7 +175,7 @@ print(json.dumps(out))
 def _memory_child(n: int, traced: int) -> dict[str, Any]:
     """In a fresh interpreter, hold ``n`` live all-app episodes (RSS growth), then ``traced``
     more under ``tracemalloc``; return the measurements."""
-    from benchmarks.transport import ROOT
+    from mcpgym.benchmarks.transport import ROOT
 
     proc = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n), str(traced)], cwd=str(ROOT),
                           capture_output=True, text=True, timeout=1800)
@@ -188,7 +188,7 @@ def episode_memory(settings: Settings) -> Figure:
     """Figure: memory per live episode (all apps, faults ``default``) with ``episodes`` held.
 
     Each repetition is a fresh interpreter that creates ``episodes`` episodes in an
-    :class:`server.episode.EpisodeStore` and reports its RSS growth / ``episodes`` (RSS, not
+    :class:`mcpgym.server.episode.EpisodeStore` and reports its RSS growth / ``episodes`` (RSS, not
     tracemalloc, so that allocator overhead counts); it then creates a few more under
     ``tracemalloc`` (Python-object bytes, in the details). Ratio: in-memory bytes per episode /
     the bytes of the episode's world snapshot as canonical JSON.

@@ -1,7 +1,7 @@
 """The baseline server of the transport figures: an SDK ``MCPServer`` with one no-op tool.
 
-Run as ``python -m benchmarks.noop_server stdio`` (serves one session over stdin/stdout, the
-way ``mcpgym serve --transport stdio`` does) or ``python -m benchmarks.noop_server http``
+Run as ``python -m mcpgym.benchmarks.noop_server stdio`` (serves one session over stdin/stdout, the
+way ``mcpgym serve --transport stdio`` does) or ``python -m mcpgym.benchmarks.noop_server http``
 (streamable HTTP on a free loopback port, under uvicorn like ``mcpgym serve --transport
 http``; once listening it prints one line ``NOOP_READY {"url": ...}`` on stdout, the MCP
 endpoint being ``<url>/mcp``).
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     elif mode == "http":
         serve_http()
     else:
-        raise SystemExit(f"usage: python -m benchmarks.noop_server [stdio|http], not {mode!r}")
+        raise SystemExit(f"usage: python -m mcpgym.benchmarks.noop_server [stdio|http], not {mode!r}")
 
 
 if __name__ == "__main__":

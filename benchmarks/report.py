@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.harness import Figure
+from mcpgym.benchmarks.harness import Figure
 
 
 def _num(value: float | None, unit: str = "") -> str:

@@ -1,11 +1,11 @@
-"""Behaviour-scoring throughput: ``evaluation.scorer.score_episode`` over synthetic trajectories.
+"""Behaviour-scoring throughput: ``mcpgym.evaluation.scorer.score_episode`` over synthetic trajectories.
 
 The trajectories are recorded, not invented: a seeded "shopper" (``random.Random``, local to
-the benchmark) drives a real :class:`tools.invoke.ToolInvoker` over apps ``system, shop``,
+the benchmark) drives a real :class:`mcpgym.tools.invoke.ToolInvoker` over apps ``system, shop``,
 every other trajectory under the ``default`` fault profile (what ``mcpgym run`` uses) and the
 others under ``harsh`` (all seven fault kinds, a third of the calls fail), through reads, writes,
 payment authorisations, checkouts, retries, waits and re-authentications, and each episode's
-call log and fault ledger become a :class:`evaluation.trajectory.Trajectory`. No snapshots are
+call log and fault ledger become a :class:`mcpgym.evaluation.trajectory.Trajectory`. No snapshots are
 attached, so the figure is the behaviour rules (verification, pre-checks, blind retries,
 recovery, defeatism, impatience), not the state judge.
 
@@ -20,7 +20,7 @@ import random
 import time
 from typing import Any
 
-from benchmarks.harness import Figure, Settings, gc_paused, median
+from mcpgym.benchmarks.harness import Figure, Settings, gc_paused, median
 
 SCORING_TARGET = 50_000.0
 FINAL_MESSAGES = (
@@ -39,11 +39,11 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
     trajectory ``t`` uses fault profile ``PROFILES[t % 2]``.
 
     Returns:
-        :class:`evaluation.trajectory.Trajectory` objects with call log steps and ledger.
+        :class:`mcpgym.evaluation.trajectory.Trajectory` objects with call log steps and ledger.
     """
-    from evaluation.trajectory import Trajectory, steps_from_call_log
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     rnd = random.Random(seed)
     out = []
@@ -99,9 +99,9 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
 
 def scoring_throughput(settings: Settings) -> Figure:
     """Figure: trajectory steps scored per CPU second (see the module docstring)."""
-    from evaluation.catalog import Catalog
-    from evaluation.scorer import score_episode
-    from evaluation.trajectory import Trajectory
+    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.trajectory import Trajectory
 
     catalog = Catalog.from_apps()
     trajs = synthetic_trajectories(settings.trajectories, settings.steps_per_trajectory)

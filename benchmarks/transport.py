@@ -1,13 +1,13 @@
 """Transport figures: tool-call round trips over stdio and streamable HTTP.
 
-Baseline: :mod:`benchmarks.noop_server`, an SDK ``MCPServer`` with one no-op tool, spawned
+Baseline: :mod:`mcpgym.benchmarks.noop_server`, an SDK ``MCPServer`` with one no-op tool, spawned
 the same way as ours (a child process over stdio; a uvicorn child process over loopback
 HTTP). One client process (this one) drives both servers with the same ``mcp.Client``
 settings (``mode="legacy"``, what the evaluation runner uses; output-schema validation on, the
 SDK default), alternating call by call: our timed write, the untimed settle calls
-(:func:`benchmarks.workload.settle_async`), then a timed no-op. A repetition's ratio is the
+(:func:`mcpgym.benchmarks.workload.settle_async`), then a timed no-op. A repetition's ratio is the
 median over its pairs of ours / no-op; the figure is the median over repetitions. Both
-servers run pinned to one CPU and the client to the others (:func:`benchmarks.harness.cpu_split`).
+servers run pinned to one CPU and the client to the others (:func:`mcpgym.benchmarks.harness.cpu_split`).
 
 Also here: the server processes shared by the figures of one run (:func:`shared_servers`).
 """
@@ -26,8 +26,8 @@ from typing import Any, AsyncIterator, Iterator
 
 import anyio
 
-from benchmarks.harness import Figure, Settings, cpu_split, median, pinned
-from benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, mcp_call,
+from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, pinned
+from mcpgym.benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, mcp_call,
                                  settle_async, workload_item, write_arguments)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def ours_stdio(fault_seed: int) -> Any:
 
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "evaluation.cli", "serve", "--transport", "stdio", "--seed", str(WORLD_SEED),
+        args=["-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", "--seed", str(WORLD_SEED),
               "--apps", ",".join(APPS), "--faults", PROFILE, "--fault-seed", str(fault_seed)],
         cwd=str(ROOT),
     )
@@ -53,7 +53,7 @@ def noop_stdio() -> Any:
     """``StdioServerParameters`` spawning the no-op baseline server over stdio."""
     from mcp.client.stdio import StdioServerParameters
 
-    return StdioServerParameters(command=sys.executable, args=["-m", "benchmarks.noop_server", "stdio"], cwd=str(ROOT))
+    return StdioServerParameters(command=sys.executable, args=["-m", "mcpgym.benchmarks.noop_server", "stdio"], cwd=str(ROOT))
 
 
 _SHARED: dict[str, Any] = {}
@@ -113,9 +113,9 @@ def noop_http(startup_timeout: float = 60.0) -> Iterator[str]:
 @contextlib.contextmanager
 def _noop_http_process(startup_timeout: float = 60.0) -> Iterator[Any]:
     """Start the no-op HTTP child; yield a function that waits for its URL."""
-    from benchmarks.noop_server import READY_PREFIX
+    from mcpgym.benchmarks.noop_server import READY_PREFIX
 
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.noop_server", "http"], cwd=str(ROOT),
+    proc = subprocess.Popen([sys.executable, "-m", "mcpgym.benchmarks.noop_server", "http"], cwd=str(ROOT),
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
 
     def wait() -> str:
@@ -163,7 +163,7 @@ def ours_http(max_episodes: int = 1000) -> Iterator[Any]:
 
 @contextlib.contextmanager
 def _ours_http_process(max_episodes: int) -> Iterator[Any]:
-    from evaluation.server_process import spawn_server
+    from mcpgym.evaluation.server_process import spawn_server
 
     with tempfile.TemporaryDirectory(prefix="mcpgym-bench-") as tmp:
         handle = spawn_server(Path(tmp) / "server.log", max_episodes=max_episodes)
@@ -177,7 +177,7 @@ def _ours_http_process(max_episodes: int) -> Iterator[Any]:
 async def episode_url(handle: Any, *, faults: str = PROFILE, fault_seed: int = 0,
                       apps: tuple[str, ...] = APPS) -> AsyncIterator[str]:
     """Create an episode on ``handle``'s control API; yield its ``mcp_url``; delete it after."""
-    from evaluation.server_process import ControlClient
+    from mcpgym.evaluation.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
         created = await control.create_episode({"seed": WORLD_SEED, "apps": list(apps), "faults": faults,
@@ -221,7 +221,7 @@ async def two_clients(ours: Any, noop: Any) -> AsyncIterator[tuple[Any, Any]]:
 # -- the interleaved round-trip loop ----------------------------------------------------------------
 async def _interleaved(ours: Any, noop: Any, item: str, n: int) -> tuple[list[float], list[float], int]:
     """``n`` x (timed write on ``ours``, untimed settle, timed no-op); (ours s, no-op s, faulted)."""
-    from tools.mcp_bridge import payload_of
+    from mcpgym.tools.mcp_bridge import payload_of
 
     call = mcp_call(ours)
     args = write_arguments(item)

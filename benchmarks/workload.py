@@ -32,7 +32,7 @@ AsyncCallFn = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, dict[str, An
 
 def workload_item(seed: int = WORLD_SEED) -> str:
     """The item the workload adds: the first seeded shop item with at least 2 units in stock."""
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
     world = World(seed, list(APPS))
     for item_id, item in sorted(world.apps["shop"].state.items.items()):
@@ -44,8 +44,8 @@ def workload_item(seed: int = WORLD_SEED) -> str:
 def fault_seed_for_workload(seed: int = WORLD_SEED) -> int:
     """The smallest fault seed under which neither :data:`WRITE_TOOL` nor :data:`UNDO_TOOL` is
     down (``unavailable`` all episode) in the benchmark episode."""
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     world = World(seed, list(APPS))
     for fault_seed in range(1000):
@@ -125,7 +125,7 @@ async def settle_async(call: AsyncCallFn, item_id: str, is_error: bool, payload:
 
 def mcp_call(client: Any) -> AsyncCallFn:
     """An :data:`AsyncCallFn` over an ``mcp.Client``: ``(is_error, JSON payload)``."""
-    from tools.mcp_bridge import payload_of
+    from mcpgym.tools.mcp_bridge import payload_of
 
     async def call(name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         result = await client.call_tool(name, arguments)

@@ -17,9 +17,9 @@ import math
 from collections import defaultdict
 from typing import Any, Iterable
 
-from evaluation.catalog import Catalog
-from evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.trajectory import Trajectory
 
 Z_95 = 1.96
 """z for a two-sided 95% interval."""

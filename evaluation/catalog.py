@@ -220,7 +220,7 @@ class Catalog:
 
     @classmethod
     def from_apps(cls, apps: Iterable[str] | None = None) -> "Catalog":
-        """Build from the registered apps (``sandboxes.base.load_apps()``); source ``catalog``.
+        """Build from the registered apps (``mcpgym.kernel.app.load_apps()``); source ``catalog``.
 
         Args:
             apps: only these app names (None: every registered app).
@@ -228,7 +228,7 @@ class Catalog:
         Raises:
             KeyError: for an app name that is not registered.
         """
-        from sandboxes.base import load_apps
+        from mcpgym.kernel.app import load_apps
 
         registry = load_apps()
         names = list(registry) if apps is None else list(apps)
@@ -272,7 +272,7 @@ class Catalog:
         """Apps named by the catalog's entries plus the registered apps (if loadable)."""
         apps = {e.app for e in self._entries.values()}
         try:
-            from sandboxes.base import app_names
+            from mcpgym.kernel.app import app_names
 
             apps.update(app_names())
         except Exception:  # noqa: BLE001 - a broken app module must not break external scoring

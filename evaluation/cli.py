@@ -54,8 +54,8 @@ def serve(
     """Run the MCP server."""
     import anyio
 
-    from server.serve import serve_http, serve_stdio
-    from tools.faults import FaultProfileError, load_profile
+    from mcpgym.server.serve import serve_http, serve_stdio
+    from mcpgym.tools.faults import FaultProfileError, load_profile
 
     try:
         load_profile(faults)
@@ -68,7 +68,7 @@ def serve(
             _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
         return
     try:
-        from sandboxes.world import normalise_apps
+        from mcpgym.kernel.world import normalise_apps
 
         normalise_apps(apps)
     except KeyError as exc:
@@ -82,7 +82,7 @@ def tools(
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
     """List the tool catalog: name, app, kind, resources, preconditions, remedies, alternatives."""
-    from tools.catalog import catalog
+    from mcpgym.tools.catalog import catalog
 
     try:
         rows = catalog(app_name)
@@ -127,7 +127,7 @@ def _console(stderr: bool = False):  # noqa: ANN202
 
 def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[list, Optional[str]]:
     """Tasks of ``--task`` ids (from any suite) or of a suite; exits with a message on errors."""
-    from evaluation import tasks as registry
+    from mcpgym.evaluation import tasks as registry
 
     try:
         if task_ids:
@@ -165,15 +165,15 @@ def run(
     import os
     import time
 
-    from evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from evaluation.report import rich_table, write_report
-    from evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-    from evaluation.server_process import ServerError
-    from tools.faults import FaultProfileError, load_profile
+    from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
+    from mcpgym.evaluation.report import rich_table, write_report
+    from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
+    from mcpgym.evaluation.server_process import ServerError
+    from mcpgym.tools.faults import FaultProfileError, load_profile
 
     if resume and out is None:
         _fail("--resume needs --out DIR (the run to continue)")
-    from evaluation.llm.exposure import parse_exposure
+    from mcpgym.evaluation.llm.exposure import parse_exposure
 
     try:
         parse_exposure(tools_mode)
@@ -190,7 +190,7 @@ def run(
         _fail("no tasks to run")
     specs = list(agent or SCRIPTED_AGENTS)
     if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
-        from evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
+        from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
         register_llm_agents(tool_exposure=tools_mode)
     try:
@@ -243,9 +243,9 @@ def score(
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
     scored and printed); 2: nothing could be scored.
     """
-    from evaluation.formats import FORMATS, run_score
-    from evaluation.manifest import read_manifest
-    from evaluation.scorer import DEFAULT_K
+    from mcpgym.evaluation.formats import FORMATS, run_score
+    from mcpgym.evaluation.manifest import read_manifest
+    from mcpgym.evaluation.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
@@ -262,8 +262,8 @@ def score(
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="A run directory (from `mcpgym run`).")) -> None:
     """Write report.md and a self-contained report.html (tables and SVG charts) into RUN_DIR."""
-    from evaluation.report import write_report
-    from evaluation.trajectory import TrajectoryFileError
+    from mcpgym.evaluation.report import write_report
+    from mcpgym.evaluation.trajectory import TrajectoryFileError
 
     try:
         md, html = write_report(run_dir)
@@ -278,7 +278,7 @@ def tasks(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, apps, level, tags, feasible}."),
 ) -> None:
     """List the tasks of a suite."""
-    from evaluation import tasks as registry
+    from mcpgym.evaluation import tasks as registry
 
     if suite not in registry.suite_names():
         _fail(f"unknown suite {suite!r}; suites: {', '.join(registry.suite_names())}")

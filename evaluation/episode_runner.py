@@ -1,6 +1,6 @@
 """One episode over HTTP: create it, let the agent work through MCP, read the truth, score it.
 
-:func:`run_episode` is what :mod:`evaluation.runner` runs for every (agent, task, trial):
+:func:`run_episode` is what :mod:`mcpgym.evaluation.runner` runs for every (agent, task, trial):
 
 1. ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed"}`` -> ``mcp_url``;
 2. ``mcp.Client`` on ``mcp_url`` (streamable HTTP), every tool listed as a ``ToolInfo``
@@ -8,7 +8,7 @@
    wall-clock timeout;
 3. ``GET`` calls, ledger, snapshot and initial; ``DELETE`` the episode (always);
 4. the :class:`Trajectory` built (steps from the server's call log, gold snapshot from the
-   task) and scored with :func:`evaluation.scorer.score_episode` and the task's checks.
+   task) and scored with :func:`mcpgym.evaluation.scorer.score_episode` and the task's checks.
 
 Status of the trajectory: ``errored`` when the agent raised, the MCP session failed or a
 call met a transport failure; ``limit`` when the timeout or the call budget stopped it;
@@ -25,10 +25,10 @@ from typing import Any
 
 import anyio
 
-from evaluation.catalog import Catalog
-from evaluation.scorer import score_episode
-from evaluation.server_process import ControlClient, ServerError
-from evaluation.trajectory import TokenUsage, Trajectory, steps_from_call_log
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.scorer import score_episode
+from mcpgym.evaluation.server_process import ControlClient, ServerError
+from mcpgym.evaluation.trajectory import TokenUsage, Trajectory, steps_from_call_log
 
 
 @dataclass
@@ -81,7 +81,7 @@ class EpisodeContext:
             seconds per episode. k: recovery window. mcp_mode: ``mcp.Client`` mode.
         tool_info, call_result: the agents' ``ToolInfo`` and ``CallResult`` types.
         limit_error: the exception the call function raises once the call budget is spent
-            (``evaluation.agents.CallLimitReached``), or None to answer with an error instead.
+            (``mcpgym.evaluation.agents.CallLimitReached``), or None to answer with an error instead.
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``: what the episode exposes.
         validate_output: let the SDK client check every successful result against the
             tool's output schema (``ClientSession.validate_tool_result``). Off by default: it
@@ -214,10 +214,10 @@ def exposure_request(mode: str, task: Any) -> dict[str, Any]:
     """
     if mode == "all":
         return {}
-    from evaluation.llm.exposure import episode_request
-    from evaluation.tasks import oracle_tools
-    from sandboxes.base import get_app
-    from sandboxes.world import normalise_apps
+    from mcpgym.evaluation.llm.exposure import episode_request
+    from mcpgym.evaluation.tasks import oracle_tools
+    from mcpgym.kernel.app import get_app
+    from mcpgym.kernel.world import normalise_apps
 
     every = [name for app in normalise_apps(task.apps) for name in get_app(app).tools]
     return episode_request(mode, oracle_tools(task), every, task.seed)

@@ -70,7 +70,7 @@ def describe_agent(agent: Any, spec: str) -> dict[str, Any]:
     """The manifest entry of one agent: ``{"name", "spec", "describe"}``.
 
     Args:
-        agent: an :class:`evaluation.agents.Agent` (anything with ``name``; ``describe()`` optional).
+        agent: an :class:`mcpgym.evaluation.agents.Agent` (anything with ``name``; ``describe()`` optional).
         spec: the string the agent was made from (``careful``, ``openai:gpt-4o``...).
 
     ``describe`` is the agent's ``describe()`` result passed through JSON (so it is exactly
@@ -92,7 +92,7 @@ def describe_agent(agent: Any, spec: str) -> dict[str, Any]:
 
 
 def profile_entry(profile: Any) -> dict[str, Any]:
-    """A :class:`tools.faults.FaultProfile` as the manifest records it: every field plus ``source``."""
+    """A :class:`mcpgym.tools.faults.FaultProfile` as the manifest records it: every field plus ``source``."""
     data = profile.model_dump(mode="json")
     data["source"] = getattr(profile, "source", None)
     return data
@@ -119,10 +119,10 @@ def build_manifest(
 
     Args:
         suite: suite name, or None when tasks were picked by id.
-        tasks: the run's tasks (``evaluation.tasks.Task``: ``id``, ``seed``, ``faults``, ``apps``, ``level``).
+        tasks: the run's tasks (``mcpgym.evaluation.tasks.Task``: ``id``, ``seed``, ``faults``, ``apps``, ``level``).
         trials: trials per (agent, task).
         agents: entries from :func:`describe_agent`.
-        profile: the run's :class:`tools.faults.FaultProfile`.
+        profile: the run's :class:`mcpgym.tools.faults.FaultProfile`.
         fault_seeds: task id -> fault seed of trial 0, 1, ...
         concurrency: most episodes at once.
         episode_timeout: wall seconds an agent may take per episode.

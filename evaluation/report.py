@@ -4,8 +4,8 @@
 aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates into one row
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
 recovery attempt and success, defeatism, calls); :func:`rich_table`, :func:`render_markdown`
-and :func:`evaluation.report_html.render_html` print them. :func:`write_report` writes both
-files. Metric definitions: DESIGN section 7, :mod:`evaluation.scorer`, :mod:`evaluation.aggregate`.
+and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
+files. Metric definitions: DESIGN section 7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.manifest import read_manifest
-from evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.manifest import read_manifest
+from mcpgym.evaluation.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -69,7 +69,7 @@ def comparison_rows(scores: dict[str, Any], *, counts: bool = True,
                     columns: tuple[str, ...] = COLUMNS) -> tuple[list[str], list[list[str]]]:
     """Header and one row of strings per agent of a ``scores.json`` dict.
 
-    Rates are pooled over episodes (:func:`evaluation.aggregate.metrics`); with ``counts``
+    Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS` or
     :data:`SHORT_COLUMNS`).
@@ -166,8 +166,8 @@ def build_report(run_dir: str | Path) -> Report:
         FileNotFoundError: when the directory has no ``trajectories.jsonl``.
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
     """
-    from evaluation.aggregate import as_scores
-    from evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.aggregate import as_scores
+    from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():
@@ -336,7 +336,7 @@ def write_report(run_dir: str | Path) -> tuple[Path, Path]:
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
     """
-    from evaluation.report_html import render_html
+    from mcpgym.evaluation.report_html import render_html
 
     report = build_report(run_dir)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"

@@ -1,6 +1,6 @@
 """``report.html``: one self-contained page (inline CSS and SVG; no scripts, fonts or links
 to fetch) with the run facts, the comparison table, bar charts of the behaviour rates per
-agent and of success per level and per app, and the detail tables of :mod:`evaluation.report`.
+agent and of success per level and per app, and the detail tables of :mod:`mcpgym.evaluation.report`.
 
 The charts are drawn by :func:`svg_bar_chart`, a small grouped-bar renderer for rates in
 [0, 1] with optional 95% interval whiskers.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from evaluation.report import (BEHAVIOUR_METRICS, Report, app_rows, comparison_rows, episode_note, extra_rows,
+from mcpgym.evaluation.report import (BEHAVIOUR_METRICS, Report, app_rows, comparison_rows, episode_note, extra_rows,
                                level_rows, pct, run_facts, task_rows)
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")

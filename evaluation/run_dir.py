@@ -2,8 +2,8 @@
 
 ``trajectories.jsonl`` (one scored trajectory per line, appended by the runner),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
-(:mod:`evaluation.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
-``report.html`` (:mod:`evaluation.report`).
+(:mod:`mcpgym.evaluation.manifest`), ``mcpgym.server.log`` (a spawned server's output), ``report.md`` and
+``report.html`` (:mod:`mcpgym.evaluation.report`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from evaluation.aggregate import aggregate, as_scores
-from evaluation.catalog import Catalog
-from evaluation.manifest import MANIFEST_NAME
-from evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
-from evaluation.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.aggregate import aggregate, as_scores
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.manifest import MANIFEST_NAME
+from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
@@ -90,7 +90,7 @@ def _order(s: EpisodeScores) -> tuple:
 
 def compute_scores(items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None,
                    k: int = DEFAULT_K) -> dict[str, Any]:
-    """``scores.json``: :func:`evaluation.aggregate.aggregate` over the episodes, sorted by
+    """``scores.json``: :func:`mcpgym.evaluation.aggregate.aggregate` over the episodes, sorted by
     (agent, task, trial, episode id) first so that the result does not depend on their order.
 
     Args:

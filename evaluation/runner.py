@@ -20,8 +20,8 @@ readable, scoring failed) is not written: it is reported, the run exits non-zero
 ``--resume`` runs it again. ``scores.json`` is :func:`compute_scores` over every line, kept
 up to date during the run and recomputed from the file at the end; it sorts the episodes
 first, so it does not depend on line order (a resumed run scores like an uninterrupted one).
-One episode's steps are in :mod:`evaluation.episode_runner`; the server process and the
-control API client in :mod:`evaluation.server_process`.
+One episode's steps are in :mod:`mcpgym.evaluation.episode_runner`; the server process and the
+control API client in :mod:`mcpgym.evaluation.server_process`.
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ from typing import Any, Callable
 
 import anyio
 
-from evaluation.aggregate import as_scores
-from evaluation.catalog import Catalog
-from evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
-from evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_agent, finish_manifest, merge_for_resume,
+from mcpgym.evaluation.aggregate import as_scores
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
+from mcpgym.evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_agent, finish_manifest, merge_for_resume,
                                  read_manifest, write_json_atomic)
-from evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
+from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
                                 load_run, prepare_out_dir, rescore)
-from evaluation.scorer import DEFAULT_K, EpisodeScores
-from evaluation.server_process import ControlClient, ServerHandle, spawn_server
-from evaluation.trajectory import append_trajectory
-from tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
+from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.server_process import ControlClient, ServerHandle, spawn_server
+from mcpgym.evaluation.trajectory import append_trajectory
+from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
 DEFAULT_EPISODE_TIMEOUT = 600.0
 """Wall seconds an agent may take for one episode before it is stopped (status ``limit``)."""
@@ -59,7 +59,7 @@ def faults_payload(spec: str | FaultProfile | None) -> tuple[str | dict[str, Any
     takes no file paths).
 
     Raises:
-        tools.faults.FaultProfileError: for an unknown name or an invalid file.
+        mcpgym.tools.faults.FaultProfileError: for an unknown name or an invalid file.
     """
     profile = load_profile(spec)
     if isinstance(spec, str) and spec in BUILTIN_PROFILES:
@@ -73,7 +73,7 @@ def plan_jobs(tasks: list[Any], agents: list[AgentEntry], trials: int, run_fault
     every agent and task (a task's own ``faults`` beats the run's profile).
 
     Raises:
-        tools.faults.FaultProfileError: for a bad run or task profile.
+        mcpgym.tools.faults.FaultProfileError: for a bad run or task profile.
     """
     run_payload, run_profile = faults_payload(run_faults)
     per_task: dict[str, tuple[Any, str]] = {}
@@ -108,14 +108,14 @@ class RunSettings:
         episode_timeout: wall seconds per episode. k: the scorer's recovery window.
         suite: suite name for the manifest (None: tasks picked by id).
         tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
-            ``retrieval`` (see :func:`evaluation.llm.exposure.episode_request`).
+            ``retrieval`` (see :func:`mcpgym.evaluation.llm.exposure.episode_request`).
         progress: show a progress bar on stderr.
         mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
             newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
             server ``auto`` reuses HTTP connections while ``legacy`` opens one per request;
             a 69-episode run took 25 s instead of 37 s of wall time.
         validate_output: let the SDK check every result against its tool's output schema
-            (costly; see :class:`evaluation.episode_runner.EpisodeContext`).
+            (costly; see :class:`mcpgym.evaluation.episode_runner.EpisodeContext`).
     """
 
     out: Path
@@ -174,16 +174,16 @@ def run_evaluation(
     console: Any = None,
 ) -> RunResult:
     """Run ``agents`` x ``tasks`` x ``settings.trials`` episodes and write the run directory
-    (``trajectories.jsonl``, ``scores.json``, ``manifest.json``, ``server.log``).
+    (``trajectories.jsonl``, ``scores.json``, ``manifest.json``, ``mcpgym.server.log``).
 
     Args:
-        tasks: ``evaluation.tasks.Task`` objects (``id``, ``instruction``, ``apps``, ``seed``,
+        tasks: ``mcpgym.evaluation.tasks.Task`` objects (``id``, ``instruction``, ``apps``, ``seed``,
             ``level``, ``tags``, ``feasible``, ``faults``, ``checks``, ``max_calls``).
         agents: the agents, with the specs they were made from; names must be unique.
         settings: see :class:`RunSettings`.
-        gold_snapshot, fault_seed_for: default to ``evaluation.tasks``' functions.
+        gold_snapshot, fault_seed_for: default to ``mcpgym.evaluation.tasks``' functions.
         tool_info, call_result: the ``ToolInfo`` / ``CallResult`` types handed to agents
-            (default: ``evaluation.agents``').
+            (default: ``mcpgym.evaluation.agents``').
         console: a ``rich.console.Console`` for the progress bar (default: stderr).
 
     Returns:
@@ -192,14 +192,14 @@ def run_evaluation(
     Raises:
         RunError: bad output directory, duplicate agent names, the server gone mid-run.
         ServerError: the server could not be started or reached.
-        tools.faults.FaultProfileError: a bad fault profile.
+        mcpgym.tools.faults.FaultProfileError: a bad fault profile.
     """
     if gold_snapshot is None or fault_seed_for is None:
-        from evaluation import tasks as task_registry
+        from mcpgym.evaluation import tasks as task_registry
 
         gold_snapshot = gold_snapshot or task_registry.gold_snapshot
         fault_seed_for = fault_seed_for or task_registry.fault_seed_for
-    from evaluation import agents as agent_registry
+    from mcpgym.evaluation import agents as agent_registry
 
     tool_info = tool_info or agent_registry.ToolInfo
     call_result = call_result or agent_registry.CallResult

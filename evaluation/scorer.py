@@ -27,10 +27,10 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from evaluation.catalog import Catalog, CatalogEntry
-from evaluation.judge import CheckResult, ExtraCheck, judge
-from evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
-from evaluation.trajectory import TokenUsage, Trajectory
+from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
+from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
+from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""

@@ -1,6 +1,6 @@
 """The evaluation runner's view of an mcpgym HTTP server: spawn one, or talk to a given one.
 
-:func:`spawn_server` starts ``python -m evaluation.cli serve --transport http --port 0`` with
+:func:`spawn_server` starts ``python -m mcpgym.evaluation.cli serve --transport http --port 0`` with
 a fresh random control token (passed through ``$MCPGYM_TOKEN``, so it never shows in the
 process list), waits for its ``MCPGYM_READY {"url": ...}`` line and returns a
 :class:`ServerHandle`. On Linux the child gets ``PR_SET_PDEATHSIG = SIGTERM``: when the runner
@@ -129,7 +129,7 @@ def spawn_server(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
     env = {**os.environ, "MCPGYM_TOKEN": token, "PYTHONUNBUFFERED": "1"}
-    cmd = [python or sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--host", "127.0.0.1",
+    cmd = [python or sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--host", "127.0.0.1",
            "--port", "0", "--max-episodes", str(max_episodes)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
                             preexec_fn=functools.partial(_pdeathsig, os.getpid()) if sys.platform.startswith("linux") else None)

@@ -2,8 +2,8 @@
 
 A :class:`Trajectory` is what the runner appends, one JSON line per finished episode, to
 ``trajectories.jsonl`` (DESIGN section 6), and what ``mcpgym score`` reads back. Its steps
-mirror the server-side call log (:class:`tools.invoke.CallRecord`); its ``ledger`` is the
-fault ledger (:class:`tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
+mirror the server-side call log (:class:`mcpgym.tools.invoke.CallRecord`); its ``ledger`` is the
+fault ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
 prefers over anything inferred from error codes.
 """
 
@@ -35,7 +35,7 @@ class ToolCallStep(BaseModel):
         tool: tool name as the agent sent it.
         arguments: the arguments as sent (a JSON object, or whatever the agent sent).
         is_error: whether the agent got a tool error.
-        error_code: the error code (``tools.errors.ERROR_CODES``) when ``is_error``.
+        error_code: the error code (``mcpgym.kernel.errors.ERROR_CODES``) when ``is_error``.
         result: the structured result, or the error payload ``{"error": {...}}``.
         fault: the injected fault kind when known (from the ledger or the call log).
         fault_inferred: true when ``fault`` was guessed from an error code, not known.
@@ -97,7 +97,7 @@ class Trajectory(BaseModel):
         tokens: token usage, for LLM agents.
         invalid_calls: calls the runner rejected before they reached the server
             (unparsable arguments, malformed tool calls).
-        scores: :class:`evaluation.scorer.EpisodeScores` as a dict, once scored.
+        scores: :class:`mcpgym.evaluation.scorer.EpisodeScores` as a dict, once scored.
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
     """
 
@@ -153,7 +153,7 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     """Convert a server call log into trajectory steps.
 
     Args:
-        calls: :class:`tools.invoke.CallRecord` objects or their dicts (as the control API's
+        calls: :class:`mcpgym.tools.invoke.CallRecord` objects or their dicts (as the control API's
             ``/calls`` route returns them). The ``fault`` of a record is known, not inferred.
 
     Returns:

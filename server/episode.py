@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from sandboxes.world import World, normalise_apps
-from tools.faults import FaultProfile, load_profile, plan_unavailable
-from tools.invoke import CallOutcome, ToolInvoker
-from tools.spec import ToolSpec
+from mcpgym.kernel.world import World, normalise_apps
+from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
+from mcpgym.tools.invoke import CallOutcome, ToolInvoker
+from mcpgym.kernel.spec import ToolSpec
 
 
 class EpisodeLimitError(RuntimeError):
@@ -72,7 +72,7 @@ class Episode:
             search_tools: expose the ``search_tools`` meta-tool (retrieval mode).
 
         Raises:
-            KeyError: unknown app. tools.faults.FaultProfileError: bad profile. ValueError:
+            KeyError: unknown app. mcpgym.tools.faults.FaultProfileError: bad profile. ValueError:
             unknown tool name in ``tools``.
         """
         names = normalise_apps(apps)

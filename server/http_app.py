@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from server.episode import EpisodeLimitError, EpisodeStore
-from server.mcp_server import build_server
-from tools.faults import FaultProfileError
+from mcpgym.server.episode import EpisodeLimitError, EpisodeStore
+from mcpgym.server.mcp_server import build_server
+from mcpgym.tools.faults import FaultProfileError
 
 SCOPE_KEY = "mcpgym.episode_id"
 MAX_CONTROL_BODY = 1_000_000

@@ -12,10 +12,10 @@ from typing import Any, Callable
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from server.episode import Episode
-from server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
-from tools.mcp_bridge import call_result, error_result, mcp_tool
-from tools.spec import ToolSpec
+from mcpgym.server.episode import Episode
+from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
+from mcpgym.tools.mcp_bridge import call_result, error_result, mcp_tool
+from mcpgym.kernel.spec import ToolSpec
 
 SERVER_NAME = "mcpgym"
 INSTRUCTIONS = (
@@ -99,7 +99,7 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
     decided by the call itself (an unexposed tool is ``not_found``).
     """
     if not _INPUT_SCHEMAS:
-        from sandboxes.base import load_apps
+        from mcpgym.kernel.app import load_apps
 
         for app in load_apps().values():
             for spec in app.tools.values():

@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 from rank_bm25 import BM25Okapi
 
-from tools.mcp_bridge import error_result
+from mcpgym.tools.mcp_bridge import error_result
 
 SEARCH_TOOL_NAME = "search_tools"
 _TOKEN = re.compile(r"[a-z0-9]+")

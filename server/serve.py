@@ -19,9 +19,9 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from server.episode import Episode, EpisodeStore
-from server.http_app import create_app
-from server.mcp_server import server_for_episode
+from mcpgym.server.episode import Episode, EpisodeStore
+from mcpgym.server.http_app import create_app
+from mcpgym.server.mcp_server import server_for_episode
 
 KEEP_ALIVE_SECONDS = 65
 """Wall seconds the HTTP server keeps an idle connection open (longer than any client pool keeps it)."""

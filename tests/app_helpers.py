@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 
 def ok(inv: ToolInvoker, tool: str, /, **args: Any) -> dict[str, Any]:

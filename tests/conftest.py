@@ -5,8 +5,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 os.environ.setdefault("HYPOTHESIS_PROFILE", "ci")
 
@@ -33,7 +31,7 @@ def spawn_http_server(*extra: str, token: str | None = None) -> tuple[_subproces
 
     errlog = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty server never blocks
     proc = _subprocess.Popen(
-        [sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--port", "0", "--token", token, *extra],
+        [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--port", "0", "--token", token, *extra],
         stdout=_subprocess.PIPE,
         stderr=errlog,
         text=True,

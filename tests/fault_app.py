@@ -13,10 +13,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import App, AppState, register_app, unregister_app
-from sandboxes.volatile import VOLATILE, VOLATILE_KEYS
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.app import App, AppState, register_app, unregister_app
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 APP = "faultlab"
 
@@ -179,13 +179,13 @@ def run_script(world_seed: int, fault_seed: int, faults: object) -> dict:
 
     Args:
         world_seed: the world seed; fault_seed: the fault seed; faults: a fault profile spec
-            (name, mapping, path or :class:`tools.faults.FaultProfile`).
+            (name, mapping, path or :class:`mcpgym.tools.faults.FaultProfile`).
 
     Returns:
         ``{"ledger": [...], "calls": [[tool, is_error, error_code, fault], ...], "state_hash": str}``.
     """
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     register()
     inv = ToolInvoker(World(world_seed, ["system", APP]), faults, fault_seed)

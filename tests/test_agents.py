@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from evaluation.aggregate import metrics
-from evaluation.agents import (
+from mcpgym.evaluation.aggregate import metrics
+from mcpgym.evaluation.agents import (
     SCRIPTED_AGENTS,
     Agent,
     AgentResult,
@@ -28,12 +28,12 @@ from evaluation.agents import (
     register_agent,
     unregister_agent,
 )
-from evaluation.agents.inprocess import run_in_process, score_in_process
-from evaluation.agents.scripted import DEFEATIST_MESSAGE
-from evaluation.scorer import EpisodeScores
-from evaluation.tasks import Task, fault_seed_for, get_task, load_tasks
-from evaluation.trajectory import Trajectory, write_trajectories
-from sandboxes.world import World
+from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
+from mcpgym.evaluation.agents.scripted import DEFEATIST_MESSAGE
+from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.tasks import Task, fault_seed_for, get_task, load_tasks
+from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+from mcpgym.kernel.world import World
 
 TRIALS = 3
 
@@ -207,8 +207,8 @@ def test_timeouts_are_read_back_by_careful_and_repeated_by_overconfident() -> No
 
 
 def test_careful_cures_permission_denied_with_the_named_privilege() -> None:
-    from sandboxes.base import load_apps
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.app import load_apps
+    from mcpgym.tools.invoke import ToolInvoker
 
     if "talk_block_contact" not in load_apps().get("talk", type("x", (), {"tools": {}})).tools:
         pytest.skip("needs the talk app's privilege-gated talk_block_contact")
@@ -320,8 +320,8 @@ def test_make_agent_specs() -> None:
 
 
 def test_tool_info_from_mcp_tools() -> None:
-    from sandboxes.base import get_app
-    from tools.mcp_bridge import mcp_tool
+    from mcpgym.kernel.app import get_app
+    from mcpgym.tools.mcp_bridge import mcp_tool
 
     spec = get_app("shop").tools["shop_checkout"]
     info = ToolInfo.from_mcp(mcp_tool(spec))

@@ -1,4 +1,4 @@
-"""The benchmark harness (``python -m benchmarks``), run in its tiny mode, and the equivalence
+"""The benchmark harness (``python -m mcpgym.benchmarks``), run in its tiny mode, and the equivalence
 of the performance fixes with the code they replaced. No timing is asserted anywhere."""
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import FIGURES
-from benchmarks.harness import Figure, Settings, percentile
+from mcpgym.benchmarks import FIGURES
+from mcpgym.benchmarks.harness import Figure, Settings, percentile
 from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """One ``python -m benchmarks --tiny --json OUT --markdown MD`` run: (exit code, JSON doc, Markdown)."""
+    """One ``python -m mcpgym.benchmarks --tiny --json OUT --markdown MD`` run: (exit code, JSON doc, Markdown)."""
     out = tmp_path_factory.mktemp("bench")
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--tiny", "--json", str(out / "bench.json"), "--markdown",
+        [sys.executable, "-m", "mcpgym.benchmarks", "--tiny", "--json", str(out / "bench.json"), "--markdown",
          str(out / "bench.md")],
         cwd=str(ROOT), capture_output=True, text=True, timeout=600,
     )
@@ -122,7 +122,7 @@ _SCALARS = st.one_of(st.text(max_size=40), st.integers(), st.floats(allow_nan=Tr
     st.lists(st.integers(), max_size=3),
 ))
 def test_loggable_fast_path_logs_what_the_strict_path_would(arguments):
-    from tools.invoke import _json_size_bound, _loggable, _loggable_strict
+    from mcpgym.tools.invoke import _json_size_bound, _loggable, _loggable_strict
 
     assert _loggable(arguments) == _loggable_strict(arguments)
     if isinstance(arguments, dict):
@@ -136,7 +136,7 @@ def test_loggable_fast_path_logs_what_the_strict_path_would(arguments):
     {"\ud800": 1}, {"item_id": "item-0101", "quantity": 1}, {}, {"a": None, "b": True, "c": 1.5, "d": "é"},
 ])
 def test_loggable_edge_cases_match_the_strict_path(arguments):
-    from tools.invoke import _loggable, _loggable_strict
+    from mcpgym.tools.invoke import _loggable, _loggable_strict
 
     fast = _loggable(arguments)
     assert fast == _loggable_strict(arguments)
@@ -146,7 +146,7 @@ def test_loggable_edge_cases_match_the_strict_path(arguments):
 
 
 def test_tool_schedule_draws_equal_call_draw():
-    from tools.faults import ToolSchedule, call_draw, fault_schedule, load_profile, scheduled_kind
+    from mcpgym.tools.faults import ToolSchedule, call_draw, fault_schedule, load_profile, scheduled_kind
 
     profile = load_profile("harsh")
     for seed in (0, 7, 2**40):
@@ -159,7 +159,7 @@ def test_tool_schedule_draws_equal_call_draw():
 
 
 def test_catalog_alternatives_index_matches_a_scan():
-    from evaluation.catalog import Catalog
+    from mcpgym.evaluation.catalog import Catalog
 
     cat = Catalog.from_apps()
     for name in list(cat)[:400]:
@@ -171,8 +171,8 @@ def test_catalog_alternatives_index_matches_a_scan():
 
 
 def test_validate_arguments_returns_every_parameter():
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     specs = ToolInvoker(World(0, ["system", "shop"])).specs
     assert specs["shop_add_to_cart"].validate_arguments({"item_id": "item-0101"}) == {"item_id": "item-0101", "quantity": 1}

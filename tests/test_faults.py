@@ -21,8 +21,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandboxes.world import World
-from tools.faults import (
+from mcpgym.kernel.world import World
+from mcpgym.tools.faults import (
     BUILTIN_PROFILES,
     FaultProfile,
     FaultProfileError,
@@ -33,7 +33,7 @@ from tools.faults import (
     plan_unavailable,
     scheduled_kind,
 )
-from tools.invoke import CallOutcome, ToolInvoker
+from mcpgym.tools.invoke import CallOutcome, ToolInvoker
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = "faultlab"
@@ -45,8 +45,6 @@ INC, COUNTER = "faultlab_increment_counter", "faultlab_get_counter"
 @pytest.fixture(scope="module", autouse=True)
 def lab():
     """Register the faultlab app for this module only."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     from tests import fault_app
 
     fault_app.register()
@@ -248,8 +246,7 @@ PROFILE_ALL_KINDS = {
 }
 SNIPPET = """
 import json, sys
-sys.path.insert(0, sys.argv[1])
-from tests import fault_app
+from tests import fault_app  # importable: the subprocess runs with the repository as its cwd
 print(json.dumps(fault_app.run_script(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])), sort_keys=True))
 """
 
@@ -257,7 +254,8 @@ print(json.dumps(fault_app.run_script(int(sys.argv[2]), int(sys.argv[3]), json.l
 def _in_subprocess(world_seed: int, fault_seed: int, hash_seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     out = subprocess.run([sys.executable, "-c", SNIPPET, str(ROOT), str(world_seed), str(fault_seed),
-                          json.dumps(PROFILE_ALL_KINDS)], env=env, capture_output=True, text=True, timeout=120)
+                          json.dumps(PROFILE_ALL_KINDS)], env=env, capture_output=True, text=True, timeout=120,
+                         cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

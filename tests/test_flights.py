@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import sandboxes.flights  # noqa: F401 - registers the app
-from sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
-from sandboxes.world import World
+import mcpgym.sandboxes.flights  # noqa: F401 - registers the app
+from mcpgym.sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 APPS = ["system", "flights"]
 
@@ -408,7 +408,7 @@ def test_reads_do_not_change_state() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_city_of_the_people_directory_is_served(seed: int) -> None:
-    from sandboxes.people import CITIES
+    from mcpgym.kernel.people import CITIES
 
     inv = make(seed)
     for city in CITIES:

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
-from evaluation.formats.results import guess_error_code, interpret_result
-from evaluation.formats.complexmcp import interpret_response as complexmcp_response
-from evaluation.formats.complexmcp import load as load_complexmcp
-from evaluation.trajectory import Trajectory, steps_from_call_log, write_trajectories
+from mcpgym.evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
+from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
+from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
+from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
+from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log, write_trajectories
 
 DATA = Path(__file__).parent / "data" / "formats"
 
@@ -155,9 +155,9 @@ def test_run_directory_is_read_as_mcpgym(tmp_path):
 
 
 def test_mcpgym_outcome_scores_when_states_are_given(tmp_path):
-    from sandboxes.world import World
-    from tools.faults import FaultProfile
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.faults import FaultProfile
+    from mcpgym.tools.invoke import ToolInvoker
 
     gold = World(3, ["system"])
     ToolInvoker(gold, "none").call("system_transfer_from_savings", {"amount_cents": 5000})
@@ -415,9 +415,9 @@ def test_result_error_detection(content, expected):
 
 
 def test_openai_flat_calls_error_flag_and_unknown_tool():
-    from evaluation.catalog import Catalog
-    from evaluation.formats.openai import trajectory_from_messages
-    from evaluation.scorer import score_episode
+    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.formats.openai import trajectory_from_messages
+    from mcpgym.evaluation.scorer import score_episode
 
     msgs = [{"role": "user", "content": "Tag Maya."},
             {"role": "assistant", "content": "", "tool_calls": [

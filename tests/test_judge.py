@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from evaluation.judge import ExtraCheck, diff_states, flatten, judge, run_checks
-from sandboxes.world import World
-from tools.invoke import ToolInvoker
+from mcpgym.evaluation.judge import ExtraCheck, diff_states, flatten, judge, run_checks
+from mcpgym.kernel.world import World
+from mcpgym.tools.invoke import ToolInvoker
 
 SEED = 7
 

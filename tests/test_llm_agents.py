@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from evaluation.llm import (AnthropicAgent, CallResult, LLMLimits, OpenAIAgent, RetryPolicy, ToolInfo,
+from mcpgym.evaluation.llm import (AnthropicAgent, CallResult, LLMLimits, OpenAIAgent, RetryPolicy, ToolInfo,
                             episode_request, is_llm_spec, parse_exposure, parse_llm_spec, parse_retry_after,
                             pick_distractors)
-from evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT
-from evaluation.llm.tools import object_schema, provider_name
-from sandboxes.world import World
+from mcpgym.evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT
+from mcpgym.evaluation.llm.tools import object_schema, provider_name
+from mcpgym.kernel.world import World
 from tests.mcp_helpers import control_get, create_episode
-from tools.invoke import ToolInvoker
-from tools.mcp_bridge import payload_of
+from mcpgym.tools.invoke import ToolInvoker
+from mcpgym.tools.mcp_bridge import payload_of
 
 SEED = 7
 INSTRUCTION = "Move 25 dollars from my savings into my wallet."
@@ -620,8 +620,8 @@ async def test_agent_problems_are_errored_results_not_exceptions(fake):
 @both
 async def test_runner_call_budget_ends_in_limit(d, fake, http_server):
     """With the runner's own call function (EpisodeCaller raising CallLimitReached)."""
-    from evaluation.agents import CallLimitReached
-    from evaluation.episode_runner import EpisodeCaller, tool_infos
+    from mcpgym.evaluation.agents import CallLimitReached
+    from mcpgym.evaluation.episode_runner import EpisodeCaller, tool_infos
 
     fake.play(*[d.reply([(f"b{i}", "system_get_time", {})]) for i in range(3)])
     base, token = http_server
@@ -635,8 +635,8 @@ async def test_runner_call_budget_ends_in_limit(d, fake, http_server):
 
 
 def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
-    import evaluation.agents as agents_pkg
-    from evaluation.llm import register_llm_agents
+    import mcpgym.evaluation.agents as agents_pkg
+    from mcpgym.evaluation.llm import register_llm_agents
 
     monkeypatch.setattr(agents_pkg, "_FACTORIES", {})  # a fresh registry: no effect on other tests
     assert register_llm_agents(tool_exposure="task+2", base_url="http://127.0.0.1:8000/v1") == ["openai", "anthropic"]

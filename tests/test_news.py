@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-import sandboxes.news  # noqa: F401 - registers the app
-from sandboxes.clock import EPOCH_START
-from sandboxes.world import World
+import mcpgym.sandboxes.news  # noqa: F401 - registers the app
+from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok, random_value
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 SEED = 7
 

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-import sandboxes.office  # noqa: F401 - registers the app
-from sandboxes.clock import EPOCH_START, iso
-from sandboxes.world import World
+import mcpgym.sandboxes.office  # noqa: F401 - registers the app
+from mcpgym.kernel.clock import EPOCH_START, iso
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok, random_value
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 SEED = 11
 HOUR = 3_600

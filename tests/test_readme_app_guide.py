@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from sandboxes.base import unregister_app
+from mcpgym.kernel.app import unregister_app
 from tests.conftest import ROOT
-from tools.conformance.checks import run_all
+from mcpgym.tools.conformance.checks import run_all
 
 
 @pytest.fixture()
@@ -35,13 +35,15 @@ def readme_app(tmp_path, monkeypatch):
 
 
 def test_readme_example_app_passes_conformance(readme_app):
-    results = run_all(readme_app, max_examples=5, cross_process=True)
+    from mcpgym import check_app
+
+    results = check_app(sys.modules["readme_notes_app"].NotesApp, max_examples=5)
     assert {k: v for k, v in results.items() if v} == {}
     assert set(results) >= {"metadata", "determinism", "snapshot_roundtrip", "tool_fuzz"}
 
 
 def test_readme_example_app_is_served(readme_app):
-    from server.episode import Episode
+    from mcpgym.server.episode import Episode
 
     ep = Episode.create(seed=3, apps=["notes"])
     names = [s.name for s in ep.tool_specs()]

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evaluation.cli import app
-from evaluation.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
-from evaluation.report import build_report, comparison_rows, render_markdown, write_report
-from evaluation.report_html import render_html, svg_bar_chart
-from evaluation.runner import compute_scores, load_run
-from evaluation.scorer import EpisodeScores
-from evaluation.trajectory import Trajectory, write_trajectories
-from tools.faults import load_profile
+from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from mcpgym.evaluation.report import build_report, comparison_rows, render_markdown, write_report
+from mcpgym.evaluation.report_html import render_html, svg_bar_chart
+from mcpgym.evaluation.runner import compute_scores, load_run
+from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+from mcpgym.tools.faults import load_profile
 
 
 def _episode(agent: str, task: str, trial: int, *, success: bool, level: int = 1, writes: int = 2, verified: int = 2,

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from evaluation.agents import SCRIPTED_AGENTS, AgentResult
-from evaluation.cli import app
-from evaluation.runner import AgentEntry, RunSettings, run_evaluation
-from evaluation.tasks import fault_seed_for, get_task, load_tasks
+from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
+from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [t.id for t in load_tasks("smoke")[:3]]
@@ -131,7 +131,7 @@ def _server_down(url: str, wait: float = 15.0) -> bool:
 def test_killed_run_resumes_to_the_same_scores(full_run: tuple[Path, str], http_server: tuple[str, str],
                                               tmp_path: Path) -> None:
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "evaluation.cli", "run", *RUN_ARGS, "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "mcpgym.evaluation.cli", "run", *RUN_ARGS, "--out", str(out),
                              "--concurrency", "1"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     path = out / "trajectories.jsonl"
     try:
@@ -247,7 +247,7 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
 
 
 def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:
-    from evaluation.runner import RunError, load_run, prepare_out_dir
+    from mcpgym.evaluation.runner import RunError, load_run, prepare_out_dir
 
     out = tmp_path / "out"
     out.mkdir()

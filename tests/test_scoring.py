@@ -11,10 +11,10 @@ import math
 
 import pytest
 
-from evaluation.aggregate import aggregate, pass_hat_k, pass_k_table, wilson_interval
-from evaluation.catalog import Catalog, classify_tool
-from evaluation.scorer import EpisodeScores, match_refusal, score_episode
-from evaluation.trajectory import (
+from mcpgym.evaluation.aggregate import aggregate, pass_hat_k, pass_k_table, wilson_interval
+from mcpgym.evaluation.catalog import Catalog, classify_tool
+from mcpgym.evaluation.scorer import EpisodeScores, match_refusal, score_episode
+from mcpgym.evaluation.trajectory import (
     ToolCallStep,
     Trajectory,
     TrajectoryFileError,
@@ -378,7 +378,7 @@ def test_heuristic_classification():
 
 
 def test_catalog_from_system_app_and_file(tmp_path):
-    from sandboxes.system.app import SystemApp
+    from mcpgym.sandboxes.system.app import SystemApp
 
     cat = Catalog.from_app_classes([SystemApp])
     e = cat.get("system_request_privilege")
@@ -411,10 +411,10 @@ def test_credentials_are_not_resource_ids(cat):
 
 # -- the real server path: invoker call log + ledger -> trajectory -> scores ---------------------
 def test_scores_from_real_invoker_timeout():
-    from sandboxes.system.app import SystemApp
-    from sandboxes.world import World
-    from tools.faults import FaultProfile
-    from tools.invoke import ToolInvoker
+    from mcpgym.sandboxes.system.app import SystemApp
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.faults import FaultProfile
+    from mcpgym.tools.invoke import ToolInvoker
 
     cat = Catalog.from_app_classes([SystemApp])
     gold_world = World(3, ["system"])

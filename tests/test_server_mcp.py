@@ -6,10 +6,10 @@ import httpx
 import pytest
 from mcp import Client
 
-from sandboxes.world import World
+from mcpgym.kernel.world import World
 from tests.mcp_helpers import control_get, create_episode, stdio_params
-from tools.invoke import ToolInvoker
-from tools.mcp_bridge import payload_of
+from mcpgym.tools.invoke import ToolInvoker
+from mcpgym.tools.mcp_bridge import payload_of
 
 SEED = 11
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes.shop.browse import FUZZY_THRESHOLD
-from sandboxes.shop.models import CATEGORIES
-from sandboxes.world import World
-from tools.invoke import ToolInvoker
+from mcpgym.sandboxes.shop.browse import FUZZY_THRESHOLD
+from mcpgym.sandboxes.shop.models import CATEGORIES
+from mcpgym.kernel.world import World
+from mcpgym.tools.invoke import ToolInvoker
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 7
@@ -507,12 +507,12 @@ def test_same_seed_same_hash_different_seed_different_catalog() -> None:
 
 
 def test_state_hash_is_stable_across_processes() -> None:
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from sandboxes.world import World; "
+    code = ("from mcpgym.kernel.world import World; "
             "print(World(5, ['system', 'shop']).state_hash())")
     hashes = set()
     for hashseed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
-        out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, env=env,
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                              check=True, cwd=ROOT)
         hashes.add(out.stdout.strip())
     assert hashes == {World(5, ["system", "shop"]).state_hash()}

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import sandboxes.stocks  # noqa: F401 - registers the app
-from sandboxes.clock import EPOCH_START
-from sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY
-from sandboxes.stocks.market import bucket_at, bucket_start, is_open, price_at
-from sandboxes.world import World
+import mcpgym.sandboxes.stocks  # noqa: F401 - registers the app
+from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY
+from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, price_at
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 APPS = ["system", "stocks"]
 COMMISSION = TIERS["standard"].commission_cents

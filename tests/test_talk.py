@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sandboxes.talk import TalkApp
-from sandboxes.world import World
+from mcpgym.sandboxes.talk import TalkApp
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 
 

@@ -10,10 +10,10 @@ from collections import Counter
 import anyio
 import pytest
 
-from evaluation.agents import make_agent
-from evaluation.agents.inprocess import run_in_process, score_in_process
-from evaluation.tasks import load_tasks, oracle_calls
-from tools.catalog import catalog
+from mcpgym.evaluation.agents import make_agent
+from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
+from mcpgym.evaluation.tasks import load_tasks, oracle_calls
+from mcpgym.tools.catalog import catalog
 
 TRIALS = 3
 

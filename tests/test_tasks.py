@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.judge import comparable_state, diff_states
-from evaluation.refusal import match_refusal
-from evaluation.tasks import (
+from mcpgym.evaluation.judge import comparable_state, diff_states
+from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.tasks import (
     KNOWN_TAGS,
     OracleRuntimeError,
     Task,
@@ -30,9 +30,9 @@ from evaluation.tasks import (
     suite_names,
     unregister_suite,
 )
-from evaluation.tasks.expr import EvalError, ExprError, compile_expr, compile_template, evaluate, render
-from sandboxes.rng import stable_hash
-from sandboxes.world import World
+from mcpgym.evaluation.tasks.expr import EvalError, ExprError, compile_expr, compile_template, evaluate, render
+from mcpgym.kernel.rng import stable_hash
+from mcpgym.kernel.world import World
 
 # World.state_hash() of every core task's gold world (oracle on the task's seed, faults off).
 # A change here means the seed data, a tool's effect or an oracle changed: re-pin on purpose.
@@ -167,7 +167,7 @@ def test_gold_is_reproducible_from_scratch() -> None:
     task = get_task("shop.reorder_last_order")
     fresh = Task.model_validate(task.model_dump(mode="json"))
     assert fresh == task
-    from evaluation.tasks import clear_caches
+    from mcpgym.evaluation.tasks import clear_caches
 
     clear_caches()
     again = gold_run(fresh)

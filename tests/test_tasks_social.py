@@ -13,14 +13,14 @@ from collections import Counter
 import anyio
 import pytest
 
-from evaluation.agents import make_agent
-from evaluation.agents.inprocess import run_in_process, score_in_process
-from evaluation.agents.scripted import catalog_for
-from evaluation.judge import comparable_state, diff_states
-from evaluation.refusal import match_refusal
-from evaluation.tasks import Task, gold_run, gold_snapshot, initial_snapshot, load_file, load_tasks
-from evaluation.tasks.registry import DATA_DIR
-from sandboxes.world import World
+from mcpgym.evaluation.agents import make_agent
+from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
+from mcpgym.evaluation.agents.scripted import catalog_for
+from mcpgym.evaluation.judge import comparable_state, diff_states
+from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.tasks import Task, gold_run, gold_snapshot, initial_snapshot, load_file, load_tasks
+from mcpgym.evaluation.tasks.registry import DATA_DIR
+from mcpgym.kernel.world import World
 
 FILES = ("talk.yaml", "weather.yaml", "news.yaml", "office.yaml", "cross_social.yaml")
 SOCIAL_APPS = {"system", "talk", "weather", "news", "office"}

@@ -16,10 +16,10 @@ import re
 import anyio
 import pytest
 
-from evaluation.agents import make_agent
-from evaluation.agents.inprocess import run_in_process, score_in_process
-from evaluation.judge import comparable_state
-from evaluation.tasks import (
+from mcpgym.evaluation.agents import make_agent
+from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
+from mcpgym.evaluation.judge import comparable_state
+from mcpgym.evaluation.tasks import (
     get_task,
     gold_run,
     initial_snapshot,
@@ -29,9 +29,9 @@ from evaluation.tasks import (
     template_task,
     template_tasks,
 )
-from evaluation.tasks.registry import DATA_DIR
-from evaluation.tasks.templates import SEEDS_PER_TEMPLATE, TEMPLATES
-from sandboxes.world import World
+from mcpgym.evaluation.tasks.registry import DATA_DIR
+from mcpgym.evaluation.tasks.templates import SEEDS_PER_TEMPLATE, TEMPLATES
+from mcpgym.kernel.world import World
 
 FILES = ("flights.yaml", "stocks.yaml", "cross_travel.yaml")
 

@@ -42,7 +42,7 @@ def check(output: str) -> dict:
 
 
 def test_typescript_client_over_stdio(ts_client):
-    cmd = ts_client + ["stdio", sys.executable, "-m", "evaluation.cli", "serve", "--transport", "stdio", "--seed", "5"]
+    cmd = ts_client + ["stdio", sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", "--seed", "5"]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     check(out.stdout)

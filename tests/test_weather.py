@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from sandboxes.people import CITIES
-from sandboxes.weather import WeatherApp
-from sandboxes.weather.climate import LOCATIONS, Event, hour_weather
-from sandboxes.world import World
+from mcpgym.kernel.people import CITIES
+from mcpgym.sandboxes.weather import WeatherApp
+from mcpgym.sandboxes.weather.climate import LOCATIONS, Event, hour_weather
+from mcpgym.kernel.world import World
 from tests.app_helpers import err, ok
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandboxes.base import app_names, get_app
+from mcpgym.kernel.app import app_names, get_app
 
 
 def catalog(app: str | None = None) -> list[dict[str, Any]]:

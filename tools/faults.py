@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, Mapping, get_args
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 
-from sandboxes.rng import stable_uniform
+from mcpgym.kernel.rng import stable_uniform
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
@@ -48,7 +48,7 @@ EXEMPT_TOOLS = frozenset({"system_wait", "system_authenticate", "system_get_time
 """Remedy tools that are never faulted, so that every fault keeps a cure."""
 
 _APP_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of tools.spec.TOOL_NAME_RE
+_TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of mcpgym.kernel.spec.TOOL_NAME_RE
 
 
 class FaultProfileError(ValueError):
@@ -141,7 +141,7 @@ class FaultProfile(BaseModel):
         return float(getattr(self.rates, kind))
 
     def rate_and_field(self, tool: str, app: str, kind: str) -> tuple[float, str]:
-        """Like :meth:`rate`, plus the profile field it comes from (e.g. ``tools.shop_checkout.timeout``)."""
+        """Like :meth:`rate`, plus the profile field it comes from (e.g. ``mcpgym.tools.shop_checkout.timeout``)."""
         if kind in self.tools.get(tool, {}):
             return float(self.tools[tool][kind]), f"tools.{tool}.{kind}"  # type: ignore[index]
         if kind in self.apps.get(app, {}):
@@ -276,7 +276,7 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
 
 def _checked(profile: FaultProfile) -> FaultProfile:
     if profile.apps or profile.tools or profile.enabled:
-        from sandboxes.base import load_apps  # late: sandboxes.base imports tools.spec
+        from mcpgym.kernel.app import load_apps  # late: sandboxes.base imports tools.spec
 
         check_profile(profile, {name: cls.tools for name, cls in load_apps().items()})
     return profile

@@ -3,7 +3,7 @@
 :class:`ToolInvoker` is what every transport calls. It owns the per-episode fault plan state
 (call counts, per-tool schedules, rate-limit windows, pending auth challenges, the versions a
 stale read may show), the server-side call log and the fault ledger. The agent never sees the
-log or the ledger. The fault model is described in docs/faults.md and :mod:`tools.faults`.
+log or the ledger. The fault model is described in docs/faults.md and :mod:`mcpgym.tools.faults`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sandboxes.clock import WRITE_TICK
-from sandboxes.world import World
-from tools.errors import ToolError
-from tools.faults import EXEMPT_TOOLS, FaultProfile, ToolSchedule, load_profile, plan_unavailable
-from tools.spec import ToolSpec
+from mcpgym.kernel.clock import WRITE_TICK
+from mcpgym.kernel.world import World
+from mcpgym.kernel.errors import ToolError
+from mcpgym.tools.faults import EXEMPT_TOOLS, FaultProfile, ToolSchedule, load_profile, plan_unavailable
+from mcpgym.kernel.spec import ToolSpec
 
 AUTH_TOOL = "system_authenticate"
 WAIT_TOOL = "system_wait"
@@ -234,10 +234,10 @@ class ToolInvoker:
         calls: the call log (list of :class:`CallRecord`).
         ledger: the fault ledger (list of :class:`LedgerEntry`).
         down: tools that are ``unavailable`` for the whole episode (see
-            :func:`tools.faults.plan_unavailable`); each keeps a declared alternative that is not down.
+            :func:`mcpgym.tools.faults.plan_unavailable`); each keeps a declared alternative that is not down.
 
     Raises:
-        tools.faults.FaultProfileError: for a profile that :func:`tools.faults.load_profile` rejects.
+        mcpgym.tools.faults.FaultProfileError: for a profile that :func:`mcpgym.tools.faults.load_profile` rejects.
     """
 
     def __init__(self, world: World, faults: FaultProfile | str | None = "none", fault_seed: int | None = None) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import mcp_types as types
 
-from tools.invoke import CallOutcome
-from tools.spec import ToolSpec
+from mcpgym.tools.invoke import CallOutcome
+from mcpgym.kernel.spec import ToolSpec
 
 DESTRUCTIVE_VERBS = frozenset(
     {"delete", "cancel", "remove", "revoke", "clear", "leave", "block", "unstar", "archive", "sell", "withdraw", "unsubscribe", "close", "short", "unshare", "unblock", "unsubscribe", "clear"}

@@ -1,6 +1,6 @@
-"""Agents: the interface (:mod:`evaluation.agents.base`), the scripted reference agents
-(:mod:`evaluation.agents.scripted`), the replay agent (:mod:`evaluation.agents.replay`) and an
-in-process episode harness (:mod:`evaluation.agents.inprocess`).
+"""Agents: the interface (:mod:`mcpgym.evaluation.agents.base`), the scripted reference agents
+(:mod:`mcpgym.evaluation.agents.scripted`), the replay agent (:mod:`mcpgym.evaluation.agents.replay`) and an
+in-process episode harness (:mod:`mcpgym.evaluation.agents.inprocess`).
 
 ``make_agent(spec)`` builds an agent from a spec string: ``careful``, ``overconfident``,
 ``defeatist``, ``replay:PATH.jsonl``, or ``PREFIX:...`` for a prefix registered with
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
-from evaluation.agents.replay import ReplayAgent
-from evaluation.agents.scripted import CarefulAgent, DefeatistAgent, OverconfidentAgent
+from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.replay import ReplayAgent
+from mcpgym.evaluation.agents.scripted import CarefulAgent, DefeatistAgent, OverconfidentAgent
 
 SCRIPTED_AGENTS: tuple[str, ...] = ("careful", "overconfident", "defeatist")
 """Names of the scripted reference agents."""

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel
 
-from evaluation.trajectory import TokenUsage
+from mcpgym.evaluation.trajectory import TokenUsage
 
 if TYPE_CHECKING:
-    from evaluation.tasks.model import Task
+    from mcpgym.evaluation.tasks.model import Task
 
 
 @dataclass
@@ -52,7 +52,7 @@ class ToolInfo:
 
     @classmethod
     def from_spec(cls, spec: Any) -> "ToolInfo":
-        """Build from a :class:`tools.spec.ToolSpec` (in-process episodes)."""
+        """Build from a :class:`mcpgym.kernel.spec.ToolSpec` (in-process episodes)."""
         return cls(name=spec.name, description=spec.description, input_schema=spec.input_schema(), kind=spec.kind)
 
     @classmethod

@@ -2,11 +2,11 @@
 
 It builds the episode exactly as the server does (``World(task.seed, task.apps)`` and a
 ``ToolInvoker`` with the fault profile and the trial's fault seed from
-:func:`evaluation.tasks.fault_seed_for`), lets the agent call tools through the invoker,
-and returns the :class:`evaluation.trajectory.Trajectory` with the call log, the fault
+:func:`mcpgym.evaluation.tasks.fault_seed_for`), lets the agent call tools through the invoker,
+and returns the :class:`mcpgym.evaluation.trajectory.Trajectory` with the call log, the fault
 ledger and the initial, final and gold snapshots, ready for
-:func:`evaluation.scorer.score_episode`. Tests and quick checks use it; the runner
-(``evaluation.runner``) drives the same agents over MCP.
+:func:`mcpgym.evaluation.scorer.score_episode`. Tests and quick checks use it; the runner
+(``mcpgym.evaluation.runner``) drives the same agents over MCP.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 import anyio
 
-from evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
-from evaluation.catalog import Catalog
-from evaluation.scorer import EpisodeScores, score_episode
-from evaluation.tasks.model import Task
-from evaluation.tasks.registry import fault_seed_for, gold_snapshot
-from evaluation.trajectory import Trajectory, steps_from_call_log
+from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.scorer import EpisodeScores, score_episode
+from mcpgym.evaluation.tasks.model import Task
+from mcpgym.evaluation.tasks.registry import fault_seed_for, gold_snapshot
+from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
 
 
 _TOOL_INFOS: dict[str, ToolInfo] = {}
@@ -52,11 +52,11 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
         The trajectory (``scores`` not filled in; see :func:`score_in_process`).
 
     Raises:
-        tools.faults.FaultProfileError: for an invalid profile;
+        mcpgym.tools.faults.FaultProfileError: for an invalid profile;
         evaluation.tasks.OracleRuntimeError: when the task's gold run fails.
     """
-    from sandboxes.world import World
-    from tools.invoke import ToolInvoker
+    from mcpgym.kernel.world import World
+    from mcpgym.tools.invoke import ToolInvoker
 
     profile = task.faults or faults or "default"
     seed = fault_seed_for(task, trial) if fault_seed is None else int(fault_seed)
@@ -102,8 +102,8 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
 
 
 def score_in_process(traj: Trajectory, task: Task, catalog: Catalog | None = None) -> EpisodeScores:
-    """Score a trajectory with the task's checks (:func:`evaluation.scorer.score_episode`)."""
-    from evaluation.agents.scripted import catalog_for
+    """Score a trajectory with the task's checks (:func:`mcpgym.evaluation.scorer.score_episode`)."""
+    from mcpgym.evaluation.agents.scripted import catalog_for
 
     return score_episode(traj, catalog or catalog_for(task.apps), checks=task.checks)
 

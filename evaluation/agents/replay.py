@@ -1,7 +1,7 @@
 """The ``replay`` agent: re-runs a recorded trajectory's calls, then its final message.
 
 ``make_agent("replay:runs/x/trajectories.jsonl")`` reads a file written by
-:mod:`evaluation.trajectory`. For each episode it takes the trajectory with the same task id
+:mod:`mcpgym.evaluation.trajectory`. For each episode it takes the trajectory with the same task id
 and trial (the runner passes ``trial=``; without it, the n-th run of a task replays the
 recorded trial n, counting from 0), calls its tools with the recorded arguments in order,
 whatever they return, and ends with the recorded final message. Replaying under the same
@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
-from evaluation.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
+from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
 
 if TYPE_CHECKING:
-    from evaluation.tasks.model import Task
+    from mcpgym.evaluation.tasks.model import Task
 
 
 class ReplayAgent(Agent):

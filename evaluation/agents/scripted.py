@@ -1,8 +1,8 @@
 """Scripted reference agents: ``careful``, ``overconfident`` and ``defeatist``.
 
-All three follow the task's oracle plan (:func:`evaluation.tasks.oracle.execute`, lenient
+All three follow the task's oracle plan (:func:`mcpgym.evaluation.tasks.oracle.execute`, lenient
 mode) and differ only in habits, so the scorer can be checked against known behaviour
-(DESIGN section 6). They use the registered tool catalog (:class:`evaluation.catalog.Catalog`)
+(DESIGN section 6). They use the registered tool catalog (:class:`mcpgym.evaluation.catalog.Catalog`)
 for kinds, resource families, preconditions, remedies and alternatives, and call only tools
 listed in the episode's ``tools``.
 
@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
-from evaluation.catalog import Catalog, CatalogEntry
-from evaluation.tasks.oracle import CallRequest, OracleOutcome, execute
+from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.tasks.oracle import CallRequest, OracleOutcome, execute
 
 if TYPE_CHECKING:
-    from evaluation.tasks.model import Task
+    from mcpgym.evaluation.tasks.model import Task
 
 MAX_ATTEMPTS = 5
 """Most attempts of one call by ``careful`` (the first try and 4 retries)."""

@@ -1,7 +1,7 @@
 """Score trajectories recorded elsewhere: one reader per file format, and a front door.
 
 Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
-:class:`~evaluation.trajectory.Trajectory` objects plus problems):
+:class:`~mcpgym.evaluation.trajectory.Trajectory` objects plus problems):
 
 * ``mcpgym`` (:mod:`.mcpgym`): our own ``trajectories.jsonl``;
 * ``openai`` (:mod:`.openai`): chat-completions message lists (tau-bench and most harnesses);
@@ -15,9 +15,9 @@ and :func:`run_score` (what ``mcpgym score FILE... [--format ...] [--catalog ...
 does).
 """
 
-from evaluation.formats.common import Episode, EpisodeError, LoadResult, Problem
-from evaluation.formats.detect import detect_format
-from evaluation.formats.score import (
+from mcpgym.evaluation.formats.common import Episode, EpisodeError, LoadResult, Problem
+from mcpgym.evaluation.formats.detect import detect_format
+from mcpgym.evaluation.formats.score import (
     FORMATS,
     EpisodeReport,
     FileReport,

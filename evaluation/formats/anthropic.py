@@ -3,7 +3,7 @@
 Messages: ``assistant`` messages whose content holds ``{"type": "tool_use", "id", "name",
 "input"}`` blocks, and ``user`` messages holding ``{"type": "tool_result", "tool_use_id",
 "content", "is_error"}`` blocks (content: a string or a list of text blocks). Containers:
-see :mod:`evaluation.formats.conversations`.
+see :mod:`mcpgym.evaluation.formats.conversations`.
 
 Conversion rules:
 
@@ -15,7 +15,7 @@ Conversion rules:
   ``openai`` format applies (a JSON ``{"error": ...}`` object, ``"isError": true``, or text
   starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses never set the
   flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
-  guessed from the text (:data:`evaluation.formats.common.ERROR_TEXT_PATTERNS`); injected
+  guessed from the text (:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`); injected
   faults found that way are marked inferred.
 * The instruction is the first ``user`` message with text; the final message is the text of
   the last ``assistant`` message when it comes after the last tool result and makes no tool
@@ -28,18 +28,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluation.formats.common import (
+from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
     EpisodeError,
     LoadResult,
     id_key,
 )
-from evaluation.formats.results import (
+from mcpgym.evaluation.formats.results import (
     interpret_result,
     make_step,
 )
-from evaluation.formats.conversations import conversation_trajectory, load_conversations
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "anthropic"
 

@@ -1,7 +1,7 @@
 """What every format reader shares: problems, episodes, load results, reading JSON / JSON
 Lines with line numbers, and the id-like fields of container records.
 
-How a recorded tool result becomes a step is in :mod:`evaluation.formats.results`.
+How a recorded tool result becomes a step is in :mod:`mcpgym.evaluation.formats.results`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import Trajectory
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (DESIGN section 7)."""

@@ -4,7 +4,7 @@ One text per episode: the agent's prose interleaved with ``<tool>`` blocks (a JS
 with ``name`` and ``arguments``), each followed by a ``<response>`` block (the result), the
 episode ending with a final message carrying ``[END]``. Tool names are bare
 (``send_message``, ``ask_for_privilege``): tools no catalog knows are classified by the
-heuristic of :mod:`evaluation.catalog`.
+heuristic of :mod:`mcpgym.evaluation.catalog`.
 
 Where the texts sit:
 
@@ -27,7 +27,7 @@ Results: a JSON object, a single-quoted Python-literal dict (read with
 ``ok`` / ``success``                   success
 ``failed`` (refused: not found,        error; code ``permission_denied``, ``not_found`` or
 precondition, missing privilege)       ``precondition_failed`` guessed from ``output``
-                                       (:data:`~evaluation.formats.common.ERROR_TEXT_PATTERNS`,
+                                       (:data:`~mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`,
                                        default ``precondition_failed``)
 ``error`` (a bad call)                 error ``invalid_argument``
 ``internal error`` / ``internel error`` error ``transient``: an injected network or password
@@ -55,7 +55,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evaluation.formats.common import (
+from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
     Episode,
     EpisodeError,
@@ -66,7 +66,7 @@ from evaluation.formats.common import (
     record_agent,
     record_trial,
 )
-from evaluation.formats.results import (
+from mcpgym.evaluation.formats.results import (
     ERROR_PREFIX_RE,
     error_payload,
     guess_error_code,
@@ -74,7 +74,7 @@ from evaluation.formats.results import (
     make_step,
     parse_arguments,
 )
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from evaluation.formats.common import (
+from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
     Episode,
     EpisodeError,
@@ -31,7 +31,7 @@ from evaluation.formats.common import (
     record_agent,
     record_trial,
 )
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import Trajectory
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""

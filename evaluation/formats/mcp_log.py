@@ -21,7 +21,7 @@ matched to the response with the same id inside its episode; a call with no resp
 left out (a warning names it). A result with ``isError: true`` is an error; its code is the
 payload's ``error.code`` (``structuredContent``, else the text content parsed as JSON) when
 it is one of mcpgym's codes, else guessed from the text
-(:data:`evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError`` is a
+(:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError`` is a
 success whatever its text says. A JSON-RPC error response is an error too: an unknown tool
 is ``not_found`` on field ``name`` (an invalid call for the scorer), ``-32602`` is
 ``invalid_argument``, anything else is guessed from the message. The step's result is the
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.formats.common import (
+from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
     Episode,
     LoadResult,
@@ -48,7 +48,7 @@ from evaluation.formats.common import (
     read_text,
     record_agent,
 )
-from evaluation.formats.results import (
+from mcpgym.evaluation.formats.results import (
     UNKNOWN_TOOL_RE,
     content_text,
     error_code_of,
@@ -59,7 +59,7 @@ from evaluation.formats.results import (
     parse_arguments,
     parse_json_text,
 )
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "mcp-log"
 SESSION_KEYS: tuple[str, ...] = ("session", "session_id", "sessionId", "mcp_session_id", "mcp-session-id")

@@ -1,6 +1,6 @@
 """Format ``mcpgym``: our own ``trajectories.jsonl`` (one :class:`Trajectory` per line).
 
-The same file :func:`evaluation.trajectory.read_trajectories` reads, but read line by line
+The same file :func:`mcpgym.evaluation.trajectory.read_trajectories` reads, but read line by line
 so that one malformed line becomes a problem naming the file, the line and the field while
 the other lines are still scored. Trajectories keep everything they carry: the fault ledger
 (ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evaluation.formats.common import Episode, LoadResult, read_text
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.formats.common import Episode, LoadResult, read_text
+from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "mcpgym"
 

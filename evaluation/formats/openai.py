@@ -5,7 +5,7 @@ Messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function
 ``tool`` messages (legacy: ``function``) with ``tool_call_id`` and ``content``. Tolerated as
 well: flat tool calls ``{"id", "name", "arguments"}`` and a tool message's ``"error": true``
 (tau2-bench style; the flag makes the result an error). Containers: see
-:mod:`evaluation.formats.conversations`.
+:mod:`mcpgym.evaluation.formats.conversations`.
 
 Conversion rules:
 
@@ -15,11 +15,11 @@ Conversion rules:
   warning names it): nothing says it ran.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``.
-* Error detection, from the result's content (:func:`evaluation.formats.common.interpret_result`):
+* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.common.interpret_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
   text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
-  by :data:`evaluation.formats.common.ERROR_TEXT_PATTERNS` (network / internal error ->
+  by :data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS` (network / internal error ->
   ``transient``, rate limit -> ``rate_limited``, time-out -> ``timeout``...: injected faults,
   marked inferred); no match leaves the code empty.
 * The instruction is the first ``user`` message; the final message is the text of the last
@@ -33,20 +33,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluation.formats.common import (
+from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
     EpisodeError,
     LoadResult,
     id_key,
 )
-from evaluation.formats.results import (
+from mcpgym.evaluation.formats.results import (
     content_text,
     interpret_result,
     make_step,
     parse_arguments,
 )
-from evaluation.formats.conversations import conversation_trajectory, load_conversations
-from evaluation.trajectory import Trajectory
+from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "openai"
 

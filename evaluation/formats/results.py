@@ -1,8 +1,8 @@
-"""How a recorded tool result becomes a :class:`~evaluation.trajectory.ToolCallStep`: error
+"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.trajectory.ToolCallStep`: error
 detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
 
 Fault inference (DESIGN section 7 asks for the fault ledger; files recorded elsewhere have
-none): an error step whose code is in :data:`evaluation.scorer.INFERRED_FAULTS`
+none): an error step whose code is in :data:`mcpgym.evaluation.scorer.INFERRED_FAULTS`
 (``transient``, ``rate_limited``, ``timeout``, ``unavailable``, ``auth_required``) gets that
 fault with ``fault_inferred=True``. When a result carries no machine-readable code, the code
 is guessed from its text by :data:`ERROR_TEXT_PATTERNS` (network, timeout, rate limit and
@@ -15,9 +15,9 @@ import json
 import re
 from typing import Any, Iterable
 
-from evaluation.scorer import INFERRED_FAULTS
-from evaluation.trajectory import ToolCallStep
-from tools.errors import ERROR_CODES
+from mcpgym.evaluation.scorer import INFERRED_FAULTS
+from mcpgym.evaluation.trajectory import ToolCallStep
+from mcpgym.kernel.errors import ERROR_CODES
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("rate_limited", r"rate[\s_-]?limit|too many requests|\b429\b|quota exceeded"),
@@ -40,7 +40,7 @@ ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 """Error code guessed from an error's text, (code, regex) tried case-insensitively in order;
 the first match wins, no match gives no code. Used only when a result carries no code of
-:data:`tools.errors.ERROR_CODES`. Network, internal and temporary errors become
+:data:`mcpgym.kernel.errors.ERROR_CODES`. Network, internal and temporary errors become
 ``transient``; rate limits ``rate_limited``; time-outs ``timeout``: the codes of injected
 faults, which the scorer then treats as inferred faults."""
 
@@ -146,7 +146,7 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
 
     1. The content's text (:func:`content_text`) is parsed as JSON when it looks like JSON.
     2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
-       ``error`` itself) when that is one of :data:`tools.errors.ERROR_CODES`, else guessed
+       ``error`` itself) when that is one of :data:`mcpgym.kernel.errors.ERROR_CODES`, else guessed
        from the error's message. The result is the object itself (mcpgym's own payload
        shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
     3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.

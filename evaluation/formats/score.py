@@ -1,20 +1,20 @@
 """The front door: score trajectory files recorded anywhere (``mcpgym score FILE...``).
 
 :func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
-:class:`~evaluation.trajectory.Trajectory`, scores it with
-:func:`evaluation.scorer.score_episode` and aggregates with
-:func:`evaluation.aggregate.aggregate` (DESIGN section 7). :func:`render_text` prints the
+:class:`~mcpgym.evaluation.trajectory.Trajectory`, scores it with
+:func:`mcpgym.evaluation.scorer.score_episode` and aggregates with
+:func:`mcpgym.evaluation.aggregate.aggregate` (DESIGN section 7). :func:`render_text` prints the
 result as tables.
 
 Tool classification: a tool is looked up in mcpgym's own catalog (the registered apps,
 source ``catalog``), else in the ``--catalog`` file (source ``file``), else classified by the
-heuristic of :mod:`evaluation.catalog` (source ``heuristic``; a description found in the
+heuristic of :mod:`mcpgym.evaluation.catalog` (source ``heuristic``; a description found in the
 file, e.g. an MCP ``tools/list`` result, is used). Every tool is classified before any
 episode is scored, so the heuristic's remedy rule (any known auth tool cures
 ``permission_denied``) gives the same answer whatever the order of files and episodes.
 
 Faults: a trajectory with a fault ledger (mcpgym format) uses it; any other has its injected
-faults inferred from error results (see :mod:`evaluation.formats.results`), which the report
+faults inferred from error results (see :mod:`mcpgym.evaluation.formats.results`), which the report
 says per episode (``faults``: ``ledger`` | ``inferred``) and overall (``faults_inferred``).
 Outcome scores (``success``, ``recall``, ``total``, ``misbehave``) are null unless a
 trajectory carries its initial, final and gold states.
@@ -32,12 +32,12 @@ from typing import IO, Any, Callable, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluation.aggregate import aggregate
-from evaluation.catalog import Catalog, CatalogEntry, Source
-from evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
-from evaluation.formats.common import LoadResult, Problem
-from evaluation.formats.detect import detect_format
-from evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.aggregate import aggregate
+from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
+from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
+from mcpgym.evaluation.formats.common import LoadResult, Problem
+from mcpgym.evaluation.formats.detect import detect_format
+from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
@@ -49,7 +49,7 @@ LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
     "complexmcp": complexmcp.load,
     "mcp-log": mcp_log.load,
 }
-"""Format name -> reader (each returns a :class:`~evaluation.formats.common.LoadResult`)."""
+"""Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`)."""
 
 
 class FileReport(BaseModel):
@@ -207,7 +207,7 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
     Args:
         paths: the files (or run directories: their ``trajectories.jsonl``); each is read on
             its own, a bad file or episode never stops the others.
-        fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`evaluation.formats.detect`).
+        fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`mcpgym.evaluation.formats.detect`).
         catalog_path: a JSON catalog (``mcpgym tools --json`` rows: ``name, kind,
             resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks.
         k: the recovery window in tool calls (DESIGN section 7, K=3).

@@ -5,21 +5,21 @@ Public API:
 - :class:`OpenAIAgent`, :class:`AnthropicAgent`: agents with ``name``,
   ``async run(task, tools, call) -> AgentResult`` and ``describe() -> dict``;
 - :func:`parse_llm_spec` (``"openai:gpt-4o-mini"`` -> agent), :func:`is_llm_spec`,
-  :func:`llm_agent_factory` and :func:`register_llm_agents` (for ``evaluation.agents.make_agent``);
+  :func:`llm_agent_factory` and :func:`register_llm_agents` (for ``mcpgym.evaluation.agents.make_agent``);
 - :class:`LLMLimits`, :class:`RetryPolicy`, :data:`DEFAULT_SYSTEM_PROMPT`;
 - :func:`episode_request` and :func:`parse_exposure`: tool-exposure modes (``all``, ``task``,
   ``task+N``, ``retrieval``) as extra fields of ``POST /control/episodes``;
 - :class:`ToolInfo`, :class:`CallResult`, :class:`AgentResult`: the interface types
-  (compatible with ``evaluation.agents``).
+  (compatible with ``mcpgym.evaluation.agents``).
 """
 
-from evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT, LLMAgent, LLMLimits
-from evaluation.llm.anthropic_messages import AnthropicAgent
-from evaluation.llm.exposure import EXPOSURE_MODES, Exposure, episode_request, parse_exposure, pick_distractors
-from evaluation.llm.interface import AgentResult, CallResult, ToolInfo
-from evaluation.llm.openai_chat import OpenAIAgent
-from evaluation.llm.spec import PROVIDERS, is_llm_spec, llm_agent_factory, parse_llm_spec, register_llm_agents
-from evaluation.llm.transport import ProviderError, RetryPolicy, parse_retry_after
+from mcpgym.evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT, LLMAgent, LLMLimits
+from mcpgym.evaluation.llm.anthropic_messages import AnthropicAgent
+from mcpgym.evaluation.llm.exposure import EXPOSURE_MODES, Exposure, episode_request, parse_exposure, pick_distractors
+from mcpgym.evaluation.llm.interface import AgentResult, CallResult, ToolInfo
+from mcpgym.evaluation.llm.openai_chat import OpenAIAgent
+from mcpgym.evaluation.llm.spec import PROVIDERS, is_llm_spec, llm_agent_factory, parse_llm_spec, register_llm_agents
+from mcpgym.evaluation.llm.transport import ProviderError, RetryPolicy, parse_retry_after
 
 __all__ = [
     "AgentResult",

@@ -11,14 +11,14 @@ What goes wrong is handled and counted, never raised:
   not offer, is answered with a tool error (``invalid_argument`` / ``not_found``) without
   reaching the server, and counted in ``invalid_calls``;
 - 429, 5xx, connection failures and silent providers are retried (see
-  :mod:`evaluation.llm.transport`); a provider that keeps failing ends the episode with status
+  :mod:`mcpgym.evaluation.llm.transport`); a provider that keeps failing ends the episode with status
   ``errored``, ``stop_reason`` ``"provider_error: ..."`` and the failure in ``error``: a
   provider outage is reported apart from what the model did;
 - :class:`LLMLimits` (model turns, tool calls, tokens) end the episode with status ``limit``
   and the limit in ``stop_reason``.
 
-Subclasses (:class:`evaluation.llm.openai_chat.OpenAIAgent`,
-:class:`evaluation.llm.anthropic_messages.AnthropicAgent`) only build requests and read
+Subclasses (:class:`mcpgym.evaluation.llm.openai_chat.OpenAIAgent`,
+:class:`mcpgym.evaluation.llm.anthropic_messages.AnthropicAgent`) only build requests and read
 replies.
 """
 
@@ -33,11 +33,11 @@ from typing import Any, ClassVar, Mapping
 
 import httpx
 
-from evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result
-from evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
-from evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
-from evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
-from evaluation.trajectory import TokenUsage
+from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result
+from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
+from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
+from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
+from mcpgym.evaluation.trajectory import TokenUsage
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant acting for a user inside a set of apps, through the tools you are given. "
@@ -102,7 +102,7 @@ class LLMAgent(ABC):
         limits: per-episode limits (:class:`LLMLimits`).
         retry: timeouts and retries of provider requests (:class:`RetryPolicy`).
         tool_exposure: the run's tool-exposure mode (``all``, ``task``, ``task+N``,
-            ``retrieval``; see :mod:`evaluation.llm.exposure`), recorded in ``describe()``.
+            ``retrieval``; see :mod:`mcpgym.evaluation.llm.exposure`), recorded in ``describe()``.
         name: the agent's name in trajectories (default ``<provider>:<model>``).
         observer: called with provider events (retries) as dicts, e.g. for logging.
         extra_headers: more HTTP headers for every request.
@@ -133,7 +133,7 @@ class LLMAgent(ABC):
         extra_headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        from evaluation.llm.exposure import parse_exposure  # noqa: PLC0415 - avoids a cycle at import
+        from mcpgym.evaluation.llm.exposure import parse_exposure  # noqa: PLC0415 - avoids a cycle at import
 
         if not isinstance(model, str) or not model.strip():
             raise ValueError("the model name must not be empty")

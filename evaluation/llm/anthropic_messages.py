@@ -13,10 +13,10 @@ import json
 import os
 from typing import Any
 
-from evaluation.llm.agent import LLMAgent
-from evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
-from evaluation.llm.tools import ExposedTool
-from evaluation.llm.transport import ProviderError
+from mcpgym.evaluation.llm.agent import LLMAgent
+from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
+from mcpgym.evaluation.llm.tools import ExposedTool
+from mcpgym.evaluation.llm.transport import ProviderError
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -34,7 +34,7 @@ class AnthropicAgent(LLMAgent):
         api_key: default ``$ANTHROPIC_API_KEY``; for a loopback/localhost base URL a missing
             key becomes a dummy one.
         temperature: default 0.0 (None: not sent).
-        **options: the other :class:`evaluation.llm.agent.LLMAgent` arguments. The messages
+        **options: the other :class:`mcpgym.evaluation.llm.agent.LLMAgent` arguments. The messages
             API has no sampling seed, so there is no ``seed``.
 
     Raises:

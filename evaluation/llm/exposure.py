@@ -11,7 +11,7 @@ tool-retrieval benchmarks):
 | ``task+N`` | the oracle's tools plus N distractors drawn from the task's apps' other tools | ``{"tools": [...]}`` |
 | ``retrieval`` | only ``search_tools``; what a search returns is unlocked | ``{"search_tools": true}`` |
 
-Distractors come from ``sandboxes.rng.rng(seed, "exposure", "distractors")`` over the sorted
+Distractors come from ``mcpgym.kernel.rng.rng(seed, "exposure", "distractors")`` over the sorted
 candidate names, so they depend only on the seed, the task's tools and the candidate set:
 not on argument order, the process or the machine.
 """
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sandboxes.rng import rng
+from mcpgym.kernel.rng import rng
 
 EXPOSURE_MODES = ("all", "task", "task+N", "retrieval")
 """The mode names (``task+N`` with N a non-negative integer, e.g. ``task+5``)."""

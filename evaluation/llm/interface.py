@@ -1,8 +1,8 @@
-"""The agent interface the LLM agents implement: ``evaluation.agents.base``'s types.
+"""The agent interface the LLM agents implement: ``mcpgym.evaluation.agents.base``'s types.
 
 ``ToolInfo``, ``CallResult``, ``AgentResult`` and ``CallLimitReached`` are re-exported from
-``evaluation.agents.base`` (which imports nothing of ``evaluation.llm``, so there is no cycle
-when ``evaluation.agents`` registers the LLM agents); structurally identical local versions
+``mcpgym.evaluation.agents.base`` (which imports nothing of ``mcpgym.evaluation.llm``, so there is no cycle
+when ``mcpgym.evaluation.agents`` registers the LLM agents); structurally identical local versions
 stand in when that module cannot be imported.
 
 The LLM agents only read attributes of what they are given (``tool.name``,
@@ -17,10 +17,10 @@ from typing import Any, Awaitable, Callable, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluation.trajectory import TokenUsage
+from mcpgym.evaluation.trajectory import TokenUsage
 
 try:  # the runner's own types, when evaluation.agents is importable (it imports nothing of ours)
-    from evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo
+    from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo
 
     SHARED_TYPES = True
 except ImportError:  # pragma: no cover - evaluation.agents absent: structurally identical local types
@@ -89,7 +89,7 @@ CallFn = Callable[[str, dict], Awaitable[Any]]
 
 
 class TaskLike(Protocol):
-    """Anything with an ``instruction`` (an ``evaluation.tasks.Task``)."""
+    """Anything with an ``instruction`` (an ``mcpgym.evaluation.tasks.Task``)."""
 
     instruction: str
 

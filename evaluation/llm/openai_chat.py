@@ -15,10 +15,10 @@ import json
 import os
 from typing import Any
 
-from evaluation.llm.agent import LLMAgent
-from evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
-from evaluation.llm.tools import ExposedTool
-from evaluation.llm.transport import ProviderError
+from mcpgym.evaluation.llm.agent import LLMAgent
+from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
+from mcpgym.evaluation.llm.tools import ExposedTool
+from mcpgym.evaluation.llm.transport import ProviderError
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_DUMMY_KEY = "EMPTY"
@@ -34,7 +34,7 @@ class OpenAIAgent(LLMAgent):
             becomes the dummy ``EMPTY``.
         temperature: default 0.0 (None: not sent, e.g. for models that only take the default).
         seed: the provider's ``seed`` (None: not sent).
-        **options: the other :class:`evaluation.llm.agent.LLMAgent` arguments (``limits``,
+        **options: the other :class:`mcpgym.evaluation.llm.agent.LLMAgent` arguments (``limits``,
             ``retry``, ``system_prompt``, ``tool_exposure``, ``name``, ``observer``...).
 
     Raises:

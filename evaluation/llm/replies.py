@@ -1,7 +1,7 @@
 """Provider-neutral pieces of a conversation: a model reply, its tool calls, what is fed back.
 
-The provider adapters (:mod:`evaluation.llm.openai_chat`, :mod:`evaluation.llm.anthropic_messages`)
-turn provider JSON into these; the loop in :mod:`evaluation.llm.agent` only sees these.
+The provider adapters (:mod:`mcpgym.evaluation.llm.openai_chat`, :mod:`mcpgym.evaluation.llm.anthropic_messages`)
+turn provider JSON into these; the loop in :mod:`mcpgym.evaluation.llm.agent` only sees these.
 """
 
 from __future__ import annotations

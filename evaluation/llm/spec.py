@@ -4,8 +4,8 @@
 itself contain colons (``openai:llama3.1:8b`` for Ollama). Options are keyword arguments: the
 constructor's own (``base_url``, ``api_key``, ``temperature``, ``seed``, ``system_prompt``,
 ``tool_exposure``, ``name``...) plus, flattened, the fields of
-:class:`evaluation.llm.agent.LLMLimits` (``max_turns``, ``max_tool_calls``, ``max_tokens``,
-``max_output_tokens``) and :class:`evaluation.llm.transport.RetryPolicy` (``max_retries``,
+:class:`mcpgym.evaluation.llm.agent.LLMLimits` (``max_turns``, ``max_tool_calls``, ``max_tokens``,
+``max_output_tokens``) and :class:`mcpgym.evaluation.llm.transport.RetryPolicy` (``max_retries``,
 ``backoff_base``, ``backoff_max``, ``max_retry_after``, ``request_timeout``).
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Callable
 
-from evaluation.llm.agent import LLMAgent, LLMLimits
-from evaluation.llm.anthropic_messages import AnthropicAgent
-from evaluation.llm.openai_chat import OpenAIAgent
-from evaluation.llm.transport import RetryPolicy
+from mcpgym.evaluation.llm.agent import LLMAgent, LLMLimits
+from mcpgym.evaluation.llm.anthropic_messages import AnthropicAgent
+from mcpgym.evaluation.llm.openai_chat import OpenAIAgent
+from mcpgym.evaluation.llm.transport import RetryPolicy
 
 PROVIDERS: dict[str, type[LLMAgent]] = {"openai": OpenAIAgent, "anthropic": AnthropicAgent}
 """Spec prefix -> agent class."""
@@ -77,7 +77,7 @@ def parse_llm_spec(spec: str, **options: Any) -> LLMAgent:
 
 def llm_agent_factory(**options: Any) -> Callable[[str], LLMAgent]:
     """A ``factory(spec) -> agent`` applying ``options`` (see :func:`parse_llm_spec`) to every
-    spec, for ``evaluation.agents.register_agent``."""
+    spec, for ``mcpgym.evaluation.agents.register_agent``."""
 
     def factory(spec: str) -> LLMAgent:
         return parse_llm_spec(spec, **options)
@@ -86,13 +86,13 @@ def llm_agent_factory(**options: Any) -> Callable[[str], LLMAgent]:
 
 
 def register_llm_agents(**options: Any) -> list[str]:
-    """Register the ``openai`` and ``anthropic`` prefixes with ``evaluation.agents.make_agent``,
+    """Register the ``openai`` and ``anthropic`` prefixes with ``mcpgym.evaluation.agents.make_agent``,
     building agents with ``options`` (e.g. ``tool_exposure="task+5"``).
 
     Returns:
         The prefixes registered now (a prefix registered before is left as it was).
     """
-    from evaluation.agents import register_agent  # noqa: PLC0415 - evaluation.agents never imports us at load
+    from mcpgym.evaluation.agents import register_agent  # noqa: PLC0415 - evaluation.agents never imports us at load
 
     done = []
     factory = llm_agent_factory(**options)

@@ -21,7 +21,7 @@ NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The function-name rule of the OpenAI and Anthropic tool APIs."""
 
 SEARCH_TOOL_NAME = "search_tools"
-"""The retrieval meta-tool (``server.retrieval.SEARCH_TOOL_NAME``)."""
+"""The retrieval meta-tool (``mcpgym.server.retrieval.SEARCH_TOOL_NAME``)."""
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 

@@ -1,7 +1,7 @@
 """Tasks: the task model, the oracle language, the registry of suites and gold states.
 
-Public API (see :mod:`evaluation.tasks.registry`, :mod:`evaluation.tasks.model`,
-:mod:`evaluation.tasks.oracle`, :mod:`evaluation.tasks.expr` and docs/tasks.md)::
+Public API (see :mod:`mcpgym.evaluation.tasks.registry`, :mod:`mcpgym.evaluation.tasks.model`,
+:mod:`mcpgym.evaluation.tasks.oracle`, :mod:`mcpgym.evaluation.tasks.expr` and docs/tasks.md)::
 
     load_tasks(suite="core") -> list[Task]      suite_names() -> list[str]
     get_task(task_id) -> Task                   gold_snapshot(task) -> dict
@@ -10,12 +10,12 @@ Public API (see :mod:`evaluation.tasks.registry`, :mod:`evaluation.tasks.model`,
     template_task(name, seed) -> Task           template_tasks(names=None, seeds=None) -> list[Task]
 
 Importing this package registers the procedural suite ``full`` (core + template instances,
-:mod:`evaluation.tasks.templates`).
+:mod:`mcpgym.evaluation.tasks.templates`).
 """
 
-from evaluation.tasks.model import KNOWN_TAGS, Step, Task, TaskError
-from evaluation.tasks.oracle import CallRequest, OracleOutcome, OracleRuntimeError, execute
-from evaluation.tasks.registry import (
+from mcpgym.evaluation.tasks.model import KNOWN_TAGS, Step, Task, TaskError
+from mcpgym.evaluation.tasks.oracle import CallRequest, OracleOutcome, OracleRuntimeError, execute
+from mcpgym.evaluation.tasks.registry import (
     GoldRun,
     TaskLoadError,
     clear_caches,
@@ -33,7 +33,7 @@ from evaluation.tasks.registry import (
     suite_names,
     unregister_suite,
 )
-from evaluation.tasks.templates import template_task, template_tasks  # registers the suite "full"
+from mcpgym.evaluation.tasks.templates import template_task, template_tasks  # registers the suite "full"
 
 __all__ = [
     "CallRequest",

@@ -1,4 +1,4 @@
-"""Errors of the oracle expression language (see :mod:`evaluation.tasks.expr`)."""
+"""Errors of the oracle expression language (see :mod:`mcpgym.evaluation.tasks.expr`)."""
 
 from __future__ import annotations
 

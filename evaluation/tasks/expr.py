@@ -16,7 +16,7 @@ Allowed:
 * comparisons (``== != < <= > >= in not in is is not``), ``and``/``or``/``not``, ``x if c else y``,
   arithmetic ``+ - * / // %`` (no ``**``; repeating a string or list is capped);
 * list comprehensions and generator expressions (``[i for i in xs if i.stock > 0]``);
-* calls of the functions in :data:`FUNCTIONS` (:mod:`evaluation.tasks.functions`) only,
+* calls of the functions in :data:`FUNCTIONS` (:mod:`mcpgym.evaluation.tasks.functions`) only,
   with positional and keyword arguments:
   ``len min max sum sorted any all abs round int str bool`` and the helpers ``first where
   count cheapest pluck money get join lower``. ``min``/``max``/``sorted``/``sum`` accept
@@ -37,8 +37,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from evaluation.tasks.errors import EvalError, ExprError
-from evaluation.tasks.functions import FUNCTIONS
+from mcpgym.evaluation.tasks.errors import EvalError, ExprError
+from mcpgym.evaluation.tasks.functions import FUNCTIONS
 
 MAX_SEQUENCE = 10_000
 """Longest list or string an expression may build by repetition (``*``)."""

@@ -4,14 +4,14 @@ Python built-ins with JSON-friendly behaviour (``len min max sum sorted any all 
 str bool``; ``min``/``max``/``sorted``/``sum`` take ``key="field"``, a field name instead of a
 function) and helpers over lists of JSON objects: ``first``, ``where``, ``count``,
 ``cheapest``, ``pluck``, ``money``, ``get``, ``join``, ``lower``. Each raises
-:class:`evaluation.tasks.expr.EvalError` for input it cannot handle.
+:class:`mcpgym.evaluation.tasks.expr.EvalError` for input it cannot handle.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from evaluation.tasks.errors import EvalError
+from mcpgym.evaluation.tasks.errors import EvalError
 
 def _matches(item: Any, eq: Mapping[str, Any]) -> bool:
     return isinstance(item, dict) and all(item.get(k) == v for k, v in eq.items())

@@ -1,10 +1,10 @@
 """The task model and the oracle's step models.
 
 A :class:`Task` is what a user asks (``instruction``) over a seeded world (``seed``,
-``apps``), with the oracle that solves it (a list of steps, see :mod:`evaluation.tasks.oracle`
+``apps``), with the oracle that solves it (a list of steps, see :mod:`mcpgym.evaluation.tasks.oracle`
 for the language) and extra checks on the final message. Tasks are validated when they are
 built: the step structure, every tool name and argument name against the registered catalog,
-every expression against the whitelist of :mod:`evaluation.tasks.expr`, and the rules that
+every expression against the whitelist of :mod:`mcpgym.evaluation.tasks.expr`, and the rules that
 tie ``feasible``, ``tags`` and ``checks`` together. Problems raise :class:`TaskError`, which
 names the task id and the field (``oracle[2].then[0].call``).
 """
@@ -16,8 +16,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from evaluation.judge import ExtraCheck
-from evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
+from mcpgym.evaluation.judge import ExtraCheck
+from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
 
 KNOWN_TAGS: tuple[str, ...] = (
     "verification", "recovery", "interdependency", "retrieval", "infeasible", "payment", "conditional", "multi_step",
@@ -263,8 +263,8 @@ class Task(BaseModel):
         feasible: false when the right outcome is to change nothing and say why; such a task
             carries the ``infeasible`` tag and a ``declares_impossible`` check with value true.
         faults: a fault profile overriding the run's (None: the run's profile).
-        oracle: the steps that solve the task (see :mod:`evaluation.tasks.oracle`).
-        checks: :class:`evaluation.judge.ExtraCheck` items on the final message.
+        oracle: the steps that solve the task (see :mod:`mcpgym.evaluation.tasks.oracle`).
+        checks: :class:`mcpgym.evaluation.judge.ExtraCheck` items on the final message.
         max_calls: most tool calls an agent may make in an episode.
         notes: authoring notes (why this seed, what the gold state is).
 
@@ -309,7 +309,7 @@ class Task(BaseModel):
     @field_validator("apps")
     @classmethod
     def _check_apps(cls, v: list[str]) -> list[str]:
-        from sandboxes.world import normalise_apps
+        from mcpgym.kernel.world import normalise_apps
 
         try:
             return normalise_apps(v)
@@ -328,7 +328,7 @@ class Task(BaseModel):
     @classmethod
     def _check_faults(cls, v: str | None) -> str | None:
         if v is not None:
-            from tools.faults import FaultProfileError, load_profile
+            from mcpgym.tools.faults import FaultProfileError, load_profile
 
             try:
                 load_profile(v)
@@ -338,7 +338,7 @@ class Task(BaseModel):
 
     @model_validator(mode="after")
     def _check_semantics(self) -> "Task":
-        from evaluation.tasks.oracle import check_task
+        from mcpgym.evaluation.tasks.oracle import check_task
 
         try:
             check_task(self)

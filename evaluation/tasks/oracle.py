@@ -29,7 +29,7 @@ An oracle is a list of steps (YAML mappings, one kind per step)::
       in: "where(found.items, stock=1)"
       do: [...]
 
-Step kinds: ``call`` (``args`` values are templates, see :mod:`evaluation.tasks.expr`:
+Step kinds: ``call`` (``args`` values are templates, see :mod:`mcpgym.evaluation.tasks.expr`:
 ``"{expr}"`` keeps the value's type, ``"text {expr}"`` is a string), ``let`` (name ->
 expression), ``if``/``then``/``else`` (a condition), ``for``/``in``/``do``, ``answer`` (final
 message template; the plan succeeded) and ``refuse`` (final message template of an infeasible
@@ -61,8 +61,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator, Iterable, Literal, Protocol
 
-from evaluation.tasks.expr import FUNCTIONS, EvalError, evaluate, render, render_value, value_names
-from evaluation.tasks.model import (
+from mcpgym.evaluation.tasks.expr import FUNCTIONS, EvalError, evaluate, render, render_value, value_names
+from mcpgym.evaluation.tasks.model import (
     AnswerStep,
     CallStep,
     ForStep,
@@ -75,7 +75,7 @@ from evaluation.tasks.model import (
 )
 
 if TYPE_CHECKING:
-    from evaluation.tasks.model import Task
+    from mcpgym.evaluation.tasks.model import Task
 
 MAX_LOOP = 200
 """Most iterations of one ``for`` step."""
@@ -83,7 +83,7 @@ MAX_LOOP = 200
 
 # -- load-time checks ------------------------------------------------------------------------
 def _specs(apps: Iterable[str]) -> dict[str, Any]:
-    from sandboxes.base import get_app
+    from mcpgym.kernel.app import get_app
 
     out: dict[str, Any] = {}
     for app in apps:
@@ -92,7 +92,7 @@ def _specs(apps: Iterable[str]) -> dict[str, Any]:
 
 
 def _all_tools() -> dict[str, Any]:
-    from sandboxes.base import load_apps
+    from mcpgym.kernel.app import load_apps
 
     out: dict[str, Any] = {}
     for cls in load_apps().values():
@@ -377,7 +377,7 @@ def execute(task: "Task", *, strict: bool = True, use_fallbacks: bool = True
     """Run ``task``'s oracle as a generator of calls.
 
     The driver ``send``s each :class:`CallRequest`'s result (anything with ``is_error`` and
-    ``payload``: ``tools.invoke.CallOutcome`` or ``evaluation.agents.CallResult``) and gets the
+    ``payload``: ``mcpgym.tools.invoke.CallOutcome`` or ``mcpgym.evaluation.agents.CallResult``) and gets the
     next request; the generator's return value (``StopIteration.value``) is the
     :class:`OracleOutcome`.
 

@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterable
 import yaml
 from pydantic import ValidationError
 
-from evaluation.tasks.model import Task, TaskError, task_error
-from evaluation.tasks.oracle import OracleOutcome, OracleRuntimeError, called_tools, execute
+from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
+from mcpgym.evaluation.tasks.oracle import OracleOutcome, OracleRuntimeError, called_tools, execute
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -233,8 +233,8 @@ def gold_run(task: Task) -> GoldRun:
     """
     key = _task_key(task)
     if key not in _GOLD:
-        from sandboxes.world import World
-        from tools.invoke import ToolInvoker
+        from mcpgym.kernel.world import World
+        from mcpgym.tools.invoke import ToolInvoker
 
         world = World(task.seed, task.apps)
         inv = ToolInvoker(world, "none")
@@ -268,7 +268,7 @@ def initial_snapshot(task: Task) -> dict[str, Any]:
     """``World(task.seed, task.apps).snapshot()`` before any call. A fresh copy."""
     key = f"{task.seed}:{','.join(task.apps)}"
     if key not in _INITIAL:
-        from sandboxes.world import World
+        from mcpgym.kernel.world import World
 
         _INITIAL[key] = World(task.seed, task.apps).snapshot()
     return copy.deepcopy(_INITIAL[key])
@@ -279,7 +279,7 @@ def fault_seed_for(task: Task, trial: int) -> int:
 
     The world seed fixes the data, the fault seed the weather; trials vary only the latter.
     """
-    from sandboxes.rng import stable_hash
+    from mcpgym.kernel.rng import stable_hash
 
     return stable_hash(task.seed, trial) % 2**31
 
@@ -297,7 +297,7 @@ def oracle_tools(task: Task) -> list[str]:
     sharing a resource family with a write's resources or preconditions (so writes can be
     pre-checked and read back). Sorted in catalog order.
     """
-    from sandboxes.base import get_app
+    from mcpgym.kernel.app import get_app
 
     specs: dict[str, Any] = {}
     for app in task.apps:

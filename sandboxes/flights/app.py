@@ -10,11 +10,11 @@ times in virtual seconds (UTC).
 
 from __future__ import annotations
 
-from sandboxes.base import register_app
-from sandboxes.flights.booking import BookingTools
-from sandboxes.flights.models import FlightService, FlightsState, Passenger
-from sandboxes.flights.network import generate_services
-from sandboxes.flights.search import SearchTools
+from mcpgym.kernel.app import register_app
+from mcpgym.sandboxes.flights.booking import BookingTools
+from mcpgym.sandboxes.flights.models import FlightService, FlightsState, Passenger
+from mcpgym.sandboxes.flights.network import generate_services
+from mcpgym.sandboxes.flights.search import SearchTools
 
 SAVED_PASSENGERS = 4
 """People of the shared directory saved as passengers at the start (family and friends first)."""

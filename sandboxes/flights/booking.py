@@ -7,16 +7,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.flights.core import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.flights.core import (
     BAG_PRICE,
     BOOKING_CUTOFF,
     CHECKIN_CLOSES,
     CHECKIN_OPENS,
     MAX_EXTRA_BAGS_PER_PASSENGER,
 )
-from sandboxes.flights.passengers import PassengerTools
-from sandboxes.flights.models import (
+from mcpgym.sandboxes.flights.passengers import PassengerTools
+from mcpgym.sandboxes.flights.models import (
     BoardingPass,
     BoardingPassList,
     BookedPassenger,
@@ -27,10 +27,10 @@ from sandboxes.flights.models import (
     CancellationView,
     SeatClass,
 )
-from sandboxes.flights.network import AIRPORT_INFO
-from sandboxes.rng import stable_hash
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.flights.network import AIRPORT_INFO
+from mcpgym.kernel.rng import stable_hash
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PRIVILEGE = "flights.booking"
 PAY_REMEDIES = ("system_authorize_payment", "system_transfer_from_savings")

@@ -1,7 +1,7 @@
 """Shared machinery of the ``flights`` app: dated flights, seat counts, argument parsing.
 
 :class:`FlightsCore` is the base the tool mixins (:mod:`.search`, :mod:`.booking`) build on;
-:class:`sandboxes.flights.app.FlightsApp` combines them and registers the app.
+:class:`mcpgym.sandboxes.flights.app.FlightsApp` combines them and registers the app.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sandboxes.base import App
-from sandboxes.clock import iso
-from sandboxes.flights.models import FlightService, FlightsState, FlightView, SeatClassView
-from sandboxes.flights.network import (
+from mcpgym.kernel.app import App
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.flights.models import FlightService, FlightsState, FlightView, SeatClassView
+from mcpgym.sandboxes.flights.network import (
     AIRLINES,
     AIRPORT_INFO,
     CITY_INFO,
@@ -28,10 +28,10 @@ from sandboxes.flights.network import (
     in_schedule,
     split_flight_id,
 )
-from tools.errors import ToolError
+from mcpgym.kernel.errors import ToolError
 
 if TYPE_CHECKING:
-    from sandboxes.flights.models import Booking
+    from mcpgym.sandboxes.flights.models import Booking
 
 BOOKING_CUTOFF = 60 * 60
 """Booking and changes close this many virtual seconds before departure."""

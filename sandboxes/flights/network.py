@@ -19,9 +19,9 @@ import random
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
-from sandboxes.clock import EPOCH_START
-from sandboxes.people import CITIES as PEOPLE_CITIES
-from sandboxes.rng import stable_uniform
+from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.kernel.people import CITIES as PEOPLE_CITIES
+from mcpgym.kernel.rng import stable_uniform
 
 SEAT_CLASSES: tuple[str, ...] = ("economy", "premium", "business")
 """Seat classes, cheapest first."""
@@ -43,7 +43,7 @@ CITY_INFO: dict[str, tuple[str, float, float]] = {
     "Stockholm": ("Sweden", 59.33, 18.07),
     "Zurich": ("Switzerland", 47.37, 8.54),
 }
-"""City -> (country, latitude, longitude): every city of :data:`sandboxes.people.CITIES` plus five more."""
+"""City -> (country, latitude, longitude): every city of :data:`mcpgym.kernel.people.CITIES` plus five more."""
 
 AIRPORT_INFO: dict[str, tuple[str, str]] = {
     "LIS": ("Lisbon Humberto Delgado", "Lisbon"),

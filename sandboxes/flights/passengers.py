@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.flights.core import FlightsCore
-from sandboxes.flights.models import Passenger, PassengerList, PassengerView, RemovedView
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.flights.core import FlightsCore
+from mcpgym.sandboxes.flights.models import Passenger, PassengerList, PassengerView, RemovedView
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 
 class PassengerTools(FlightsCore):

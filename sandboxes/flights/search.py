@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.flights.core import (
+from mcpgym.sandboxes.flights.core import (
     BAG_PRICE,
     BOOKING_CUTOFF,
     CHECKIN_CLOSES,
@@ -18,7 +18,7 @@ from sandboxes.flights.core import (
     PARTIAL_REFUND_PERCENT,
     FlightsCore,
 )
-from sandboxes.flights.models import (
+from mcpgym.sandboxes.flights.models import (
     Airport,
     AirportList,
     CheapestView,
@@ -30,9 +30,9 @@ from sandboxes.flights.models import (
     SeatAvailability,
     SeatClass,
 )
-from sandboxes.flights.network import AIRPORT_INFO, CITY_INFO, airports_of
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.flights.network import AIRPORT_INFO, CITY_INFO, airports_of
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 Place = Annotated[str, Field(max_length=60, description="IATA airport code (e.g. LIS) or city name (e.g. Lisbon)")]
 Code = Annotated[str, Field(max_length=10, description="IATA airport code, e.g. LIS")]

@@ -2,10 +2,10 @@
 keyword and author/tag search, bookmarks, free and premium subscriptions (premium needs the
 ``news.subscriptions`` privilege and a one-use payment authorisation), and read history.
 
-Importing this package registers the app (see :mod:`sandboxes.news.app`).
+Importing this package registers the app (see :mod:`mcpgym.sandboxes.news.app`).
 """
 
-from sandboxes.news.app import NewsApp
-from sandboxes.news.models import NewsState
+from mcpgym.sandboxes.news.app import NewsApp
+from mcpgym.sandboxes.news.models import NewsState
 
 __all__ = ["NewsApp", "NewsState"]

@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.news.articles import ArticleId, Limit
-from sandboxes.news.common import NewsBase
-from sandboxes.news.models import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.news.articles import ArticleId, Limit
+from mcpgym.sandboxes.news.common import NewsBase
+from mcpgym.sandboxes.news.models import (
     PREMIUM_PERIOD,
     Bookmark,
     BookmarkList,
@@ -23,8 +23,8 @@ from sandboxes.news.models import (
     SubscriptionList,
     SubscriptionResult,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PRIVILEGE = "news.subscriptions"
 

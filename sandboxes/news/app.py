@@ -8,11 +8,11 @@ need an active premium subscription to their section or author; buying one needs
 
 from __future__ import annotations
 
-from sandboxes.base import register_app
-from sandboxes.news.account import AccountTools
-from sandboxes.news.articles import ArticleTools
-from sandboxes.news.generate import generate_state
-from sandboxes.news.models import NewsState
+from mcpgym.kernel.app import register_app
+from mcpgym.sandboxes.news.account import AccountTools
+from mcpgym.sandboxes.news.articles import ArticleTools
+from mcpgym.sandboxes.news.generate import generate_state
+from mcpgym.sandboxes.news.models import NewsState
 
 
 @register_app
@@ -25,5 +25,5 @@ class NewsApp(ArticleTools, AccountTools):
 
     @classmethod
     def generate(cls, world) -> NewsState:  # noqa: ANN001 - World
-        """Seeded initial state (see :func:`sandboxes.news.generate.generate_state`)."""
+        """Seeded initial state (see :func:`mcpgym.sandboxes.news.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

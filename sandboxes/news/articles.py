@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.news.common import NewsBase
-from sandboxes.news.models import (
+from mcpgym.sandboxes.news.common import NewsBase
+from mcpgym.sandboxes.news.models import (
     Article,
     ArticleInfo,
     ArticleList,
@@ -24,8 +24,8 @@ from sandboxes.news.models import (
     TagCount,
     TagList,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 STOPWORDS = frozenset({"a", "an", "the", "of", "in", "on", "for", "and", "to", "at", "by", "with", "is", "about"})
 FIELD_WEIGHTS = (("title", 5), ("tags", 4), ("author", 3), ("section", 3), ("summary", 2), ("body", 1))

@@ -1,15 +1,15 @@
 """Shared helpers of the news tool mixins: lookups, premium access, views.
 
-:class:`NewsBase` is the common base of :mod:`sandboxes.news.articles`,
-:mod:`sandboxes.news.account` and the app class.
+:class:`NewsBase` is the common base of :mod:`mcpgym.sandboxes.news.articles`,
+:mod:`mcpgym.sandboxes.news.account` and the app class.
 """
 
 from __future__ import annotations
 
-from sandboxes.base import App
-from sandboxes.clock import iso
-from sandboxes.news.models import Article, ArticleSummary, NewsState, Subscription, SubscriptionView
-from tools.errors import ToolError
+from mcpgym.kernel.app import App
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.news.models import Article, ArticleSummary, NewsState, Subscription, SubscriptionView
+from mcpgym.kernel.errors import ToolError
 
 
 class NewsBase(App):

@@ -11,7 +11,7 @@ import random
 import string
 from typing import TYPE_CHECKING
 
-from sandboxes.news.models import (
+from mcpgym.sandboxes.news.models import (
     Article,
     Author,
     Bookmark,
@@ -22,7 +22,7 @@ from sandboxes.news.models import (
 )
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 ARTICLES_PER_SECTION = 9
 AUTHOR_COUNT = 10

@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import AppState
-from sandboxes.volatile import VOLATILE
+from mcpgym.kernel.app import AppState
+from mcpgym.kernel.volatile import VOLATILE
 
 TargetKind = Literal["section", "author"]
 Tier = Literal["free", "premium"]

@@ -6,12 +6,12 @@ search and show tools are ``read`` tools.
 
 from __future__ import annotations
 
-from sandboxes.base import register_app
-from sandboxes.office.calendar import CalendarTools
-from sandboxes.office.files import FileTools
-from sandboxes.office.generate import generate_state
-from sandboxes.office.mail import MailTools
-from sandboxes.office.models import OfficeState
+from mcpgym.kernel.app import register_app
+from mcpgym.sandboxes.office.calendar import CalendarTools
+from mcpgym.sandboxes.office.files import FileTools
+from mcpgym.sandboxes.office.generate import generate_state
+from mcpgym.sandboxes.office.mail import MailTools
+from mcpgym.sandboxes.office.models import OfficeState
 
 
 @register_app
@@ -25,5 +25,5 @@ class OfficeApp(MailTools, CalendarTools, FileTools):
 
     @classmethod
     def generate(cls, world) -> OfficeState:  # noqa: ANN001 - World
-        """Seeded initial state (see :func:`sandboxes.office.generate.generate_state`)."""
+        """Seeded initial state (see :func:`mcpgym.sandboxes.office.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

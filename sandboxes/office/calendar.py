@@ -12,10 +12,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.office.common import OfficeBase
-from sandboxes.office.models import Attendee, Event, Invitation
-from sandboxes.office.views import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.office.common import OfficeBase
+from mcpgym.sandboxes.office.models import Attendee, Event, Invitation
+from mcpgym.sandboxes.office.views import (
     EventDeleted,
     EventList,
     EventResult,
@@ -26,8 +26,8 @@ from sandboxes.office.views import (
     InvitationResult,
     InvitationView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 EventId = Annotated[str, Field(description="event id, e.g. ev-003")]
 Time = Annotated[str, Field(description="ISO-8601 date-time in UTC, e.g. 2026-06-02T14:00:00Z")]

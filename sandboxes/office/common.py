@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from sandboxes.base import App
-from sandboxes.clock import iso, parse_iso
-from sandboxes.office.models import File, OfficeState
-from sandboxes.office.views import FileInfo
-from sandboxes.people import Person
-from tools.errors import ToolError
+from mcpgym.kernel.app import App
+from mcpgym.kernel.clock import iso, parse_iso
+from mcpgym.sandboxes.office.models import File, OfficeState
+from mcpgym.sandboxes.office.views import FileInfo
+from mcpgym.kernel.people import Person
+from mcpgym.kernel.errors import ToolError
 
 EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$")
 NAME_RE = re.compile(r"^[^/\\\x00-\x1f]{1,100}$")

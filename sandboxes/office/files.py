@@ -10,10 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.office.common import OfficeBase
-from sandboxes.office.models import File, Share
-from sandboxes.office.views import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.office.common import OfficeBase
+from mcpgym.sandboxes.office.models import File, Share
+from mcpgym.sandboxes.office.views import (
     FileDeleted,
     FileInfo,
     FileList,
@@ -25,8 +25,8 @@ from sandboxes.office.views import (
     ShareResult,
     ShareView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PRIVILEGE = "office.share"
 FileId = Annotated[str, Field(description="file id, e.g. f-003")]

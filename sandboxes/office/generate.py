@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Callable
 
-from sandboxes.office.models import Attachment, Attendee, Event, File, Invitation, Label, Message, OfficeState, Share
-from sandboxes.people import Person
+from mcpgym.sandboxes.office.models import Attachment, Attendee, Event, File, Invitation, Label, Message, OfficeState, Share
+from mcpgym.kernel.people import Person
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 DAY = 86_400
 HOUR = 3_600

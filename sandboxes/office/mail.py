@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.office.common import OfficeBase
-from sandboxes.office.models import Attachment, Label, Message
-from sandboxes.office.views import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.office.common import OfficeBase
+from mcpgym.sandboxes.office.models import Attachment, Label, Message
+from mcpgym.sandboxes.office.views import (
     AttachmentInfo,
     AttachmentList,
     Contact,
@@ -24,8 +24,8 @@ from sandboxes.office.views import (
     MailSummary,
     MailView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 MessageId = Annotated[str, Field(description="message id, e.g. msg-004")]
 Recipients = Annotated[list[str], Field(min_length=1, max_length=20,

@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import AppState
-from sandboxes.volatile import VOLATILE, VOLATILE_KEYS
+from mcpgym.kernel.app import AppState
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
 Folder = Literal["inbox", "sent", "archive", "trash"]
 Response = Literal["needs_action", "accepted", "declined", "tentative"]

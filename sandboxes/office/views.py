@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from sandboxes.office.models import Attendee, Folder, InvitationStatus, Permission
+from mcpgym.sandboxes.office.models import Attendee, Folder, InvitationStatus, Permission
 
 
 # -- mail ------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """The ``shop`` app: a marketplace of seeded shops with search, cart, coupons, checkout
 through the system wallet, order history with cancellation and returns, reviews and stars.
 
-Tools are grouped by area in :mod:`sandboxes.shop.browse` (catalog, search, reviews, stars)
-and :mod:`sandboxes.shop.orders` (cart, coupons, wallet, checkout, orders); the seeded data
-comes from :mod:`sandboxes.shop.catalog`. Money is integer cents (USD); times are virtual
+Tools are grouped by area in :mod:`mcpgym.sandboxes.shop.browse` (catalog, search, reviews, stars)
+and :mod:`mcpgym.sandboxes.shop.orders` (cart, coupons, wallet, checkout, orders); the seeded data
+comes from :mod:`mcpgym.sandboxes.shop.catalog`. Money is integer cents (USD); times are virtual
 seconds (ISO-8601 in tool output).
 """
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sandboxes.base import App, register_app
-from sandboxes.shop.browse import BrowseTools
-from sandboxes.shop.catalog import generate_state
-from sandboxes.shop.models import ShopState
-from sandboxes.shop.orders import OrderTools
+from mcpgym.kernel.app import App, register_app
+from mcpgym.sandboxes.shop.browse import BrowseTools
+from mcpgym.sandboxes.shop.catalog import generate_state
+from mcpgym.sandboxes.shop.models import ShopState
+from mcpgym.sandboxes.shop.orders import OrderTools
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 
 @register_app

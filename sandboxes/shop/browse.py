@@ -8,14 +8,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.shop.common import ShopCore
-from sandboxes.shop.models import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.shop.common import ShopCore
+from mcpgym.sandboxes.shop.models import (
     Item,
     Review,
     Star,
 )
-from sandboxes.shop.views import (
+from mcpgym.sandboxes.shop.views import (
     FuzzyItemView,
     FuzzySearchResult,
     ItemDetails,
@@ -28,8 +28,8 @@ from sandboxes.shop.views import (
     StarList,
     StarResult,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 FUZZY_THRESHOLD = 0.75
 """Least similarity (0-1) an item needs to be returned by fuzzy search."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from sandboxes.clock import EPOCH_START
-from sandboxes.people import CITIES
-from sandboxes.shop.models import (
+from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.kernel.people import CITIES
+from mcpgym.sandboxes.shop.models import (
     CATEGORIES,
     CartLine,
     Coupon,
@@ -27,7 +27,7 @@ from sandboxes.shop.models import (
 )
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 DAY = 86_400
 

@@ -1,6 +1,6 @@
 """Lookups and view builders shared by the shop app's tool groups.
 
-:class:`ShopCore` is a mixin of :class:`sandboxes.shop.app.ShopApp`; it reads ``self.state``
+:class:`ShopCore` is a mixin of :class:`mcpgym.sandboxes.shop.app.ShopApp`; it reads ``self.state``
 (a :class:`ShopState`) and the app's clock, and never changes state.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sandboxes.clock import iso
-from sandboxes.shop.models import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.shop.models import (
     CATEGORIES,
     DELIVER_AFTER,
     RETURN_WINDOW,
@@ -21,17 +21,17 @@ from sandboxes.shop.models import (
     ShopState,
     effective_status,
 )
-from sandboxes.shop.views import (
+from mcpgym.sandboxes.shop.views import (
     CartLineView,
     CartView,
     ItemView,
     OrderView,
     ShopView,
 )
-from tools.errors import ToolError
+from mcpgym.kernel.errors import ToolError
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 
 class ShopCore:

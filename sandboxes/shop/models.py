@@ -1,4 +1,4 @@
-"""State models of the ``shop`` app (its output views are in :mod:`sandboxes.shop.views`).
+"""State models of the ``shop`` app (its output views are in :mod:`mcpgym.sandboxes.shop.views`).
 
 Money is in integer cents (USD); times are virtual seconds since the Unix epoch in state and
 ISO-8601 UTC strings in views. Seeded entities (shops, items, coupons, stars) have stable ids
@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import AppState
-from sandboxes.volatile import VOLATILE, VOLATILE_KEYS
+from mcpgym.kernel.app import AppState
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
 CATEGORIES: tuple[str, ...] = ("electronics", "books", "grocery", "home", "sports", "fashion", "toys")
 """Every shop category, in catalog order."""

@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.shop.common import ShopCore
-from sandboxes.shop.models import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.shop.common import ShopCore
+from mcpgym.sandboxes.shop.models import (
     DELIVER_AFTER,
     RETURN_WINDOW,
     CartLine,
@@ -22,7 +22,7 @@ from sandboxes.shop.models import (
     OrderStatus,
     effective_status,
 )
-from sandboxes.shop.views import (
+from mcpgym.sandboxes.shop.views import (
     CartView,
     CouponList,
     CouponView,
@@ -30,8 +30,8 @@ from sandboxes.shop.views import (
     OrderView,
     WalletView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PAYMENT_REMEDIES = {
     "precondition_failed": ["system_authorize_payment", "system_transfer_from_savings"],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from sandboxes.shop.models import OrderLine
+from mcpgym.sandboxes.shop.models import OrderLine
 
 class ShopView(BaseModel):
     """A shop with its number of items."""

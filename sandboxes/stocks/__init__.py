@@ -1,8 +1,8 @@
 """The ``stocks`` app: a brokerage with deterministic quotes on the virtual clock, market and
-limit orders, short selling, tiers and a watchlist (see :mod:`sandboxes.stocks.app`).
+limit orders, short selling, tiers and a watchlist (see :mod:`mcpgym.sandboxes.stocks.app`).
 Importing this package registers it."""
 
-from sandboxes.stocks.app import StocksApp
-from sandboxes.stocks.models import StocksState
+from mcpgym.sandboxes.stocks.app import StocksApp
+from mcpgym.sandboxes.stocks.models import StocksState
 
 __all__ = ["StocksApp", "StocksState"]

@@ -12,10 +12,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY, StocksCore
-from sandboxes.stocks.models import AccountView, Activity, ActivityList, FundsView, TierList, Watchlist
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY, StocksCore
+from mcpgym.sandboxes.stocks.models import AccountView, Activity, ActivityList, FundsView, TierList, Watchlist
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 MAX_WATCHLIST = 20
 Amount = Annotated[int, Field(ge=1, le=100_000_000, description="amount in cents")]

@@ -8,14 +8,14 @@ times in virtual seconds (UTC).
 
 from __future__ import annotations
 
-from sandboxes.base import register_app
-from sandboxes.clock import EPOCH_START
-from sandboxes.stocks.account import AccountTools
-from sandboxes.stocks.core import LIMIT_ORDER_TTL, TIERS
-from sandboxes.stocks.market import INSTRUMENTS, SIZE_RANGES, bucket_at, price_at
-from sandboxes.stocks.marketdata import MarketTools
-from sandboxes.stocks.models import Account, Instrument, Order, Position, StocksState
-from sandboxes.stocks.trading import TradingTools
+from mcpgym.kernel.app import register_app
+from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.sandboxes.stocks.account import AccountTools
+from mcpgym.sandboxes.stocks.core import LIMIT_ORDER_TTL, TIERS
+from mcpgym.sandboxes.stocks.market import INSTRUMENTS, SIZE_RANGES, bucket_at, price_at
+from mcpgym.sandboxes.stocks.marketdata import MarketTools
+from mcpgym.sandboxes.stocks.models import Account, Instrument, Order, Position, StocksState
+from mcpgym.sandboxes.stocks.trading import TradingTools
 
 SEEDED_POSITIONS = 3
 """Long positions the account starts with (each worth about 250-500 USD)."""

@@ -10,10 +10,10 @@ change the state; write tools check against it and store it only when their chec
 
 from __future__ import annotations
 
-from sandboxes.base import App
-from sandboxes.clock import iso
-from sandboxes.stocks.market import BUCKETS_PER_DAY, bucket_at, bucket_start, is_open, price_at
-from sandboxes.stocks.models import (
+from mcpgym.kernel.app import App
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.stocks.market import BUCKETS_PER_DAY, bucket_at, bucket_start, is_open, price_at
+from mcpgym.sandboxes.stocks.models import (
     AccountView,
     Activity,
     Instrument,
@@ -25,7 +25,7 @@ from sandboxes.stocks.models import (
     StocksState,
     TierLimits,
 )
-from tools.errors import ToolError
+from mcpgym.kernel.errors import ToolError
 
 TIERS: dict[str, TierLimits] = {
     "standard": TierLimits(tier="standard", max_order_value_cents=250_000, max_open_orders=3, commission_cents=99),

@@ -2,7 +2,7 @@
 
 Quotes need no stored drift: the price of a symbol in trading bucket ``k`` (15 virtual
 minutes of market hours) is a pure function of ``(world seed, symbol, k)`` - a sum of five
-octaves of value noise built from :func:`sandboxes.rng.stable_uniform`, applied to the
+octaves of value noise built from :func:`mcpgym.kernel.rng.stable_uniform`, applied to the
 instrument's base price. Outside market hours the quote stays at the last bucket's price.
 Evaluating it at ``now`` therefore gives the same answer in any process, and moving the
 virtual clock moves the price.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from sandboxes.rng import stable_uniform
+from mcpgym.kernel.rng import stable_uniform
 
 BUCKET = 15 * 60
 """Seconds of one quote bucket: quotes change every 15 virtual minutes of market hours."""

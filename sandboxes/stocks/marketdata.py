@@ -6,10 +6,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.stocks.core import StocksCore
-from sandboxes.stocks.market import bucket_at, bucket_start, is_open, next_close, next_open
-from sandboxes.stocks.models import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.stocks.core import StocksCore
+from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, next_close, next_open
+from mcpgym.sandboxes.stocks.models import (
     Instrument,
     InstrumentList,
     InstrumentView,
@@ -19,8 +19,8 @@ from sandboxes.stocks.models import (
     QuoteList,
     QuoteView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 Symbol = Annotated[str, Field(max_length=20, description="ticker symbol, e.g. NVLT")]
 

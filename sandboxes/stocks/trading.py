@@ -13,12 +13,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.clock import iso
-from sandboxes.stocks.core import LIMIT_ORDER_TTL, SHORT_MARGIN_PERCENT, TIERS, StocksCore
-from sandboxes.stocks.market import bucket_at, is_open, next_open
-from sandboxes.stocks.models import Order, OrderList, OrderResult, PortfolioView, PositionList, StocksState
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.stocks.core import LIMIT_ORDER_TTL, SHORT_MARGIN_PERCENT, TIERS, StocksCore
+from mcpgym.sandboxes.stocks.market import bucket_at, is_open, next_open
+from mcpgym.sandboxes.stocks.models import Order, OrderList, OrderResult, PortfolioView, PositionList, StocksState
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 ORDER_RESOURCES = ["stocks.order", "stocks.position", "stocks.account"]
 ORDER_PRECONDITIONS = ["stocks.account", "stocks.position", "stocks.quote", "stocks.market"]

@@ -13,11 +13,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import App, AppState, register_app
-from sandboxes.clock import iso
-from sandboxes.volatile import VOLATILE, VOLATILE_KEYS
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.app import App, AppState, register_app
+from mcpgym.kernel.clock import iso
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PRIVILEGES: dict[str, str] = {
     "talk.location": "share the user's location in messaging",

@@ -1,6 +1,6 @@
-"""The ``talk`` messaging app (see :mod:`sandboxes.talk.app`)."""
+"""The ``talk`` messaging app (see :mod:`mcpgym.sandboxes.talk.app`)."""
 
-from sandboxes.talk.app import TalkApp
-from sandboxes.talk.models import TalkState
+from mcpgym.sandboxes.talk.app import TalkApp
+from mcpgym.sandboxes.talk.models import TalkState
 
 __all__ = ["TalkApp", "TalkState"]

@@ -15,13 +15,13 @@ Interdependencies an agent must handle:
 
 from __future__ import annotations
 
-from sandboxes.base import App, register_app
-from sandboxes.talk.chats import ChatTools
-from sandboxes.talk.contacts import ContactTools
-from sandboxes.talk.generate import generate_state
-from sandboxes.talk.groups import GroupTools
-from sandboxes.talk.models import TalkState
-from sandboxes.talk.social import SocialTools
+from mcpgym.kernel.app import App, register_app
+from mcpgym.sandboxes.talk.chats import ChatTools
+from mcpgym.sandboxes.talk.contacts import ContactTools
+from mcpgym.sandboxes.talk.generate import generate_state
+from mcpgym.sandboxes.talk.groups import GroupTools
+from mcpgym.sandboxes.talk.models import TalkState
+from mcpgym.sandboxes.talk.social import SocialTools
 
 
 @register_app
@@ -34,5 +34,5 @@ class TalkApp(ContactTools, ChatTools, GroupTools, SocialTools, App):
 
     @classmethod
     def generate(cls, world) -> TalkState:  # noqa: ANN001 - World
-        """Seeded initial state (see :func:`sandboxes.talk.generate.generate_state`)."""
+        """Seeded initial state (see :func:`mcpgym.sandboxes.talk.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

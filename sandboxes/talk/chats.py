@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sandboxes.talk.common import ChatId, ContactId, MessageText, TalkBase
-from sandboxes.talk.models import (
+from mcpgym.sandboxes.talk.common import ChatId, ContactId, MessageText, TalkBase
+from mcpgym.sandboxes.talk.models import (
     ME,
     Chat,
     ChatList,
@@ -25,8 +25,8 @@ from sandboxes.talk.models import (
     UnreadMessage,
     direct_chat_id,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 UNBLOCK_REMEDY = {"precondition_failed": ["talk_unblock_contact"]}
 
@@ -36,7 +36,7 @@ def _last_at(chat: Chat) -> int:
 
 
 class ChatTools(TalkBase):
-    """The chat tools (mixed into :class:`sandboxes.talk.app.TalkApp`)."""
+    """The chat tools (mixed into :class:`mcpgym.sandboxes.talk.app.TalkApp`)."""
 
     @tool("read", ["talk.chat", "talk.message"])
     def talk_list_chats(

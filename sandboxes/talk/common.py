@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.base import App
-from sandboxes.talk.models import ME, Chat, ChatSummary, Contact, Message, TalkState
-from tools.errors import ToolError
+from mcpgym.kernel.app import App
+from mcpgym.sandboxes.talk.models import ME, Chat, ChatSummary, Contact, Message, TalkState
+from mcpgym.kernel.errors import ToolError
 
 ContactId = Annotated[str, Field(max_length=64, description="contact id, e.g. c-007 (see talk_list_contacts)")]
 ChatId = Annotated[str, Field(max_length=64, description="chat id: dm-c-007 for a 1:1 chat, grp-... for a group")]

@@ -9,14 +9,14 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.talk.common import PRIV_CONTACTS, PRIVILEGE_REMEDY, ContactId, TalkBase
-from sandboxes.talk.models import Contact, ContactList, ContactView, Tag, contact_id_for
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.talk.common import PRIV_CONTACTS, PRIVILEGE_REMEDY, ContactId, TalkBase
+from mcpgym.sandboxes.talk.models import Contact, ContactList, ContactView, Tag, contact_id_for
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 
 class ContactTools(TalkBase):
-    """The contact tools (mixed into :class:`sandboxes.talk.app.TalkApp`)."""
+    """The contact tools (mixed into :class:`mcpgym.sandboxes.talk.app.TalkApp`)."""
 
     @tool("read", ["talk.contact"], alternatives=["talk_search_contacts"])
     def talk_list_contacts(

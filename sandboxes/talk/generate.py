@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from sandboxes.talk.models import (
+from mcpgym.sandboxes.talk.models import (
     ME,
     TAGS,
     Chat,
@@ -27,7 +27,7 @@ from sandboxes.talk.models import (
 )
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 CONTACT_COUNT = 16
 """How many of the directory's people are contacts at the start (the rest can be added)."""
@@ -168,7 +168,7 @@ def generate_state(world: "World", stream) -> TalkState:  # noqa: ANN001 - the A
 
     Args:
         world: the world (its people directory, user and clock are read).
-        stream: ``purpose -> random.Random`` (the app's :meth:`~sandboxes.base.App.stream`).
+        stream: ``purpose -> random.Random`` (the app's :meth:`~mcpgym.kernel.app.App.stream`).
 
     Returns:
         16 contacts (2 blocked, 3 with nicknames), 9 direct chats and 3 groups with some unread

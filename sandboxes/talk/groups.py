@@ -11,17 +11,17 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.talk.common import PRIV_GROUPS, PRIVILEGE_REMEDY, ChatId, ContactId, TalkBase
-from sandboxes.talk.models import ME, Chat, GroupView
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.talk.common import PRIV_GROUPS, PRIVILEGE_REMEDY, ChatId, ContactId, TalkBase
+from mcpgym.sandboxes.talk.models import ME, Chat, GroupView
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 GroupName = Annotated[str, Field(min_length=1, max_length=100, description="group name (1-100 characters)")]
 ADMIN_REMEDIES = {**PRIVILEGE_REMEDY, "precondition_failed": ["talk_unblock_contact"]}
 
 
 class GroupTools(TalkBase):
-    """The group tools (mixed into :class:`sandboxes.talk.app.TalkApp`)."""
+    """The group tools (mixed into :class:`mcpgym.sandboxes.talk.app.TalkApp`)."""
 
     def _group_view(self, chat: Chat) -> GroupView:
         return GroupView(chat_id=chat.chat_id, title=chat.title, owner=chat.owner, members=list(chat.members),

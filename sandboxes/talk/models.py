@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import AppState
-from sandboxes.volatile import VOLATILE, VOLATILE_KEYS
+from mcpgym.kernel.app import AppState
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
 ME = "me"
 """Sender/owner/author value that stands for the user."""

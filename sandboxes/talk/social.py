@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.talk.common import PRIV_LOCATION, PRIVILEGE_REMEDY, ContactId, TalkBase
-from sandboxes.talk.models import (
+from mcpgym.sandboxes.talk.common import PRIV_LOCATION, PRIVILEGE_REMEDY, ContactId, TalkBase
+from mcpgym.sandboxes.talk.models import (
     ME,
     Comment,
     CommentList,
@@ -26,8 +26,8 @@ from sandboxes.talk.models import (
     ShareList,
     ShareView,
 )
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 PostId = Annotated[str, Field(max_length=64, description="post id (see talk_list_posts)")]
 PostText = Annotated[str, Field(min_length=1, max_length=2000, description="text (1-2000 characters)")]
@@ -35,7 +35,7 @@ SHARE_URL = "https://talk.example/loc/"
 
 
 class SocialTools(TalkBase):
-    """Feed and location tools (mixed into :class:`sandboxes.talk.app.TalkApp`)."""
+    """Feed and location tools (mixed into :class:`mcpgym.sandboxes.talk.app.TalkApp`)."""
 
     # -- posts ------------------------------------------------------------------------------
     def _post(self, post_id: str) -> Post:

@@ -1,6 +1,6 @@
-"""The ``weather`` app (see :mod:`sandboxes.weather.app`)."""
+"""The ``weather`` app (see :mod:`mcpgym.sandboxes.weather.app`)."""
 
-from sandboxes.weather.app import WeatherApp
-from sandboxes.weather.models import WeatherState
+from mcpgym.sandboxes.weather.app import WeatherApp
+from mcpgym.sandboxes.weather.models import WeatherState
 
 __all__ = ["WeatherApp", "WeatherState"]

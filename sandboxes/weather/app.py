@@ -1,7 +1,7 @@
 """The ``weather`` app: locations, forecasts, sun times, alerts and units.
 
 Forecasts are computed deterministically from the world seed and the virtual clock (see
-:mod:`sandboxes.weather.climate`): the same seed gives the same weather for the same hour, and
+:mod:`mcpgym.sandboxes.weather.climate`): the same seed gives the same weather for the same hour, and
 waiting (``system_wait``) moves "now" and therefore which hours and days a forecast lists.
 
 Interdependencies an agent must handle:
@@ -20,9 +20,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from sandboxes.base import App, register_app
-from sandboxes.clock import iso
-from sandboxes.weather.climate import (
+from mcpgym.kernel.app import App, register_app
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.weather.climate import (
     DAY,
     HOUR,
     LOCATIONS,
@@ -34,7 +34,7 @@ from sandboxes.weather.climate import (
     polar_state,
     sun_times,
 )
-from sandboxes.weather.models import (
+from mcpgym.sandboxes.weather.models import (
     MAX_SAVED,
     SEVERITY_ORDER,
     AddLocationResult,
@@ -60,9 +60,9 @@ from sandboxes.weather.models import (
     UnitsView,
     WeatherState,
 )
-from sandboxes.weather.views import LABELS, daily_points, events_of, hm_local, hourly_point, precip, speed, temp
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.sandboxes.weather.views import LABELS, daily_points, events_of, hm_local, hourly_point, precip, speed, temp
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 LocationArg = Annotated[str, Field(max_length=100, description="location id or name, e.g. 'lisbon' or 'New York'")]
 OptionalLocation = Annotated[str | None, Field(max_length=100, description="location id or name; default: the primary location")]

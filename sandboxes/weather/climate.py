@@ -11,7 +11,7 @@ Weather at a location and hour is a pure function of ``(world seed, location, ho
 - wind: a smooth 12-hour base times a local factor, plus gusts;
 - seeded alerts (heat, storm, wind) modify the hours they cover.
 
-Every draw is :func:`sandboxes.rng.stable_uniform` of named parts, so the same seed gives the
+Every draw is :func:`mcpgym.kernel.rng.stable_uniform` of named parts, so the same seed gives the
 same weather in any process; the virtual clock only decides which hours are "now" and
 "next". Local time is UTC plus a fixed offset per location (no daylight saving).
 Sunrise and sunset use the NOAA solar-position approximation (accurate to about a minute).
@@ -25,8 +25,8 @@ from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Iterable
 
-from sandboxes.people import CITIES
-from sandboxes.rng import stable_uniform
+from mcpgym.kernel.people import CITIES
+from mcpgym.kernel.rng import stable_uniform
 
 HOUR = 3600
 DAY = 86_400
@@ -83,7 +83,7 @@ LOCATIONS: dict[str, City] = {
                                          diurnal, rain, wind)
     for name, cc, lat, lon, off, mean, season, diurnal, rain, wind in _TABLE
 }
-"""Every known location by id; includes every city of :data:`sandboxes.people.CITIES`."""
+"""Every known location by id; includes every city of :data:`mcpgym.kernel.people.CITIES`."""
 
 if not all(c.lower() in LOCATIONS for c in CITIES):  # pragma: no cover - guards edits of the table
     raise RuntimeError("every city of sandboxes.people.CITIES needs a weather location")

@@ -1,7 +1,7 @@
 """State and output models of the ``weather`` app.
 
 Forecast numbers are not stored: they are computed from the seed and the virtual clock (see
-:mod:`sandboxes.weather.climate`). The state holds the user's choices (primary and saved
+:mod:`mcpgym.sandboxes.weather.climate`). The state holds the user's choices (primary and saved
 locations, units, alert subscriptions) and the seeded alerts. Times are virtual seconds since
 the Unix epoch (UTC) in the state and ISO-8601 strings in outputs.
 """
@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sandboxes.base import AppState
-from sandboxes.volatile import VOLATILE
+from mcpgym.kernel.app import AppState
+from mcpgym.kernel.volatile import VOLATILE
 
 Units = Literal["metric", "imperial"]
 Severity = Literal["minor", "moderate", "severe"]

@@ -1,11 +1,11 @@
-"""Unit conversion and the building of forecast outputs from :class:`~sandboxes.weather.climate.Hour`."""
+"""Unit conversion and the building of forecast outputs from :class:`~mcpgym.sandboxes.weather.climate.Hour`."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
 
-from sandboxes.clock import iso
-from sandboxes.weather.climate import (
+from mcpgym.kernel.clock import iso
+from mcpgym.sandboxes.weather.climate import (
     DAY,
     HOUR,
     City,
@@ -18,7 +18,7 @@ from sandboxes.weather.climate import (
     local_midnight,
     sun_times,
 )
-from sandboxes.weather.models import Alert, DailyPoint, HourlyPoint, UnitLabels
+from mcpgym.sandboxes.weather.models import Alert, DailyPoint, HourlyPoint, UnitLabels
 
 LABELS = {
     "metric": UnitLabels(system="metric", temperature="C", wind_speed="km/h", precipitation="mm"),

@@ -1,8 +1,8 @@
-"""Conformance suite: runs over every registered app (``sandboxes.base.app_names()``).
+"""Conformance suite: runs over every registered app (``mcpgym.kernel.app.app_names()``).
 
 A new app is checked without new test code. The checks themselves live in
-:mod:`tools.conformance` (each returns a list of problems), so app authors can also run
-``python -m tools.conformance APP``. The last tests feed deliberately broken apps to the
+:mod:`mcpgym.tools.conformance` (each returns a list of problems), so app authors can also run
+``python -m mcpgym.tools.conformance APP``. The last tests feed deliberately broken apps to the
 checks to show that they catch what they claim to catch.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from sandboxes.base import App, AppState, app_names, get_app, register_app, unregister_app
-from tools.conformance import (
+from mcpgym.kernel.app import App, AppState, app_names, get_app, register_app, unregister_app
+from mcpgym.tools.conformance import (
     check_determinism_many,
     check_in_process_determinism,
     check_metadata,
@@ -26,9 +26,9 @@ from tools.conformance import (
     check_tool_fuzz,
     lint_source,
 )
-from tools.conformance.checks import import_extra
-from tools.errors import ToolError
-from tools.spec import tool
+from mcpgym.tools.conformance.checks import import_extra
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 
 APPS = app_names()
 TOOLS = [(app, name) for app in APPS for name in sorted(get_app(app).tools)]
@@ -107,8 +107,8 @@ def _broken_app_source(name: str, import_line: str, expr: str) -> str:
 
         from pydantic import BaseModel
 
-        from sandboxes.base import App, AppState, register_app
-        from tools.spec import tool
+        from mcpgym.kernel.app import App, AppState, register_app
+        from mcpgym.kernel.spec import tool
 
 
         class BrokenState(AppState):

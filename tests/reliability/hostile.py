@@ -3,7 +3,7 @@ outcome must pass. Shared by the in-process and the over-MCP fuzz tests.
 
 A drawn call is ``(name, arguments)``. Arguments come from one of:
 
-- ``valid``: schema-valid arguments (:func:`tools.conformance.args.arguments_strategy`, with
+- ``valid``: schema-valid arguments (:func:`mcpgym.tools.conformance.args.arguments_strategy`, with
   ids that exist in the world mixed in), so calls reach the sandbox code;
 - ``mutated``: valid arguments with one field replaced by a hostile value, an extra field
   added, or a required field dropped;
@@ -28,9 +28,9 @@ from typing import Any
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
-from tools.conformance.args import arguments_strategy, input_schema, known_values
-from tools.errors import ERROR_CODES
-from tools.spec import ToolSpec
+from mcpgym.tools.conformance.args import arguments_strategy, input_schema, known_values
+from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.spec import ToolSpec
 
 FUZZ_SETTINGS = dict(
     deadline=None,

@@ -90,7 +90,7 @@ def spawn_server(*extra: str, token: str | None = None, env: dict[str, str] | No
     token = token or secrets.token_urlsafe(16)
     fd, name = tempfile.mkstemp(prefix="mcpgym-server-", suffix=".log")
     stderr = os.fdopen(fd, "wb")
-    args = [sys.executable, "-m", "evaluation.cli", "serve", "--transport", "http", "--port", "0", *extra]
+    args = [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--port", "0", *extra]
     if token != "-":
         args += ["--token", token]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=str(ROOT),
@@ -170,7 +170,7 @@ class RawStdio:
         self.stderr_path = Path(name)
         with os.fdopen(fd, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "evaluation.cli", "serve", "--transport", "stdio", *args],
+                [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", *args],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=str(ROOT))
         self._lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

@@ -35,7 +35,7 @@ SEED = 20240601
 
 def run_args(out: Path, *, resume: bool, server: HttpServer | None) -> list[str]:
     """``mcpgym run`` for the fixed plan into ``out``."""
-    args = [sys.executable, "-m", "evaluation.cli", "run", "--trials", str(TRIALS), "--faults", "default",
+    args = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--trials", str(TRIALS), "--faults", "default",
             "--concurrency", "2", "--out", str(out), "--quiet"]
     for agent in AGENTS:
         args += ["--agent", agent]

@@ -1,4 +1,4 @@
-"""In-process fuzzing of every registered app through ``server.episode.Episode.call``.
+"""In-process fuzzing of every registered app through ``mcpgym.server.episode.Episode.call``.
 
 Hypothesis draws whole episodes: a world seed, a fault profile (none, default, harsh), whether
 every privilege is granted first, and a sequence of calls (valid, mutated and hostile, see
@@ -17,12 +17,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandboxes.base import app_names
-from sandboxes.world import World
-from server.episode import Episode
+from mcpgym.kernel.app import app_names
+from mcpgym.kernel.world import World
+from mcpgym.server.episode import Episode
 from tests.reliability.hostile import (FUZZ_SETTINGS, FuzzTally, call_strategy, check_error_payload, known_values,
                                        materialize, safe_repr, scaled, strict_json)
-from tools.conformance.common import grant_all_privileges
+from mcpgym.tools.conformance.common import grant_all_privileges
 
 EXAMPLES_PER_APP = 12
 CALLS_PER_EXAMPLE = 53

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from sandboxes.base import app_names
-from sandboxes.world import World
-from server.episode import Episode
+from mcpgym.kernel.app import app_names
+from mcpgym.kernel.world import World
+from mcpgym.server.episode import Episode
 from tests.mcp_helpers import control_get, create_episode, stdio_params
 from tests.reliability.hostile import (FUZZ_SETTINGS, FuzzTally, call_strategy, check_error_payload, known_values,
                                        materialize, safe_repr, scaled)
-from tools.mcp_bridge import payload_of
+from mcpgym.tools.mcp_bridge import payload_of
 
 SEED = 5
 EXAMPLES = 25

@@ -25,11 +25,11 @@ import pytest
 from mcp import Client
 from starlette.testclient import TestClient
 
-from server.episode import Episode
-from server.http_app import _security, create_app
+from mcpgym.server.episode import Episode
+from mcpgym.server.http_app import _security, create_app
 from tests.reliability.servers import HttpServer, control_get, create, listening_addresses, spawn_server
-from tools.conformance.args import example_arguments, known_values
-from tools.mcp_bridge import payload_of
+from mcpgym.tools.conformance.args import example_arguments, known_values
+from mcpgym.tools.mcp_bridge import payload_of
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +120,8 @@ def test_binds_loopback_unless_told_otherwise(server: HttpServer) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     assert server.url == f"http://127.0.0.1:{port}"
     assert listening_addresses(server.proc.pid) == [("127.0.0.1", port)]
-    from evaluation.cli import serve
-    from server.serve import serve_http
+    from mcpgym.evaluation.cli import serve
+    from mcpgym.server.serve import serve_http
 
     assert inspect.signature(serve).parameters["host"].default.default == "127.0.0.1"
     assert inspect.signature(serve_http).parameters["host"].default == "127.0.0.1"

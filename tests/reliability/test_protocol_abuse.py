@@ -17,7 +17,7 @@ from mcp import Client
 
 from tests.mcp_helpers import create_episode
 from tests.reliability.servers import HttpServer, RawStdio, spawn_server
-from tools.mcp_bridge import payload_of
+from mcpgym.tools.mcp_bridge import payload_of
 
 PROTOCOL = "2025-06-18"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -1,12 +1,14 @@
 """Conformance checks for sandbox apps (DESIGN sections 2-3), reusable outside the test suite.
 
 Each ``check_*`` returns a list of problems (empty = conforms). Run them all on an app with
-``python -m tools.conformance APP [APP ...]`` or :func:`run_all`; the pytest suite
+``python -m mcpgym.tools.conformance APP [APP ...]`` or :func:`run_all`; the pytest suite
 ``tests/conformance`` runs them over every registered app.
 """
 
-from tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
-from tools.conformance.checks import (
+from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
+from mcpgym.tools.conformance.checks import (
+    AppCheckError,
+    check_app,
     check_determinism,
     check_determinism_many,
     check_in_process_determinism,
@@ -22,6 +24,7 @@ from tools.conformance.checks import (
 )
 
 __all__ = [
+    "AppCheckError", "check_app",
     "arguments_strategy", "example_arguments", "hostile_arguments", "known_values",
     "check_determinism", "check_determinism_many", "check_in_process_determinism", "check_metadata", "check_read_tools_pure",
     "check_snapshot_roundtrip", "check_source", "check_tool_fuzz", "lint_source", "outcome_problem",

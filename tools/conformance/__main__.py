@@ -1,9 +1,9 @@
 """Command line of the conformance checks.
 
-``python -m tools.conformance APP [APP ...] [--examples N] [--no-subprocess]`` runs every check
+``python -m mcpgym.tools.conformance APP [APP ...] [--examples N] [--no-subprocess]`` runs every check
 and prints the problems (exit status 1 if any). ``--probe APP [APP ...] --seed S`` is the internal mode
 of the cross-process determinism check: it imports the modules named in
-``MCPGYM_CONFORMANCE_IMPORTS``, runs :func:`tools.conformance.checks.probe` and prints JSON.
+``MCPGYM_CONFORMANCE_IMPORTS``, runs :func:`mcpgym.tools.conformance.checks.probe` and prints JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 = every app conforms)."""
-    parser = argparse.ArgumentParser(prog="python -m tools.conformance", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mcpgym.conformance", description=__doc__.splitlines()[0])
     parser.add_argument("apps", nargs="*", help="app names (default: every registered app)")
     parser.add_argument("--probe", metavar="APP", nargs="+", help="internal: print the determinism probes of APPs as JSON")
     parser.add_argument("--seed", type=int, default=7, help="world seed of --probe")
@@ -24,13 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-subprocess", action="store_true", help="skip the cross-process determinism check")
     args = parser.parse_args(argv)
 
-    from tools.conformance.checks import IMPORTS_ENV, import_extra, probe, run_all
+    from mcpgym.tools.conformance.checks import IMPORTS_ENV, import_extra, probe, run_all
 
     import_extra(os.environ.get(IMPORTS_ENV, "").split(os.pathsep))
     if args.probe:
         json.dump({app: probe(app, args.seed) for app in args.probe}, sys.stdout, allow_nan=False)
         return 0
-    from sandboxes.base import app_names
+    from mcpgym.kernel.app import app_names
 
     known = app_names()
     unknown = [a for a in args.apps if a not in known]

@@ -3,7 +3,7 @@
 Three sources, all deterministic:
 
 - :func:`example_arguments`: one plausible argument set per ``(tool, salt)``, drawn with
-  :func:`sandboxes.rng.stable_uniform` and filled with ids that exist in the world (a
+  :func:`mcpgym.kernel.rng.stable_uniform` and filled with ids that exist in the world (a
   ``contact_id`` argument gets a ``contact_id`` value found in the app state), so scripted
   calls reach real code paths;
 - :func:`arguments_strategy`: a hypothesis strategy generating schema-valid arguments (with
@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator
 
-from sandboxes.rng import stable_uniform
-from sandboxes.world import World
-from tools.spec import ToolSpec
+from mcpgym.kernel.rng import stable_uniform
+from mcpgym.kernel.world import World
+from mcpgym.kernel.spec import ToolSpec
 
 MAX_KNOWN = 40
 """Most known values kept per key (the first ones in canonical order)."""

@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sandboxes.world import World, canonical_json
-from tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
-from tools.conformance.common import first_difference, grant_all_privileges, internal_errors, short, world_apps
-from tools.errors import ERROR_CODES
-from tools.invoke import ToolInvoker
-from tools.spec import ToolSpec
+from mcpgym.kernel.world import World, canonical_json
+from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
+from mcpgym.tools.conformance.common import first_difference, grant_all_privileges, internal_errors, short, world_apps
+from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.tools.invoke import ToolInvoker
+from mcpgym.kernel.spec import ToolSpec
 
 
 
@@ -49,7 +49,7 @@ def _dump(world: World) -> dict[str, Any]:
 
 def _comparable_of(world: World, dump: dict[str, Any]) -> str:
     """Canonical JSON of the comparable view of ``dump`` (a :func:`_dump` of ``world``)."""
-    from sandboxes.volatile import comparable
+    from mcpgym.kernel.volatile import comparable
 
     return canonical_json({n: comparable(type(world.apps[n]).State.model_validate(d)) for n, d in dump["state"].items()})
 
@@ -137,7 +137,7 @@ def check_tool_fuzz(app: str, tool: str | None = None, seed: int = 3, max_exampl
                     hostile: bool = True, strict_writes: bool = True) -> list[str]:
     """Call each tool of ``app`` (or only ``tool``) with hypothesis-generated schema-valid arguments
     (``max_examples`` per tool, derandomized, with and without every privilege granted) and with
-    :func:`~tools.conformance.args.hostile_arguments`; report every :func:`outcome_problem`
+    :func:`~mcpgym.tools.conformance.args.hostile_arguments`; report every :func:`outcome_problem`
     (for hypothesis, the first problem per tool, shrunk).
 
     Raises:

@@ -18,14 +18,19 @@ misbehaving app: a crash of the app under test is reported as a problem.
 
 from __future__ import annotations
 
-from tools.conformance.calls import (
+import importlib.util
+from collections.abc import Sequence
+
+from mcpgym.kernel.app import App, load_apps, register_app, unregister_app
+
+from mcpgym.tools.conformance.calls import (
     ConformanceFailure,
     StateKeeper,
     check_read_tools_pure,
     check_tool_fuzz,
     outcome_problem,
 )
-from tools.conformance.common import (
+from mcpgym.tools.conformance.common import (
     HASH_SEEDS,
     IMPORTS_ENV,
     ROOT,
@@ -35,7 +40,7 @@ from tools.conformance.common import (
     run_script,
     world_apps,
 )
-from tools.conformance.determinism import (
+from mcpgym.tools.conformance.determinism import (
     check_determinism,
     check_determinism_many,
     check_in_process_determinism,
@@ -44,11 +49,14 @@ from tools.conformance.determinism import (
     import_extra,
     probe,
 )
-from tools.conformance.metadata import check_metadata, check_source, lint_source, source_files
+from mcpgym.tools.conformance.metadata import check_metadata, check_source, lint_source, source_files
 
 
-def run_all(app: str, max_examples: int = 15, cross_process: bool = True) -> dict[str, list[str]]:
-    """Run every check on ``app``; returns check name -> problems (empty lists when it conforms)."""
+def run_all(app: str, max_examples: int = 15, cross_process: bool = True,
+            imports: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Run every check on the registered app ``app``; returns check name -> problems (empty lists
+    when it conforms). ``imports`` names modules the cross-process check imports first (for an
+    app outside the registered plugins)."""
     out = {
         "metadata": check_metadata(app),
         "source": check_source(app),
@@ -58,12 +66,69 @@ def run_all(app: str, max_examples: int = 15, cross_process: bool = True) -> dic
         "tool_fuzz": check_tool_fuzz(app, max_examples=max_examples),
     }
     if cross_process:
-        out["determinism"] = check_determinism(app)
+        out["determinism"] = check_determinism(app, imports=imports)
     return out
 
 
+class AppCheckError(AssertionError):
+    """Raised by :func:`check_app` when an app does not conform.
+
+    Attributes:
+        problems: check name -> the problems it found (only checks with problems).
+    """
+
+    def __init__(self, app: str, problems: dict[str, list[str]]) -> None:
+        self.problems = problems
+        lines = [f"[{check}] {p}" for check, found in problems.items() for p in found]
+        super().__init__(f"app {app!r} does not conform ({len(lines)} problem(s)):\n  " + "\n  ".join(lines))
+
+
+def check_app(app_cls: type[App], max_examples: int = 15, cross_process: bool = True) -> dict[str, list[str]]:
+    """Run the whole conformance suite on an app class (the counterpart of Gymnasium's ``check_env``).
+
+    The class need not be registered: it is registered for the duration of the check (and left
+    as it was afterwards). The cross-process determinism check re-imports ``app_cls.__module__``
+    in fresh interpreters, so it runs only when that module is importable by name; otherwise it
+    is reported as skipped in the result (``{"determinism": []}`` is then absent).
+
+    Args:
+        app_cls: an :class:`~mcpgym.kernel.app.App` subclass.
+        max_examples: hypothesis examples per tool for the fuzz check.
+        cross_process: run the cross-process determinism check (two fresh interpreters with
+            different ``PYTHONHASHSEED``).
+
+    Returns:
+        check name -> problems (all empty) when the app conforms.
+
+    Raises:
+        TypeError: when ``app_cls`` is not an App subclass.
+        AppCheckError: listing every problem when the app does not conform.
+    """
+    if not (isinstance(app_cls, type) and issubclass(app_cls, App)):
+        raise TypeError(f"check_app takes an App subclass, got {app_cls!r}")
+    registered = load_apps().get(app_cls.name)
+    if registered is not None and registered is not app_cls:
+        unregister_app(app_cls.name)
+    if registered is not app_cls:
+        register_app(app_cls)
+    module = app_cls.__module__
+    importable = module != "__main__" and importlib.util.find_spec(module) is not None
+    try:
+        results = run_all(app_cls.name, max_examples=max_examples, cross_process=cross_process and importable,
+                          imports=(module,) if importable else ())
+    finally:
+        if registered is not app_cls:
+            unregister_app(app_cls.name)
+            if registered is not None:
+                register_app(registered)
+    failed = {check: found for check, found in results.items() if found}
+    if failed:
+        raise AppCheckError(app_cls.name, failed)
+    return results
+
+
 __all__ = [
-    "HASH_SEEDS", "IMPORTS_ENV", "ROOT", "ConformanceFailure", "StateKeeper", "app_state_json",
+    "AppCheckError", "HASH_SEEDS", "IMPORTS_ENV", "ROOT", "ConformanceFailure", "check_app", "StateKeeper", "app_state_json",
     "check_determinism", "check_determinism_many", "check_in_process_determinism", "check_metadata",
     "check_read_tools_pure", "check_snapshot_roundtrip", "check_source", "check_tool_fuzz",
     "compare_probes", "first_difference", "grant_all_privileges", "import_extra", "lint_source",

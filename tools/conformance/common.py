@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sandboxes.base import App, get_app
-from sandboxes.world import World, canonical_json
-from tools.conformance.args import example_arguments, known_values
-from tools.invoke import ToolInvoker
+from mcpgym.kernel.app import App, get_app
+from mcpgym.kernel.world import World, canonical_json
+from mcpgym.tools.conformance.args import example_arguments, known_values
+from mcpgym.tools.invoke import ToolInvoker
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORTS_ENV = "MCPGYM_CONFORMANCE_IMPORTS"

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sandboxes.world import World, canonical_json
-from tools.conformance.common import (
+from mcpgym.kernel.world import World, canonical_json
+from mcpgym.tools.conformance.common import (
     HASH_SEEDS,
     IMPORTS_ENV,
     ROOT,
@@ -21,7 +21,7 @@ from tools.conformance.common import (
     run_script,
     world_apps,
 )
-from tools.invoke import ToolInvoker
+from mcpgym.tools.invoke import ToolInvoker
 
 
 
@@ -92,7 +92,7 @@ def _run_probes(apps: Sequence[str], seed: int, imports: Sequence[str], timeout:
         inherited = [i for i in os.environ.get(IMPORTS_ENV, "").split(os.pathsep) if i]
         env[IMPORTS_ENV] = os.pathsep.join([*inherited, *(str(i) for i in imports)])
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        cmd = [sys.executable, "-m", "tools.conformance", "--seed", str(seed), "--probe", *apps]
+        cmd = [sys.executable, "-m", "mcpgym.tools.conformance", "--seed", str(seed), "--probe", *apps]
         procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results, problems = [], []
     for hs, proc in zip(HASH_SEEDS, procs):

@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandboxes.base import App, AppState, app_names, get_app
-from tools.conformance.args import input_schema
-from tools.conformance.common import ROOT, app_cls
-from tools.errors import ERROR_CODES
-from tools.spec import TOOL_NAME_RE
+from mcpgym.kernel.app import App, AppState, app_names, get_app
+from mcpgym.tools.conformance.args import input_schema
+from mcpgym.tools.conformance.common import ROOT, app_cls
+from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.spec import TOOL_NAME_RE
 
 _META: list[Any] = []
 
@@ -58,7 +58,7 @@ def check_metadata(app: str | type[App]) -> list[str]:
     if not cls.title:
         problems.append(f"{name}: the app class needs a `title`")
     if not (inspect.isclass(cls.State) and issubclass(cls.State, AppState)):
-        problems.append(f"{name}: State must subclass sandboxes.base.AppState")
+        problems.append(f"{name}: State must subclass mcpgym.kernel.app.AppState")
     if not cls.tools:
         problems.append(f"{name}: the app has no tools")
     all_tools = {t for a in app_names() for t in get_app(a).tools}

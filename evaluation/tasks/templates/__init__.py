@@ -1,8 +1,8 @@
 """Procedural task templates: parameterised task generators over world seeds.
 
-Each template (:class:`~evaluation.tasks.templates.common.Template`) reads the world of a seed
+Each template (:class:`~mcpgym.evaluation.tasks.templates.common.Template`) reads the world of a seed
 and draws its parameters from the stream ``rng(seed, "templates", <name>)``, then emits a full
-:class:`evaluation.tasks.Task` whose oracle is written in the same step language as the task
+:class:`mcpgym.evaluation.tasks.Task` whose oracle is written in the same step language as the task
 files and validated by the same loader. Instances are deterministic per seed; their gold
 states are computed lazily by the registry, like those of hand-written tasks.
 
@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from evaluation.tasks.model import Task
-from evaluation.tasks.templates import commerce, social, travel
-from evaluation.tasks.templates.common import ID_PREFIX, Instance, Template, instance_id
+from mcpgym.evaluation.tasks.model import Task
+from mcpgym.evaluation.tasks.templates import commerce, social, travel
+from mcpgym.evaluation.tasks.templates.common import ID_PREFIX, Instance, Template, instance_id
 
 TEMPLATES: dict[str, Template] = {t.name: t for t in (*commerce.TEMPLATES, *travel.TEMPLATES, *social.TEMPLATES)}
 """Every template by name, in suite order."""
@@ -51,7 +51,7 @@ def template_task(name: str, seed: int) -> Task:
         KeyError: for an unknown template (naming the known ones).
         evaluation.tasks.TaskLoadError: when the generated task does not validate (a template bug).
     """
-    from evaluation.tasks.registry import parse_task
+    from mcpgym.evaluation.tasks.registry import parse_task
 
     if name not in TEMPLATES:
         raise KeyError(f"unknown template {name!r}; templates: {', '.join(TEMPLATES)}")
@@ -76,13 +76,13 @@ def template_tasks(names: Iterable[str] | None = None, seeds: Iterable[int] | No
 
 def full_suite() -> list[Task]:
     """Suite ``full``: every hand-written task (``core``) followed by every template instance."""
-    from evaluation.tasks.registry import load_tasks
+    from mcpgym.evaluation.tasks.registry import load_tasks
 
     return [*load_tasks("core"), *template_tasks()]
 
 
 def _register() -> None:
-    from evaluation.tasks.registry import register_suite, suite_names
+    from mcpgym.evaluation.tasks.registry import register_suite, suite_names
 
     if FULL not in suite_names():
         register_suite(FULL, full_suite)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
-from evaluation.tasks.templates.common import Instance, Template, dollars, stream, world_of
+from mcpgym.evaluation.tasks.templates.common import Instance, Template, dollars, stream, world_of
 
 # -- shop: buy one item if the balance covers it ------------------------------------------------
 SHOP_BUY = """

@@ -1,6 +1,6 @@
 """Shared machinery of the procedural task templates.
 
-A :class:`Template` turns a world seed into one :class:`evaluation.tasks.Task`: it reads the
+A :class:`Template` turns a world seed into one :class:`mcpgym.evaluation.tasks.Task`: it reads the
 seed's initial world (:func:`world_of`: its state, and read tools called as methods) and draws
 its remaining choices from the named stream ``rng(seed, "templates", <template name>)``, so an
 instance depends only on the seed.
@@ -8,7 +8,7 @@ instance depends only on the seed.
 An instance's oracle is the template's static step list (YAML, compiled once) preceded by one
 ``let`` step binding the instance's parameters (``p_item``, ``p_date``...) as literals; the
 whole task then goes through the same validation as a task file
-(:func:`evaluation.tasks.registry.parse_task`). Gold states are not computed here: the
+(:func:`mcpgym.evaluation.tasks.registry.parse_task`). Gold states are not computed here: the
 registry computes them lazily, per task, when an episode or a test needs one.
 """
 
@@ -76,10 +76,10 @@ class Template:
     @property
     def steps(self) -> list[Any]:
         """The static oracle steps, parsed from YAML and compiled once
-        (:func:`evaluation.tasks.model.parse_steps`); every instance shares them (steps are
+        (:func:`mcpgym.evaluation.tasks.model.parse_steps`); every instance shares them (steps are
         never mutated), and each instance's task validation checks them in context."""
         if self._steps is None:
-            from evaluation.tasks.model import parse_steps
+            from mcpgym.evaluation.tasks.model import parse_steps
 
             loaded = yaml.safe_load(self.oracle_yaml)
             if not isinstance(loaded, list):
@@ -129,7 +129,7 @@ def literal(value: Any) -> str:
 
 def stream(seed: int, template: str) -> random.Random:
     """The template's random stream for ``seed``: ``rng(seed, "templates", template)``."""
-    from sandboxes.rng import rng
+    from mcpgym.kernel.rng import rng
 
     return rng(seed, "templates", template)
 
@@ -140,10 +140,10 @@ apps are present (DESIGN section 2), so one world per seed serves every template
 
 
 def world_of(seed: int) -> Any:
-    """The initial :class:`sandboxes.world.World` of ``seed`` over :data:`TEMPLATE_APPS`
+    """The initial :class:`mcpgym.kernel.world.World` of ``seed`` over :data:`TEMPLATE_APPS`
     (cached for the last few seeds). Templates only read it: its state and its read tools,
     called as methods (``world.apps["flights"].flights_search_flights_by_city(...)``)."""
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
     key = (seed, TEMPLATE_APPS)
     world = _WORLDS.get(key)

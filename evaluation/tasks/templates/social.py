@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.tasks.templates.common import Instance, Template, stream, world_of
+from mcpgym.evaluation.tasks.templates.common import Instance, Template, stream, world_of
 
 # -- news: bookmark the latest article of a section -------------------------------------------------
 BOOKMARK_LATEST = """
@@ -34,7 +34,7 @@ BOOKMARK_LATEST = """
 
 def build_bookmark_latest(seed: int) -> Instance:
     """A section of the news app (its latest article may already be bookmarked)."""
-    from sandboxes.news.generate import SECTIONS
+    from mcpgym.sandboxes.news.generate import SECTIONS
 
     app = world_of(seed).apps["news"]
     r = stream(seed, "news_bookmark_latest")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from evaluation.tasks.templates.common import Instance, Template, dollars, long_date, stream, world_of
+from mcpgym.evaluation.tasks.templates.common import Instance, Template, dollars, long_date, stream, world_of
 
 FLIGHT_DAYS = [(date(2026, 6, 3) + timedelta(days=i)).isoformat() for i in range(26)]
 """Departure dates the flight templates draw from (June 3-28: every flight still bookable)."""
@@ -20,7 +20,7 @@ def _route(seed: int, template: str, origin_pool: str = "home") -> tuple[str, st
     Returns the route, the flights of that day (``FlightView`` models, as
     ``flights_search_flights_by_city`` lists them) and the template's stream.
     """
-    from sandboxes.flights.network import AIRPORT_INFO
+    from mcpgym.sandboxes.flights.network import AIRPORT_INFO
 
     world = world_of(seed)
     app = world.apps["flights"]
@@ -164,7 +164,7 @@ MOVE_HOME = """
 def build_move_home(seed: int) -> Instance:
     """A city of the people directory other than the user's; whether it is already a saved
     weather location decides whether it must be added before it can become primary."""
-    from sandboxes.people import CITIES, generate_people
+    from mcpgym.kernel.people import CITIES, generate_people
 
     user, _ = generate_people(seed)
     r = stream(seed, "weather_move_home")

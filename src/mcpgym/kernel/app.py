@@ -8,7 +8,6 @@ then checks it without new test code.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 import random
 import threading
@@ -17,12 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from sandboxes.rng import rng, stable_id
-from sandboxes.volatile import VOLATILE
-from tools.spec import ToolSpec, collect_specs
+from mcpgym.kernel.rng import rng, stable_id
+from mcpgym.kernel.volatile import VOLATILE
+from mcpgym.kernel.spec import ToolSpec, collect_specs
 
 if TYPE_CHECKING:
-    from sandboxes.world import World
+    from mcpgym.kernel.world import World
 
 BUILTIN_APPS: tuple[str, ...] = ("system", "shop", "talk", "flights", "stocks", "weather", "news", "office")
 """Modules under ``sandboxes`` that hold the built-in apps, in catalog order."""
@@ -45,7 +44,7 @@ class AppState(BaseModel):
 
 
 class App(ABC):
-    """A stateful sandbox app inside a :class:`~sandboxes.world.World`.
+    """A stateful sandbox app inside a :class:`~mcpgym.kernel.world.World`.
 
     Subclasses set ``name`` (lowercase, used as the tool-name prefix), ``title``, ``State``
     (an :class:`AppState` subclass) and implement :meth:`generate`.
@@ -91,7 +90,7 @@ class App(ABC):
         Raises:
             ToolError: ``unavailable`` when that app is not part of this episode.
         """
-        from tools.errors import ToolError
+        from mcpgym.kernel.errors import ToolError
 
         app = self.world.apps.get(name)
         if app is None:
@@ -143,17 +142,12 @@ def unregister_app(name: str) -> None:
 
 
 def load_apps() -> dict[str, type[App]]:
-    """Import the built-in apps and any ``mcpgym.apps`` entry points; return the registry."""
+    """Load every app of the ``mcpgym.apps`` entry-point group (the built-in apps are declared
+    there too, in pyproject.toml) and return the registry."""
     global _LOADED
     if not _LOADED:
         with _LOAD_LOCK:  # another thread sees the registry only once it is complete
             if not _LOADED:
-                for mod in BUILTIN_APPS:
-                    try:
-                        importlib.import_module(f"sandboxes.{mod}")
-                    except ModuleNotFoundError as exc:
-                        if exc.name != f"sandboxes.{mod}":
-                            raise
                 for ep in entry_points(group="mcpgym.apps"):
                     ep.load()
                 _LOADED = True

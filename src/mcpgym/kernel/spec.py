@@ -1,11 +1,11 @@
 """The ``@tool`` decorator and the tool specification it records.
 
-A sandbox operation is a method of an :class:`sandboxes.base.App` subclass decorated with
+A sandbox operation is a method of an :class:`mcpgym.kernel.app.App` subclass decorated with
 :func:`tool`. The decorator reads the signature (type hints become the input schema, the
 return annotation, a pydantic model, becomes the output schema) and records the metadata the
 scorer needs: kind, resource families, preconditions, remedies and alternatives.
 
-This module does not import the MCP SDK; :mod:`tools.mcp_bridge` maps specs onto MCP types.
+This module does not import the MCP SDK; :mod:`mcpgym.tools.mcp_bridge` maps specs onto MCP types.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
-from tools.errors import ERROR_CODES, ToolError
+from mcpgym.kernel.errors import ERROR_CODES, ToolError
 
 ToolKind = Literal["read", "write", "auth"]
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -260,7 +260,7 @@ def tool(
 
     Returns:
         The method, unchanged, with its :class:`ToolSpec` attached; the spec is built when
-        the app class is registered (see :func:`sandboxes.base.register_app`).
+        the app class is registered (see :func:`mcpgym.kernel.app.register_app`).
     """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,10 +12,10 @@ import hashlib
 import json
 from typing import Any, Iterable
 
-from sandboxes.base import App, app_names, get_app
-from sandboxes.clock import Clock
-from sandboxes.people import Person, User, generate_people
-from sandboxes.volatile import comparable
+from mcpgym.kernel.app import App, app_names, get_app
+from mcpgym.kernel.clock import Clock
+from mcpgym.kernel.people import Person, User, generate_people
+from mcpgym.kernel.volatile import comparable
 
 DEFAULT_APPS: tuple[str, ...] = ("system", "shop")
 """Apps of an episode when none are named."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from sandboxes.rng import rng
+from mcpgym.kernel.rng import rng
 
 FIRST_NAMES = [
     "Ada", "Bruno", "Chen", "Dana", "Elif", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemi",
