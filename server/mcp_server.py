@@ -18,11 +18,25 @@ from mcpgym.tools.mcp_bridge import call_result, error_result, mcp_tool
 from mcpgym.kernel.spec import ToolSpec
 
 SERVER_NAME = "mcpgym"
-INSTRUCTIONS = (
-    "mcpgym sandbox: stateful apps (system, shop, talk, flights, stocks, weather, news, office) acting for one user. "
+_RULES = (
     "Money is in integer cents; time is virtual (seconds since the epoch). Tools may fail: errors carry a code, "
-    "whether a retry may help, and retry_after in virtual seconds (system_wait advances the clock)."
+    "whether a retry may help, and retry_after in virtual seconds."
 )
+INSTRUCTIONS = (
+    "mcpgym sandbox: stateful apps acting for one user; each episode URL serves its own apps (see tools/list). "
+    + _RULES
+)
+"""Instructions of the HTTP server, whose one initialisation serves every episode: they name no app."""
+
+
+def instructions_for(episode: Episode) -> str:
+    """The server instructions for one episode: its own apps (name and title) and the rules.
+
+    Args:
+        episode: the served episode; only its apps are named, in the episode's order.
+    """
+    apps = ", ".join(f"{name} ({app.title or name})" for name, app in episode.world.apps.items())
+    return f"mcpgym sandbox: stateful apps acting for one user: {apps}. {_RULES}"
 
 EpisodeResolver = Callable[[Any], "Episode | None"]
 """Maps a request context (``ServerRequestContext``) to its episode, or None."""
@@ -46,12 +60,13 @@ def list_tools_for(episode: Episode) -> list[types.Tool]:
     return tools
 
 
-def build_server(resolve: EpisodeResolver, version: str = "0.1.0") -> Server:
+def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions: str = INSTRUCTIONS) -> Server:
     """Build the low-level MCP server whose handlers act on ``resolve(ctx)``'s episode.
 
     Args:
         resolve: request context -> :class:`Episode` (None: the episode is gone).
         version: server version reported at initialisation.
+        instructions: the ``instructions`` of the initialisation result.
     """
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -78,7 +93,7 @@ def build_server(resolve: EpisodeResolver, version: str = "0.1.0") -> Server:
     return Server(
         SERVER_NAME,
         version=version,
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=tool_input_schema,
@@ -110,4 +125,4 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
 
 def server_for_episode(episode: Episode) -> Server:
     """A server bound to one episode: for stdio and for in-process use with ``mcp.Client``."""
-    return build_server(lambda ctx: episode)
+    return build_server(lambda ctx: episode, instructions=instructions_for(episode))

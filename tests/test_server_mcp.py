@@ -151,3 +151,21 @@ def test_episode_ids_are_128_bit_hex(http_server):
     base, token = http_server
     ids = {create_episode(base, token)["episode_id"] for _ in range(5)}
     assert len(ids) == 5 and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+ALL_APPS = ("system", "shop", "talk", "flights", "stocks", "weather", "news", "office")
+
+
+def test_instructions_name_only_the_episodes_apps():
+    from mcpgym.server.episode import Episode
+    from mcpgym.server.mcp_server import server_for_episode
+
+    text = server_for_episode(Episode.create(seed=SEED, apps=["system", "shop"])).instructions
+    assert "system (System)" in text and "shop (Shop)" in text
+    assert [app for app in ALL_APPS if app in text] == ["system", "shop"]
+
+
+async def test_stdio_instructions_name_only_the_served_apps():
+    async with Client(stdio_params("--seed", str(SEED), "--apps", "system,weather")) as client:
+        text = client.instructions
+    assert [app for app in ALL_APPS if app in text] == ["system", "weather"]
