@@ -11,6 +11,7 @@ times in virtual seconds (UTC).
 from __future__ import annotations
 
 from mcpgym.kernel.app import register_app
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.flights.booking import BookingTools
 from mcpgym.sandboxes.flights.models import FlightService, FlightsState, Passenger
 from mcpgym.sandboxes.flights.network import generate_services
@@ -25,7 +26,7 @@ class FlightsApp(SearchTools, BookingTools):
     """Flight search and booking on a seeded schedule, paid through the system wallet."""
 
     @classmethod
-    def generate(cls, world) -> FlightsState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> FlightsState:
         """Seeded initial state: the route network and daily services (stream ``network``), the
         user as passenger ``pax-000`` and four saved passengers from the people directory
         (stream ``passengers``); no bookings."""

@@ -197,7 +197,7 @@ class BookingTools(PassengerTools):
         self._take_seats(new.flight_id, cls, n)
         s = new.service
         b.flight_id, b.flight_number, b.origin, b.destination = new.flight_id, s.flight_number, s.origin, s.destination
-        b.departure_at, b.seat_class = new.departure_at, cls  # type: ignore[assignment]
+        b.departure_at, b.seat_class = new.departure_at, cls
         b.fare_per_passenger_cents, b.fare_total_cents = price, price * n
         b.total_paid_cents += diff
         b.checked_in = False

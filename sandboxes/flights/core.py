@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.sandboxes.flights.models import FlightService, FlightsState, FlightView, SeatClassView
+from mcpgym.sandboxes.flights.models import FlightService, FlightsState, FlightStatus, FlightView, SeatClass, SeatClassView
 from mcpgym.sandboxes.flights.network import (
     AIRLINES,
     AIRPORT_INFO,
@@ -110,7 +110,7 @@ class FlightsCore(App):
         """The :class:`FlightView` of ``flight`` at the current virtual time."""
         s = flight.service
         now = self.now
-        status = "scheduled" if now < flight.departure_at else ("departed" if now < flight.arrival_at else "arrived")
+        status: FlightStatus = "scheduled" if now < flight.departure_at else ("departed" if now < flight.arrival_at else "arrived")
         return FlightView(
             flight_id=flight.flight_id,
             flight_number=s.flight_number,
@@ -199,16 +199,17 @@ class FlightsCore(App):
         return day
 
     @staticmethod
-    def _seat_class(text: str, field: str = "seat_class") -> str:
+    def _seat_class(text: str, field: str = "seat_class") -> SeatClass:
         """Normalise a seat class name.
 
         Raises:
             ToolError: ``invalid_argument`` unless economy, premium or business.
         """
         value = text.strip().lower()
-        if value not in SEAT_CLASSES:
-            raise ToolError("invalid_argument", f"seat_class must be one of {', '.join(SEAT_CLASSES)}", field=field)
-        return value
+        for seat_class in SEAT_CLASSES:
+            if value == seat_class:
+                return seat_class
+        raise ToolError("invalid_argument", f"seat_class must be one of {', '.join(SEAT_CLASSES)}", field=field)
 
     # -- bookings ----------------------------------------------------------------------------
     def _booking(self, booking_id: str) -> "Booking":

@@ -10,6 +10,7 @@ from mcpgym.kernel.app import AppState
 from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
 SeatClass = Literal["economy", "premium", "business"]
+FlightStatus = Literal["scheduled", "departed", "arrived"]
 
 
 # -- state -------------------------------------------------------------------------------
@@ -187,7 +188,7 @@ class FlightView(BaseModel):
     arrival_at: int
     duration_minutes: int
     aircraft: str
-    status: Literal["scheduled", "departed", "arrived"]
+    status: FlightStatus
     bookable: bool
     classes: list[SeatClassView]
 

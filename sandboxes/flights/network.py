@@ -22,8 +22,9 @@ from datetime import date, datetime, timedelta, timezone
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.people import CITIES as PEOPLE_CITIES
 from mcpgym.kernel.rng import stable_uniform
+from mcpgym.sandboxes.flights.models import SeatClass
 
-SEAT_CLASSES: tuple[str, ...] = ("economy", "premium", "business")
+SEAT_CLASSES: tuple[SeatClass, ...] = ("economy", "premium", "business")
 """Seat classes, cheapest first."""
 
 CITY_INFO: dict[str, tuple[str, float, float]] = {

@@ -9,6 +9,7 @@ need an active premium subscription to their section or author; buying one needs
 from __future__ import annotations
 
 from mcpgym.kernel.app import register_app
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.news.account import AccountTools
 from mcpgym.sandboxes.news.articles import ArticleTools
 from mcpgym.sandboxes.news.generate import generate_state
@@ -22,8 +23,9 @@ class NewsApp(ArticleTools, AccountTools):
     name = "news"
     title = "News"
     State = NewsState
+    state: NewsState
 
     @classmethod
-    def generate(cls, world) -> NewsState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> NewsState:
         """Seeded initial state (see :func:`mcpgym.sandboxes.news.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

@@ -7,6 +7,7 @@ search and show tools are ``read`` tools.
 from __future__ import annotations
 
 from mcpgym.kernel.app import register_app
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.office.calendar import CalendarTools
 from mcpgym.sandboxes.office.files import FileTools
 from mcpgym.sandboxes.office.generate import generate_state
@@ -22,8 +23,9 @@ class OfficeApp(MailTools, CalendarTools, FileTools):
     name = "office"
     title = "Office"
     State = OfficeState
+    state: OfficeState
 
     @classmethod
-    def generate(cls, world) -> OfficeState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> OfficeState:
         """Seeded initial state (see :func:`mcpgym.sandboxes.office.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

@@ -31,7 +31,7 @@ class ShopApp(BrowseTools, OrderTools, App):
     state: ShopState
 
     @classmethod
-    def generate(cls, world: "World") -> ShopState:
+    def generate(cls, world: World) -> ShopState:
         """Seeded initial state: 8 shops (shop-01..shop-08) in 7 categories with 8-11 items
         each (item-SSNN), five coupons (one expired), four past orders, reviews and stars."""
         return generate_state(world, cls.stream)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.people import CITIES
 from mcpgym.sandboxes.shop.models import (
+    StoredStatus,
     CATEGORIES,
     CartLine,
     Coupon,
@@ -245,7 +246,7 @@ def _history(r: random.Random, world: "World", items: dict[str, Item], shops: di
     """Past orders (delivered, one cancelled, one past its return window), reviews and stars."""
     item_ids = sorted(items)
     orders: dict[str, Order] = {}
-    plan = [(r.randint(3, 6), "placed"), (r.randint(8, 15), "placed"), (r.randint(16, 24), "cancelled"),
+    plan: list[tuple[int, StoredStatus]] = [(r.randint(3, 6), "placed"), (r.randint(8, 15), "placed"), (r.randint(16, 24), "cancelled"),
             (r.randint(40, 60), "placed")]
     for k, (days_ago, status) in enumerate(plan, start=1):
         chosen = r.sample(item_ids, r.randint(1, 2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mcpgym.kernel.app import register_app
 from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.stocks.account import AccountTools
 from mcpgym.sandboxes.stocks.core import LIMIT_ORDER_TTL, TIERS
 from mcpgym.sandboxes.stocks.market import INSTRUMENTS, SIZE_RANGES, bucket_at, price_at
@@ -26,7 +27,7 @@ class StocksApp(MarketTools, TradingTools, AccountTools):
     """Brokerage: quotes, market and limit orders, long and short positions, tiers, watchlist."""
 
     @classmethod
-    def generate(cls, world) -> StocksState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> StocksState:
         """Seeded initial state: 24 instruments (stream ``instruments``); 2500-3300 USD cash,
         three long positions bought before the start, one pending limit buy far below the
         market and a three-symbol watchlist (stream ``account``); standard tier."""

@@ -18,6 +18,7 @@ from mcpgym.kernel.clock import iso
 from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.kernel.world import World
 
 PRIVILEGES: dict[str, str] = {
     "talk.location": "share the user's location in messaging",
@@ -191,9 +192,10 @@ class SystemApp(App):
     name = "system"
     title = "System"
     State = SystemState
+    state: SystemState
 
     @classmethod
-    def generate(cls, world) -> SystemState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> SystemState:
         """Seeded initial state: balance 800-2500 USD, savings, no privilege granted."""
         r = cls.stream(world, "initial")
         user = world.user

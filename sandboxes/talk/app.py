@@ -16,6 +16,7 @@ Interdependencies an agent must handle:
 from __future__ import annotations
 
 from mcpgym.kernel.app import App, register_app
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.talk.chats import ChatTools
 from mcpgym.sandboxes.talk.contacts import ContactTools
 from mcpgym.sandboxes.talk.generate import generate_state
@@ -31,8 +32,9 @@ class TalkApp(ContactTools, ChatTools, GroupTools, SocialTools, App):
     name = "talk"
     title = "Talk"
     State = TalkState
+    state: TalkState
 
     @classmethod
-    def generate(cls, world) -> TalkState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> TalkState:
         """Seeded initial state (see :func:`mcpgym.sandboxes.talk.generate.generate_state`)."""
         return generate_state(world, lambda purpose: cls.stream(world, purpose))

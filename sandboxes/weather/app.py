@@ -35,6 +35,8 @@ from mcpgym.sandboxes.weather.climate import (
     sun_times,
 )
 from mcpgym.sandboxes.weather.models import (
+    AlertKind,
+    Severity,
     MAX_SAVED,
     SEVERITY_ORDER,
     AddLocationResult,
@@ -63,13 +65,15 @@ from mcpgym.sandboxes.weather.models import (
 from mcpgym.sandboxes.weather.views import LABELS, daily_points, events_of, hm_local, hourly_point, precip, speed, temp
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.kernel.world import World
 
 LocationArg = Annotated[str, Field(max_length=100, description="location id or name, e.g. 'lisbon' or 'New York'")]
 OptionalLocation = Annotated[str | None, Field(max_length=100, description="location id or name; default: the primary location")]
 Days = Annotated[int, Field(ge=1, le=10, description="number of days (1-10), starting today")]
 COORDINATE_RADIUS_KM = 100.0
 """A coordinate lookup uses the nearest known location within this distance."""
-ALERT_KINDS = ("heat", "storm", "wind")
+ALERT_KINDS: tuple[AlertKind, ...] = ("heat", "storm", "wind")
+SEVERITIES: tuple[Severity, ...] = ("minor", "moderate", "severe")
 _HEADLINES = {"heat": "heat warning", "storm": "thunderstorm warning", "wind": "high wind warning"}
 
 
@@ -83,7 +87,7 @@ class WeatherApp(App):
     state: WeatherState
 
     @classmethod
-    def generate(cls, world) -> WeatherState:  # noqa: ANN001 - World
+    def generate(cls, world: World) -> WeatherState:
         """Seeded initial state: the user's home city as primary ("Home") plus two saved cities,
         metric units, four alerts (the first at the primary location) starting between 6 h ago
         and 4 days ahead, and a subscription to the primary location's moderate+ alerts."""
@@ -102,7 +106,7 @@ class WeatherApp(App):
         places = [primary] + ra.sample(sorted(LOCATIONS), 3)
         for n, loc in enumerate(places, start=1):
             kind = ra.choice(ALERT_KINDS)
-            severity = ra.choices(["minor", "moderate", "severe"], weights=[3, 4, 2])[0]
+            severity = ra.choices(SEVERITIES, weights=[3, 4, 2])[0]
             start = hour0 + ra.randint(-6, 96) * HOUR
             alert_id = f"wa-{n:03d}"
             alerts[alert_id] = Alert(alert_id=alert_id, location_id=loc, kind=kind, severity=severity,

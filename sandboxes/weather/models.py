@@ -17,6 +17,7 @@ from mcpgym.kernel.volatile import VOLATILE
 
 Units = Literal["metric", "imperial"]
 Severity = Literal["minor", "moderate", "severe"]
+AlertKind = Literal["heat", "storm", "wind"]
 SEVERITY_ORDER: dict[str, int] = {"minor": 0, "moderate": 1, "severe": 2}
 MAX_SAVED = 10
 """Most saved locations the user may have."""
@@ -40,7 +41,7 @@ class Alert(BaseModel):
 
     alert_id: str
     location_id: str
-    kind: Literal["heat", "storm", "wind"]
+    kind: AlertKind
     severity: Severity
     headline: str
     starts_at: int

@@ -11,6 +11,7 @@ This module does not import the MCP SDK; :mod:`mcpgym.tools.mcp_bridge` maps spe
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 import inspect
 import re
 import typing
@@ -144,7 +145,7 @@ def _limit_strings(annotation: Any) -> Any:
     origin = get_origin(annotation)
     if origin is Annotated:
         inner, *metadata = get_args(annotation)
-        return Annotated[(_limit_strings(inner), *metadata)]  # type: ignore[return-value]
+        return Annotated[(_limit_strings(inner), *metadata)]
     if origin in (list, typing.List):  # noqa: UP006
         (inner,) = get_args(annotation) or (Any,)
         return list[_limit_strings(inner)]  # type: ignore[misc]
@@ -153,7 +154,7 @@ def _limit_strings(annotation: Any) -> Any:
         return dict[_limit_strings(key), _limit_strings(value)]  # type: ignore[misc]
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         args = tuple(_limit_strings(a) for a in get_args(annotation))
-        return typing.Union[args]  # type: ignore[return-value]
+        return typing.Union[args]
     return annotation
 
 
@@ -216,7 +217,7 @@ def build_spec(
         fields[pname] = (ann, default if isinstance(default, type(Field())) else Field(default))
         params.append(pname)
     model_name = "".join(part.capitalize() for part in tool_name.split("_")) + "Arguments"
-    input_model = create_model(  # type: ignore[call-overload]
+    input_model = create_model(
         model_name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields
     )
     ids = tuple(id_args) if id_args is not None else tuple(p for p in params if p.endswith("_id") or p.endswith("_ids"))
@@ -241,7 +242,7 @@ def tool(
     resources: tuple[str, ...] | list[str],
     *,
     preconditions: tuple[str, ...] | list[str] = (),
-    remedies: dict[str, tuple[str, ...] | list[str]] | None = None,
+    remedies: Mapping[str, Sequence[str]] | None = None,
     alternatives: tuple[str, ...] | list[str] = (),
     id_args: tuple[str, ...] | list[str] | None = None,
     name: str | None = None,
@@ -288,7 +289,7 @@ def collect_specs(cls: type) -> dict[str, ToolSpec]:
     for attr in dir(cls):
         func = getattr(cls, attr, None)
         meta = getattr(func, _SPEC_ATTR, None)
-        if meta is None:
+        if meta is None or func is None:
             continue
         spec = build_spec(func, **meta)
         specs[spec.name] = spec
