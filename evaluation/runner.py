@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import anyio
+import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp)
 
 from mcpgym.evaluation.aggregate import as_scores
 from mcpgym.evaluation.catalog import Catalog
@@ -299,6 +300,13 @@ def _first_error(group: BaseExceptionGroup) -> BaseException:
     return next((e for e in leaves if isinstance(e, RunError)), leaves[0] if leaves else group)
 
 
+def mcp_http_client() -> httpx2.AsyncClient:
+    """The HTTP client every MCP session of a run shares: the SDK transport's own client type
+    (``httpx2``) with the timeouts its transports use, 30 s per operation and 300 s to read a
+    response stream the server may hold open (virtual time does not apply: these are wall seconds)."""
+    return httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
+
+
 async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict[str, Any],
                     scores: list[EpisodeScores], settings: RunSettings, failures: list[tuple[str, str]],
                     out: Path, console: Any) -> int:
@@ -311,7 +319,6 @@ async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict
         RunError: when a spawned server exits during the run.
         ServerError: when the server is unreachable or refuses the token.
     """
-    from mcp.shared._httpx_utils import create_mcp_http_client
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -323,7 +330,7 @@ async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
 
-    async with ControlClient(server.url, server.token) as control, create_mcp_http_client() as http:
+    async with ControlClient(server.url, server.token) as control, mcp_http_client() as http:
         await control.health()
         ctx = EpisodeContext(control=control, http=http, **ctx_args)
         progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
