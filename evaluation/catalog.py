@@ -19,8 +19,11 @@ Heuristic (:func:`classify_tool`), in order:
    first preposition (:data:`PREPOSITIONS`), without filler tokens (:data:`FILLER`), with
    aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and the last token made
    singular. No noun left: the family is ``<app>.<verb>`` (``block`` -> ``external.block``).
-4. ``id_args`` is None: ids are then taken, call by call, from argument names ``id``,
-   ``uid``, ``*_id``, ``*_ids``, ``*_uid`` (see :meth:`Catalog.ids`).
+4. ``id_args`` is None: ids are then taken, call by call, from the arguments whose value
+   has the shape of an id token (:func:`looks_like_id`: ``item_3f9``, ``mo_2``,
+   ``user_AAA``, ``ord-aaaa1111``...), plus any argument whose name says it is one
+   (:data:`ID_ARG_RE`: ``id``, ``uid``, ``*_id``, ``*_ids``, and short ``<1-4 letters>id``
+   names such as ``moid``, ``tid``, ``caid``, ``gid``). See :meth:`Catalog.ids`.
 5. Remedies (resolved by :meth:`Catalog.remedies_for`): ``permission_denied`` and
    ``auth_required`` are cured by any auth tool the catalog knows; ``rate_limited`` by any
    tool whose name contains ``wait``.
@@ -51,8 +54,21 @@ AUTH_PHRASES: tuple[str, ...] = ("ask_for_privilege", "ask_for_permission", "log
 PREPOSITIONS: frozenset[str] = frozenset("from by for to of in on with at into via".split())
 FILLER: frozenset[str] = frozenset("id ids info information details detail list all my the a an".split())
 NOUN_ALIASES: dict[str, str] = {"uid": "user", "uids": "user", "msg": "message", "msgs": "message", "dm": "message"}
-ID_ARG_RE = re.compile(r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid)$", re.IGNORECASE)
-"""Argument names taken as resource ids when a tool's ``id_args`` are not known."""
+ID_ARG_RE = re.compile(r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid|uids)$"
+                       r"|^(?!(?:valid|paid|void|avoid|said|laid|raid|acid|amid|rapid|fluid|solid|humid|vivid)$)[a-z]{1,4}ids?$",
+                       re.IGNORECASE)
+"""Argument names taken as resource ids when a tool's ``id_args`` are not known (``moid``,
+``tid``, ``caid``... match the last alternative: up to four letters before ``id``, except
+English words such as ``valid`` or ``paid``)."""
+ID_VALUE_RE = re.compile(r"^[a-z][a-z0-9]{0,15}(?:[_-][a-z0-9]{1,15}){0,2}[_-](?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{1,64}$")
+"""The shape of an id token: a lowercase prefix (``item``, ``mo``, ``user``, ``ord``...), ``_``
+or ``-``, and a token holding a digit or a capital letter (``item_3f9``, ``mo_2``,
+``user_AAA``, ``ord-aaaa1111``). Lowercase words (``new_york``) and free text do not match."""
+
+
+def looks_like_id(value: object) -> bool:
+    """True when ``value`` is a string shaped like an id token (:data:`ID_VALUE_RE`)."""
+    return isinstance(value, str) and len(value) <= 96 and ID_VALUE_RE.match(value) is not None
 
 Source = Literal["catalog", "file", "heuristic"]
 
@@ -86,6 +102,12 @@ class CatalogEntry(BaseModel):
     id_args: list[str] | None = None
     description: str = ""
     source: Source = "file"
+
+
+def _id_shaped(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(looks_like_id(v) for v in value)
+    return looks_like_id(value)
 
 
 def _tokens(text: str) -> list[str]:
@@ -305,12 +327,18 @@ class Catalog:
         """Resource ids a call names: the values of the tool's ``id_args`` in ``arguments``.
 
         Lists are flattened; values are compared as strings. For entries with ``id_args``
-        None, the argument names matching :data:`ID_ARG_RE` are used.
+        None (tools no catalog knows), an argument is an id when its name matches
+        :data:`ID_ARG_RE` or its value (or every item of its list value) has the shape of an
+        id token (:func:`looks_like_id`), so ``{"moid": "mo_2"}`` and ``{"target":
+        "item_3f9"}`` both name a resource whatever the argument is called.
         """
         if not isinstance(arguments, dict):
             return frozenset()
         id_args = self.get(name).id_args
-        keys = [k for k in arguments if ID_ARG_RE.search(str(k))] if id_args is None else id_args
+        if id_args is None:
+            keys = [k for k, v in arguments.items() if ID_ARG_RE.search(str(k)) or _id_shaped(v)]
+        else:
+            keys = id_args
         out: set[str] = set()
         for k in keys:
             v = arguments.get(k)
@@ -361,7 +389,9 @@ __all__ = [
     "Catalog",
     "CatalogEntry",
     "ID_ARG_RE",
+    "ID_VALUE_RE",
     "READ_VERBS",
     "WRITE_VERBS",
     "classify_tool",
+    "looks_like_id",
 ]

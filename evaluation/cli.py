@@ -233,15 +233,19 @@ def run(
 def score(
     paths: list[Path] = typer.Argument(..., help="Run directories, trajectory files of our own, or files recorded elsewhere."),
     fmt: str = typer.Option("auto", "--format", "-f", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."),
-    catalog: Optional[Path] = typer.Option(None, "--catalog", help="JSON catalog (name -> kind, resources, remedies, alternatives) for tools not in ours."),
+    catalog: Optional[str] = typer.Option(None, "--catalog", help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp)."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": [...], \"tools\": [...], \"problems\": [...]} as JSON."),
     k: Optional[int] = typer.Option(None, min=1, help="Recovery window in tool calls (default: the run's, else 3)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when the scorability summary warns (most call blocks failed to parse, or most tools were guessed by name)."),
 ) -> None:
     """Score trajectories (ours, or recorded in another harness) with DESIGN section 7's
-    definitions: per-episode behaviour scores, outcome where states are given, aggregates.
+    definitions: per-episode behaviour scores, outcome where states are given, aggregates,
+    and a scorability summary (episodes read, calls parsed, blocks that failed, tools
+    classified vs guessed).
 
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
-    scored and printed); 2: nothing could be scored.
+    scored and printed), or --strict and the scorability summary warns; 2: nothing could be
+    scored.
     """
     from mcpgym.evaluation.formats import FORMATS, run_score
     from mcpgym.evaluation.manifest import read_manifest
@@ -253,7 +257,7 @@ def score(
         windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
         k = windows.pop() if len(windows) == 1 else DEFAULT_K
     try:
-        code = run_score([str(p) for p in paths], fmt, str(catalog) if catalog else None, as_json, k=k)
+        code = run_score([str(p) for p in paths], fmt, catalog, as_json, k=k, strict=strict)
     except ValueError as exc:
         _fail(str(exc))
     raise typer.Exit(code)

@@ -295,36 +295,39 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
     path = DATA / "complexmcp_episodes.jsonl"
     report = score_files([path])
     eps = by_label(report)
-    # cm-1 (heuristic tools): 1 get_uid_from_name -> 'internel error' (inferred transient),
-    # 2 retry ok, 3 send_message -> failed "need privilege" (permission_denied: any auth tool
-    # is a remedy), 4 ask_for_privilege, 5 send_message ok, 6 block ok. Writes 5, 6, nothing
-    # read after them -> skips [5, 6]. Errors: 1 retried/recovered at 2; 3 remedied at 4,
-    # recovered at 5.
+    # Read as complexmcp (sniffed), so the built-in ComplexMCP catalog classifies the tools.
+    # cm-1: 1 get_uid_from_name -> 'internel error' (inferred transient; remedy acc_network),
+    # 2 retry ok, 3 send_message -> failed "need privilege" (permission_denied: ComplexMCP's
+    # send_message is not a privileged tool, so no remedy: not recoverable), 4
+    # ask_for_privilege, 5 send_message ok, 6 block ok. Writes 5, 6, nothing read after them
+    # -> skips [5, 6]. Errors: 1 retried/recovered at 2.
     cm1 = eps["line 1 task cm-1"]
-    assert counts(cm1) == (2, 0, [5, 6], 2, 2, 2, False)
-    assert [(r.code, r.inferred) for r in cm1.scores.recoverable_error_detail] == [
-        ("transient", True), ("permission_denied", False)]
-    # cm-3: 1 send_message ok, 2 list_messages with uid 5 -> status "error" (invalid_argument:
-    # an invalid call), 3 list_messages ok (external.message, same uid) verifies 1,
-    # 4 checkout_all -> "internal error" (inferred transient) and the answer gives up
-    # ("try again later"): 1 recoverable error, no attempt, defeatism.
+    assert report.catalog == "complexmcp"
+    assert counts(cm1) == (2, 0, [5, 6], 1, 1, 1, False)
+    assert [(r.code, r.inferred, r.remedies) for r in cm1.scores.recoverable_error_detail] == [
+        ("transient", True, ["acc_network"])]
+    # cm-3: 1 send_message ok (lighttalk.chat), 2 list_messages with uid 5 -> status "error"
+    # (invalid_argument: an invalid call), 3 list_messages ok (not ComplexMCP's: guessed
+    # external.message, which does not verify 1), 4 checkout_all -> "internal error" (inferred
+    # transient) and the answer gives up ("try again later"): 1 recoverable error, no
+    # attempt, defeatism.
     cm3 = eps["line 3 task cm-3"]
-    assert counts(cm3) == (1, 1, [], 1, 0, 0, True)
+    assert counts(cm3) == (1, 0, [1], 1, 0, 0, True)
     assert (cm3.scores.invalid_calls, cm3.scores.refusal_pattern, cm3.agent) == (1, "try_again_later", "qwen-test")
     # cm-2 has an unclosed <tool>: the problem names the line and the episode; 1 and 3 scored
     assert problem_texts(report) == [
         f"{path}:2 (line 2 task cm-2): error: unclosed <tool> block opened at transcript line 1 "
         "(the next tag is <response> at transcript line 3)"]
     assert {t.tool: (t.source, t.kind, t.resources[0]) for t in report.tools} == {
-        "ask_for_privilege": ("heuristic", "auth", "external.privilege"),
-        "block": ("heuristic", "write", "external.block"),
-        "checkout_all": ("heuristic", "write", "external.checkout"),
-        "get_uid_from_name": ("heuristic", "read", "external.user"),
+        "ask_for_privilege": ("file", "auth", "lighttalk.privilege"),
+        "block": ("file", "write", "lighttalk.contact"),
+        "checkout_all": ("file", "write", "lightshop.cart"),
+        "get_uid_from_name": ("file", "read", "lighttalk.contact"),
         "list_messages": ("heuristic", "read", "external.message"),
-        "send_message": ("heuristic", "write", "external.message")}
+        "send_message": ("file", "write", "lighttalk.chat")}
     agg = report.agents["qwen-test"]
     assert (agg["episodes"], agg["verified_writes"], agg["writes"], agg["recoverable_errors"], agg["recoveries"],
-            agg["defeatism_rate"]) == (2, 1, 3, 3, 2, 0.5)
+            agg["defeatism_rate"]) == (2, 0, 3, 2, 1, 0.5)
 
 
 def test_complexmcp_with_a_catalog_file():

@@ -1,55 +1,59 @@
 """Format ``complexmcp``: the text transcripts of the ComplexMCP benchmark.
 
-One text per episode: the agent's prose interleaved with ``<tool>`` blocks (a JSON object
-with ``name`` and ``arguments``), each followed by a ``<response>`` block (the result), the
-episode ending with a final message carrying ``[END]``. Tool names are bare
-(``send_message``, ``ask_for_privilege``): tools no catalog knows are classified by the
-heuristic of :mod:`mcpgym.evaluation.catalog`.
+One text per episode, as ComplexMCP's harness (``client/agent.py``) builds it: its turns
+joined by newlines, where an assistant turn that calls a tool ends with ``</tool>`` (the
+harness stops generation there) and is followed by the tool's answer
+``<response>\\n{result}\\n</response>``; the episode ends with an assistant turn ending in
+``[END]``. Tool names are bare (``send_message``, ``ask_for_privilege``); the built-in
+``complexmcp`` catalog (:mod:`mcpgym.evaluation.catalogs`) classifies them.
 
-Where the texts sit:
+Parsing follows the harness, not tag balance:
+
+* A call is a ``</tool>`` followed (whitespace apart) by a ``<response>`` block. Its JSON is
+  the text after the **last** ``<tool>`` before that ``</tool>`` in the same turn, as the
+  harness's parser takes it, so ``<tool>`` mentioned in prose before the real call is
+  harmless. No ``<tool>``, JSON that does not parse, or no ``name``: the agent's malformed
+  call (an invalid call, not a step). ``arguments`` (else ``parameters`` / ``args`` /
+  ``input``) are the arguments, a JSON string inside is parsed.
+* ``[END]`` ends the episode only where the harness stops: at the end of a turn (the end of
+  a line outside any ``<response>`` block). ``[END]`` quoted inside a query, a tool result
+  or mid-sentence is text. The final message is the prose after the last response, up to
+  that ``[END]``. No final ``[END]``: scored with status ``limit`` (the transcript may have
+  been cut short, so errors in its last calls do not count as given up) and a warning.
+* A ``<tool>`` tag that opens a block (at the start of a line, followed by ``{``) that no
+  ``</tool>`` closes before the next ``<response>`` (or the end) makes the episode
+  unscorable; the problem names the line.
+* A ``</tool>`` without a ``<response>`` after it (a transcript cut mid-call) is left out
+  with a warning.
+
+Results are read by the shared detector
+(:func:`mcpgym.evaluation.formats.results.interpret_result`): JSON or single-quoted
+Python-literal dicts (the harness prints its own error dicts that way), ``{"status",
+"output"}`` envelopes (``ok`` success; ``failed`` a refusal, code guessed from the output;
+``error`` a bad call; ``internal error`` / ``internel error`` an injected fault, inferred
+``transient``), ``Error: ...`` text; anything else is a success.
+
+Where the transcripts sit (every string is decoded as long as it is itself a JSON-encoded
+string or object, as ComplexMCP's ``data.parquet`` stores its ``output`` column):
 
 * a plain text file (``.txt``, or anything not starting like JSON): one episode, or several,
-  each ending at an ``[END]`` marker;
+  each ending at a turn-ending ``[END]``;
 * a JSON document that is a string, a list of strings, an object or a list of objects;
 * JSON Lines, one string or object per line.
 
-In an object the transcript is the first string field (in key order; one level of nested
-objects is searched too) that contains ``<tool>``, else the first that contains ``[END]``
-(an episode without tool calls). ``agent`` / ``model``, ``task_id``, ``trial``,
-``episode_id`` / ``id`` and ``instruction`` / ``query`` / ``question`` are read when present.
-
-Results: a JSON object, a single-quoted Python-literal dict (read with
-:func:`ast.literal_eval`), or plain text. A dict's ``status`` decides:
-
-====================================== =====================================================
-``status``                             step
-====================================== =====================================================
-``ok`` / ``success``                   success
-``failed`` (refused: not found,        error; code ``permission_denied``, ``not_found`` or
-precondition, missing privilege)       ``precondition_failed`` guessed from ``output``
-                                       (:data:`~mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`,
-                                       default ``precondition_failed``)
-``error`` (a bad call)                 error ``invalid_argument``
-``internal error`` / ``internel error`` error ``transient``: an injected network or password
-(sic)                                  fault, marked inferred
-anything else                          error; code guessed from the text
-====================================== =====================================================
-
-A dict without ``status`` and plain text follow the ``openai`` content rule (``{"error":
-...}`` or text starting with ``Error`` is an error).
-
-Malformed transcripts: an unclosed ``<tool>`` or ``<response>`` block, a closing tag
-without its opening tag, or a ``<response>`` that follows no ``<tool>`` makes the episode
-unscorable (a problem names the episode and the line). A ``<tool>`` block whose JSON does not
-parse (or has no ``name``) is the agent's malformed call: it counts as an invalid call. A
-``<tool>`` with no ``<response>`` is left out (a warning names it). A transcript without
-``[END]`` is scored with status ``limit`` (it may have been cut short, so errors in its last
-calls do not count as given up) and a warning.
+In an object the transcript field is chosen by its structure: the string field (one level
+of nested objects is searched too) holding ``</tool>``-then-``<response>`` calls, else one
+ending with ``[END]`` (an answer without tool calls), else one containing ``<tool>`` or
+``[END]``; on a tie a field not named like an instruction (``query``, ``instruction``,
+``question``, ``task``, ``prompt``) wins, then the first in key order. ``agent`` /
+``model``, ``task_id``, ``trial``, ``episode_id`` / ``id``, ``level`` (1-3), ``apps`` and
+the instruction (``instruction`` / ``query`` / ``question`` / ``task`` / ``prompt``) are
+read when present. A ``tool_cnt`` field (ComplexMCP's own count of calls per tool and
+status) is checked against the calls parsed; a mismatch is a warning naming both counts.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
@@ -67,185 +71,243 @@ from mcpgym.evaluation.formats.common import (
     record_trial,
 )
 from mcpgym.evaluation.formats.results import (
-    ERROR_PREFIX_RE,
-    error_payload,
-    guess_error_code,
     interpret_result,
     make_step,
     parse_arguments,
+    parse_result_text,
 )
 from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"
-OK_STATUSES: frozenset[str] = frozenset({"ok", "success", "succeeded", "successful"})
-FAILED_STATUSES: frozenset[str] = frozenset({"failed", "fail", "failure"})
-INTERNAL_STATUSES: frozenset[str] = frozenset({"internal error", "internel error", "internal"})
-FAILED_CODES: tuple[str, ...] = ("permission_denied", "not_found", "precondition_failed")
-INSTRUCTION_KEYS: tuple[str, ...] = ("instruction", "query", "question", "task")
+INSTRUCTION_KEYS: tuple[str, ...] = ("instruction", "query", "question", "task", "prompt")
 TEXT_SUFFIXES: frozenset[str] = frozenset({".txt", ".text", ".md"})
 """Files read as plain text whatever they start with (others: JSON when they start like JSON)."""
+MAX_DECODE_LAYERS = 8
+"""JSON-encoding layers peeled off a string at most."""
+
+_CALL_RE = re.compile(r"</tool>\s*<response>")
+_RESPONSE_END = "</response>"
+_OPENER_RE = re.compile(r"^[ \t]*<tool>\s*\{", re.MULTILINE)
 _TAG_RE = re.compile(r"<(/?)(tool|response)>")
-
-
-def _literal(text: str) -> Any:
-    s = text.strip()
-    try:
-        return json.loads(s)
-    except ValueError:
-        pass
-    if s[:1] in ("{", "["):
-        try:
-            value = ast.literal_eval(s)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return None
-        return json.loads(json.dumps(value, default=str))  # tuples -> lists, sets/bytes -> str
-    return None
+_END_AT_EOL_RE = re.compile(r"\[END\][ \t]*(?=\r?\n|$)")
 
 
 def interpret_response(body: str) -> tuple[bool, str | None, Any]:
-    """``(is_error, code, result)`` of a ``<response>`` block (the status table above)."""
-    value = _literal(body)
-    if isinstance(value, dict) and "status" in value:
-        status = re.sub(r"[\s_]+", " ", str(value["status"]).strip().lower())
-        output = value.get("output", value.get("message", ""))
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
-        if status in OK_STATUSES:
-            return False, None, value
-        if status in FAILED_STATUSES:
-            code = guess_error_code(text, allowed=FAILED_CODES, default="precondition_failed")
-        elif status == "error":
-            code = "invalid_argument"
-        elif status in INTERNAL_STATUSES:
-            code = "transient"
-        else:
-            code = guess_error_code(text)
-        return True, code, error_payload(code, text, status=value["status"])
-    if value is not None:
-        return interpret_result(json.dumps(value, ensure_ascii=False))
-    text = body.strip()
-    if ERROR_PREFIX_RE.match(text):
-        return interpret_result(text)
-    return False, None, text
+    """``(is_error, code, result)`` of a ``<response>`` block (the shared detector)."""
+    return interpret_result(body)
+
+
+def decode_layers(value: Any) -> Any:
+    """Peel JSON encodings off ``value``: a string that is a JSON string, object or list is
+    replaced by what it encodes, again and again (at most :data:`MAX_DECODE_LAYERS` times).
+    A transcript (prose, ``<tool>`` blocks) does not parse as JSON and is returned as is."""
+    for _ in range(MAX_DECODE_LAYERS):
+        if not isinstance(value, str):
+            return value
+        s = value.strip()
+        if not s or s[0] not in "\"[{" or s[-1] not in "\"]}":
+            return value
+        try:
+            value = json.loads(s)
+        except ValueError:
+            return value
+    return value
 
 
 def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+def _literal(body: str) -> Any:
+    ok, value = parse_result_text(body)
+    return value if ok else None
+
+
 def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AGENT, task_id: str | None = None,
                          trial: int = 0, instruction: str | None = None, metadata: dict[str, Any] | None = None,
-                         first_line: int | None = None) -> tuple[Trajectory, list[str]]:
+                         first_line: int | None = None, level: int | None = None,
+                         apps: list[str] | None = None) -> tuple[Trajectory, list[str]]:
     """Convert one ComplexMCP transcript into a :class:`Trajectory` (no ledger).
 
     Args:
         text: the transcript.
-        episode_id, agent, task_id, trial, instruction, metadata: copied into the trajectory.
+        episode_id, agent, task_id, trial, instruction, metadata, level, apps: copied into
+            the trajectory.
         first_line: the file line the transcript starts on (plain text files); messages then
             name file lines, else lines of the transcript.
 
     Returns:
-        ``(trajectory, warnings)``.
+        ``(trajectory, warnings)``; the trajectory's ``invalid_calls`` counts the malformed
+        ``<tool>`` blocks.
 
     Raises:
-        EpisodeError: for an unclosed block, a stray closing tag or a ``<response>`` that
-            follows no ``<tool>``; the message names the line.
+        EpisodeError: for a ``<tool>`` block that is never closed (the message names the
+            line).
     """
 
     def where(pos: int) -> str:
         n = _line_of(text, pos)
         return f"line {first_line + n - 1}" if first_line is not None else f"transcript line {n}"
 
-    blocks: list[tuple[str, str, int]] = []  # (tag, body, start)
-    open_tag: tuple[str, int, int] | None = None  # (tag, start, body start)
-    last_end = 0
-    for m in _TAG_RE.finditer(text):
-        closing, tag = m.group(1) == "/", m.group(2)
-        if open_tag is None:
-            if closing:
-                raise EpisodeError(f"</{tag}> at {where(m.start())} closes no <{tag}> block")
-            open_tag = (tag, m.start(), m.end())
-        elif closing and tag == open_tag[0]:
-            blocks.append((tag, text[open_tag[2]:m.start()], open_tag[1]))
-            open_tag, last_end = None, m.end()
-        else:
-            raise EpisodeError(f"unclosed <{open_tag[0]}> block opened at {where(open_tag[1])} "
-                               f"(the next tag is <{m.group(1)}{tag}> at {where(m.start())})")
-    if open_tag is not None:
-        raise EpisodeError(f"unclosed <{open_tag[0]}> block opened at {where(open_tag[1])}")
-
     warnings: list[str] = []
     steps = []
     invalid = 0
-    i = 0
-    while i < len(blocks):
-        tag, body, start = blocks[i]
-        if tag == "response":
-            raise EpisodeError(f"the <response> block at {where(start)} follows no <tool> block")
-        response = blocks[i + 1] if i + 1 < len(blocks) and blocks[i + 1][0] == "response" else None
-        i += 2 if response else 1
-        call = _literal(body)
+    pos = 0  # start of the current assistant turn(s)
+    tail_start = 0  # where the text after the last response starts
+    responses: list[tuple[int, int]] = []
+    while True:
+        m = _CALL_RE.search(text, pos)
+        if m is None:
+            break
+        turn = text[pos:m.start()]
+        _check_openers(turn, pos, where, closed_at=m.start())
+        body_end = text.find(_RESPONSE_END, m.end())
+        if body_end < 0:
+            warnings.append(f"the <response> at {where(m.end())} is never closed (cut short?); the call is left out")
+            tail_start = len(text)
+            pos = len(text)
+            break
+        responses.append((m.end(), body_end))
+        start = turn.rfind("<tool>")
+        call = _literal(turn[start + len("<tool>"):]) if start >= 0 else None
         name = call.get("name") if isinstance(call, dict) else None
         if not isinstance(name, str) or not name:
-            invalid += 1 if response else 0
-            if not response:
-                warnings.append(f"the malformed <tool> block at {where(start)} has no <response>; left out")
-            continue
-        if response is None:
-            warnings.append(f"the <tool> call of {name} at {where(start)} has no <response>; left out")
-            continue
-        raw = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
-        args, ok = parse_arguments(raw)
-        is_error, code, result = interpret_response(response[1])
-        if is_error and not ok:
-            code = "invalid_argument"
-        steps.append(make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result))
+            invalid += 1
+        else:
+            raw = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
+            args, ok = parse_arguments(raw)
+            is_error, code, result = interpret_response(text[m.end():body_end])
+            if is_error and not ok:
+                code = "invalid_argument"
+            steps.append(make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result))
+        pos = tail_start = body_end + len(_RESPONSE_END)
 
-    tail = text[last_end:]
-    end_at = tail.find(END_MARKER)
-    final = (tail[:end_at] if end_at >= 0 else tail).strip()
+    tail = text[tail_start:]
+    _check_openers(tail, tail_start, where, closed_at=None)
+    dangling = tail.find("</tool>")
+    if dangling >= 0 and "<tool>" in tail[:dangling]:
+        warnings.append(f"the <tool> call ending at {where(tail_start + dangling)} has no <response>; left out")
+    ends = list(_END_AT_EOL_RE.finditer(tail))
     status, stop_reason = "completed", None
-    if END_MARKER not in text:
+    if ends:
+        final = tail[:ends[-1].start()].strip()
+    else:
+        final = tail.strip()
         status, stop_reason = "limit", "no [END] marker: the transcript may have been cut short"
         warnings.append(f"no {END_MARKER} marker: scored as cut short (status limit)")
     traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
                       steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
-                      invalid_calls=invalid, metadata=dict(metadata or {}))
+                      invalid_calls=invalid, level=level, apps=list(apps or []), metadata=dict(metadata or {}))
     return traj, warnings
 
 
-def _transcript_field(rec: dict[str, Any]) -> tuple[str, str] | None:
-    """(key, text) of the transcript field of a record (module docstring), or None."""
+def _check_openers(segment: str, offset: int, where: Any, *, closed_at: int | None) -> None:
+    """Raise :class:`EpisodeError` for a block-opening ``<tool>`` in ``segment`` (a line
+    starting with ``<tool>`` then ``{``; prose mentions are not openers) that is never
+    closed: a ``<response>`` follows it inside a turn (``closed_at`` given), or no
+    ``</tool>`` follows it in the text after the last response (``closed_at`` None)."""
+    for m in _OPENER_RE.finditer(segment):
+        tag_at = segment.index("<tool>", m.start())
+        after = segment[tag_at + len("<tool>"):]
+        if closed_at is not None:
+            if "<response>" not in after:
+                continue
+        elif "</tool>" in after:
+            continue
+        nxt = _TAG_RE.search(segment, tag_at + len("<tool>"))
+        detail = ""
+        if nxt is not None:
+            detail = f" (the next tag is <{nxt.group(1)}{nxt.group(2)}> at {where(offset + nxt.start())})"
+        raise EpisodeError(f"unclosed <tool> block opened at {where(offset + tag_at)}{detail}")
+
+
+def _structure_score(text: str) -> int:
+    if _CALL_RE.search(text) and _RESPONSE_END in text:
+        return 3
+    if text.rstrip().endswith(END_MARKER):
+        return 2
+    if "<tool>" in text or END_MARKER in text:
+        return 1
+    return 0
+
+
+def transcript_field(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """(key, text) of the transcript field of a record (module docstring), or None.
+
+    String fields are decoded first (:func:`decode_layers`); a field that decodes to an
+    object is searched one level down.
+    """
     candidates: list[tuple[str, str]] = []
     for k, v in rec.items():
+        v = decode_layers(v)
         if isinstance(v, str):
-            candidates.append((k, v))
+            candidates.append((str(k), v))
         elif isinstance(v, dict):
-            candidates.extend((f"{k}.{k2}", v2) for k2, v2 in v.items() if isinstance(v2, str))
-    for marker in ("<tool>", END_MARKER):
-        for k, v in candidates:
-            if marker in v:
-                return k, v
-    return None
+            for k2, v2 in v.items():
+                v2 = decode_layers(v2)
+                if isinstance(v2, str):
+                    candidates.append((f"{k}.{k2}", v2))
+    best: tuple[float, int] | None = None
+    found: tuple[str, str] | None = None
+    for i, (k, v) in enumerate(candidates):
+        score = _structure_score(v)
+        if score == 0:
+            continue
+        rank = (score - (0.5 if k.rsplit(".", 1)[-1].lower() in INSTRUCTION_KEYS else 0.0), -i)
+        if best is None or rank > best:
+            best, found = rank, (k, v)
+    return found
 
 
 def split_episodes(text: str) -> list[tuple[int, str]]:
-    """Split a plain text of several episodes after each ``[END]`` marker.
+    """Split a plain text of several episodes after each turn-ending ``[END]`` (at the end
+    of a line, outside any ``<response>`` block).
 
     Returns:
         ``[(first_line, text), ...]``; whitespace after the last marker is dropped.
     """
+    blocked: list[tuple[int, int]] = []
+    for m in _CALL_RE.finditer(text):
+        end = text.find(_RESPONSE_END, m.end())
+        blocked.append((m.end(), len(text) if end < 0 else end))
+    cuts = [m.end() for m in _END_AT_EOL_RE.finditer(text)
+            if not any(a <= m.start() < b for a, b in blocked)]
     out: list[tuple[int, str]] = []
     pos = 0
-    while pos < len(text):
-        at = text.find(END_MARKER, pos)
-        end = len(text) if at < 0 else at + len(END_MARKER)
+    for end in [*cuts, len(text)]:
         chunk = text[pos:end]
         if chunk.strip():
             lead = len(chunk) - len(chunk.lstrip())
             out.append((_line_of(text, pos + lead), chunk[lead:]))
         pos = end
     return out
+
+
+def _level(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 3 else None
+
+
+def _apps(value: Any) -> list[str]:
+    value = decode_layers(value)
+    if isinstance(value, list) and all(isinstance(a, str) for a in value):
+        return list(value)
+    return []
+
+
+def _tool_cnt_total(value: Any) -> int | None:
+    value = decode_layers(value)
+    if not isinstance(value, dict):
+        return None
+    total = 0
+    for per_status in value.values():
+        if not isinstance(per_status, dict):
+            return None
+        for n in per_status.values():
+            if not isinstance(n, int) or isinstance(n, bool):
+                return None
+            total += n
+    return total
 
 
 def load(path: str | Path) -> LoadResult:
@@ -258,33 +320,46 @@ def load(path: str | Path) -> LoadResult:
 
     def convert(transcript: str, label: str, line: int | None, rec: dict[str, Any], first_line: int | None) -> None:
         meta: dict[str, Any] = {"format": FORMAT, "file": str(path), "episode": label}
-        instruction = next((rec[k] for k in INSTRUCTION_KEYS if isinstance(rec.get(k), str) and rec[k] != transcript),
-                           None)
+        instruction = None
+        for k in INSTRUCTION_KEYS:
+            v = decode_layers(rec.get(k))
+            if isinstance(v, str) and v != transcript:
+                instruction = v
+                break
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{label}"
         try:
             traj, warnings = trajectory_from_text(
                 transcript, episode_id=episode_id, agent=record_agent(rec) or EXTERNAL_AGENT,
                 task_id=meta_str(rec.get("task_id")), trial=record_trial(rec), instruction=instruction, metadata=meta,
-                first_line=first_line)
+                first_line=first_line, level=_level(rec.get("level")), apps=_apps(rec.get("apps")))
         except EpisodeError as exc:
             result.problem(str(exc), line=line, episode=label)
             return
         except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
             result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=line, episode=label)
             return
+        expected = _tool_cnt_total(rec.get("tool_cnt"))
+        parsed = len(traj.steps) + traj.invalid_calls
+        if expected is not None and expected != parsed:
+            warnings.append(f"tool_cnt counts {expected} call(s) but {parsed} were parsed "
+                            f"({len(traj.steps)} well-formed, {traj.invalid_calls} malformed)")
         result.add(Episode(label=label, trajectory=traj, line=line, warnings=warnings))
 
     def from_value(value: Any, label: str, line: int | None) -> None:
+        value = decode_layers(value)
         if isinstance(value, str):
             convert(value, label, line, {}, None)
         elif isinstance(value, dict):
-            found = _transcript_field(value)
+            found = transcript_field(value)
             if found is None:
                 result.problem("no string field holds a transcript (none contains <tool> or [END])", line=line,
                                episode=label)
                 return
             task = meta_str(value.get("task_id"))
             convert(found[1], label + (f" task {task}" if task is not None else ""), line, value, None)
+        elif isinstance(value, list) and line is not None:
+            for i, item in enumerate(value, start=1):
+                from_value(item, f"{label} item {i}", line)
         else:
             result.problem(f"expected a transcript string or an object holding one, got {type(value).__name__}",
                            line=line, episode=label)
@@ -298,6 +373,7 @@ def load(path: str | Path) -> LoadResult:
         return result
     records, jsonl = read_json_records(p, text, result)
     for line, value in records:
+        value = decode_layers(value)
         if not jsonl and isinstance(value, list):
             for i, item in enumerate(value, start=1):
                 from_value(item, f"record {i}", None)
@@ -308,4 +384,5 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-__all__ = ["END_MARKER", "FORMAT", "interpret_response", "load", "split_episodes", "trajectory_from_text"]
+__all__ = ["END_MARKER", "FORMAT", "decode_layers", "interpret_response", "load", "split_episodes",
+           "trajectory_from_text", "transcript_field"]

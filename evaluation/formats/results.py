@@ -11,6 +11,7 @@ internal errors become injected-fault codes).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Iterable
@@ -139,28 +140,96 @@ def error_message_of(err: Any, fallback: str) -> str:
     return fallback
 
 
+OK_STATUSES: frozenset[str] = frozenset({"ok", "success", "succeeded", "successful"})
+"""``status`` values of a result envelope that mean success."""
+FAILED_STATUSES: frozenset[str] = frozenset({"failed", "fail", "failure"})
+"""``status`` values of a refusal by the tool (not found, precondition, missing privilege)."""
+BAD_CALL_STATUSES: frozenset[str] = frozenset({"error"})
+"""``status`` values of a call the tool could not take (bad arguments, unknown tool)."""
+INTERNAL_STATUSES: frozenset[str] = frozenset({"internal error", "internel error", "internal"})
+"""``status`` values of an internal error: an injected network or password fault (ComplexMCP
+spells it ``internel error``)."""
+FAILED_CODES: tuple[str, ...] = ("permission_denied", "not_found", "conflict", "precondition_failed")
+
+
+def _status_key(status: Any) -> str:
+    return re.sub(r"[\s_]+", " ", str(status).strip().lower())
+
+
+def is_error_status(status: Any) -> bool:
+    """True when a result envelope's ``status`` names an error (failed, error, internal)."""
+    key = _status_key(status)
+    return key in FAILED_STATUSES or key in BAD_CALL_STATUSES or key in INTERNAL_STATUSES
+
+
+def status_error(status: Any, output: Any) -> tuple[bool, str | None, dict[str, Any]]:
+    """``(True, code, payload)`` of a ``{"status": <error status>, "output": ...}`` envelope.
+
+    ``failed``: the tool refused; the code is guessed from ``output`` among
+    :data:`FAILED_CODES`, default ``precondition_failed``. ``error``: a bad call,
+    ``invalid_argument`` (``not_found`` on field ``name`` for an unknown tool). ``internal
+    error`` / ``internel error``: ``transient``, an injected fault (inferred). Anything else:
+    guessed from the text.
+    """
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+    key = _status_key(status)
+    if key in FAILED_STATUSES:
+        code = guess_error_code(text, allowed=FAILED_CODES, default="precondition_failed")
+    elif key in BAD_CALL_STATUSES:
+        if UNKNOWN_TOOL_RE.search(text) or re.search(r"\btool\b.*\bdoes(?: not|n['’]t) exist\b", text, re.I):
+            return True, "not_found", error_payload("not_found", text, field="name", status=status)
+        code = "invalid_argument"
+    elif key in INTERNAL_STATUSES:
+        code = "transient"
+    else:
+        code = guess_error_code(text)
+    return True, code, error_payload(code, text, status=status)
+
+
+def parse_result_text(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is JSON, or a Python-literal dict/list (single quotes,
+    as a harness that prints a dict writes it); else ``(False, text)``."""
+    parsed, value = parse_json_text(text)
+    if parsed:
+        return True, value
+    s = text.strip()
+    if s[:1] in ("{", "[") and len(s) < 1_000_000:
+        try:
+            value = ast.literal_eval(s)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False, text
+        return True, json.loads(json.dumps(value, default=str))  # tuples -> lists, sets/bytes -> str
+    return False, text
+
+
 def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[bool, str | None, Any]:
     """Decide whether a recorded tool result is an error, and its code and result value.
 
-    Rules (the ``openai`` and ``anthropic`` formats; documented in their modules):
+    The one error detector of every format but ``mcpgym`` (whose steps carry their own
+    flags), so one episode scores the same whichever format recorded it. Rules, in order:
 
-    1. The content's text (:func:`content_text`) is parsed as JSON when it looks like JSON.
+    1. The content's text (:func:`content_text`) is parsed as JSON, or as a Python-literal
+       dict (:func:`parse_result_text`).
     2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
        ``error`` itself) when that is one of :data:`mcpgym.kernel.errors.ERROR_CODES`, else guessed
        from the error's message. The result is the object itself (mcpgym's own payload
        shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
     3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.
-    4. Text starting with ``Error`` / ``ERROR`` / ``error:`` (:data:`ERROR_PREFIX_RE`) is an
+    4. A JSON object whose ``status`` is an error status (``failed``, ``error``, ``internal
+       error``...: :func:`status_error`) is an error; other statuses (``ok``, ``cancelled``,
+       ``placed``...) leave the object a result.
+    5. Text starting with ``Error`` / ``ERROR`` / ``error:`` (:data:`ERROR_PREFIX_RE`) is an
        error; its code is guessed from the text (:func:`text_error`).
-    5. ``is_error=True`` (a flag of the format) makes any result an error; ``is_error=False``
-       or None leaves the decision to rules 2-4.
-    6. Anything else is a success; its result is the parsed JSON, or the text.
+    6. ``is_error=True`` (a flag of the format) makes any result an error (with the code
+       rules 2-5 find, else guessed from the text); ``is_error=False`` or None leaves the
+       decision to rules 2-5.
+    7. Anything else is a success; its result is the parsed value, or the text.
 
     Returns:
         ``(is_error, code, result)``; for text errors the result is :func:`error_payload`.
     """
     text = content_text(content)
-    parsed, value = parse_json_text(text)
+    parsed, value = parse_result_text(text)
     if parsed and isinstance(value, dict):
         err = value.get("error")
         if err not in (None, False, "", {}, []):
@@ -169,6 +238,8 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
             return True, code, value if isinstance(err, dict) else text_error(message, code)[2]
         if value.get("isError") is True:
             return text_error(content_text(value.get("content")) or text)
+        if "status" in value and is_error_status(value["status"]):
+            return status_error(value["status"], value.get("output", value.get("message", "")))
     if (not parsed and ERROR_PREFIX_RE.match(text)) or is_error:
         return text_error(text.strip())
     return False, None, value if parsed else text
@@ -216,7 +287,12 @@ def parse_arguments(raw: Any) -> tuple[Any, bool]:
 
 
 __all__ = [
+    "BAD_CALL_STATUSES",
     "ERROR_PREFIX_RE",
+    "FAILED_CODES",
+    "FAILED_STATUSES",
+    "INTERNAL_STATUSES",
+    "OK_STATUSES",
     "ERROR_TEXT_PATTERNS",
     "UNKNOWN_TOOL_RE",
     "content_text",
@@ -225,9 +301,12 @@ __all__ = [
     "error_payload",
     "guess_error_code",
     "interpret_result",
+    "is_error_status",
     "make_step",
     "parse_arguments",
     "parse_json_text",
+    "parse_result_text",
     "retry_after_from_text",
+    "status_error",
     "text_error",
 ]

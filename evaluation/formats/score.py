@@ -34,6 +34,8 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.aggregate import aggregate
 from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
+from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
+from mcpgym.evaluation.formats.scorability import Scorability, scorability
 from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
@@ -41,6 +43,10 @@ from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
+
+DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
+"""Format -> the built-in catalog used when a file is read in that format and no
+``--catalog`` is given (ComplexMCP's tool names are bare: only its own catalog knows them)."""
 
 LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
     "mcpgym": mcpgym.load,
@@ -104,8 +110,12 @@ class ScoreReport(BaseModel):
         faults_inferred: true when some episode had no fault ledger (its faults inferred).
         inferred_faults: recoverable errors whose fault was inferred, over all episodes.
         problems: malformed input (file, line or episode, what is wrong) and warnings.
-        catalog: the ``--catalog`` file, if any.
+        catalog: the ``--catalog`` file or built-in catalog name, if any (``complexmcp``
+            when ComplexMCP files were scored without ``--catalog``).
         recovery_window: K, the recovery window in tool calls.
+        scorability: how much of the input could be read and how its tools were
+            classified (:class:`~mcpgym.evaluation.formats.scorability.Scorability`), with
+            the loud warnings ``--strict`` turns into a failing exit code.
     """
 
     files: list[FileReport] = Field(default_factory=list)
@@ -117,6 +127,7 @@ class ScoreReport(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     catalog: str | None = None
     recovery_window: int = DEFAULT_K
+    scorability: Scorability = Field(default_factory=Scorability)
 
     @property
     def ok(self) -> bool:
@@ -131,6 +142,10 @@ def _app_entries() -> tuple[CatalogEntry, ...]:
 
 def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list[Problem]]:
     """mcpgym's catalog plus the rows of ``catalog_path`` that name tools it does not know.
+
+    ``catalog_path`` is a JSON file, or the name of a built-in catalog
+    (:data:`mcpgym.evaluation.catalogs.BUILTIN_CATALOGS`, e.g. ``complexmcp``) when no file of
+    that name exists.
 
     Returns:
         ``(catalog, problems)``: a warning problem when the registered apps cannot be loaded
@@ -147,6 +162,8 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
         problems.append(Problem(file="(mcpgym catalog)", message=f"the registered apps could not be loaded: {exc}",
                                 severity="warning"))
     if catalog_path is not None:
+        if str(catalog_path) in BUILTIN_CATALOGS and not Path(catalog_path).exists():
+            catalog_path = builtin_catalog_path(str(catalog_path))
         try:
             extra = Catalog.from_file(catalog_path).entries()
         except OSError as exc:
@@ -222,18 +239,24 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
-    catalog, problems = build_catalog(catalog_path)
-    report = ScoreReport(catalog=str(catalog_path) if catalog_path is not None else None, recovery_window=k)
-    report.problems.extend(problems)
     loaded: list[LoadResult] = []
+    rows: list[FileReport] = []
     descriptions: dict[str, str] = {}
     for path in paths:
         res, row = load_file(path, fmt)
         loaded.append(res)
-        report.files.append(row)
-        report.problems.extend(res.problems)
+        rows.append(row)
         for name, desc in res.descriptions.items():
             descriptions.setdefault(name, desc)
+    if catalog_path is None:
+        defaults = {DEFAULT_CATALOGS[r.format] for r in loaded if r.format in DEFAULT_CATALOGS and r.episodes}
+        catalog_path = defaults.pop() if len(defaults) == 1 else None
+    catalog, problems = build_catalog(catalog_path)
+    report = ScoreReport(catalog=str(catalog_path) if catalog_path is not None else None, recovery_window=k)
+    report.problems.extend(problems)
+    report.files.extend(rows)
+    for res in loaded:
+        report.problems.extend(res.problems)
 
     calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.steps)
     for name in sorted(calls):  # classify everything first: see the module docstring
@@ -264,6 +287,7 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
                                                calls=calls[name]))
     report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
     report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
+    report.scorability = scorability(loaded, report.tools)
     return report
 
 
@@ -298,6 +322,7 @@ def render_text(report: ScoreReport, *, width: int = 160) -> str:
         for p in report.problems:
             where = f"{p.file}" + (f":{p.line}" if getattr(p, "line", None) else "")
             console.print(f"  {where}: {p.severity}: {p.message}", markup=False)
+        _print_scorability(console, report)
         return buf.getvalue()
 
     right = {"calls", "writes", "verified", "recoverable", "attempted", "recovered"}
@@ -350,18 +375,29 @@ def render_text(report: ScoreReport, *, width: int = 160) -> str:
         console.print(f"{len(report.problems)} problem(s):")
         for p in report.problems:
             console.print(f"  {p}", markup=False, soft_wrap=True)
+    _print_scorability(console, report)
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
-def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, as_json: bool = False,
-              out: IO[str] | None = None, *, k: int = 3) -> int:
-    """What ``mcpgym score FILE... [--format F] [--catalog C] [--json]`` does.
+def _print_scorability(console: Any, report: ScoreReport) -> None:
+    console.print(report.scorability.line(), markup=False, soft_wrap=True)
+    for w in report.scorability.warnings:
+        console.print(f"WARNING: {w}", markup=False, soft_wrap=True)
 
-    Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout).
+
+def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, as_json: bool = False,
+              out: IO[str] | None = None, *, k: int = 3, strict: bool = False,
+              err: IO[str] | None = None) -> int:
+    """What ``mcpgym score FILE... [--format F] [--catalog C] [--json] [--strict]`` does.
+
+    Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout); with ``--json``
+    the scorability warnings are also written to ``err`` (stderr), so they are never silent.
 
     Returns:
         The exit code: 0 when every file was read cleanly, 1 when some input was malformed
-        (what could be scored is still printed), 2 when nothing could be scored.
+        (what could be scored is still printed) or, with ``strict``, when the scorability
+        summary carries a warning (most call blocks failed to parse, most tools guessed),
+        2 when nothing could be scored.
 
     Raises:
         ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
@@ -370,10 +406,14 @@ def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, a
     report = score_files(paths, fmt, catalog, k=k)
     if as_json:
         out.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        for w in report.scorability.warnings:
+            (err or sys.stderr).write(f"WARNING: {w}\n")
     else:
         out.write(render_text(report))
     if not report.episodes:
         return 2
+    if strict and report.scorability.warnings:
+        return 1
     return 0 if report.ok else 1
 
 

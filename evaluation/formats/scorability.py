@@ -1,0 +1,103 @@
+"""How much of the input a ``score`` run could actually read: no silent zeros.
+
+Every ``mcpgym score`` prints a scorability summary (and puts it in ``--json``): episodes
+read, tool calls parsed, call blocks and records that failed to parse, and the share of
+tools classified by a catalog (mcpgym's, ``--catalog`` or a built-in one) versus guessed by
+name. A run whose input mostly failed to parse, or whose tools were mostly guessed, gets a
+loud warning; ``--strict`` turns such a warning into a failing exit code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from pydantic import BaseModel, Field
+
+from mcpgym.evaluation.formats.common import LoadResult
+
+MOSTLY = 0.5
+"""A share above this is "most" (of the call blocks failing, of the tools guessed)."""
+
+
+class Scorability(BaseModel):
+    """The scorability summary of one ``score`` run.
+
+    Attributes:
+        episodes_read: episodes converted into trajectories.
+        records_failed: lines, records or episodes that could not be read at all (problems
+            of severity ``error``).
+        calls_parsed: tool calls read with a tool name (the steps scored).
+        blocks_failed: tool-call blocks that failed to parse (no JSON, no tool name): the
+            trajectories' ``invalid_calls`` as the readers counted them.
+        tools: distinct tool names called.
+        tools_classified: of those, classified by a catalog (source ``catalog`` or ``file``).
+        tools_guessed: classified by the name heuristic (source ``heuristic``).
+        guessed_share: ``tools_guessed / tools`` (None without tools).
+        calls_guessed: calls of guessed tools.
+        failed_share: ``blocks_failed / (calls_parsed + blocks_failed)`` (None without blocks).
+        warnings: the loud warnings (most blocks failed, most records failed, most tools
+            guessed); empty when the input was read and classified well.
+    """
+
+    episodes_read: int = 0
+    records_failed: int = 0
+    calls_parsed: int = 0
+    blocks_failed: int = 0
+    tools: int = 0
+    tools_classified: int = 0
+    tools_guessed: int = 0
+    guessed_share: float | None = None
+    calls_guessed: int = 0
+    failed_share: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    def line(self) -> str:
+        """The summary as one line of text."""
+        share = "-" if self.guessed_share is None else f"{100 * self.guessed_share:.0f}%"
+        return (f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
+                f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
+                f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
+                f"guessed by name ({share})")
+
+
+def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorability:
+    """Summarise what was read (module docstring).
+
+    Args:
+        loaded: the readers' results, one per file.
+        tools: the report's tool rows (``source`` and ``calls`` attributes).
+
+    Returns:
+        A :class:`Scorability` with its warnings filled in.
+    """
+    sc = Scorability()
+    for res in loaded:
+        sc.episodes_read += len(res.episodes)
+        sc.records_failed += sum(p.severity == "error" for p in res.problems)
+        for ep in res.episodes:
+            sc.calls_parsed += len(ep.trajectory.steps)
+            sc.blocks_failed += ep.trajectory.invalid_calls
+    for t in tools:
+        sc.tools += 1
+        if t.source == "heuristic":
+            sc.tools_guessed += 1
+            sc.calls_guessed += t.calls
+        else:
+            sc.tools_classified += 1
+    blocks = sc.calls_parsed + sc.blocks_failed
+    sc.failed_share = sc.blocks_failed / blocks if blocks else None
+    sc.guessed_share = sc.tools_guessed / sc.tools if sc.tools else None
+    if sc.failed_share is not None and sc.failed_share > MOSTLY:
+        sc.warnings.append(f"most tool-call blocks failed to parse: {sc.blocks_failed} of {blocks} "
+                           f"({sc.calls_parsed} parsed); check --format and the file's encoding")
+    records = sc.episodes_read + sc.records_failed
+    if records and sc.records_failed / records > MOSTLY:
+        sc.warnings.append(f"most records failed to parse: {sc.records_failed} of {records}")
+    if sc.guessed_share is not None and sc.guessed_share > MOSTLY:
+        sc.warnings.append(f"most tools were guessed by name: {sc.tools_guessed} of {sc.tools} tools "
+                           f"({sc.calls_guessed} of {sc.calls_parsed} calls); pass --catalog FILE or a built-in "
+                           "catalog name")
+    return sc
+
+
+__all__ = ["MOSTLY", "Scorability", "scorability"]
