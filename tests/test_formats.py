@@ -268,11 +268,11 @@ def test_mcp_log_sessions_interleaved():
     assert [(p.step, p.family) for p in a.scores.precheck_skips] == [(4, "wallet.balance")]
     assert (a.agent, a.line) == ("log-agent", 1)
     # session s-B: 1 an unknown tool (JSON-RPC error) -> not_found on "name": an invalid call;
-    # 2 publish_post, no isError: a success although its text starts with "Error" -> 1 write,
-    # never read
+    # 2 publish_post, no isError, text "Error? No: posted p-5.": the detector every format
+    # shares reads "Error?" as no error report -> a success: 1 write, never read
     b = eps["session s-B"]
     assert counts(b) == (1, 0, [2], 0, 0, 0, False)
-    assert (b.scores.invalid_calls, b.scores.valid_calls, b.agent) == (1, 1, "external")
+    assert (b.scores.invalid_calls, b.scores.valid_calls, b.scores.error_calls, b.agent) == (1, 1, 0, "external")
     # line 7 is cut JSON; everything else is scored
     assert problem_texts(report) == [
         f"{path}:7: error: invalid JSON at column 91: Expecting property name enclosed in double quotes"]

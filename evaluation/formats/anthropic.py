@@ -7,14 +7,17 @@ see :mod:`mcpgym.evaluation.formats.conversations`.
 
 Conversion rules:
 
-* One step per ``tool_use`` block, in order, matched to its ``tool_result`` by id; a call
-  that never got a result is left out (a warning names it).
-* ``input`` is the arguments (an object; anything else is kept as is, and an error result
-  then has code ``invalid_argument``).
-* ``is_error: true`` makes the result an error. Without it, the content rule of the
-  ``openai`` format applies (a JSON ``{"error": ...}`` object, ``"isError": true``, or text
-  starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses never set the
-  flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
+* One step per ``tool_use`` block, in order, matched to its ``tool_result`` by id (blocks
+  sharing an id pair with their results in order); a call that never got a result is left
+  out (a warning names it).
+* ``input`` is the arguments: an object, or a JSON string holding one (parsed, as in every
+  format; ``""`` is ``{}``). Anything else is kept as is, and an error result then has
+  code ``invalid_argument``.
+* ``is_error: true`` makes the result an error. Without it, the shared content rules apply
+  (:func:`mcpgym.evaluation.formats.results.interpret_result`: a JSON ``{"error": ...}``
+  object, ``"isError": true``, a ``{"status": "failed" | "error" | "internal error", ...}``
+  envelope, or text starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses
+  never set the flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
   guessed from the text (:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`); injected
   faults found that way are marked inferred.
 * The instruction is the first ``user`` message with text; the final message is the text of
@@ -37,6 +40,7 @@ from mcpgym.evaluation.formats.common import (
 from mcpgym.evaluation.formats.results import (
     interpret_result,
     make_step,
+    parse_arguments,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.trajectory import Trajectory
@@ -74,7 +78,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
             name.
     """
     calls: list[dict[str, Any]] = []
-    by_id: dict[Any, dict[str, Any]] = {}
+    by_id: dict[Any, list[dict[str, Any]]] = {}  # id -> its calls, in order (an id may be repeated)
     warnings: list[str] = []
     instruction: str | None = None
     last_result_at = -1
@@ -94,7 +98,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
                 call = {"id": id_key(b.get("id")), "name": b["name"], "input": b.get("input", {}), "where": i, "result": None}
                 calls.append(call)
                 if call["id"] is not None:
-                    by_id[call["id"]] = call
+                    by_id.setdefault(call["id"], []).append(call)
         elif role == "user":
             text = _text(blocks)
             if instruction is None and text:
@@ -102,8 +106,8 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
             for b in blocks:
                 if not (isinstance(b, dict) and b.get("type") == "tool_result"):
                     continue
-                call = by_id.get(id_key(b.get("tool_use_id")))
-                if call is None or call["result"] is not None:
+                call = next((c for c in by_id.get(id_key(b.get("tool_use_id")), []) if c["result"] is None), None)
+                if call is None:
                     warnings.append(f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
                                     "open tool_use; ignored")
                     continue
@@ -118,8 +122,8 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
             continue
         is_error, code, result = interpret_result(res.get("content"), is_error=res.get("is_error") is True)
-        args = c["input"] if c["input"] is not None else {}
-        if is_error and not isinstance(args, dict):
+        args, ok = parse_arguments(c["input"])
+        if is_error and not ok:
             code = "invalid_argument"
         steps.append(make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result))
     traj = conversation_trajectory(steps, last_assistant, last_result_at, episode_id=episode_id, task_id=task_id,

@@ -17,12 +17,22 @@ Episodes:
 * Otherwise every ``initialize`` request starts a new episode.
 
 Calls and results: a ``tools/call`` request (``params.name``, ``params.arguments``) is
-matched to the response with the same id inside its episode; a call with no response is
+matched to the response with the same id inside its episode. Ids belong to their sender:
+the wrapper's direction field (``direction``: ``c2s`` / ``s2c``, or ``sender`` / ``from``:
+``client`` / ``server``...: :data:`DIRECTION_KEYS`) says who sent a line, and a response
+answers a request of the other side, so a server-initiated request (``roots/list``) that
+reuses a tool call's id never takes its answer. Without a direction field, requests of
+:data:`SERVER_METHODS` are the server's and a response goes to the server's open request
+only when its result has that request's shape (``roots``...). An id repeated while open
+pairs its responses in order (first response, first request). A call with no response is
 left out (a warning names it). A result with ``isError: true`` is an error; its code is the
 payload's ``error.code`` (``structuredContent``, else the text content parsed as JSON) when
 it is one of mcpgym's codes, else guessed from the text
-(:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError`` is a
-success whatever its text says. A JSON-RPC error response is an error too: an unknown tool
+(:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError``
+goes through the detector every format shares
+(:func:`mcpgym.evaluation.formats.results.interpret_result`): an ``{"error": ...}`` payload,
+a ``{"status": "failed" | "error" | "internal error", ...}`` envelope or ``Error: ...`` text
+is still an error. A JSON-RPC error response is an error too: an unknown tool
 is ``not_found`` on field ``name`` (an invalid call for the scorer), ``-32602`` is
 ``invalid_argument``, anything else is guessed from the message. The step's result is the
 ``structuredContent``, else the text content parsed as JSON, else ``{"text": ...}``.
@@ -50,6 +60,7 @@ from mcpgym.evaluation.formats.common import (
 )
 from mcpgym.evaluation.formats.results import (
     UNKNOWN_TOOL_RE,
+    interpret_result,
     content_text,
     error_code_of,
     error_message_of,
@@ -77,6 +88,40 @@ class _Line:
     messages: list[dict[str, Any]]
     session: str | None
     record: dict[str, Any]
+
+    @property
+    def sender(self) -> str | None:
+        """``client`` or ``server``: who sent this line's messages, when the log says so."""
+        return record_sender(self.record)
+
+
+DIRECTION_KEYS: tuple[str, ...] = ("direction", "dir", "sender", "from", "source", "side", "origin")
+"""Wrapper fields naming who sent a message (the first present is read)."""
+_CLIENT_SENT = frozenset({"c2s", "client", "client->server", "client_to_server", "client-to-server", "to_server",
+                          "outgoing", "out", "sent", "send", "request", ">"})
+_SERVER_SENT = frozenset({"s2c", "server", "server->client", "server_to_client", "server-to-client", "to_client",
+                          "incoming", "in", "received", "recv", "receive", "response", "<"})
+SERVER_METHODS: frozenset[str] = frozenset({"roots/list", "sampling/createMessage", "elicitation/create"})
+"""Requests only a server sends (used to tell the sender when the log does not)."""
+
+
+def record_sender(rec: dict[str, Any]) -> str | None:
+    """``client`` / ``server`` from a wrapper's direction field (:data:`DIRECTION_KEYS`), else None."""
+    for k in DIRECTION_KEYS:
+        v = rec.get(k)
+        if isinstance(v, str):
+            key = v.strip().lower()
+            if key in _CLIENT_SENT:
+                return "client"
+            if key in _SERVER_SENT:
+                return "server"
+    return None
+
+
+def _answers_server_request(msg: dict[str, Any]) -> bool:
+    result = msg.get("result")
+    return isinstance(result, dict) and ("roots" in result or "action" in result or
+                                         ("model" in result and "role" in result))
 
 
 @dataclass
@@ -159,18 +204,24 @@ def interpret_response(resp: dict[str, Any]) -> tuple[bool, str | None, Any]:
         message = error_message_of(err, text) if err is not None else text
         code = error_code_of(err) or guess_error_code(message)
         return True, code, payload if isinstance(err, dict) else error_payload(code, message)
+    if structured is not None or text:
+        # no flag: the content may still carry the error (the detector every format shares)
+        is_error, code, value = interpret_result(structured if isinstance(structured, dict) else text)
+        if is_error:
+            return True, code, value
     return False, None, payload
 
 
 def _episode(group: _Group, file: str) -> Episode:
     calls: list[dict[str, Any]] = []
-    pending: dict[Any, dict[str, Any]] = {}
-    listing: set[Any] = set()
     descriptions: dict[str, str] = {}
     meta: dict[str, Any] = {"format": FORMAT, "file": file, "episode": group.label}
     warnings: list[str] = []
     agent = task_id = None
     final = ""
+    # Open requests per (sender, id), oldest first: ids belong to their sender, and a repeated
+    # id pairs its responses in order. A response comes from the other side of its request.
+    open_requests: dict[tuple[str, Any], list[dict[str, Any]]] = {}
     for ln in group.lines:
         rec = ln.record
         agent = record_agent(rec) or agent
@@ -179,27 +230,38 @@ def _episode(group: _Group, file: str) -> Episode:
             final = rec["final_message"]
         for msg in ln.messages:
             method, mid = msg.get("method"), id_key(msg.get("id"))
-            if method == "tools/call" and mid is not None:
-                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                name = params.get("name")
-                if not isinstance(name, str) or not name:
-                    warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
+            if method is not None and mid is not None:  # a request
+                sender = ln.sender or ("server" if method in SERVER_METHODS else "client")
+                entry: dict[str, Any] = {"method": method}
+                if method == "tools/call":
+                    params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+                    name = params.get("name")
+                    if not isinstance(name, str) or not name:
+                        warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
+                    else:
+                        args, ok = parse_arguments(params.get("arguments"))
+                        entry = {"method": method, "name": name, "arguments": args, "ok": ok, "where": ln.where,
+                                 "id": mid, "response": None}
+                        calls.append(entry)
+                open_requests.setdefault((sender, mid), []).append(entry)
+                if method == "initialize" and isinstance(msg.get("params"), dict):
+                    client = msg["params"].get("clientInfo")
+                    if isinstance(client, dict):
+                        meta["client"] = client
+            elif method is None and mid is not None:  # a response
+                if ln.sender is not None:
+                    side = "server" if ln.sender == "client" else "client"
+                else:
+                    has_server = bool(open_requests.get(("server", mid)))
+                    has_client = bool(open_requests.get(("client", mid)))
+                    side = "server" if has_server and (not has_client or _answers_server_request(msg)) else "client"
+                queue = open_requests.get((side, mid))
+                if not queue:
                     continue
-                args, ok = parse_arguments(params.get("arguments"))
-                call = {"name": name, "arguments": args, "ok": ok, "where": ln.where, "id": mid, "response": None}
-                calls.append(call)
-                pending[mid] = call
-            elif method == "tools/list" and mid is not None:
-                listing.add(mid)
-            elif method == "initialize" and isinstance(msg.get("params"), dict):
-                client = msg["params"].get("clientInfo")
-                if isinstance(client, dict):
-                    meta["client"] = client
-            elif method is None and mid is not None:
-                if mid in pending:
-                    pending.pop(mid)["response"] = msg
-                elif mid in listing:
-                    listing.discard(mid)
+                req = queue.pop(0)
+                if req["method"] == "tools/call":
+                    req["response"] = msg
+                elif req["method"] == "tools/list":
                     tools = (msg.get("result") or {}).get("tools") if isinstance(msg.get("result"), dict) else None
                     for t in tools or []:
                         if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
@@ -258,4 +320,5 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-__all__ = ["FORMAT", "MESSAGE_KEYS", "SESSION_KEYS", "interpret_response", "load"]
+__all__ = ["DIRECTION_KEYS", "FORMAT", "MESSAGE_KEYS", "SERVER_METHODS", "SESSION_KEYS", "interpret_response", "load",
+           "record_sender"]

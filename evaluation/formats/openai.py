@@ -10,8 +10,10 @@ well: flat tool calls ``{"id", "name", "arguments"}`` and a tool message's ``"er
 Conversion rules:
 
 * One step per tool call, in the order the calls were made; a call is matched to its result
-  by ``tool_call_id`` (a result without an id goes to the oldest unanswered call of the same
-  name, else the oldest unanswered call). A call that never got a result is left out (a
+  by ``tool_call_id``; when several calls share an id (parallel calls some harnesses number
+  alike), their results pair with them in order, the first result with the first call. A
+  result without an id goes to the oldest unanswered call of the same name, else the oldest
+  unanswered call. A call that never got a result is left out (a
   warning names it): nothing says it ran.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``.
@@ -78,7 +80,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
         EpisodeError: a message that is not an object, or a tool call without a name.
     """
     calls: list[_Call] = []
-    by_id: dict[Any, _Call] = {}
+    by_id: dict[Any, list[_Call]] = {}  # id -> its calls, in order (an id may be repeated)
     warnings: list[str] = []
     instruction: str | None = None
     last_result_at = -1
@@ -105,13 +107,14 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
                 call = _Call(id_key(tc.get("id")), name, args, ok, i)
                 calls.append(call)
                 if call.id is not None:
-                    by_id[call.id] = call
+                    by_id.setdefault(call.id, []).append(call)
         elif role in ("tool", "function"):
             cid = id_key(m.get("tool_call_id"))
             if cid is not None:
-                call = by_id.get(cid)
-                if call is None or call.answered:
-                    what = "a second result" if call is not None else "a result"
+                same = by_id.get(cid, [])
+                call = next((c for c in same if not c.answered), None)
+                if call is None:
+                    what = "a second result" if same else "a result"
                     warnings.append(f"message {i}: {what} for tool_call_id {cid!r} with no open call; ignored")
                     continue
             else:

@@ -51,9 +51,10 @@ _RETRY_AFTER_RE = re.compile(r"retry[\s_-]*after\D{0,12}?(\d+)|\b(?:wait|in)\s+(
 UNKNOWN_TOOL_RE = re.compile(r"\b(?:unknown|no such) (?:tool|function)\b|\b(?:tool|function) ['\"`]?[\w.-]+['\"`]? "
                              r"(?:was |is )?not found\b|\bnot a (?:known |valid )?(?:tool|function)\b", re.IGNORECASE)
 """An error message saying the called tool does not exist."""
-ERROR_PREFIX_RE = re.compile(r"^\s*(?:Error\b|ERROR\b|error:)")
-"""A text result is an error when it starts with ``Error`` (any punctuation after it),
-``ERROR`` or ``error:`` (what tau-bench and most harnesses return for a failed call)."""
+ERROR_PREFIX_RE = re.compile(r"^\s*(?:Error\b(?!\s*\?)|ERROR\b(?!\s*\?)|error:)")
+"""A text result is an error when it starts with ``Error`` (any punctuation after it but a
+question mark: ``Error? No: posted.`` is not a report of one), ``ERROR`` or ``error:``
+(what tau-bench and most harnesses return for a failed call)."""
 
 
 def guess_error_code(text: str, allowed: Iterable[str] | None = None, default: str | None = None) -> str | None:
