@@ -24,7 +24,9 @@ Parsing follows the harness, not tag balance:
   ``</tool>`` closes before the next ``<response>`` (or the end) makes the episode
   unscorable; the problem names the line.
 * A ``</tool>`` without a ``<response>`` after it (a transcript cut mid-call) is left out
-  with a warning.
+  with a warning; such blocks are counted (``metadata["unparsed_tool_blocks"]``) as blocks
+  that failed to parse in the scorability summary, so a transcript whose JSON escapes were
+  never decoded (``<tool>\\n{\\"name\\"...``) is loudly not scored, never a silent zero.
 
 Results are read by the shared detector
 (:func:`mcpgym.evaluation.formats.results.interpret_result`): JSON or single-quoted
@@ -186,8 +188,19 @@ def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AG
     tail = text[tail_start:]
     _check_openers(tail, tail_start, where, closed_at=None)
     dangling = tail.find("</tool>")
-    if dangling >= 0 and "<tool>" in tail[:dangling]:
+    cut_call = dangling >= 0 and "<tool>" in tail[:dangling]
+    if cut_call:
         warnings.append(f"the <tool> call ending at {where(tail_start + dangling)} has no <response>; left out")
+    # every </tool> outside a response ends a turn the harness took for a call: those not
+    # parsed as one failed to parse (e.g. a transcript whose JSON escapes were never decoded)
+    closers = text.count("</tool>") - sum(text.count("</tool>", a, b) for a, b in responses)
+    unparsed = max(0, closers - len(steps) - invalid)
+    meta = dict(metadata or {})
+    if unparsed:
+        meta["unparsed_tool_blocks"] = unparsed
+        if unparsed > int(cut_call):
+            warnings.append(f"{unparsed} </tool> block(s) are not followed by a <response> block and were not "
+                            "parsed as calls (is the transcript still JSON-encoded?)")
     ends = list(_END_AT_EOL_RE.finditer(tail))
     status, stop_reason = "completed", None
     if ends:
@@ -198,7 +211,7 @@ def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AG
         warnings.append(f"no {END_MARKER} marker: scored as cut short (status limit)")
     traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
                       steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
-                      invalid_calls=invalid, level=level, apps=list(apps or []), metadata=dict(metadata or {}))
+                      invalid_calls=invalid, level=level, apps=list(apps or []), metadata=meta)
     return traj, warnings
 
 
@@ -365,6 +378,11 @@ def load(path: str | Path) -> LoadResult:
                            line=line, episode=label)
 
     if p.suffix.lower() in TEXT_SUFFIXES or text.lstrip()[:1] not in ("[", "{", '"'):
+        decoded = decode_layers(text)
+        if decoded is not text and not isinstance(decoded, str):
+            result.problem("a text file holding JSON: read it without a .txt/.text/.md name")
+            return result
+        text = decoded
         chunks = split_episodes(text)
         if not chunks:
             result.problem("the file is empty")

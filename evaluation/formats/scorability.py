@@ -27,8 +27,9 @@ class Scorability(BaseModel):
         records_failed: lines, records or episodes that could not be read at all (problems
             of severity ``error``).
         calls_parsed: tool calls read with a tool name (the steps scored).
-        blocks_failed: tool-call blocks that failed to parse (no JSON, no tool name): the
-            trajectories' ``invalid_calls`` as the readers counted them.
+        blocks_failed: tool-call blocks that failed to parse: the trajectories'
+            ``invalid_calls`` (no JSON, no tool name) plus blocks a reader saw but could not
+            read as calls (``metadata["unparsed_tool_blocks"]``).
         tools: distinct tool names called.
         tools_classified: of those, classified by a catalog (source ``catalog`` or ``file``).
         tools_guessed: classified by the name heuristic (source ``heuristic``).
@@ -76,7 +77,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
         sc.records_failed += sum(p.severity == "error" for p in res.problems)
         for ep in res.episodes:
             sc.calls_parsed += len(ep.trajectory.steps)
-            sc.blocks_failed += ep.trajectory.invalid_calls
+            sc.blocks_failed += ep.trajectory.invalid_calls + int(ep.trajectory.metadata.get("unparsed_tool_blocks", 0))
     for t in tools:
         sc.tools += 1
         if t.source == "heuristic":

@@ -1,0 +1,436 @@
+"""Scoring trajectories recorded elsewhere, by kind of fault users hit (issue 15).
+
+Every input here is written for the test (none is copied from a user's case file): repeated
+call ids, server requests reusing ids, string tool inputs, JSON-encoded ComplexMCP
+transcripts, ``[END]`` and ``<tool>`` inside prose, ids by argument shape, errors carried in
+the content, the scorability summary and ``--strict``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from mcpgym.evaluation.catalog import Catalog, looks_like_id
+from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
+from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.formats import score_files
+from mcpgym.evaluation.formats.complexmcp import decode_layers, split_episodes, transcript_field
+
+
+def scored(path: Path, fmt: str, catalog: str | None = None) -> dict[str, Any]:
+    """Episode label -> EpisodeScores of one file."""
+    report = score_files([path], fmt, catalog)
+    return {ep.episode: ep.scores for ep in report.episodes}
+
+
+def only(path: Path, fmt: str, catalog: str | None = None):
+    eps = scored(path, fmt, catalog)
+    assert len(eps) == 1, eps
+    return next(iter(eps.values()))
+
+
+def write(tmp_path: Path, name: str, data: Any) -> Path:
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return p
+
+
+def jsonl(tmp_path: Path, name: str, rows: list[Any]) -> Path:
+    return write(tmp_path, name, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def turn(name: str, args: dict[str, Any], response: str, prose: str = "") -> str:
+    """One ComplexMCP call as its harness writes it: the turn ending in </tool>, then the response."""
+    call = json.dumps({"name": name, "arguments": args})
+    return f"{prose}<tool>\n{call}\n</tool>\n<response>\n{response}\n</response>\n"
+
+
+OK = '{"status":"ok","output":"%s"}'
+NET = "{\"status\":\"internel error\",\"output\":\"It appears there's a network issue, please try again.\"}"
+
+
+# -- c12 kind: parallel calls sharing an id ----------------------------------------------------------------
+def test_openai_repeated_ids_pair_in_order(tmp_path):
+    # three parallel calls all numbered "c"; results come back in call order
+    calls = [{"id": "c", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+             for n, a in [("shop_add_to_cart", {"item_id": "item-0202"}), ("shop_get_cart", {}),
+                          ("shop_view_item", {"item_id": "item-0202"})]]
+    conv = {"task_id": "par", "messages": [
+        {"role": "user", "content": "Add item-0202 and show the cart."},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c", "content": "Error: service temporarily unavailable"},
+        {"role": "tool", "tool_call_id": "c", "content": '{"lines": [], "item_count": 0}'},
+        {"role": "tool", "tool_call_id": "c", "content": '{"item_id": "item-0202", "stock": 4}'},
+        {"role": "assistant", "content": "The shop is down; the cart is empty."}]}
+    report = score_files([write(tmp_path, "par.json", conv)], "openai")
+    (ep,) = report.episodes
+    s = ep.scores
+    # 3 steps (none lost); the transient error belongs to step 1, the add-to-cart call (a write
+    # that did not take effect: 0 counted writes), the two reads succeeded
+    assert s.tool_calls == 3 and report.problems == []
+    assert [(d.step, d.tool, d.code) for d in s.recoverable_error_detail] == [(1, "shop_add_to_cart", "transient")]
+    assert (s.writes, s.error_calls) == (0, 1)
+    assert [t.kind for t in report.tools if t.tool == "shop_add_to_cart"] == ["write"]
+
+
+def test_anthropic_repeated_ids_pair_in_order(tmp_path):
+    conv = [{"role": "user", "content": "Cancel both."},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t", "name": "shop_cancel_order", "input": {"order_id": "ord-1111aaaa"}},
+                {"type": "tool_use", "id": "t", "name": "shop_get_order", "input": {"order_id": "ord-1111aaaa"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}'},
+                {"type": "tool_result", "tool_use_id": "t", "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}'}]},
+            {"role": "assistant", "content": "Cancelled."}]
+    s = only(write(tmp_path, "a.json", conv), "anthropic")
+    # both answered: the cancel (a write; "cancelled" is a domain status, not an error) is
+    # verified by the get on the same order
+    assert (s.tool_calls, s.writes, s.verified_writes, s.error_calls) == (2, 1, 1, 0)
+
+
+# -- c14 kind: MCP log ids per sender, repeated in order, server requests ----------------------------------
+def _rpc(session: str | None, direction: str | None, msg: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"message": {"jsonrpc": "2.0", **msg}}
+    if session:
+        row["session"] = session
+    if direction:
+        row["direction"] = direction
+    return row
+
+
+def _tool_result(payload: dict[str, Any], is_error: bool = False) -> dict[str, Any]:
+    res: dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(payload)}]}
+    if is_error:
+        res["isError"] = True
+    return {"result": res}
+
+
+TIMEOUT = {"error": {"code": "timeout", "message": "shop_place_order: the request timed out; its effect is unknown"}}
+
+
+@pytest.mark.parametrize("with_direction", [True, False])
+def test_mcp_log_server_request_reusing_a_tool_call_id(tmp_path, with_direction):
+    c, s_ = ("c2s", "s2c") if with_direction else (None, None)
+    rows = [
+        _rpc("x", c, {"id": 7, "method": "tools/call", "params": {"name": "shop_place_order", "arguments": {"cart": "ct-9A"}}}),
+        _rpc("x", s_, {"id": 7, "method": "roots/list"}),
+        _rpc("x", c, {"id": 7, "result": {"roots": [{"uri": "file:///w"}]}}),
+        _rpc("x", s_, {"id": 7, **_tool_result(TIMEOUT, is_error=True)}),
+    ]
+    s = only(jsonl(tmp_path, "log.jsonl", rows), "mcp-log")
+    # the roots answer never answers the tool call: the write timed out (an error, not a
+    # success: 0 counted writes) and is a recoverable timeout nobody retried
+    assert (s.tool_calls, s.writes, s.error_calls) == (1, 0, 1)
+    assert [(d.tool, d.code) for d in s.recoverable_error_detail] == [("shop_place_order", "timeout")]
+
+
+def test_mcp_log_repeated_ids_pair_in_order(tmp_path):
+    rows = [
+        _rpc("y", "c2s", {"id": 3, "method": "tools/call", "params": {"name": "shop_add_to_cart", "arguments": {"item_id": "item-0303"}}}),
+        _rpc("y", "c2s", {"id": 3, "method": "tools/call", "params": {"name": "shop_get_cart", "arguments": {}}}),
+        _rpc("y", "s2c", {"id": 3, **_tool_result({"error": {"code": "rate_limited", "message": "rate limited: retry after 9 virtual seconds", "retry_after": 9}}, True)}),
+        _rpc("y", "s2c", {"id": 3, **_tool_result({"lines": [{"item_id": "item-0303", "quantity": 1}]})}),
+        # a request the server sent with the same id, answered by the client: not a tool result
+        _rpc("y", "s2c", {"id": 3, "method": "sampling/createMessage", "params": {}}),
+        _rpc("y", "c2s", {"id": 3, "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "x"}}}),
+    ]
+    s = only(jsonl(tmp_path, "log.jsonl", rows), "mcp-log")
+    # first response -> first request: the add is rate limited, the cart read succeeded
+    assert s.tool_calls == 2
+    assert [(d.step, d.tool, d.code) for d in s.recoverable_error_detail] == [(1, "shop_add_to_cart", "rate_limited")]
+    assert (s.writes, s.error_calls) == (0, 1)
+
+
+# -- c15 kind: string tool inputs --------------------------------------------------------------------------
+def _anthropic_cancel(input_value: Any) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "Cancel ord-2222bbbb and show it."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shop_cancel_order", "input": input_value}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}'}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u2", "name": "shop_get_order", "input": '{"order_id": "ord-2222bbbb"}'}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}'}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "shop_get_cart", "input": ""}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u3", "content": "{\"lines\": []}"}]},
+            {"role": "assistant", "content": "Cancelled."}]
+
+
+def test_anthropic_string_inputs_score_like_objects(tmp_path):
+    as_object = only(write(tmp_path, "o.json", _anthropic_cancel({"order_id": "ord-2222bbbb"})), "anthropic")
+    as_string = only(write(tmp_path, "s.json", _anthropic_cancel('{"order_id": "ord-2222bbbb"}')), "anthropic")
+    # the cancel is verified by the get of the same order (ids match only once the string is
+    # parsed); "" is {} (a valid call)
+    assert (as_object.writes, as_object.verified_writes, as_object.invalid_calls) == (1, 1, 0)
+    assert as_string.model_dump(exclude={"episode_id"}) == as_object.model_dump(exclude={"episode_id"})
+    report = score_files([tmp_path / "s.json"], "anthropic")
+    assert [ep.scores.tool_calls for ep in report.episodes] == [3]
+
+
+def test_anthropic_unparsable_string_input_is_an_invalid_call(tmp_path):
+    conv = [{"role": "user", "content": "x"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shop_get_order", "input": "{order_id"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "is_error": True, "content": "Error: bad input"}]},
+            {"role": "assistant", "content": "Sorry."}]
+    s = only(write(tmp_path, "bad.json", conv), "anthropic")
+    assert (s.invalid_calls, s.valid_calls) == (1, 0)
+
+
+# -- cm_r1 kind: JSON-encoded ComplexMCP transcripts -------------------------------------------------------
+TRANSCRIPT_R1 = ("Looking up Ana first.\n"
+                 + turn("get_uid_from_name", {"name": "Ana Ruiz"}, OK % "user_Q7x2")
+                 + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, NET)
+                 + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, OK % "sent")
+                 + "Sent.\n[END]")
+
+
+@pytest.mark.parametrize("layers", [0, 1, 2, 3])
+def test_complexmcp_json_encoded_transcripts(tmp_path, layers):
+    value: Any = TRANSCRIPT_R1
+    for _ in range(layers):
+        value = json.dumps(value)
+    path = jsonl(tmp_path, "r1.jsonl", [{"query": "Tell Ana I'm coming. Output [END] at the end.", "output": value}])
+    s = only(path, "complexmcp")
+    # 3 calls; send_message's network error (injected, inferred transient) retried at 3 and
+    # recovered; the send (a write) is never read back
+    assert (s.tool_calls, s.invalid_calls, s.recoverable_errors, s.recovery_attempts, s.recoveries) == (3, 0, 1, 1, 1)
+    assert (s.writes, s.verification_skips, s.defeatism) == (1, [3], False)
+
+
+def test_complexmcp_encoded_records_lists_and_strings(tmp_path):
+    rec = {"query": "Tell Ana.", "output": json.dumps(TRANSCRIPT_R1)}
+    # a JSON list of records, a JSON string holding a record, a JSON document that is the
+    # transcript string encoded twice: all read alike
+    for name, data in [("list.json", [rec, rec]), ("rec.json", json.dumps(json.dumps(rec))),
+                       ("str.json", json.dumps(json.dumps(TRANSCRIPT_R1)))]:
+        eps = scored(write(tmp_path, name, data), "complexmcp")
+        assert eps and all(s.tool_calls == 3 and s.recoveries == 1 for s in eps.values()), name
+    assert decode_layers(json.dumps(json.dumps({"a": 1}))) == {"a": 1}
+    assert decode_layers("Plain [text] {x}") == "Plain [text] {x}"
+
+
+def test_complexmcp_tool_cnt_cross_check(tmp_path):
+    good = {"output": json.dumps(TRANSCRIPT_R1), "tool_cnt": json.dumps({"get_uid_from_name": {"ok": 1},
+                                                                          "send_message": {"internel error": 1, "ok": 1}})}
+    bad = {**good, "tool_cnt": json.dumps({"send_message": {"ok": 5}})}
+    report = score_files([jsonl(tmp_path, "cnt.jsonl", [good, bad])], "complexmcp")
+    assert [p.message for p in report.problems] == [
+        "tool_cnt counts 5 call(s) but 3 were parsed (3 well-formed, 0 malformed)"]
+    assert [p.line for p in report.problems] == [2]
+
+
+# -- cm_r2 kind: [END] in the query, in prose, in a response ------------------------------------------------
+def test_complexmcp_transcript_field_chosen_by_structure(tmp_path):
+    refusal = "I'm sorry, I cannot book a trip to the Moon; the task is impossible. [END]"
+    rows = [
+        {"query": "Book a trip to the Moon. If it cannot be done, output [END].", "output": refusal},
+        # the query itself ends with [END]: the non-instruction field still wins the tie
+        {"query": "Book a trip to the Moon, then output [END]", "output": refusal},
+        # a field holding calls beats one ending with [END], whatever the key order
+        {"note": "see output [END]", "log": TRANSCRIPT_R1},
+    ]
+    eps = scored(jsonl(tmp_path, "r2.jsonl", rows), "complexmcp")
+    one, two, three = (eps[k] for k in ("line 1", "line 2", "line 3"))
+    for s in (one, two):
+        assert (s.tool_calls, s.declared_impossible, s.status) == (0, True, "completed")
+    assert three.tool_calls == 3
+    assert transcript_field({"query": "q [END]", "answer": "done [END]"}) == ("answer", "done [END]")
+    assert transcript_field({"query": "no marker"}) is None
+
+
+def test_complexmcp_end_marker_only_where_the_harness_stops(tmp_path):
+    text = ("I will write [END] only when done.\n"
+            + turn("get_last_k_news", {"section": "town", "k": 1}, '{"status":"ok","output":"Fair ends [END]\\n[END]"}')
+            + "The fair is on.\n[END]\n"
+            + turn("now", {}, OK % "2026-01-01")
+            + "It is 2026.\n[END]\n")
+    path = write(tmp_path, "two.txt", text)
+    # the [END] inside the response and mid-sentence do not end an episode: two episodes
+    assert [first for first, _ in split_episodes(text)] == [1, 10]
+    eps = scored(path, "complexmcp")
+    assert [(k, s.tool_calls, s.status) for k, s in eps.items()] == [("episode 1", 1, "completed"),
+                                                                    ("episode 2", 1, "completed")]
+
+
+# -- cm_r4 kind: <tool> mentioned in prose ------------------------------------------------------------------
+@pytest.mark.parametrize("prose", [
+    "I will now emit a <tool> block.\n",
+    "Calling <tool> next (see <response> below).\n",
+    "<tool> is how I call things.\n",
+])
+def test_complexmcp_tool_tag_in_prose(tmp_path, prose):
+    text = turn("get_myuid", {}, OK % "user_Z9", prose=prose) + "Your uid is user_Z9.\n[END]\n"
+    report = score_files([write(tmp_path, "p.txt", text)], "complexmcp")
+    assert report.problems == []
+    (ep,) = report.episodes
+    assert (ep.scores.tool_calls, ep.scores.invalid_calls) == (1, 0)
+    assert report.episodes[0].scores.heuristic_tools == []
+
+
+def test_complexmcp_malformed_call_is_an_invalid_call(tmp_path):
+    bad = ("<tool>\n{\"name\": \"get_myuid\", \"arguments\": {\n</tool>\n<response>\n{'status': 'error', 'output': "
+           "'Incorrect tool call format.'}\n</response>\n")
+    s = only(write(tmp_path, "m.txt", bad + turn("get_myuid", {}, OK % "user_Z9") + "Done.\n[END]\n"), "complexmcp")
+    assert (s.tool_calls, s.invalid_calls, s.valid_calls) == (1, 1, 1)
+
+
+# -- cm_r5 kind: verification with the ComplexMCP catalog ---------------------------------------------------
+def test_complexmcp_catalog_families(tmp_path):
+    text = (turn("add_to_cart", {"sid": "shop_Ab1", "tid": "item_Cd2", "cnt": 1}, OK % "Added")
+            + turn("delete_item_in_cart", {"caid": "cart_Ef3"}, OK % "Removed")
+            + turn("get_cart_summary", {}, '{"status":"ok","output":[]}')
+            + turn("place_market_order", {"ticker": "ACME", "side": "buy", "quantity": 1}, OK % "Bought")
+            + turn("upgrade_to_vip", {}, OK % "Upgraded")
+            + turn("get_account_summary", {}, '{"status":"ok","output":{"tier":"vip"}}')
+            + turn("unblock", {"uid": "user_Gh4"}, OK % "Unblocked")
+            + turn("get_contact_info", {"uid": "user_Zz0"}, '{"status":"ok","output":{"blocked":false}}')
+            + "Done.\n[END]\n")
+    s = only(write(tmp_path, "v.txt", text), "complexmcp")
+    # writes: add_to_cart 1, delete_item_in_cart 2 (both lightshop.cart, verified by the cart
+    # summary at 3), place_market_order 4 (lightstock.portfolio/account: verified by the
+    # account summary at 6), upgrade_to_vip 5 (lightstock.account: verified at 6), unblock 7
+    # (lighttalk.contact user_Gh4: the contact read at 8 is another uid) -> skip 7
+    assert (s.writes, s.verified_writes, s.verification_skips) == (5, 4, [7])
+    # upgrade_to_vip pre-checks: the VIP price and the account were never read before it
+    assert [(p.step, p.family) for p in s.precheck_skips if p.step == 5] == [
+        (5, "lightstock.vip_price"), (5, "lightstock.account")]
+
+
+def test_builtin_catalog_covers_complexmcp():
+    assert BUILTIN_CATALOGS == ("complexmcp",)
+    cat = Catalog.from_file(builtin_catalog_path("complexmcp"))
+    names = set(cat)
+    assert len(names) == 314
+    # the harness's prefixed names for tools an earlier server already registered
+    assert {"LightFlight_check_balance", "LightFlight_wait_payment_password", "ChemServer_clamp",
+            "CryptoServer_base64_encode", "LightWeather_convert_temperature"} <= names
+    for e in cat.entries():  # every remedy and alternative names a tool of the catalog
+        assert all(t in names for cures in e.remedies.values() for t in cures), e.name
+        assert all(t in names for t in e.alternatives), e.name
+    get = cat.get
+    assert {get(t).resources[0] for t in ("add_to_cart", "delete_item_in_cart", "get_cart_summary")} == {"lightshop.cart"}
+    assert (get("upgrade_to_vip").kind, get("upgrade_to_vip").remedies) == (
+        "write", {"precondition_failed": ["wait_trade_password"]})
+    assert get("unblock").remedies == {"transient": ["acc_network"], "permission_denied": ["ask_for_privilege"]}
+    assert get("acc_network").kind == "auth" and get("ask_for_privilege").kind == "auth"
+    assert get("like_moment").id_args == ["uid", "moid"]
+    assert get("delete_item_in_cart").id_args == ["caid"]
+    with pytest.raises(KeyError, match="built-in catalogs: complexmcp"):
+        builtin_catalog_path("nope")
+
+
+# -- cm_r6 kind: a success on another object is no recovery -------------------------------------------------
+@pytest.mark.parametrize("tool, arg, first, second, recoveries", [
+    ("like_moment", "moid", "mo_1", "mo_2", 0),        # catalog id_args
+    ("send_message", "uid", "user_1", "user_2", 0),
+    ("delete_item_in_cart", "caid", "cart_A1", "cart_A1", 1),   # the same object: recovered
+    ("pin_note", "target", "nt_7", "nt_8", 0),         # no catalog entry: the value's shape
+    ("pin_note", "target", "nt_7", "nt_7", 1),
+    ("pin_note", "gid", 41, 42, 0),                    # no catalog entry: a short *id name
+])
+def test_recovery_needs_the_same_object(tmp_path, tool, arg, first, second, recoveries):
+    text = (turn(tool, {arg: first, "content": "x"}, NET) + turn(tool, {arg: second, "content": "x"}, OK % "done")
+            + "Done.\n[END]\n")
+    s = only(write(tmp_path, "ids.txt", text), "complexmcp")
+    assert (s.recoverable_errors, s.recovery_attempts, s.recoveries) == (1, 1, recoveries)
+
+
+def test_id_shape():
+    assert [looks_like_id(v) for v in ("mo_2", "user_AAA", "item-0101", "ord-aaaa1111", "cart_9", "trid_x9Y")] == [True] * 6
+    assert [looks_like_id(v) for v in ("new_york", "Pat Doe", "2026-07-14", "hello", "user_", 7)] == [False] * 6
+    cat = Catalog([])
+    assert cat.ids("zap_widget", {"target": "wd_9", "label": "my_widget", "moid": 3, "valid": True}) == {"wd_9", "3"}
+
+
+# -- one detector: the same episode in all five formats -----------------------------------------------------
+# (tool, arguments, result text). Results carry their errors in the content only: a status
+# envelope, an "Error: ..." string, a refusal.
+EPISODE = [
+    ("post_note", {"note_id": "nt_1", "text": "hi"}, NET),
+    ("post_note", {"note_id": "nt_1", "text": "hi"}, "Error: rate limit exceeded, retry after 5 seconds"),
+    ("post_note", {"note_id": "nt_1", "text": "hi"}, OK % "posted nt_1"),
+    ("get_note", {"note_id": "nt_1"}, '{"status":"ok","output":{"note_id":"nt_1","text":"hi"}}'),
+    ("delete_note", {"note_id": "nt_9"}, '{"status":"failed","output":"Note nt_9 not found"}'),
+]
+FINAL = "Posted your note."
+
+
+def _five_formats(tmp_path: Path) -> dict[str, Path]:
+    oa = [{"role": "user", "content": "Post hi."}]
+    an = [{"role": "user", "content": "Post hi."}]
+    log: list[dict[str, Any]] = []
+    text = ""
+    for i, (tool, args, res) in enumerate(EPISODE, start=1):
+        oa += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]},
+               {"role": "tool", "tool_call_id": f"c{i}", "content": res}]
+        an += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": tool, "input": args}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": res}]}]
+        log += [_rpc("s", "c2s", {"id": i, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
+                _rpc("s", "s2c", {"id": i, "result": {"content": [{"type": "text", "text": res}]}})]
+        text += turn(tool, args, res)
+    oa.append({"role": "assistant", "content": FINAL})
+    an.append({"role": "assistant", "content": FINAL})
+    log.append({"session": "s", "final_message": FINAL})
+    # mcpgym's own format: the flags and codes an mcpgym run would log
+    codes = ["transient", "rate_limited", None, None, "not_found"]
+    steps = [{"step": i, "tool": t, "arguments": a, "is_error": c is not None, "error_code": c,
+              "result": {"error": {"code": c, "message": r}} if c else json.loads(r)}
+             for i, ((t, a, r), c) in enumerate(zip(EPISODE, codes), start=1)]
+    traj = {"episode_id": "e1", "agent": "external", "steps": steps, "final_message": FINAL, "ledger": None}
+    return {"openai": write(tmp_path, "e.openai.json", oa), "anthropic": write(tmp_path, "e.anthropic.json", an),
+            "mcp-log": jsonl(tmp_path, "e.mcp.jsonl", log), "complexmcp": write(tmp_path, "e.txt", text + FINAL + "\n[END]\n"),
+            "mcpgym": jsonl(tmp_path, "e.mcpgym.jsonl", [traj])}
+
+
+def test_errors_in_the_content_score_the_same_in_all_five_formats(tmp_path):
+    rows = {}
+    for fmt, path in _five_formats(tmp_path).items():
+        s = only(path, fmt)
+        rows[fmt] = (s.tool_calls, s.writes, s.verified_writes, s.error_calls, s.invalid_calls, s.recoverable_errors,
+                     s.recovery_attempts, s.recoveries, s.defeatism,
+                     [(d.step, d.code) for d in s.recoverable_error_detail])
+    # 1 network error (transient) and 2 rate limit, both injected faults retried and overcome
+    # by 3; write 3 verified by 4; 5 a refusal (not_found: no remedy, not recoverable)
+    expected = (5, 1, 1, 3, 0, 2, 2, 2, False, [(1, "transient"), (2, "rate_limited")])
+    assert rows == {fmt: expected for fmt in rows}
+
+
+# -- scorability: no silent zeros ---------------------------------------------------------------------------
+def test_scorability_summary_and_warnings(tmp_path):
+    good = write(tmp_path, "good.txt", TRANSCRIPT_R1)
+    report = score_files([good], "complexmcp")
+    sc = report.scorability
+    assert (sc.episodes_read, sc.calls_parsed, sc.blocks_failed, sc.tools, sc.tools_classified, sc.tools_guessed,
+            sc.warnings) == (1, 3, 0, 2, 2, 0, [])
+    # blocks that fail: the transcript's JSON is escaped (stored encoded, read as plain text)
+    broken = write(tmp_path, "broken.txt", json.dumps(TRANSCRIPT_R1)[1:-1])
+    sc = score_files([broken], "complexmcp").scorability
+    assert (sc.calls_parsed, sc.blocks_failed) == (0, 3)
+    assert sc.warnings == ["most tool-call blocks failed to parse: 3 of 3 (0 parsed); check --format and the "
+                           "file's encoding"]
+    # tools mostly guessed by name
+    guessed = write(tmp_path, "guessed.txt", turn("zap_widget", {"w": "wd_1"}, OK % "z") + "ok\n[END]\n")
+    sc = score_files([guessed], "complexmcp").scorability
+    assert (sc.tools, sc.tools_guessed, sc.guessed_share) == (1, 1, 1.0)
+    assert sc.warnings == ["most tools were guessed by name: 1 of 1 tools (1 of 1 calls); pass --catalog FILE or "
+                           "a built-in catalog name"]
+
+
+def test_cli_prints_scorability_and_strict_fails(tmp_path):
+    broken = str(write(tmp_path, "broken.txt", json.dumps(TRANSCRIPT_R1)[1:-1]))
+    runner = CliRunner()
+    plain = runner.invoke(app, ["score", broken, "--format", "complexmcp"])
+    assert plain.exit_code == 0
+    assert ("scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse"
+            in plain.stdout)
+    assert "WARNING: most tool-call blocks failed to parse: 3 of 3" in plain.stdout
+    strict = runner.invoke(app, ["score", broken, "--format", "complexmcp", "--strict", "--json"])
+    assert strict.exit_code == 1
+    assert json.loads(strict.stdout)["scorability"]["blocks_failed"] == 3
+    assert "WARNING: most tool-call blocks failed to parse" in strict.stderr
+    good = str(write(tmp_path, "ok.txt", TRANSCRIPT_R1))
+    ok = runner.invoke(app, ["score", good, "--format", "complexmcp", "--strict", "--catalog", "complexmcp"])
+    assert ok.exit_code == 0, ok.stdout
