@@ -60,7 +60,9 @@ ID_ARG_RE = re.compile(r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid|uids)$"
 """Argument names taken as resource ids when a tool's ``id_args`` are not known (``moid``,
 ``tid``, ``caid``... match the last alternative: up to four letters before ``id``, except
 English words such as ``valid`` or ``paid``)."""
-ID_VALUE_RE = re.compile(r"^[a-z][a-z0-9]{0,15}(?:[_-][a-z0-9]{1,15}){0,2}[_-](?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{1,64}$")
+ID_VALUE_RE = re.compile(
+    r"^[a-z][a-z0-9]{0,15}(?:[_-][a-z0-9]{1,15}){0,2}[_-](?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{1,64}$"
+)
 """The shape of an id token: a lowercase prefix (``item``, ``mo``, ``user``, ``ord``...), ``_``
 or ``-``, and a token holding a digit or a capital letter (``item_3f9``, ``mo_2``,
 ``user_AAA``, ``ord-aaaa1111``). Lowercase words (``new_york``) and free text do not match."""

@@ -51,22 +51,31 @@ def turn(name: str, args: dict[str, Any], response: str, prose: str = "") -> str
 
 
 OK = '{"status":"ok","output":"%s"}'
-NET = "{\"status\":\"internel error\",\"output\":\"It appears there's a network issue, please try again.\"}"
+NET = '{"status":"internel error","output":"It appears there\'s a network issue, please try again."}'
 
 
 # -- c12 kind: parallel calls sharing an id ----------------------------------------------------------------
 def test_openai_repeated_ids_pair_in_order(tmp_path):
     # three parallel calls all numbered "c"; results come back in call order
-    calls = [{"id": "c", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-             for n, a in [("shop_add_to_cart", {"item_id": "item-0202"}), ("shop_get_cart", {}),
-                          ("shop_view_item", {"item_id": "item-0202"})]]
-    conv = {"task_id": "par", "messages": [
-        {"role": "user", "content": "Add item-0202 and show the cart."},
-        {"role": "assistant", "content": None, "tool_calls": calls},
-        {"role": "tool", "tool_call_id": "c", "content": "Error: service temporarily unavailable"},
-        {"role": "tool", "tool_call_id": "c", "content": '{"lines": [], "item_count": 0}'},
-        {"role": "tool", "tool_call_id": "c", "content": '{"item_id": "item-0202", "stock": 4}'},
-        {"role": "assistant", "content": "The shop is down; the cart is empty."}]}
+    calls = [
+        {"id": "c", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for n, a in [
+            ("shop_add_to_cart", {"item_id": "item-0202"}),
+            ("shop_get_cart", {}),
+            ("shop_view_item", {"item_id": "item-0202"}),
+        ]
+    ]
+    conv = {
+        "task_id": "par",
+        "messages": [
+            {"role": "user", "content": "Add item-0202 and show the cart."},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c", "content": "Error: service temporarily unavailable"},
+            {"role": "tool", "tool_call_id": "c", "content": '{"lines": [], "item_count": 0}'},
+            {"role": "tool", "tool_call_id": "c", "content": '{"item_id": "item-0202", "stock": 4}'},
+            {"role": "assistant", "content": "The shop is down; the cart is empty."},
+        ],
+    }
     report = score_files([write(tmp_path, "par.json", conv)], "openai")
     (ep,) = report.episodes
     s = ep.scores
@@ -79,14 +88,32 @@ def test_openai_repeated_ids_pair_in_order(tmp_path):
 
 
 def test_anthropic_repeated_ids_pair_in_order(tmp_path):
-    conv = [{"role": "user", "content": "Cancel both."},
-            {"role": "assistant", "content": [
+    conv = [
+        {"role": "user", "content": "Cancel both."},
+        {
+            "role": "assistant",
+            "content": [
                 {"type": "tool_use", "id": "t", "name": "shop_cancel_order", "input": {"order_id": "ord-1111aaaa"}},
-                {"type": "tool_use", "id": "t", "name": "shop_get_order", "input": {"order_id": "ord-1111aaaa"}}]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t", "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}'},
-                {"type": "tool_result", "tool_use_id": "t", "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}'}]},
-            {"role": "assistant", "content": "Cancelled."}]
+                {"type": "tool_use", "id": "t", "name": "shop_get_order", "input": {"order_id": "ord-1111aaaa"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t",
+                    "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}',
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t",
+                    "content": '{"order_id": "ord-1111aaaa", "status": "cancelled"}',
+                },
+            ],
+        },
+        {"role": "assistant", "content": "Cancelled."},
+    ]
     s = only(write(tmp_path, "a.json", conv), "anthropic")
     # both answered: the cancel (a write; "cancelled" is a domain status, not an error) is
     # verified by the get on the same order
@@ -117,7 +144,11 @@ TIMEOUT = {"error": {"code": "timeout", "message": "shop_place_order: the reques
 def test_mcp_log_server_request_reusing_a_tool_call_id(tmp_path, with_direction):
     c, s_ = ("c2s", "s2c") if with_direction else (None, None)
     rows = [
-        _rpc("x", c, {"id": 7, "method": "tools/call", "params": {"name": "shop_place_order", "arguments": {"cart": "ct-9A"}}}),
+        _rpc(
+            "x",
+            c,
+            {"id": 7, "method": "tools/call", "params": {"name": "shop_place_order", "arguments": {"cart": "ct-9A"}}},
+        ),
         _rpc("x", s_, {"id": 7, "method": "roots/list"}),
         _rpc("x", c, {"id": 7, "result": {"roots": [{"uri": "file:///w"}]}}),
         _rpc("x", s_, {"id": 7, **_tool_result(TIMEOUT, is_error=True)}),
@@ -131,13 +162,41 @@ def test_mcp_log_server_request_reusing_a_tool_call_id(tmp_path, with_direction)
 
 def test_mcp_log_repeated_ids_pair_in_order(tmp_path):
     rows = [
-        _rpc("y", "c2s", {"id": 3, "method": "tools/call", "params": {"name": "shop_add_to_cart", "arguments": {"item_id": "item-0303"}}}),
+        _rpc(
+            "y",
+            "c2s",
+            {
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "shop_add_to_cart", "arguments": {"item_id": "item-0303"}},
+            },
+        ),
         _rpc("y", "c2s", {"id": 3, "method": "tools/call", "params": {"name": "shop_get_cart", "arguments": {}}}),
-        _rpc("y", "s2c", {"id": 3, **_tool_result({"error": {"code": "rate_limited", "message": "rate limited: retry after 9 virtual seconds", "retry_after": 9}}, True)}),
+        _rpc(
+            "y",
+            "s2c",
+            {
+                "id": 3,
+                **_tool_result(
+                    {
+                        "error": {
+                            "code": "rate_limited",
+                            "message": "rate limited: retry after 9 virtual seconds",
+                            "retry_after": 9,
+                        }
+                    },
+                    True,
+                ),
+            },
+        ),
         _rpc("y", "s2c", {"id": 3, **_tool_result({"lines": [{"item_id": "item-0303", "quantity": 1}]})}),
         # a request the server sent with the same id, answered by the client: not a tool result
         _rpc("y", "s2c", {"id": 3, "method": "sampling/createMessage", "params": {}}),
-        _rpc("y", "c2s", {"id": 3, "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "x"}}}),
+        _rpc(
+            "y",
+            "c2s",
+            {"id": 3, "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "x"}}},
+        ),
     ]
     s = only(jsonl(tmp_path, "log.jsonl", rows), "mcp-log")
     # first response -> first request: the add is rate limited, the cart read succeeded
@@ -148,14 +207,42 @@ def test_mcp_log_repeated_ids_pair_in_order(tmp_path):
 
 # -- c15 kind: string tool inputs --------------------------------------------------------------------------
 def _anthropic_cancel(input_value: Any) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": "Cancel ord-2222bbbb and show it."},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shop_cancel_order", "input": input_value}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}'}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "u2", "name": "shop_get_order", "input": '{"order_id": "ord-2222bbbb"}'}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}'}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "shop_get_cart", "input": ""}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u3", "content": "{\"lines\": []}"}]},
-            {"role": "assistant", "content": "Cancelled."}]
+    return [
+        {"role": "user", "content": "Cancel ord-2222bbbb and show it."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "u1", "name": "shop_cancel_order", "input": input_value}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "u1",
+                    "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}',
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "u2", "name": "shop_get_order", "input": '{"order_id": "ord-2222bbbb"}'}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "u2",
+                    "content": '{"order_id": "ord-2222bbbb", "status": "cancelled"}',
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "shop_get_cart", "input": ""}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u3", "content": '{"lines": []}'}]},
+        {"role": "assistant", "content": "Cancelled."},
+    ]
 
 
 def test_anthropic_string_inputs_score_like_objects(tmp_path):
@@ -170,20 +257,30 @@ def test_anthropic_string_inputs_score_like_objects(tmp_path):
 
 
 def test_anthropic_unparsable_string_input_is_an_invalid_call(tmp_path):
-    conv = [{"role": "user", "content": "x"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "shop_get_order", "input": "{order_id"}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "is_error": True, "content": "Error: bad input"}]},
-            {"role": "assistant", "content": "Sorry."}]
+    conv = [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "u1", "name": "shop_get_order", "input": "{order_id"}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "u1", "is_error": True, "content": "Error: bad input"}],
+        },
+        {"role": "assistant", "content": "Sorry."},
+    ]
     s = only(write(tmp_path, "bad.json", conv), "anthropic")
     assert (s.invalid_calls, s.valid_calls) == (1, 0)
 
 
 # -- cm_r1 kind: JSON-encoded ComplexMCP transcripts -------------------------------------------------------
-TRANSCRIPT_R1 = ("Looking up Ana first.\n"
-                 + turn("get_uid_from_name", {"name": "Ana Ruiz"}, OK % "user_Q7x2")
-                 + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, NET)
-                 + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, OK % "sent")
-                 + "Sent.\n[END]")
+TRANSCRIPT_R1 = (
+    "Looking up Ana first.\n"
+    + turn("get_uid_from_name", {"name": "Ana Ruiz"}, OK % "user_Q7x2")
+    + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, NET)
+    + turn("send_message", {"uid": "user_Q7x2", "content": "On my way"}, OK % "sent")
+    + "Sent.\n[END]"
+)
 
 
 @pytest.mark.parametrize("layers", [0, 1, 2, 3])
@@ -203,8 +300,11 @@ def test_complexmcp_encoded_records_lists_and_strings(tmp_path):
     rec = {"query": "Tell Ana.", "output": json.dumps(TRANSCRIPT_R1)}
     # a JSON list of records, a JSON string holding a record, a JSON document that is the
     # transcript string encoded twice: all read alike
-    for name, data in [("list.json", [rec, rec]), ("rec.json", json.dumps(json.dumps(rec))),
-                       ("str.json", json.dumps(json.dumps(TRANSCRIPT_R1)))]:
+    for name, data in [
+        ("list.json", [rec, rec]),
+        ("rec.json", json.dumps(json.dumps(rec))),
+        ("str.json", json.dumps(json.dumps(TRANSCRIPT_R1))),
+    ]:
         eps = scored(write(tmp_path, name, data), "complexmcp")
         assert eps and all(s.tool_calls == 3 and s.recoveries == 1 for s in eps.values()), name
     assert decode_layers(json.dumps(json.dumps({"a": 1}))) == {"a": 1}
@@ -212,12 +312,15 @@ def test_complexmcp_encoded_records_lists_and_strings(tmp_path):
 
 
 def test_complexmcp_tool_cnt_cross_check(tmp_path):
-    good = {"output": json.dumps(TRANSCRIPT_R1), "tool_cnt": json.dumps({"get_uid_from_name": {"ok": 1},
-                                                                          "send_message": {"internel error": 1, "ok": 1}})}
+    good = {
+        "output": json.dumps(TRANSCRIPT_R1),
+        "tool_cnt": json.dumps({"get_uid_from_name": {"ok": 1}, "send_message": {"internel error": 1, "ok": 1}}),
+    }
     bad = {**good, "tool_cnt": json.dumps({"send_message": {"ok": 5}})}
     report = score_files([jsonl(tmp_path, "cnt.jsonl", [good, bad])], "complexmcp")
     assert [p.message for p in report.problems] == [
-        "tool_cnt counts 5 call(s) but 3 were parsed (3 well-formed, 0 malformed)"]
+        "tool_cnt counts 5 call(s) but 3 were parsed (3 well-formed, 0 malformed)"
+    ]
     assert [p.line for p in report.problems] == [2]
 
 
@@ -241,25 +344,32 @@ def test_complexmcp_transcript_field_chosen_by_structure(tmp_path):
 
 
 def test_complexmcp_end_marker_only_where_the_harness_stops(tmp_path):
-    text = ("I will write [END] only when done.\n"
-            + turn("get_last_k_news", {"section": "town", "k": 1}, '{"status":"ok","output":"Fair ends [END]\\n[END]"}')
-            + "The fair is on.\n[END]\n"
-            + turn("now", {}, OK % "2026-01-01")
-            + "It is 2026.\n[END]\n")
+    text = (
+        "I will write [END] only when done.\n"
+        + turn("get_last_k_news", {"section": "town", "k": 1}, '{"status":"ok","output":"Fair ends [END]\\n[END]"}')
+        + "The fair is on.\n[END]\n"
+        + turn("now", {}, OK % "2026-01-01")
+        + "It is 2026.\n[END]\n"
+    )
     path = write(tmp_path, "two.txt", text)
     # the [END] inside the response and mid-sentence do not end an episode: two episodes
     assert [first for first, _ in split_episodes(text)] == [1, 10]
     eps = scored(path, "complexmcp")
-    assert [(k, s.tool_calls, s.status) for k, s in eps.items()] == [("episode 1", 1, "completed"),
-                                                                    ("episode 2", 1, "completed")]
+    assert [(k, s.tool_calls, s.status) for k, s in eps.items()] == [
+        ("episode 1", 1, "completed"),
+        ("episode 2", 1, "completed"),
+    ]
 
 
 # -- cm_r4 kind: <tool> mentioned in prose ------------------------------------------------------------------
-@pytest.mark.parametrize("prose", [
-    "I will now emit a <tool> block.\n",
-    "Calling <tool> next (see <response> below).\n",
-    "<tool> is how I call things.\n",
-])
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "I will now emit a <tool> block.\n",
+        "Calling <tool> next (see <response> below).\n",
+        "<tool> is how I call things.\n",
+    ],
+)
 def test_complexmcp_tool_tag_in_prose(tmp_path, prose):
     text = turn("get_myuid", {}, OK % "user_Z9", prose=prose) + "Your uid is user_Z9.\n[END]\n"
     report = score_files([write(tmp_path, "p.txt", text)], "complexmcp")
@@ -270,23 +380,27 @@ def test_complexmcp_tool_tag_in_prose(tmp_path, prose):
 
 
 def test_complexmcp_malformed_call_is_an_invalid_call(tmp_path):
-    bad = ("<tool>\n{\"name\": \"get_myuid\", \"arguments\": {\n</tool>\n<response>\n{'status': 'error', 'output': "
-           "'Incorrect tool call format.'}\n</response>\n")
+    bad = (
+        "<tool>\n{\"name\": \"get_myuid\", \"arguments\": {\n</tool>\n<response>\n{'status': 'error', 'output': "
+        "'Incorrect tool call format.'}\n</response>\n"
+    )
     s = only(write(tmp_path, "m.txt", bad + turn("get_myuid", {}, OK % "user_Z9") + "Done.\n[END]\n"), "complexmcp")
     assert (s.tool_calls, s.invalid_calls, s.valid_calls) == (1, 1, 1)
 
 
 # -- cm_r5 kind: verification with the ComplexMCP catalog ---------------------------------------------------
 def test_complexmcp_catalog_families(tmp_path):
-    text = (turn("add_to_cart", {"sid": "shop_Ab1", "tid": "item_Cd2", "cnt": 1}, OK % "Added")
-            + turn("delete_item_in_cart", {"caid": "cart_Ef3"}, OK % "Removed")
-            + turn("get_cart_summary", {}, '{"status":"ok","output":[]}')
-            + turn("place_market_order", {"ticker": "ACME", "side": "buy", "quantity": 1}, OK % "Bought")
-            + turn("upgrade_to_vip", {}, OK % "Upgraded")
-            + turn("get_account_summary", {}, '{"status":"ok","output":{"tier":"vip"}}')
-            + turn("unblock", {"uid": "user_Gh4"}, OK % "Unblocked")
-            + turn("get_contact_info", {"uid": "user_Zz0"}, '{"status":"ok","output":{"blocked":false}}')
-            + "Done.\n[END]\n")
+    text = (
+        turn("add_to_cart", {"sid": "shop_Ab1", "tid": "item_Cd2", "cnt": 1}, OK % "Added")
+        + turn("delete_item_in_cart", {"caid": "cart_Ef3"}, OK % "Removed")
+        + turn("get_cart_summary", {}, '{"status":"ok","output":[]}')
+        + turn("place_market_order", {"ticker": "ACME", "side": "buy", "quantity": 1}, OK % "Bought")
+        + turn("upgrade_to_vip", {}, OK % "Upgraded")
+        + turn("get_account_summary", {}, '{"status":"ok","output":{"tier":"vip"}}')
+        + turn("unblock", {"uid": "user_Gh4"}, OK % "Unblocked")
+        + turn("get_contact_info", {"uid": "user_Zz0"}, '{"status":"ok","output":{"blocked":false}}')
+        + "Done.\n[END]\n"
+    )
     s = only(write(tmp_path, "v.txt", text), "complexmcp")
     # writes: add_to_cart 1, delete_item_in_cart 2 (both lightshop.cart, verified by the cart
     # summary at 3), place_market_order 4 (lightstock.portfolio/account: verified by the
@@ -295,7 +409,9 @@ def test_complexmcp_catalog_families(tmp_path):
     assert (s.writes, s.verified_writes, s.verification_skips) == (5, 4, [7])
     # upgrade_to_vip pre-checks: the VIP price and the account were never read before it
     assert [(p.step, p.family) for p in s.precheck_skips if p.step == 5] == [
-        (5, "lightstock.vip_price"), (5, "lightstock.account")]
+        (5, "lightstock.vip_price"),
+        (5, "lightstock.account"),
+    ]
 
 
 def test_builtin_catalog_covers_complexmcp():
@@ -304,15 +420,24 @@ def test_builtin_catalog_covers_complexmcp():
     names = set(cat)
     assert len(names) == 314
     # the harness's prefixed names for tools an earlier server already registered
-    assert {"LightFlight_check_balance", "LightFlight_wait_payment_password", "ChemServer_clamp",
-            "CryptoServer_base64_encode", "LightWeather_convert_temperature"} <= names
+    assert {
+        "LightFlight_check_balance",
+        "LightFlight_wait_payment_password",
+        "ChemServer_clamp",
+        "CryptoServer_base64_encode",
+        "LightWeather_convert_temperature",
+    } <= names
     for e in cat.entries():  # every remedy and alternative names a tool of the catalog
         assert all(t in names for cures in e.remedies.values() for t in cures), e.name
         assert all(t in names for t in e.alternatives), e.name
     get = cat.get
-    assert {get(t).resources[0] for t in ("add_to_cart", "delete_item_in_cart", "get_cart_summary")} == {"lightshop.cart"}
+    assert {get(t).resources[0] for t in ("add_to_cart", "delete_item_in_cart", "get_cart_summary")} == {
+        "lightshop.cart"
+    }
     assert (get("upgrade_to_vip").kind, get("upgrade_to_vip").remedies) == (
-        "write", {"precondition_failed": ["wait_trade_password"]})
+        "write",
+        {"precondition_failed": ["wait_trade_password"]},
+    )
     assert get("unblock").remedies == {"transient": ["acc_network"], "permission_denied": ["ask_for_privilege"]}
     assert get("acc_network").kind == "auth" and get("ask_for_privilege").kind == "auth"
     assert get("like_moment").id_args == ["uid", "moid"]
@@ -322,23 +447,31 @@ def test_builtin_catalog_covers_complexmcp():
 
 
 # -- cm_r6 kind: a success on another object is no recovery -------------------------------------------------
-@pytest.mark.parametrize("tool, arg, first, second, recoveries", [
-    ("like_moment", "moid", "mo_1", "mo_2", 0),        # catalog id_args
-    ("send_message", "uid", "user_1", "user_2", 0),
-    ("delete_item_in_cart", "caid", "cart_A1", "cart_A1", 1),   # the same object: recovered
-    ("pin_note", "target", "nt_7", "nt_8", 0),         # no catalog entry: the value's shape
-    ("pin_note", "target", "nt_7", "nt_7", 1),
-    ("pin_note", "gid", 41, 42, 0),                    # no catalog entry: a short *id name
-])
+@pytest.mark.parametrize(
+    "tool, arg, first, second, recoveries",
+    [
+        ("like_moment", "moid", "mo_1", "mo_2", 0),  # catalog id_args
+        ("send_message", "uid", "user_1", "user_2", 0),
+        ("delete_item_in_cart", "caid", "cart_A1", "cart_A1", 1),  # the same object: recovered
+        ("pin_note", "target", "nt_7", "nt_8", 0),  # no catalog entry: the value's shape
+        ("pin_note", "target", "nt_7", "nt_7", 1),
+        ("pin_note", "gid", 41, 42, 0),  # no catalog entry: a short *id name
+    ],
+)
 def test_recovery_needs_the_same_object(tmp_path, tool, arg, first, second, recoveries):
-    text = (turn(tool, {arg: first, "content": "x"}, NET) + turn(tool, {arg: second, "content": "x"}, OK % "done")
-            + "Done.\n[END]\n")
+    text = (
+        turn(tool, {arg: first, "content": "x"}, NET)
+        + turn(tool, {arg: second, "content": "x"}, OK % "done")
+        + "Done.\n[END]\n"
+    )
     s = only(write(tmp_path, "ids.txt", text), "complexmcp")
     assert (s.recoverable_errors, s.recovery_attempts, s.recoveries) == (1, 1, recoveries)
 
 
 def test_id_shape():
-    assert [looks_like_id(v) for v in ("mo_2", "user_AAA", "item-0101", "ord-aaaa1111", "cart_9", "trid_x9Y")] == [True] * 6
+    assert [looks_like_id(v) for v in ("mo_2", "user_AAA", "item-0101", "ord-aaaa1111", "cart_9", "trid_x9Y")] == [
+        True
+    ] * 6
     assert [looks_like_id(v) for v in ("new_york", "Pat Doe", "2026-07-14", "hello", "user_", 7)] == [False] * 6
     cat = Catalog([])
     assert cat.ids("zap_widget", {"target": "wd_9", "label": "my_widget", "moid": 3, "valid": True}) == {"wd_9", "3"}
@@ -363,35 +496,67 @@ def _five_formats(tmp_path: Path) -> dict[str, Path]:
     log: list[dict[str, Any]] = []
     text = ""
     for i, (tool, args, res) in enumerate(EPISODE, start=1):
-        oa += [{"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}]},
-               {"role": "tool", "tool_call_id": f"c{i}", "content": res}]
-        an += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": tool, "input": args}]},
-               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": res}]}]
-        log += [_rpc("s", "c2s", {"id": i, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
-                _rpc("s", "s2c", {"id": i, "result": {"content": [{"type": "text", "text": res}]}})]
+        oa += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": res},
+        ]
+        an += [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": tool, "input": args}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": res}]},
+        ]
+        log += [
+            _rpc("s", "c2s", {"id": i, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
+            _rpc("s", "s2c", {"id": i, "result": {"content": [{"type": "text", "text": res}]}}),
+        ]
         text += turn(tool, args, res)
     oa.append({"role": "assistant", "content": FINAL})
     an.append({"role": "assistant", "content": FINAL})
     log.append({"session": "s", "final_message": FINAL})
     # mcpgym's own format: the flags and codes an mcpgym run would log
     codes = ["transient", "rate_limited", None, None, "not_found"]
-    steps = [{"step": i, "tool": t, "arguments": a, "is_error": c is not None, "error_code": c,
-              "result": {"error": {"code": c, "message": r}} if c else json.loads(r)}
-             for i, ((t, a, r), c) in enumerate(zip(EPISODE, codes), start=1)]
+    steps = [
+        {
+            "step": i,
+            "tool": t,
+            "arguments": a,
+            "is_error": c is not None,
+            "error_code": c,
+            "result": {"error": {"code": c, "message": r}} if c else json.loads(r),
+        }
+        for i, ((t, a, r), c) in enumerate(zip(EPISODE, codes, strict=True), start=1)
+    ]
     traj = {"episode_id": "e1", "agent": "external", "steps": steps, "final_message": FINAL, "ledger": None}
-    return {"openai": write(tmp_path, "e.openai.json", oa), "anthropic": write(tmp_path, "e.anthropic.json", an),
-            "mcp-log": jsonl(tmp_path, "e.mcp.jsonl", log), "complexmcp": write(tmp_path, "e.txt", text + FINAL + "\n[END]\n"),
-            "mcpgym": jsonl(tmp_path, "e.mcpgym.jsonl", [traj])}
+    return {
+        "openai": write(tmp_path, "e.openai.json", oa),
+        "anthropic": write(tmp_path, "e.anthropic.json", an),
+        "mcp-log": jsonl(tmp_path, "e.mcp.jsonl", log),
+        "complexmcp": write(tmp_path, "e.txt", text + FINAL + "\n[END]\n"),
+        "mcpgym": jsonl(tmp_path, "e.mcpgym.jsonl", [traj]),
+    }
 
 
 def test_errors_in_the_content_score_the_same_in_all_five_formats(tmp_path):
     rows = {}
     for fmt, path in _five_formats(tmp_path).items():
         s = only(path, fmt)
-        rows[fmt] = (s.tool_calls, s.writes, s.verified_writes, s.error_calls, s.invalid_calls, s.recoverable_errors,
-                     s.recovery_attempts, s.recoveries, s.defeatism,
-                     [(d.step, d.code) for d in s.recoverable_error_detail])
+        rows[fmt] = (
+            s.tool_calls,
+            s.writes,
+            s.verified_writes,
+            s.error_calls,
+            s.invalid_calls,
+            s.recoverable_errors,
+            s.recovery_attempts,
+            s.recoveries,
+            s.defeatism,
+            [(d.step, d.code) for d in s.recoverable_error_detail],
+        )
     # 1 network error (transient) and 2 rate limit, both injected faults retried and overcome
     # by 3; write 3 verified by 4; 5 a refusal (not_found: no remedy, not recoverable)
     expected = (5, 1, 1, 3, 0, 2, 2, 2, False, [(1, "transient"), (2, "rate_limited")])
@@ -403,20 +568,29 @@ def test_scorability_summary_and_warnings(tmp_path):
     good = write(tmp_path, "good.txt", TRANSCRIPT_R1)
     report = score_files([good], "complexmcp")
     sc = report.scorability
-    assert (sc.episodes_read, sc.calls_parsed, sc.blocks_failed, sc.tools, sc.tools_classified, sc.tools_guessed,
-            sc.warnings) == (1, 3, 0, 2, 2, 0, [])
+    assert (
+        sc.episodes_read,
+        sc.calls_parsed,
+        sc.blocks_failed,
+        sc.tools,
+        sc.tools_classified,
+        sc.tools_guessed,
+        sc.warnings,
+    ) == (1, 3, 0, 2, 2, 0, [])
     # blocks that fail: the transcript's JSON is escaped (stored encoded, read as plain text)
     broken = write(tmp_path, "broken.txt", json.dumps(TRANSCRIPT_R1)[1:-1])
     sc = score_files([broken], "complexmcp").scorability
     assert (sc.calls_parsed, sc.blocks_failed) == (0, 3)
-    assert sc.warnings == ["most tool-call blocks failed to parse: 3 of 3 (0 parsed); check --format and the "
-                           "file's encoding"]
+    assert sc.warnings == [
+        "most tool-call blocks failed to parse: 3 of 3 (0 parsed); check --format and the file's encoding"
+    ]
     # tools mostly guessed by name
     guessed = write(tmp_path, "guessed.txt", turn("zap_widget", {"w": "wd_1"}, OK % "z") + "ok\n[END]\n")
     sc = score_files([guessed], "complexmcp").scorability
     assert (sc.tools, sc.tools_guessed, sc.guessed_share) == (1, 1, 1.0)
-    assert sc.warnings == ["most tools were guessed by name: 1 of 1 tools (1 of 1 calls); pass --catalog FILE or "
-                           "a built-in catalog name"]
+    assert sc.warnings == [
+        "most tools were guessed by name: 1 of 1 tools (1 of 1 calls); pass --catalog FILE or a built-in catalog name"
+    ]
 
 
 def test_cli_prints_scorability_and_strict_fails(tmp_path):
@@ -424,8 +598,10 @@ def test_cli_prints_scorability_and_strict_fails(tmp_path):
     runner = CliRunner()
     plain = runner.invoke(app, ["score", broken, "--format", "complexmcp"])
     assert plain.exit_code == 0
-    assert ("scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse"
-            in plain.stdout)
+    assert (
+        "scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse"
+        in plain.stdout
+    )
     assert "WARNING: most tool-call blocks failed to parse: 3 of 3" in plain.stdout
     strict = runner.invoke(app, ["score", broken, "--format", "complexmcp", "--strict", "--json"])
     assert strict.exit_code == 1

@@ -108,7 +108,7 @@ def decode_layers(value: Any) -> Any:
         if not isinstance(value, str):
             return value
         s = value.strip()
-        if not s or s[0] not in "\"[{" or s[-1] not in "\"]}":
+        if not s or s[0] not in '"[{' or s[-1] not in '"]}':
             return value
         try:
             value = json.loads(s)
@@ -126,10 +126,19 @@ def _literal(body: str) -> Any:
     return value if ok else None
 
 
-def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AGENT, task_id: str | None = None,
-                         trial: int = 0, instruction: str | None = None, metadata: dict[str, Any] | None = None,
-                         first_line: int | None = None, level: int | None = None,
-                         apps: list[str] | None = None) -> tuple[Trajectory, list[str]]:
+def trajectory_from_text(
+    text: str,
+    *,
+    episode_id: str,
+    agent: str = EXTERNAL_AGENT,
+    task_id: str | None = None,
+    trial: int = 0,
+    instruction: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    first_line: int | None = None,
+    level: int | None = None,
+    apps: list[str] | None = None,
+) -> tuple[Trajectory, list[str]]:
     """Convert one ComplexMCP transcript into a :class:`Trajectory` (no ledger).
 
     Args:
@@ -162,7 +171,7 @@ def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AG
         m = _CALL_RE.search(text, pos)
         if m is None:
             break
-        turn = text[pos:m.start()]
+        turn = text[pos : m.start()]
         _check_openers(turn, pos, where, closed_at=m.start())
         body_end = text.find(_RESPONSE_END, m.end())
         if body_end < 0:
@@ -172,14 +181,14 @@ def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AG
             break
         responses.append((m.end(), body_end))
         start = turn.rfind("<tool>")
-        call = _literal(turn[start + len("<tool>"):]) if start >= 0 else None
+        call = _literal(turn[start + len("<tool>") :]) if start >= 0 else None
         name = call.get("name") if isinstance(call, dict) else None
         if not isinstance(name, str) or not name:
             invalid += 1
         else:
             raw = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
             args, ok = parse_arguments(raw)
-            is_error, code, result = interpret_response(text[m.end():body_end])
+            is_error, code, result = interpret_response(text[m.end() : body_end])
             if is_error and not ok:
                 code = "invalid_argument"
             steps.append(make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result))
@@ -199,19 +208,34 @@ def trajectory_from_text(text: str, *, episode_id: str, agent: str = EXTERNAL_AG
     if unparsed:
         meta["unparsed_tool_blocks"] = unparsed
         if unparsed > int(cut_call):
-            warnings.append(f"{unparsed} </tool> block(s) are not followed by a <response> block and were not "
-                            "parsed as calls (is the transcript still JSON-encoded?)")
+            warnings.append(
+                f"{unparsed} </tool> block(s) are not followed by a <response> block and were not "
+                "parsed as calls (is the transcript still JSON-encoded?)"
+            )
     ends = list(_END_AT_EOL_RE.finditer(tail))
     status, stop_reason = "completed", None
     if ends:
-        final = tail[:ends[-1].start()].strip()
+        final = tail[: ends[-1].start()].strip()
     else:
         final = tail.strip()
         status, stop_reason = "limit", "no [END] marker: the transcript may have been cut short"
         warnings.append(f"no {END_MARKER} marker: scored as cut short (status limit)")
-    traj = Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
-                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
-                      invalid_calls=invalid, level=level, apps=list(apps or []), metadata=meta)
+    traj = Trajectory(
+        episode_id=episode_id,
+        task_id=task_id,
+        agent=agent,
+        trial=trial,
+        instruction=instruction,
+        steps=steps,
+        final_message=final,
+        ledger=None,
+        status=status,
+        stop_reason=stop_reason,
+        invalid_calls=invalid,
+        level=level,
+        apps=list(apps or []),
+        metadata=meta,
+    )
     return traj, warnings
 
 
@@ -222,7 +246,7 @@ def _check_openers(segment: str, offset: int, where: Any, *, closed_at: int | No
     ``</tool>`` follows it in the text after the last response (``closed_at`` None)."""
     for m in _OPENER_RE.finditer(segment):
         tag_at = segment.index("<tool>", m.start())
-        after = segment[tag_at + len("<tool>"):]
+        after = segment[tag_at + len("<tool>") :]
         if closed_at is not None:
             if "<response>" not in after:
                 continue
@@ -284,8 +308,7 @@ def split_episodes(text: str) -> list[tuple[int, str]]:
     for m in _CALL_RE.finditer(text):
         end = text.find(_RESPONSE_END, m.end())
         blocked.append((m.end(), len(text) if end < 0 else end))
-    cuts = [m.end() for m in _END_AT_EOL_RE.finditer(text)
-            if not any(a <= m.start() < b for a, b in blocked)]
+    cuts = [m.end() for m in _END_AT_EOL_RE.finditer(text) if not any(a <= m.start() < b for a, b in blocked)]
     out: list[tuple[int, str]] = []
     pos = 0
     for end in [*cuts, len(text)]:
@@ -342,9 +365,17 @@ def load(path: str | Path) -> LoadResult:
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{label}"
         try:
             traj, warnings = trajectory_from_text(
-                transcript, episode_id=episode_id, agent=record_agent(rec) or EXTERNAL_AGENT,
-                task_id=meta_str(rec.get("task_id")), trial=record_trial(rec), instruction=instruction, metadata=meta,
-                first_line=first_line, level=_level(rec.get("level")), apps=_apps(rec.get("apps")))
+                transcript,
+                episode_id=episode_id,
+                agent=record_agent(rec) or EXTERNAL_AGENT,
+                task_id=meta_str(rec.get("task_id")),
+                trial=record_trial(rec),
+                instruction=instruction,
+                metadata=meta,
+                first_line=first_line,
+                level=_level(rec.get("level")),
+                apps=_apps(rec.get("apps")),
+            )
         except EpisodeError as exc:
             result.problem(str(exc), line=line, episode=label)
             return
@@ -354,8 +385,10 @@ def load(path: str | Path) -> LoadResult:
         expected = _tool_cnt_total(rec.get("tool_cnt"))
         parsed = len(traj.steps) + traj.invalid_calls
         if expected is not None and expected != parsed:
-            warnings.append(f"tool_cnt counts {expected} call(s) but {parsed} were parsed "
-                            f"({len(traj.steps)} well-formed, {traj.invalid_calls} malformed)")
+            warnings.append(
+                f"tool_cnt counts {expected} call(s) but {parsed} were parsed "
+                f"({len(traj.steps)} well-formed, {traj.invalid_calls} malformed)"
+            )
         result.add(Episode(label=label, trajectory=traj, line=line, warnings=warnings))
 
     def from_value(value: Any, label: str, line: int | None) -> None:
@@ -365,8 +398,9 @@ def load(path: str | Path) -> LoadResult:
         elif isinstance(value, dict):
             found = transcript_field(value)
             if found is None:
-                result.problem("no string field holds a transcript (none contains <tool> or [END])", line=line,
-                               episode=label)
+                result.problem(
+                    "no string field holds a transcript (none contains <tool> or [END])", line=line, episode=label
+                )
                 return
             task = meta_str(value.get("task_id"))
             convert(found[1], label + (f" task {task}" if task is not None else ""), line, value, None)
@@ -374,8 +408,11 @@ def load(path: str | Path) -> LoadResult:
             for i, item in enumerate(value, start=1):
                 from_value(item, f"{label} item {i}", line)
         else:
-            result.problem(f"expected a transcript string or an object holding one, got {type(value).__name__}",
-                           line=line, episode=label)
+            result.problem(
+                f"expected a transcript string or an object holding one, got {type(value).__name__}",
+                line=line,
+                episode=label,
+            )
 
     if p.suffix.lower() in TEXT_SUFFIXES or text.lstrip()[:1] not in ("[", "{", '"'):
         decoded = decode_layers(text)
@@ -402,5 +439,13 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-__all__ = ["END_MARKER", "FORMAT", "decode_layers", "interpret_response", "load", "split_episodes",
-           "trajectory_from_text", "transcript_field"]
+__all__ = [
+    "END_MARKER",
+    "FORMAT",
+    "decode_layers",
+    "interpret_response",
+    "load",
+    "split_episodes",
+    "trajectory_from_text",
+    "transcript_field",
+]

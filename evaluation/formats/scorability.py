@@ -9,7 +9,8 @@ loud warning; ``--strict`` turns such a warning into a failing exit code.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -55,10 +56,12 @@ class Scorability(BaseModel):
     def line(self) -> str:
         """The summary as one line of text."""
         share = "-" if self.guessed_share is None else f"{100 * self.guessed_share:.0f}%"
-        return (f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
-                f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
-                f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-                f"guessed by name ({share})")
+        return (
+            f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
+            f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
+            f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
+            f"guessed by name ({share})"
+        )
 
 
 def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorability:
@@ -89,15 +92,19 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
     sc.failed_share = sc.blocks_failed / blocks if blocks else None
     sc.guessed_share = sc.tools_guessed / sc.tools if sc.tools else None
     if sc.failed_share is not None and sc.failed_share > MOSTLY:
-        sc.warnings.append(f"most tool-call blocks failed to parse: {sc.blocks_failed} of {blocks} "
-                           f"({sc.calls_parsed} parsed); check --format and the file's encoding")
+        sc.warnings.append(
+            f"most tool-call blocks failed to parse: {sc.blocks_failed} of {blocks} "
+            f"({sc.calls_parsed} parsed); check --format and the file's encoding"
+        )
     records = sc.episodes_read + sc.records_failed
     if records and sc.records_failed / records > MOSTLY:
         sc.warnings.append(f"most records failed to parse: {sc.records_failed} of {records}")
     if sc.guessed_share is not None and sc.guessed_share > MOSTLY:
-        sc.warnings.append(f"most tools were guessed by name: {sc.tools_guessed} of {sc.tools} tools "
-                           f"({sc.calls_guessed} of {sc.calls_parsed} calls); pass --catalog FILE or a built-in "
-                           "catalog name")
+        sc.warnings.append(
+            f"most tools were guessed by name: {sc.tools_guessed} of {sc.tools} tools "
+            f"({sc.calls_guessed} of {sc.calls_parsed} calls); pass --catalog FILE or a built-in "
+            "catalog name"
+        )
     return sc
 
 
