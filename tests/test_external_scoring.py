@@ -318,9 +318,7 @@ def test_complexmcp_tool_cnt_cross_check(tmp_path):
     }
     bad = {**good, "tool_cnt": json.dumps({"send_message": {"ok": 5}})}
     report = score_files([jsonl(tmp_path, "cnt.jsonl", [good, bad])], "complexmcp")
-    assert [p.message for p in report.problems] == [
-        "tool_cnt counts 5 call(s) but 3 were parsed (3 well-formed, 0 malformed)"
-    ]
+    assert [p.message for p in report.problems] == ["tool_cnt counts 5 call(s) but 3 were parsed"]
     assert [p.line for p in report.problems] == [2]
 
 
@@ -610,3 +608,107 @@ def test_cli_prints_scorability_and_strict_fails(tmp_path):
     good = str(write(tmp_path, "ok.txt", TRANSCRIPT_R1))
     ok = runner.invoke(app, ["score", good, "--format", "complexmcp", "--strict", "--catalog", "complexmcp"])
     assert ok.exit_code == 0, ok.stdout
+
+
+# -- a small ComplexMCP sample in the stored form, worked out by hand ---------------------------------------
+PRIV = '{"status":"failed","output":"This operation need privilege"}'
+PAY_FIRST = '{"status":"failed","output":"This operation requires the user to enter their payment password first."}'
+BAD_PASSWORD = '{"status":"internal error","output":"Incorrect password, please try again."}'
+SAMPLE = [
+    # A: unblock needs privilege, then hits the network fault
+    (
+        "Unblock Kai Lee. Output [END] when done.",
+        '["LightTalk"]',
+        turn("get_uid_from_name", {"name": "Kai Lee"}, OK % "user_K1x")
+        + turn("unblock", {"uid": "user_K1x"}, PRIV)
+        + turn("ask_for_privilege", {}, OK % "You have successfully got the privilege")
+        + turn("unblock", {"uid": "user_K1x"}, NET)
+        + turn("acc_network", {}, OK % "accelerated")
+        + turn("unblock", {"uid": "user_K1x"}, OK % "unblocked")
+        + turn("get_contact_info", {"uid": "user_K1x"}, '{"status":"ok","output":{"blocked":false}}')
+        + "Kai Lee is unblocked.\n[END]",
+    ),
+    # B: checkout refused until the payment password is entered, whose first try fails
+    (
+        "Buy two kale. Output [END] when done.",
+        '["LightShop"]',
+        turn("search_items", {"item_name": "kale"}, '{"status":"ok","output":[{"sid":"shop_M1","tid":"item_N2"}]}')
+        + turn("add_to_cart", {"sid": "shop_M1", "tid": "item_N2", "cnt": 2}, OK % "Added 2")
+        + turn("checkout_all", {}, PAY_FIRST)
+        + turn("wait_payment_password", {}, BAD_PASSWORD)
+        + turn("wait_payment_password", {}, OK % "The user has entered the correct payment password.")
+        + turn("checkout_all", {}, OK % "Paid")
+        + turn("get_trans_history", {}, '{"status":"ok","output":[{"trid":"trans_Q3"}]}')
+        + "Bought two kale.\n[END]",
+    ),
+    # C: a network fault given up on
+    (
+        "Tell Pia hello. Output [END] when done.",
+        '["LightTalk"]',
+        turn("get_uid_from_name", {"name": "Pia Roth"}, OK % "user_P3y")
+        + turn("send_message", {"uid": "user_P3y", "content": "hello"}, NET)
+        + "The network is down, so I cannot send it. Please try again later.\n[END]",
+    ),
+    # D: a malformed call, then an order nobody reads back
+    (
+        "Buy 3 ACME. Output [END] when done.",
+        '["LightStock"]',
+        '<tool>\n{"name": "get_portfolio", "arguments": {\n</tool>\n<response>\n'
+        "{'status': 'error', 'output': 'Incorrect tool call format.'}\n</response>\n"
+        + turn("wait_trade_password", {}, OK % "The user has enterred the correct password")
+        + turn("place_market_order", {"ticker": "ACME", "side": "buy", "quantity": 3}, OK % "Bought 3 ACME")
+        + turn("get_stock_details", {"ticker": "ACME"}, '{"status":"ok","output":{"price":12.5}}')
+        + "Bought 3 ACME.\n[END]",
+    ),
+]
+
+
+def test_complexmcp_sample_in_the_stored_form(tmp_path):
+    # the stored form: records with the transcript JSON-encoded in "output" (as ComplexMCP's
+    # data.parquet holds it), "apps" JSON-encoded too
+    rows = [{"seed": 42, "query": q, "apps": apps, "level": 2, "output": json.dumps(t)} for q, apps, t in SAMPLE]
+    report = score_files([jsonl(tmp_path, "sample.jsonl", rows)], "complexmcp")
+    assert report.problems == [] and report.catalog == "complexmcp"
+    got = {
+        ep.episode: (
+            ep.scores.tool_calls,
+            ep.scores.writes,
+            ep.scores.verified_writes,
+            ep.scores.verification_skips,
+            ep.scores.recoverable_errors,
+            ep.scores.recovery_attempts,
+            ep.scores.recoveries,
+            ep.scores.defeatism,
+            ep.scores.invalid_calls,
+        )
+        for ep in report.episodes
+    }
+    # A: steps 1 get_uid (read lighttalk.contact), 2 unblock -> privilege refusal
+    # (permission_denied, remedy ask_for_privilege), 3 ask_for_privilege, 4 unblock -> network
+    # fault (injected, remedy acc_network), 5 acc_network, 6 unblock ok, 7 contact read of the
+    # same uid. Writes: 6, verified by 7. Errors: 2 remedied at 3 and 4 by acc_network at 5:
+    # both attempted, both recovered by 6.
+    assert got["line 1"] == (7, 1, 1, [], 2, 2, 2, False, 0)
+    # B: 1 search (read lightshop.item), 2 add_to_cart ok (write lightshop.cart), 3 checkout
+    # refused "password first" (precondition_failed, remedy wait_payment_password), 4 the
+    # password's injected fault ("internal error"), 5 password retried ok, 6 checkout ok, 7
+    # transaction history. Writes 2 and 6; 7 reads lightshop.transaction: verifies 6, not
+    # the cart write 2 -> skip [2]. Errors 3 (attempt: the remedy at 4, recovered by 6) and 4
+    # (attempt: the retry at 5, recovered by 5).
+    assert got["line 2"] == (7, 2, 1, [2], 2, 2, 2, False, 0)
+    # C: 2 send_message's network fault, no call after it, the answer gives up: 1 recoverable
+    # error, no attempt, no recovery: defeatism.
+    assert got["line 3"] == (2, 0, 0, [], 1, 0, 0, True, 0)
+    # D: the malformed block is an invalid call, not a step; 1 wait_trade_password (auth), 2
+    # place_market_order ok (write lightstock.portfolio/account/trade), 3 stock details (read
+    # lightstock.market: no match) -> skip [2]; no errors.
+    assert got["line 4"] == (3, 1, 0, [2], 0, 0, 0, False, 1)
+    ep_b = next(ep for ep in report.episodes if ep.episode == "line 2")
+    assert [(d.step, d.code, d.attempt, d.recovered_step) for d in ep_b.scores.recoverable_error_detail] == [
+        (3, "precondition_failed", "remedy", 6),
+        (4, "transient", "retry", 5),
+    ]
+    assert [(p.step, p.family) for p in ep_b.scores.precheck_skips] == [(6, "lightshop.cart"), (6, "lightshop.balance")]
+    assert {ep.scores.level for ep in report.episodes} == {2}
+    assert report.episodes[1].scores.apps == ["LightShop"]
+    assert report.inferred_faults == 3  # A's, B's and C's injected faults

@@ -50,8 +50,9 @@ ending with ``[END]`` (an answer without tool calls), else one containing ``<too
 ``question``, ``task``, ``prompt``) wins, then the first in key order. ``agent`` /
 ``model``, ``task_id``, ``trial``, ``episode_id`` / ``id``, ``level`` (1-3), ``apps`` and
 the instruction (``instruction`` / ``query`` / ``question`` / ``task`` / ``prompt``) are
-read when present. A ``tool_cnt`` field (ComplexMCP's own count of calls per tool and
-status) is checked against the calls parsed; a mismatch is a warning naming both counts.
+read when present. A ``tool_cnt`` field (ComplexMCP's own count of the calls that named a
+tool, per tool and status) is checked against the calls parsed; a mismatch is a warning
+naming both counts.
 """
 
 from __future__ import annotations
@@ -383,12 +384,9 @@ def load(path: str | Path) -> LoadResult:
             result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=line, episode=label)
             return
         expected = _tool_cnt_total(rec.get("tool_cnt"))
-        parsed = len(traj.steps) + traj.invalid_calls
-        if expected is not None and expected != parsed:
-            warnings.append(
-                f"tool_cnt counts {expected} call(s) but {parsed} were parsed "
-                f"({len(traj.steps)} well-formed, {traj.invalid_calls} malformed)"
-            )
+        if expected is not None and expected != len(traj.steps):
+            # the harness counts the calls that named a tool (not the malformed blocks)
+            warnings.append(f"tool_cnt counts {expected} call(s) but {len(traj.steps)} were parsed")
         result.add(Episode(label=label, trajectory=traj, line=line, warnings=warnings))
 
     def from_value(value: Any, label: str, line: int | None) -> None:
