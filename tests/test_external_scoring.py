@@ -438,6 +438,14 @@ def test_builtin_catalog_covers_complexmcp():
     )
     assert get("unblock").remedies == {"transient": ["acc_network"], "permission_denied": ["ask_for_privilege"]}
     assert get("acc_network").kind == "auth" and get("ask_for_privilege").kind == "auth"
+    # what LightTalk's reads show: only get_contact_info shows "blocked"; a name lookup or a
+    # share URL shows nothing a write changes; no read shows a remark
+    assert get("get_contact_info").resources == ["lighttalk.contact", "lighttalk.block"]
+    assert get("unblock").resources == ["lighttalk.block"] and get("get_uid_from_name").resources == [
+        "lighttalk.directory"
+    ]
+    assert get("get_shared_url_of_contact").resources == ["lighttalk.share_url"]
+    assert not any("lighttalk.remark" in e.resources for e in cat.entries() if e.kind == "read")
     assert get("like_moment").id_args == ["uid", "moid"]
     assert get("delete_item_in_cart").id_args == ["caid"]
     with pytest.raises(KeyError, match="built-in catalogs: complexmcp"):

@@ -320,9 +320,9 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
         "(the next tag is <response> at transcript line 3)"]
     assert {t.tool: (t.source, t.kind, t.resources[0]) for t in report.tools} == {
         "ask_for_privilege": ("file", "auth", "lighttalk.privilege"),
-        "block": ("file", "write", "lighttalk.contact"),
+        "block": ("file", "write", "lighttalk.block"),
         "checkout_all": ("file", "write", "lightshop.cart"),
-        "get_uid_from_name": ("file", "read", "lighttalk.contact"),
+        "get_uid_from_name": ("file", "read", "lighttalk.directory"),
         "list_messages": ("heuristic", "read", "external.message"),
         "send_message": ("file", "write", "lighttalk.chat")}
     agg = report.agents["qwen-test"]

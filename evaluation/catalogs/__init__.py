@@ -11,7 +11,9 @@ description``).
   from ComplexMCP's tool descriptions and source: kinds and resource families (the shop's
   cart is one family ``lightshop.cart`` for ``add_to_cart``, ``delete_item_in_cart``,
   ``get_cart_summary`` and ``checkout_all``; ``upgrade_to_vip`` writes
-  ``lightstock.account``), id arguments (``uid``, ``sid``, ``tid``, ``caid``, ``moid``,
+  ``lightstock.account``; a family is read only by the tools whose output shows it:
+  ``lighttalk.block`` by ``get_contact_info`` alone, ``lighttalk.remark`` and the unread
+  flags by none, so such writes can never be verified), id arguments (``uid``, ``sid``, ``tid``, ``caid``, ``moid``,
   ``gid``, ``fid``, ``bid``...), preconditions, and remedies: ``acc_network`` cures the
   network error (``transient``) of every LightTalk tool its source marks as network-bound,
   ``ask_for_privilege`` the privilege error (``permission_denied``) of the privileged
