@@ -15,7 +15,35 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.")
+from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, cls=MCPGymGroup,
+                  pretty_exceptions_enable=False,
+                  help="mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"mcpgym {version('mcpgym')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print the installed mcpgym version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="On an unexpected error, show the full traceback "
+                               "(accepted after any command too)."),
+) -> None:
+    """mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.
+
+    Start with `mcpgym run` (scripted agents on the core suite), then open the report it names.
+    Every command has --help.
+    """
+    if debug:
+        DEBUG["on"] = True
 
 
 class Transport(str, Enum):
@@ -33,22 +61,28 @@ def _message(exc: BaseException) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input)."""
+    typer.secho(f"error: {one_line(message)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
+
+
+def one_line(message: str) -> str:
+    """``message`` with its lines joined (an error is one line on stderr)."""
+    return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
 
 
 @app.command()
 def serve(
     transport: Transport = typer.Option(Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."),
-    host: str = typer.Option("127.0.0.1", help="HTTP bind address (loopback unless told otherwise)."),
-    port: int = typer.Option(8765, min=0, max=65535, help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
-    seed: int = typer.Option(0, min=0, help="stdio: world seed of the episode."),
-    apps: str = typer.Option("system,shop", help="stdio: comma-separated apps, or 'all'."),
-    faults: str = typer.Option("none", help="stdio: fault profile (none, default, harsh, or a .toml/.json/.yaml file)."),
-    fault_seed: Optional[int] = typer.Option(None, min=0, help="stdio: fault seed (default: the world seed)."),
+    host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP bind address (loopback unless told otherwise)."),
+    port: int = typer.Option(8765, min=0, max=65535, metavar="PORT", help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
+    seed: int = typer.Option(0, min=0, metavar="N", help="stdio: world seed of the episode."),
+    apps: str = typer.Option("system,shop", metavar="APPS", help="stdio: comma-separated apps, or 'all'."),
+    faults: str = typer.Option("none", metavar="PROFILE", help="stdio: fault profile (none, default, harsh, or a .toml/.json/.yaml file)."),
+    fault_seed: Optional[int] = typer.Option(None, min=0, metavar="N", help="stdio: fault seed (default: the world seed)."),
     token: Optional[str] = typer.Option(None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."),
-    max_episodes: int = typer.Option(1000, min=1, help="HTTP: most live episodes."),
-    idle_timeout: float = typer.Option(1800.0, min=0.1, help="HTTP: wall seconds before an idle episode expires."),
+    max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
+    idle_timeout: float = typer.Option(1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."),
     search_tools: bool = typer.Option(False, "--search-tools", help="stdio: retrieval mode (only the search_tools meta-tool at first)."),
 ) -> None:
     """Run the MCP server."""
@@ -78,10 +112,13 @@ def serve(
 
 @app.command()
 def tools(
-    app_name: Optional[str] = typer.Option(None, "--app", help="Only this app's tools."),
+    app_name: Optional[str] = typer.Option(None, "--app", metavar="APP", help="Only this app's tools."),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
-    """List the tool catalog: name, app, kind, resources, preconditions, remedies, alternatives."""
+    """List the tools: one line each (name, kind, what it does); --full for everything.
+
+    The full view adds each tool's resources, preconditions, remedies and alternatives.
+    """
     from mcpgym.tools.catalog import catalog
 
     try:
@@ -144,24 +181,28 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[li
 
 @app.command()
 def run(
-    agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
-    suite: Optional[str] = typer.Option(None, help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="Run only this task id (repeatable; any suite)."),
-    trials: int = typer.Option(3, min=1, help="Trials per agent and task (each trial has its own fault seed)."),
-    faults: str = typer.Option("default", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/run-<UTC time>)."),
-    concurrency: int = typer.Option(4, min=1, help="Most episodes at once."),
-    server: Optional[str] = typer.Option(None, help="Use this mcpgym HTTP server (base URL) instead of spawning one."),
-    token: Optional[str] = typer.Option(None, help="Control token of --server (default: $MCPGYM_TOKEN)."),
+    agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", metavar="SPEC", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
+    suite: Optional[str] = typer.Option(None, metavar="NAME", help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; any suite)."),
+    trials: int = typer.Option(3, min=1, metavar="N", help="Trials per agent and task (each trial has its own fault seed)."),
+    faults: str = typer.Option("default", metavar="PROFILE", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/run-<UTC time>)."),
+    concurrency: int = typer.Option(4, min=1, metavar="N", help="Most episodes at once."),
+    server: Optional[str] = typer.Option(None, metavar="URL", help="Use this mcpgym HTTP server (base URL) instead of spawning one."),
+    token: Optional[str] = typer.Option(None, metavar="TOKEN", help="Control token of --server (default: $MCPGYM_TOKEN)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: skip episodes already written."),
     force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
-    timeout: float = typer.Option(600.0, min=1.0, help="Wall seconds per episode before it is stopped (status limit)."),
+    timeout: float = typer.Option(600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    tools_mode: str = typer.Option("all", "--tools", help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds)."),
+    tools_mode: str = typer.Option("all", "--tools", metavar="MODE", help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds)."),
     validate_output: bool = typer.Option(False, "--validate-output", help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored)."),
 ) -> None:
-    """Evaluate agents: tasks x trials x agents against an mcpgym server; writes trajectories.jsonl,
-    scores.json, manifest.json and the report, and prints the comparison table."""
+    """Evaluate agents on a task suite and print the comparison table.
+
+    Runs tasks x trials x agents against an mcpgym server (spawned unless --server is given)
+    and writes trajectories.jsonl, scores.json, manifest.json, report.md and report.html into
+    the run directory.
+    """
     import os
     import time
 
@@ -206,6 +247,11 @@ def run(
         result = run_evaluation(tasks, agents, settings)
     except (RunError, ServerError, FaultProfileError) as exc:
         _fail(str(exc))
+    except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)
+        if DEBUG["on"]:
+            raise
+        _fail(f"cannot write the run directory {out}: {exc.strerror or exc}"
+              + (f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""))
     except KeyboardInterrupt:
         typer.secho(f"interrupted: the finished episodes are in {out / 'trajectories.jsonl'}; "
                     f"continue with --resume --out {out}", fg=typer.colors.YELLOW, err=True)
@@ -231,17 +277,18 @@ def run(
 
 @app.command()
 def score(
-    paths: list[Path] = typer.Argument(..., help="Run directories, trajectory files of our own, or files recorded elsewhere."),
-    fmt: str = typer.Option("auto", "--format", "-f", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."),
-    catalog: Optional[str] = typer.Option(None, "--catalog", help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp)."),
+    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Run directories, trajectory files of our own, or files recorded elsewhere."),
+    fmt: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."),
+    catalog: Optional[str] = typer.Option(None, "--catalog", metavar="CATALOG", help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp)."),
     as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": [...], \"tools\": [...], \"problems\": [...]} as JSON."),
-    k: Optional[int] = typer.Option(None, min=1, help="Recovery window in tool calls (default: the run's, else 3)."),
+    k: Optional[int] = typer.Option(None, min=1, metavar="N", help="Recovery window in tool calls (default: the run's, else 3)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when the scorability summary warns (most call blocks failed to parse, or most tools were guessed by name)."),
 ) -> None:
-    """Score trajectories (ours, or recorded in another harness) with DESIGN section 7's
-    definitions: per-episode behaviour scores, outcome where states are given, aggregates,
-    and a scorability summary (episodes read, calls parsed, blocks that failed, tools
-    classified vs guessed).
+    """Score trajectories: run directories, or files recorded in another harness.
+
+    Uses DESIGN section 7's definitions: per-episode behaviour scores, outcome where states
+    are given, aggregates per agent, and a scorability summary (episodes read, calls parsed,
+    blocks that failed, tools classified vs guessed).
 
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
     scored and printed), or --strict and the scorability summary warns; 2: nothing could be
@@ -264,8 +311,12 @@ def score(
 
 
 @app.command()
-def report(run_dir: Path = typer.Argument(..., help="A run directory (from `mcpgym run`).")) -> None:
-    """Write report.md and a self-contained report.html (tables and SVG charts) into RUN_DIR."""
+def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (from `mcpgym run`).")) -> None:
+    """Write report.md and report.html (with the trajectory viewer) into RUN_DIR.
+
+    report.html is self-contained: tables, SVG charts and every episode's steps, with no
+    network access needed to open it.
+    """
     from mcpgym.evaluation.report import write_report
     from mcpgym.evaluation.trajectory import TrajectoryFileError
 
@@ -278,7 +329,7 @@ def report(run_dir: Path = typer.Argument(..., help="A run directory (from `mcpg
 
 @app.command()
 def tasks(
-    suite: str = typer.Option("core", help="Suite to list (see the error of an unknown name for the list)."),
+    suite: str = typer.Option("core", metavar="NAME", help="Suite to list (see the error of an unknown name for the list)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, apps, level, tags, feasible}."),
 ) -> None:
     """List the tasks of a suite."""
@@ -305,9 +356,48 @@ def tasks(
     _console().print(table)
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: Optional[list[str]] = None) -> None:
+    """Console-script entry point: run the command in ``argv`` (default: ``sys.argv[1:]``).
+
+    Every user error (a bad option value, a missing file, an unwritable path: click usage
+    errors and ``OSError``) is one line on stderr, ``error: ...``, with exit code 2; any other
+    exception is one line with exit code 1 and a pointer to ``--debug``, which shows the
+    traceback instead. Exits via ``SystemExit`` with the command's exit code.
+    """
+    from typer import _click as click  # Typer 0.29 vendors click: its exceptions are these
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    DEBUG["on"] = "--debug" in args  # accepted anywhere: `mcpgym run ... --debug` too
+    args = [a for a in args if a != "--debug"]
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args, prog_name="mcpgym", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help())
+        code = 0
+    except click.ClickException as exc:
+        where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+        typer.secho(f"error: {one_line(exc.format_message())}{where}", fg=typer.colors.RED, err=True)
+        code = exc.exit_code
+    except typer.Abort:
+        typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
+        code = 130
+    except KeyboardInterrupt:
+        typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
+        code = 130
+    except OSError as exc:
+        if DEBUG["on"]:
+            raise
+        target = f"{exc.filename}: " if exc.filename else ""
+        typer.secho(f"error: {target}{exc.strerror or exc}", fg=typer.colors.RED, err=True)
+        code = 2
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes one line
+        if DEBUG["on"]:
+            raise
+        typer.secho(f"error: unexpected {type(exc).__name__}: {one_line(_message(exc))} "
+                    "(run again with --debug for the traceback)", fg=typer.colors.RED, err=True)
+        code = 1
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,205 @@
+"""How every ``mcpgym`` command's ``--help`` reads: one place, so options added later inherit it.
+
+:class:`MCPGymGroup` is the ``cls`` of the Typer app. When Typer builds the click group it
+hands over every subcommand, and :func:`polish_command` then
+
+- names every value an option takes the way ``argparse`` and well-kept CLIs do
+  (``--out DIR``, ``--trials N``, ``--format FORMAT``) instead of Typer's ``<list[str]>``;
+  boolean flags show no value at all; a path option names a path (``PATH``, ``DIR``,
+  ``FILE``) unless it set its own ``metavar``;
+- writes arguments click-style in the usage line (``PATH...``, ``[RUN_DIR]``), not ``{paths}...``;
+- states number bounds in words (``at least 1``, ``0 to 65535``) next to the default;
+- gives each command a short help (the first paragraph of its docstring) for the command list;
+- wraps help text at the terminal width at spaces only, never inside a word or at a hyphen
+  (``mcp-log`` stays whole).
+
+Help is plain text (Typer's ``rich_markup_mode=None``): click's formatter rewraps every
+paragraph to the terminal width (``COLUMNS``), so docstrings may be wrapped anywhere in the
+source.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+from typing import Any, Iterable
+
+import typer
+from typer import _click as click  # Typer 0.29 vendors click; its parameters are Typer's own
+from typer.core import TyperArgument, TyperGroup, TyperOption
+
+DEBUG = {"on": False}
+"""Whether ``--debug`` was given anywhere on the command line (set by
+:func:`mcpgym.evaluation.cli.main`, which takes the flag out before click parses the rest)."""
+
+
+def _wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
+    """Wrap one paragraph at spaces only (no word or hyphenated name is ever split)."""
+    subsequent = indent if subsequent is None else subsequent
+    wrapper = textwrap.TextWrapper(width=max(width, 10), initial_indent=indent, subsequent_indent=subsequent,
+                                   break_long_words=False, break_on_hyphens=False)
+    return wrapper.wrap(" ".join(text.split())) or [indent.rstrip()]
+
+
+def _paragraphs(text: str) -> list[tuple[bool, str]]:
+    """Split help text into ``(verbatim, text)`` paragraphs; click's ``\\b`` marks verbatim ones."""
+    out = []
+    for block in re.split(r"\n\s*\n", inspect.cleandoc(text)):
+        if block.startswith("\b"):
+            out.append((True, block.lstrip("\b").strip("\n")))
+        elif block.strip():
+            out.append((False, block))
+    return out
+
+
+class PlainFormatter(click.formatting.HelpFormatter):
+    """click's help formatter, wrapping at spaces only (``break_on_hyphens=False``)."""
+
+    def write_text(self, text: str) -> None:
+        """Write re-indented, re-wrapped paragraphs (``\\b`` paragraphs verbatim)."""
+        indent = " " * self.current_indent
+        lines: list[str] = []
+        for i, (verbatim, para) in enumerate(_paragraphs(text)):
+            if i:
+                lines.append("")
+            if verbatim:
+                lines += [indent + ln for ln in para.splitlines()]
+            else:
+                lines += _wrap(para, self.width, indent)
+        self.write("\n".join(lines) + "\n")
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        """Write a definition list (options, commands): terms left, help wrapped beside them."""
+        rows = list(rows)
+        first_col = min(max((len(a) for a, _ in rows), default=0), col_max) + col_spacing
+        pad = " " * (self.current_indent + first_col)
+        for term, help_text in rows:
+            head = " " * self.current_indent + term
+            if not help_text:
+                self.write(head + "\n")
+                continue
+            lines: list[str] = []
+            for i, (verbatim, para) in enumerate(_paragraphs(help_text)):
+                if i:
+                    lines.append("")
+                lines += para.splitlines() if verbatim else _wrap(para, self.width - len(pad))
+            if len(term) <= first_col - col_spacing:
+                self.write(head + " " * (first_col - len(term)) + lines[0] + "\n")
+                rest = lines[1:]
+            else:
+                self.write(head + "\n")
+                rest = lines
+            for ln in rest:
+                self.write((pad + ln).rstrip() + "\n")
+
+
+class PlainContext(typer.Context):
+    """A click context whose help formatter is :class:`PlainFormatter`."""
+
+    formatter_class = PlainFormatter
+
+
+def metavar_for(param: TyperOption | TyperArgument) -> str:
+    """The value name shown for an option or argument: its own ``metavar``; else a path kind
+    (``DIR`` when only directories are allowed, ``FILE`` when only files, else ``PATH``) for
+    ``Path`` parameters; else ``[a|b]`` for choices; else its name in capitals
+    (``--suite SUITE``, ``--k K``)."""
+    if param.metavar:
+        return param.metavar
+    desc = param.type_descriptor
+    if desc.is_choice:
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in desc.choices or ()) + "]"
+    if desc.is_path:
+        info = desc.parameter_info
+        if getattr(info, "dir_okay", True) and not getattr(info, "file_okay", True):
+            return "DIR"
+        if getattr(info, "file_okay", True) and not getattr(info, "dir_okay", True):
+            return "FILE"
+        return "PATH"
+    return (param.name or "value").upper()
+
+
+def range_words(param: TyperOption | TyperArgument) -> str | None:
+    """Number bounds in words: ``at least 1``, ``at most 9``, ``0 to 65535``; None without bounds."""
+    lo, hi = getattr(param, "min", None), getattr(param, "max", None)
+    if getattr(param, "count", False) and lo == 0 and hi is None:
+        return None
+    if lo is not None and hi is not None:
+        return f"{lo} to {hi}"
+    if lo is not None:
+        return f"at least {lo}"
+    if hi is not None:
+        return f"at most {hi}"
+    return None
+
+
+class PlainOption(TyperOption):
+    """A Typer option whose help names its value (``--out DIR``) and states bounds in words."""
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:  # noqa: D102 - see class
+        return metavar_for(self)
+
+    def _get_number_range_help_str(self) -> str | None:
+        return range_words(self)
+
+
+class PlainArgument(TyperArgument):
+    """A Typer argument shown click-style: ``PATH...`` when required, ``[PATH]`` when optional."""
+
+    def _rich_display_name(self) -> str:
+        name = metavar_for(self)
+        return name + ("..." if self.nargs != 1 else "")
+
+    def _usage_display_name(self) -> str:
+        name = metavar_for(self)
+        if not self.required:
+            name = f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:  # noqa: D102 - see class
+        return [self._usage_display_name()]
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:  # noqa: D102 - see class
+        return None
+
+
+def short_help(text: str | None) -> str | None:
+    """The first paragraph of a docstring, on one line (the command list shows it whole)."""
+    if not text:
+        return None
+    return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+
+def polish_command(cmd: click.Command) -> click.Command:
+    """Apply this module's help conventions to one command (and its subcommands), in place."""
+    cmd.context_class = PlainContext
+    if cmd.short_help is None:
+        cmd.short_help = short_help(cmd.help)
+    for p in cmd.params:
+        if isinstance(p, TyperOption) and not isinstance(p, PlainOption):
+            p.__class__ = PlainOption
+        elif isinstance(p, TyperArgument) and not isinstance(p, PlainArgument):
+            p.__class__ = PlainArgument
+    if isinstance(cmd, TyperGroup):
+        for sub in cmd.commands.values():
+            polish_command(sub)
+    return cmd
+
+
+class MCPGymGroup(TyperGroup):
+    """The ``mcpgym`` click group: lists commands in the order they were defined and applies
+    :func:`polish_command` to itself and every subcommand."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.context_class = PlainContext
+        for sub in self.commands.values():
+            polish_command(sub)
+        for p in self.params:
+            if isinstance(p, TyperOption):
+                p.__class__ = PlainOption
+
+
+__all__ = ["DEBUG", "MCPGymGroup", "PlainArgument", "PlainContext", "PlainFormatter", "PlainOption",
+           "metavar_for", "polish_command", "range_words", "short_help"]
