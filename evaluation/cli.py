@@ -113,6 +113,8 @@ def serve(
 @app.command()
 def tools(
     app_name: Optional[str] = typer.Option(None, "--app", metavar="APP", help="Only this app's tools."),
+    full: bool = typer.Option(False, "--full", help="One block per tool: whole description, arguments, "
+                              "resources, preconditions, remedies, alternatives."),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
     """List the tools: one line each (name, kind, what it does); --full for everything.
@@ -128,17 +130,9 @@ def tools(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from rich.console import Console
-    from rich.table import Table
+    from mcpgym.evaluation.cli_views import print_tools_compact, print_tools_full
 
-    table = Table(title=f"{len(rows)} tools")
-    for col in ("name", "app", "kind", "resources", "preconditions", "remedies", "alternatives"):
-        table.add_column(col, overflow="fold", no_wrap=col == "name")
-    for r in rows:
-        remedies = "; ".join(f"{k}: {', '.join(v)}" for k, v in r["remedies"].items())
-        table.add_row(r["name"], r["app"], r["kind"], ", ".join(r["resources"]), ", ".join(r["preconditions"]), remedies,
-                      ", ".join(r["alternatives"]))
-    Console().print(table)
+    (print_tools_full if full else print_tools_compact)(_console(), rows)
 
 
 CORE_DEFAULT_LIMIT = 30
@@ -157,9 +151,9 @@ def default_suite(names: list[str], core_size: int) -> str:
 
 
 def _console(stderr: bool = False):  # noqa: ANN202
-    from rich.console import Console
+    from mcpgym.evaluation.tables import terminal_console
 
-    return Console(stderr=stderr)
+    return terminal_console(stderr)
 
 
 def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[list, Optional[str]]:
@@ -207,7 +201,7 @@ def run(
     import time
 
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from mcpgym.evaluation.report import rich_table, write_report
+    from mcpgym.evaluation.report import print_comparison, write_report
     from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
     from mcpgym.evaluation.server_process import ServerError
     from mcpgym.tools.faults import FaultProfileError, load_profile
@@ -260,13 +254,14 @@ def run(
     picked = f"suite {suite_name}: " if suite_name and not task else ""
     title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
              + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s")
-    _console().print(rich_table(result.scores, title=title))
+    print_comparison(_console(), result.scores, title=title)
     errored = {name: row.get("errored_episodes", 0) for name, row in result.scores.get("agents", {}).items()}
     if any(errored.values()):
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
         typer.secho(f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
                     "their stop_reason is in trajectories.jsonl and the report", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"report: {html} (and {md.name}); trajectories: {result.out / 'trajectories.jsonl'}")
+    typer.echo(f"scores: {result.out / 'scores.json'}\nreport: {html} (and {md.name})\n"
+               f"trajectories: {result.out / 'trajectories.jsonl'}")
     if result.failures:
         err = _console(stderr=True)
         err.print(f"[red]{len(result.failures)} episode(s) could not be run (not written; --resume retries them):")
@@ -346,14 +341,9 @@ def tasks(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from rich.table import Table
+    from mcpgym.evaluation.cli_views import print_tasks
 
-    table = Table(title=f"suite {suite}: {len(rows)} tasks")
-    for col in ("id", "apps", "level", "tags", "feasible"):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        table.add_row(r["id"], ", ".join(r["apps"]), str(r["level"]), ", ".join(r["tags"]), "yes" if r["feasible"] else "no")
-    _console().print(table)
+    print_tasks(_console(), suite, rows)
 
 
 def main(argv: Optional[list[str]] = None) -> None:

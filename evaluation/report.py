@@ -3,7 +3,7 @@
 :func:`build_report` gathers a run directory (manifest, trajectories with their stored scores,
 aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates into one row
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
-recovery attempt and success, defeatism, calls); :func:`rich_table`, :func:`render_markdown`
+recovery attempt and success, defeatism, calls); :func:`print_comparison`, :func:`render_markdown`
 and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
 files. Metric definitions: DESIGN section 7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.manifest import read_manifest
+from mcpgym.evaluation.tables import Column, print_table
 from mcpgym.evaluation.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
@@ -56,14 +57,20 @@ COLUMNS: tuple[str, ...] = ("Agent", "Episodes", "Success (95% CI)", "pass^k", "
                             "Recovery attempt", "Recovery", "Defeatism", "Calls valid/invalid/error")
 """Columns of :func:`comparison_rows` (``pass^k`` is renamed to the k shown)."""
 
-SHORT_COLUMNS: tuple[str, ...] = ("Agent", "Eps", "Success\n[95% CI]", "pass^k", "Veri-\nfied", "Pre-\ncheck",
-                                  "Recov.\ntried", "Recov-\nered", "Defeat-\nism", "Calls")
-"""The same columns, named for a terminal (about 90 columns wide; the caption explains them)."""
-
-SHORT_CAPTION = ("Verified/Pre-check/Recov. tried/Recovered: rates of writes read back, writes with their "
-                 "preconditions read first, recoverable errors met with an attempt / recovered; Defeatism: "
-                 "episodes that gave up, of those with a recoverable error; Calls: ok/invalid/error.")
-
+TERMINAL_COLUMNS: tuple[Column, ...] = (
+    Column("Agent"),
+    Column("Episodes", "Eps", "episodes", justify="right"),
+    Column("Success (95% CI)", "Success", "success rate [95% Wilson interval]", justify="right"),
+    Column("pass^k", justify="right"),
+    Column("Verification", "Verif", "writes read back afterwards", justify="right"),
+    Column("Pre-check", "Pre", "writes whose preconditions were read first", justify="right"),
+    Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
+    Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
+    Column("Defeatism", "Defeat", "episodes that gave up on a recoverable error (lower is better)", justify="right"),
+    Column("Calls ok/invalid/error", "Calls", "tool calls ok/invalid/error", justify="right"),
+)
+"""The comparison table's columns in a terminal (:func:`print_comparison`): full headers when
+they fit, else the short ones with a legend, else one block per agent."""
 
 def comparison_rows(scores: dict[str, Any], *, counts: bool = True,
                     columns: tuple[str, ...] = COLUMNS) -> tuple[list[str], list[list[str]]]:
@@ -71,8 +78,7 @@ def comparison_rows(scores: dict[str, Any], *, counts: bool = True,
 
     Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
-    that met a recoverable error. ``columns``: header names (:data:`COLUMNS` or
-    :data:`SHORT_COLUMNS`).
+    that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
     agents = scores.get("agents", {})
     pk_label = "pass^k"
@@ -102,20 +108,13 @@ def _with_counts(rate: float | None, num: Any, den: Any, counts: bool = True) ->
     return f"{pct(rate)} ({num}/{den})" if counts else pct(rate)
 
 
-def rich_table(scores: dict[str, Any], title: str | None = None) -> Any:
-    """The comparison table as a ``rich.table.Table`` (short headers, rates without counts)."""
-    from rich.table import Table
-
-    from rich import box
-
-    header, rows = comparison_rows(scores, counts=False, columns=SHORT_COLUMNS)
-    table = Table(title=title, caption=SHORT_CAPTION, header_style="bold", box=box.SIMPLE_HEAD,
-                  collapse_padding=True, pad_edge=False)
-    for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i in (0, 2), overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    return table
+def print_comparison(console: Any, scores: dict[str, Any], title: str | None = None) -> str:
+    """Print the comparison table (rates without counts) to a rich console, fitted to its width
+    (:func:`mcpgym.evaluation.tables.print_table`); returns the layout used."""
+    header, rows = comparison_rows(scores, counts=False)
+    columns = [Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap)
+               if c.header == "pass^k" else c for h, c in zip(header, TERMINAL_COLUMNS)]
+    return print_table(console, columns, rows, title=title)
 
 
 # -- report data ------------------------------------------------------------------------------
@@ -352,6 +351,6 @@ __all__ = [
     "comparison_rows",
     "episode_note",
     "render_markdown",
-    "rich_table",
+    "print_comparison",
     "write_report",
 ]
