@@ -124,7 +124,9 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], widths: Seq
                   show_edge=False)
     for col, w in zip(columns, widths):
         header = (col.short or col.header) if short else col.header
-        table.add_column(header, justify=col.justify, no_wrap=not col.wrap, overflow="fold", width=w)
+        # a no_wrap column would crop its header too: break the header between words here
+        table.add_column("\n".join(wrap_words(header, w)), justify=col.justify, no_wrap=not col.wrap,
+                         overflow="fold", width=w)
     for row in rows:
         table.add_row(*(Text(str(c)) for c in row))
     return table
@@ -150,7 +152,7 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
         rows: one sequence of cell strings per row, as many as ``columns``.
         title: printed above, wrapped at spaces.
         notes: paragraphs printed under the table (wrapped at spaces), after the legend.
-        width: the width to fit, in character cells.
+        width: the width to fit, in character cells (at most the console's).
 
     Returns:
         ``"full"``, ``"short"`` or ``"stacked"`` (see the module docstring).
@@ -158,7 +160,7 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
     Raises:
         ValueError: when a row has a different number of cells than ``columns``.
     """
-    width = width or console.width
+    width = min(width or console.width, console.width)
     for i, row in enumerate(rows):
         if len(row) != len(columns):
             raise ValueError(f"row {i} has {len(row)} cells for {len(columns)} columns")
