@@ -298,6 +298,7 @@ def score(
     if k is None:
         windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
         k = windows.pop() if len(windows) == 1 else DEFAULT_K
+    assert k is not None
     try:
         code = run_score([str(p) for p in paths], fmt, catalog, as_json, k=k, strict=strict)
     except ValueError as exc:
@@ -366,7 +367,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         typer.echo(exc.ctx.get_help())
         code = 0
     except click.ClickException as exc:
-        where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) else ""
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         typer.secho(f"error: {one_line(exc.format_message())}{where}", fg=typer.colors.RED, err=True)
         code = exc.exit_code
     except typer.Abort:
