@@ -13,6 +13,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from mcpgym.server.episode import Episode
+from mcpgym.server.pagination import Pager
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
 from mcpgym.tools.mcp_bridge import call_result, error_result, mcp_tool
 from mcpgym.kernel.spec import ToolSpec
@@ -60,20 +61,26 @@ def list_tools_for(episode: Episode) -> list[types.Tool]:
     return tools
 
 
-def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions: str = INSTRUCTIONS) -> Server:
+def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions: str = INSTRUCTIONS,
+                 page_size: int | None = None) -> Server:
     """Build the low-level MCP server whose handlers act on ``resolve(ctx)``'s episode.
 
     Args:
         resolve: request context -> :class:`Episode` (None: the episode is gone).
         version: server version reported at initialisation.
         instructions: the ``instructions`` of the initialisation result.
+        page_size: most tools per ``tools/list`` page (None: one page, no cursors issued).
+            A cursor the server never issued is refused with JSON-RPC -32602
+            (:mod:`mcpgym.server.pagination`).
     """
+    pager = Pager(page_size)
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         episode = resolve(ctx)
-        if episode is None:
-            return types.ListToolsResult(tools=[])
-        return types.ListToolsResult(tools=list_tools_for(episode))
+        tools = [] if episode is None else list_tools_for(episode)
+        cursor = params.cursor if params is not None else None
+        page, next_cursor = pager.page(tools, [t.name for t in tools], cursor)
+        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         episode = resolve(ctx)
@@ -123,6 +130,9 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
     return _INPUT_SCHEMAS.get(name)
 
 
-def server_for_episode(episode: Episode) -> Server:
-    """A server bound to one episode: for stdio and for in-process use with ``mcp.Client``."""
-    return build_server(lambda ctx: episode, instructions=instructions_for(episode))
+def server_for_episode(episode: Episode, page_size: int | None = None) -> Server:
+    """A server bound to one episode: for stdio and for in-process use with ``mcp.Client``.
+
+    ``page_size``: most tools per ``tools/list`` page (None: all in one page).
+    """
+    return build_server(lambda ctx: episode, instructions=instructions_for(episode), page_size=page_size)
