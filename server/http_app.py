@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -35,6 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore
 from mcpgym.server.mcp_server import build_server
+from mcpgym.server.request_ids import RequestIdRemapper
 from mcpgym.tools.faults import FaultProfileError
 
 SCOPE_KEY = "mcpgym.episode_id"
@@ -200,20 +202,41 @@ def create_app(
         ep = episode_or_404(request)
         return JSONResponse(ep.ledger()) if ep else problem(404, "no such episode")
 
+    async def end_sessions(eid: str) -> None:
+        """Close the SDK sessions of a deleted or expired episode.
+
+        Their bindings stay (pointing at the gone episode, so every URL answers 404 for them)
+        until the sweeper sees the SDK has forgotten the session.
+        """
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        for sid in [s for s, e in session_episode.items() if e == eid]:
+            transport = live.get(sid) if isinstance(live, dict) else None
+            if transport is not None and not getattr(transport, "is_terminated", True):
+                with contextlib.suppress(Exception):
+                    await transport.terminate()
+
     async def delete(request: Request) -> Response:
         eid = request.path_params["episode_id"]
         if not store.delete(eid):
             return problem(404, "no such episode")
-        for sid in [s for s, e in session_episode.items() if e == eid]:
-            session_episode.pop(sid, None)
+        await end_sessions(eid)
         return Response(status_code=204)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "episodes": len(store)})
 
+    remap_ids = RequestIdRemapper(max_request_body)
+
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
-        it to the SDK's streamable-HTTP session manager."""
+        it to the SDK's streamable-HTTP session manager.
+
+        A session belongs to the episode it was opened on for its whole life: a request that
+        names a session (``Mcp-Session-Id``) is served only on that episode's URL and only
+        while the episode lives; anywhere else, and after the episode is deleted or expires,
+        it gets 404. Requests on a session go through :class:`RequestIdRemapper`, so
+        overlapping requests that reuse an id each get their own answer.
+        """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             eid = scope.get("path_params", {}).get("episode_id", "")
@@ -223,10 +246,12 @@ def create_app(
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             sid = headers.get("mcp-session-id")
-            if sid and session_episode.get(sid, eid) != eid:
-                await JSONResponse({"error": "this MCP session belongs to another episode"}, status_code=404)(
-                    scope, receive, send
-                )
+            # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
+            sessioned = bool(sid) and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in \
+                HANDSHAKE_PROTOCOL_VERSIONS
+            if sessioned and session_episode.get(sid) != eid:
+                await JSONResponse({"error": "no such MCP session on this episode (it belongs to another episode, "
+                                    "its episode was deleted, or it ended)"}, status_code=404)(scope, receive, send)
                 return
             scope[SCOPE_KEY] = eid
             episode.last_used = time.monotonic()  # any MCP request counts as activity
@@ -238,22 +263,26 @@ def create_app(
                     # Only a session the SDK kept (the request succeeded) is remembered: a
                     # refused opening request also carries a session id, of a session
                     # already discarded, and remembering those would grow without bound.
-                    if message["status"] < 400:
+                    if message["status"] < 400 and not sid:
                         for k, v in message.get("headers", []):
                             if k.decode("latin-1").lower() == "mcp-session-id":
                                 session_episode[v.decode("latin-1")] = eid
                 await send(message)
 
-            await manager.handle_request(scope, receive, send_wrapper)
+            if sessioned and scope.get("method") == "POST":
+                await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
+            else:
+                await manager.handle_request(scope, receive, send_wrapper)
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
+            if store.get(eid) is None:
+                await end_sessions(eid)  # deleted while this request ran
 
     async def sweeper() -> None:
         while True:
             await anyio.sleep(expire_every)
             for eid in store.expire():
-                for sid in [s for s, e in session_episode.items() if e == eid]:
-                    session_episode.pop(sid, None)
+                await end_sessions(eid)
             live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
