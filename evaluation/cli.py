@@ -76,37 +76,49 @@ def serve(
     transport: Transport = typer.Option(Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."),
     host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP bind address (loopback unless told otherwise)."),
     port: int = typer.Option(8765, min=0, max=65535, metavar="PORT", help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
-    seed: int = typer.Option(0, min=0, metavar="N", help="stdio: world seed of the episode."),
-    apps: str = typer.Option("system,shop", metavar="APPS", help="stdio: comma-separated apps, or 'all'."),
-    faults: str = typer.Option("none", metavar="PROFILE", help="stdio: fault profile (none, default, harsh, or a .toml/.json/.yaml file)."),
-    fault_seed: Optional[int] = typer.Option(None, min=0, metavar="N", help="stdio: fault seed (default: the world seed)."),
+    seed: int = typer.Option(0, min=0, metavar="N", help="World seed: of the stdio episode; with http, of each episode whose create request omits it."),
+    apps: str = typer.Option("system,shop", metavar="APPS", help="Comma-separated apps, or 'all': of the stdio episode; with http, the default of created episodes."),
+    faults: str = typer.Option("none", metavar="PROFILE", help="Fault profile (none, default, harsh, or a .toml/.json/.yaml file): of the stdio episode; with http, the default of created episodes."),
+    fault_seed: Optional[int] = typer.Option(None, min=0, metavar="N", help="Fault seed (default: the world seed): of the stdio episode; with http, the default of created episodes."),
     token: Optional[str] = typer.Option(None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."),
     max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
     idle_timeout: float = typer.Option(1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."),
-    search_tools: bool = typer.Option(False, "--search-tools", help="stdio: retrieval mode (only the search_tools meta-tool at first)."),
+    search_tools: bool = typer.Option(False, "--search-tools", help="Retrieval mode (only the search_tools meta-tool at first): of the stdio episode; with http, the default of created episodes."),
 ) -> None:
-    """Run the MCP server."""
+    """Run the MCP server.
+
+    With --transport http, --seed, --apps, --faults, --fault-seed and --search-tools are the
+    defaults of the episodes created on the control API (POST /control/episodes): a field
+    the request body gives wins.
+    """
     import anyio
 
+    from mcpgym.kernel.world import normalise_apps
     from mcpgym.server.serve import serve_http, serve_stdio
     from mcpgym.tools.faults import FaultProfileError, load_profile
 
     try:
-        load_profile(faults)
+        profile = load_profile(faults)
     except FaultProfileError as exc:
         _fail(str(exc))
-    if transport is Transport.http:
-        try:
-            serve_http(host=host, port=port, token=token, max_episodes=max_episodes, idle_timeout=idle_timeout)
-        except OSError as exc:
-            _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-        return
     try:
-        from mcpgym.kernel.world import normalise_apps
-
         normalise_apps(apps)
     except KeyError as exc:
         _fail(_message(exc))
+    if transport is Transport.http:
+        from mcpgym.server.http_app import EpisodeDefaults
+
+        # A built-in profile goes by name (the episode view shows it); a file's is loaded here,
+        # once, as requests cannot name files.
+        default_faults = faults if faults in ("none", "default", "harsh") else profile
+        defaults = EpisodeDefaults(seed=seed, apps=apps, faults=default_faults, fault_seed=fault_seed,
+                                   search_tools=search_tools)
+        try:
+            serve_http(host=host, port=port, token=token, max_episodes=max_episodes, idle_timeout=idle_timeout,
+                       defaults=defaults)
+        except OSError as exc:
+            _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return
     anyio.run(lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools))
 
 

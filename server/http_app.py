@@ -44,15 +44,36 @@ MAX_CONTROL_BODY = 1_000_000
 
 
 class CreateEpisode(BaseModel):
-    """Body of ``POST /control/episodes`` (every field optional)."""
+    """Body of ``POST /control/episodes`` (every field optional: a missing one takes the
+    server's default, :class:`EpisodeDefaults`)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1)
     apps: list[str] | str | None = None
-    faults: str | dict[str, Any] | None = "none"
+    faults: str | dict[str, Any] | None = None
     fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     tools: list[str] | None = None
+    search_tools: bool | None = None
+
+
+class EpisodeDefaults(BaseModel):
+    """What an episode created on the control API gets for a field its request leaves out
+    (``mcpgym serve --transport http --seed/--apps/--faults/--fault-seed/--search-tools``).
+
+    Attributes:
+        seed: world seed. apps: app names (None: ``system`` and ``shop``). faults: fault
+            profile: a built-in name, or a profile already loaded from a file (a request may
+            name only built-in profiles or send one inline). fault_seed: fault seed (None: the
+            episode's world seed). search_tools: retrieval mode.
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    apps: list[str] | str | None = None
+    faults: Any = "none"
+    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
     search_tools: bool = False
 
 
@@ -87,6 +108,7 @@ def create_app(
     host: str = "127.0.0.1",
     expire_every: float = 30.0,
     max_request_body: int = 4 * 1024 * 1024,
+    defaults: EpisodeDefaults | None = None,
 ) -> Starlette:
     """Build the ASGI app: control API + one streamable-HTTP MCP endpoint per episode.
 
@@ -96,6 +118,8 @@ def create_app(
         host: the bind address, for DNS-rebinding protection.
         expire_every: wall seconds between idle-expiry sweeps.
         max_request_body: largest MCP request body in bytes (larger -> 413).
+        defaults: what a ``POST /control/episodes`` body leaves out (default: seed 0, apps
+            system and shop, no faults).
 
     Raises:
         ValueError: for an empty token.
@@ -105,6 +129,7 @@ def create_app(
     # Not `store or ...`: an empty store is falsy (it has __len__), and the caller's cap and idle
     # timeout were silently replaced by the defaults.
     store = store if store is not None else EpisodeStore()
+    defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
 
     def resolve(ctx: Any):  # noqa: ANN202
@@ -162,9 +187,11 @@ def create_app(
         if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
             return problem(422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object")
         try:
+            given = body.model_dump(exclude_none=True)
             episode = store.create(
-                seed=body.seed, apps=body.apps, faults=body.faults, fault_seed=body.fault_seed,
-                tools=body.tools, search_tools=body.search_tools,
+                seed=given.get("seed", defaults.seed), apps=given.get("apps", defaults.apps),
+                faults=given.get("faults", defaults.faults), fault_seed=given.get("fault_seed", defaults.fault_seed),
+                tools=body.tools, search_tools=given.get("search_tools", defaults.search_tools),
             )
         except EpisodeLimitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "5"})

@@ -20,7 +20,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcpgym.server.episode import Episode, EpisodeStore
-from mcpgym.server.http_app import create_app
+from mcpgym.server.http_app import EpisodeDefaults, create_app
 from mcpgym.server.mcp_server import server_for_episode
 
 KEEP_ALIVE_SECONDS = 65
@@ -158,10 +158,13 @@ def serve_http(
     idle_timeout: float = 1800.0,
     log_level: str = "warning",
     expire_every: float | None = None,
+    defaults: EpisodeDefaults | None = None,
 ) -> None:
     """Run the HTTP server (control API + per-episode MCP endpoints) until interrupted.
 
     Args:
+        defaults: seed, apps, faults, fault seed and retrieval mode of an episode whose
+            ``POST /control/episodes`` body leaves them out.
         idle_timeout: wall seconds after which an unused episode expires.
         expire_every: wall seconds between expiry sweeps (default: a quarter of
             ``idle_timeout``, at most 30 s and at least 0.05 s), so an idle episode is gone
@@ -176,7 +179,7 @@ def serve_http(
     store = EpisodeStore(max_episodes=max_episodes, idle_timeout=idle_timeout)
     if expire_every is None:
         expire_every = sweep_interval(idle_timeout)
-    app = create_app(token, store=store, host=host, expire_every=expire_every)
+    app = create_app(token, store=store, host=host, expire_every=expire_every, defaults=defaults)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on accepted sockets whose proto says TCP;
     # with the default proto 0, Nagle's algorithm meets the client's delayed ACK and every
