@@ -276,9 +276,11 @@ def create_app(
             # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
             sessioned = bool(sid) and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in \
                 HANDSHAKE_PROTOCOL_VERSIONS
-            if sessioned and session_episode.get(sid) != eid:
-                await JSONResponse({"error": "no such MCP session on this episode (it belongs to another episode, "
-                                    "its episode was deleted, or it ended)"}, status_code=404)(scope, receive, send)
+            owner = session_episode.get(sid) if sessioned else eid
+            if owner != eid:
+                message = ("this MCP session belongs to another episode" if owner is not None else
+                           "no such MCP session (it ended, or its episode was deleted or expired)")
+                await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
                 return
             scope[SCOPE_KEY] = eid
             episode.last_used = time.monotonic()  # any MCP request counts as activity
