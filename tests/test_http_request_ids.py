@@ -20,10 +20,12 @@ ITEMS = [f"item-{101 + k:04d}" for k in range(16)]
 async def _overlapping(url: str, sid: str, ids: list, items: list[str]) -> list[tuple[int, list[dict]]]:
     results: list = [None] * len(items)
     async with httpx.AsyncClient(timeout=20) as client:
+
         async def one(k: int) -> None:
             with anyio.fail_after(30):  # a hung request fails the test instead of blocking it
-                r = await client.post(url, headers=session_headers(sid),
-                                      json=tool_call(ids[k], "shop_get_item", {"item_id": items[k]}))
+                r = await client.post(
+                    url, headers=session_headers(sid), json=tool_call(ids[k], "shop_get_item", {"item_id": items[k]})
+                )
             results[k] = (r.status_code, messages_of(r))
 
         async with anyio.create_task_group() as tg:
@@ -39,11 +41,14 @@ async def _session(url: str) -> str:
         return r.headers["mcp-session-id"]
 
 
-@pytest.mark.parametrize("ids", [
-    pytest.param([1] * 16, id="all-id-1"),
-    pytest.param(["same"] * 16, id="all-string-id"),
-    pytest.param([1, "1"] * 8, id="1-and-string-1"),
-])
+@pytest.mark.parametrize(
+    "ids",
+    [
+        pytest.param([1] * 16, id="all-id-1"),
+        pytest.param(["same"] * 16, id="all-string-id"),
+        pytest.param([1, "1"] * 8, id="1-and-string-1"),
+    ],
+)
 async def test_each_duplicate_gets_its_own_answer(http_server, ids):
     base, token = http_server
     ep = create_episode(base, token, seed=7, apps=["shop"])
@@ -68,11 +73,14 @@ async def test_session_works_after_duplicates_and_ids_are_released(http_server):
     again = await _overlapping(ep["mcp_url"], sid, [5], ITEMS[4:5])
     assert again[0][1][0]["id"] == 5 and ITEMS[4] in json.dumps(again[0][1][0])
     async with httpx.AsyncClient(timeout=20) as client:
-        r = await client.post(ep["mcp_url"], headers=session_headers(sid), json={"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        r = await client.post(
+            ep["mcp_url"], headers=session_headers(sid), json={"jsonrpc": "2.0", "id": 5, "method": "ping"}
+        )
         assert messages_of(r) == [{"jsonrpc": "2.0", "id": 5, "result": {}}]
 
 
 # -- the rewriting itself, against a stand-in for the SDK's handler ---------------------------------
+
 
 class FakeSDK:
     """Records the bodies it is given and answers each request like the SDK would (SSE or JSON)."""
@@ -97,8 +105,13 @@ class FakeSDK:
             return
         answer = json.dumps({"jsonrpc": "2.0", "id": data["id"], "result": {"echo": data["id"]}}).encode()
         if self.mode == "json":
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())],
+                }
+            )
             await send({"type": "http.response.body", "body": answer})
             return
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
@@ -161,11 +174,15 @@ async def test_remapper_points_cancellation_at_the_request_in_flight():
         tg.start_soon(_drive, remap, Slow("sse"), {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {}})
         await anyio.wait_all_tasks_blocked()
         assert remap.in_flight() == 1
-        await _drive(remap, Slow("sse"), {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                          "params": {"requestId": "a", "reason": "user"}})
+        await _drive(
+            remap,
+            Slow("sse"),
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a", "reason": "user"}},
+        )
         # an id nobody has in flight is passed on as sent
-        await _drive(remap, Slow("sse"), {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                          "params": {"requestId": "zzz"}})
+        await _drive(
+            remap, Slow("sse"), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "zzz"}}
+        )
         gate.set()
     internal = seen[0]["id"]
     assert seen[1]["params"] == {"requestId": internal, "reason": "user"}
@@ -177,4 +194,7 @@ async def test_remapper_passes_other_bodies_untouched():
     remap, app = RequestIdRemapper(10_000), FakeSDK("json")
     await _drive(remap, app, {"jsonrpc": "2.0", "id": 3, "result": {}})  # a response to a server request
     await _drive(remap, app, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    assert app.seen == [{"jsonrpc": "2.0", "id": 3, "result": {}}, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    assert app.seen == [
+        {"jsonrpc": "2.0", "id": 3, "result": {}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]

@@ -21,8 +21,9 @@ def _episode_url(base: str, episode_id: str) -> str:
 
 
 async def _call(client: httpx.AsyncClient, url: str, sid: str, rid: int) -> httpx.Response:
-    return await client.post(url, headers=session_headers(sid),
-                             json=tool_call(rid, "system_transfer_from_savings", {"amount_cents": 1}))
+    return await client.post(
+        url, headers=session_headers(sid), json=tool_call(rid, "system_transfer_from_savings", {"amount_cents": 1})
+    )
 
 
 def _calls(base: str, token: str, episode_id: str) -> int:
@@ -75,7 +76,9 @@ async def test_session_is_served_only_on_its_own_live_episode(http_server, order
                     assert _calls(base, token, b) == 0
                     summary = control_get(base, token, f"/control/episodes/{b}")
                     assert summary["calls"] == 0
-    assert served_on_a == (order.index("delete_a") - order.index("open_on_a") if order.index("open_on_a") < order.index("delete_a") else 0)
+    assert served_on_a == (
+        order.index("delete_a") - order.index("open_on_a") if order.index("open_on_a") < order.index("delete_a") else 0
+    )
 
 
 async def test_every_session_of_a_deleted_episode_gets_404_on_every_url_and_method(http_server):

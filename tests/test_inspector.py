@@ -85,8 +85,18 @@ def check_tool_error(out: subprocess.CompletedProcess) -> None:
 def test_inspector_over_stdio(inspector):
     check_list(run(inspector, *stdio_target(), "--method", "tools/list"))
     check_success(run(inspector, *stdio_target(), "--method", "tools/call", "--tool-name", "system_get_wallet_balance"))
-    check_tool_error(run(inspector, *stdio_target(), "--method", "tools/call", "--tool-name", "shop_get_item",
-                         "--tool-arg", "item_id=no-such-item"))
+    check_tool_error(
+        run(
+            inspector,
+            *stdio_target(),
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "shop_get_item",
+            "--tool-arg",
+            "item_id=no-such-item",
+        )
+    )
 
 
 def test_inspector_over_http_episode_url(inspector, http_server):
@@ -94,10 +104,26 @@ def test_inspector_over_http_episode_url(inspector, http_server):
     ep = create_episode(base, token, seed=SEED)
     url = ep["mcp_url"]
     check_list(run(inspector, url, "--transport", "http", "--method", "tools/list"))
-    balance = check_success(run(inspector, url, "--transport", "http", "--method", "tools/call",
-                                "--tool-name", "system_get_wallet_balance"))
-    check_tool_error(run(inspector, url, "--transport", "http", "--method", "tools/call", "--tool-name", "shop_get_item",
-                         "--tool-arg", "item_id=no-such-item"))
+    balance = check_success(
+        run(inspector, url, "--transport", "http", "--method", "tools/call", "--tool-name", "system_get_wallet_balance")
+    )
+    check_tool_error(
+        run(
+            inspector,
+            url,
+            "--transport",
+            "http",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "shop_get_item",
+            "--tool-arg",
+            "item_id=no-such-item",
+        )
+    )
     calls = control_get(base, token, f"/control/episodes/{ep['episode_id']}/calls")
-    assert [(c["tool"], c["is_error"]) for c in calls] == [("system_get_wallet_balance", False), ("shop_get_item", True)]
+    assert [(c["tool"], c["is_error"]) for c in calls] == [
+        ("system_get_wallet_balance", False),
+        ("shop_get_item", True),
+    ]
     assert calls[0]["result"]["balance_cents"] == balance

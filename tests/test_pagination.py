@@ -75,7 +75,7 @@ async def test_walking_next_cursor_returns_every_tool_once(page_size):
         if pages > 1:
             first = await client.list_tools(cache_mode="bypass")
             again = await client.list_tools(cursor=first.next_cursor, cache_mode="bypass")
-            assert [t.name for t in again.tools] == expected[page_size:2 * page_size]
+            assert [t.name for t in again.tools] == expected[page_size : 2 * page_size]
         for cursor in NEVER_ISSUED:
             await _refused(client, cursor)
 

@@ -19,8 +19,9 @@ from tests.mcp_helpers import create_episode
 def server_with_defaults(tmp_path_factory):
     profile = tmp_path_factory.mktemp("profile") / "flaky.json"
     profile.write_text(json.dumps({"name": "flaky", "rates": {"transient": 0.2}}))
-    proc, url, token = spawn_http_server("--seed", "42", "--apps", "talk,weather", "--faults", str(profile),
-                                         "--fault-seed", "9", "--search-tools")
+    proc, url, token = spawn_http_server(
+        "--seed", "42", "--apps", "talk,weather", "--faults", str(profile), "--fault-seed", "9", "--search-tools"
+    )
     try:
         yield url, token
     finally:
@@ -43,8 +44,9 @@ def test_fields_given_in_the_request_win(server_with_defaults):
     assert (ep["seed"], ep["fault_seed"], ep["apps"], ep["faults"]) == (3, 4, ["system", "shop"], "none")
     assert ep["tools"] > 10
     # a request may still not name a file, even though the server's default came from one
-    r = httpx.post(f"{base}/control/episodes", json={"faults": "/etc/passwd.json"},
-                   headers={"Authorization": f"Bearer {token}"})
+    r = httpx.post(
+        f"{base}/control/episodes", json={"faults": "/etc/passwd.json"}, headers={"Authorization": f"Bearer {token}"}
+    )
     assert r.status_code == 422
 
 
@@ -54,20 +56,46 @@ def test_without_options_the_old_defaults_hold(http_server):
     assert (ep["seed"], ep["fault_seed"], ep["apps"], ep["faults"]) == (0, 0, ["system", "shop"], "none")
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--apps", "shop,nope"], "unknown app 'nope'"),
-    (["--faults", "nasty"], "unknown fault profile 'nasty'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--apps", "shop,nope"], "unknown app 'nope'"),
+        (["--faults", "nasty"], "unknown fault profile 'nasty'"),
+    ],
+)
 def test_bad_defaults_are_refused_at_start(args, message):
-    out = subprocess.run([sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--port", "0",
-                          "--token", "t", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgym.evaluation.cli",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--token",
+            "t",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and out.stdout == ""
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
 def test_help_says_what_the_options_do_over_http():
-    out = subprocess.run([sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
     text = " ".join(out.stdout.split())
     assert "defaults of the episodes created on the control API" in text
     for option in ("--seed", "--apps", "--faults", "--fault-seed", "--search-tools"):
