@@ -104,12 +104,12 @@ class FaultLabApp(App):
 
     @tool("write", ["faultlab.item"], alternatives=["faultlab_insert_item"])
     def faultlab_add_item(self, name: ItemName) -> ItemView:
-        """Add an item called ``name`` to the list; returns it with its new id."""
+        """Add an item called name to the list; returns it with its new id."""
         return ItemView(item=self._new_item(name))
 
     @tool("write", ["faultlab.item"], alternatives=["faultlab_import_items"])
     def faultlab_insert_item(self, name: ItemName) -> ItemView:
-        """Insert an item called ``name`` (same effect as faultlab_add_item)."""
+        """Insert an item called name (same effect as faultlab_add_item)."""
         return ItemView(item=self._new_item(name))
 
     @tool("write", ["faultlab.item"])
@@ -132,7 +132,7 @@ class FaultLabApp(App):
 
     @tool("write", ["faultlab.counter"])
     def faultlab_increment_counter(self, by: Annotated[int, Field(ge=1, le=100, description="amount to add")] = 1) -> CounterView:
-        """Add ``by`` (1-100) to the counter; returns the new value."""
+        """Add by (1-100) to the counter; returns the new value."""
         self.state.counter += by
         return CounterView(counter=self.state.counter)
 
@@ -147,7 +147,7 @@ class FaultLabApp(App):
         quantity: Annotated[int, Field(ge=1, le=10, description="units to buy")],
         authorization_id: Annotated[str, Field(description="a payment authorisation from system_authorize_payment")],
     ) -> OrderView:
-        """Buy ``quantity`` units at the unit price (cents), paid with a one-use payment authorisation."""
+        """Buy quantity units at the unit price (cents), paid with a one-use payment authorisation."""
         amount = quantity * self.state.unit_price_cents
         txn_id = self.other("system").charge(authorization_id, amount, f"faultlab order x{quantity}")
         order_id = self.new_id("ord")

@@ -18,8 +18,8 @@ class FlightService(BaseModel):
     """A scheduled daily service (one flight number) of the seeded network.
 
     Attributes:
-        flight_number: e.g. ``AU123``.
-        airline: airline code (``AU``...).
+        flight_number: e.g. AU123.
+        airline: airline code (AU...).
         origin, destination: airport codes.
         departure_minute: departure, minutes after 00:00 UTC.
         duration_minutes: block time.
@@ -43,12 +43,12 @@ class Passenger(BaseModel):
     """A saved passenger profile.
 
     Attributes:
-        passenger_id: ``pax-000`` is the user; seeded ones are ``pax-NNN``, added ones generated.
+        passenger_id: pax-000 is the user; seeded ones are pax-NNN, added ones generated.
         name: full name as on the travel document.
         email: contact email ('' when unknown).
         date_of_birth: ISO date.
         document_number: passport or ID card number.
-        person_id: the shared-directory person (``p-NNN``), when linked.
+        person_id: the shared-directory person (p-NNN), when linked.
         is_account_holder: true only for the user.
     """
 
@@ -73,7 +73,7 @@ class Booking(BaseModel):
     """A flight booking.
 
     Attributes:
-        booking_id: generated id (``bk-...``).
+        booking_id: generated id (bk-...).
         record_locator: 6-letter reference shown to the traveller.
         flight_id, flight_number, origin, destination: the booked dated flight.
         departure_at: scheduled departure, virtual seconds.
@@ -116,7 +116,7 @@ class FlightsState(AppState):
 
     Attributes:
         services: flight number -> daily service (seeded network).
-        seats_booked: ``"<flight_id>:<seat_class>"`` -> seats held by this app's bookings.
+        seats_booked: "<flight_id>:<seat_class>" -> seats held by this app's bookings.
         passengers: saved passengers by id.
         bookings: bookings by id.
     """
@@ -171,8 +171,8 @@ class SeatClassView(BaseModel):
 class FlightView(BaseModel):
     """A dated flight.
 
-    ``departure_at``/``arrival_at`` are virtual seconds (UTC); ``status`` is scheduled,
-    departed or arrived; ``bookable`` is false within 1 hour of departure.
+    departure_at/arrival_at are virtual seconds (UTC); status is scheduled,
+    departed or arrived; bookable is false within 1 hour of departure.
     """
 
     flight_id: str
@@ -217,7 +217,7 @@ class CheapestView(BaseModel):
 
 
 class SeatAvailability(BaseModel):
-    """Free seats per class of one flight, and whether ``passengers`` seats fit in each class."""
+    """Free seats per class of one flight, and whether passengers seats fit in each class."""
 
     flight_id: str
     passengers: int

@@ -14,7 +14,7 @@ from mcpgym.kernel.spec import tool
 
 
 class PassengerTools(FlightsCore):
-    """Saved passengers: the user (``pax-000``), people from the directory, and added ones."""
+    """Saved passengers: the user (pax-000), people from the directory, and added ones."""
 
     @tool("read", ["flights.passenger"])
     def flights_list_passengers(self) -> PassengerList:

@@ -98,8 +98,8 @@ class SearchTools(FlightsCore):
         """Search flights between two airports (IATA codes) on a date (ISO YYYY-MM-DD, UTC).
 
         Returns every dated flight with its departure/arrival (ISO and virtual seconds), fares
-        per passenger in cents and free seats per class. With ``seat_class``, only flights
-        with at least ``passengers`` free seats in that class.
+        per passenger in cents and free seats per class. With seat_class, only flights
+        with at least passengers free seats in that class.
         """
         return self._search([self._airport(origin, "origin")], [self._airport(destination, "destination")], date,
                             seat_class, passengers)
@@ -133,11 +133,11 @@ class SearchTools(FlightsCore):
     ) -> CheapestView:
         """Find the cheapest bookable flight between two airports or cities over a date range.
 
-        Considers flights departing from ``date_from`` to ``date_to`` (ISO dates, UTC, at most 14
-        days) that are still bookable and have ``passengers`` free seats in ``seat_class``.
+        Considers flights departing from date_from to date_to (ISO dates, UTC, at most 14
+        days) that are still bookable and have passengers free seats in seat_class.
         Ties go to the earlier departure. Prices in cents.
 
-        Errors: ``not_found`` when no flight qualifies.
+        Errors: not_found when no flight qualifies.
         """
         origins = self._place(origin, "origin")
         destinations = self._place(destination, "destination")
@@ -175,7 +175,7 @@ class SearchTools(FlightsCore):
 
     @tool("read", ["flights.seat"])
     def flights_get_seat_availability(self, flight_id: FlightId, passengers: Pax = 1) -> SeatAvailability:
-        """Return free seats per class of a flight and whether ``passengers`` seats fit in each class."""
+        """Return free seats per class of a flight and whether passengers seats fit in each class."""
         f = self._flight(flight_id)
         view = self._view(f)
         return SeatAvailability(flight_id=f.flight_id, passengers=passengers, classes=view.classes,

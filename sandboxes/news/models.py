@@ -27,7 +27,7 @@ class Section(BaseModel):
     """A news section.
 
     Attributes:
-        section_id: short lowercase id (``world``, ``tech``...).
+        section_id: short lowercase id (world, tech...).
         name: display name.
         description: what the section covers.
         premium_price_cents: price of a 30-day premium subscription to the section (cents).
@@ -43,7 +43,7 @@ class Author(BaseModel):
     """A journalist: a person of the shared directory.
 
     Attributes:
-        author_id: the person's directory id (``p-007``).
+        author_id: the person's directory id (p-007).
         name: the person's full name.
         email: the person's email.
         beats: section ids the author writes for.
@@ -61,7 +61,7 @@ class Article(BaseModel):
     """A published article.
 
     Attributes:
-        article_id: stable id ``art-NNN``.
+        article_id: stable id art-NNN.
         title, summary, body: text.
         section: section id.
         author_id: the author's directory id; author_name: their name.
@@ -84,7 +84,7 @@ class Article(BaseModel):
 
 
 class Bookmark(BaseModel):
-    """A bookmarked article with an optional note (``added_at`` in virtual seconds)."""
+    """A bookmarked article with an optional note (added_at in virtual seconds)."""
 
     article_id: str
     note: str = ""
@@ -95,11 +95,11 @@ class Subscription(BaseModel):
     """A subscription to a section or an author.
 
     Attributes:
-        subscription_id: ``<target_kind>:<target_id>``, e.g. ``section:tech``.
-        target_kind: ``section`` or ``author``.
+        subscription_id: <target_kind>:<target_id>, e.g. section:tech.
+        target_kind: section or author.
         target_id: section id or author (person) id.
         target_name: display name of the section or author.
-        tier: ``free`` (follow: appears in the feed) or ``premium`` (also unlocks premium articles).
+        tier: free (follow: appears in the feed) or premium (also unlocks premium articles).
         price_cents: what the premium tier cost when bought (0 for free).
         started_at: when it started (virtual seconds).
         expires_at: end of the paid premium period (virtual seconds); None for free.
@@ -177,9 +177,9 @@ class AuthorList(BaseModel):
 class ArticleSummary(BaseModel):
     """An article without its body.
 
-    ``accessible`` is false for a premium article the user cannot read yet (no active premium
-    subscription to its section or author). ``published_at`` is virtual seconds;
-    ``published_iso`` the same as ISO-8601 UTC.
+    accessible is false for a premium article the user cannot read yet (no active premium
+    subscription to its section or author). published_at is virtual seconds;
+    published_iso the same as ISO-8601 UTC.
     """
 
     article_id: str
@@ -197,7 +197,7 @@ class ArticleSummary(BaseModel):
 
 
 class ArticleList(BaseModel):
-    """Articles (newest first unless a search ranks them), with the total before ``limit``."""
+    """Articles (newest first unless a search ranks them), with the total before limit."""
 
     articles: list[ArticleSummary]
     total: int
@@ -211,7 +211,7 @@ class SearchHit(BaseModel):
 
 
 class SearchResults(BaseModel):
-    """Search results, best first, with the number of matches before ``limit``."""
+    """Search results, best first, with the number of matches before limit."""
 
     query: str
     results: list[SearchHit]
@@ -257,7 +257,7 @@ class BookmarkResult(BaseModel):
 
 
 class SubscriptionView(BaseModel):
-    """A subscription as the user sees it (times as ISO-8601 UTC; ``active`` for premium means
+    """A subscription as the user sees it (times as ISO-8601 UTC; active for premium means
     the paid period has not ended)."""
 
     subscription_id: str

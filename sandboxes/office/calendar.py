@@ -222,7 +222,7 @@ class CalendarTools(OfficeBase):
                                               description="people to invite: emails, directory ids or names")],
     ) -> EventResult:
         """Invite people to an event the user organises; already invited people are skipped
-        (``added`` lists the new ones). New attendees start as needs_action."""
+        (added lists the new ones). New attendees start as needs_action."""
         e = self._event(event_id)
         self._require_organizer(e)
         have = {a.email for a in e.attendees}
@@ -238,7 +238,7 @@ class CalendarTools(OfficeBase):
                           Field(description="which invitations")] = "pending",
     ) -> InvitationList:
         """List invitations the user received to other people's events, with the user's events
-        each one overlaps (``conflicts``)."""
+        each one overlaps (conflicts)."""
         invs = [i for i in self.state.invitations.values() if status == "all" or i.status == status]
         invs.sort(key=lambda i: (i.start, i.invitation_id))
         return InvitationList(invitations=[self._invitation_view(i) for i in invs])

@@ -25,9 +25,9 @@ class Attachment(BaseModel):
     """A (text) attachment of a message.
 
     Attributes:
-        attachment_id: id within its message (``att-1``...).
+        attachment_id: id within its message (att-1...).
         filename: file name.
-        mime_type: e.g. ``text/plain``.
+        mime_type: e.g. text/plain.
         content: the text content.
     """
 
@@ -41,9 +41,9 @@ class Message(BaseModel):
     """A mail message.
 
     Attributes:
-        message_id: ``msg-NNN`` (seeded) or generated.
+        message_id: msg-NNN (seeded) or generated.
         thread_id: conversation id shared by a message and its replies.
-        folder: ``inbox`` | ``sent`` | ``archive`` | ``trash``.
+        folder: inbox | sent | archive | trash.
         sender, sender_name: author's address and name.
         to, cc: recipient addresses.
         subject, body: text.
@@ -74,7 +74,7 @@ class Message(BaseModel):
 
 
 class Label(BaseModel):
-    """A user mail label (``name`` is its id)."""
+    """A user mail label (name is its id)."""
 
     name: str
     description: str = ""
@@ -92,9 +92,9 @@ class Event(BaseModel):
     """A calendar event of the user.
 
     Attributes:
-        event_id: ``ev-NNN`` (seeded) or generated.
+        event_id: ev-NNN (seeded) or generated.
         title, location, description: text.
-        start, end: virtual seconds, ``start < end``.
+        start, end: virtual seconds, start < end.
         organizer, organizer_name: who owns the event (the user, or the inviter for an
             accepted invitation).
         attendees: invited people (the user is implicit).
@@ -117,11 +117,11 @@ class Invitation(BaseModel):
     """An invitation the user received to someone else's event.
 
     Attributes:
-        invitation_id: ``inv-NNN``.
+        invitation_id: inv-NNN.
         organizer, organizer_name: the inviter.
         title, location, description, start, end: the proposed event (virtual seconds).
         other_attendees: other invitees' addresses.
-        status: ``pending`` | ``accepted`` | ``declined``.
+        status: pending | accepted | declined.
         event_id: the calendar event created on acceptance.
         received_at: when it arrived (virtual seconds).
     """
@@ -153,9 +153,9 @@ class File(BaseModel):
     """A file (text document or note) in the user's drive.
 
     Attributes:
-        file_id: ``f-NNN`` (seeded) or generated.
+        file_id: f-NNN (seeded) or generated.
         name: file name, unique within its folder.
-        folder: folder path, e.g. ``/Documents``.
+        folder: folder path, e.g. /Documents.
         content: text content.
         created_at, updated_at: virtual seconds.
         shares: who it is shared with.

@@ -10,7 +10,7 @@ from mcpgym.sandboxes.office.models import Attendee, Folder, InvitationStatus, P
 
 # -- mail ------------------------------------------------------------------------------------
 class MailSummary(BaseModel):
-    """A message without its full body (``snippet`` = its first 120 characters)."""
+    """A message without its full body (snippet = its first 120 characters)."""
 
     message_id: str
     thread_id: str
@@ -30,8 +30,8 @@ class MailSummary(BaseModel):
 
 
 class MailList(BaseModel):
-    """Messages, newest first. ``total`` matched before ``limit``; ``unread_count`` counts the
-    unread among the matches; ``inbox_unread`` is the unread count of the whole inbox."""
+    """Messages, newest first. total matched before limit; unread_count counts the
+    unread among the matches; inbox_unread is the unread count of the whole inbox."""
 
     messages: list[MailSummary]
     total: int
@@ -65,7 +65,7 @@ class MailView(BaseModel):
 
 
 class MailResult(BaseModel):
-    """A message that was sent, moved, marked or relabelled; ``changed`` is false when the
+    """A message that was sent, moved, marked or relabelled; changed is false when the
     request was already satisfied."""
 
     message: MailSummary
@@ -74,7 +74,7 @@ class MailResult(BaseModel):
 
 
 class MailDeleted(BaseModel):
-    """Result of deleting a message: moved to ``trash``, or ``permanently`` removed."""
+    """Result of deleting a message: moved to trash, or permanently removed."""
 
     message_id: str
     folder: str | None
@@ -115,7 +115,7 @@ class ContactList(BaseModel):
 
 # -- calendar ----------------------------------------------------------------------------------
 class EventView(BaseModel):
-    """A calendar event (``is_organizer``: the user owns it and may change it)."""
+    """A calendar event (is_organizer: the user owns it and may change it)."""
 
     event_id: str
     title: str
@@ -141,7 +141,7 @@ class EventList(BaseModel):
 
 
 class EventResult(BaseModel):
-    """An event created, changed or shown; ``added`` lists newly invited addresses."""
+    """An event created, changed or shown; added lists newly invited addresses."""
 
     event: EventView
     added: list[str] = []
@@ -156,7 +156,7 @@ class EventDeleted(BaseModel):
 
 
 class InvitationView(BaseModel):
-    """An invitation with the user's events it overlaps (``conflicts``: event ids)."""
+    """An invitation with the user's events it overlaps (conflicts: event ids)."""
 
     invitation_id: str
     organizer: str
@@ -189,7 +189,7 @@ class InvitationResult(BaseModel):
 
 
 class Interval(BaseModel):
-    """A time interval ``[start, end)`` (virtual seconds and ISO-8601)."""
+    """A time interval [start, end) (virtual seconds and ISO-8601)."""
 
     start: int
     end: int
@@ -222,7 +222,7 @@ class ShareView(BaseModel):
 
 
 class FileInfo(BaseModel):
-    """A file's metadata (``path`` = folder + name; sizes in bytes)."""
+    """A file's metadata (path = folder + name; sizes in bytes)."""
 
     file_id: str
     name: str
@@ -283,7 +283,7 @@ class ShareList(BaseModel):
 
 
 class ShareResult(BaseModel):
-    """A share created, changed or removed; ``changed`` is false when nothing had to change."""
+    """A share created, changed or removed; changed is false when nothing had to change."""
 
     share: ShareView
     changed: bool

@@ -36,9 +36,9 @@ class Shop(BaseModel):
     """A shop of the marketplace.
 
     Attributes:
-        shop_id: stable id ``shop-NN``.
+        shop_id: stable id shop-NN.
         name: display name.
-        category: one of :data:`CATEGORIES`.
+        category: electronics, books, grocery, home, sports, fashion or toys.
         city: where the shop is based.
         rating: average customer rating, 1.0-5.0.
     """
@@ -54,12 +54,12 @@ class Item(BaseModel):
     """An item a shop sells.
 
     Attributes:
-        item_id: stable id ``item-SSNN`` (shop number, item number).
+        item_id: stable id item-SSNN (shop number, item number).
         shop_id: the shop selling it.
         name, brand, category: what it is (category = the shop's category).
         price_cents: unit price in cents (USD).
         stock: units available (0 = sold out).
-        rating: average rating 1.0-5.0 over ``rating_count`` ratings.
+        rating: average rating 1.0-5.0 over rating_count ratings.
         description: one sentence.
     """
 
@@ -76,7 +76,7 @@ class Item(BaseModel):
 
 
 class CartLine(BaseModel):
-    """One cart line: ``quantity`` units of ``item_id``."""
+    """One cart line: quantity units of item_id."""
 
     item_id: str
     quantity: int
@@ -86,7 +86,7 @@ class Coupon(BaseModel):
     """A one-use coupon code.
 
     Attributes:
-        code: upper-case code, e.g. ``SAVE20``.
+        code: upper-case code, e.g. SAVE20.
         description: human-readable terms.
         percent_off: percentage taken off the eligible subtotal (0 when a fixed amount).
         amount_off_cents: fixed amount off in cents (0 when a percentage), capped at the
@@ -119,12 +119,12 @@ class OrderLine(BaseModel):
 
 
 class Order(BaseModel):
-    """An order. ``status`` is stored as placed/cancelled/returned; shipped and delivered are
-    derived from ``created_at`` and the virtual clock (see :func:`effective_status`).
+    """An order. status is stored as placed/cancelled/returned; shipped and delivered are
+    derived from created_at and the virtual clock (shipped 3 hours after it was placed, delivered 2 days after).
 
     Attributes:
         order_id: generated id (volatile).
-        status: ``placed`` | ``cancelled`` | ``returned``.
+        status: placed | cancelled | returned.
         lines: the order lines.
         subtotal_cents, discount_cents, total_cents: amounts in cents; total = subtotal - discount.
         coupon_code: the coupon used, if any.

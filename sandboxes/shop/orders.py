@@ -73,7 +73,7 @@ class OrderTools(ShopCore):
         item_id: ItemIdArg,
         quantity: Annotated[int, Field(ge=1, le=100, description="units to add")] = 1,
     ) -> CartView:
-        """Add ``quantity`` units of an item to the cart (added to any units already there).
+        """Add quantity units of an item to the cart (added to any units already there).
         The cart may not hold more units than the item's stock.
 
         Errors: not_found (field item_id), precondition_failed (not enough stock).

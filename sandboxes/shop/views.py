@@ -59,7 +59,7 @@ class ItemDetails(BaseModel):
 
 
 class SearchResult(BaseModel):
-    """Items matching a keyword search; ``count`` is the number of matches before ``limit``."""
+    """Items matching a keyword search; count is the number of matches before limit."""
 
     query: str
     sort: str
@@ -116,7 +116,7 @@ class CartLineView(BaseModel):
 class CartView(BaseModel):
     """The cart: lines, subtotal, coupon discount and total, all in cents.
 
-    ``coupon_note`` explains why an applied coupon currently gives no discount.
+    coupon_note explains why an applied coupon currently gives no discount.
     """
 
     lines: list[CartLineView]
@@ -160,8 +160,8 @@ class WalletView(BaseModel):
 class OrderView(BaseModel):
     """An order: status, lines and amounts in cents, times as ISO-8601.
 
-    ``status`` is placed (cancellable), shipped, delivered (returnable until
-    ``returnable_until``), cancelled or returned.
+    status is placed (cancellable), shipped, delivered (returnable until
+    returnable_until), cancelled or returned.
     """
 
     order_id: str

@@ -34,7 +34,7 @@ class AccountTools(StocksCore):
     @tool("write", ["stocks.account", "wallet.balance"], preconditions=["wallet.balance"],
           remedies={"precondition_failed": ["system_transfer_from_savings"]})
     def stocks_deposit_funds(self, amount_cents: Amount) -> FundsView:
-        """Move ``amount_cents`` from the wallet into the brokerage cash account.
+        """Move amount_cents from the wallet into the brokerage cash account.
 
         Fails with precondition_failed when the wallet balance is too small (move money from
         savings with system_transfer_from_savings first).
@@ -56,7 +56,7 @@ class AccountTools(StocksCore):
     @tool("write", ["stocks.account", "wallet.balance"], preconditions=["stocks.account"],
           remedies={"precondition_failed": ["stocks_cancel_order"]})
     def stocks_withdraw_funds(self, amount_cents: Amount) -> FundsView:
-        """Move ``amount_cents`` of brokerage cash back to the wallet. Only buying power can be
+        """Move amount_cents of brokerage cash back to the wallet. Only buying power can be
         withdrawn: cash frozen by pending orders or backing short positions stays."""
         system = self.other("system")
         st = self._begin()

@@ -20,7 +20,7 @@ class Instrument(BaseModel):
     """A listed stock.
 
     Attributes:
-        symbol: ticker, e.g. ``NVLT``.
+        symbol: ticker, e.g. NVLT.
         name: company name.
         sector: Technology, Healthcare, ...
         size: large | mid | small (market-cap class).
@@ -98,7 +98,7 @@ class Order(BaseModel):
 
 
 class Activity(BaseModel):
-    """A movement of brokerage cash: ``amount_cents`` is signed (negative = cash out)."""
+    """A movement of brokerage cash: amount_cents is signed (negative = cash out)."""
 
     kind: Literal["deposit", "withdrawal", "buy", "sell", "fee"]
     amount_cents: int
@@ -152,7 +152,7 @@ class InstrumentList(BaseModel):
 
 
 class Quote(BaseModel):
-    """A quote (cents). ``as_of`` is when the current 15-minute price bucket started; outside
+    """A quote (cents). as_of is when the current 15-minute price bucket started; outside
     market hours it is the last close."""
 
     symbol: str
@@ -217,8 +217,8 @@ class TierLimits(BaseModel):
 class AccountView(BaseModel):
     """The brokerage account (cents).
 
-    ``available_cash_cents`` = cash - frozen; ``buying_power_cents`` additionally keeps back
-    the current value of short positions; ``equity_cents`` = cash + market value of positions.
+    available_cash_cents = cash - frozen; buying_power_cents additionally keeps back
+    the current value of short positions; equity_cents = cash + market value of positions.
     """
 
     cash_cents: int
@@ -244,8 +244,8 @@ class FundsView(BaseModel):
 class OrderView(BaseModel):
     """An order as the agent sees it (prices in cents, times ISO-8601 UTC).
 
-    ``frozen_cents`` is the cash a pending buy holds back; ``reserved_shares`` the long shares
-    a pending sell holds back; ``expires_at`` when an unfilled limit order lapses.
+    frozen_cents is the cash a pending buy holds back; reserved_shares the long shares
+    a pending sell holds back; expires_at when an unfilled limit order lapses.
     """
 
     order_id: str

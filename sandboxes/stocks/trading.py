@@ -146,7 +146,7 @@ class TradingTools(StocksCore):
     @tool("write", ORDER_RESOURCES, preconditions=ORDER_PRECONDITIONS, remedies=ORDER_REMEDIES,
           alternatives=["stocks_place_order"], id_args=[])
     def stocks_buy_shares(self, symbol: Symbol, quantity: Quantity, limit_price_cents: Limit = None) -> OrderResult:
-        """Buy shares (needs stocks.trading; cents). Without ``limit_price_cents``: a market order
+        """Buy shares (needs stocks.trading; cents). Without limit_price_cents: a market order
         filled now at the quote, market hours only. With it: a limit buy that waits, cash frozen,
         until a quote at or below the limit."""
         return self._place(symbol, "buy", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents)
@@ -155,7 +155,7 @@ class TradingTools(StocksCore):
           alternatives=["stocks_place_order"], id_args=[])
     def stocks_sell_shares(self, symbol: Symbol, quantity: Quantity, limit_price_cents: Limit = None) -> OrderResult:
         """Sell shares (needs stocks.trading; selling more than held is a short sale needing
-        stocks.short_selling; cents). Without ``limit_price_cents``: a market order filled now at
+        stocks.short_selling; cents). Without limit_price_cents: a market order filled now at
         the quote, market hours only. With it: a limit sell that waits for a quote at or above the limit."""
         return self._place(symbol, "sell", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents)
 

@@ -115,7 +115,7 @@ class SystemState(AppState):
 
 # -- outputs -----------------------------------------------------------------------------
 class TimeView(BaseModel):
-    """Virtual time: ``now`` in seconds since the epoch and as ISO-8601, plus the weekday."""
+    """Virtual time: now in seconds since the epoch and as ISO-8601, plus the weekday."""
 
     now: int
     iso: str
@@ -274,7 +274,7 @@ class SystemApp(App):
 
     @tool("write", ["system.clock"])
     def system_wait(self, seconds: Annotated[int, Field(ge=1, le=7 * 86_400, description="virtual seconds to wait")]) -> TimeView:
-        """Wait: advance the virtual clock by ``seconds`` (1 to 604800). Cures rate limits."""
+        """Wait: advance the virtual clock by seconds (1 to 604800). Cures rate limits."""
         self.world.clock.advance(seconds)
         return self.system_get_time()
 
@@ -310,7 +310,7 @@ class SystemApp(App):
 
     @tool("auth", ["system.privilege"], id_args=["privilege"])
     def system_request_privilege(self, privilege: Annotated[str, Field(description="privilege name, e.g. talk.location")]) -> PrivilegeView:
-        """Ask for a privilege (e.g. ``talk.location``); it is granted at once. Cures ``permission_denied``."""
+        """Ask for a privilege (e.g. talk.location); it is granted at once. Cures permission_denied."""
         p = self.state.privileges.get(privilege)
         if p is None:
             raise ToolError("not_found", f"unknown privilege {privilege!r}; see system_list_privileges", field="privilege")
@@ -331,7 +331,7 @@ class SystemApp(App):
 
     @tool("auth", ["system.session"])
     def system_authenticate(self) -> AuthView:
-        """Re-authenticate the user's session. Cures ``auth_required`` on any tool."""
+        """Re-authenticate the user's session. Cures auth_required on any tool."""
         self.state.authenticated_at = self.now
         token = self.new_id("tok")
         return AuthView(token=token, authenticated_at=iso(self.now))
@@ -353,7 +353,7 @@ class SystemApp(App):
     def system_transfer_from_savings(
         self, amount_cents: Annotated[int, Field(ge=1, le=10_000_000, description="amount in cents")]
     ) -> BalanceView:
-        """Move ``amount_cents`` from savings into the spendable wallet balance."""
+        """Move amount_cents from savings into the spendable wallet balance."""
         w = self.state.wallet
         if amount_cents > w.savings_cents:
             raise ToolError("precondition_failed", f"savings hold only {w.savings_cents} cents", field="amount_cents")
@@ -367,7 +367,7 @@ class SystemApp(App):
         limit_cents: Annotated[int, Field(ge=1, le=10_000_000, description="most this authorisation may charge, in cents")],
         purpose: Annotated[str, Field(description="what it is for, e.g. 'shop checkout'")] = "payment",
     ) -> PaymentAuthView:
-        """Obtain a one-use payment authorisation for up to ``limit_cents``, valid 15 virtual minutes.
+        """Obtain a one-use payment authorisation for up to limit_cents, valid 15 virtual minutes.
 
         A checkout or booking consumes it; a used or expired one must be replaced.
         """

@@ -59,7 +59,7 @@ class ChatTools(TalkBase):
         chat_id: ChatId,
         limit: Annotated[int, Field(ge=1, le=200, description="how many of the latest messages")] = 50,
     ) -> ChatMessages:
-        """Return the latest ``limit`` messages of a chat, oldest first (does not mark them read)."""
+        """Return the latest limit messages of a chat, oldest first (does not mark them read)."""
         chat = self._chat(chat_id)
         return ChatMessages(chat_id=chat.chat_id, title=chat.title, messages=chat.messages[-limit:],
                             unread_count=self._unread(chat))
@@ -81,7 +81,7 @@ class ChatTools(TalkBase):
     def talk_send_message(self, contact_id: ContactId, text: MessageText) -> SentMessage:
         """Send a text message to a contact in your 1:1 chat with them (opened if there is none yet).
 
-        ``precondition_failed`` when the contact is blocked: unblock them first.
+        precondition_failed when the contact is blocked: unblock them first.
         """
         body = self._text(text)
         contact = self._contact(contact_id)
@@ -97,9 +97,9 @@ class ChatTools(TalkBase):
     @tool("write", ["talk.message", "talk.chat"], preconditions=["talk.contact", "talk.group"],
           remedies=UNBLOCK_REMEDY, alternatives=["talk_send_message"])
     def talk_send_chat_message(self, chat_id: ChatId, text: MessageText) -> SentMessage:
-        """Send a text message into an existing chat: a 1:1 chat (``dm-c-NNN``) or a group you are in.
+        """Send a text message into an existing chat: a 1:1 chat (dm-c-NNN) or a group you are in.
 
-        ``precondition_failed`` when the 1:1 contact is blocked or you left the group.
+        precondition_failed when the 1:1 contact is blocked or you left the group.
         """
         body = self._text(text)
         chat = self._chat(chat_id)

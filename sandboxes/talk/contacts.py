@@ -57,9 +57,9 @@ class ContactTools(TalkBase):
         person_id: Annotated[str, Field(max_length=64, description="directory person id, e.g. p-017")],
         tags: Annotated[list[Tag], Field(max_length=5, description="tags to give the new contact")] = [],  # noqa: B006
     ) -> ContactView:
-        """Add a person of the shared directory as a contact (contact id ``c-NNN`` for ``p-NNN``).
+        """Add a person of the shared directory as a contact (contact id c-NNN for p-NNN).
 
-        Needs the ``talk.contacts_write`` privilege. ``conflict`` when already a contact.
+        Needs the talk.contacts_write privilege. conflict when already a contact.
         """
         self._require(PRIV_CONTACTS)
         person = self.world.person(person_id)
@@ -76,7 +76,7 @@ class ContactTools(TalkBase):
 
     @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
     def talk_block_contact(self, contact_id: ContactId) -> ContactView:
-        """Block a contact: no messages, group invitations or location shares to them. Needs ``talk.contacts_write``."""
+        """Block a contact: no messages, group invitations or location shares to them. Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         c = self._contact(contact_id)
         c.blocked = True
@@ -84,7 +84,7 @@ class ContactTools(TalkBase):
 
     @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
     def talk_unblock_contact(self, contact_id: ContactId) -> ContactView:
-        """Unblock a blocked contact so they can be messaged again. Needs ``talk.contacts_write``."""
+        """Unblock a blocked contact so they can be messaged again. Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         c = self._contact(contact_id)
         c.blocked = False
@@ -97,7 +97,7 @@ class ContactTools(TalkBase):
         nickname: Annotated[str | None, Field(max_length=100, description="nickname; empty string clears it")] = None,
         note: Annotated[str | None, Field(max_length=500, description="free-text note; empty string clears it")] = None,
     ) -> ContactView:
-        """Set a contact's remarks: a nickname and/or a note (give at least one). Needs ``talk.contacts_write``."""
+        """Set a contact's remarks: a nickname and/or a note (give at least one). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         if nickname is None and note is None:
             raise ToolError("invalid_argument", "give a nickname or a note (an empty string clears one)", field="nickname")
@@ -112,7 +112,7 @@ class ContactTools(TalkBase):
     def talk_add_contact_tag(
         self, contact_id: ContactId, tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")]
     ) -> ContactView:
-        """Give a contact a tag (no change if it has it already). Needs ``talk.contacts_write``."""
+        """Give a contact a tag (no change if it has it already). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         c = self._contact(contact_id)
         c.tags = sorted(set(c.tags) | {tag})
@@ -122,7 +122,7 @@ class ContactTools(TalkBase):
     def talk_remove_contact_tag(
         self, contact_id: ContactId, tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")]
     ) -> ContactView:
-        """Remove a tag from a contact (no change if it does not have it). Needs ``talk.contacts_write``."""
+        """Remove a tag from a contact (no change if it does not have it). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         c = self._contact(contact_id)
         c.tags = [t for t in c.tags if t != tag]

@@ -29,7 +29,7 @@ class GroupTools(TalkBase):
 
     @tool("read", ["talk.group"])
     def talk_get_group(self, chat_id: ChatId) -> GroupView:
-        """Return a group's name, owner (``me`` or a contact id), members and whether you are in it."""
+        """Return a group's name, owner (me or a contact id), members and whether you are in it."""
         return self._group_view(self._group(chat_id))
 
     @tool("write", ["talk.group", "talk.chat"], preconditions=["talk.contact"], remedies=ADMIN_REMEDIES,
@@ -40,9 +40,9 @@ class GroupTools(TalkBase):
         member_ids: Annotated[list[Annotated[str, Field(max_length=64)]],
                               Field(min_length=1, max_length=30, description="contact ids of the first members")],
     ) -> GroupView:
-        """Create a group chat that you own with the given contacts. Needs ``talk.group_admin``.
+        """Create a group chat that you own with the given contacts. Needs talk.group_admin.
 
-        ``precondition_failed`` when a member is blocked.
+        precondition_failed when a member is blocked.
         """
         self._require(PRIV_GROUPS)
         title = self._text(name, "name", 100)
@@ -56,9 +56,9 @@ class GroupTools(TalkBase):
 
     @tool("write", ["talk.group"], preconditions=["talk.group", "talk.contact"], remedies=ADMIN_REMEDIES)
     def talk_invite_group_member(self, chat_id: ChatId, contact_id: ContactId) -> GroupView:
-        """Add a contact to a group you are in. Needs ``talk.group_admin``.
+        """Add a contact to a group you are in. Needs talk.group_admin.
 
-        ``conflict`` if they are already a member; ``precondition_failed`` if they are blocked.
+        conflict if they are already a member; precondition_failed if they are blocked.
         """
         self._require(PRIV_GROUPS)
         chat = self._group(chat_id)
@@ -73,7 +73,7 @@ class GroupTools(TalkBase):
 
     @tool("write", ["talk.group"], preconditions=["talk.group"], remedies=PRIVILEGE_REMEDY)
     def talk_remove_group_member(self, chat_id: ChatId, contact_id: ContactId) -> GroupView:
-        """Remove a member from a group you own. Needs ``talk.group_admin``."""
+        """Remove a member from a group you own. Needs talk.group_admin."""
         self._require(PRIV_GROUPS)
         chat = self._group(chat_id)
         self._require_owner(chat, "remove members")
@@ -84,7 +84,7 @@ class GroupTools(TalkBase):
 
     @tool("write", ["talk.group"], preconditions=["talk.group"], remedies=PRIVILEGE_REMEDY)
     def talk_rename_group(self, chat_id: ChatId, name: GroupName) -> GroupView:
-        """Rename a group you own. Needs ``talk.group_admin``."""
+        """Rename a group you own. Needs talk.group_admin."""
         self._require(PRIV_GROUPS)
         chat = self._group(chat_id)
         self._require_owner(chat, "rename the group")
@@ -93,7 +93,7 @@ class GroupTools(TalkBase):
 
     @tool("write", ["talk.group"], preconditions=["talk.group"], remedies=PRIVILEGE_REMEDY)
     def talk_transfer_group_ownership(self, chat_id: ChatId, contact_id: ContactId) -> GroupView:
-        """Make another member the owner of a group you own (you stay a member). Needs ``talk.group_admin``."""
+        """Make another member the owner of a group you own (you stay a member). Needs talk.group_admin."""
         self._require(PRIV_GROUPS)
         chat = self._group(chat_id)
         self._require_owner(chat, "transfer ownership")

@@ -38,10 +38,10 @@ class Contact(BaseModel):
     """A contact: a person of the shared directory plus the user's own labels.
 
     Attributes:
-        contact_id: ``c-NNN`` (stable, derived from the person id).
-        person_id: the directory person (``p-NNN``).
+        contact_id: c-NNN (stable, derived from the person id).
+        person_id: the directory person (p-NNN).
         name, phone, email, city: copied from the directory.
-        tags: sorted subset of :data:`TAGS`.
+        tags: sorted subset of family, classmates, coworkers, neighbours, friends.
         blocked: blocked contacts cannot be messaged, invited or shared a location with.
         nickname: the user's remark name for the contact ("" = none).
         note: a free-text remark ("" = none).
@@ -64,7 +64,7 @@ class Message(BaseModel):
 
     Attributes:
         message_id: id of the message (volatile).
-        sender: ``"me"`` or a contact id.
+        sender: "me" or a contact id.
         text: the message text.
         sent_at: virtual seconds (volatile).
         read: whether the user has read it (always true for the user's own messages).
@@ -78,15 +78,15 @@ class Message(BaseModel):
 
 
 class Chat(BaseModel):
-    """A 1:1 chat (``kind="direct"``) or a group chat (``kind="group"``).
+    """A 1:1 chat (kind="direct") or a group chat (kind="group").
 
     Attributes:
-        chat_id: ``dm-c-NNN`` for direct chats, ``grp-...`` for groups (volatile: generated
+        chat_id: dm-c-NNN for direct chats, grp-... for groups (volatile: generated
             for new groups).
-        kind: ``direct`` or ``group``.
+        kind: direct or group.
         title: the contact's name (direct) or the group name.
         contact_id: the other person of a direct chat; None for groups.
-        owner: the group owner, ``"me"`` or a contact id; None for direct chats.
+        owner: the group owner, "me" or a contact id; None for direct chats.
         members: contact ids of the other group members, sorted (the user is not listed).
         joined: false once the user has left the group.
         messages: oldest first.
@@ -105,7 +105,7 @@ class Chat(BaseModel):
 
 
 class Comment(BaseModel):
-    """A comment under a post (``author`` is ``"me"`` or a contact id)."""
+    """A comment under a post (author is "me" or a contact id)."""
 
     comment_id: Annotated[str, VOLATILE]
     author: str
@@ -117,11 +117,11 @@ class Post(BaseModel):
     """A post of the feed.
 
     Attributes:
-        post_id: ``post-NNN`` for seeded posts, generated otherwise (volatile).
-        author: ``"me"`` or a contact id.
+        post_id: post-NNN for seeded posts, generated otherwise (volatile).
+        author: "me" or a contact id.
         text: the post text.
         created_at: virtual seconds (volatile).
-        liked_by: who liked it (``"me"`` and/or contact ids), sorted.
+        liked_by: who liked it ("me" and/or contact ids), sorted.
         comments: oldest first.
     """
 
@@ -216,7 +216,7 @@ class ChatList(BaseModel):
 
 
 class ChatMessages(BaseModel):
-    """Messages of one chat, oldest first (the latest ``limit``)."""
+    """Messages of one chat, oldest first (the latest limit)."""
 
     chat_id: str
     title: str

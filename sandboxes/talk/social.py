@@ -87,7 +87,7 @@ class SocialTools(TalkBase):
 
     @tool("read", ["talk.comment"])
     def talk_list_post_comments(self, post_id: PostId) -> CommentList:
-        """List the comments of a post, oldest first (author ``me`` or a contact id)."""
+        """List the comments of a post, oldest first (author me or a contact id)."""
         post = self._post(post_id)
         return CommentList(post_id=post.post_id, comments=list(post.comments), count=len(post.comments))
 
@@ -97,7 +97,7 @@ class SocialTools(TalkBase):
 
     @tool("read", ["talk.location"], remedies=PRIVILEGE_REMEDY)
     def talk_get_location(self) -> LocationView:
-        """Return your current location (city and place). Needs the ``talk.location`` privilege."""
+        """Return your current location (city and place). Needs the talk.location privilege."""
         self._require(PRIV_LOCATION)
         return LocationView(location=self.state.location)
 
@@ -107,7 +107,7 @@ class SocialTools(TalkBase):
         city: Annotated[str, Field(min_length=1, max_length=100, description="city you are in")],
         place: Annotated[str, Field(max_length=100, description="where in the city, e.g. 'a cafe'")] = "",
     ) -> LocationView:
-        """Set your current location. Needs the ``talk.location`` privilege."""
+        """Set your current location. Needs the talk.location privilege."""
         self._require(PRIV_LOCATION)
         self.state.location = Location(city=self._text(city, "city", 100), place=place.strip(), updated_at=self.now)
         return LocationView(location=self.state.location)
@@ -119,9 +119,9 @@ class SocialTools(TalkBase):
         contact_id: ContactId,
         duration_minutes: Annotated[int, Field(ge=5, le=1440, description="how long the link works, in minutes")] = 60,
     ) -> ShareView:
-        """Share your live location with a contact through a link valid ``duration_minutes`` (5-1440).
+        """Share your live location with a contact through a link valid duration_minutes (5-1440).
 
-        Needs the ``talk.location`` privilege; ``precondition_failed`` for a blocked contact.
+        Needs the talk.location privilege; precondition_failed for a blocked contact.
         """
         self._require(PRIV_LOCATION)
         contact = self._contact(contact_id)

@@ -215,7 +215,7 @@ class WeatherApp(App):
     @tool("write", ["weather.primary_location"], preconditions=["weather.saved_location"],
           remedies={"precondition_failed": ["weather_add_location"]})
     def weather_set_primary_location(self, location: LocationArg) -> PrimaryLocationView:
-        """Make a saved location the primary one (``precondition_failed`` if it is not saved)."""
+        """Make a saved location the primary one (precondition_failed if it is not saved)."""
         city = self._resolve(location)
         self._require_saved(city, "make it primary")
         self.state.primary_location_id = city.location_id
@@ -242,7 +242,7 @@ class WeatherApp(App):
         location: OptionalLocation = None,
         hours: Annotated[int, Field(ge=1, le=48, description="number of hours (1-48), from the current hour")] = 24,
     ) -> HourlyForecast:
-        """Hourly forecast for the next ``hours`` hours (at most 48), starting with the current hour."""
+        """Hourly forecast for the next hours hours (at most 48), starting with the current hour."""
         city = self._resolve(location)
         start = self.now - self.now % HOUR
         events = events_of(self.state.alerts)
@@ -253,7 +253,7 @@ class WeatherApp(App):
 
     @tool("read", ["weather.forecast"], alternatives=["weather_get_forecast_by_coordinates"])
     def weather_get_forecast(self, location: OptionalLocation = None, days: Days = 7) -> DailyForecast:
-        """Daily forecast by location name or id for ``days`` days (at most 10) from today (local date):
+        """Daily forecast by location name or id for days days (at most 10) from today (local date):
         min/max temperature, precipitation total and chance, max wind, condition, sunrise/sunset, alert ids."""
         city = self._resolve(location)
         return DailyForecast(location=self._info(city), generated_at=iso(self.now), units=LABELS[self.state.units],
@@ -266,7 +266,7 @@ class WeatherApp(App):
         longitude: Annotated[float, Field(ge=-180, le=180, description="degrees, east positive")],
         days: Days = 7,
     ) -> DailyForecast:
-        """Daily forecast for coordinates: uses the nearest known location within 100 km (``not_found`` otherwise)."""
+        """Daily forecast for coordinates: uses the nearest known location within 100 km (not_found otherwise)."""
         best = min(LOCATIONS.values(), key=lambda c: (distance_km(latitude, longitude, c.latitude, c.longitude), c.location_id))
         dist = distance_km(latitude, longitude, best.latitude, best.longitude)
         if dist > COORDINATE_RADIUS_KM:
@@ -334,7 +334,7 @@ class WeatherApp(App):
         location: LocationArg,
         min_severity: Annotated[Severity, Field(description="minor | moderate | severe: the least severe alert to get")] = "minor",
     ) -> SubscriptionView:
-        """Subscribe to alerts of a saved location (``precondition_failed`` if not saved: add it first).
+        """Subscribe to alerts of a saved location (precondition_failed if not saved: add it first).
 
         Subscribing again changes the minimum severity.
         """

@@ -35,7 +35,7 @@ class SavedLocation(BaseModel):
 class Alert(BaseModel):
     """A weather alert (seeded): kind heat | storm | wind, severity minor | moderate | severe.
 
-    ``starts_at`` and ``ends_at`` are virtual seconds (UTC); the forecast of the covered hours
+    starts_at and ends_at are virtual seconds (UTC); the forecast of the covered hours
     shows the event (hotter, stormy, windy).
     """
 
@@ -49,7 +49,7 @@ class Alert(BaseModel):
 
 
 class AlertSubscription(BaseModel):
-    """A subscription to alerts of one saved location at or above ``min_severity``."""
+    """A subscription to alerts of one saved location at or above min_severity."""
 
     location_id: str
     min_severity: Severity = "minor"
@@ -61,8 +61,8 @@ class WeatherState(AppState):
 
     Attributes:
         primary_location_id: the default location of every forecast tool (always saved).
-        saved: saved locations by location id (at most :data:`MAX_SAVED`).
-        units: ``metric`` (C, km/h, mm) or ``imperial`` (F, mph, in).
+        saved: saved locations by location id (at most 10).
+        units: metric (C, km/h, mm) or imperial (F, mph, in).
         alerts: seeded alerts by alert id.
         subscriptions: alert subscriptions by location id.
     """
@@ -122,7 +122,7 @@ class SavedLocationList(BaseModel):
 
 
 class AddLocationResult(BaseModel):
-    """A saved location; ``added`` is false when it was saved already (its label is updated)."""
+    """A saved location; added is false when it was saved already (its label is updated)."""
 
     location: SavedLocationView
     added: bool
@@ -144,7 +144,7 @@ class PrimaryLocationView(BaseModel):
 
 
 class CurrentConditions(BaseModel):
-    """Conditions of the current hour at a location (numbers in ``units``)."""
+    """Conditions of the current hour at a location (numbers in units)."""
 
     location: LocationInfo
     observed_at: str
@@ -163,7 +163,7 @@ class CurrentConditions(BaseModel):
 
 
 class HourlyPoint(BaseModel):
-    """One hour of a forecast (``time`` is the hour's start, UTC; ``local_time`` has the offset)."""
+    """One hour of a forecast (time is the hour's start, UTC; local_time has the offset)."""
 
     time: str
     local_time: str
@@ -203,7 +203,7 @@ class DailyPoint(BaseModel):
 
 
 class DailyForecast(BaseModel):
-    """Daily forecast from today (local date) on. ``distance_km`` is set for coordinate lookups."""
+    """Daily forecast from today (local date) on. distance_km is set for coordinate lookups."""
 
     location: LocationInfo
     generated_at: str

@@ -1,11 +1,12 @@
-"""Static checks: app and tool metadata (names, kinds, resources, remedies, schemas, docs) and a
-lint of the app's source for nondeterminism (wall clock, global random, uuid, hash())."""
+"""Static checks: app and tool metadata (names, kinds, resources, remedies, schemas, docs; tool
+descriptions and schema texts in plain text, :func:`check_plain_text`) and a lint of the app's source for nondeterminism (wall clock, global random, uuid, hash())."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,68 @@ def _schema_problems(schema: Any, what: str) -> list[str]:
         json.dumps(schema, allow_nan=False)
     except (TypeError, ValueError) as exc:
         problems.append(f"{what} is not JSON-serialisable: {exc}")
+    return problems
+
+
+MARKUP: tuple[tuple[str, "re.Pattern[str]"], ...] = (
+    ("reStructuredText literal ``...``", re.compile(r"``")),
+    ("reStructuredText role :role:`...`", re.compile(r":[a-z][\w-]*:`")),
+    ("reStructuredText link `...`_", re.compile(r"`_\b|`__")),
+    ("reStructuredText directive .. name::", re.compile(r"(^|\s)\.\. [\w-]+::")),
+    ("backtick code `...`", re.compile(r"`")),
+    ("bold **...**", re.compile(r"\*\*\S")),
+)
+"""Markup a model would read verbatim in a tool description: (what it is, pattern)."""
+
+
+def markup_problems(text: str, where: str) -> list[str]:
+    """Markup left in text a model reads (a tool description, a schema description or title).
+
+    Tool descriptions and schemas are sent to models as plain text (MCP ``tools/list``), so
+    reStructuredText or Markdown markup (double backticks, roles, links, directives, backticks,
+    bold) reaches the model as noise. Returns one problem per kind found, naming ``where`` and
+    quoting the text around the first occurrence.
+    """
+    problems = []
+    for what, pattern in MARKUP:
+        m = pattern.search(text)
+        if m:
+            around = " ".join(text[max(0, m.start() - 30): m.end() + 30].split())
+            problems.append(f"{where}: {what} in text a model reads (write plain text): ...{around}...")
+    return problems
+
+
+def _schema_texts(schema: Any, path: str = "") -> list[tuple[str, str]]:
+    """(JSON path, text) of every ``description`` and ``title`` string in a JSON schema."""
+    out: list[tuple[str, str]] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            here = f"{path}/{key}"
+            if key in ("description", "title") and isinstance(value, str):
+                out.append((here, value))
+            else:
+                out += _schema_texts(value, here)
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            out += _schema_texts(value, f"{path}/{i}")
+    return out
+
+
+def check_plain_text(app: str | type[App]) -> list[str]:
+    """Every tool's description and every description/title in its input and output schemas
+    is plain text: no markup of :data:`MARKUP` (see :func:`markup_problems`)."""
+    cls = app_cls(app)
+    problems: list[str] = []
+    for tname, spec in sorted(cls.tools.items()):
+        where = f"{cls.name}.{tname}"
+        problems += markup_problems(spec.description or "", f"{where} description")
+        try:
+            schemas = (("input", spec.input_schema()), ("output", spec.output_schema()))
+        except Exception:  # noqa: BLE001 - check_metadata reports schemas that cannot be built
+            continue
+        for kind, schema in schemas:
+            for path, text in _schema_texts(schema):
+                problems += markup_problems(text, f"{where} {kind} schema {path}")
     return problems
 
 
@@ -101,7 +164,7 @@ def check_metadata(app: str | type[App]) -> list[str]:
             problems += _schema_problems(spec.output_schema(), f"{where} output schema")
         except Exception as exc:  # pydantic could not build a schema
             problems.append(f"{where}: cannot build its schemas: {type(exc).__name__}: {exc}")
-    return problems
+    return problems + check_plain_text(cls)
 
 
 
