@@ -223,6 +223,55 @@ def exposure_request(mode: str, task: Any) -> dict[str, Any]:
     return episode_request(mode, oracle_tools(task), every, task.seed)
 
 
+def settle_status(result: Any, status: str | None, reason: str | None, *, limit_hit: bool,
+                  max_calls: int | None) -> tuple[str, str | None]:
+    """The episode's final ``(status, stop_reason)``: one the harness already decided
+    (``limit`` on a timeout or a spent budget, ``errored`` on a crash) wins; else the agent's
+    result, where a ``completed`` episode whose budget ran out becomes ``limit``; no result at
+    all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.gym`."""
+    if status is None and result is not None:
+        status = result.status
+        reason = result.stop_reason or (result.error if result.status == "errored" else None)
+        if limit_hit and status == "completed":
+            status, reason = "limit", f"call budget of {max_calls} spent"
+    if status is None:
+        status, reason = "errored", "the agent returned no result"
+    return status, reason
+
+
+def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int, fault_seed: int, profile_name: str,
+                     apps: list[str], calls: list[dict[str, Any]], ledger: list[dict[str, Any]],
+                     initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any], result: Any, status: str,
+                     reason: str | None, runner_invalid_calls: int = 0,
+                     metadata: dict[str, Any] | None = None) -> Trajectory:
+    """The (unscored) trajectory of a finished episode, built the same way for the MCP path
+    (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
+
+    Args:
+        calls, ledger: the episode's call log and fault ledger as JSON rows (the control
+            API's ``calls`` and ``ledger``). initial, final, gold: world snapshots.
+        result: the agent's ``AgentResult`` (or None); status, reason: from :func:`settle_status`.
+        runner_invalid_calls: calls the harness refused before they reached a tool.
+        metadata: extra ``metadata`` keys; ``extra_checks``, ``tags`` and ``max_calls`` come
+            from the task.
+    """
+    tokens = getattr(result, "tokens", None)
+    if tokens is not None and not isinstance(tokens, TokenUsage):
+        tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
+    checks = [c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []]
+    meta = {"extra_checks": checks, "tags": list(getattr(task, "tags", []) or []),
+            "max_calls": getattr(task, "max_calls", None), **(metadata or {})}
+    return Trajectory(
+        episode_id=episode_id, task_id=task.id, agent=agent_name, trial=trial, world_seed=task.seed,
+        fault_seed=fault_seed, fault_profile=profile_name, apps=apps, level=getattr(task, "level", None),
+        instruction=task.instruction, steps=steps_from_call_log(calls),
+        final_message=str(getattr(result, "final_message", "") or ""), ledger=ledger, initial_snapshot=initial,
+        final_snapshot=final, gold_snapshot=gold, feasible=getattr(task, "feasible", None), status=status,
+        stop_reason=reason, tokens=tokens,
+        invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + runner_invalid_calls, metadata=meta,
+    )
+
+
 async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     """Run one episode end to end and return its scored trajectory (not yet written).
 
@@ -298,32 +347,19 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
 
     if caller is not None and caller.transport_error and status is None:
         status, reason = "errored", f"transport failure: {caller.transport_error}"
-    if status is None and result is not None:
-        status = result.status
-        reason = result.stop_reason or (result.error if result.status == "errored" else None)
-        if caller is not None and caller.limit_hit and status == "completed":
-            status, reason = "limit", f"call budget of {caller.max_calls} spent"
-    if status is None:
-        status, reason = "errored", "the agent returned no result"
-    tokens = getattr(result, "tokens", None)
-    if tokens is not None and not isinstance(tokens, TokenUsage):
-        tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
-    checks = [c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []]
-    traj = Trajectory(
-        episode_id=eid, task_id=task.id, agent=job.agent.name, trial=job.trial, world_seed=task.seed,
-        fault_seed=created.get("fault_seed", job.fault_seed), fault_profile=job.profile_name,
-        apps=list(created.get("apps") or task.apps), level=getattr(task, "level", None), instruction=task.instruction,
-        steps=steps_from_call_log(calls), final_message=str(getattr(result, "final_message", "") or ""),
-        ledger=ledger, initial_snapshot=initial, final_snapshot=final, gold_snapshot=ctx.gold[task.id],
-        feasible=getattr(task, "feasible", None), status=status, stop_reason=reason, tokens=tokens,
-        invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + (caller.invalid_calls if caller else 0),
-        metadata={
-            "extra_checks": checks, "tags": list(getattr(task, "tags", []) or []), "agent_spec": job.agent.spec,
-            "tools_listed": n_tools, "max_calls": getattr(task, "max_calls", None),
-            "internal_errors": sum(1 for c in calls if c.get("internal")),
-            "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases,
-        },
+    status, reason = settle_status(result, status, reason, limit_hit=bool(caller and caller.limit_hit),
+                                   max_calls=caller.max_calls if caller else None)
+    traj = build_trajectory(
+        episode_id=eid, task=task, agent_name=job.agent.name, trial=job.trial,
+        fault_seed=created.get("fault_seed", job.fault_seed), profile_name=job.profile_name,
+        apps=list(created.get("apps") or task.apps), calls=calls, ledger=ledger, initial=initial, final=final,
+        gold=ctx.gold[task.id], result=result, status=status, reason=reason,
+        runner_invalid_calls=caller.invalid_calls if caller else 0,
+        metadata={"agent_spec": job.agent.spec, "tools_listed": n_tools,
+                  "internal_errors": sum(1 for c in calls if c.get("internal")),
+                  "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases},
     )
+    checks = traj.metadata["extra_checks"]
     try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
         sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.k, checks=checks))
     except Exception as exc:  # noqa: BLE001 - a scorer failure must not kill the whole run
@@ -332,5 +368,5 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     return traj
 
 
-__all__ = ["AgentEntry", "EpisodeCaller", "EpisodeContext", "EpisodeJob", "HarnessFailure", "result_payload",
-           "run_episode", "tool_infos"]
+__all__ = ["AgentEntry", "EpisodeCaller", "EpisodeContext", "EpisodeJob", "HarnessFailure", "build_trajectory",
+           "result_payload", "run_episode", "settle_status", "tool_infos"]

@@ -1,0 +1,257 @@
+"""Episodes driven step by step in this process, without MCP: for RL trainers and custom loops.
+
+A :class:`GymEpisode` is built exactly as the server builds one for ``POST /control/episodes``
+(:meth:`mcpgym.server.episode.Episode.create` with the task's world seed and apps, the fault
+profile and the trial's fault seed), and its calls go through the same ``ToolInvoker``; the
+trajectory is put together by the runner's own
+:func:`mcpgym.evaluation.episode_runner.build_trajectory` and scored by
+:func:`mcpgym.evaluation.scorer.score_episode`. So, for the same task, trial and fault seed, it
+gives the trajectory steps and scores that ``mcpgym run`` records over MCP (the tests compare
+both paths)::
+
+    from mcpgym.evaluation.gym import GymEpisode
+
+    ep = GymEpisode.create("shop.buy_cheapest_mouse", trial=0, faults="default")
+    obs = ep.step("shop_search_products", {"query": "mouse"})   # CallResult(is_error, payload)
+    ...
+    ep.finish("Bought the cheapest mouse.")
+    reward = ep.reward()            # EpisodeScores: success, recall, verification_rate, ...
+    traj = ep.trajectory()          # Trajectory, the same record a run writes
+
+An episode object is not thread-safe; make one per rollout (they are cheap: one world).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.episode_runner import build_trajectory, exposure_request, settle_status
+from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
+from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
+
+
+class EpisodeFinished(RuntimeError):
+    """A step was taken after :meth:`GymEpisode.finish`."""
+
+
+_CATALOG: Catalog | None = None
+
+
+def _catalog() -> Catalog:
+    global _CATALOG
+    if _CATALOG is None:
+        _CATALOG = Catalog.from_apps()
+    return _CATALOG
+
+
+class GymEpisode:
+    """One episode of one task, stepped with tool calls in this process.
+
+    Use :meth:`create`; then :meth:`step` (or ``await`` :meth:`acall`, the agents' call
+    function), :meth:`finish`, :meth:`reward` and :meth:`trajectory`.
+
+    Attributes:
+        task: the :class:`mcpgym.evaluation.tasks.Task`. trial: 0-based trial index.
+        fault_seed: the fault seed in force. profile_name: the fault profile's name.
+        agent_name: recorded as the trajectory's ``agent``. episode_id: a random id.
+        tools: the :class:`ToolInfo` the agent may call (per ``tool_exposure``).
+        calls: tool calls that reached a tool. invalid_calls: calls refused before reaching
+            one (name not a string, arguments not a JSON object), as the MCP runner counts them.
+        limit_hit: true once a call was refused because ``task.max_calls`` were spent.
+    """
+
+    def __init__(self, task: Any, episode: Any, *, trial: int, agent_name: str, gold: dict[str, Any],
+                 k: int = DEFAULT_K) -> None:
+        """Prefer :meth:`create`. ``episode`` is a :class:`mcpgym.server.episode.Episode`."""
+        self.task = task
+        self.trial = trial
+        self.agent_name = agent_name
+        self.k = k
+        self.episode_id = secrets.token_hex(16)
+        self._episode = episode
+        self._gold = gold
+        self.fault_seed = episode.fault_seed
+        self.profile_name = episode.profile.name
+        self.tools = [ToolInfo.from_spec(s) for s in episode.tool_specs()]
+        if episode.search_tools:
+            from mcpgym.server.retrieval import search_tool
+
+            self.tools.insert(0, ToolInfo.from_mcp(search_tool()))
+        self.calls = 0
+        self.invalid_calls = 0
+        self.limit_hit = False
+        self._result: AgentResult | None = None
+        self._status: tuple[str | None, str | None] = (None, None)
+        self._traj: Trajectory | None = None
+
+    @classmethod
+    def create(cls, task: Any, *, trial: int = 0, faults: str | dict[str, Any] | None = None,
+               fault_seed: int | None = None, agent_name: str = "agent", tool_exposure: str = "all",
+               k: int = DEFAULT_K) -> "GymEpisode":
+        """A fresh episode of ``task``.
+
+        Args:
+            task: a :class:`mcpgym.evaluation.tasks.Task`, or a task id (any suite).
+            trial: 0-based trial; fixes the fault seed (``fault_seed_for(task, trial)``) unless
+                ``fault_seed`` is given.
+            faults: fault profile: a built-in name, a file, or a mapping of ``FaultProfile``
+                fields; ``task.faults`` wins when set; None means ``default`` (as ``mcpgym run``).
+            agent_name: the trajectory's ``agent``.
+            tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``, as ``mcpgym run --tools``.
+            k: the scorer's recovery window, in tool calls.
+
+        Raises:
+            KeyError: unknown task id. ValueError: a bad ``tool_exposure``.
+            mcpgym.tools.faults.FaultProfileError: a bad profile.
+            mcpgym.evaluation.tasks.OracleRuntimeError: the task's oracle fails (no gold state).
+        """
+        from mcpgym.evaluation import tasks as registry
+        from mcpgym.evaluation.runner import faults_payload
+        from mcpgym.server.episode import Episode
+
+        if isinstance(task, str):
+            task = registry.get_task(task)
+        payload, _ = faults_payload(task.faults or faults or "default")
+        seed = registry.fault_seed_for(task, trial) if fault_seed is None else int(fault_seed)
+        extra = exposure_request(tool_exposure, task)
+        episode = Episode.create(task.seed, list(task.apps), payload, seed, tools=extra.get("tools"),
+                                 search_tools=bool(extra.get("search_tools")))
+        return cls(task, episode, trial=trial, agent_name=agent_name, gold=registry.gold_snapshot(task), k=k)
+
+    # -- stepping ---------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        """True after :meth:`finish`."""
+        return self._result is not None
+
+    def step(self, name: str, arguments: Any = None) -> CallResult:
+        """Make one tool call and return what the agent sees.
+
+        Args:
+            name: tool name (an unknown or hidden tool gets a ``not_found`` error result).
+            arguments: a JSON object (None: ``{}``); anything else is refused with an
+                ``invalid_argument`` error result and counted in ``invalid_calls``.
+
+        Returns:
+            ``CallResult(is_error, payload)``: the tool's structured result, or
+            ``{"error": {"code", "message", "retryable", "retry_after", "field"}}``.
+
+        Raises:
+            CallLimitReached: ``task.max_calls`` calls were already made (finish the episode;
+                a ``completed`` finish then becomes status ``limit``).
+            EpisodeFinished: after :meth:`finish`.
+        """
+        if self.finished:
+            raise EpisodeFinished("the episode is finished; create a new one")
+        max_calls = getattr(self.task, "max_calls", None)
+        if max_calls is not None and self.calls >= max_calls:
+            self.limit_hit = True
+            raise CallLimitReached(f"call budget of {max_calls} spent")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict) or not isinstance(name, str):
+            self.invalid_calls += 1
+            return CallResult(is_error=True, payload={"error": {
+                "code": "invalid_argument", "message": "the tool name must be a string and the arguments a JSON object",
+                "retryable": False, "retry_after": None, "field": None}})
+        self.calls += 1
+        if self._episode.search_tools and name == SEARCH_TOOL_NAME:
+            from mcpgym.evaluation.episode_runner import result_payload
+
+            answer = search_tools_call(self._episode, arguments)
+            return CallResult(is_error=bool(answer.is_error), payload=result_payload(answer))
+        out = self._episode.call(name, arguments)
+        return CallResult(is_error=out.is_error, payload=out.payload)
+
+    async def acall(self, name: str, arguments: Any = None) -> CallResult:
+        """:meth:`step` as the agents' async call function (``CallFn``)."""
+        return self.step(name, arguments)
+
+    async def run_agent(self, agent: Agent) -> Trajectory:
+        """Let ``agent`` play the whole episode (``agent.run(task, tools, acall, trial=...)``),
+        then :meth:`finish` with its result; an agent that raises ends the episode ``errored``
+        and the budget running out ends it ``limit``, as in ``mcpgym run``.
+
+        Returns:
+            The scored trajectory.
+        """
+        status = reason = None
+        result = None
+        try:
+            result = await agent.run(self.task, self.tools, self.acall, trial=self.trial)
+        except CallLimitReached:
+            status, reason = "limit", f"call budget of {getattr(self.task, 'max_calls', None)} spent"
+        except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
+            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+        if result is None:
+            result = AgentResult(final_message="", status=status or "errored", stop_reason=reason)
+        self._finish(result, status, reason)
+        return self.trajectory()
+
+    def finish(self, final_message: str = "", *, status: str = "completed", stop_reason: str | None = None,
+               tokens: TokenUsage | dict[str, Any] | None = None, invalid_calls: int = 0) -> EpisodeScores:
+        """End the episode with the agent's last message and return its reward.
+
+        Args:
+            final_message: the agent's answer to the user (the judge's extra checks and the
+                defeatism score read it).
+            status: ``completed`` | ``limit`` | ``errored`` (as ``AgentResult``).
+            stop_reason: why it stopped, for the record. tokens: token usage, if any.
+            invalid_calls: calls the caller refused itself before :meth:`step` (malformed
+                model output), added to those :meth:`step` refused.
+
+        Raises:
+            EpisodeFinished: when already finished.
+        """
+        if self.finished:
+            raise EpisodeFinished("the episode is already finished")
+        result = AgentResult(final_message=final_message, status=status, stop_reason=stop_reason,
+                             tokens=TokenUsage.model_validate(tokens) if isinstance(tokens, dict) else tokens,
+                             invalid_calls=invalid_calls)
+        self._finish(result, None, None)
+        return self.reward()
+
+    def _finish(self, result: AgentResult, status: str | None, reason: str | None) -> None:
+        max_calls = getattr(self.task, "max_calls", None)
+        self._result = result
+        self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
+        traj = self._build()
+        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(mode="json")
+        self._traj = traj
+
+    # -- reading ----------------------------------------------------------------------------
+    def _build(self) -> Trajectory:
+        status, reason = self._status if self.finished else ("completed", None)
+        return build_trajectory(
+            episode_id=self.episode_id, task=self.task, agent_name=self.agent_name, trial=self.trial,
+            fault_seed=self.fault_seed, profile_name=self.profile_name, apps=list(self._episode.apps),
+            calls=self._episode.calls(), ledger=self._episode.ledger(), initial=self._episode.initial_snapshot,
+            final=self._episode.world.snapshot(), gold=self._gold, result=self._result, status=status or "completed",
+            reason=reason, runner_invalid_calls=self.invalid_calls,
+            metadata={"tools_listed": len(self.tools), "internal_errors": sum(1 for c in self._episode.invoker.calls
+                                                                             if c.internal)},
+        )
+
+    def trajectory(self) -> Trajectory:
+        """The trajectory so far (scored once finished; before that, unscored and with the
+        current state as its final snapshot)."""
+        if self._traj is not None:
+            return self._traj
+        return self._build()
+
+    def reward(self) -> EpisodeScores:
+        """The scores: the judge's outcome (``success``, ``recall``, ...) plus the behaviour
+        scores (verification, recovery, defeatism; definitions in docs/design.md, "Scores").
+        Before :meth:`finish` it scores the episode as if it ended now with an empty message
+        (a shaped intermediate reward)."""
+        traj = self._traj or self._build()
+        if traj.scores is not None:
+            return EpisodeScores.model_validate(traj.scores)
+        return score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+
+
+__all__ = ["EpisodeFinished", "GymEpisode"]

@@ -1,0 +1,106 @@
+"""The in-process episode API (mcpgym.evaluation.gym) against the MCP path: the same task,
+world seed and fault seed give the same trajectory steps, final state and scores as an
+episode `mcpgym run` plays over streamable HTTP; plus stepping by hand, the call budget and
+malformed calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcpgym.evaluation.agents import SCRIPTED_AGENTS, CallLimitReached, make_agent
+from mcpgym.evaluation.gym import EpisodeFinished, GymEpisode
+from mcpgym.evaluation.run_dir import load_run
+from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
+
+TASKS = [t.id for t in load_tasks("smoke")[:2]]
+TRIALS = 1
+STEP_KEYS = ("tool", "arguments", "is_error", "error_code", "fault", "call_index", "time", "result")
+
+
+def _steps(traj) -> list[dict]:  # noqa: ANN001
+    return [{k: getattr(s, k, None) for k in STEP_KEYS} | {"step": s.step} for s in traj.steps]
+
+
+def _scores(traj) -> dict:  # noqa: ANN001
+    return {k: v for k, v in traj.scores.items() if k != "episode_id"}
+
+
+@pytest.fixture(scope="module")
+def mcp_run(http_server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The scripted agents x TASKS x TRIALS over MCP (harsh faults, so recoveries happen)."""
+    url, token = http_server
+    out = tmp_path_factory.mktemp("gym") / "mcp"
+    agents = [AgentEntry(s, make_agent(s)) for s in SCRIPTED_AGENTS]
+    settings = RunSettings(out=out, trials=TRIALS, faults="harsh", server_url=url, token=token, progress=False)
+    result = run_evaluation([get_task(t) for t in TASKS], agents, settings)
+    assert not result.failures and result.ran == len(agents) * len(TASKS) * TRIALS
+    return {(t.agent, t.task_id, t.trial): t for t in load_run(out)}
+
+
+def test_gym_episodes_match_the_mcp_path(mcp_run: dict) -> None:
+    faults_seen = 0
+    for (agent, task_id, trial), over_mcp in sorted(mcp_run.items()):
+        ep = GymEpisode.create(task_id, trial=trial, faults="harsh", agent_name=agent)
+        local = anyio.run(ep.run_agent, make_agent(agent))
+        assert local.fault_seed == over_mcp.fault_seed == fault_seed_for(get_task(task_id), trial)
+        assert local.apps == over_mcp.apps and local.fault_profile == over_mcp.fault_profile == "harsh"
+        assert _steps(local) == _steps(over_mcp), (agent, task_id, trial)
+        assert local.ledger == over_mcp.ledger
+        assert local.final_snapshot == over_mcp.final_snapshot
+        assert local.initial_snapshot == over_mcp.initial_snapshot
+        assert local.gold_snapshot == over_mcp.gold_snapshot
+        assert (local.status, local.final_message, local.invalid_calls) == (
+            over_mcp.status, over_mcp.final_message, over_mcp.invalid_calls)
+        assert _scores(local) == _scores(over_mcp), (agent, task_id, trial)
+        assert ep.reward().model_dump(mode="json") == local.scores
+        faults_seen += len(local.ledger)
+    assert faults_seen > 0, "the comparison should cover episodes with injected faults"
+    assert any(t.scores["success"] for t in mcp_run.values())
+
+
+def test_step_by_step_reward_and_budget() -> None:
+    task = get_task(TASKS[0])
+    ep = GymEpisode.create(task, trial=0, faults="none")
+    from mcpgym.kernel.app import get_app
+    from mcpgym.kernel.world import normalise_apps
+
+    assert [t.name for t in ep.tools] == [n for a in normalise_apps(task.apps) for n in get_app(a).tools]
+    # A malformed call is refused locally and counted, as the MCP runner does.
+    bad = ep.step("shop_view_cart", ["not", "an", "object"])  # type: ignore[arg-type]
+    assert bad.is_error and bad.payload["error"]["code"] == "invalid_argument"
+    unknown = ep.step("no_such_tool", {})
+    assert unknown.is_error and unknown.payload["error"]["code"] == "not_found"
+    before = ep.reward()
+    assert before.tool_calls == 1 and before.invalid_calls == 2
+    assert ep.trajectory().scores is None
+    for _ in range(task.max_calls - 1):
+        ep.step("no_such_tool", {})
+    with pytest.raises(CallLimitReached):
+        ep.step("no_such_tool", {})
+    reward = ep.finish("I could not do it.")
+    traj = ep.trajectory()
+    assert traj.status == "limit" and traj.stop_reason == f"call budget of {task.max_calls} spent"
+    assert len(traj.steps) == task.max_calls and reward.success is False
+    assert reward.model_dump(mode="json") == traj.scores
+    with pytest.raises(EpisodeFinished):
+        ep.step("no_such_tool", {})
+    with pytest.raises(EpisodeFinished):
+        ep.finish("again")
+
+
+def test_careful_agent_solves_a_task_in_process_without_faults() -> None:
+    ep = GymEpisode.create(TASKS[0], faults="none", agent_name="careful")
+    traj = anyio.run(ep.run_agent, make_agent("careful"))
+    assert traj.status == "completed" and traj.scores["success"] is True
+    assert traj.final_snapshot != traj.initial_snapshot or get_task(TASKS[0]).feasible is False
+
+
+def test_bad_inputs_are_clear() -> None:
+    with pytest.raises(KeyError):
+        GymEpisode.create("no.such_task")
+    with pytest.raises(ValueError):
+        GymEpisode.create(TASKS[0], tool_exposure="sometimes")
