@@ -46,6 +46,13 @@ def _root(
         DEBUG["on"] = True
 
 
+class Executor(str, Enum):
+    """Where ``mcpgym run`` plays its episodes."""
+
+    local = "local"
+    ray = "ray"
+
+
 class Transport(str, Enum):
     """Server transports."""
 
@@ -202,6 +209,9 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     tools_mode: str = typer.Option("all", "--tools", metavar="MODE", help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds)."),
     validate_output: bool = typer.Option(False, "--validate-output", help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored)."),
+    executor: Executor = typer.Option(Executor.local, "--executor", help="local: one server on this machine; ray: Ray actors, each with its own server (pip install 'mcpgym[ray]')."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001; default: $RAY_ADDRESS, else a local cluster)."),
+    ray_workers: Optional[int] = typer.Option(None, "--ray-workers", min=1, help="--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency)."),
 ) -> None:
     """Evaluate agents on a task suite and print the comparison table.
 
@@ -226,6 +236,17 @@ def run(
         parse_exposure(tools_mode)
     except ValueError as exc:
         _fail(str(exc))
+    if executor is Executor.local and (ray_address or ray_workers):
+        _fail("--ray-address and --ray-workers need --executor ray")
+    if executor is Executor.ray and server:
+        _fail("--server and --executor ray exclude each other: each Ray worker runs its own server")
+    if executor is Executor.ray:
+        from mcpgym.evaluation.ray_executor import import_ray
+
+        try:
+            import_ray()
+        except RunError as exc:
+            _fail(str(exc))
     if server and not (token or os.environ.get("MCPGYM_TOKEN")):
         _fail("--server needs --token (or $MCPGYM_TOKEN)")
     try:
@@ -248,7 +269,8 @@ def run(
     settings = RunSettings(out=out, trials=trials, faults=faults, concurrency=concurrency, server_url=server,
                            token=token or os.environ.get("MCPGYM_TOKEN"), resume=resume, force=force,
                            episode_timeout=timeout, suite=suite_name if not task else suite, progress=not quiet,
-                           validate_output=validate_output, tool_exposure=tools_mode)
+                           validate_output=validate_output, tool_exposure=tools_mode, executor=executor.value,
+                           ray_address=ray_address, ray_workers=ray_workers)
     try:
         result = run_evaluation(tasks, agents, settings)
     except (RunError, ServerError, FaultProfileError) as exc:
@@ -265,7 +287,8 @@ def run(
     md, html = write_report(result.out)
     picked = f"suite {suite_name}: " if suite_name and not task else ""
     title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
-             + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s")
+             + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s"
+             + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else ""))
     print_comparison(_console(), result.scores, title=title)
     errored = {name: row.get("errored_episodes", 0) for name, row in result.scores.get("agents", {}).items()}
     if any(errored.values()):

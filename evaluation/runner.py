@@ -34,17 +34,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 import anyio
-import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp)
 
 from mcpgym.evaluation.aggregate import as_scores
 from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
+from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
+from mcpgym.evaluation.executors import LocalExecutor, mcp_http_client
 from mcpgym.evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_agent, finish_manifest, merge_for_resume,
                                  read_manifest, write_json_atomic)
 from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
                                 load_run, prepare_out_dir, rescore)
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
-from mcpgym.evaluation.server_process import ControlClient, ServerHandle, spawn_server
+from mcpgym.evaluation.server_process import ServerHandle, spawn_server
 from mcpgym.evaluation.trajectory import append_trajectory
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
@@ -117,6 +117,11 @@ class RunSettings:
             a 69-episode run took 25 s instead of 37 s of wall time.
         validate_output: let the SDK check every result against its tool's output schema
             (costly; see :class:`mcpgym.evaluation.episode_runner.EpisodeContext`).
+        executor: ``local`` (one server on this machine) or ``ray`` (Ray actors, each with its
+            own server; see :mod:`mcpgym.evaluation.ray_executor`).
+        ray_address: the Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
+        ray_workers: Ray actors to start (None: the cluster's CPUs, at most ``concurrency``).
+        retries: times an episode whose Ray worker was lost is sent again.
     """
 
     out: Path
@@ -134,13 +139,18 @@ class RunSettings:
     progress: bool = True
     mcp_mode: str = "auto"
     validate_output: bool = False
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    retries: int = 2
 
     def public(self) -> dict[str, Any]:
         """The settings as JSON for the manifest, without the control token."""
         return {"out": str(self.out), "trials": self.trials, "faults": self.faults, "concurrency": self.concurrency,
                 "server_url": self.server_url, "resume": self.resume, "force": self.force,
                 "episode_timeout": self.episode_timeout, "k": self.k, "suite": self.suite,
-                "mcp_mode": self.mcp_mode, "validate_output": self.validate_output}
+                "mcp_mode": self.mcp_mode, "validate_output": self.validate_output, "executor": self.executor,
+                "ray_address": self.ray_address, "ray_workers": self.ray_workers, "retries": self.retries}
 
 
 @dataclass
@@ -151,7 +161,9 @@ class RunResult:
         out: the run directory. scores: the final ``scores.json``. ran: episodes written by
         this invocation. skipped: episodes already done (``--resume``). failures: (episode
         label, message) for episodes the harness could not finish (not written). wall_seconds:
-        duration of this invocation. server_url: the server used.
+        duration of this invocation. server_url: the server used (empty with ``--executor
+        ray``: each worker has its own). retried: episodes sent again after their Ray worker
+        was lost (each is still written once).
     """
 
     out: Path
@@ -161,6 +173,7 @@ class RunResult:
     failures: list[tuple[str, str]] = field(default_factory=list)
     wall_seconds: float = 0.0
     server_url: str = ""
+    retried: int = 0
 
 
 def run_evaluation(
@@ -219,20 +232,33 @@ def run_evaluation(
     pending = {j.task.id: j.task for j in jobs}
     fault_seeds = {t.id: [int(fault_seed_for(t, i)) for i in range(settings.trials)] for t in tasks}
 
+    if settings.executor not in ("local", "ray"):
+        raise RunError(f"unknown executor {settings.executor!r}: local or ray")
+    use_ray = settings.executor == "ray"
+    if use_ray and settings.server_url:
+        raise RunError("--server and --executor ray exclude each other: each Ray worker runs its own server")
+    if use_ray:
+        from mcpgym.evaluation.ray_executor import import_ray
+
+        import_ray()  # fail before touching the run directory's manifest when Ray is missing
+
     server: ServerHandle | None = None
+    executor: Any = None
     failures: list[tuple[str, str]] = []
     ran = 0
     finished = False
     manifest: dict[str, Any] = {}
     try:
-        # The oracle runs (gold states) overlap the server's start-up (a few seconds of imports).
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            gold_future = pool.submit(_gold_states, pending, gold_snapshot)
-            if settings.server_url:
-                server = ServerHandle(url=settings.server_url.rstrip("/"), token=settings.token or "")
-            elif jobs:
-                server = spawn_server(out / SERVER_LOG, max_episodes=max(100, settings.concurrency * 4))
-            gold = gold_future.result()
+        gold: dict[str, dict[str, Any]] = {}
+        if not use_ray:
+            # The oracle runs (gold states) overlap the server's start-up (a few seconds of imports).
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                gold_future = pool.submit(_gold_states, pending, gold_snapshot)
+                if settings.server_url:
+                    server = ServerHandle(url=settings.server_url.rstrip("/"), token=settings.token or "")
+                elif jobs:
+                    server = spawn_server(out / SERVER_LOG, max_episodes=max(100, settings.concurrency * 4))
+                gold = gold_future.result()
         manifest = build_manifest(
             suite=settings.suite, tasks=tasks, trials=settings.trials,
             agents=[describe_agent(a.agent, a.spec) for a in agents], profile=run_profile, fault_seeds=fault_seeds,
@@ -250,13 +276,24 @@ def run_evaluation(
                 raise RunError(str(exc)) from None
         write_json_atomic(out / MANIFEST_NAME, manifest)
         if jobs:
-            assert server is not None
-            ctx_args = dict(catalog=Catalog.from_apps(), gold=gold, episode_timeout=settings.episode_timeout,
-                            k=settings.k, mcp_mode=settings.mcp_mode, tool_info=tool_info, call_result=call_result,
-                            limit_error=agent_registry.CallLimitReached, validate_output=settings.validate_output,
-                            tool_exposure=settings.tool_exposure)
+            if use_ray:
+                from mcpgym.evaluation.episode_spec import RunOptions
+                from mcpgym.evaluation.ray_executor import RayExecutor
+
+                options = RunOptions(episode_timeout=settings.episode_timeout, k=settings.k,
+                                     mcp_mode=settings.mcp_mode, validate_output=settings.validate_output,
+                                     tool_exposure=settings.tool_exposure)
+                executor = RayExecutor(options, address=settings.ray_address, workers=settings.ray_workers,
+                                       concurrency=settings.concurrency, retries=settings.retries)
+            else:
+                assert server is not None
+                ctx_args = dict(catalog=Catalog.from_apps(), gold=gold, episode_timeout=settings.episode_timeout,
+                                k=settings.k, mcp_mode=settings.mcp_mode, tool_info=tool_info,
+                                call_result=call_result, limit_error=agent_registry.CallLimitReached,
+                                validate_output=settings.validate_output, tool_exposure=settings.tool_exposure)
+                executor = LocalExecutor(server, ctx_args)
             try:
-                ran = anyio.run(_run_jobs, jobs, server, ctx_args, [as_scores(t) for t in existing], settings,
+                ran = anyio.run(_run_jobs, jobs, executor, [as_scores(t) for t in existing], settings,
                                 failures, out, console)
             except BaseExceptionGroup as group:
                 raise _first_error(group) from None
@@ -270,7 +307,8 @@ def run_evaluation(
         if finished:
             write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
     return RunResult(out=out, scores=final_scores, ran=ran, skipped=len(done), failures=failures,
-                     wall_seconds=time.monotonic() - t0, server_url=server.url if server else "")
+                     wall_seconds=time.monotonic() - t0, server_url=server.url if server else "",
+                     retried=getattr(executor, "retried", 0))
 
 
 def _gold_states(tasks: dict[str, Any], gold_snapshot: Callable[[Any], dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -300,23 +338,19 @@ def _first_error(group: BaseExceptionGroup) -> BaseException:
     return next((e for e in leaves if isinstance(e, RunError)), leaves[0] if leaves else group)
 
 
-def mcp_http_client() -> httpx2.AsyncClient:
-    """The HTTP client every MCP session of a run shares: the SDK transport's own client type
-    (``httpx2``) with the timeouts its transports use, 30 s per operation and 300 s to read a
-    response stream the server may hold open (virtual time does not apply: these are wall seconds)."""
-    return httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0))
-
-
-async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict[str, Any],
-                    scores: list[EpisodeScores], settings: RunSettings, failures: list[tuple[str, str]],
-                    out: Path, console: Any) -> int:
-    """Run every job under the concurrency limit; return how many trajectories were written.
+async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeScores], settings: RunSettings,
+                    failures: list[tuple[str, str]], out: Path, console: Any) -> int:
+    """Run every job on ``executor`` (see :mod:`mcpgym.evaluation.executors`) under the
+    concurrency limit, writing each returned trajectory here, in the driver; return how many
+    were written.
 
     ``scores`` (the episodes already on disk) grows with every written episode and feeds the
-    ``scores.json`` rewritten at most every 2 wall seconds during the run.
+    ``scores.json`` rewritten at most every 2 wall seconds during the run. A second result for
+    an (agent, task, trial) already written by this invocation is dropped, so an episode is
+    recorded once whatever an executor's retries do.
 
     Raises:
-        RunError: when a spawned server exits during the run.
+        RunError: when the executor cannot go on (a spawned server exited during the run).
         ServerError: when the server is unreachable or refuses the token.
     """
     from rich.console import Console
@@ -324,15 +358,14 @@ async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict
 
     limiter = anyio.CapacityLimiter(settings.concurrency)
     written = 0
+    written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
     counts = {"ok": 0, "errored": 0, "limit": 0, "failed": 0}
 
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
 
-    async with ControlClient(server.url, server.token) as control, mcp_http_client() as http:
-        await control.health()
-        ctx = EpisodeContext(control=control, http=http, **ctx_args)
+    async with executor:
         progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                             console=console or Console(stderr=True), transient=True, disable=not settings.progress)
@@ -341,22 +374,23 @@ async def _run_jobs(jobs: list[EpisodeJob], server: ServerHandle, ctx_args: dict
             nonlocal written, last_scores_write
             async with limiter:
                 try:
-                    traj = await run_episode(ctx, job)
+                    traj = await executor.run(job)
                 except HarnessFailure as exc:
                     failures.append((job.label, str(exc)))
                     counts["failed"] += 1
-                    code = server.exit_code()
-                    if code is not None:
-                        raise RunError(f"the mcpgym server exited (code {code}) during the run; see {server.log_path}")
+                    executor.check()
                 else:
-                    await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, traj)
-                    written += 1
-                    scores.append(EpisodeScores.model_validate(traj.scores))
-                    counts["ok" if traj.status == "completed" else traj.status] += 1
-                    if time.monotonic() - last_scores_write > 2.0:
-                        last_scores_write = time.monotonic()
-                        snapshot = compute_scores(list(scores))
-                        await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot)
+                    key = (traj.agent, traj.task_id or "", traj.trial)
+                    if key not in written_keys:
+                        written_keys.add(key)
+                        await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, traj)
+                        written += 1
+                        scores.append(EpisodeScores.model_validate(traj.scores))
+                        counts["ok" if traj.status == "completed" else traj.status] += 1
+                        if time.monotonic() - last_scores_write > 2.0:
+                            last_scores_write = time.monotonic()
+                            snapshot = compute_scores(list(scores))
+                            await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot)
                 progress.update(bar, advance=1, status=status_text())
 
         with progress:
@@ -381,6 +415,7 @@ __all__ = [
     "faults_payload",
     "load_paths",
     "load_run",
+    "mcp_http_client",
     "plan_jobs",
     "prepare_out_dir",
     "rescore",
