@@ -23,7 +23,10 @@ import asyncio
 import contextlib
 import math
 import os
+import secrets
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,13 @@ FORWARDED_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTH
 keys), through Ray's ``runtime_env``; only those that are set."""
 
 
+RESTART_PATIENCE = 300.0
+"""Wall seconds an episode waits for a restarting worker before it is reported as failed."""
+
+WORKER_PREFIX = "mcpgym-worker-"
+"""Worker actors are named ``mcpgym-worker-<run id>-<i>`` (``ray list actors`` shows them)."""
+
+
 def import_ray() -> Any:
     """The ``ray`` module.
 
@@ -48,6 +58,17 @@ def import_ray() -> Any:
     except ImportError:
         raise RunError("--executor ray needs Ray: pip install 'mcpgym[ray]'") from None
     return ray
+
+
+def _warm_up() -> Any:
+    """Import what an episode needs on the client side and build the scorer's catalog."""
+    import mcp.client.streamable_http  # noqa: F401
+    from mcp import Client  # noqa: F401
+
+    import mcpgym.evaluation.tasks  # noqa: F401
+    from mcpgym.evaluation.catalog import Catalog
+
+    return Catalog.from_apps()
 
 
 class EpisodeWorker:
@@ -67,7 +88,11 @@ class EpisodeWorker:
         self.options = RunOptions.model_validate(options)
         self.max_episodes = max_episodes
         self.log_dir = Path(tempfile.mkdtemp(prefix="mcpgym-worker-"))
-        self.server = spawn_server(self.log_dir / "server.log", max_episodes=max_episodes)
+        # The client side's imports and catalog (seconds of CPU) load while the server starts.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            warm = pool.submit(_warm_up)
+            self.server = spawn_server(self.log_dir / "server.log", max_episodes=max_episodes)
+            self.catalog = warm.result()
         self.gold: dict[str, dict[str, Any]] = {}
         self._ctx: EpisodeContext | None = None
 
@@ -75,7 +100,6 @@ class EpisodeWorker:
         """The episode context, rebuilt (with a fresh server) when the server has exited."""
         from mcpgym.evaluation.executors import mcp_http_client
         from mcpgym.evaluation.agents import CallLimitReached, CallResult, ToolInfo
-        from mcpgym.evaluation.catalog import Catalog
         from mcpgym.evaluation.server_process import ControlClient, spawn_server
 
         if self._ctx is not None and self.server.exit_code() is None:
@@ -86,7 +110,7 @@ class EpisodeWorker:
         o = self.options
         self._ctx = EpisodeContext(
             control=ControlClient(self.server.url, self.server.token), http=mcp_http_client(),
-            catalog=Catalog.from_apps(), gold=self.gold, episode_timeout=o.episode_timeout, k=o.k,
+            catalog=self.catalog, gold=self.gold, episode_timeout=o.episode_timeout, k=o.k,
             mcp_mode=o.mcp_mode, tool_info=ToolInfo, call_result=CallResult, limit_error=CallLimitReached,
             validate_output=o.validate_output, tool_exposure=o.tool_exposure)
         return self._ctx
@@ -148,6 +172,7 @@ class RayExecutor:
         self.actors: list[Any] = []
         self.infos: list[dict[str, Any]] = []
         self._load: list[int] = []
+        self._down_until: list[float] = []
         self._owns_ray = False
         self._ray: Any = None
 
@@ -165,11 +190,13 @@ class RayExecutor:
                            f"{type(exc).__name__}: {exc}") from None
         n = max(1, self.workers or min(self.concurrency, max(1, cpus)))
         per = max(1, math.ceil(self.concurrency / n))
-        actor = ray.remote(EpisodeWorker).options(num_cpus=1, max_restarts=-1, max_task_retries=0,
-                                                  max_concurrency=per)
-        self.actors = [actor.remote(self.options.model_dump(mode="json"), max(self.max_episodes, per * 4))
-                       for _ in range(n)]
+        actor = ray.remote(EpisodeWorker)
+        opts = dict(num_cpus=1, max_restarts=-1, max_task_retries=0, max_concurrency=per)
+        run_id = secrets.token_hex(4)
+        self.actors = [actor.options(name=f"{WORKER_PREFIX}{run_id}-{i}", **opts).remote(
+            self.options.model_dump(mode="json"), max(self.max_episodes, per * 4)) for i in range(n)]
         self._load = [0] * n
+        self._down_until = [0.0] * n
         try:
             self.infos = list(await asyncio.gather(*[a.info.remote() for a in self.actors]))
         except Exception as exc:  # noqa: BLE001 - a worker whose server did not start
@@ -192,35 +219,55 @@ class RayExecutor:
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
 
+    def _pick(self) -> int:
+        """The least busy worker, preferring those not seen failing in the last second."""
+        now = time.monotonic()
+        return min(range(len(self.actors)), key=lambda j: (self._down_until[j] > now, self._load[j]))
+
     async def run(self, job: EpisodeJob) -> Trajectory:
         """Play ``job`` on the least busy worker; send it again when that worker is lost.
 
+        A worker that died while playing it counts against ``retries``; a worker that is
+        restarting (``ActorUnavailableError``) makes the driver wait and send it again, for up
+        to :data:`RESTART_PATIENCE` wall seconds.
+
         Raises:
-            HarnessFailure: the worker reported one, an error the worker raised, or the
-                episode's worker lost more than ``retries`` times.
+            HarnessFailure: the worker reported one, an error the worker raised, the episode's
+                worker lost more than ``retries`` times, or no worker back in time.
         """
-        from ray.exceptions import ObjectLostError, RayActorError, RayError, WorkerCrashedError
+        from ray.exceptions import ActorUnavailableError, ObjectLostError, RayActorError, RayError, WorkerCrashedError
 
         spec = spec_for(job).model_dump(mode="json")
-        lost: str = ""
-        for attempt in range(self.retries + 1):
-            i = min(range(len(self.actors)), key=lambda j: self._load[j])
+        lost, died, resent = "", 0, False
+        deadline = time.monotonic() + RESTART_PATIENCE
+        while True:
+            i = self._pick()
             self._load[i] += 1
             try:
                 out = await self.actors[i].run.remote(spec)
+            except ActorUnavailableError as exc:
+                lost = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                if time.monotonic() > deadline:
+                    raise HarnessFailure(f"no Ray worker came back within {RESTART_PATIENCE:g} s; last: {lost}") from None
+                self._down_until[i] = time.monotonic() + 1.0
+                await asyncio.sleep(0.25)
             except (RayActorError, WorkerCrashedError, ObjectLostError) as exc:
                 lost = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                if attempt < self.retries:
-                    self.retried += 1
-                continue
+                died += 1
+                if died > self.retries:
+                    raise HarnessFailure(f"the episode's Ray worker was lost {died} times; last: {lost}") from None
+                self._down_until[i] = time.monotonic() + 1.0
             except RayError as exc:
                 raise HarnessFailure(f"the Ray worker failed: {type(exc).__name__}: {exc}") from None
+            else:
+                if "failure" in out:
+                    raise HarnessFailure(out["failure"])
+                return Trajectory.model_validate(out["trajectory"])
             finally:
                 self._load[i] -= 1
-            if "failure" in out:
-                raise HarnessFailure(out["failure"])
-            return Trajectory.model_validate(out["trajectory"])
-        raise HarnessFailure(f"the episode's Ray worker was lost {self.retries + 1} times; last: {lost}")
+            if not resent:
+                resent = True
+                self.retried += 1
 
     def check(self) -> None:
         """Nothing to check: lost workers are restarted by Ray."""
@@ -231,4 +278,4 @@ class RayExecutor:
                 "nodes": len({i["node"] for i in self.infos})}
 
 
-__all__ = ["EpisodeWorker", "FORWARDED_ENV", "RayExecutor", "import_ray"]
+__all__ = ["EpisodeWorker", "FORWARDED_ENV", "RESTART_PATIENCE", "WORKER_PREFIX", "RayExecutor", "import_ray"]
