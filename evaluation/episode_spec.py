@@ -71,8 +71,15 @@ def spec_for(job: EpisodeJob) -> EpisodeSpec:
     """The spec of a planned job (the driver side)."""
     task = job.task
     dumped = task.model_dump(mode="json") if hasattr(task, "model_dump") else dict(task)
-    return EpisodeSpec(agent=job.agent.spec, agent_name=job.agent.name, task=dumped, trial=job.trial,
-                       fault_seed=job.fault_seed, faults=job.faults, profile_name=job.profile_name)
+    return EpisodeSpec(
+        agent=job.agent.spec,
+        agent_name=job.agent.name,
+        task=dumped,
+        trial=job.trial,
+        fault_seed=job.fault_seed,
+        faults=job.faults,
+        profile_name=job.profile_name,
+    )
 
 
 def _agent(spec: str, tool_exposure: str) -> Any:
@@ -102,8 +109,9 @@ def job_from_spec(spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> Ep
         raise HarnessFailure(f"cannot rebuild the episode on this worker: {exc}") from None
     entry = AgentEntry(spec.agent, agent)
     if entry.name != spec.agent_name:
-        raise HarnessFailure(f"agent spec {spec.agent!r} builds an agent named {entry.name!r} on this worker, "
-                             f"not {spec.agent_name!r}")
+        raise HarnessFailure(
+            f"agent spec {spec.agent!r} builds an agent named {entry.name!r} on this worker, not {spec.agent_name!r}"
+        )
     return EpisodeJob(entry, task, spec.trial, spec.fault_seed, spec.faults, spec.profile_name)
 
 
@@ -132,8 +140,9 @@ def ensure_gold(gold: dict[str, dict[str, Any]], task: Any) -> None:
     try:
         gold[task.id] = gold_snapshot(task)
     except Exception as exc:  # noqa: BLE001 - reported with the task id
-        raise HarnessFailure(f"the oracle of task {task.id!r} failed, so it has no gold state: "
-                             f"{type(exc).__name__}: {exc}") from None
+        raise HarnessFailure(
+            f"the oracle of task {task.id!r} failed, so it has no gold state: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 __all__ = ["EpisodeSpec", "RunOptions", "ensure_gold", "job_from_spec", "run_spec", "spec_for"]

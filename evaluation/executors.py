@@ -51,7 +51,7 @@ class LocalExecutor:
         self._control: ControlClient | None = None
         self._http: Any = None
 
-    async def __aenter__(self) -> "LocalExecutor":
+    async def __aenter__(self) -> LocalExecutor:
         """Connect to the server and check it answers with this token.
 
         Raises:

@@ -64,8 +64,9 @@ class GymEpisode:
         limit_hit: true once a call was refused because ``task.max_calls`` were spent.
     """
 
-    def __init__(self, task: Any, episode: Any, *, trial: int, agent_name: str, gold: dict[str, Any],
-                 k: int = DEFAULT_K) -> None:
+    def __init__(
+        self, task: Any, episode: Any, *, trial: int, agent_name: str, gold: dict[str, Any], k: int = DEFAULT_K
+    ) -> None:
         """Prefer :meth:`create`. ``episode`` is a :class:`mcpgym.server.episode.Episode`."""
         self.task = task
         self.trial = trial
@@ -89,9 +90,17 @@ class GymEpisode:
         self._traj: Trajectory | None = None
 
     @classmethod
-    def create(cls, task: Any, *, trial: int = 0, faults: str | dict[str, Any] | None = None,
-               fault_seed: int | None = None, agent_name: str = "agent", tool_exposure: str = "all",
-               k: int = DEFAULT_K) -> "GymEpisode":
+    def create(
+        cls,
+        task: Any,
+        *,
+        trial: int = 0,
+        faults: str | dict[str, Any] | None = None,
+        fault_seed: int | None = None,
+        agent_name: str = "agent",
+        tool_exposure: str = "all",
+        k: int = DEFAULT_K,
+    ) -> GymEpisode:
         """A fresh episode of ``task``.
 
         Args:
@@ -115,11 +124,20 @@ class GymEpisode:
 
         if isinstance(task, str):
             task = registry.get_task(task)
-        payload, _ = faults_payload(task.faults or faults or "default")
+        from mcpgym.tools.faults import FaultProfile
+
+        spec = task.faults or faults or "default"
+        payload, _ = faults_payload(FaultProfile.model_validate(spec) if isinstance(spec, dict) else spec)
         seed = registry.fault_seed_for(task, trial) if fault_seed is None else int(fault_seed)
         extra = exposure_request(tool_exposure, task)
-        episode = Episode.create(task.seed, list(task.apps), payload, seed, tools=extra.get("tools"),
-                                 search_tools=bool(extra.get("search_tools")))
+        episode = Episode.create(
+            task.seed,
+            list(task.apps),
+            payload,
+            seed,
+            tools=extra.get("tools"),
+            search_tools=bool(extra.get("search_tools")),
+        )
         return cls(task, episode, trial=trial, agent_name=agent_name, gold=registry.gold_snapshot(task), k=k)
 
     # -- stepping ---------------------------------------------------------------------------
@@ -155,9 +173,18 @@ class GymEpisode:
             arguments = {}
         if not isinstance(arguments, dict) or not isinstance(name, str):
             self.invalid_calls += 1
-            return CallResult(is_error=True, payload={"error": {
-                "code": "invalid_argument", "message": "the tool name must be a string and the arguments a JSON object",
-                "retryable": False, "retry_after": None, "field": None}})
+            return CallResult(
+                is_error=True,
+                payload={
+                    "error": {
+                        "code": "invalid_argument",
+                        "message": "the tool name must be a string and the arguments a JSON object",
+                        "retryable": False,
+                        "retry_after": None,
+                        "field": None,
+                    }
+                },
+            )
         self.calls += 1
         if self._episode.search_tools and name == SEARCH_TOOL_NAME:
             from mcpgym.evaluation.episode_runner import result_payload
@@ -188,12 +215,21 @@ class GymEpisode:
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
             status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
         if result is None:
-            result = AgentResult(final_message="", status=status or "errored", stop_reason=reason)
+            result = AgentResult.model_validate(
+                {"final_message": "", "status": status or "errored", "stop_reason": reason}
+            )
         self._finish(result, status, reason)
         return self.trajectory()
 
-    def finish(self, final_message: str = "", *, status: str = "completed", stop_reason: str | None = None,
-               tokens: TokenUsage | dict[str, Any] | None = None, invalid_calls: int = 0) -> EpisodeScores:
+    def finish(
+        self,
+        final_message: str = "",
+        *,
+        status: str = "completed",
+        stop_reason: str | None = None,
+        tokens: TokenUsage | dict[str, Any] | None = None,
+        invalid_calls: int = 0,
+    ) -> EpisodeScores:
         """End the episode with the agent's last message and return its reward.
 
         Args:
@@ -209,9 +245,15 @@ class GymEpisode:
         """
         if self.finished:
             raise EpisodeFinished("the episode is already finished")
-        result = AgentResult(final_message=final_message, status=status, stop_reason=stop_reason,
-                             tokens=TokenUsage.model_validate(tokens) if isinstance(tokens, dict) else tokens,
-                             invalid_calls=invalid_calls)
+        result = AgentResult.model_validate(
+            {
+                "final_message": final_message,
+                "status": status,
+                "stop_reason": stop_reason,
+                "tokens": TokenUsage.model_validate(tokens) if isinstance(tokens, dict) else tokens,
+                "invalid_calls": invalid_calls,
+            }
+        )
         self._finish(result, None, None)
         return self.reward()
 
@@ -220,20 +262,35 @@ class GymEpisode:
         self._result = result
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
         traj = self._build()
-        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(mode="json")
+        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(
+            mode="json"
+        )
         self._traj = traj
 
     # -- reading ----------------------------------------------------------------------------
     def _build(self) -> Trajectory:
         status, reason = self._status if self.finished else ("completed", None)
         return build_trajectory(
-            episode_id=self.episode_id, task=self.task, agent_name=self.agent_name, trial=self.trial,
-            fault_seed=self.fault_seed, profile_name=self.profile_name, apps=list(self._episode.apps),
-            calls=self._episode.calls(), ledger=self._episode.ledger(), initial=self._episode.initial_snapshot,
-            final=self._episode.world.snapshot(), gold=self._gold, result=self._result, status=status or "completed",
-            reason=reason, runner_invalid_calls=self.invalid_calls,
-            metadata={"tools_listed": len(self.tools), "internal_errors": sum(1 for c in self._episode.invoker.calls
-                                                                             if c.internal)},
+            episode_id=self.episode_id,
+            task=self.task,
+            agent_name=self.agent_name,
+            trial=self.trial,
+            fault_seed=self.fault_seed,
+            profile_name=self.profile_name,
+            apps=list(self._episode.apps),
+            calls=self._episode.calls(),
+            ledger=self._episode.ledger(),
+            initial=self._episode.initial_snapshot,
+            final=self._episode.world.snapshot(),
+            gold=self._gold,
+            result=self._result,
+            status=status or "completed",
+            reason=reason,
+            runner_invalid_calls=self.invalid_calls,
+            metadata={
+                "tools_listed": len(self.tools),
+                "internal_errors": sum(1 for c in self._episode.invoker.calls if c.internal),
+            },
         )
 
     def trajectory(self) -> Trajectory:

@@ -98,8 +98,8 @@ class EpisodeWorker:
 
     async def _context(self) -> EpisodeContext:
         """The episode context, rebuilt (with a fresh server) when the server has exited."""
-        from mcpgym.evaluation.executors import mcp_http_client
         from mcpgym.evaluation.agents import CallLimitReached, CallResult, ToolInfo
+        from mcpgym.evaluation.executors import mcp_http_client
         from mcpgym.evaluation.server_process import ControlClient, spawn_server
 
         if self._ctx is not None and self.server.exit_code() is None:
@@ -109,10 +109,19 @@ class EpisodeWorker:
             self.server = spawn_server(self.log_dir / "server.log", max_episodes=self.max_episodes)
         o = self.options
         self._ctx = EpisodeContext(
-            control=ControlClient(self.server.url, self.server.token), http=mcp_http_client(),
-            catalog=self.catalog, gold=self.gold, episode_timeout=o.episode_timeout, k=o.k,
-            mcp_mode=o.mcp_mode, tool_info=ToolInfo, call_result=CallResult, limit_error=CallLimitReached,
-            validate_output=o.validate_output, tool_exposure=o.tool_exposure)
+            control=ControlClient(self.server.url, self.server.token),
+            http=mcp_http_client(),
+            catalog=self.catalog,
+            gold=self.gold,
+            episode_timeout=o.episode_timeout,
+            k=o.k,
+            mcp_mode=o.mcp_mode,
+            tool_info=ToolInfo,
+            call_result=CallResult,
+            limit_error=CallLimitReached,
+            validate_output=o.validate_output,
+            tool_exposure=o.tool_exposure,
+        )
         return self._ctx
 
     async def run(self, spec: dict[str, Any]) -> dict[str, Any]:
@@ -136,8 +145,12 @@ class EpisodeWorker:
         """``{"pid", "node", "server_url", "log"}``: where this worker runs."""
         import ray
 
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(), "server_url": self.server.url,
-                "log": str(self.log_dir / "server.log")}
+        return {
+            "pid": os.getpid(),
+            "node": ray.get_runtime_context().get_node_id(),
+            "server_url": self.server.url,
+            "log": str(self.log_dir / "server.log"),
+        }
 
     def stop(self) -> None:
         """Stop this worker's server."""
@@ -160,8 +173,16 @@ class RayExecutor:
         RunError: Ray missing, the cluster unreachable, or a worker that cannot start.
     """
 
-    def __init__(self, options: RunOptions, *, address: str | None = None, workers: int | None = None,
-                 concurrency: int = 4, retries: int = 2, max_episodes: int = 100) -> None:
+    def __init__(
+        self,
+        options: RunOptions,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        concurrency: int = 4,
+        retries: int = 2,
+        max_episodes: int = 100,
+    ) -> None:
         self.options = options
         self.address = address
         self.workers = workers
@@ -176,25 +197,35 @@ class RayExecutor:
         self._owns_ray = False
         self._ray: Any = None
 
-    async def __aenter__(self) -> "RayExecutor":
+    async def __aenter__(self) -> RayExecutor:
         ray = self._ray = import_ray()
         try:
             if not ray.is_initialized():
                 env = {k: os.environ[k] for k in FORWARDED_ENV if os.environ.get(k)}
-                ray.init(address=self.address, log_to_driver=False, include_dashboard=False,
-                         logging_level="ERROR", runtime_env={"env_vars": env} if env else None)
+                ray.init(
+                    address=self.address,
+                    log_to_driver=False,
+                    include_dashboard=False,
+                    logging_level="ERROR",
+                    runtime_env={"env_vars": env} if env else None,
+                )
                 self._owns_ray = True
             cpus = int(ray.cluster_resources().get("CPU", 1))
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError...
-            raise RunError(f"cannot join the Ray cluster at {self.address or 'a new local cluster'}: "
-                           f"{type(exc).__name__}: {exc}") from None
+            raise RunError(
+                f"cannot join the Ray cluster at {self.address or 'a new local cluster'}: {type(exc).__name__}: {exc}"
+            ) from None
         n = max(1, self.workers or min(self.concurrency, max(1, cpus)))
         per = max(1, math.ceil(self.concurrency / n))
         actor = ray.remote(EpisodeWorker)
         opts = dict(num_cpus=1, max_restarts=-1, max_task_retries=0, max_concurrency=per)
         run_id = secrets.token_hex(4)
-        self.actors = [actor.options(name=f"{WORKER_PREFIX}{run_id}-{i}", **opts).remote(
-            self.options.model_dump(mode="json"), max(self.max_episodes, per * 4)) for i in range(n)]
+        self.actors = [
+            actor.options(name=f"{WORKER_PREFIX}{run_id}-{i}", **opts).remote(
+                self.options.model_dump(mode="json"), max(self.max_episodes, per * 4)
+            )
+            for i in range(n)
+        ]
         self._load = [0] * n
         self._down_until = [0.0] * n
         try:
@@ -208,13 +239,12 @@ class RayExecutor:
         ray = self._ray
         if self.actors:
             with contextlib.suppress(Exception):  # stop the servers; a lost worker's went with it
-                await asyncio.wait_for(asyncio.gather(*[a.stop.remote() for a in self.actors],
-                                                      return_exceptions=True), timeout=10)
+                await asyncio.wait_for(
+                    asyncio.gather(*[a.stop.remote() for a in self.actors], return_exceptions=True), timeout=10
+                )
         for a in self.actors:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 ray.kill(a, no_restart=True)  # its server goes with it (PR_SET_PDEATHSIG)
-            except Exception:  # noqa: BLE001, S110 - already gone
-                pass
         self.actors = []
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
@@ -248,7 +278,9 @@ class RayExecutor:
             except ActorUnavailableError as exc:
                 lost = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 if time.monotonic() > deadline:
-                    raise HarnessFailure(f"no Ray worker came back within {RESTART_PATIENCE:g} s; last: {lost}") from None
+                    raise HarnessFailure(
+                        f"no Ray worker came back within {RESTART_PATIENCE:g} s; last: {lost}"
+                    ) from None
                 self._down_until[i] = time.monotonic() + 1.0
                 await asyncio.sleep(0.25)
             except (RayActorError, WorkerCrashedError, ObjectLostError) as exc:
@@ -274,8 +306,13 @@ class RayExecutor:
 
     def describe(self) -> dict[str, Any]:
         """``{"kind": "ray", "address", "workers", "retries", "nodes"}`` for the manifest."""
-        return {"kind": "ray", "address": self.address, "workers": len(self.infos), "retries": self.retries,
-                "nodes": len({i["node"] for i in self.infos})}
+        return {
+            "kind": "ray",
+            "address": self.address,
+            "workers": len(self.infos),
+            "retries": self.retries,
+            "nodes": len({i["node"] for i in self.infos}),
+        }
 
 
 __all__ = ["EpisodeWorker", "FORWARDED_ENV", "RESTART_PATIENCE", "WORKER_PREFIX", "RayExecutor", "import_ray"]

@@ -5,8 +5,6 @@ malformed calls."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anyio
 import pytest
 
@@ -54,7 +52,10 @@ def test_gym_episodes_match_the_mcp_path(mcp_run: dict) -> None:
         assert local.initial_snapshot == over_mcp.initial_snapshot
         assert local.gold_snapshot == over_mcp.gold_snapshot
         assert (local.status, local.final_message, local.invalid_calls) == (
-            over_mcp.status, over_mcp.final_message, over_mcp.invalid_calls)
+            over_mcp.status,
+            over_mcp.final_message,
+            over_mcp.invalid_calls,
+        )
         assert _scores(local) == _scores(over_mcp), (agent, task_id, trial)
         assert ep.reward().model_dump(mode="json") == local.scores
         faults_seen += len(local.ledger)

@@ -63,19 +63,23 @@ def _by_key(out: Path) -> dict:
     trajs = load_run(out)
     keys = [(t.agent, t.task_id, t.trial) for t in trajs]
     assert len(keys) == len(set(keys)), f"an episode was recorded twice: {sorted(keys)}"
-    return {k: t for k, t in zip(keys, trajs)}
+    return {k: t for k, t in zip(keys, trajs, strict=True)}
 
 
 def _same_as_local(out: Path, local: Path) -> None:
-    assert _strip(json.loads((out / "scores.json").read_text())) == _strip(json.loads((local / "scores.json").read_text()))
+    assert _strip(json.loads((out / "scores.json").read_text())) == _strip(
+        json.loads((local / "scores.json").read_text())
+    )
     mine, ref = _by_key(out), _by_key(local)
     assert set(mine) == set(ref) and len(mine) == EPISODES
     for key, t in ref.items():
-        assert [s.model_dump(include=set(STEP_KEYS)) for s in mine[key].steps] == \
-            [s.model_dump(include=set(STEP_KEYS)) for s in t.steps], key
+        assert [s.model_dump(include=set(STEP_KEYS)) for s in mine[key].steps] == [
+            s.model_dump(include=set(STEP_KEYS)) for s in t.steps
+        ], key
         assert mine[key].final_snapshot == t.final_snapshot, key
-        assert {k: v for k, v in mine[key].scores.items() if k != "episode_id"} == \
-            {k: v for k, v in t.scores.items() if k != "episode_id"}, key
+        assert {k: v for k, v in mine[key].scores.items() if k != "episode_id"} == {
+            k: v for k, v in t.scores.items() if k != "episode_id"
+        }, key
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +125,26 @@ def test_killed_worker_episode_is_sent_again_and_recorded_once(cluster: str, loc
 
 def test_resume_after_the_driver_is_killed(cluster: str, local_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "resumed"
-    args = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", *[a for t in TASKS for a in ("--task", t)],
-            "--trials", str(TRIALS), "--faults", "default", "--concurrency", "2", "--quiet", "--executor", "ray",
-            "--ray-address", cluster, "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "run",
+        *[a for t in TASKS for a in ("--task", t)],
+        "--trials",
+        str(TRIALS),
+        "--faults",
+        "default",
+        "--concurrency",
+        "2",
+        "--quiet",
+        "--executor",
+        "ray",
+        "--ray-address",
+        cluster,
+        "--out",
+        str(out),
+    ]
     driver = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines = out / "trajectories.jsonl"
     deadline = time.monotonic() + 240
@@ -148,7 +169,21 @@ def test_cli_refuses_ray_options_without_the_ray_executor(tmp_path: Path) -> Non
 
     res = CliRunner().invoke(app, ["run", "--task", TASKS[0], "--ray-address", "auto", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "--ray-address and --ray-workers need --executor ray" in res.output
-    res = CliRunner().invoke(app, ["run", "--task", TASKS[0], "--executor", "ray", "--server", "http://127.0.0.1:1",
-                                   "--token", "t", "--out", str(tmp_path / "y")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--task",
+            TASKS[0],
+            "--executor",
+            "ray",
+            "--server",
+            "http://127.0.0.1:1",
+            "--token",
+            "t",
+            "--out",
+            str(tmp_path / "y"),
+        ],
+    )
     assert res.exit_code == 2 and "exclude each other" in res.output
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
