@@ -256,6 +256,21 @@ def test_anthropic_string_inputs_score_like_objects(tmp_path):
     assert [ep.scores.tool_calls for ep in report.episodes] == [3]
 
 
+def test_mcpgym_string_arguments_are_parsed(tmp_path):
+    steps = [
+        {"step": 1, "tool": "shop_cancel_order", "arguments": '{"order_id": "ord-3333cccc"}', "result": {}},
+        {"step": 2, "tool": "shop_get_order", "arguments": {"order_id": "ord-4444dddd"}, "result": {}},
+    ]
+    traj = {"episode_id": "m1", "agent": "a", "steps": steps, "final_message": "done", "ledger": []}
+    path = jsonl(tmp_path, "m.jsonl", [traj])
+    s = only(path, "mcpgym")
+    # parsed, the cancel names ord-3333cccc, so the get of another order does not verify it
+    # (kept as a string, it would name no id and any order read would "verify" it)
+    assert (s.writes, s.verified_writes, s.verification_skips) == (1, 0, [1])
+    (ep,) = score_files([path], "mcpgym").episodes
+    assert ep.scores.tool_calls == 2
+
+
 def test_anthropic_unparsable_string_input_is_an_invalid_call(tmp_path):
     conv = [
         {"role": "user", "content": "x"},

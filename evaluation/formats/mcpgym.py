@@ -4,7 +4,8 @@ The same file :func:`mcpgym.evaluation.trajectory.read_trajectories` reads, but 
 so that one malformed line becomes a problem naming the file, the line and the field while
 the other lines are still scored. Trajectories keep everything they carry: the fault ledger
 (ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
-scores), the agent name. Stored ``scores`` are ignored: the trajectory is scored again.
+scores), the agent name. Stored ``scores`` are ignored: the trajectory is scored again. A step
+whose ``arguments`` were stored as a JSON string is read with them parsed, as in every format.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mcpgym.evaluation.formats.common import Episode, LoadResult, read_text
+from mcpgym.evaluation.formats.results import parse_arguments
 from mcpgym.evaluation.trajectory import Trajectory
 
 FORMAT = "mcpgym"
@@ -64,7 +66,10 @@ def load(path: str | Path) -> LoadResult:
             continue
         if traj.trial:
             label += f" trial {traj.trial}"
-        result.add(Episode(label=label, trajectory=traj.model_copy(update={"scores": None}), line=lineno))
+        steps = [s.model_copy(update={"arguments": parse_arguments(s.arguments)[0]}) if isinstance(s.arguments, str)
+                 else s for s in traj.steps]
+        result.add(Episode(label=label, trajectory=traj.model_copy(update={"scores": None, "steps": steps}),
+                           line=lineno))
     if not result.episodes and not result.problems:
         result.problem("no trajectories in the file", severity="warning")
     return result
