@@ -1,6 +1,7 @@
-"""Aggregate episode scores per agent (DESIGN section 7, "Aggregates").
+"""Aggregate episode scores per agent (docs/design.md §7, "Aggregates").
 
-Output shape (``scores.json`` and ``mcpgym score --json``)::
+:func:`aggregate` returns a :class:`~mcpgym.evaluation.scoring.metrics.Scoreboard`, whose JSON
+form is ``scores.json`` (and the ``agents`` of ``mcpgym score --json``)::
 
     {"agents": {NAME: {"episodes": ..., "success_rate": ..., "success_ci95": [low, high],
                        "pass_k": {"1": ..., "2": ...}, "verification_rate": ...,
@@ -8,17 +9,20 @@ Output shape (``scores.json`` and ``mcpgym score --json``)::
                        "defeatism_rate": ..., ..., "by_level": {"1": {...}}, "by_app": {...}}}}
 
 Rates pool counts over episodes (e.g. ``verification_rate`` = total verified writes / total
-writes) and are None when their denominator is 0.
+writes) and are None when their denominator is 0. The fields are documented on
+:class:`~mcpgym.evaluation.scoring.metrics.Metrics`.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard, TokenTotals
 from mcpgym.evaluation.trajectory import Trajectory
 
 Z_95 = 1.96
@@ -94,13 +98,14 @@ def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def metrics(episodes: list[EpisodeScores]) -> dict[str, Any]:
-    """Aggregate metrics of a group of episodes (no breakdowns).
+def metrics(episodes: list[EpisodeScores]) -> Metrics:
+    """Aggregate metrics of a group of episodes (no breakdowns); docs/design.md §7, "Aggregates".
 
     ``pass_k`` groups episodes by ``task_id`` (an episode without one is its own task) and
     counts only episodes whose ``success`` is known; success figures leave out episodes with
-    status ``errored`` (provider or harness failures, counted in ``errored_episodes``); ``defeatism_rate`` is over episodes that
-    met at least one recoverable error; ``tokens`` sums the episodes that report tokens.
+    status ``errored`` (provider or harness failures, counted in ``errored_episodes``);
+    ``defeatism_rate`` is over episodes that met at least one recoverable error; ``tokens`` sums
+    the episodes that report tokens. The fields are documented on :class:`Metrics`.
     """
     # An episode the provider or harness broke (status ``errored``) says nothing about the
     # agent: it is counted apart (``errored_episodes``), not as a failure.
@@ -118,46 +123,46 @@ def metrics(episodes: list[EpisodeScores]) -> dict[str, Any]:
     with_tokens = [e.tokens for e in episodes if e.tokens is not None]
     ep_rates = [e.verification_rate for e in episodes if e.verification_rate is not None]
     infeasible = [e for e in episodes if e.feasible is False]
-    return {
-        "episodes": len(episodes),
-        "scored_episodes": len(scored),
-        "errored_episodes": len(errored),
-        "successes": wins,
-        "success_rate": _rate(wins, len(scored)),
-        "success_ci95": wilson_interval(wins, len(scored)),
-        "pass_k": pass_k_table(dict(by_task)),
-        "writes": total("writes"),
-        "verified_writes": total("verified_writes"),
-        "verification_rate": _rate(total("verified_writes"), total("writes")),
-        "mean_episode_verification_rate": sum(ep_rates) / len(ep_rates) if ep_rates else None,
-        "precheck_writes": total("precheck_writes"),
-        "prechecked_writes": total("prechecked_writes"),
-        "precheck_rate": _rate(total("prechecked_writes"), total("precheck_writes")),
-        "blind_retries": total("blind_retries"),
-        "duplicate_side_effects": total("duplicate_side_effects"),
-        "recoverable_errors": total("recoverable_errors"),
-        "recovery_attempts": total("recovery_attempts"),
-        "recoveries": total("recoveries"),
-        "recovery_attempt_rate": _rate(total("recovery_attempts"), total("recoverable_errors")),
-        "recovery_rate": _rate(total("recoveries"), total("recoverable_errors")),
-        "episodes_with_recoverable_errors": len(met),
-        "defeatist_episodes": sum(e.defeatism for e in met),
-        "defeatism_rate": _rate(sum(e.defeatism for e in met), len(met)),
-        "declared_impossible": sum(e.declared_impossible for e in episodes),
-        "infeasible_episodes": len(infeasible),
-        "infeasible_declared_impossible": sum(e.declared_impossible for e in infeasible),
-        "impatience": total("impatience"),
-        "recall": total("recall"),
-        "total": total("total"),
-        "recall_rate": _rate(total("recall"), total("total")),
-        "misbehave": total("misbehave"),
-        "tool_calls": total("tool_calls"),
-        "valid_calls": total("valid_calls"),
-        "invalid_calls": total("invalid_calls"),
-        "error_calls": total("error_calls"),
-        "tokens": {"input": sum(t.input for t in with_tokens), "output": sum(t.output for t in with_tokens)}
+    return Metrics(
+        episodes=len(episodes),
+        scored_episodes=len(scored),
+        errored_episodes=len(errored),
+        successes=wins,
+        success_rate=_rate(wins, len(scored)),
+        success_ci95=wilson_interval(wins, len(scored)),
+        pass_k=pass_k_table(dict(by_task)),
+        writes=total("writes"),
+        verified_writes=total("verified_writes"),
+        verification_rate=_rate(total("verified_writes"), total("writes")),
+        mean_episode_verification_rate=sum(ep_rates) / len(ep_rates) if ep_rates else None,
+        precheck_writes=total("precheck_writes"),
+        prechecked_writes=total("prechecked_writes"),
+        precheck_rate=_rate(total("prechecked_writes"), total("precheck_writes")),
+        blind_retries=total("blind_retries"),
+        duplicate_side_effects=total("duplicate_side_effects"),
+        recoverable_errors=total("recoverable_errors"),
+        recovery_attempts=total("recovery_attempts"),
+        recoveries=total("recoveries"),
+        recovery_attempt_rate=_rate(total("recovery_attempts"), total("recoverable_errors")),
+        recovery_rate=_rate(total("recoveries"), total("recoverable_errors")),
+        episodes_with_recoverable_errors=len(met),
+        defeatist_episodes=sum(e.defeatism for e in met),
+        defeatism_rate=_rate(sum(e.defeatism for e in met), len(met)),
+        declared_impossible=sum(e.declared_impossible for e in episodes),
+        infeasible_episodes=len(infeasible),
+        infeasible_declared_impossible=sum(e.declared_impossible for e in infeasible),
+        impatience=total("impatience"),
+        recall=total("recall"),
+        total=total("total"),
+        recall_rate=_rate(total("recall"), total("total")),
+        misbehave=total("misbehave"),
+        tool_calls=total("tool_calls"),
+        valid_calls=total("valid_calls"),
+        invalid_calls=total("invalid_calls"),
+        error_calls=total("error_calls"),
+        tokens=TokenTotals(input=sum(t.input for t in with_tokens), output=sum(t.output for t in with_tokens))
         if with_tokens else None,
-    }
+    )
 
 
 def as_scores(item: EpisodeScores | Trajectory | dict[str, Any], catalog: Catalog | None = None,
@@ -191,8 +196,8 @@ def aggregate(
     catalog: Catalog | None = None,
     k: int = DEFAULT_K,
     breakdowns: bool = True,
-) -> dict[str, Any]:
-    """Aggregate per agent, with breakdowns by level and by app (DESIGN section 7).
+) -> Scoreboard:
+    """Aggregate per agent, with breakdowns by level and by app (docs/design.md §7, "Aggregates").
 
     Args:
         items: episode scores, scores dicts or trajectories (see :func:`as_scores`).
@@ -203,17 +208,17 @@ def aggregate(
             included) to every agent.
 
     Returns:
-        ``{"agents": {NAME: metrics}}``, agents sorted by name; an episode with an empty agent
-        name groups under ``external``. See :func:`metrics` for the keys.
+        A :class:`Scoreboard`: agents sorted by name; an episode with an empty agent name
+        groups under ``external``. See :func:`metrics` and :class:`AgentMetrics`.
     """
     groups: dict[str, list[EpisodeScores]] = defaultdict(list)
     for item in items:
         sc = as_scores(item, catalog, k)
         groups[sc.agent or "external"].append(sc)
-    out: dict[str, Any] = {}
+    out: dict[str, AgentMetrics] = {}
     for name in sorted(groups):
         eps = groups[name]
-        row = metrics(eps)
+        row = AgentMetrics.model_validate(dict(metrics(eps)))
         if breakdowns:
             levels: dict[int, list[EpisodeScores]] = defaultdict(list)
             apps: dict[str, list[EpisodeScores]] = defaultdict(list)
@@ -222,10 +227,21 @@ def aggregate(
                     levels[e.level].append(e)
                 for a in dict.fromkeys(e.apps):
                     apps[a].append(e)
-            row["by_level"] = {str(lv): metrics(levels[lv]) for lv in sorted(levels)}
-            row["by_app"] = {a: metrics(apps[a]) for a in sorted(apps)}
+            row.by_level = {str(lv): metrics(levels[lv]) for lv in sorted(levels)}
+            row.by_app = {a: metrics(apps[a]) for a in sorted(apps)}
         out[name] = row
-    return {"agents": out}
+    return Scoreboard(agents=out)
 
 
-__all__ = ["Z_95", "aggregate", "as_scores", "metrics", "pass_hat_k", "pass_k_table", "wilson_interval"]
+__all__ = [
+    "AgentMetrics",
+    "Metrics",
+    "Scoreboard",
+    "Z_95",
+    "aggregate",
+    "as_scores",
+    "metrics",
+    "pass_hat_k",
+    "pass_k_table",
+    "wilson_interval",
+]

@@ -290,7 +290,7 @@ def run(
              + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s"
              + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else ""))
     print_comparison(_console(), result.scores, title=title)
-    errored = {name: row.get("errored_episodes", 0) for name, row in result.scores.get("agents", {}).items()}
+    errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}
     if any(errored.values()):
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
         typer.secho(f"errored episodes (provider or harness failures, left out of success rates): {detail}; "

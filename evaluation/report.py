@@ -5,7 +5,7 @@ aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates 
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
 recovery attempt and success, defeatism, calls); :func:`print_comparison`, :func:`render_markdown`
 and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
-files. Metric definitions: DESIGN section 7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
+files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.manifest import read_manifest
-from mcpgym.evaluation.tables import Column, print_table
 from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.scoring.metrics import Scoreboard
+from mcpgym.evaluation.tables import Column, print_table
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -72,43 +73,42 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
 """The comparison table's columns in a terminal (:func:`print_comparison`): full headers when
 they fit, else the short ones with a legend, else one block per agent."""
 
-def comparison_rows(scores: dict[str, Any], *, counts: bool = True,
+def comparison_rows(scores: Scoreboard, *, counts: bool = True,
                     columns: tuple[str, ...] = COLUMNS) -> tuple[list[str], list[list[str]]]:
-    """Header and one row of strings per agent of a ``scores.json`` dict.
+    """Header and one row of strings per agent of a :class:`Scoreboard` (``scores.json``).
 
     Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
-    agents = scores.get("agents", {})
     pk_label = "pass^k"
     rows = []
-    for name, m in agents.items():
-        label, pk = pass_k_text(m.get("pass_k") or {})
+    for name, m in scores.agents.items():
+        label, pk = pass_k_text(m.pass_k)
         pk_label = label if pk_label == "pass^k" else pk_label
         rows.append([
             name,
-            str(m.get("episodes", 0)),
-            ci_text(m.get("success_rate"), m.get("success_ci95")),
+            str(m.episodes),
+            ci_text(m.success_rate, m.success_ci95),
             pk,
-            _with_counts(m.get("verification_rate"), m.get("verified_writes"), m.get("writes"), counts),
-            _with_counts(m.get("precheck_rate"), m.get("prechecked_writes"), m.get("precheck_writes"), counts),
-            _with_counts(m.get("recovery_attempt_rate"), m.get("recovery_attempts"), m.get("recoverable_errors"), counts),
-            _with_counts(m.get("recovery_rate"), m.get("recoveries"), m.get("recoverable_errors"), counts),
-            _with_counts(m.get("defeatism_rate"), m.get("defeatist_episodes"), m.get("episodes_with_recoverable_errors"), counts),
-            f"{m.get('valid_calls', 0)}/{m.get('invalid_calls', 0)}/{m.get('error_calls', 0)}",
+            _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
+            _with_counts(m.precheck_rate, m.prechecked_writes, m.precheck_writes, counts),
+            _with_counts(m.recovery_attempt_rate, m.recovery_attempts, m.recoverable_errors, counts),
+            _with_counts(m.recovery_rate, m.recoveries, m.recoverable_errors, counts),
+            _with_counts(m.defeatism_rate, m.defeatist_episodes, m.episodes_with_recoverable_errors, counts),
+            f"{m.valid_calls}/{m.invalid_calls}/{m.error_calls}",
         ])
     header = [pk_label if c == "pass^k" else c for c in columns]
     return header, rows
 
 
-def _with_counts(rate: float | None, num: Any, den: Any, counts: bool = True) -> str:
+def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) -> str:
     if rate is None:
         return "–"
     return f"{pct(rate)} ({num}/{den})" if counts else pct(rate)
 
 
-def print_comparison(console: Any, scores: dict[str, Any], title: str | None = None) -> str:
+def print_comparison(console: Any, scores: Scoreboard, title: str | None = None) -> str:
     """Print the comparison table (rates without counts) to a rich console, fitted to its width
     (:func:`mcpgym.evaluation.tables.print_table`); returns the layout used."""
     header, rows = comparison_rows(scores, counts=False)
@@ -124,7 +124,7 @@ class Report:
 
     Attributes:
         run_dir: the run directory. manifest: ``manifest.json`` (empty when missing).
-        scores: aggregates (``scores.json`` shape) of the stored episode scores.
+        scores: aggregates (:class:`Scoreboard`, as in ``scores.json``) of the stored episode scores.
         episodes: per-episode scores, sorted by agent, task, trial.
         statuses: agent -> {status: count}.
         task_matrix: task id -> agent -> [successes, scored episodes].
@@ -133,7 +133,7 @@ class Report:
 
     run_dir: Path
     manifest: dict[str, Any]
-    scores: dict[str, Any]
+    scores: Scoreboard
     episodes: list[EpisodeScores]
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
     task_matrix: dict[str, dict[str, list[int]]] = field(default_factory=dict)
@@ -141,13 +141,13 @@ class Report:
 
     @property
     def agents(self) -> list[str]:
-        """Agent names, sorted (the order of ``scores["agents"]``)."""
-        return list(self.scores.get("agents", {}))
+        """Agent names, sorted (the order of ``scores.agents``)."""
+        return list(self.scores.agents)
 
     @property
     def levels(self) -> list[str]:
         """Every level any agent has episodes of, sorted."""
-        found = {lv for m in self.scores.get("agents", {}).values() for lv in m.get("by_level", {})}
+        found = {lv for m in self.scores.agents.values() for lv in m.by_level or {}}
         return sorted(found, key=int)
 
     def notable(self) -> list[EpisodeScores]:
@@ -251,25 +251,25 @@ def level_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Success per level: one row per agent, one column per level."""
     header = ["Agent"] + [f"Level {lv}" for lv in report.levels]
     rows = []
-    for name, m in report.scores.get("agents", {}).items():
+    for name, m in report.scores.agents.items():
         row = [name]
         for lv in report.levels:
-            b = m.get("by_level", {}).get(lv)
-            row.append(f"{ci_text(b.get('success_rate'), b.get('success_ci95'))} (n={b.get('scored_episodes')})" if b else "–")
+            b = (m.by_level or {}).get(lv)
+            row.append(f"{ci_text(b.success_rate, b.success_ci95)} (n={b.scored_episodes})" if b else "–")
         rows.append(row)
     return header, rows
 
 
 def app_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Success rate per app: one row per app, one column per agent."""
-    apps = sorted({a for m in report.scores.get("agents", {}).values() for a in m.get("by_app", {})})
+    apps = sorted({a for m in report.scores.agents.values() for a in m.by_app or {}})
     header = ["App"] + report.agents
     rows = []
     for app in apps:
         row = [app]
         for name in report.agents:
-            b = report.scores["agents"][name].get("by_app", {}).get(app)
-            row.append(f"{pct(b.get('success_rate'))} (n={b.get('scored_episodes')})" if b else "–")
+            b = (report.scores.agents[name].by_app or {}).get(app)
+            row.append(f"{pct(b.success_rate)} (n={b.scored_episodes})" if b else "–")
         rows.append(row)
     return header, rows
 
@@ -291,14 +291,14 @@ def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     header = ["Agent", "Blind retries (dup.)", "Impatience", "Declared impossible", "Recall", "Misbehaved fields",
               "Statuses", "Tokens in/out"]
     rows = []
-    for name, m in report.scores.get("agents", {}).items():
-        tokens = m.get("tokens")
+    for name, m in report.scores.agents.items():
+        tokens = m.tokens
         st = report.statuses.get(name, {})
         rows.append([
-            name, f"{m.get('blind_retries', 0)} ({m.get('duplicate_side_effects', 0)})", str(m.get("impatience", 0)),
-            str(m.get("declared_impossible", 0)), _with_counts(m.get("recall_rate"), m.get("recall"), m.get("total")),
-            str(m.get("misbehave", 0)), ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
-            f"{tokens['input']}/{tokens['output']}" if tokens else "–",
+            name, f"{m.blind_retries} ({m.duplicate_side_effects})", str(m.impatience),
+            str(m.declared_impossible), _with_counts(m.recall_rate, m.recall, m.total),
+            str(m.misbehave), ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
+            f"{tokens.input}/{tokens.output}" if tokens else "–",
         ])
     return header, rows
 
@@ -313,7 +313,7 @@ def render_markdown(report: Report) -> str:
             "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
             "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
             "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
-            "(lower is better), over episodes that met one. Definitions: DESIGN section 7.", ""]
+            "(lower is better), over episodes that met one. Definitions: docs/design.md §7.", ""]
     out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
     out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
     out += ["## Behaviour details", "", _md_table(*extra_rows(report)), ""]

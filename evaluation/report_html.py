@@ -10,8 +10,19 @@ from __future__ import annotations
 
 from html import escape
 
-from mcpgym.evaluation.report import (BEHAVIOUR_METRICS, Report, app_rows, comparison_rows, episode_note, extra_rows,
-                               level_rows, pct, run_facts, task_rows)
+from mcpgym.evaluation.report import (
+    BEHAVIOUR_METRICS,
+    Report,
+    app_rows,
+    comparison_rows,
+    episode_note,
+    extra_rows,
+    level_rows,
+    pct,
+    run_facts,
+    task_rows,
+)
+from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
 """Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
@@ -115,28 +126,31 @@ def svg_bar_chart(
 
 def behaviour_chart(report: Report) -> str:
     """Behaviour rates (verification, pre-check, recovery attempt, recovery, defeatism) per agent."""
-    agents = report.scores.get("agents", {})
+    agents = report.scores.agents
     values: dict[tuple[str, str], Bar] = {}
     for key, label in BEHAVIOUR_METRICS:
         for name, m in agents.items():
-            values[(label, name)] = (m.get(key), None)
+            values[(label, name)] = (getattr(m, key), None)
     return svg_bar_chart("Behaviour per agent", [label for _, label in BEHAVIOUR_METRICS], list(agents), values,
                          note="Higher is better except defeatism; n/a: no such event (e.g. no recoverable error).")
 
 
 def success_chart(report: Report, by: str) -> str:
     """Success rate with its 95% Wilson interval per level (``by="level"``) or app (``by="app"``)."""
-    agents = report.scores.get("agents", {})
-    key = "by_level" if by == "level" else "by_app"
-    groups_raw = report.levels if by == "level" else sorted({a for m in agents.values() for a in m.get(key, {})})
+    agents = report.scores.agents
+
+    def breakdown(m: AgentMetrics) -> dict[str, Metrics]:
+        return (m.by_level if by == "level" else m.by_app) or {}
+
+    groups_raw = report.levels if by == "level" else sorted({a for m in agents.values() for a in breakdown(m)})
     groups = [f"Level {g}" if by == "level" else g for g in groups_raw] + ["All"]
     values: dict[tuple[str, str], Bar] = {}
     for name, m in agents.items():
         for raw, label in zip(groups_raw, groups):
-            b = m.get(key, {}).get(raw)
+            b = breakdown(m).get(raw)
             if b:
-                values[(label, name)] = (b.get("success_rate"), b.get("success_ci95"))
-        values[("All", name)] = (m.get("success_rate"), m.get("success_ci95"))
+                values[(label, name)] = (b.success_rate, b.success_ci95)
+        values[("All", name)] = (m.success_rate, m.success_ci95)
     return svg_bar_chart(f"Success per {by}", groups, list(agents), values, note="Whiskers: 95% Wilson interval.")
 
 
@@ -171,7 +185,7 @@ def render_html(report: Report) -> str:
         "chance that k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. "
         "Pre-check: writes whose preconditions were read first. Recovery: recoverable errors followed by an "
         "attempt within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
-        "(lower is better), over episodes that met one. Definitions: DESIGN section 7.</p>",
+        "(lower is better), over episodes that met one. Definitions: docs/design.md §7.</p>",
         "<h2>Charts</h2>", '<div class="charts">', behaviour_chart(report), success_chart(report, "level"),
         success_chart(report, "app"), "</div>",
         "<h2>Success per level</h2>", _table(*level_rows(report)),

@@ -16,6 +16,7 @@ from mcpgym.evaluation.aggregate import aggregate, as_scores
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.manifest import MANIFEST_NAME
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
 
 TRAJECTORIES = "trajectories.jsonl"
@@ -89,9 +90,10 @@ def _order(s: EpisodeScores) -> tuple:
 
 
 def compute_scores(items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None,
-                   k: int = DEFAULT_K) -> dict[str, Any]:
-    """``scores.json``: :func:`mcpgym.evaluation.aggregate.aggregate` over the episodes, sorted by
-    (agent, task, trial, episode id) first so that the result does not depend on their order.
+                   k: int = DEFAULT_K) -> Scoreboard:
+    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.aggregate.aggregate`
+    over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
+    not depend on their order.
 
     Args:
         items: trajectories (their stored ``scores`` are used; unscored ones are scored with

@@ -44,6 +44,7 @@ from mcpgym.evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_
 from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
                                 load_run, prepare_out_dir, rescore)
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, spawn_server
 from mcpgym.evaluation.trajectory import append_trajectory
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
@@ -167,7 +168,7 @@ class RunResult:
     """
 
     out: Path
-    scores: dict[str, Any]
+    scores: Scoreboard
     ran: int
     skipped: int
     failures: list[tuple[str, str]] = field(default_factory=list)
@@ -303,7 +304,7 @@ def run_evaluation(
             server.stop()
         # Also after an interrupt: scores.json always matches the lines on disk.
         final_scores = compute_scores(load_run(out))
-        write_json_atomic(out / SCORES, final_scores)
+        write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
         if finished:
             write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
     return RunResult(out=out, scores=final_scores, ran=ran, skipped=len(done), failures=failures,
@@ -354,7 +355,14 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
         ServerError: when the server is unreachable or refuses the token.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     limiter = anyio.CapacityLimiter(settings.concurrency)
     written = 0
@@ -390,7 +398,7 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
                         if time.monotonic() - last_scores_write > 2.0:
                             last_scores_write = time.monotonic()
                             snapshot = compute_scores(list(scores))
-                            await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot)
+                            await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot.model_dump(mode="json"))
                 progress.update(bar, advance=1, status=status_text())
 
         with progress:

@@ -16,7 +16,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpgym.evaluation.aggregate import metrics
 from mcpgym.evaluation.agents import (
     SCRIPTED_AGENTS,
     Agent,
@@ -30,6 +29,7 @@ from mcpgym.evaluation.agents import (
 )
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.scripted import DEFEATIST_MESSAGE
+from mcpgym.evaluation.aggregate import metrics
 from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.tasks import Task, fault_seed_for, get_task, load_tasks
 from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
@@ -96,7 +96,7 @@ def test_careful_reaches_gold_on_every_task_without_faults(careful_none) -> None
         assert sc.declared_impossible is (not task.feasible), (task.id, traj.final_message)
         assert sc.verification_skips == [] and sc.precheck_skips == []
     m = metrics([sc for _, _, sc in careful_none])
-    assert m["writes"] == 28 and m["verification_rate"] == 1.0 and m["precheck_rate"] == 1.0
+    assert m.writes == 28 and m.verification_rate == 1.0 and m.precheck_rate == 1.0
 
 
 def test_careful_meets_the_targets_under_default(careful_default) -> None:  # noqa: ANN001
@@ -107,14 +107,14 @@ def test_careful_meets_the_targets_under_default(careful_default) -> None:  # no
             assert sc.success is True, (task.id, traj.trial, sc.missed, sc.misbehaved, traj.stop_reason)
     m_feasible = metrics(feasible)
     m_all = metrics([sc for _, _, sc in careful_default])
-    assert m_feasible["success_rate"] >= 0.95
-    assert m_all["success_rate"] == 1.0  # the infeasible ones are refused with nothing changed
-    assert m_all["verification_rate"] >= 0.95 and m_all["verification_rate"] == 1.0
-    assert m_all["precheck_rate"] == 1.0
-    assert m_all["episodes_with_recoverable_errors"] >= 40
-    assert m_all["defeatism_rate"] == 0.0
-    assert m_all["recovery_rate"] == 1.0 and m_all["recovery_attempt_rate"] >= 0.95
-    assert m_all["blind_retries"] == 0 and m_all["duplicate_side_effects"] == 0 and m_all["impatience"] == 0
+    assert m_feasible.success_rate >= 0.95
+    assert m_all.success_rate == 1.0  # the infeasible ones are refused with nothing changed
+    assert m_all.verification_rate >= 0.95 and m_all.verification_rate == 1.0
+    assert m_all.precheck_rate == 1.0
+    assert m_all.episodes_with_recoverable_errors >= 40
+    assert m_all.defeatism_rate == 0.0
+    assert m_all.recovery_rate == 1.0 and m_all.recovery_attempt_rate >= 0.95
+    assert m_all.blind_retries == 0 and m_all.duplicate_side_effects == 0 and m_all.impatience == 0
     # most episodes meet at least one injected fault (the tasks' seeds were chosen for it)
     assert sum(_met_fault(traj) for _, traj, _ in careful_default) >= 0.6 * len(careful_default)
     # faults were really met and cured: every kind of the default profile shows up
@@ -135,11 +135,11 @@ def test_careful_survives_the_harsh_profile_on_a_long_task() -> None:
 # -- overconfident and defeatist ------------------------------------------------------------
 def test_overconfident_skips_verification(overconfident_default) -> None:  # noqa: ANN001
     m = metrics([sc for _, _, sc in overconfident_default])
-    assert m["writes"] >= 60
-    assert m["verification_rate"] < 0.2
-    assert m["blind_retries"] >= 1 and m["duplicate_side_effects"] >= 1  # timeouts repeated blindly
-    assert m["impatience"] >= 1  # retry_after ignored
-    assert m["declared_impossible"] == 0  # always claims success, also on infeasible tasks
+    assert m.writes >= 60
+    assert m.verification_rate < 0.2
+    assert m.blind_retries >= 1 and m.duplicate_side_effects >= 1  # timeouts repeated blindly
+    assert m.impatience >= 1  # retry_after ignored
+    assert m.declared_impossible == 0  # always claims success, also on infeasible tasks
     for task, traj, sc in overconfident_default:
         assert traj.status == "completed"
         assert not any(s.tool in ("system_wait", "system_authenticate") for s in traj.steps)
@@ -149,9 +149,9 @@ def test_overconfident_skips_verification(overconfident_default) -> None:  # noq
 
 def test_defeatist_gives_up_at_the_first_error(defeatist_default) -> None:  # noqa: ANN001
     m = metrics([sc for _, _, sc in defeatist_default])
-    assert m["episodes_with_recoverable_errors"] >= 40
-    assert m["defeatism_rate"] >= 0.8
-    assert m["recovery_attempt_rate"] == 0.0
+    assert m.episodes_with_recoverable_errors >= 40
+    assert m.defeatism_rate >= 0.8
+    assert m.recovery_attempt_rate == 0.0
     for task, traj, sc in defeatist_default:
         errors = [s for s in traj.steps if s.is_error]
         if errors:

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgym.evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
-from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
 from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
 from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
+from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
 from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log, write_trajectories
 
 DATA = Path(__file__).parent / "data" / "formats"
@@ -102,8 +102,8 @@ def test_same_episode_same_behaviour_in_all_five_formats(talk_report):
         ("talk_send_message", "catalog", 10), ("talk_unblock_contact", "catalog", 5)]
     # aggregated under "external": 5 episodes, 5 of 10 writes verified, 10 of 10 errors recovered
     ext = talk_report.agents["external"]
-    assert (ext["episodes"], ext["verification_rate"], ext["recovery_attempt_rate"], ext["recovery_rate"],
-            ext["defeatism_rate"], ext["success_rate"], ext["precheck_rate"]) == (5, 0.5, 1.0, 1.0, 0.0, None, 0.0)
+    assert (ext.episodes, ext.verification_rate, ext.recovery_attempt_rate, ext.recovery_rate,
+            ext.defeatism_rate, ext.success_rate, ext.precheck_rate) == (5, 0.5, 1.0, 1.0, 0.0, None, 0.0)
 
 
 def test_same_episode_with_explicit_formats():
@@ -179,8 +179,8 @@ def test_mcpgym_outcome_scores_when_states_are_given(tmp_path):
     # savings, one transaction: total 3, all recalled); the openai file has no states
     assert (real.scores.success, real.scores.total, real.scores.recall, real.scores.misbehave) == (True, 3, 3, 0)
     assert (other.scores.success, other.scores.total, other.scores.recall) == (None, None, None)
-    assert report.agents["careful"]["success_rate"] == 1.0 and report.agents["careful"]["pass_k"] == {"1": 1.0}
-    assert report.agents["external"]["success_rate"] is None
+    assert report.agents["careful"].success_rate == 1.0 and report.agents["careful"].pass_k == {"1": 1.0}
+    assert report.agents["external"].success_rate is None
 
 
 # -- openai ----------------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def test_openai_taubench_records():
     assert [(e.agent, e.scores.task_id, e.scores.trial) for e in report.episodes] == [
         ("gpt-4o-mini", "7", 0), ("gpt-4o-mini", "7", 1)]
     agg = report.agents["gpt-4o-mini"]
-    assert (agg["episodes"], agg["verification_rate"], agg["recovery_attempt_rate"], agg["defeatism_rate"]) == (
+    assert (agg.episodes, agg.verification_rate, agg.recovery_attempt_rate, agg.defeatism_rate) == (
         2, 1.0, 0.5, 0.5)
     assert "external" not in report.agents
 
@@ -326,8 +326,8 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
         "list_messages": ("heuristic", "read", "external.message"),
         "send_message": ("file", "write", "lighttalk.chat")}
     agg = report.agents["qwen-test"]
-    assert (agg["episodes"], agg["verified_writes"], agg["writes"], agg["recoverable_errors"], agg["recoveries"],
-            agg["defeatism_rate"]) == (2, 0, 3, 2, 1, 0.5)
+    assert (agg.episodes, agg.verified_writes, agg.writes, agg.recoverable_errors, agg.recoveries,
+            agg.defeatism_rate) == (2, 0, 3, 2, 1, 0.5)
 
 
 def test_complexmcp_with_a_catalog_file():

@@ -84,12 +84,12 @@ def test_aggregation_does_not_depend_on_episode_order() -> None:
     # Rates whose float sums depend on order without the sort in compute_scores.
     for i, e in enumerate(eps):
         e.verification_rate = [0.1, 0.2, 0.7, 1 / 3][i % 4]
-    expected = json.dumps(compute_scores(eps), sort_keys=True)
+    expected = compute_scores(eps).model_dump_json()
     rng = random.Random(5)
     for _ in range(20):
         shuffled = eps[:]
         rng.shuffle(shuffled)
-        assert json.dumps(compute_scores(shuffled), sort_keys=True) == expected
+        assert compute_scores(shuffled).model_dump_json() == expected
 
 
 def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:

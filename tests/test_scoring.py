@@ -411,8 +411,8 @@ def test_credentials_are_not_resource_ids(cat):
 
 # -- the real server path: invoker call log + ledger -> trajectory -> scores ---------------------
 def test_scores_from_real_invoker_timeout():
-    from mcpgym.sandboxes.system.app import SystemApp
     from mcpgym.kernel.world import World
+    from mcpgym.sandboxes.system.app import SystemApp
     from mcpgym.tools.faults import FaultProfile
     from mcpgym.tools.invoke import ToolInvoker
 
@@ -491,35 +491,35 @@ def test_aggregate_per_agent_with_breakdowns():
         _ep("", "x", 0, False),
     ]
     out = aggregate(eps)
-    assert list(out["agents"]) == ["careful", "external"]
-    c = out["agents"]["careful"]
+    assert list(out.agents) == ["careful", "external"]
+    c = out.agents["careful"]
     # 3 of 4 succeed; Wilson(3, 4)
-    assert (c["episodes"], c["success_rate"]) == (4, 0.75)
-    assert c["success_ci95"] == pytest.approx(wilson_interval(3, 4))
+    assert (c.episodes, c.success_rate) == (4, 0.75)
+    assert c.success_ci95 == pytest.approx(wilson_interval(3, 4))
     # t1: 2/2, t2: 1/2 -> pass^1 = (1 + 0.5)/2, pass^2 = (1 + 0)/2
-    assert c["pass_k"] == pytest.approx({"1": 0.75, "2": 0.5})
+    assert c.pass_k == pytest.approx({"1": 0.75, "2": 0.5})
     # pooled: verified 4 of 5 writes; recovery 2 attempts, 1 recovery of 3 errors
-    assert c["verification_rate"] == pytest.approx(0.8)
-    assert (c["precheck_rate"], c["recovery_attempt_rate"], c["recovery_rate"]) == (0.5, pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert c.verification_rate == pytest.approx(0.8)
+    assert (c.precheck_rate, c.recovery_attempt_rate, c.recovery_rate) == (0.5, pytest.approx(2 / 3), pytest.approx(1 / 3))
     # two episodes met a recoverable error, one was defeatist
-    assert (c["episodes_with_recoverable_errors"], c["defeatism_rate"]) == (2, 0.5)
-    assert c["tokens"] == {"input": 11, "output": 6}
-    assert c["by_level"]["1"]["success_rate"] == 1.0 and c["by_level"]["2"]["pass_k"] == {"1": 0.5, "2": 0.0}
-    assert sorted(c["by_app"]) == ["shop", "system", "talk"] and c["by_app"]["talk"]["episodes"] == 2
-    e = out["agents"]["external"]
-    assert (e["episodes"], e["success_rate"], e["defeatism_rate"], e["tokens"], e["verification_rate"]) == (1, 0.0, None, None, None)
+    assert (c.episodes_with_recoverable_errors, c.defeatism_rate) == (2, 0.5)
+    assert c.tokens.model_dump() == {"input": 11, "output": 6}
+    assert c.by_level["1"].success_rate == 1.0 and c.by_level["2"].pass_k == {"1": 0.5, "2": 0.0}
+    assert sorted(c.by_app) == ["shop", "system", "talk"] and c.by_app["talk"].episodes == 2
+    e = out.agents["external"]
+    assert (e.episodes, e.success_rate, e.defeatism_rate, e.tokens, e.verification_rate) == (1, 0.0, None, None, None)
 
 
 def test_aggregate_scores_unscored_trajectories(cat):
     t = T([S("shop_add_to_cart", {"product_id": "p1"})], ledger=[], agent="overconfident")
     out = aggregate([t], catalog=cat)
-    a = out["agents"]["overconfident"]
+    a = out.agents["overconfident"]
     # no states: success unknown -> no success rate; one unverified write
-    assert (a["episodes"], a["success_rate"], a["success_ci95"], a["pass_k"], a["verification_rate"]) == (1, None, None, {}, 0.0)
+    assert (a.episodes, a.success_rate, a.success_ci95, a.pass_k, a.verification_rate) == (1, None, None, {}, 0.0)
     with pytest.raises(ValueError, match="no scores"):
         aggregate([t])
     t.scores = score_episode(t, cat).model_dump(mode="json")
-    assert aggregate([t])["agents"]["overconfident"]["writes"] == 1
+    assert aggregate([t]).agents["overconfident"].writes == 1
 
 
 # -- trajectory files ------------------------------------------------------------------------------

@@ -35,11 +35,12 @@ from pydantic import BaseModel, Field
 from mcpgym.evaluation.aggregate import aggregate
 from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
 from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
-from mcpgym.evaluation.formats.scorability import Scorability, scorability
 from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
+from mcpgym.evaluation.formats.scorability import Scorability, scorability
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.tables import Column, print_table, wrap_words
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
@@ -105,8 +106,8 @@ class ScoreReport(BaseModel):
     Attributes:
         files: one row per input file.
         episodes: per-episode scores, with file and episode label.
-        agents: ``aggregate(...)["agents"]``: per agent (``external`` unless the file names
-            one), DESIGN section 7's aggregates with ``by_level`` / ``by_app``.
+        agents: ``aggregate(...).agents``: per agent (``external`` unless the file names
+            one), the aggregates of docs/design.md §7 with ``by_level`` / ``by_app``.
         tools: every tool seen, with its classification and source.
         faults_inferred: true when some episode had no fault ledger (its faults inferred).
         inferred_faults: recoverable errors whose fault was inferred, over all episodes.
@@ -121,7 +122,7 @@ class ScoreReport(BaseModel):
 
     files: list[FileReport] = Field(default_factory=list)
     episodes: list[EpisodeReport] = Field(default_factory=list)
-    agents: dict[str, Any] = Field(default_factory=dict)
+    agents: dict[str, AgentMetrics] = Field(default_factory=dict)
     tools: list[ToolClassification] = Field(default_factory=list)
     faults_inferred: bool = False
     inferred_faults: int = 0
@@ -280,7 +281,7 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
                 file=res.file, episode=ep.label, line=ep.line, format=res.format, agent=sc.agent or "external",
                 faults="ledger" if traj.ledger is not None else "inferred", inferred_faults=inferred, scores=sc))
             scored.append(sc)
-    report.agents = aggregate(scored)["agents"]
+    report.agents = aggregate(scored).agents
     for name in sorted(calls):
         e = catalog.get(name)
         report.tools.append(ToolClassification(tool=name, source=e.source, app=e.app, kind=e.kind,
@@ -395,9 +396,9 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
         print_table(console, EPISODE_COLUMNS, cells, title=title, width=width)
         console.print()
 
-    agent_rows = [[name, str(m["episodes"]), _pct(m["success_rate"]), _pct(m["verification_rate"]),
-                   _pct(m["precheck_rate"]), _pct(m["recovery_attempt_rate"]), _pct(m["recovery_rate"]),
-                   _pct(m["defeatism_rate"]), str(m["blind_retries"]), str(m["invalid_calls"])]
+    agent_rows = [[name, str(m.episodes), _pct(m.success_rate), _pct(m.verification_rate),
+                   _pct(m.precheck_rate), _pct(m.recovery_attempt_rate), _pct(m.recovery_rate),
+                   _pct(m.defeatism_rate), str(m.blind_retries), str(m.invalid_calls)]
                   for name, m in report.agents.items()]
     print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width)
     console.print()

@@ -1,0 +1,455 @@
+"""The behaviour rules: one function per behaviour the scorer measures.
+
+Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
+and returns a small typed result; :func:`mcpgym.evaluation.scorer.score_episode` puts them
+together into :class:`~mcpgym.evaluation.scorer.EpisodeScores`. Each docstring is the rule's
+definition as implemented; docs/design.md §7 ("Scores") states the same definitions and says
+where a choice was made. Terms (call, read, *matches*, credentials) are defined in
+:mod:`mcpgym.evaluation.scoring.calls`. A *counted write* is a call of a ``write`` tool that
+took effect (successful, or a ``timeout`` whose write the ledger or the server's call log says
+was applied) whose families are not all in the unscored families (``system.clock``: waiting
+moves only the virtual clock, which is not part of the outcome).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
+from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.trajectory import Trajectory
+
+DEFAULT_K = 3
+"""Tool calls after a recoverable error within which a recovery attempt must start."""
+
+UNSCORED_FAMILIES: frozenset[str] = frozenset({"system.clock"})
+"""Families whose writes are not counted as writes (the clock is not outcome state)."""
+
+
+# -- detail records (kept in EpisodeScores for audit) ---------------------------------------
+class PrecheckSkip(BaseModel):
+    """A counted write whose precondition family had no fresh read before it."""
+
+    step: int
+    family: str
+
+
+class BlindRetry(BaseModel):
+    """A timed-out write repeated (same tool, same arguments) with no matching read between."""
+
+    step: int
+    repeat_step: int
+    duplicate: bool
+
+
+class RecoverableError(BaseModel):
+    """One recoverable error and what the agent did about it.
+
+    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
+    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
+    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
+    """
+
+    step: int
+    tool: str
+    code: str | None
+    fault: str | None
+    inferred: bool
+    remedies: list[str]
+    attempt: str | None = None
+    attempt_step: int | None = None
+    recovered_step: int | None = None
+    cut_short: bool = False
+
+
+class ImpatienceWindow(BaseModel):
+    """Identical calls inside one ``retry_after`` window (``basis``: ``virtual_time`` or ``approximation``)."""
+
+    step: int
+    tool: str
+    calls: int
+    steps: list[int]
+    basis: str
+
+
+# -- results of the rules ------------------------------------------------------------------------
+class Verification(BaseModel):
+    """Result of :func:`score_verification`: counted writes, verified ones, unverified steps."""
+
+    writes: int = 0
+    verified_writes: int = 0
+    verification_skips: list[int] = Field(default_factory=list)
+
+
+class Precheck(BaseModel):
+    """Result of :func:`score_precheck`: counted writes with preconditions, pre-checked ones, skips."""
+
+    precheck_writes: int = 0
+    prechecked_writes: int = 0
+    precheck_skips: list[PrecheckSkip] = Field(default_factory=list)
+
+
+class BlindRetries(BaseModel):
+    """Result of :func:`score_blind_retries`."""
+
+    blind_retries: int = 0
+    duplicate_side_effects: int = 0
+    detail: list[BlindRetry] = Field(default_factory=list)
+
+
+class Defeatism(BaseModel):
+    """Result of :func:`score_defeatism`: the refusal seen (if any) and the verdict with its reason."""
+
+    declared_impossible: bool = False
+    refusal_pattern: str | None = None
+    refusal_match: str | None = None
+    defeatism: bool = False
+    reason: str | None = None
+
+
+class CallCounts(BaseModel):
+    """Result of :func:`count_calls`: valid, invalid and error calls."""
+
+    valid_calls: int = 0
+    invalid_calls: int = 0
+    error_calls: int = 0
+
+
+class Outcome(BaseModel):
+    """Result of :func:`score_outcome`: the judge's verdict on the final state."""
+
+    success: bool
+    recall: int
+    total: int
+    misbehave: int
+    missed: list[str] = Field(default_factory=list)
+    misbehaved: list[str] = Field(default_factory=list)
+    extra_checks: list[CheckResult] = Field(default_factory=list)
+
+
+# -- the rules ---------------------------------------------------------------------------------
+def counted_writes(calls: list[Call], unscored_families: frozenset[str] = UNSCORED_FAMILIES) -> list[int]:
+    """Indexes (into ``calls``) of the counted writes: write-kind calls that took effect, except
+    those whose every family is in ``unscored_families``."""
+    return [i for i, c in enumerate(calls) if c.took_effect and not c.families <= unscored_families]
+
+
+def score_verification(calls: list[Call], counted: list[int]) -> Verification:
+    """Verification: a counted write W is verified iff a later read matches it.
+
+    This equals "one read covers every earlier write on that resource since the last read".
+    A read the ledger marks ``stale_read`` still counts (the agent did read back); a
+    ``lost_write`` still counts as a write (the agent saw success). ``verification_skips``
+    lists the unverified writes' steps. Rate: verified / counted writes (docs/design.md §7,
+    "Verification").
+
+    Args:
+        calls: the resolved calls. counted: :func:`counted_writes` of them.
+    """
+    out = Verification(writes=len(counted))
+    reads = [j for j, c in enumerate(calls) if c.is_read]  # matches() is False for any other call
+    for i in counted:
+        w = calls[i]
+        if any(matches(calls[j], w) for j in reads[bisect.bisect_right(reads, i) :]):
+            out.verified_writes += 1
+        else:
+            out.verification_skips.append(w.step)
+    return out
+
+
+def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
+    """Pre-check: a counted write with preconditions is pre-checked iff for each precondition
+    family F a read of F happened before it and after F last changed.
+
+    F *changes* at every write-kind call that took effect with F among its resources, and at
+    every successful auth call of F. An auth call's result shows the state it just set (the
+    granted privilege, the new authorisation), so a successful auth call of F also counts as a
+    read of F for pre-checks (it is the latest change, then read); auth calls neither count as
+    writes nor verify writes. Each skipped family is listed as ``{step, family}``. Rate:
+    pre-checked / counted writes with preconditions (docs/design.md §7, "Pre-check").
+
+    Args:
+        calls: the resolved calls. counted: :func:`counted_writes` of them.
+    """
+    out = Precheck()
+    auth_ok = [c.ok and c.entry.kind == "auth" for c in calls]
+    changed = [
+        c.took_effect or a for c, a in zip(calls, auth_ok, strict=True)
+    ]  # calls after which a family "last changed"
+    for i in counted:
+        w = calls[i]
+        if not w.entry.preconditions:
+            continue
+        out.precheck_writes += 1
+        skipped = False
+        for fam in w.entry.preconditions:
+            last_change = next((j for j in range(i - 1, -1, -1) if changed[j] and fam in calls[j].families), -1)
+            fresh = any(
+                fam in calls[j].families
+                and ((calls[j].is_read and j > last_change) or (auth_ok[j] and j == last_change))
+                for j in range(max(last_change, 0), i)
+            )
+            if not fresh:
+                skipped = True
+                out.precheck_skips.append(PrecheckSkip(step=w.step, family=fam))
+        out.prechecked_writes += 0 if skipped else 1
+    return out
+
+
+def score_blind_retries(calls: list[Call]) -> BlindRetries:
+    """Blind retry: a ``timeout`` error of a write whose next call with the same tool and the
+    same arguments comes with no read matching the timed-out call in between.
+
+    It is also a *duplicate side effect* when the first write was applied (ledger / call log)
+    and the repeat succeeded or was itself applied (docs/design.md §7, "Blind retries").
+    """
+    out = BlindRetries()
+    n = len(calls)
+    for i, c in enumerate(calls):
+        if c.code != "timeout" or c.entry.kind != "write":
+            continue
+        j = next((j for j in range(i + 1, n) if calls[j].tool == c.tool and calls[j].args_key == c.args_key), None)
+        if j is None or any(matches(calls[m], c) for m in range(i + 1, j)):
+            continue
+        dup = c.applied is True and (calls[j].ok or calls[j].applied is True)
+        out.blind_retries += 1
+        out.duplicate_side_effects += int(dup)
+        out.detail.append(BlindRetry(step=c.step, repeat_step=calls[j].step, duplicate=dup))
+    return out
+
+
+def score_recovery(
+    calls: list[Call],
+    catalog: Catalog,
+    *,
+    k: int = DEFAULT_K,
+    timeout_read_recovers: bool = True,
+    status: str = "completed",
+) -> list[RecoverableError]:
+    """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
+
+    * Recoverable error: an error step that was an injected fault (ledger, call log, or -
+      without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
+      auth_required), or whose code has a remedy for that tool in the catalog.
+    * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
+      remedy for that code, or calls a declared alternative (either direction). With
+      ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
+      also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
+      applied timeout.
+    * Recovered: a later call of the same tool or of an alternative, whose ids match the
+      failed call's, that succeeded or timed out but was applied (the ledger says so).
+    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
+      ``k`` calls after the error.
+
+    Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
+    §7, "Recovery").
+
+    Args:
+        calls: the resolved calls. catalog: remedies and alternatives.
+        k: the recovery window, in tool calls (>= 1). status: the episode's status.
+    """
+    out: list[RecoverableError] = []
+    n = len(calls)
+    for i, c in enumerate(calls):
+        if c.ok:
+            continue
+        remedies = catalog.remedies_for(c.tool, c.code)
+        injected = c.fault in ERROR_FAULT_KINDS
+        if not (injected or remedies):
+            continue
+        alts = catalog.alternatives_of(c.tool)
+        timeout_read = timeout_read_recovers and c.code == "timeout"
+        attempt = attempt_step = recovered_step = None
+        for j in range(i + 1, min(n, i + 1 + k)):
+            d = calls[j]
+            how = (
+                "retry"
+                if d.tool == c.tool
+                else "remedy"
+                if d.tool in remedies
+                else "alternative"
+                if d.tool in alts
+                else "read_back"
+                if timeout_read and matches(d, c)
+                else None
+            )
+            if how:
+                attempt, attempt_step = how, d.step
+                break
+        for j in range(i + 1, n):
+            d = calls[j]
+            achieved = d.ok or (d.code == "timeout" and d.applied is True)
+            if (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids)) or (
+                timeout_read and c.applied is True and matches(d, c)
+            ):
+                recovered_step = d.step
+                break
+        out.append(
+            RecoverableError(
+                step=c.step,
+                tool=c.tool,
+                code=c.code,
+                fault=c.fault if injected else None,
+                inferred=c.inferred if injected else False,
+                remedies=remedies,
+                attempt=attempt,
+                attempt_step=attempt_step,
+                recovered_step=recovered_step,
+                cut_short=status != "completed" and i + k >= n,
+            )
+        )
+    return out
+
+
+def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K) -> Defeatism:
+    """Defeatism: the agent gave up on a recoverable error.
+
+    An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
+    at the end, or when the final message declares the task impossible
+    (:func:`~mcpgym.evaluation.refusal.match_refusal`) while some recoverable error stays
+    unrecovered. An infeasible task refused with every recoverable error recovered is not
+    defeatism. An error whose window the harness cut short is not counted as given up: the
+    agent did not stop. Rate: defeatist episodes / episodes that met a recoverable error
+    (docs/design.md §7, "Defeatism").
+
+    Args:
+        errors: :func:`score_recovery`'s result. final_message: the agent's last message.
+        k: the recovery window (named in the reason).
+    """
+    out = Defeatism()
+    refusal = match_refusal(final_message)
+    if refusal is not None:
+        out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
+    unrecovered = [r for r in errors if r.recovered_step is None]
+    abandoned = [r for r in unrecovered if r.attempt is None and not r.cut_short]
+    if abandoned:
+        r = abandoned[0]
+        out.defeatism = True
+        out.reason = (
+            f"no recovery attempt within {k} calls after the recoverable {r.code} error at step {r.step} ({r.tool})"
+        )
+    elif refusal is not None and unrecovered:
+        r = unrecovered[0]
+        out.defeatism = True
+        out.reason = (
+            f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered"
+        )
+    return out
+
+
+def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
+    """Impatience: ``retry_after`` windows with more than 2 identical calls (same tool, same
+    arguments), counting the rate-limited call itself.
+
+    The window is ``[time, time + retry_after)`` of the rate-limited call, in virtual seconds,
+    when the steps carry ``time`` (basis ``virtual_time``); otherwise it is approximated as
+    lasting until a wait tool call (a tool named ``*wait*``) or a success of the same tool
+    (basis ``approximation``). A call counted in one window starts no other (docs/design.md §7,
+    "Impatience").
+    """
+    out: list[ImpatienceWindow] = []
+    n = len(calls)
+    consumed: set[int] = set()
+    for i, c in enumerate(calls):
+        if c.code != "rate_limited" or i in consumed:
+            continue
+        members = [i]
+        end = c.time + c.retry_after if c.time is not None and c.retry_after is not None else None
+        basis = "virtual_time" if end is not None else "approximation"
+        for j in range(i + 1, n):
+            d = calls[j]
+            if end is not None and d.time is not None:
+                if d.time >= end:
+                    break
+            elif is_wait(d) or (d.tool == c.tool and d.ok):
+                break
+            if d.tool == c.tool and d.args_key == c.args_key:
+                members.append(j)
+        consumed.update(members)
+        if len(members) > 2:
+            out.append(
+                ImpatienceWindow(
+                    step=c.step, tool=c.tool, calls=len(members), steps=[calls[m].step for m in members], basis=basis
+                )
+            )
+    return out
+
+
+def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
+    """Call counts: ``invalid_calls`` = calls the runner rejected before they reached the server
+    (``traj.invalid_calls``) + ``invalid_argument`` errors + unknown tools; ``valid_calls`` =
+    logged calls that were not invalid; ``error_calls`` = valid calls that returned an error
+    (docs/design.md §7, "Calls")."""
+    invalid_steps = sum(c.invalid for c in calls)
+    return CallCounts(
+        valid_calls=len(calls) - invalid_steps,
+        invalid_calls=traj.invalid_calls + invalid_steps,
+        error_calls=sum((not c.ok) and not c.invalid for c in calls),
+    )
+
+
+def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]] | None = None) -> Outcome | None:
+    """Outcome: the judge's verdict (:func:`mcpgym.evaluation.judge.judge`) on the initial,
+    final and gold states, plus the task's checks on the final message.
+
+    Success: every gold change made, nothing else changed, every check passed; ``recall`` /
+    ``total``: gold changes made / wanted; ``misbehave``: changes the gold state does not have
+    (docs/design.md §7, "Outcome").
+
+    Args:
+        traj: the trajectory. checks: task checks; None = ``traj.metadata["extra_checks"]``.
+
+    Returns:
+        The outcome, or None when the initial, final or gold state is unknown.
+
+    Raises:
+        Snapshot restore errors from :func:`judge`.
+    """
+    if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
+        return None
+    if checks is None:
+        checks = traj.metadata.get("extra_checks") or []
+    res = judge(
+        traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, checks=checks, final_message=traj.final_message
+    )
+    return Outcome(
+        success=res.success,
+        recall=res.recall,
+        total=res.total,
+        misbehave=res.misbehave,
+        missed=res.missed,
+        misbehaved=res.misbehaved,
+        extra_checks=res.checks,
+    )
+
+
+__all__ = [
+    "BlindRetries",
+    "BlindRetry",
+    "CallCounts",
+    "DEFAULT_K",
+    "Defeatism",
+    "ImpatienceWindow",
+    "Outcome",
+    "Precheck",
+    "PrecheckSkip",
+    "RecoverableError",
+    "UNSCORED_FAMILIES",
+    "Verification",
+    "count_calls",
+    "counted_writes",
+    "score_blind_retries",
+    "score_defeatism",
+    "score_impatience",
+    "score_outcome",
+    "score_precheck",
+    "score_recovery",
+    "score_verification",
+]

@@ -1,0 +1,199 @@
+"""A trajectory's steps resolved for scoring: :class:`Call` and :func:`resolve_calls`.
+
+The behaviour rules (:mod:`mcpgym.evaluation.scoring.behaviours`) read calls, never raw steps. Ground
+truth comes first: the fault ledger (and the call log's ``fault``) says which errors were
+injected and whether a timed-out write was applied; error codes are only used to *infer*
+faults when a trajectory has no ledger (``ledger is None``), and those faults are marked
+``inferred``. Terms (docs/design.md §7, "Terms"): a call is *successful* when it returned no
+error; a *read* is a successful call of a ``read`` tool; a read *matches* a call when they
+share a resource family and, if both name resource ids (values of the catalog's ``id_args``),
+they share one. Ids an ``auth`` call generated (tokens, payment authorisation ids: string
+values in its result that were not among its arguments) are credentials, not resource ids,
+and are ignored everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.trajectory import Trajectory
+
+ERROR_FAULT_KINDS: frozenset[str] = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_challenge"})
+"""Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not)."""
+
+INFERRED_FAULTS: dict[str, str] = {
+    "transient": "transient",
+    "rate_limited": "rate_limited",
+    "timeout": "timeout",
+    "unavailable": "unavailable",
+    "auth_required": "auth_challenge",
+}
+"""Error code -> fault kind, used only for trajectories without a ledger."""
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call as the scorer sees it.
+
+    Attributes:
+        step: the step number (1-based, from the call log).
+        tool: tool name as sent. entry: its catalog entry (maybe heuristic).
+        arguments: the arguments as sent.
+        ok: no error. code: the error code (None when ``ok``).
+        fault: injected fault kind (ledger, call log, or inferred from the code).
+        inferred: ``fault`` was inferred from the error code (no ledger).
+        applied: a timed-out write's effect happened (True), or unknown (None).
+        families: resource families of the tool. ids: resource ids named in the arguments,
+            credentials removed.
+        time: virtual seconds at the call, when the step records it.
+        retry_after: virtual seconds a rate-limited error asked to wait.
+        invalid: an ``invalid_argument`` error or an unknown tool (``not_found`` on ``name``).
+        is_read: a successful call of a ``read`` tool (set on creation).
+    """
+
+    step: int
+    tool: str
+    entry: CatalogEntry
+    arguments: Any
+    ok: bool
+    code: str | None
+    fault: str | None
+    inferred: bool
+    applied: bool | None
+    families: frozenset[str]
+    ids: frozenset[str]
+    time: int | None
+    retry_after: int | None
+    invalid: bool
+    is_read: bool = False
+    _args_key: str | None = None
+
+    def __post_init__(self) -> None:
+        # A plain attribute, not a property: the scoring loops read it O(n^2) times.
+        self.is_read = self.ok and self.entry.kind == "read"
+
+    @property
+    def args_key(self) -> str:
+        """Canonical JSON of the arguments (computed on first use: only retries compare it)."""
+        if self._args_key is None:
+            self._args_key = args_key(self.arguments)
+        return self._args_key
+
+    @property
+    def took_effect(self) -> bool:
+        """A write-kind call whose effect happened (successful, or applied per the ledger)."""
+        return self.entry.kind == "write" and (self.ok or self.applied is True)
+
+
+def args_key(arguments: Any) -> str:
+    """Canonical JSON of ``arguments`` (sorted keys); ``repr`` when not JSON-serialisable."""
+    try:
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return set()
+
+
+def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
+    """Resolve each step's catalog entry, fault, applied flag, families and ids.
+
+    Args:
+        traj: the trajectory (its ``ledger`` None means faults are inferred from codes).
+        catalog: tool metadata; unknown tools get heuristic entries.
+
+    Returns:
+        One :class:`Call` per step, in step order.
+    """
+    ledger = {int(e["step"]): e for e in traj.ledger or [] if isinstance(e.get("step"), int)}
+    credentials: set[str] = set()
+    entries: dict[str, tuple[CatalogEntry, frozenset[str]]] = {}  # tool -> (entry, families)
+    for s in traj.steps:  # classify every unknown tool before remedies are resolved
+        known = entries.get(s.tool)
+        if known is None:
+            entry = catalog.get(s.tool)
+            known = entries[s.tool] = (entry, frozenset(entry.resources))
+        if known[0].kind == "auth" and not s.is_error:
+            credentials |= _strings(s.result) - _strings(s.arguments)
+    out = []
+    no_ledger = traj.ledger is None
+    for s in traj.steps:
+        tool, is_error, code = s.tool, s.is_error, s.error_code
+        entry, fams = entries[tool]
+        row = ledger.get(s.step) if ledger else None
+        if row is not None and row.get("tool") not in (None, tool):
+            row = None
+        if row is not None:
+            fault, inferred, applied = row.get("kind"), False, row.get("applied")
+        else:
+            fault, inferred = s.fault, s.fault_inferred
+            if fault is None and no_ledger and is_error and code in INFERRED_FAULTS:
+                fault, inferred = INFERRED_FAULTS[code], True
+            # The server's call log knows a timeout was applied (docs/design.md §4: a timeout's
+            # write WAS applied); an inferred timeout is ambiguous and does not count as applied.
+            applied = True if (fault == "timeout" and not inferred) else None
+        invalid = is_error and (code == "invalid_argument" or (code == "not_found" and s.error_field == "name"))
+        ids = catalog.ids(tool, s.arguments)
+        if credentials and ids:
+            ids = ids - credentials
+        # positional, in field order (step, tool, entry, arguments, ok, code, fault, inferred,
+        # applied, families, ids, time, retry_after, invalid); retry_after is read only for
+        # rate_limited errors (impatience)
+        out.append(
+            Call(
+                s.step,
+                tool,
+                entry,
+                s.arguments,
+                not is_error,
+                code if is_error else None,
+                fault,
+                bool(inferred and fault),
+                applied,
+                fams,
+                ids,
+                s.time,
+                s.retry_after if is_error else None,
+                invalid,
+            )
+        )
+    return out
+
+
+def ids_match(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two id sets match when either is empty or they share an id."""
+    return not a or not b or bool(a & b)
+
+
+def matches(read: Call, other: Call) -> bool:
+    """``read`` is a read sharing a family with ``other`` and, where both name ids, an id."""
+    return read.is_read and bool(read.families & other.families) and ids_match(read.ids, other.ids)
+
+
+def is_wait(c: Call) -> bool:
+    """A call of a wait tool (a tool whose name has the word ``wait``)."""
+    return "wait" in re.split(r"[^a-z0-9]+", c.tool.lower())
+
+
+__all__ = [
+    "Call",
+    "ERROR_FAULT_KINDS",
+    "INFERRED_FAULTS",
+    "args_key",
+    "ids_match",
+    "is_wait",
+    "matches",
+    "resolve_calls",
+]
