@@ -26,7 +26,8 @@ Heuristic (:func:`classify_tool`), in order:
    names such as ``moid``, ``tid``, ``caid``, ``gid``). See :meth:`Catalog.ids`.
 5. Remedies (resolved by :meth:`Catalog.remedies_for`): ``permission_denied`` and
    ``auth_required`` are cured by any auth tool the catalog knows; ``rate_limited`` by any
-   tool whose name contains ``wait``.
+   tool with the role ``wait`` (declared; for tools known only heuristically, any tool whose
+   name contains ``wait``).
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ class CatalogEntry(BaseModel):
         name: tool name.
         app: owning app (``"external"`` for unknown tools without an app prefix).
         kind: ``read`` | ``write`` | ``auth``.
+        role: the role the tool declares on ``@tool`` (``wait``, ``reauth``, ``grant``; see
+            :data:`mcpgym.kernel.spec.ROLES`), or None.
+        destructive: declared destructive (a write that destroys or undoes something).
+        never_faulted: fault injection never hits it.
         resources: resource families read or written (``shop.cart``...).
         preconditions: families whose state decides whether a write is valid.
         remedies: error code -> tools that cure it.
@@ -97,6 +102,9 @@ class CatalogEntry(BaseModel):
     name: str
     app: str = "external"
     kind: Literal["read", "write", "auth"]
+    role: Literal["wait", "reauth", "grant"] | None = None
+    destructive: bool = False
+    never_faulted: bool = False
     resources: list[str] = Field(default_factory=list)
     preconditions: list[str] = Field(default_factory=list)
     remedies: dict[str, list[str]] = Field(default_factory=dict)
@@ -193,6 +201,15 @@ def classify_tool(name: str, description: str | None = None, *, known_apps: Iter
                         id_args=None, source="heuristic")
 
 
+def is_wait_entry(entry: CatalogEntry) -> bool:
+    """True for a tool that waits out a rate limit: one declaring the role ``wait``, or (for a
+    tool known only by the heuristic, or from a catalog row that has no ``role`` field, as
+    written before roles existed) one whose name holds the token ``wait``."""
+    if entry.source == "catalog" or "role" in entry.model_fields_set:
+        return entry.role == "wait"
+    return "wait" in _tokens(entry.name)
+
+
 def _id_args_from_schema(schema: Any) -> list[str] | None:
     if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
         return [p for p in schema["properties"] if ID_ARG_RE.search(p)]
@@ -238,8 +255,13 @@ class Catalog:
     # -- construction --------------------------------------------------------------------
     @classmethod
     def from_app_classes(cls, app_classes: Iterable[type]) -> "Catalog":
-        """Build from app classes (each with ``.tools``: name -> ``ToolSpec``); source ``catalog``."""
-        rows = [spec.catalog_entry() for c in app_classes for spec in c.tools.values()]
+        """Build from app classes (each with ``.tools``: name -> ``ToolSpec``); source ``catalog``.
+
+        Remedies are the declared ones plus those derived from the roles of these classes'
+        tools (:func:`mcpgym.kernel.spec.role_remedies`: ``rate_limited`` -> the ``wait``
+        tools, ``auth_required`` -> the ``reauth`` tools)."""
+        specs = [spec for c in app_classes for spec in c.tools.values()]
+        rows = [spec.catalog_entry(specs) for spec in specs]
         return cls(rows, source="catalog")
 
     @classmethod
@@ -250,15 +272,12 @@ class Catalog:
             apps: only these app names (None: every registered app).
 
         Raises:
-            KeyError: for an app name that is not registered.
+            mcpgym.kernel.app.UnknownAppError: (a KeyError) for an app name that is not registered.
         """
-        from mcpgym.kernel.app import load_apps
+        from mcpgym.kernel.app import check_app_names, load_apps
 
         registry = load_apps()
-        names = list(registry) if apps is None else list(apps)
-        for n in names:
-            if n not in registry:
-                raise KeyError(f"unknown app {n!r}; known apps: {', '.join(sorted(registry))}")
+        names = list(registry) if apps is None else check_app_names(apps)
         return cls.from_app_classes(registry[n] for n in names)
 
     @classmethod
@@ -360,7 +379,7 @@ class Catalog:
             if code in ("permission_denied", "auth_required"):
                 cures += [e.name for e in known if e.kind == "auth" and e.name != name]
             elif code == "rate_limited":
-                cures += [e.name for e in known if "wait" in _tokens(e.name)]
+                cures += [e.name for e in known if is_wait_entry(e)]
         return list(dict.fromkeys(cures))
 
     def alternatives_of(self, name: str) -> set[str]:
@@ -396,4 +415,5 @@ __all__ = [
     "WRITE_VERBS",
     "classify_tool",
     "looks_like_id",
+    "is_wait_entry",
 ]

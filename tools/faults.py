@@ -44,8 +44,11 @@ APPLIES_TO: dict[str, frozenset[str]] = {
 }
 """Which tool kinds each fault kind can hit (``unavailable`` also needs a declared alternative)."""
 
-EXEMPT_TOOLS = frozenset({"system_wait", "system_authenticate", "system_get_time", "search_tools"})
-"""Remedy tools that are never faulted, so that every fault keeps a cure."""
+def exempt_tools(specs: Mapping[str, Any]) -> frozenset[str]:
+    """The tools of ``specs`` (name -> spec) that are never faulted: those whose spec says
+    ``fault_exempt`` (declared ``never_faulted=True``, or the role ``wait`` / ``reauth`` on
+    ``@tool``, so that every fault keeps a cure)."""
+    return frozenset(name for name, spec in specs.items() if getattr(spec, "fault_exempt", False))
 
 _APP_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of mcpgym.kernel.spec.TOOL_NAME_RE
@@ -292,19 +295,20 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
     Raises:
         FaultProfileError: naming the profile's source, the field and the value, when an app
             override names no registered app, a tool override names no registered tool (or a
-            remedy tool that is never faulted), or the per-call rates of some tool add up to
+            tool that is never faulted, see :func:`exempt_tools`), or the per-call rates of some tool add up to
             more than 1.
     """
     src = profile.source
     known_tools = {tool for tools in registry.values() for tool in tools}
+    exempt = {tool for tools in registry.values() for tool in exempt_tools(tools)}
     for app, over in profile.apps.items():
         if app not in registry:
             raise FaultProfileError(f"{src}: invalid fault profile: field 'apps.{app}' = {over!r}: no app named "
                                     f"{app!r}; known apps: {', '.join(sorted(registry))}")
     for tool, over in profile.tools.items():
-        if tool in EXEMPT_TOOLS:
-            raise FaultProfileError(f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is a "
-                                    "remedy tool and is never faulted")
+        if tool in exempt:
+            raise FaultProfileError(f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is "
+                                    "declared never faulted (a wait/reauth remedy or never_faulted tool)")
         if tool not in known_tools:
             prefix = [a for a in registry if tool.startswith(a + "_")]
             hint = (f"; tools of {prefix[0]}: {', '.join(sorted(registry[prefix[0]]))}" if prefix
@@ -315,7 +319,7 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
         # tools without a tool override share their app's rates: check one of each tool kind
         shared: dict[str, str] = {}
         for tool in sorted(tools):
-            if tool not in profile.tools and tool not in EXEMPT_TOOLS:
+            if tool not in profile.tools and tool not in exempt:
                 shared.setdefault(tools[tool].kind, tool)
         for tool in [*shared.values(), *(t for t in tools if t in profile.tools)]:
             spec = tools[tool]
@@ -343,10 +347,9 @@ def scheduled_kind(profile: FaultProfile, fault_seed: int, tool: str, app: str, 
     """Return the fault kind drawn for the n-th call of ``tool``, or None (the raw draw).
 
     Pure: depends only on the arguments. ``max_consecutive`` and the one-stale-read-per-run
-    rule are applied on top by :class:`ToolSchedule`, which is what the invoker uses.
+    rule are applied on top by :class:`ToolSchedule`, which is what the invoker uses. The
+    caller skips tools that are never faulted (:func:`exempt_tools`).
     """
-    if tool in EXEMPT_TOOLS:
-        return None
     return _pick(_edges(profile, tool, app, tool_kind), call_draw(fault_seed, tool, n))
 
 
@@ -377,15 +380,17 @@ class ToolSchedule:
 
     Args:
         profile, fault_seed, tool, app, tool_kind: as for :func:`scheduled_kind`.
+        exempt: the tool is never faulted (every decision is None); see :func:`exempt_tools`.
     """
 
-    def __init__(self, profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str) -> None:
+    def __init__(self, profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, *,
+                 exempt: bool = False) -> None:
         self.profile = profile
         self.fault_seed = int(fault_seed)
         self.tool = tool
         self.app = app
         self.tool_kind = tool_kind
-        self._edges = () if tool in EXEMPT_TOOLS else _edges(profile, tool, app, tool_kind)
+        self._edges = () if exempt else _edges(profile, tool, app, tool_kind)
         # call_draw(fault_seed, tool, n) hashes "fault<US>seed<US>tool<US>n": hash the constant
         # prefix once and finish a copy per call (same digest, a third of the cost).
         self._prefix = hashlib.sha256(f"fault\x1f{self.fault_seed}\x1f{tool}\x1f".encode("utf-8"))
@@ -424,15 +429,16 @@ class ToolSchedule:
         return self._decisions[:count]
 
 
-def fault_schedule(profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, count: int) -> list[str | None]:
+def fault_schedule(profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, count: int, *,
+                   exempt: bool = False) -> list[str | None]:
     """The first ``count`` decisions of ``tool`` (see :class:`ToolSchedule`)."""
-    return ToolSchedule(profile, fault_seed, tool, app, tool_kind).first(count)
+    return ToolSchedule(profile, fault_seed, tool, app, tool_kind, exempt=exempt).first(count)
 
 
 def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str, Any]) -> frozenset[str]:
     """Return the tools that are down for the whole episode.
 
-    A read or write tool (not exempt) with at least one declared alternative among ``specs``
+    A read or write tool (not :func:`exempt_tools`) with at least one declared alternative among ``specs``
     is a candidate when ``unavailable_draw(fault_seed, T) < rate(T, "unavailable")``.
     Candidates are taken in order of their draw (then name); one goes down only if it keeps
     an alternative that is not down and no tool already down loses its last working
@@ -447,9 +453,10 @@ def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str,
     if not profile.uses("unavailable"):
         return frozenset()
     alts = {name: [a for a in spec.alternatives if a in specs and a != name] for name, spec in specs.items()}
+    exempt = exempt_tools(specs)
     candidates = []
     for name, spec in specs.items():
-        if name in EXEMPT_TOOLS or spec.kind not in APPLIES_TO["unavailable"] or not alts[name]:
+        if name in exempt or spec.kind not in APPLIES_TO["unavailable"] or not alts[name]:
             continue
         u = unavailable_draw(fault_seed, name)
         if u < profile.rate(name, spec.app, "unavailable"):

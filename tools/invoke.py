@@ -18,11 +18,9 @@ from pydantic import BaseModel
 from mcpgym.kernel.clock import WRITE_TICK
 from mcpgym.kernel.world import World
 from mcpgym.kernel.errors import ToolError
-from mcpgym.tools.faults import EXEMPT_TOOLS, FaultProfile, ToolSchedule, load_profile, plan_unavailable
-from mcpgym.kernel.spec import ToolSpec
+from mcpgym.tools.faults import FaultProfile, ToolSchedule, exempt_tools, load_profile, plan_unavailable
+from mcpgym.kernel.spec import ToolSpec, role_tools
 
-AUTH_TOOL = "system_authenticate"
-WAIT_TOOL = "system_wait"
 MAX_LOGGED_ARGUMENT_CHARS = 4_000
 
 
@@ -67,7 +65,7 @@ class LedgerEntry(BaseModel):
         persisting: False when this call's own fault decision injected the fault (or it is the
             first call of a tool that is down); True when the call was refused by an earlier
             fault still in force: a ``rate_limited`` window not yet passed, an ``auth_challenge``
-            not yet cured by ``system_authenticate``, or a later call of an ``unavailable`` tool.
+            not yet cured by the episode's ``reauth`` tool, or a later call of an ``unavailable`` tool.
     """
 
     step: int
@@ -235,6 +233,11 @@ class ToolInvoker:
         ledger: the fault ledger (list of :class:`LedgerEntry`).
         down: tools that are ``unavailable`` for the whole episode (see
             :func:`mcpgym.tools.faults.plan_unavailable`); each keeps a declared alternative that is not down.
+        wait_tool, reauth_tool: the episode's first tool with the role ``wait`` / ``reauth``
+            (None when no app of the world declares one). Tools are found by their declared
+            roles, never by name: a ``wait`` tool moves the clock by exactly what it is asked
+            (no write tick); a successful ``reauth`` call clears every pending auth challenge.
+            Without a ``reauth`` tool no ``auth_challenge`` is injected (it would have no cure).
 
     Raises:
         mcpgym.tools.faults.FaultProfileError: for a profile that :func:`mcpgym.tools.faults.load_profile` rejects.
@@ -257,6 +260,12 @@ class ToolInvoker:
         # resource family -> (step, world checkpoint taken just before the last write to it)
         self._before_write: dict[str, tuple[int, dict[str, Any]]] = {}
         self.down: frozenset[str] = plan_unavailable(self.profile, self.fault_seed, self.specs)
+        self._exempt = exempt_tools(self.specs)
+        specs = list(self.specs.values())
+        self.wait_tool: str | None = next(iter(role_tools(specs, "wait")), None)
+        self.reauth_tool: str | None = next(iter(role_tools(specs, "reauth")), None)
+        self._wait_hint = (f"{self.wait_tool} advances the clock" if self.wait_tool
+                           else "the clock advances with every write")
 
     # -- call -----------------------------------------------------------------------------
     def call(self, name: str, arguments: Any = None) -> CallOutcome:
@@ -282,7 +291,7 @@ class ToolInvoker:
         st = self._state.get(name)
         if st is None:
             st = self._state[name] = _ToolFaultState()
-            if self._enabled and name not in EXEMPT_TOOLS:
+            if self._enabled and name not in self._exempt:
                 st.schedule = ToolSchedule(self.profile, self.fault_seed, name, spec.app, spec.kind)
         n = st.calls
         st.calls += 1
@@ -302,25 +311,29 @@ class ToolInvoker:
         now = self.world.clock.now
         if st.blocked_until > now:
             wait = st.blocked_until - now
-            err = ToolError("rate_limited", f"rate limited: retry after {wait} virtual seconds (system_wait advances the clock)",
+            err = ToolError("rate_limited", f"rate limited: retry after {wait} virtual seconds ({self._wait_hint})",
                             retry_after=wait)
             return self._finish(step, name, arguments, n, err, "rate_limited", not_applied, persisting=True)
         if st.needs_auth:
-            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {AUTH_TOOL} first", retryable=True)
+            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first",
+                            retryable=True)
             return self._finish(step, name, arguments, n, err, "auth_challenge", not_applied, persisting=True)
 
         kind = st.schedule.decision(n) if st.schedule is not None else None
+        if kind == "auth_challenge" and self.reauth_tool is None:
+            kind = None  # no tool of the episode could cure it
         if kind == "transient":
             err = ToolError("transient", f"{name}: temporary failure, nothing was changed; retry", retryable=True)
             return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "rate_limited":
             st.blocked_until = now + self.profile.retry_after
             err = ToolError("rate_limited", f"rate limited: retry after {self.profile.retry_after} virtual seconds "
-                            "(system_wait advances the clock)", retry_after=self.profile.retry_after)
+                            f"({self._wait_hint})", retry_after=self.profile.retry_after)
             return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "auth_challenge":
             st.needs_auth = True
-            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {AUTH_TOOL} first", retryable=True)
+            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first",
+                            retryable=True)
             return self._finish(step, name, arguments, n, err, kind, False)
         if spec.kind == "read":
             return self._read(step, name, arguments, n, spec, kwargs, stale=kind == "stale_read")
@@ -366,9 +379,9 @@ class ToolInvoker:
         elif checkpoint is not None:
             for family in spec.resources:
                 self._before_write[family] = (step, checkpoint)
-        if name != WAIT_TOOL:  # system_wait advances the clock by exactly what it was asked
+        if spec.role != "wait":  # a wait tool advances the clock by exactly what it was asked
             self.world.clock.advance(WRITE_TICK)
-        if name == AUTH_TOOL:
+        if spec.role == "reauth":
             for other in self._state.values():
                 other.needs_auth = False
         if kind == "timeout":

@@ -13,19 +13,13 @@ import mcp_types as types
 from mcpgym.tools.invoke import CallOutcome
 from mcpgym.kernel.spec import ToolSpec
 
-DESTRUCTIVE_VERBS = frozenset(
-    {"delete", "cancel", "remove", "revoke", "clear", "leave", "block", "unstar", "archive", "sell", "withdraw", "unsubscribe", "close", "short", "unshare", "unblock", "unsubscribe", "clear"}
-)
-
-
 def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     """MCP ``ToolAnnotations`` of a spec.
 
-    ``read`` -> readOnly, idempotent; ``write`` -> not read-only, destructive when its verb
-    deletes, cancels, removes, revokes... (second word of the name); ``auth`` -> neither.
-    ``openWorldHint`` is always False: every tool acts on a closed sandbox.
+    ``read`` -> readOnly, idempotent; ``write`` -> not read-only, destructive when the tool
+    declares ``destructive=True`` on ``@tool`` (never guessed from its name); ``auth`` ->
+    neither. ``openWorldHint`` is always False: every tool acts on a closed sandbox.
     """
-    verb = spec.name.split("_")[1] if "_" in spec.name else spec.name
     if spec.kind == "read":
         return types.ToolAnnotations(
             title=spec.name.replace("_", " "), read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -33,7 +27,7 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=spec.name.replace("_", " "),
         read_only_hint=False,
-        destructive_hint=spec.kind == "write" and verb in DESTRUCTIVE_VERBS,
+        destructive_hint=spec.kind == "write" and spec.destructive,
         idempotent_hint=False,
         open_world_hint=False,
     )
@@ -52,6 +46,7 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
             "mcpgym/app": spec.app,
             "mcpgym/kind": spec.kind,
             "mcpgym/resources": list(spec.resources),
+            **({"mcpgym/role": spec.role} if spec.role else {}),
         },
     )
 

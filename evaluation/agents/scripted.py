@@ -12,10 +12,11 @@ listed in the episode's ``tools``.
     first resource family that has one, preferring one that also covers its other families;
     its id arguments filled from the write's arguments, optional ones the write shares passed
     along, and otherwise its widest view: an enum option ``all``, ``limit`` at its maximum);
-    after the write it reads that tool again. Errors: ``rate_limited`` -> ``system_wait
-    (retry_after)`` then retry; ``auth_required`` -> ``system_authenticate`` then retry;
-    ``permission_denied`` -> ``system_request_privilege`` (the privilege named in
-    ``error.details``) then retry; ``transient`` -> retry; ``timeout`` -> read back and compare
+    after the write it reads that tool again. Errors: ``rate_limited`` -> the episode's
+    ``wait`` tool (its one parameter set to ``retry_after``) then retry; ``auth_required`` ->
+    the ``reauth`` tool then retry; ``permission_denied`` -> the ``grant`` tool (its one
+    parameter set to the privilege named in ``error.details``) then retry. Those tools are
+    found by the roles they declare on ``@tool`` (see :data:`mcpgym.kernel.spec.ROLES`); ``transient`` -> retry; ``timeout`` -> read back and compare
     with the pre-write read: changed means applied (no retry), unchanged means retry;
     ``unavailable`` -> the step's ``fallback``, else a declared alternative that takes the same
     arguments. A write reported as successful whose read-back shows no change is read once
@@ -58,8 +59,6 @@ DEFEATIST_MESSAGE = "I'm sorry, I was unable to complete this: the service faile
 
 OVERCONFIDENT_MESSAGE = "Done! I've taken care of everything you asked."
 """The ``overconfident`` agent's claim when its plan did not reach an ``answer``."""
-
-WAIT_TOOL, AUTH_TOOL, PRIVILEGE_TOOL = "system_wait", "system_authenticate", "system_request_privilege"
 
 FAULT_CODES = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_required"})
 """Error codes of injected faults; a read tool with remedies only for these is a plain read."""
@@ -222,24 +221,37 @@ class _Session:
                 return alt
         return None
 
+    def role_tool(self, role: str) -> tuple[str, str | None] | None:
+        """The first exposed tool declaring ``role`` (catalog order) and its one required
+        parameter (None for a ``reauth`` tool), or None when the episode has none."""
+        for name in self.catalog:
+            if self.entry(name).role == role and name in self.tools:
+                required = self.tools[name].required
+                return name, (required[0] if required else None)
+        return None
+
     # -- careful habits ----------------------------------------------------------------------
     async def cure(self, res: CallResult) -> bool:
         """Apply the cure of a recoverable error; True when a retry makes sense."""
         code = res.code
         if code == "transient":
             return True
-        if code == "rate_limited" and WAIT_TOOL in self.tools:
-            wait = res.error.get("retry_after")
-            seconds = int(wait) if isinstance(wait, (int, float)) and wait > 0 else 30
-            await self.plain(WAIT_TOOL, {"seconds": min(max(seconds, 1), 7 * 86_400)})
+        if code == "rate_limited" and (wait := self.role_tool("wait")) is not None and wait[1]:
+            tool, param = wait
+            after = res.error.get("retry_after")
+            seconds = max(int(after) if isinstance(after, (int, float)) and after > 0 else 30, 1)
+            schema = (self.tools[tool].input_schema.get("properties") or {}).get(param) or {}
+            if isinstance(schema.get("maximum"), int):
+                seconds = min(seconds, schema["maximum"])
+            await self.plain(tool, {param: seconds})
             return True
-        if code == "auth_required" and AUTH_TOOL in self.tools:
-            await self.plain(AUTH_TOOL, {})
+        if code == "auth_required" and (reauth := self.role_tool("reauth")) is not None:
+            await self.plain(reauth[0], {})
             return True
-        if code == "permission_denied" and PRIVILEGE_TOOL in self.tools:
+        if code == "permission_denied" and (grant := self.role_tool("grant")) is not None and grant[1]:
             privilege = (res.error.get("details") or {}).get("privilege")
             if isinstance(privilege, str):
-                granted = await self.plain(PRIVILEGE_TOOL, {"privilege": privilege})
+                granted = await self.plain(grant[0], {grant[1]: privilege})
                 return not granted.is_error
         return False
 

@@ -7,8 +7,10 @@ definition as implemented; docs/design.md §7 ("Scores") states the same definit
 where a choice was made. Terms (call, read, *matches*, credentials) are defined in
 :mod:`mcpgym.evaluation.scoring.calls`. A *counted write* is a call of a ``write`` tool that
 took effect (successful, or a ``timeout`` whose write the ledger or the server's call log says
-was applied) whose families are not all in the unscored families (``system.clock``: waiting
-moves only the virtual clock, which is not part of the outcome).
+was applied), except the calls of a tool with the role ``wait`` (declared on ``@tool``: it
+moves only the virtual clock, which is not part of the outcome; see
+:func:`~mcpgym.evaluation.scoring.calls.is_wait`) and writes whose families are all in the
+unscored families.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from mcpgym.evaluation.trajectory import Trajectory
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""
 
-UNSCORED_FAMILIES: frozenset[str] = frozenset({"system.clock"})
-"""Families whose writes are not counted as writes (the clock is not outcome state)."""
+UNSCORED_FAMILIES: frozenset[str] = frozenset()
+"""Default families whose writes are not counted as writes (none: the clock, which is not
+outcome state, is moved by tools declaring the role ``wait``, which are never counted)."""
 
 
 # -- detail records (kept in EpisodeScores for audit) ---------------------------------------
@@ -136,8 +139,10 @@ class Outcome(BaseModel):
 # -- the rules ---------------------------------------------------------------------------------
 def counted_writes(calls: list[Call], unscored_families: frozenset[str] = UNSCORED_FAMILIES) -> list[int]:
     """Indexes (into ``calls``) of the counted writes: write-kind calls that took effect, except
-    those whose every family is in ``unscored_families``."""
-    return [i for i, c in enumerate(calls) if c.took_effect and not c.families <= unscored_families]
+    calls of a wait tool (:func:`~mcpgym.evaluation.scoring.calls.is_wait`) and those whose
+    every family is in ``unscored_families``."""
+    return [i for i, c in enumerate(calls)
+            if c.took_effect and not (is_wait(c) or c.families <= unscored_families)]
 
 
 def score_verification(calls: list[Call], counted: list[int]) -> Verification:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.catalog import Catalog, CatalogEntry, is_wait_entry
 from mcpgym.evaluation.trajectory import Trajectory
 
 ERROR_FAULT_KINDS: frozenset[str] = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_challenge"})
@@ -183,8 +183,10 @@ def matches(read: Call, other: Call) -> bool:
 
 
 def is_wait(c: Call) -> bool:
-    """A call of a wait tool (a tool whose name has the word ``wait``)."""
-    return "wait" in re.split(r"[^a-z0-9]+", c.tool.lower())
+    """A call of a wait tool: one declaring the role ``wait`` on ``@tool`` (for a tool known
+    only heuristically, or from a catalog row without roles, a tool whose name has the word
+    ``wait``; see :func:`mcpgym.evaluation.catalog.is_wait_entry`)."""
+    return is_wait_entry(c.entry)
 
 
 __all__ = [

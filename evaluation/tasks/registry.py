@@ -6,7 +6,11 @@ Hand-written tasks live in ``evaluation/tasks/data/*.yaml`` (each file: ``tasks:
 * ``core``: every hand-written task, in file order (files sorted by name);
 * a suite named in ``suites.yaml`` (``smoke``): those core tasks, in the listed order;
 * a suite registered with :func:`register_suite`: a Python generator of :class:`Task`
-  objects (procedural templates), validated like file tasks.
+  objects (procedural templates), validated like file tasks;
+* a suite per app bundle that ships a tasks file (``App.tasks``, found through the
+  ``mcpgym.apps`` entry points, see :mod:`mcpgym.kernel.app`): named after the app, its tasks
+  in file order (:func:`bundled_suites`);
+* any task file, outside every suite: :func:`load_file` (``mcpgym run --tasks FILE``).
 
 Gold state (DESIGN section 6): the oracle's final world on the task's seed with faults off
 (``ToolInvoker(world, "none")``), computed once per task and cached.
@@ -67,22 +71,33 @@ def parse_task(data: Any, source: str = "<data>", index: int = 0) -> Task:
 
 
 def load_file(path: str | Path) -> list[Task]:
-    """Load the tasks of one YAML file (``tasks: [...]`` or a bare list).
+    """Load the tasks of one YAML or JSON file (``tasks: [...]`` or a bare list; JSON is read
+    by the YAML parser, as a YAML 1.2 subset). Task ids must be unique within the file.
 
     Raises:
-        TaskLoadError: naming the file (and task id and field for a bad task).
+        TaskLoadError: naming the file (and task id and field for a bad task; the line for a
+            syntax error).
     """
     p = Path(path)
     try:
         raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+    except IsADirectoryError:
+        raise TaskLoadError(f"{p}: is a directory, not a task file") from None
     except OSError as exc:
         raise TaskLoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TaskLoadError(f"{p}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except yaml.YAMLError as exc:
-        raise TaskLoadError(f"{p}: not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise TaskLoadError(f"{p}: not valid YAML or JSON{where}: {problem}") from None
     items = raw.get("tasks") if isinstance(raw, dict) else raw
     if not isinstance(items, list):
         raise TaskLoadError(f"{p}: a task file holds 'tasks:' followed by a list of tasks")
-    return [parse_task(item, str(p), i) for i, item in enumerate(items)]
+    tasks = [parse_task(item, str(p), i) for i, item in enumerate(items)]
+    _check_unique(tasks, [str(p)] * len(tasks), f"file {p}")
+    return tasks
 
 
 def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
@@ -143,9 +158,35 @@ def unregister_suite(name: str) -> None:
     _CACHE.pop(name, None)
 
 
+def bundled_suites() -> dict[str, Path]:
+    """App name -> tasks file of every registered app bundle that ships one (``App.tasks``),
+    in catalog order. Each is a suite named after its app.
+
+    Raises:
+        TaskLoadError: when a bundle's tasks file does not exist, or its app's name is also the
+            name of another suite.
+    """
+    from mcpgym.kernel.app import app_names, get_app
+
+    out: dict[str, Path] = {}
+    taken = {CORE, *_named_suites(), *_GENERATORS}
+    for name in app_names():
+        path = get_app(name).tasks_path()
+        if path is None:
+            continue
+        if name in taken:
+            raise TaskLoadError(f"app {name!r}: its bundled tasks ({path}) would be suite {name!r}, "
+                                "which is already a suite; rename the app")
+        if not path.is_file():
+            raise TaskLoadError(f"app {name!r}: its tasks file {path} does not exist (App.tasks = {get_app(name).tasks!r})")
+        out[name] = path
+    return out
+
+
 def suite_names() -> list[str]:
-    """Every suite: those of ``suites.yaml`` (``smoke``), ``core``, then registered ones."""
-    return [*_named_suites(), CORE, *_GENERATORS]
+    """Every suite: those of ``suites.yaml`` (``smoke``), ``core``, registered ones, then one
+    per app bundle with a tasks file (:func:`bundled_suites`)."""
+    return [*_named_suites(), CORE, *_GENERATORS, *bundled_suites()]
 
 
 def load_tasks(suite: str = CORE) -> list[Task]:
@@ -176,6 +217,17 @@ def load_tasks(suite: str = CORE) -> list[Task]:
             _check_unique(tasks, [f"suite {suite!r}"] * len(tasks), f"suite {suite!r}")
             _CACHE[suite] = tasks
         return list(_CACHE[suite])
+    bundled = bundled_suites()
+    if suite in bundled:
+        key = f"bundle:{suite}@{bundled[suite]}"
+        if key not in _CACHE:
+            tasks = load_file(bundled[suite])
+            for t in tasks:
+                if suite not in t.apps:
+                    raise TaskLoadError(f"{bundled[suite]}: task {t.id!r}: field 'apps': a task bundled with app "
+                                        f"{suite!r} must list it (apps: {', '.join(t.apps)})")
+            _CACHE[key] = tasks
+        return list(_CACHE[key])
     raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
 
 
@@ -188,7 +240,7 @@ def get_task(task_id: str) -> Task:
     for t in _core():
         if t.id == task_id:
             return t
-    for name in _GENERATORS:
+    for name in [*_GENERATORS, *bundled_suites()]:
         for t in load_tasks(name):
             if t.id == task_id:
                 return t
@@ -293,11 +345,12 @@ def oracle_tools(task: Task) -> list[str]:
     """The tool set of the ``--tools task`` mode: what a good agent needs for this task.
 
     That is :func:`oracle_calls` plus, from the task's apps, the declared alternatives and
-    remedies of those tools (so every injected fault keeps its cure) and every read tool
+    remedies of those tools, declared or derived from roles (so every injected fault keeps its cure) and every read tool
     sharing a resource family with a write's resources or preconditions (so writes can be
     pre-checked and read back). Sorted in catalog order.
     """
     from mcpgym.kernel.app import get_app
+    from mcpgym.kernel.spec import role_remedies
 
     specs: dict[str, Any] = {}
     for app in task.apps:
@@ -310,7 +363,7 @@ def oracle_tools(task: Task) -> list[str]:
         for member in group:
             mspec = specs[member]
             want.add(member)
-            for cures in mspec.remedies.values():
+            for cures in role_remedies(mspec, specs.values()).values():
                 want.update(c for c in cures if c in specs)
             if mspec.kind == "write":
                 families.update(mspec.resources)
@@ -330,6 +383,7 @@ __all__ = [
     "DATA_DIR",
     "GoldRun",
     "TaskLoadError",
+    "bundled_suites",
     "clear_caches",
     "fault_seed_for",
     "get_task",

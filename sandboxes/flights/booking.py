@@ -223,6 +223,7 @@ class BookingTools(PassengerTools):
         preconditions=["flights.booking"],
         remedies={"permission_denied": ["system_request_privilege"]},
         id_args=["booking_id"],
+        destructive=True,
     )
     def flights_cancel_booking(self, booking_id: BookingId) -> CancellationView:
         """Cancel a booking and refund to the wallet by the clock: 100% of the amount paid more

@@ -79,7 +79,7 @@ class PassengerTools(FlightsCore):
             p.document_number = document_number.strip().upper()
         return PassengerView(passenger=p)
 
-    @tool("write", ["flights.passenger"])
+    @tool("write", ["flights.passenger"], destructive=True)
     def flights_remove_passenger(self, passenger_id: Annotated[str, Field(max_length=60, description="passenger id")]) -> RemovedView:
         """Remove a saved passenger. The account holder, and anyone on an upcoming confirmed booking, cannot be removed."""
         p = self._passenger(passenger_id)

@@ -49,7 +49,7 @@ class AccountTools(NewsBase):
         self.state.bookmarks[article_id] = Bookmark(article_id=article_id, note=note.strip(), added_at=self.now)
         return BookmarkResult(article_id=article_id, bookmarked=True, bookmark_count=len(self.state.bookmarks))
 
-    @tool("write", ["news.bookmark"], remedies={"not_found": ["news_list_bookmarks"]})
+    @tool("write", ["news.bookmark"], remedies={"not_found": ["news_list_bookmarks"]}, destructive=True)
     def news_remove_bookmark(self, article_id: ArticleId) -> BookmarkResult:
         """Remove an article from the bookmarks. Errors: not_found when it is not bookmarked."""
         if self.state.bookmarks.pop(article_id, None) is None:
@@ -131,7 +131,7 @@ class AccountTools(NewsBase):
         self.state.subscriptions[key] = sub
         return SubscriptionResult(subscription=self._sub_view(sub), charged_cents=price, transaction_id=txn)
 
-    @tool("write", ["news.subscription"], remedies={"not_found": ["news_list_subscriptions"]})
+    @tool("write", ["news.subscription"], remedies={"not_found": ["news_list_subscriptions"]}, destructive=True)
     def news_remove_subscription(
         self,
         subscription_id: Annotated[str, Field(description="e.g. section:tech or author:p-007 (see news_list_subscriptions)")],
@@ -162,7 +162,7 @@ class AccountTools(NewsBase):
                                      read_count=h.read_count, last_read_iso=iso(h.last_read_at)))
         return HistoryList(history=views, total=len(self.state.history))
 
-    @tool("write", ["news.history"], remedies={"not_found": ["news_list_history"]})
+    @tool("write", ["news.history"], remedies={"not_found": ["news_list_history"]}, destructive=True)
     def news_clear_history(
         self,
         article_id: Annotated[str | None, Field(description="remove only this article; omit to clear everything")] = None,

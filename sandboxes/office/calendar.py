@@ -202,7 +202,7 @@ class CalendarTools(OfficeBase):
             e.description = description
         return EventResult(event=self._event_view(e))
 
-    @tool("write", ["office.event"], remedies={"not_found": EVENT_NOT_FOUND})
+    @tool("write", ["office.event"], remedies={"not_found": EVENT_NOT_FOUND}, destructive=True)
     def office_delete_event(self, event_id: EventId) -> EventDeleted:
         """Delete an event from the calendar. Deleting an accepted invitation's event declines
         that invitation."""

@@ -158,7 +158,7 @@ class FileTools(OfficeBase):
             f.folder, f.name, f.updated_at = folder, clean, self.now
         return f
 
-    @tool("write", ["office.file", "office.share"], remedies={"not_found": FILE_NOT_FOUND})
+    @tool("write", ["office.file", "office.share"], remedies={"not_found": FILE_NOT_FOUND}, destructive=True)
     def office_delete_file(self, file_id: FileId) -> FileDeleted:
         """Delete a file permanently (its shares end with it)."""
         f = self._file(file_id)
@@ -213,7 +213,7 @@ class FileTools(OfficeBase):
         return ShareResult(share=self._share_view(f, s), changed=True)
 
     @tool("write", ["office.share"], remedies={"not_found": ["office_list_shares", *FILE_NOT_FOUND]},
-          id_args=["file_id", "person"])
+          id_args=["file_id", "person"], destructive=True)
     def office_unshare_file(self, file_id: FileId, person: Person) -> ShareResult:
         """Stop sharing a file with a person. Errors: not_found when it is not shared with them."""
         f = self._file(file_id)

@@ -265,7 +265,7 @@ class MailTools(OfficeBase):
         m.folder = folder
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND})
+    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND}, destructive=True)
     def office_archive_mail(self, message_id: MessageId) -> MailResult:
         """Archive a message (move it out of the inbox into the archive folder)."""
         m = self._message(message_id)
@@ -273,7 +273,7 @@ class MailTools(OfficeBase):
         m.folder = "archive"
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND})
+    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND}, destructive=True)
     def office_delete_mail(self, message_id: MessageId) -> MailDeleted:
         """Delete a message: it moves to the trash; deleting a message already in the trash
         removes it permanently."""
@@ -322,7 +322,7 @@ class MailTools(OfficeBase):
             m.labels = sorted([*m.labels, lab.name])
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail", "office.label"], remedies={"not_found": ["office_list_labels", *MAIL_NOT_FOUND]})
+    @tool("write", ["office.mail", "office.label"], remedies={"not_found": ["office_list_labels", *MAIL_NOT_FOUND]}, destructive=True)
     def office_remove_label(self, message_id: MessageId, label: LabelName) -> MailResult:
         """Take a label off a message. Errors: not_found when the message does not carry it."""
         m = self._message(message_id)

@@ -268,7 +268,7 @@ class BrowseTools(ShopCore):
         self.state.stars[tid] = Star(target_id=tid, kind=kind, starred_at=self.now)  # type: ignore[arg-type]
         return StarResult(target_id=tid, kind=kind, starred=True, changed=True)
 
-    @tool("write", ["shop.star"])
+    @tool("write", ["shop.star"], destructive=True)
     def shop_remove_star(
         self, target_id: Annotated[str, Field(description="a shop id (shop-01) or item id (item-0103)")]
     ) -> StarResult:

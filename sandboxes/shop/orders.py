@@ -95,7 +95,7 @@ class OrderTools(ShopCore):
             raise ToolError("not_found", f"{item_id} is not in the cart; see shop_get_cart", field="item_id")
         return line
 
-    @tool("write", ["shop.cart"])
+    @tool("write", ["shop.cart"], destructive=True)
     def shop_remove_from_cart(self, item_id: ItemIdArg) -> CartView:
         """Remove an item's line from the cart.
 
@@ -158,7 +158,7 @@ class OrderTools(ShopCore):
         self.state.cart_coupon = code
         return self._cart_view()
 
-    @tool("write", ["shop.cart"])
+    @tool("write", ["shop.cart"], destructive=True)
     def shop_remove_coupon(self) -> CartView:
         """Remove the coupon applied to the cart.
 
@@ -285,7 +285,7 @@ class OrderTools(ShopCore):
         order.refunded_cents = order.total_cents
         order.closed_at = self.now
 
-    @tool("write", ["shop.order", "shop.item", "wallet.balance"], preconditions=["shop.order"])
+    @tool("write", ["shop.order", "shop.item", "wallet.balance"], preconditions=["shop.order"], destructive=True)
     def shop_cancel_order(self, order_id: OrderIdArg) -> OrderView:
         """Cancel an order that has not shipped yet (status placed): the total is refunded to the
         wallet in full and the items go back into stock (a coupon it used stays used).

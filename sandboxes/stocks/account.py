@@ -54,7 +54,7 @@ class AccountTools(StocksCore):
                          wallet_balance_cents=system.state.wallet.balance_cents)
 
     @tool("write", ["stocks.account", "wallet.balance"], preconditions=["stocks.account"],
-          remedies={"precondition_failed": ["stocks_cancel_order"]})
+          remedies={"precondition_failed": ["stocks_cancel_order"]}, destructive=True)
     def stocks_withdraw_funds(self, amount_cents: Amount) -> FundsView:
         """Move amount_cents of brokerage cash back to the wallet. Only buying power can be
         withdrawn: cash frozen by pending orders or backing short positions stays."""
@@ -134,7 +134,7 @@ class AccountTools(StocksCore):
         self._commit(st)
         return self._watchlist(st)
 
-    @tool("write", ["stocks.watchlist"], id_args=["symbol"])
+    @tool("write", ["stocks.watchlist"], id_args=["symbol"], destructive=True)
     def stocks_remove_from_watchlist(self, symbol: Symbol) -> Watchlist:
         """Remove a symbol from the watchlist."""
         st = self._begin()

@@ -152,7 +152,7 @@ class TradingTools(StocksCore):
         return self._place(symbol, "buy", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents)
 
     @tool("write", ORDER_RESOURCES, preconditions=ORDER_PRECONDITIONS, remedies=ORDER_REMEDIES,
-          alternatives=["stocks_place_order"], id_args=[])
+          alternatives=["stocks_place_order"], id_args=[], destructive=True)
     def stocks_sell_shares(self, symbol: Symbol, quantity: Quantity, limit_price_cents: Limit = None) -> OrderResult:
         """Sell shares (needs stocks.trading; selling more than held is a short sale needing
         stocks.short_selling; cents). Without limit_price_cents: a market order filled now at
@@ -166,7 +166,7 @@ class TradingTools(StocksCore):
             raise ToolError("not_found", f"no order {order_id[:40]!r}; see stocks_list_orders", field="order_id")
         return o
 
-    @tool("write", ["stocks.order", "stocks.account"], preconditions=["stocks.order"])
+    @tool("write", ["stocks.order", "stocks.account"], preconditions=["stocks.order"], destructive=True)
     def stocks_cancel_order(self, order_id: OrderId) -> OrderResult:
         """Cancel a pending limit order, releasing its frozen cash or reserved shares."""
         st = self._begin()

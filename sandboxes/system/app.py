@@ -264,7 +264,7 @@ class SystemApp(App):
         return txn_id
 
     # -- time ------------------------------------------------------------------------------
-    @tool("read", ["system.clock"])
+    @tool("read", ["system.clock"], never_faulted=True)
     def system_get_time(self) -> TimeView:
         """Return the current virtual time (seconds since the epoch, ISO-8601, weekday)."""
         from datetime import datetime, timezone
@@ -272,7 +272,7 @@ class SystemApp(App):
         dt = datetime.fromtimestamp(self.now, tz=timezone.utc)
         return TimeView(now=self.now, iso=iso(self.now), weekday=dt.strftime("%A"))
 
-    @tool("write", ["system.clock"])
+    @tool("write", ["system.clock"], role="wait")
     def system_wait(self, seconds: Annotated[int, Field(ge=1, le=7 * 86_400, description="virtual seconds to wait")]) -> TimeView:
         """Wait: advance the virtual clock by seconds (1 to 604800). Cures rate limits."""
         self.world.clock.advance(seconds)
@@ -308,7 +308,7 @@ class SystemApp(App):
         """List every privilege the apps may require and whether it is granted."""
         return PrivilegeList(privileges=list(self.state.privileges.values()))
 
-    @tool("auth", ["system.privilege"], id_args=["privilege"])
+    @tool("auth", ["system.privilege"], id_args=["privilege"], role="grant")
     def system_request_privilege(self, privilege: Annotated[str, Field(description="privilege name, e.g. talk.location")]) -> PrivilegeView:
         """Ask for a privilege (e.g. talk.location); it is granted at once. Cures permission_denied."""
         p = self.state.privileges.get(privilege)
@@ -319,7 +319,7 @@ class SystemApp(App):
             p.granted_at = self.now
         return PrivilegeView(privilege=p)
 
-    @tool("write", ["system.privilege"], id_args=["privilege"])
+    @tool("write", ["system.privilege"], id_args=["privilege"], destructive=True)
     def system_revoke_privilege(self, privilege: Annotated[str, Field(description="privilege name")]) -> PrivilegeView:
         """Revoke a granted privilege."""
         p = self.state.privileges.get(privilege)
@@ -329,7 +329,7 @@ class SystemApp(App):
         p.granted_at = None
         return PrivilegeView(privilege=p)
 
-    @tool("auth", ["system.session"])
+    @tool("auth", ["system.session"], role="reauth")
     def system_authenticate(self) -> AuthView:
         """Re-authenticate the user's session. Cures auth_required on any tool."""
         self.state.authenticated_at = self.now

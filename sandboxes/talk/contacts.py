@@ -74,7 +74,7 @@ class ContactTools(TalkBase):
         self.state.contacts[cid] = contact
         return ContactView(contact=contact)
 
-    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
+    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY, destructive=True)
     def talk_block_contact(self, contact_id: ContactId) -> ContactView:
         """Block a contact: no messages, group invitations or location shares to them. Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
@@ -82,7 +82,7 @@ class ContactTools(TalkBase):
         c.blocked = True
         return ContactView(contact=c)
 
-    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
+    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY, destructive=True)
     def talk_unblock_contact(self, contact_id: ContactId) -> ContactView:
         """Unblock a blocked contact so they can be messaged again. Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
@@ -118,7 +118,7 @@ class ContactTools(TalkBase):
         c.tags = sorted(set(c.tags) | {tag})
         return ContactView(contact=c)
 
-    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
+    @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY, destructive=True)
     def talk_remove_contact_tag(
         self, contact_id: ContactId, tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")]
     ) -> ContactView:

@@ -71,7 +71,7 @@ class GroupTools(TalkBase):
         chat.members = sorted([*chat.members, contact.contact_id])
         return self._group_view(chat)
 
-    @tool("write", ["talk.group"], preconditions=["talk.group"], remedies=PRIVILEGE_REMEDY)
+    @tool("write", ["talk.group"], preconditions=["talk.group"], remedies=PRIVILEGE_REMEDY, destructive=True)
     def talk_remove_group_member(self, chat_id: ChatId, contact_id: ContactId) -> GroupView:
         """Remove a member from a group you own. Needs talk.group_admin."""
         self._require(PRIV_GROUPS)
@@ -103,7 +103,7 @@ class GroupTools(TalkBase):
         return self._group_view(chat)
 
     @tool("write", ["talk.group"], preconditions=["talk.group"],
-          remedies={"precondition_failed": ["talk_transfer_group_ownership"]})
+          remedies={"precondition_failed": ["talk_transfer_group_ownership"]}, destructive=True)
     def talk_leave_group(self, chat_id: ChatId) -> GroupView:
         """Leave a group. The owner of a group with other members must transfer ownership first.
 

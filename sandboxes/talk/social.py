@@ -133,7 +133,7 @@ class SocialTools(TalkBase):
         self.state.shares[share_id] = share
         return self._share_view(share)
 
-    @tool("write", ["talk.location_share"])
+    @tool("write", ["talk.location_share"], destructive=True)
     def talk_revoke_location_share(
         self, share_id: Annotated[str, Field(max_length=64, description="share id (see talk_list_location_shares)")]
     ) -> ShareView:

@@ -194,7 +194,7 @@ class WeatherApp(App):
         return AddLocationResult(location=self._saved_view(city.location_id), added=True, count=len(self.state.saved))
 
     @tool("write", ["weather.saved_location", "weather.alert_subscription"], preconditions=["weather.primary_location"],
-          remedies={"precondition_failed": ["weather_set_primary_location"]})
+          remedies={"precondition_failed": ["weather_set_primary_location"]}, destructive=True)
     def weather_remove_location(self, location: LocationArg) -> RemoveLocationResult:
         """Remove a saved location and its alert subscription. The primary location cannot be removed."""
         city = self._resolve(location)
@@ -348,7 +348,7 @@ class WeatherApp(App):
             sub.min_severity = min_severity
         return self._sub_view(sub)
 
-    @tool("write", ["weather.alert_subscription"])
+    @tool("write", ["weather.alert_subscription"], destructive=True)
     def weather_unsubscribe_alerts(self, location: LocationArg) -> SubscriptionList:
         """Stop alerts for a location; returns the remaining subscriptions."""
         city = self._resolve(location)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mcpgym.kernel.app import App, get_app
+from mcpgym.kernel.spec import role_parameter
 from mcpgym.kernel.world import World, canonical_json
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.invoke import ToolInvoker
@@ -62,13 +63,31 @@ def short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _role_tool(invoker: ToolInvoker, role: str) -> tuple[str, str | None] | None:
+    """The episode's first tool declaring ``role`` and its one required parameter, or None."""
+    for name, spec in invoker.specs.items():
+        if spec.role == role:
+            return name, role_parameter(spec)
+    return None
+
+
 def grant_all_privileges(invoker: ToolInvoker) -> None:
-    """Request every privilege through the system app's tools (no-op without them)."""
-    if "system_list_privileges" not in invoker.specs:
+    """Grant every privilege through the episode's ``grant`` tool (no-op without one): the
+    privileges are the ``name`` of every item listed by the read tool of the grant tool's
+    first resource family that takes no required arguments (e.g. a privilege listing)."""
+    grant = _role_tool(invoker, "grant")
+    if grant is None or grant[1] is None:
         return
-    listing = invoker.call("system_list_privileges", {})
-    for p in listing.payload.get("privileges", []):
-        invoker.call("system_request_privilege", {"privilege": p["name"]})
+    family = invoker.specs[grant[0]].resources[0]
+    listing_tool = next((n for n, s in invoker.specs.items() if s.kind == "read" and s.resources[:1] == (family,)
+                         and not s.input_schema().get("required")), None)
+    if listing_tool is None:
+        return
+    listing = invoker.call(listing_tool, {})
+    for value in listing.payload.values():
+        for item in value if isinstance(value, list) else []:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                invoker.call(grant[0], {grant[1]: item["name"]})
 
 
 def run_script(invoker: ToolInvoker, app: str, rounds: Sequence[int] = (0, 1)) -> list[dict[str, Any]]:
@@ -84,8 +103,9 @@ def run_script(invoker: ToolInvoker, app: str, rounds: Sequence[int] = (0, 1)) -
     for rnd in rounds:
         if rnd == 1:
             grant_all_privileges(invoker)
-            if "system_wait" in invoker.specs:
-                invoker.call("system_wait", {"seconds": 3600})
+            wait = _role_tool(invoker, "wait")
+            if wait is not None and wait[1] is not None:
+                invoker.call(wait[0], {wait[1]: 3600})
         known = known_values(invoker.world, app)
         for name in specs:
             for rep in range(2):

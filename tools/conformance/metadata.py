@@ -14,7 +14,7 @@ from mcpgym.kernel.app import App, AppState, app_names, get_app
 from mcpgym.tools.conformance.args import input_schema
 from mcpgym.tools.conformance.common import ROOT, app_cls
 from mcpgym.kernel.errors import ERROR_CODES
-from mcpgym.kernel.spec import TOOL_NAME_RE
+from mcpgym.kernel.spec import ROLES, TOOL_NAME_RE
 
 _META: list[Any] = []
 
@@ -114,12 +114,22 @@ def check_plain_text(app: str | type[App]) -> list[str]:
 
 
 def check_metadata(app: str | type[App]) -> list[str]:
-    """Check the app class and every tool spec (names, kinds, resources, remedies, schemas, docs)."""
+    """Check the app class (title, state, the bundle's ``version`` and ``tasks`` file) and every
+    tool spec (names, kinds, roles, resources, remedies, schemas, docs)."""
     cls = app_cls(app)
     problems: list[str] = []
     name = cls.name
     if not cls.title:
         problems.append(f"{name}: the app class needs a `title`")
+    if not isinstance(cls.version, str):
+        problems.append(f"{name}: `version` must be a string such as '1.0'")
+    if cls.tasks is not None:
+        try:
+            path = cls.tasks_path()
+        except (TypeError, OSError) as exc:
+            path, problems = None, [*problems, f"{name}: cannot locate its tasks file {cls.tasks!r}: {exc}"]
+        if path is not None and not path.is_file():
+            problems.append(f"{name}: its tasks file {path} (App.tasks = {cls.tasks!r}) does not exist")
     if not (inspect.isclass(cls.State) and issubclass(cls.State, AppState)):
         problems.append(f"{name}: State must subclass mcpgym.kernel.app.AppState")
     if not cls.tools:
@@ -134,6 +144,10 @@ def check_metadata(app: str | type[App]) -> list[str]:
             problems.append(f"{where}: name must start with '{name}_'")
         if spec.kind not in ("read", "write", "auth"):
             problems.append(f"{where}: kind {spec.kind!r} is not read, write or auth")
+        if spec.role is not None and spec.role not in ROLES:
+            problems.append(f"{where}: role {spec.role!r} is not one of {', '.join(ROLES)}")
+        if spec.destructive and spec.kind != "write":
+            problems.append(f"{where}: only a write tool can be destructive")
         if not spec.resources or not all(isinstance(r, str) and r.strip() for r in spec.resources):
             problems.append(f"{where}: resources must be non-empty strings")
         for family in (*spec.resources, *spec.preconditions):

@@ -1,17 +1,24 @@
 """The sandbox app base class and the app registry.
 
-An app is one module: a pydantic state model (subclass of :class:`AppState`), a subclass of
-:class:`App` whose ``generate`` builds the seeded initial state, and ``@tool`` methods. The
-class is registered with :func:`register_app`; the conformance suite (tests/conformance)
-then checks it without new test code.
+An app is one plugin bundle: a subclass of :class:`App` (its pydantic state model, a
+``generate`` building the seeded initial state, ``@tool`` methods), its ``version`` and
+optionally a tasks file (``tasks``, a path relative to the module defining the class). It is
+found through the ``mcpgym.apps`` entry-point group: the entry point's name is the app name
+and its object is the class (``myapp = "my_pkg.app:MyApp"``); an entry point naming a module
+instead registers the apps that module decorates with :func:`register_app`. The built-in
+apps are declared the same way in mcpgym's pyproject.toml. :func:`mcpgym.check_app` runs the
+conformance suite on a class.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+import inspect
 import random
+import sys
 import threading
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -26,9 +33,24 @@ if TYPE_CHECKING:
 BUILTIN_APPS: tuple[str, ...] = ("system", "shop", "talk", "flights", "stocks", "weather", "news", "office")
 """Modules under ``sandboxes`` that hold the built-in apps, in catalog order."""
 
+ENTRY_POINT_GROUP = "mcpgym.apps"
+"""The entry-point group every app bundle (built-in or outside) is declared in."""
+
 _REGISTRY: dict[str, type["App"]] = {}
 _LOADED = False
 _LOAD_LOCK = threading.RLock()
+
+
+class AppLoadError(RuntimeError):
+    """An ``mcpgym.apps`` entry point could not be loaded; the message names the entry point."""
+
+
+class UnknownAppError(KeyError):
+    """An app list names an app that is not registered; the message names it and the known
+    apps. A ``KeyError`` (and :meth:`__str__` gives the plain message)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class AppState(BaseModel):
@@ -47,7 +69,11 @@ class App(ABC):
     """A stateful sandbox app inside a :class:`~mcpgym.kernel.world.World`.
 
     Subclasses set ``name`` (lowercase, used as the tool-name prefix), ``title``, ``State``
-    (an :class:`AppState` subclass) and implement :meth:`generate`.
+    (an :class:`AppState` subclass) and implement :meth:`generate`; a bundle also sets
+    ``version`` (recorded in every trajectory and run manifest; when left empty, the version
+    of the distribution whose entry point loaded the class is used) and ``tasks`` (its tasks
+    file, YAML or JSON as the task registry parses, relative to the directory of the module
+    defining the class; None: no bundled tasks).
 
     Attributes:
         world: the owning world (clock, people, other apps).
@@ -56,12 +82,27 @@ class App(ABC):
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
+    version: ClassVar[str] = ""
+    tasks: ClassVar[str | None] = None
     State: ClassVar[type[AppState]] = AppState
     tools: ClassVar[dict[str, ToolSpec]] = {}
 
     def __init__(self, world: "World", state: AppState) -> None:
         self.world = world
         self.state = state
+
+    @classmethod
+    def tasks_path(cls) -> Path | None:
+        """The absolute path of the bundled tasks file (``tasks`` resolved against the
+        directory of the module defining the class), or None when the app bundles none."""
+        if not cls.tasks:
+            return None
+        path = Path(cls.tasks)
+        if path.is_absolute():
+            return path
+        module = sys.modules.get(cls.__module__)
+        source = getattr(module, "__file__", None) or inspect.getfile(cls)
+        return Path(source).resolve().parent / path
 
     @classmethod
     @abstractmethod
@@ -110,30 +151,18 @@ def register_app(cls: type[App]) -> type[App]:
     existing = _REGISTRY.get(cls.name)
     if existing is not None and existing.__qualname__ != cls.__qualname__:
         raise ValueError(f"app name {cls.name!r} is already registered by {existing.__qualname__}")
+    if not isinstance(cls.version, str):
+        raise ValueError(f"app {cls.name}: version must be a string such as '1.0', not {cls.version!r}")
+    if cls.tasks is not None and not isinstance(cls.tasks, (str, Path)):
+        raise ValueError(f"app {cls.name}: tasks must be a file path (str) or None, not {cls.tasks!r}")
     specs = collect_specs(cls)
     for spec in specs.values():
-        if not spec.name.startswith(cls.name + "_") and spec.name != "search_tools":
+        if not spec.name.startswith(cls.name + "_"):
             raise ValueError(f"tool {spec.name} of app {cls.name} must be named {cls.name}_<verb>_<noun>")
         spec.app = cls.name
-        _add_default_remedies(spec)
     cls.tools = specs
     _REGISTRY[cls.name] = cls
     return cls
-
-
-DEFAULT_REMEDIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "read": {"rate_limited": ("system_wait",)},
-    "write": {"rate_limited": ("system_wait",), "auth_required": ("system_authenticate",)},
-    "auth": {},
-}
-"""Remedies every tool of a kind has, whatever its app declares: waiting cures a rate limit,
-re-authenticating cures an auth challenge (both tools of the always-present ``system`` app)."""
-
-
-def _add_default_remedies(spec: ToolSpec) -> None:
-    for code, cures in DEFAULT_REMEDIES.get(spec.kind, {}).items():
-        have = spec.remedies.get(code, ())
-        spec.remedies[code] = tuple(dict.fromkeys((*have, *cures)))
 
 
 def unregister_app(name: str) -> None:
@@ -142,28 +171,89 @@ def unregister_app(name: str) -> None:
 
 
 def load_apps() -> dict[str, type[App]]:
-    """Load every app of the ``mcpgym.apps`` entry-point group (the built-in apps are declared
-    there too, in pyproject.toml) and return the registry."""
+    """Load every app bundle of the ``mcpgym.apps`` entry-point group (the built-in apps are
+    declared there too, in pyproject.toml) and return the registry, name -> class.
+
+    Raises:
+        AppLoadError: naming the entry point whose object cannot be imported, is neither an
+            :class:`App` subclass nor a module, or whose name differs from its app's name.
+    """
     global _LOADED
     if not _LOADED:
         with _LOAD_LOCK:  # another thread sees the registry only once it is complete
             if not _LOADED:
-                for ep in entry_points(group="mcpgym.apps"):
-                    ep.load()
+                for ep in entry_points(group=ENTRY_POINT_GROUP):
+                    _load_entry_point(ep)
                 _LOADED = True
     return dict(_REGISTRY)
+
+
+def _load_entry_point(ep: EntryPoint) -> None:
+    """Load one ``mcpgym.apps`` entry point: register its class (or the module's apps)."""
+    where = f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP})"
+    try:
+        obj = ep.load()
+    except Exception as exc:  # noqa: BLE001 - name the plugin, whatever broke inside it
+        raise AppLoadError(f"{where}: cannot load: {type(exc).__name__}: {exc}") from exc
+    if inspect.ismodule(obj):
+        cls = _REGISTRY.get(ep.name)
+        if cls is None:
+            raise AppLoadError(f"{where}: the module registers no app named {ep.name!r}")
+    elif inspect.isclass(obj) and issubclass(obj, App):
+        cls = obj
+        if cls.name != ep.name:
+            raise AppLoadError(f"{where}: the entry point's name must be the app's name {cls.name!r}")
+        if _REGISTRY.get(cls.name) is not cls:
+            try:
+                register_app(cls)
+            except (ValueError, TypeError) as exc:
+                raise AppLoadError(f"{where}: {exc}") from exc
+    else:
+        raise AppLoadError(f"{where}: must name an App subclass (module:Class), not {type(obj).__name__}")
+    if not cls.version and ep.dist is not None:
+        cls.version = ep.dist.version
 
 
 def get_app(name: str) -> type[App]:
     """Return the registered app class ``name``.
 
     Raises:
-        KeyError: naming the known apps when ``name`` is not registered.
+        UnknownAppError: (a KeyError) naming ``name`` and the known apps when it is not registered.
     """
     apps = load_apps()
     if name not in apps:
-        raise KeyError(f"unknown app {name!r}; known apps: {', '.join(sorted(apps))}")
+        raise UnknownAppError(unknown_app_message(name, apps))
     return apps[name]
+
+
+def unknown_app_message(name: Any, known: Any) -> str:
+    """The one-line error for an unknown app ``name`` among the ``known`` names."""
+    names = [a for a in BUILTIN_APPS if a in known] + sorted(a for a in known if a not in BUILTIN_APPS)
+    return f"unknown app {name!r}; known apps: {', '.join(names)}"
+
+
+def check_app_names(names: Any) -> list[str]:
+    """Return ``names`` (an iterable of app names) as a list after checking every one is
+    registered.
+
+    Raises:
+        UnknownAppError: naming the first unknown app and the known ones.
+    """
+    known = load_apps()
+    out = list(names)
+    for name in out:
+        if name not in known:
+            raise UnknownAppError(unknown_app_message(name, known))
+    return out
+
+
+def app_versions(names: Any) -> dict[str, str]:
+    """App name -> ``App.version`` for the registered apps ``names``.
+
+    Raises:
+        UnknownAppError: for an unknown app name.
+    """
+    return {n: get_app(n).version for n in names}
 
 
 def app_names() -> list[str]:

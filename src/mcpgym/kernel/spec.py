@@ -3,7 +3,9 @@
 A sandbox operation is a method of an :class:`mcpgym.kernel.app.App` subclass decorated with
 :func:`tool`. The decorator reads the signature (type hints become the input schema, the
 return annotation, a pydantic model, becomes the output schema) and records the metadata the
-scorer needs: kind, resource families, preconditions, remedies and alternatives.
+scorer needs: kind, resource families, preconditions, remedies and alternatives, and the
+declarations the generic layers derive their behaviour from instead of tool names: a *role*
+(:data:`ROLES`), ``destructive`` and ``never_faulted``.
 
 This module does not import the MCP SDK; :mod:`mcpgym.tools.mcp_bridge` maps specs onto MCP types.
 """
@@ -16,13 +18,35 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Literal, get_args, get_origin
+from typing import Annotated, Any, Callable, Iterable, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from mcpgym.kernel.errors import ERROR_CODES, ToolError
 
 ToolKind = Literal["read", "write", "auth"]
+ToolRole = Literal["wait", "reauth", "grant"]
+ROLES: tuple[str, ...] = ("wait", "reauth", "grant")
+"""Roles a tool may declare on ``@tool(role=...)``; the fault layer, the scorer and the
+scripted agents find these tools by role, never by name:
+
+``wait``
+    Waits out a rate limit: one required integer parameter, virtual seconds to wait; it moves
+    the virtual clock by exactly that (no write tick). Cures ``rate_limited``; never faulted.
+``reauth``
+    Re-authenticates: no required parameters; a success clears every pending auth challenge
+    of the episode. Cures ``auth_required``; never faulted.
+``grant``
+    Grants a privilege: one required string parameter, the privilege named in a
+    ``permission_denied`` error's ``details.privilege``. It may be faulted like any tool.
+"""
+ROLE_REMEDIES: dict[str, dict[str, str]] = {
+    "read": {"rate_limited": "wait"},
+    "write": {"rate_limited": "wait", "auth_required": "reauth"},
+    "auth": {},
+}
+"""Tool kind -> error code -> the role whose tools cure it for every tool of that kind, on top
+of its declared remedies (see :func:`role_remedies`)."""
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_STRING = 10_000
 """Longest string any tool argument accepts (characters)."""
@@ -44,6 +68,11 @@ class ToolSpec:
         alternatives: tools that reach the same goal another way.
         description: from the docstring's first paragraph.
         id_args: argument names that identify a resource (default: those ending in ``_id``).
+        role: one of :data:`ROLES`, or None.
+        destructive: a write that destroys or undoes something (delete, cancel, sell...):
+            declared, never guessed from the name; it sets the MCP ``destructiveHint``.
+        never_faulted: fault injection skips this tool (implied by the roles ``wait`` and
+            ``reauth``, so every injected fault keeps a cure); see :attr:`fault_exempt`.
         input_model: pydantic model validating the arguments.
         output_model: pydantic model of the structured result.
         func: the unbound method.
@@ -62,6 +91,9 @@ class ToolSpec:
     func: Callable[..., Any]
     app: str = ""
     params: tuple[str, ...] = field(default_factory=tuple)
+    role: str | None = None
+    destructive: bool = False
+    never_faulted: bool = False
     _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Generated JSON schemas by kind (pydantic regenerates them on every call, slowly)."""
 
@@ -69,6 +101,12 @@ class ToolSpec:
     def read_only(self) -> bool:
         """True for ``read`` tools."""
         return self.kind == "read"
+
+    @property
+    def fault_exempt(self) -> bool:
+        """True when fault injection never hits this tool: declared ``never_faulted``, or a
+        ``wait`` / ``reauth`` tool (a cure must always work)."""
+        return self.never_faulted or self.role in ("wait", "reauth")
 
     def input_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments (an object schema); a fresh copy on every call."""
@@ -86,15 +124,25 @@ class ToolSpec:
             schema = self._schemas["output"] = self.output_model.model_json_schema()
         return copy.deepcopy(schema)
 
-    def catalog_entry(self) -> dict[str, Any]:
-        """The catalog row of DESIGN section 3 for this tool."""
+    def catalog_entry(self, peers: "Iterable[ToolSpec] | None" = None) -> dict[str, Any]:
+        """The catalog row of DESIGN section 3 for this tool.
+
+        Args:
+            peers: the tools this one is served with (an episode's, or every registered
+                tool); its remedies then include the role-derived ones (:func:`role_remedies`).
+                None: the declared remedies only.
+        """
+        remedies = self.remedies if peers is None else role_remedies(self, peers)
         return {
             "name": self.name,
             "app": self.app,
             "kind": self.kind,
+            "role": self.role,
+            "destructive": self.destructive,
+            "never_faulted": self.fault_exempt,
             "resources": list(self.resources),
             "preconditions": list(self.preconditions),
-            "remedies": {k: list(v) for k, v in self.remedies.items()},
+            "remedies": {k: list(v) for k, v in remedies.items()},
             "alternatives": list(self.alternatives),
             "id_args": list(self.id_args),
             "description": self.description,
@@ -179,13 +227,18 @@ def build_spec(
     alternatives: tuple[str, ...] = (),
     id_args: tuple[str, ...] | None = None,
     name: str | None = None,
+    role: str | None = None,
+    destructive: bool = False,
+    never_faulted: bool = False,
 ) -> ToolSpec:
     """Build the :class:`ToolSpec` of ``func`` (see :func:`tool` for the arguments).
 
     Raises:
         TypeError: when the function lacks type hints, its return annotation is not a pydantic
             model, or a parameter is positional-only/variadic.
-        ValueError: for a bad name, kind, error code or an empty ``resources``.
+        ValueError: for a bad name, kind, role, error code or an empty ``resources``; for
+            ``destructive`` on a tool that is not a write; for a role tool whose parameters
+            break the role's contract (:data:`ROLES`).
     """
     tool_name = name or func.__name__
     if not TOOL_NAME_RE.match(tool_name):
@@ -194,6 +247,10 @@ def build_spec(
         raise ValueError(f"tool {tool_name}: kind must be read, write or auth, not {kind!r}")
     if not resources:
         raise ValueError(f"tool {tool_name}: resources must name at least one resource family")
+    if role is not None and role not in ROLES:
+        raise ValueError(f"tool {tool_name}: role must be one of {', '.join(ROLES)} or None, not {role!r}")
+    if destructive and kind != "write":
+        raise ValueError(f"tool {tool_name}: only a write tool can be destructive (kind is {kind!r})")
     remedies = {k: tuple(v) for k, v in (remedies or {}).items()}
     for code in remedies:
         if code not in ERROR_CODES:
@@ -220,6 +277,8 @@ def build_spec(
     input_model = create_model(
         model_name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields
     )
+    if role is not None:
+        _check_role(tool_name, role, input_model)
     ids = tuple(id_args) if id_args is not None else tuple(p for p in params if p.endswith("_id") or p.endswith("_ids"))
     return ToolSpec(
         name=tool_name,
@@ -234,7 +293,52 @@ def build_spec(
         output_model=ret,
         func=func,
         params=tuple(params),
+        role=role,
+        destructive=bool(destructive),
+        never_faulted=bool(never_faulted),
     )
+
+
+def _check_role(tool_name: str, role: str, input_model: type[BaseModel]) -> None:
+    """Raise ValueError when the parameters of ``tool_name`` break the contract of ``role``."""
+    schema = input_model.model_json_schema()
+    required = list(schema.get("required", []))
+    props = schema.get("properties", {})
+    want = {"wait": "integer", "grant": "string"}.get(role)
+    if want is None:  # reauth
+        if required:
+            raise ValueError(f"tool {tool_name}: a reauth tool takes no required parameters, not {required}")
+        return
+    if len(required) != 1 or props.get(required[0], {}).get("type") != want:
+        raise ValueError(f"tool {tool_name}: a {role} tool takes exactly one required {want} parameter "
+                         f"({'virtual seconds' if role == 'wait' else 'the privilege name'})")
+
+
+def role_tools(specs: Iterable[ToolSpec], role: str) -> list[str]:
+    """Names of the tools of ``specs`` that declare ``role``, in the order given."""
+    return [s.name for s in specs if s.role == role]
+
+
+def role_parameter(spec: ToolSpec) -> str | None:
+    """The one required parameter of a ``wait`` or ``grant`` tool (seconds / privilege name);
+    None for other tools."""
+    if spec.role not in ("wait", "grant"):
+        return None
+    required = spec.input_model.model_json_schema().get("required", [])
+    return required[0] if required else None
+
+
+def role_remedies(spec: ToolSpec, peers: Iterable[ToolSpec]) -> dict[str, tuple[str, ...]]:
+    """The remedies of ``spec`` among ``peers`` (the tools served with it): its declared ones,
+    then for each code of :data:`ROLE_REMEDIES` of its kind, every peer with the curing role
+    (``rate_limited`` -> the ``wait`` tools, ``auth_required`` -> the ``reauth`` tools)."""
+    peers = list(peers)
+    out = {k: tuple(v) for k, v in spec.remedies.items()}
+    for code, role in ROLE_REMEDIES.get(spec.kind, {}).items():
+        cures = role_tools(peers, role)
+        if cures:
+            out[code] = tuple(dict.fromkeys((*out.get(code, ()), *cures)))
+    return out
 
 
 def tool(
@@ -246,6 +350,9 @@ def tool(
     alternatives: tuple[str, ...] | list[str] = (),
     id_args: tuple[str, ...] | list[str] | None = None,
     name: str | None = None,
+    role: ToolRole | None = None,
+    destructive: bool = False,
+    never_faulted: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare an app method as an MCP tool.
 
@@ -258,6 +365,11 @@ def tool(
         alternatives: tool names that reach the same goal another way.
         id_args: argument names naming a resource (default: parameters ending in ``_id``).
         name: tool name (default: the method name).
+        role: ``"wait"``, ``"reauth"`` or ``"grant"`` (see :data:`ROLES`): what the generic
+            layers (faults, scorer, scripted agents) find this tool by.
+        destructive: True for a write that destroys or undoes something (MCP
+            ``destructiveHint``); only a write may be destructive.
+        never_faulted: True to keep fault injection off this tool (e.g. a clock read).
 
     Returns:
         The method, unchanged, with its :class:`ToolSpec` attached; the spec is built when
@@ -276,6 +388,9 @@ def tool(
                 alternatives=tuple(alternatives),
                 id_args=None if id_args is None else tuple(id_args),
                 name=name,
+                role=role,
+                destructive=destructive,
+                never_faulted=never_faulted,
             ),
         )
         return func
