@@ -175,10 +175,43 @@ def _console(stderr: bool = False):  # noqa: ANN202
     return terminal_console(stderr)
 
 
-def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[list, Optional[str]]:
-    """Tasks of ``--task`` ids (from any suite) or of a suite; exits with a message on errors."""
+def _load_task_files(files: list[Path]) -> list:
+    """The tasks of ``--tasks`` files, in order; exits with a message (file, task, field) on
+    a malformed file or an id found in two files."""
     from mcpgym.evaluation import tasks as registry
 
+    out: list = []
+    seen: dict[str, Path] = {}
+    try:
+        for f in files:
+            for t in registry.load_file(f):
+                if t.id in seen:
+                    _fail(f"{f}: task {t.id!r}: field 'id': duplicate id (also in {seen[t.id]})")
+                seen[t.id] = f
+                out.append(t)
+    except (KeyError, ValueError) as exc:
+        _fail(_message(exc))
+    return out
+
+
+def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]],
+                task_files: Optional[list[Path]] = None) -> tuple[list, Optional[str]]:
+    """Tasks of ``--tasks`` files (``--task`` ids then pick among them), of ``--task`` ids (from
+    any suite), or of a suite; exits with a message on errors."""
+    from mcpgym.evaluation import tasks as registry
+
+    if task_files:
+        if suite:
+            _fail("--tasks FILE and --suite are exclusive: give one")
+        found = _load_task_files(task_files)
+        if not task_ids:
+            return found, None
+        by_id = {t.id: t for t in found}
+        missing = [t for t in task_ids if t not in by_id]
+        if missing:
+            _fail(f"task {missing[0]!r} is not in {', '.join(map(str, task_files))}; its tasks: "
+                  f"{', '.join(by_id) or '(none)'}")
+        return [by_id[t] for t in task_ids], None
     try:
         if task_ids:
             return [registry.get_task(t) for t in task_ids], suite
@@ -196,7 +229,8 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]]) -> tuple[li
 def run(
     agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", metavar="SPEC", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
     suite: Optional[str] = typer.Option(None, metavar="NAME", help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; any suite)."),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; any suite, or among --tasks files)."),
+    task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="Run the tasks of this YAML/JSON task file (repeatable; any file, e.g. an outside app's own tasks)."),
     trials: int = typer.Option(3, min=1, metavar="N", help="Trials per agent and task (each trial has its own fault seed)."),
     faults: str = typer.Option("default", metavar="PROFILE", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/run-<UTC time>)."),
@@ -253,9 +287,9 @@ def run(
         load_profile(faults)
     except FaultProfileError as exc:
         _fail(str(exc))
-    tasks, suite_name = _load_tasks(suite, task)
+    tasks, suite_name = _load_tasks(suite, task, task_file)
     if not tasks:
-        _fail("no tasks to run")
+        _fail("no tasks to run" + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else ""))
     specs = list(agent or SCRIPTED_AGENTS)
     if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
         from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
@@ -269,6 +303,7 @@ def run(
     settings = RunSettings(out=out, trials=trials, faults=faults, concurrency=concurrency, server_url=server,
                            token=token or os.environ.get("MCPGYM_TOKEN"), resume=resume, force=force,
                            episode_timeout=timeout, suite=suite_name if not task else suite, progress=not quiet,
+                           task_files=[str(f) for f in task_file or []],
                            validate_output=validate_output, tool_exposure=tools_mode, executor=executor.value,
                            ray_address=ray_address, ray_workers=ray_workers)
     try:
@@ -285,7 +320,8 @@ def run(
                     f"continue with --resume --out {out}", fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
     md, html = write_report(result.out)
-    picked = f"suite {suite_name}: " if suite_name and not task else ""
+    picked = (f"suite {suite_name}: " if suite_name and not task
+              else f"{', '.join(f.name for f in task_file)}: " if task_file else "")
     title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
              + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s"
              + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else ""))
@@ -360,26 +396,37 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
 
 @app.command()
 def tasks(
-    suite: str = typer.Option("core", metavar="NAME", help="Suite to list (see the error of an unknown name for the list)."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, apps, level, tags, feasible}."),
+    suite: Optional[str] = typer.Option(None, metavar="NAME", help="List only this suite (see the error of an unknown name for the list)."),
+    task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="List the tasks of this YAML/JSON task file (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, source, apps, level, tags, feasible}."),
 ) -> None:
-    """List the tasks of a suite."""
+    """List tasks: by default the built-in ``core`` suite and every app bundle's own tasks
+    (source: the suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's."""
     from mcpgym.evaluation import tasks as registry
 
-    if suite not in registry.suite_names():
-        _fail(f"unknown suite {suite!r}; suites: {', '.join(registry.suite_names())}")
-    try:
-        items = registry.load_tasks(suite)
-    except ValueError as exc:
-        _fail(str(exc))
-    rows = [{"id": t.id, "apps": list(t.apps), "level": t.level, "tags": list(t.tags), "feasible": t.feasible}
-            for t in items]
+    groups: list[tuple[str, list]] = []
+    if task_file:
+        if suite:
+            _fail("--tasks FILE and --suite are exclusive: give one")
+        groups = [(str(f), _load_task_files([f])) for f in task_file]
+    else:
+        try:
+            names = registry.suite_names()
+            if suite is not None and suite not in names:
+                _fail(f"unknown suite {suite!r}; suites: {', '.join(names)}")
+            picked = [suite] if suite is not None else ["core", *registry.bundled_suites()]
+            groups = [(name, registry.load_tasks(name)) for name in picked]
+        except (KeyError, ValueError) as exc:
+            _fail(_message(exc))
+    rows = [{"id": t.id, "source": source, "apps": list(t.apps), "level": t.level, "tags": list(t.tags),
+             "feasible": t.feasible} for source, items in groups for t in items]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     from mcpgym.evaluation.cli_views import print_tasks
 
-    print_tasks(_console(), suite, rows)
+    for source, items in groups:
+        print_tasks(_console(), source, [r for r in rows if r["source"] == source][:len(items)])
 
 
 def main(argv: Optional[list[str]] = None) -> None:

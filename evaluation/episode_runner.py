@@ -243,7 +243,7 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
                      apps: list[str], calls: list[dict[str, Any]], ledger: list[dict[str, Any]],
                      initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any], result: Any, status: str,
                      reason: str | None, runner_invalid_calls: int = 0,
-                     metadata: dict[str, Any] | None = None) -> Trajectory:
+                     metadata: dict[str, Any] | None = None, app_versions: dict[str, str] | None = None) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
     (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
 
@@ -254,7 +254,11 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
         runner_invalid_calls: calls the harness refused before they reached a tool.
         metadata: extra ``metadata`` keys; ``extra_checks``, ``tags`` and ``max_calls`` come
             from the task.
+        app_versions: app name -> ``App.version`` of the apps that served the episode (None:
+            this process's registered versions of ``apps``).
     """
+    if app_versions is None:
+        app_versions = _app_versions({}, task, apps)
     tokens = getattr(result, "tokens", None)
     if tokens is not None and not isinstance(tokens, TokenUsage):
         tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
@@ -263,7 +267,8 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
             "max_calls": getattr(task, "max_calls", None), **(metadata or {})}
     return Trajectory(
         episode_id=episode_id, task_id=task.id, agent=agent_name, trial=trial, world_seed=task.seed,
-        fault_seed=fault_seed, fault_profile=profile_name, apps=apps, level=getattr(task, "level", None),
+        fault_seed=fault_seed, fault_profile=profile_name, apps=apps, app_versions=app_versions,
+        level=getattr(task, "level", None),
         instruction=task.instruction, steps=steps_from_call_log(calls),
         final_message=str(getattr(result, "final_message", "") or ""), ledger=ledger, initial_snapshot=initial,
         final_snapshot=final, gold_snapshot=gold, feasible=getattr(task, "feasible", None), status=status,
@@ -352,7 +357,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     traj = build_trajectory(
         episode_id=eid, task=task, agent_name=job.agent.name, trial=job.trial,
         fault_seed=created.get("fault_seed", job.fault_seed), profile_name=job.profile_name,
-        apps=list(created.get("apps") or task.apps), calls=calls, ledger=ledger, initial=initial, final=final,
+        apps=list(created.get("apps") or task.apps), app_versions=_app_versions(created, task), calls=calls, ledger=ledger, initial=initial, final=final,
         gold=ctx.gold[task.id], result=result, status=status, reason=reason,
         runner_invalid_calls=caller.invalid_calls if caller else 0,
         metadata={"agent_spec": job.agent.spec, "tools_listed": n_tools,
@@ -366,6 +371,20 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         raise HarnessFailure(f"scoring failed: {type(exc).__name__}: {exc}") from None
     traj.scores = sc.model_dump(mode="json")
     return traj
+
+
+def _app_versions(created: dict[str, Any], task: Any, apps: list[str] | None = None) -> dict[str, str]:
+    """App name -> version as the server reported them at episode creation; from this
+    process's registry when the server does not report them (an older server)."""
+    reported = created.get("app_versions")
+    if isinstance(reported, dict) and all(isinstance(v, str) for v in reported.values()):
+        return {str(k): v for k, v in reported.items()}
+    from mcpgym.kernel.app import app_versions
+
+    try:
+        return app_versions(apps or created.get("apps") or task.apps)
+    except KeyError:
+        return {}
 
 
 __all__ = ["AgentEntry", "EpisodeCaller", "EpisodeContext", "EpisodeJob", "HarnessFailure", "build_trajectory",

@@ -3,7 +3,8 @@
 The manifest is written when a run starts (``finished_at`` null) and rewritten when it ends.
 It records (DESIGN section 6, "Runner"):
 
-* ``versions``: mcpgym, the MCP SDK, Python, and the platform;
+* ``versions``: mcpgym, the MCP SDK, Python, the platform, and ``apps``: the version
+  (``App.version``) of every app the run's tasks use;
 * ``suite``, ``task_ids``, ``trials``, ``recovery_window`` (the scorer's K);
 * ``agents``: one entry per agent, ``{"name", "spec", "describe"}``. ``describe`` is what the
   agent's optional ``describe() -> dict`` hook returned (None when it has none): LLM agents
@@ -141,9 +142,12 @@ def build_manifest(
         seeds[t.id] = row
     started = utc_now()
     command = list(sys.argv if command is None else command)
+    from mcpgym.kernel.app import app_versions
+
+    used = dict.fromkeys(app for t in tasks for app in (getattr(t, "apps", None) or []))
     return {
         "manifest_version": MANIFEST_VERSION,
-        "versions": versions(),
+        "versions": {**versions(), "apps": app_versions(used)},
         "suite": suite,
         "task_ids": [t.id for t in tasks],
         "trials": trials,

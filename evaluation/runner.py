@@ -108,7 +108,8 @@ class RunSettings:
         resume: skip (agent, task, trial) triples already in ``trajectories.jsonl``.
         force: overwrite the run files of a non-empty ``out`` (without ``resume``).
         episode_timeout: wall seconds per episode. k: the scorer's recovery window.
-        suite: suite name for the manifest (None: tasks picked by id).
+        suite: suite name for the manifest (None: tasks picked by id or from files).
+        task_files: the ``--tasks`` files the tasks came from (for the manifest).
         tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
             ``retrieval`` (see :func:`mcpgym.evaluation.llm.exposure.episode_request`).
         progress: show a progress bar on stderr.
@@ -136,6 +137,7 @@ class RunSettings:
     episode_timeout: float = DEFAULT_EPISODE_TIMEOUT
     k: int = DEFAULT_K
     suite: str | None = None
+    task_files: list[str] = field(default_factory=list)
     tool_exposure: str = "all"
     progress: bool = True
     mcp_mode: str = "auto"
@@ -150,7 +152,7 @@ class RunSettings:
         return {"out": str(self.out), "trials": self.trials, "faults": self.faults, "concurrency": self.concurrency,
                 "server_url": self.server_url, "resume": self.resume, "force": self.force,
                 "episode_timeout": self.episode_timeout, "k": self.k, "suite": self.suite,
-                "mcp_mode": self.mcp_mode, "validate_output": self.validate_output, "executor": self.executor,
+                "task_files": list(self.task_files), "mcp_mode": self.mcp_mode, "validate_output": self.validate_output, "executor": self.executor,
                 "ray_address": self.ray_address, "ray_workers": self.ray_workers, "retries": self.retries}
 
 

@@ -83,6 +83,8 @@ class Trajectory(BaseModel):
         trial: 0-based trial index; a trial varies the fault seed.
         world_seed, fault_seed, fault_profile: how the episode was set up.
         apps: the episode's apps.
+        app_versions: app name -> ``App.version`` of the apps that served the episode (as the
+            server reported them); empty when unknown (external trajectories).
         level: task level 1-3, when known.
         instruction: what the agent was asked.
         steps: the tool calls, in order, with strictly increasing ``step``.
@@ -111,6 +113,7 @@ class Trajectory(BaseModel):
     fault_seed: int | None = None
     fault_profile: str | None = None
     apps: list[str] = Field(default_factory=list)
+    app_versions: dict[str, str] = Field(default_factory=dict)
     level: int | None = None
     instruction: str | None = None
     steps: list[ToolCallStep] = Field(default_factory=list)

@@ -141,6 +141,7 @@ class Episode:
             "seed": self.seed,
             "fault_seed": self.fault_seed,
             "apps": self.apps,
+            "app_versions": {name: type(app).version for name, app in self.world.apps.items()},
             "faults": self.profile.name,
             "state_hash": self.world.state_hash(),
             "calls": len(self.invoker.calls),

@@ -84,6 +84,7 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
         fault_seed=seed,
         fault_profile=inv.profile.name,
         apps=list(task.apps),
+        app_versions={name: type(app).version for name, app in world.apps.items()},
         level=task.level,
         instruction=task.instruction,
         steps=steps_from_call_log(inv.calls),

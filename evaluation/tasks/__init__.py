@@ -4,6 +4,7 @@ Public API (see :mod:`mcpgym.evaluation.tasks.registry`, :mod:`mcpgym.evaluation
 :mod:`mcpgym.evaluation.tasks.oracle`, :mod:`mcpgym.evaluation.tasks.expr` and docs/tasks.md)::
 
     load_tasks(suite="core") -> list[Task]      suite_names() -> list[str]
+    load_file(path) -> list[Task]               bundled_suites() -> {app: tasks file}
     get_task(task_id) -> Task                   gold_snapshot(task) -> dict
     initial_snapshot(task) -> dict              oracle_tools(task) -> list[str]
     fault_seed_for(task, trial) -> int          register_suite(name, factory) / unregister_suite(name)
@@ -18,6 +19,7 @@ from mcpgym.evaluation.tasks.oracle import CallRequest, OracleOutcome, OracleRun
 from mcpgym.evaluation.tasks.registry import (
     GoldRun,
     TaskLoadError,
+    bundled_suites,
     clear_caches,
     fault_seed_for,
     get_task,
@@ -45,6 +47,7 @@ __all__ = [
     "Task",
     "TaskError",
     "TaskLoadError",
+    "bundled_suites",
     "clear_caches",
     "execute",
     "fault_seed_for",

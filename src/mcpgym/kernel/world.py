@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any, Iterable
 
-from mcpgym.kernel.app import App, app_names, get_app
+from mcpgym.kernel.app import App, UnknownAppError, app_names, get_app, unknown_app_message
 from mcpgym.kernel.clock import Clock
 from mcpgym.kernel.people import Person, User, generate_people
 from mcpgym.kernel.volatile import comparable
@@ -33,7 +33,8 @@ def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
         apps: names, a comma-separated string, ``"all"``, or None for :data:`DEFAULT_APPS`.
 
     Raises:
-        KeyError: for an unknown app name.
+        UnknownAppError: (a KeyError) naming the unknown app and the known ones; also for an
+            app list that is not a string or a list of strings.
     """
     if apps is None:
         names = list(DEFAULT_APPS)
@@ -43,8 +44,8 @@ def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
         names = list(apps)
     known = app_names()
     for name in names:
-        if name not in known:
-            raise KeyError(f"unknown app {name!r}; known apps: {', '.join(known)}")
+        if not isinstance(name, str) or name not in known:
+            raise UnknownAppError(unknown_app_message(name, known))
     ordered = ["system"] + [a for a in known if a in names and a != "system"]
     return ordered
 
