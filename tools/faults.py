@@ -80,7 +80,7 @@ def _check_app_name(value: str) -> str:
 
 def _check_tool_name(value: str) -> str:
     if not _TOOL_NAME_RE.match(value):
-        raise ValueError("a tool name matches ^[a-zA-Z0-9_-]{1,64}$, e.g. 'shop_checkout'")
+        raise ValueError("a tool name matches ^[a-zA-Z0-9_-]{1,64}$, named <app>_<verb>_<noun>")
     return value
 
 

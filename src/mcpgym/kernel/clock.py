@@ -1,7 +1,7 @@
 """The virtual clock shared by every app of a world.
 
 Time is counted in virtual seconds since the Unix epoch (UTC). Nothing in a sandbox reads the
-wall clock; every write advances this clock, and ``system_wait`` advances it on request.
+wall clock; every write advances this clock, and a tool with the role ``wait`` advances it on request.
 """
 
 from __future__ import annotations
