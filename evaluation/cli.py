@@ -229,7 +229,7 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]],
 def run(
     agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", metavar="SPEC", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
     suite: Optional[str] = typer.Option(None, metavar="NAME", help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; any suite, or among --tasks files)."),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; from any suite, or from the task files given)."),
     task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="Run the tasks of this YAML/JSON task file (repeatable; any file, e.g. an outside app's own tasks)."),
     trials: int = typer.Option(3, min=1, metavar="N", help="Trials per agent and task (each trial has its own fault seed)."),
     faults: str = typer.Option("default", metavar="PROFILE", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
