@@ -184,7 +184,7 @@ def test_careful_cures_through_the_role_tools(lab):
 
 
 GENERIC = ["src/mcpgym/kernel", "tools/faults.py", "tools/invoke.py", "tools/mcp_bridge.py", "tools/catalog.py",
-           "evaluation/scorer.py", "evaluation/catalog.py", "evaluation/agents", "server/mcp_server.py"]
+           "evaluation/scorer.py", "evaluation/scoring", "evaluation/catalog.py", "evaluation/agents", "server/mcp_server.py"]
 
 
 def _code_strings(path: Path) -> list[tuple[int, str]]:
