@@ -17,6 +17,9 @@ performance issue):
   trajectories); at least 50,000.
 - ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
   agents' turns; reported.
+- ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
+  Ray cluster / with ``--executor local``, with both episodes per second; reported
+  (unavailable without ``mcpgym[ray]``).
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -37,6 +40,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.e2e import e2e_smoke
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -49,11 +53,13 @@ def figure_functions() -> dict[str, FigureFn]:
         "http_concurrency": http_concurrency,
         "scoring_throughput": scoring_throughput,
         "e2e_smoke_run": e2e_smoke,
+        "ray_overhead": ray_overhead,
     }
 
 
 FIGURES: tuple[str, ...] = ("stdio_round_trip", "http_round_trip", "inproc_call_path", "world_creation",
-                            "episode_memory", "http_concurrency", "scoring_throughput", "e2e_smoke_run")
+                            "episode_memory", "http_concurrency", "scoring_throughput", "e2e_smoke_run",
+                            "ray_overhead")
 """Every figure's name, in table order."""
 
 __all__ = ["FIGURES", "Figure", "Settings", "figure_functions"]

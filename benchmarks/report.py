@@ -69,6 +69,10 @@ def _detail_text(fig: Figure) -> str:
     if name == "e2e_smoke_run":
         return (f"{d['episodes']} episodes; outside agents' turns {d['outside_agents_share'] * 100:.0f}% "
                 f"(agents {d['agent_turns_s']:.2f} s)")
+    if name == "ray_overhead":
+        return (f"{d['episodes_per_run']} episodes: ray {d['ray_episodes_per_s']:g}/s, local "
+                f"{d['local_episodes_per_s']:g}/s; cluster start {d['cluster_start_s']:g} s (apart); "
+                f"same scores: {'yes' if d['same_scores'] else 'NO'}")
     return ""
 
 

@@ -45,7 +45,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
-        if name == "e2e_smoke_run":  # reported, no target (the issue gives none)
+        if name in ("e2e_smoke_run", "ray_overhead"):  # reported, no target (the issues give none)
             assert row["target"] is None and row["checked"] is False and row["ok"] is None
         else:
             assert _number(row["target"]), (name, row["target"])
@@ -70,6 +70,11 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["episode_memory"]["details"]["episodes"] == 4
     e2e = rows["e2e_smoke_run"]["details"]
     assert e2e["episodes"] == 1 and 0 <= e2e["outside_agents_share"] <= 1
+    ray_row = rows["ray_overhead"]
+    assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
+    assert ray_row["details"]["same_scores"] is True
+    assert ray_row["value"] == pytest.approx(
+        ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05)
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 

@@ -34,7 +34,7 @@ STEP_KEYS = ("step", "tool", "arguments", "is_error", "error_code", "fault", "re
 @pytest.fixture(scope="module")
 def cluster():
     """A local 2-CPU Ray cluster for the module; yields its GCS address."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
