@@ -204,7 +204,7 @@ def create_app(
 
     async def list_episodes(request: Request) -> Response:
         return JSONResponse({"episodes": store.ids(), "max_episodes": store.max_episodes,
-                             "mcp_sessions": len(session_episode)})
+                             "mcp_sessions": sum(1 for e in session_episode.values() if store.get(e) is not None)})
 
     async def get_episode(request: Request) -> Response:
         ep = episode_or_404(request)

@@ -198,3 +198,39 @@ async def test_remapper_passes_other_bodies_untouched():
         {"jsonrpc": "2.0", "id": 3, "result": {}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
+
+
+def test_stdio_answers_each_duplicate_once_with_its_own_item():
+    """The same input over stdio (case c13b): several requests with one id in one write."""
+    from tests.reliability.servers import RawStdio
+
+    peer = RawStdio("--seed", "7", "--apps", "system,shop")
+    try:
+        init = peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+            timeout=120,
+        )
+        assert init["id"] == 0 and "result" in init
+        peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        items = ITEMS[:6]
+        peer.send(
+            b"".join(
+                json.dumps(tool_call(1, "shop_get_item", {"item_id": it})).encode() + b"\n" for it in items
+            ).rstrip()
+        )
+        answers = [peer.receive(timeout=60) for _ in items]
+        assert all(a["id"] == 1 and "result" in a for a in answers)
+        named = sorted(it for a in answers for it in items if it in json.dumps(a["result"]))
+        assert named == sorted(items)  # each item answered once: no answer lost or duplicated
+        assert peer.request({"jsonrpc": "2.0", "id": 2, "method": "ping"}) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    finally:
+        assert peer.close() == 0

@@ -96,7 +96,9 @@ async def test_every_session_of_a_deleted_episode_gets_404_on_every_url_and_meth
         b_sid = r.headers["mcp-session-id"]
         for k, sid in enumerate(sids):
             assert (await _call(client, _episode_url(base, a), sid, k)).status_code == 200
+        before = control_get(base, token, "/control/episodes")["mcp_sessions"]
         assert (await client.delete(f"{base}/control/episodes/{a}", headers=auth)).status_code == 204
+        assert before - control_get(base, token, "/control/episodes")["mcp_sessions"] == 3
         for sid in sids:
             for url in (_episode_url(base, a), _episode_url(base, b)):
                 assert (await _call(client, url, sid, 9)).status_code == 404
