@@ -174,10 +174,19 @@ def _answer_rewriter(send: Send, internal: str, original: Any) -> Send:
             return True
         return False
 
+    marker = json.dumps(internal).encode()
+    # How the SDK writes a response (pydantic, compact): its id comes right after "jsonrpc".
+    prefix = b'{"jsonrpc":"2.0","id":' + marker + b","
+    replacement = b'{"jsonrpc":"2.0","id":' + json.dumps(original).encode() + b","
+
     def fix_line(line: bytes) -> bytes:
-        if not line.startswith(b"data:"):
+        if not line.startswith(b"data:") or marker not in line:
             return line
         text = line[5:]
+        body = text.lstrip(b" ")
+        if body.startswith(prefix) and body[len(prefix) :].startswith((b'"result":', b'"error":')):
+            # fast path: a large tools/list result is not parsed and written again
+            return b"data: " + replacement + body[len(prefix) :]
         ending = text[len(text.rstrip(b"\r\n")) :]
         try:
             message = json.loads(text)

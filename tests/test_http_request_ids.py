@@ -85,8 +85,8 @@ async def test_session_works_after_duplicates_and_ids_are_released(http_server):
 class FakeSDK:
     """Records the bodies it is given and answers each request like the SDK would (SSE or JSON)."""
 
-    def __init__(self, mode: str, split: bool = False) -> None:
-        self.mode, self.split, self.seen = mode, split, []
+    def __init__(self, mode: str, split: bool = False, compact: bool = False) -> None:
+        self.mode, self.split, self.compact, self.seen = mode, split, compact, []
 
     async def __call__(self, scope, receive, send) -> None:
         body = bytearray()
@@ -103,7 +103,10 @@ class FakeSDK:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        answer = json.dumps({"jsonrpc": "2.0", "id": data["id"], "result": {"echo": data["id"]}}).encode()
+        answer = json.dumps(
+            {"jsonrpc": "2.0", "id": data["id"], "result": {"echo": data["id"]}},
+            separators=(",", ":") if self.compact else (", ", ": "),  # the SDK writes compact JSON
+        ).encode()
         if self.mode == "json":
             await send(
                 {
@@ -139,9 +142,10 @@ async def _drive(remap: RequestIdRemapper, app: FakeSDK, message: dict) -> tuple
     return sent, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("mode,split", [("sse", False), ("sse", True), ("json", False)])
-async def test_remapper_hides_internal_ids(mode, split):
-    remap, app = RequestIdRemapper(10_000), FakeSDK(mode, split)
+async def test_remapper_hides_internal_ids(mode, split, compact):
+    remap, app = RequestIdRemapper(10_000), FakeSDK(mode, split, compact)
     sent, body = await _drive(remap, app, {"jsonrpc": "2.0", "id": 7, "method": "ping"})
     internal = app.seen[0]["id"]
     assert isinstance(internal, str) and internal.startswith("mcpgym-")
