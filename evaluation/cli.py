@@ -352,7 +352,7 @@ def score(
 ) -> None:
     """Score trajectories: run directories, or files recorded in another harness.
 
-    Uses DESIGN section 7's definitions: per-episode behaviour scores, outcome where states
+    Uses docs/design.md §7's definitions: per-episode behaviour scores, outcome where states
     are given, aggregates per agent, and a scorability summary (episodes read, calls parsed,
     blocks that failed, tools classified vs guessed).
 

@@ -1,4 +1,4 @@
-"""Outcome judge: the state diff of initial, final and gold worlds (DESIGN section 7, "Outcome").
+"""Outcome judge: the state diff of initial, final and gold worlds (docs/design.md §7, "Outcome").
 
 Each snapshot (``World.snapshot()`` dict) is rebuilt with ``World.restore`` and reduced with
 ``World.comparable()``: volatile fields (generated ids, timestamps) are gone and dicts marked
@@ -14,7 +14,7 @@ flattened into leaf paths (JSON-pointer style, ``/system/wallet/balance_cents``)
   nature; an outcome that differs only in list order is not seen);
 * a path absent from a state has the value MISSING.
 
-Counting (DESIGN section 7: ``total`` = fields where gold differs from initial; ``recall`` =
+Counting (docs/design.md §7: ``total`` = fields where gold differs from initial; ``recall`` =
 those the agent got right; ``misbehave`` = fields the agent changed that gold left alone):
 
 * scalar path with values I, G, F: if G != I it adds 1 to ``total``, and 1 to ``recall``
@@ -78,7 +78,7 @@ def _numbers(text: str) -> list[float]:
 
 
 class ExtraCheck(BaseModel):
-    """A task-defined check on the agent's final message (DESIGN section 6).
+    """A task-defined check on the agent's final message (docs/design.md §6).
 
     Attributes:
         kind: ``contains`` (``value`` is a substring), ``not_contains``, ``regex`` (``value``
@@ -308,7 +308,7 @@ def judge(
     checks: Iterable[ExtraCheck | dict[str, Any]] = (),
     final_message: str = "",
 ) -> JudgeResult:
-    """Judge one episode's outcome (DESIGN section 7, "Outcome"; rules in the module docstring).
+    """Judge one episode's outcome (docs/design.md §7, "Outcome"; rules in the module docstring).
 
     Args:
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts of the

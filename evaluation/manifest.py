@@ -1,7 +1,7 @@
 """``manifest.json`` of a run: what was run, with which versions, seeds and settings.
 
 The manifest is written when a run starts (``finished_at`` null) and rewritten when it ends.
-It records (DESIGN section 6, "Runner"):
+It records (docs/design.md §6, "Runner"):
 
 * ``versions``: mcpgym, the MCP SDK, Python, the platform, and ``apps``: the version
   (``App.version``) of every app the run's tasks use;

@@ -1,6 +1,6 @@
 """Refusal and blame patterns: does a final message declare the task impossible?
 
-DESIGN section 7: "Declares the task impossible": the final message matches a documented,
+docs/design.md §7: "Declares the task impossible": the final message matches a documented,
 tested list of refusal and blame patterns (unable, cannot, failed, try again later, service is
 down...); the scorer records which pattern matched, so a reader can audit it.
 
@@ -80,7 +80,7 @@ def _overcome(sentence: str) -> bool:
 
 
 def match_refusal(message: str) -> RefusalMatch | None:
-    """Return whether ``message`` declares the task impossible (DESIGN section 7).
+    """Return whether ``message`` declares the task impossible (docs/design.md §7).
 
     :data:`BENIGN_PATTERNS` are blanked out first, then :data:`REFUSAL_PATTERNS` are tried in
     order. Returns the first matching pattern's name, the matched text and every matching

@@ -1,4 +1,4 @@
-"""The episode runner: tasks x trials x agents against an mcpgym HTTP server (DESIGN section 6).
+"""The episode runner: tasks x trials x agents against an mcpgym HTTP server (docs/design.md §6).
 
 For each (agent, task, trial) the runner, concurrently (an anyio ``CapacityLimiter`` of
 ``concurrency`` episodes):

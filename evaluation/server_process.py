@@ -5,7 +5,7 @@ a fresh random control token (passed through ``$MCPGYM_TOKEN``, so it never show
 process list), waits for its ``MCPGYM_READY {"url": ...}`` line and returns a
 :class:`ServerHandle`. On Linux the child gets ``PR_SET_PDEATHSIG = SIGTERM``: when the runner
 dies, even by ``SIGKILL``, its server goes with it. :class:`ControlClient` wraps the control
-API (DESIGN section 5).
+API (docs/design.md §5).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The trajectory model: one episode's tool calls, final message, states and scores.
 
 A :class:`Trajectory` is what the runner appends, one JSON line per finished episode, to
-``trajectories.jsonl`` (DESIGN section 6), and what ``mcpgym score`` reads back. Its steps
+``trajectories.jsonl`` (docs/design.md §6), and what ``mcpgym score`` reads back. Its steps
 mirror the server-side call log (:class:`mcpgym.tools.invoke.CallRecord`); its ``ledger`` is the
 fault ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
 prefers over anything inferred from error codes.

@@ -1,1 +1,1 @@
-"""Stateful, seeded sandbox apps and the world that holds them (DESIGN sections 1-2)."""
+"""Stateful, seeded sandbox apps and the world that holds them (docs/design.md §1-§2)."""

@@ -1,6 +1,6 @@
 """Streamable HTTP transport and the token-protected control API.
 
-Routes (DESIGN section 5):
+Routes (docs/design.md §5):
 
 - ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed", "tools", "search_tools"}``
   -> 201 ``{"episode_id", "mcp_url", ...}``; 429 past the episode cap.

@@ -1,5 +1,5 @@
 """The scripted reference agents, driven in-process through a ToolInvoker and scored with the
-scorer (evaluation/agents, DESIGN sections 6 and 7).
+scorer (evaluation/agents, docs/design.md §6 and §7).
 
 The targets come from the evaluation-client issue, over the core suite, 3 trials, the
 ``default`` fault profile: careful succeeds on >= 95% of feasible tasks with verification

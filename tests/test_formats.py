@@ -1,7 +1,7 @@
 """Scoring trajectories recorded elsewhere: the five file formats and the front door.
 
 Every example file under tests/data/formats/ was written for these tests; the expected values
-are worked out by hand in the comments, from DESIGN section 7 and the rules in
+are worked out by hand in the comments, from docs/design.md §7 and the rules in
 evaluation/scorer.py, with the tool metadata of mcpgym's catalog (``mcpgym tools --json``)
 or, for bare ComplexMCP names, the heuristic of evaluation/catalog.py.
 """

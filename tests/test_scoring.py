@@ -1,6 +1,6 @@
 """The behaviour scorer, catalog, trajectory files and aggregates on hand-built trajectories.
 
-Every expected value is worked out in the comment next to it, from DESIGN section 7 and the
+Every expected value is worked out in the comment next to it, from docs/design.md §7 and the
 rules stated in evaluation/scorer.py.
 """
 
@@ -387,7 +387,7 @@ def test_catalog_from_system_app_and_file(tmp_path):
     assert cat.remedies_for("system_transfer_from_savings", "rate_limited") == ["system_wait"]
     path = tmp_path / "tools.json"
     rows = [SystemApp.tools["system_get_wallet_balance"].catalog_entry()]
-    del rows[0]["id_args"]  # DESIGN's catalog rows may lack id_args: derived from input_schema
+    del rows[0]["id_args"]  # catalog rows (docs/design.md §3) may lack id_args: derived from input_schema
     path.write_text(json.dumps(rows))
     loaded = Catalog.from_file(path)
     assert (loaded.get("system_get_wallet_balance").source, loaded.get("system_get_wallet_balance").id_args) == ("file", [])

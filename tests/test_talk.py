@@ -251,7 +251,7 @@ def test_location_privilege_and_share_links(inv: ToolInvoker) -> None:
 
 def test_id_args_let_reads_and_alternatives_match_writes() -> None:
     tools = TalkApp.tools
-    # writes whose target is not the id they name declare no ids (see DESIGN section 7 matching)
+    # writes whose target is not the id they name declare no ids (see docs/design.md §7 matching)
     assert tools["talk_send_message"].id_args == ()
     assert tools["talk_create_group"].id_args == ()
     assert tools["talk_add_contact"].id_args == ()

@@ -1,4 +1,4 @@
-"""The tool catalog: every registered tool's metadata as JSON rows (DESIGN section 3).
+"""The tool catalog: every registered tool's metadata as JSON rows (docs/design.md §3).
 
 ``mcpgym tools --json`` prints it; the scorer reads it, also for trajectories recorded
 elsewhere.

@@ -1,4 +1,4 @@
-"""Seeded fault injection (DESIGN section 4).
+"""Seeded fault injection (docs/design.md §4).
 
 A :class:`FaultProfile` sets a rate per fault kind, with per-app and per-tool overrides.
 

@@ -1,4 +1,4 @@
-"""The agent interface (DESIGN section 6) shared by scripted and LLM agents.
+"""The agent interface (docs/design.md §6) shared by scripted and LLM agents.
 
 An agent gets the task, the episode's tools (:class:`ToolInfo`) and an async ``call``
 function, makes tool calls through it, and returns an :class:`AgentResult` with its final

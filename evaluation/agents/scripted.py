@@ -2,7 +2,7 @@
 
 All three follow the task's oracle plan (:func:`mcpgym.evaluation.tasks.oracle.execute`, lenient
 mode) and differ only in habits, so the scorer can be checked against known behaviour
-(DESIGN section 6). They use the registered tool catalog (:class:`mcpgym.evaluation.catalog.Catalog`)
+(docs/design.md §6). They use the registered tool catalog (:class:`mcpgym.evaluation.catalog.Catalog`)
 for kinds, resource families, preconditions, remedies and alternatives, and call only tools
 listed in the episode's ``tools``.
 

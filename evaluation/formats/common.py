@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from mcpgym.evaluation.trajectory import Trajectory
 
 EXTERNAL_AGENT = "external"
-"""Agent name of episodes whose file names none (DESIGN section 7)."""
+"""Agent name of episodes whose file names none (docs/design.md §7)."""
 
 
 class Problem(BaseModel):

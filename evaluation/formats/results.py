@@ -1,7 +1,7 @@
 """How a recorded tool result becomes a :class:`~mcpgym.evaluation.trajectory.ToolCallStep`: error
 detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
 
-Fault inference (DESIGN section 7 asks for the fault ledger; files recorded elsewhere have
+Fault inference (docs/design.md §7 asks for the fault ledger; files recorded elsewhere have
 none): an error step whose code is in :data:`mcpgym.evaluation.scorer.INFERRED_FAULTS`
 (``transient``, ``rate_limited``, ``timeout``, ``unavailable``, ``auth_required``) gets that
 fault with ``fault_inferred=True``. When a result carries no machine-readable code, the code

@@ -3,7 +3,7 @@
 :func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
 :class:`~mcpgym.evaluation.trajectory.Trajectory`, scores it with
 :func:`mcpgym.evaluation.scorer.score_episode` and aggregates with
-:func:`mcpgym.evaluation.aggregate.aggregate` (DESIGN section 7). :func:`render_text` prints the
+:func:`mcpgym.evaluation.aggregate.aggregate` (docs/design.md §7). :func:`render_text` prints the
 result as tables.
 
 Tool classification: a tool is looked up in mcpgym's own catalog (the registered apps,
@@ -229,7 +229,7 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
         fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`mcpgym.evaluation.formats.detect`).
         catalog_path: a JSON catalog (``mcpgym tools --json`` rows: ``name, kind,
             resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks.
-        k: the recovery window in tool calls (DESIGN section 7, K=3).
+        k: the recovery window in tool calls (docs/design.md §7, K=3).
 
     Returns:
         A :class:`ScoreReport`.

@@ -1,7 +1,7 @@
 """The episode's tools as a provider sees them: valid function names and object schemas.
 
 OpenAI and Anthropic both require function names matching ``^[a-zA-Z0-9_-]{1,64}$`` and an
-object JSON Schema for the arguments. mcpgym's tool names already match (DESIGN section 3);
+object JSON Schema for the arguments. mcpgym's tool names already match (docs/design.md §3);
 other names are mapped (invalid characters -> ``_``, cut to 64, de-duplicated with a numeric
 suffix) and the map is kept, so a call is always sent to the server under its MCP name.
 

@@ -251,7 +251,7 @@ def _expr_field(kind: str, exc: ExprError, item: dict[str, Any]) -> str:
 
 # -- the task --------------------------------------------------------------------------------
 class Task(BaseModel):
-    """One benchmark task (DESIGN section 6).
+    """One benchmark task (docs/design.md §6).
 
     Attributes:
         id: unique id, lowercase (``shop.buy_cheapest_mouse``).

@@ -12,7 +12,7 @@ Hand-written tasks live in ``evaluation/tasks/data/*.yaml`` (each file: ``tasks:
   in file order (:func:`bundled_suites`);
 * any task file, outside every suite: :func:`load_file` (``mcpgym run --tasks FILE``).
 
-Gold state (DESIGN section 6): the oracle's final world on the task's seed with faults off
+Gold state (docs/design.md §6): the oracle's final world on the task's seed with faults off
 (``ToolInvoker(world, "none")``), computed once per task and cached.
 """
 

@@ -1,4 +1,4 @@
-"""Conformance checks for sandbox apps (DESIGN sections 2-3), reusable outside the test suite.
+"""Conformance checks for sandbox apps (docs/design.md §2-§3), reusable outside the test suite.
 
 Each ``check_*`` returns a list of problems (empty = conforms). Run them all on an app with
 ``python -m mcpgym.tools.conformance APP [APP ...]`` or :func:`run_all`; the pytest suite

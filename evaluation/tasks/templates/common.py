@@ -136,7 +136,7 @@ def stream(seed: int, template: str) -> random.Random:
 
 TEMPLATE_APPS: tuple[str, ...] = ("system", "shop", "stocks", "flights", "news", "talk")
 """Apps of the world the templates read. An app's initial state does not depend on which other
-apps are present (DESIGN section 2), so one world per seed serves every template."""
+apps are present (docs/design.md §2), so one world per seed serves every template."""
 
 
 def world_of(seed: int) -> Any:

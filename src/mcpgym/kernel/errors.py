@@ -22,7 +22,7 @@ ErrorCode = Literal[
     "unavailable",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
-"""Every error code of DESIGN section 3, in order."""
+"""Every error code of docs/design.md §3, in order."""
 
 RETRYABLE_BY_DEFAULT = frozenset({"transient", "rate_limited", "timeout"})
 

@@ -125,7 +125,7 @@ class ToolSpec:
         return copy.deepcopy(schema)
 
     def catalog_entry(self, peers: "Iterable[ToolSpec] | None" = None) -> dict[str, Any]:
-        """The catalog row of DESIGN section 3 for this tool.
+        """The catalog row of docs/design.md §3 for this tool.
 
         Args:
             peers: the tools this one is served with (an episode's, or every registered

@@ -1,6 +1,6 @@
 """The world of one episode: every app, one virtual clock, one people directory.
 
-Determinism rules (DESIGN section 2): every random choice comes from a named stream, ids are
+Determinism rules (docs/design.md §2): every random choice comes from a named stream, ids are
 drawn from the app's stream, time comes from the virtual clock, state is pydantic models.
 ``snapshot()`` is JSON-able, ``World.restore`` rebuilds it, ``state_hash()`` is the SHA-256 of
 the canonical JSON, identical across processes for the same seed and calls.
