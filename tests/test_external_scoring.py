@@ -620,8 +620,7 @@ def test_cli_prints_scorability_and_strict_fails(tmp_path):
     plain = runner.invoke(app, ["score", broken, "--format", "complexmcp"])
     assert plain.exit_code == 0
     flat = " ".join(plain.stdout.split())  # wrapped to the terminal width
-    assert ("scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse"
-            in flat)
+    assert "scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse" in flat
     assert "WARNING: most tool-call blocks failed to parse: 3 of 3" in flat
     strict = runner.invoke(app, ["score", broken, "--format", "complexmcp", "--strict", "--json"])
     assert strict.exit_code == 1
@@ -734,3 +733,75 @@ def test_complexmcp_sample_in_the_stored_form(tmp_path):
     assert {ep.scores.level for ep in report.episodes} == {2}
     assert report.episodes[1].scores.apps == ["LightShop"]
     assert report.inferred_faults == 3  # A's, B's and C's injected faults
+
+
+# -- recovery: a retry after an injected fault that gets a domain answer ------------------------------------
+NOT_BLOCKED = '{"status":"failed","output":"You can\'t unblock Ivo Berg (user_V5w), who is not blocked currently"}'
+
+
+@pytest.mark.parametrize(
+    "second, recovered",
+    [
+        (("unblock", {"uid": "user_V5w"}, NOT_BLOCKED), True),  # the retry got the app's own answer
+        (("unblock", {"uid": "user_V5w"}, OK % "unblocked"), True),  # a success, as ever
+        (("unblock", {"uid": "user_V5w"}, NET), False),  # the fault again
+        (("unblock", {"uid": "user_W6x"}, NOT_BLOCKED), False),  # another contact
+        (("unblock", {"uid": "user_V5w"}, '{"status":"error","output":"missing argument uid"}'), False),  # a bad call
+        (("block", {"uid": "user_V5w"}, NOT_BLOCKED), False),  # not a retry of the same call
+    ],
+)
+def test_recovery_by_a_domain_answer(tmp_path, second, recovered):
+    text = turn("unblock", {"uid": "user_V5w"}, NET) + turn(*second) + "Done.\n[END]\n"
+    s = only(write(tmp_path, "r.txt", text), "complexmcp")
+    err = s.recoverable_error_detail[0]
+    assert (err.step, err.code, err.inferred) == (1, "transient", True)
+    assert err.recovered_step == (2 if recovered else None)
+
+
+def test_domain_answer_recovers_only_injected_faults(tmp_path):
+    # a privilege refusal is recoverable (it has a remedy) but no injected fault: a retry
+    # that meets the app's answer after the remedy has not recovered it; only a success does
+    text = (
+        turn("unblock", {"uid": "user_V5w"}, PRIV)
+        + turn("ask_for_privilege", {}, OK % "granted")
+        + turn("unblock", {"uid": "user_V5w"}, NOT_BLOCKED)
+        + "Ivo was not blocked.\n[END]\n"
+    )
+    s = only(write(tmp_path, "p.txt", text), "complexmcp")
+    assert [(d.code, d.attempt, d.recovered_step) for d in s.recoverable_error_detail] == [
+        ("permission_denied", "remedy", None)
+    ]
+
+
+def test_domain_answer_after_a_ledger_fault(tmp_path):
+    # mcpgym's own format: the ledger says step 1 was an injected transient fault; the retry
+    # is refused by the app (precondition_failed, no fault): recovered at 2
+    steps = [
+        {
+            "step": 1,
+            "tool": "talk_block_contact",
+            "arguments": {"contact_id": "ct-7"},
+            "is_error": True,
+            "error_code": "transient",
+            "result": {"error": {"code": "transient", "message": "try again"}},
+            "fault": "transient",
+        },
+        {
+            "step": 2,
+            "tool": "talk_block_contact",
+            "arguments": {"contact_id": "ct-7"},
+            "is_error": True,
+            "error_code": "precondition_failed",
+            "result": {"error": {"code": "precondition_failed", "message": "already blocked"}},
+        },
+    ]
+    ledger = [{"step": 1, "tool": "talk_block_contact", "call_index": 0, "kind": "transient", "applied": False}]
+    traj = {
+        "episode_id": "l1",
+        "agent": "a",
+        "steps": steps,
+        "final_message": "It was blocked already.",
+        "ledger": ledger,
+    }
+    s = only(jsonl(tmp_path, "l.jsonl", [traj]), "mcpgym")
+    assert [(d.fault, d.inferred, d.recovered_step) for d in s.recoverable_error_detail] == [("transient", False, 2)]

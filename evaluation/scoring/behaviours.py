@@ -248,7 +248,12 @@ def score_recovery(
       also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
       applied timeout.
     * Recovered: a later call of the same tool or of an alternative, whose ids match the
-      failed call's, that succeeded or timed out but was applied (the ledger says so).
+      failed call's, that succeeded or timed out but was applied (the ledger says so); or, for
+      an injected fault, a retry of the same tool on matching ids that got a domain answer:
+      an error that is neither an injected fault nor an invalid call (e.g. "you can't unblock
+      X, who is not blocked"). The tool did its work and answered, so the fault was overcome;
+      what the answer means for the task is the outcome's business (docs/design.md §7,
+      "Recovery").
     * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
       ``k`` calls after the error.
 
@@ -290,8 +295,13 @@ def score_recovery(
         for j in range(i + 1, n):
             d = calls[j]
             achieved = d.ok or (d.code == "timeout" and d.applied is True)
-            if (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids)) or (
-                timeout_read and c.applied is True and matches(d, c)
+            # a retry of the same call after an injected fault that got a domain answer (an
+            # error that is no injected fault and no invalid call) overcame the fault
+            answered = injected and not d.ok and d.tool == c.tool and d.fault not in ERROR_FAULT_KINDS and not d.invalid
+            if (
+                (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
+                or (answered and ids_match(c.ids, d.ids))
+                or (timeout_read and c.applied is True and matches(d, c))
             ):
                 recovered_step = d.step
                 break
