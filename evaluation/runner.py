@@ -308,6 +308,9 @@ def run_evaluation(
         final_scores = compute_scores(load_run(out))
         write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
         if finished:
+            if executor is not None and manifest.get("invocations"):
+                manifest["invocations"][-1]["executor"] = executor.describe()
+                manifest["invocations"][-1]["resent_after_lost_worker"] = executor.retried
             write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
     return RunResult(out=out, scores=final_scores, ran=ran, skipped=len(done), failures=failures,
                      wall_seconds=time.monotonic() - t0, server_url=server.url if server else "",
