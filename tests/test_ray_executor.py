@@ -142,6 +142,8 @@ def test_resume_after_the_driver_is_killed(cluster: str, local_run: Path, tmp_pa
         "ray",
         "--ray-address",
         cluster,
+        "--ray-workers",
+        "1",
         "--out",
         str(out),
     ]
