@@ -70,10 +70,10 @@ class EpisodeDefaults(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
     apps: list[str] | str | None = None
     faults: Any = "none"
-    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    fault_seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
     search_tools: bool = False
 
 
@@ -129,6 +129,7 @@ def create_app(
     # Not `store or ...`: an empty store is falsy (it has __len__), and the caller's cap and idle
     # timeout were silently replaced by the defaults.
     store = store if store is not None else EpisodeStore()
+    episodes: EpisodeStore = store  # for the nested class (mypy does not narrow `store` there)
     defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
 
@@ -267,12 +268,12 @@ def create_app(
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             eid = scope.get("path_params", {}).get("episode_id", "")
-            episode = store.get(eid)
+            episode = episodes.get(eid)
             if episode is None:
                 await JSONResponse({"error": "no such episode"}, status_code=404)(scope, receive, send)
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            sid = headers.get("mcp-session-id")
+            sid = headers.get("mcp-session-id", "")
             # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
             sessioned = bool(sid) and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in \
                 HANDSHAKE_PROTOCOL_VERSIONS
@@ -304,7 +305,7 @@ def create_app(
                 await manager.handle_request(scope, receive, send_wrapper)
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
-            if store.get(eid) is None:
+            if episodes.get(eid) is None:
                 await end_sessions(eid)  # deleted while this request ran
 
     async def sweeper() -> None:

@@ -95,8 +95,8 @@ class RequestIdRemapper:
         if message.get("method") == "notifications/cancelled" and "id" not in message:
             params = message.get("params")
             target = params.get("requestId") if isinstance(params, dict) else None
-            waiting = self._in_flight.get((session_id, _id_key(target))) if is_request_id(target) else None
-            if waiting:
+            waiting = self._in_flight.get((session_id, _id_key(target)), []) if is_request_id(target) else []
+            if waiting and isinstance(params, dict):
                 params["requestId"] = waiting[0]
                 body = _dump(message)
                 scope = _with_length(scope, body)
