@@ -74,7 +74,7 @@ def ray_overhead(settings: Settings) -> Figure:
         import ray  # noqa: F401
     except ImportError:
         return Figure(name=NAME, title=title, value=None, unit="x local", target=None, available=False,
-                      baseline="--executor local", note="not available: Ray is not installed (pip install 'mcpgym[ray]')")
+                      baseline="--executor local", note="not available: Ray is not installed (install mcpgym with its ray extra)")
     from mcpgym.benchmarks.transport import ROOT
 
     tasks, trials, reps = _plan(settings)
