@@ -52,8 +52,9 @@ def _measure(tasks: int, trials: int, reps: int) -> dict[str, Any]:
                 scores = {}
                 for kind in ("local", "ray"):
                     agents = [AgentEntry(s, make_agent(s)) for s in SCRIPTED_AGENTS]
-                    settings = RunSettings(out=Path(tmp) / f"{kind}{rep}", trials=trials, concurrency=4,
-                                           progress=False, executor=kind)
+                    settings = RunSettings(
+                        out=Path(tmp) / f"{kind}{rep}", trials=trials, concurrency=4, progress=False, executor=kind
+                    )
                     t = time.perf_counter()
                     result = run_evaluation(picked, agents, settings)
                     walls[kind].append(time.perf_counter() - t)
@@ -73,21 +74,39 @@ def ray_overhead(settings: Settings) -> Figure:
     try:
         import ray  # noqa: F401
     except ImportError:
-        return Figure(name=NAME, title=title, value=None, unit="x local", target=None, available=False,
-                      baseline="--executor local", note="not available: Ray is not installed (install mcpgym with its ray extra)")
+        return Figure(
+            name=NAME,
+            title=title,
+            value=None,
+            unit="x local",
+            target=None,
+            available=False,
+            baseline="--executor local",
+            note="not available: Ray is not installed (install mcpgym with its ray extra)",
+        )
     from mcpgym.benchmarks.transport import ROOT
 
     tasks, trials, reps = _plan(settings)
-    proc = subprocess.run([sys.executable, "-m", "mcpgym.benchmarks.ray_overhead", str(tasks), str(trials), str(reps)],
-                          cwd=str(ROOT), capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgym.benchmarks.ray_overhead", str(tasks), str(trials), str(reps)],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"the Ray benchmark child failed (exit {proc.returncode}): {proc.stderr[-1500:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     local, ray_w = median(out["walls"]["local"]), median(out["walls"]["ray"])
     n = out["episodes"]
     return Figure(
-        name=NAME, title=title, value=round(ray_w / local, 2), unit="x local", target=None,
-        baseline="--executor local, same episodes, same process", ratio=round(ray_w / local, 2),
+        name=NAME,
+        title=title,
+        value=round(ray_w / local, 2),
+        unit="x local",
+        target=None,
+        baseline="--executor local, same episodes, same process",
+        ratio=round(ray_w / local, 2),
         details={
             "episodes_per_run": n,
             "local_episodes_per_s": round(n / local, 3),
@@ -99,7 +118,7 @@ def ray_overhead(settings: Settings) -> Figure:
             "reps": reps,
         },
         note="reported (no target); Ray wall includes starting its worker actors and their servers, "
-             "not the cluster (cluster_start_s)",
+        "not the cluster (cluster_start_s)",
     )
 
 
