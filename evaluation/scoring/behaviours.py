@@ -141,8 +141,7 @@ def counted_writes(calls: list[Call], unscored_families: frozenset[str] = UNSCOR
     """Indexes (into ``calls``) of the counted writes: write-kind calls that took effect, except
     calls of a wait tool (:func:`~mcpgym.evaluation.scoring.calls.is_wait`) and those whose
     every family is in ``unscored_families``."""
-    return [i for i, c in enumerate(calls)
-            if c.took_effect and not (is_wait(c) or c.families <= unscored_families)]
+    return [i for i, c in enumerate(calls) if c.took_effect and not (is_wait(c) or c.families <= unscored_families)]
 
 
 def score_verification(calls: list[Call], counted: list[int]) -> Verification:

@@ -15,7 +15,6 @@ and are ignored everywhere.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
