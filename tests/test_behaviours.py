@@ -149,3 +149,14 @@ def test_scoreboard_json_round_trip_and_malformed_file(cat):
     data["agents"]["careful"]["writes"] = "many"
     with pytest.raises(ValidationError, match=r"agents\.careful\.writes"):
         Scoreboard.model_validate(data)
+
+
+def test_design_doc_names_every_score_field():
+    """docs/design.md §7 names every per-episode and per-agent field, so the two cannot drift apart."""
+    from mcpgym.evaluation.scorer import EpisodeScores
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    scores = doc[doc.index("## 7. Scores") : doc.index("## 8. ")]
+    fields = [*EpisodeScores.model_fields, *AgentMetrics.model_fields]
+    assert [f for f in fields if f"`{f}`" not in scores] == []
