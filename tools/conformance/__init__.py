@@ -9,11 +9,13 @@ from mcpgym.tools.conformance.args import arguments_strategy, example_arguments,
 from mcpgym.tools.conformance.checks import (
     AppCheckError,
     check_app,
+    check_clock_shift,
     check_determinism,
     check_determinism_many,
     check_in_process_determinism,
     check_metadata,
     check_read_tools_pure,
+    check_schema_agreement,
     check_snapshot_roundtrip,
     check_source,
     check_tool_fuzz,
@@ -24,7 +26,7 @@ from mcpgym.tools.conformance.checks import (
 )
 
 __all__ = [
-    "AppCheckError", "check_app",
+    "AppCheckError", "check_app", "check_clock_shift", "check_schema_agreement",
     "arguments_strategy", "example_arguments", "hostile_arguments", "known_values",
     "check_determinism", "check_determinism_many", "check_in_process_determinism", "check_metadata", "check_read_tools_pure",
     "check_snapshot_roundtrip", "check_source", "check_tool_fuzz", "lint_source", "outcome_problem",

@@ -12,6 +12,10 @@ misbehaving app: a crash of the app under test is reported as a problem.
 - :func:`check_read_tools_pure`: read tools never change the state.
 - :func:`check_tool_fuzz`: hypothesis-generated and hostile arguments never crash a tool;
   successes match the output model, errors carry a known code, failed writes change nothing.
+- :func:`check_schema_agreement`: the input schema a client sees and the server's argument
+  validation accept and refuse the same calls (no silent coercion of wrong JSON types).
+- :func:`check_clock_shift`: every write leaves the same comparable state at a slightly later
+  virtual clock (clock-derived fields are ``VOLATILE``, or the tool declares ``time_dependent``).
 - :func:`check_source`: no wall clock, global ``random``, ``uuid``, ``os.urandom`` or ``hash()``
   in the app's source files.
 """
@@ -49,7 +53,9 @@ from mcpgym.tools.conformance.determinism import (
     import_extra,
     probe,
 )
+from mcpgym.tools.conformance.clock_shift import check_clock_shift
 from mcpgym.tools.conformance.metadata import check_metadata, check_source, lint_source, source_files
+from mcpgym.tools.conformance.schema_agreement import check_schema_agreement
 
 
 def run_all(app: str, max_examples: int = 15, cross_process: bool = True,
@@ -64,6 +70,8 @@ def run_all(app: str, max_examples: int = 15, cross_process: bool = True,
         "snapshot_roundtrip": check_snapshot_roundtrip(app),
         "read_tools_pure": check_read_tools_pure(app),
         "tool_fuzz": check_tool_fuzz(app, max_examples=max_examples),
+        "schema_agreement": check_schema_agreement(app),
+        "clock_shift": check_clock_shift(app),
     }
     if cross_process:
         out["determinism"] = check_determinism(app, imports=imports)
@@ -129,6 +137,7 @@ def check_app(app_cls: type[App], max_examples: int = 15, cross_process: bool = 
 
 __all__ = [
     "AppCheckError", "HASH_SEEDS", "IMPORTS_ENV", "ROOT", "ConformanceFailure", "check_app", "StateKeeper", "app_state_json",
+    "check_clock_shift", "check_schema_agreement",
     "check_determinism", "check_determinism_many", "check_in_process_determinism", "check_metadata",
     "check_read_tools_pure", "check_snapshot_roundtrip", "check_source", "check_tool_fuzz",
     "compare_probes", "first_difference", "grant_all_privileges", "import_extra", "lint_source",

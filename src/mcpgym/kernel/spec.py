@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Callable, Iterable, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from mcpgym.kernel.errors import ERROR_CODES, ToolError
 
@@ -76,6 +76,10 @@ class ToolSpec:
         input_model: pydantic model validating the arguments.
         output_model: pydantic model of the structured result.
         func: the unbound method.
+        time_dependent: None, or how the judge must compare a state this write leaves when
+            its effect really depends on the virtual time (a market order filled only in
+            trading hours): the conformance clock-shift check then skips the tool, and the
+            text is shown in the catalog for task authors.
     """
 
     name: str
@@ -94,6 +98,7 @@ class ToolSpec:
     role: str | None = None
     destructive: bool = False
     never_faulted: bool = False
+    time_dependent: str | None = None
     _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Generated JSON schemas by kind (pydantic regenerates them on every call, slowly)."""
 
@@ -147,13 +152,21 @@ class ToolSpec:
             "id_args": list(self.id_args),
             "description": self.description,
             "input_schema": self.input_schema(),
+            **({"time_dependent": self.time_dependent} if self.time_dependent else {}),
         }
 
     def validate_arguments(self, arguments: Any) -> dict[str, Any]:
-        """Validate raw JSON ``arguments`` and return keyword arguments for the method.
+        """Validate raw JSON ``arguments`` strictly against the advertised input schema and
+        return keyword arguments for the method.
+
+        Strict: no coercion of strings to numbers, booleans to integers or numbers to strings;
+        the only conversion is an integral float (``2.0``) for an integer field, since JSON
+        has one number type. The advertised schema (:meth:`input_schema`) is the contract.
 
         Raises:
-            ToolError: ``invalid_argument`` naming the first offending field.
+            ToolError: ``invalid_argument`` with ``field`` set to the first offending field;
+                the message names each field and, for a type error, the expected and the
+                received JSON type (``quantity: expected integer, got string``).
         """
         if arguments is None:
             arguments = {}
@@ -168,7 +181,7 @@ class ToolSpec:
             parts = []
             for err in errors[:5]:
                 where = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
-                parts.append(f"{where}: {err.get('msg')}")
+                parts.append(f"{where}: {_error_text(err)}")
             raise ToolError(
                 "invalid_argument",
                 f"invalid arguments for {self.name}: " + "; ".join(parts),
@@ -178,6 +191,53 @@ class ToolSpec:
         # The model's fields are exactly ``self.params`` (extra="forbid"), in the same order;
         # its __dict__ holds them, and copying it is cheaper than a getattr per field.
         return dict(model.__dict__)
+
+
+_EXPECTED = {"int_type": "integer", "int_from_float": "integer", "float_type": "number", "string_type": "string",
+             "bool_type": "boolean", "list_type": "array", "dict_type": "object", "none_required": "null"}
+"""pydantic error type -> the JSON schema type it stands for (strict mode: only type errors)."""
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON type of a Python value as parsed from JSON: ``null``, ``boolean``, ``integer``,
+    ``number``, ``string``, ``array``, ``object`` (``a <type name>`` for anything else)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return f"a {type(value).__name__}"
+
+
+def _error_text(err: Any) -> str:
+    """One pydantic error as ``expected <JSON type>, got <JSON type>`` for a type error, else its message."""
+    kind = err.get("type", "")
+    got = json_type_name(err.get("input"))
+    expected = _EXPECTED.get(kind)
+    if expected is not None:
+        return f"expected {expected}, got {got}"
+    if kind in ("literal_error", "enum"):
+        options = (err.get("ctx") or {}).get("expected", "")
+        shown = f" {err['input']!r}"[:60] if isinstance(err.get("input"), str) else ""
+        return f"expected one of {options}, got {got}{shown}"
+    return str(err.get("msg"))
+
+
+def _integral_float(value: Any) -> Any:
+    """``2.0`` -> ``2`` (JSON has one number type, so an integral float is an integer); any
+    other value unchanged, for the strict ``int`` validator to judge."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 def _limit_strings(annotation: Any) -> Any:
@@ -206,6 +266,18 @@ def _limit_strings(annotation: Any) -> Any:
     return annotation
 
 
+def _mentions_int(annotation: Any) -> bool:
+    """True when ``int`` appears in ``annotation`` at the top level (bare, ``Annotated`` or in a union)."""
+    if annotation is int:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _mentions_int(get_args(annotation)[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return any(_mentions_int(a) for a in get_args(annotation))
+    return False
+
+
 def _description(func: Callable[..., Any]) -> str:
     doc = inspect.getdoc(func) or ""
     paragraphs = [p.strip() for p in doc.split("\n\n") if p.strip()]
@@ -230,6 +302,7 @@ def build_spec(
     role: str | None = None,
     destructive: bool = False,
     never_faulted: bool = False,
+    time_dependent: str | None = None,
 ) -> ToolSpec:
     """Build the :class:`ToolSpec` of ``func`` (see :func:`tool` for the arguments).
 
@@ -270,12 +343,16 @@ def build_spec(
         if pname not in hints:
             raise TypeError(f"tool {tool_name}: parameter {pname} needs a type hint")
         ann = _limit_strings(hints[pname])
+        if _mentions_int(ann):
+            # An integral float passes as an integer (JSON has one number type); wrapped around
+            # the whole annotation so that ge/le stay minimum/maximum in the JSON schema.
+            ann = Annotated[ann, BeforeValidator(_integral_float)]
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (ann, default if isinstance(default, type(Field())) else Field(default))
         params.append(pname)
     model_name = "".join(part.capitalize() for part in tool_name.split("_")) + "Arguments"
     input_model = create_model(
-        model_name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields
+        model_name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False, strict=True), **fields
     )
     if role is not None:
         _check_role(tool_name, role, input_model)
@@ -296,6 +373,7 @@ def build_spec(
         role=role,
         destructive=bool(destructive),
         never_faulted=bool(never_faulted),
+        time_dependent=time_dependent or None,
     )
 
 
@@ -353,6 +431,7 @@ def tool(
     role: ToolRole | None = None,
     destructive: bool = False,
     never_faulted: bool = False,
+    time_dependent: str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare an app method as an MCP tool.
 
@@ -370,6 +449,11 @@ def tool(
         destructive: True for a write that destroys or undoes something (MCP
             ``destructiveHint``); only a write may be destructive.
         never_faulted: True to keep fault injection off this tool (e.g. a clock read).
+        time_dependent: for a write whose effect really depends on the virtual time, how the
+            judge must compare the state it leaves (e.g. ``"filled only in trading hours: the
+            oracle must run at the agent's clock"``). Without it, the conformance suite's
+            clock-shift check requires the write's state to be the same at any nearby time
+            (clock-derived fields marked ``VOLATILE``).
 
     Returns:
         The method, unchanged, with its :class:`ToolSpec` attached; the spec is built when
@@ -391,6 +475,7 @@ def tool(
                 role=role,
                 destructive=destructive,
                 never_faulted=never_faulted,
+                time_dependent=time_dependent,
             ),
         )
         return func
