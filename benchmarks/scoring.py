@@ -106,12 +106,12 @@ def scoring_throughput(settings: Settings) -> Figure:
     catalog = Catalog.from_apps()
     trajs = synthetic_trajectories(settings.trajectories, settings.steps_per_trajectory)
     lines = [t.model_dump_json() for t in trajs]
-    n_steps = sum(len(t.steps) for t in trajs)
+    n_steps = sum(len(t.server_calls) for t in trajs)
     for t in trajs[:3]:  # warm-up
         score_episode(t, catalog)
     rates, ratios, errors, recoverable = [], [], 0, 0
     by_profile: dict[str, list[float]] = {p: [] for p in PROFILES}
-    steps_of = {p: sum(len(t.steps) for t in trajs if t.fault_profile == p) for p in PROFILES}
+    steps_of = {p: sum(len(t.server_calls) for t in trajs if t.fault_profile == p) for p in PROFILES}
     for _ in range(settings.reps):
         t_score = t_parse = 0.0
         t_profile = dict.fromkeys(PROFILES, 0.0)

@@ -28,7 +28,11 @@ import anyio
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.server_process import ControlClient, ServerError
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory, steps_from_call_log
+from mcpgym.evaluation.llm.replies import raw_text
+from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
+
+SERVER_CALL = object()
+"""Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
 
 
 @dataclass
@@ -124,15 +128,21 @@ def _error(result_type: type, code: str, message: str) -> Any:
 
 
 class EpisodeCaller:
-    """The call function of one episode: ``await caller(name, arguments) -> CallResult``.
+    """The call function of one episode: ``await caller(name, arguments) -> CallResult``, and
+    the recorder of the agent's actions in order.
 
     Never lets a transport problem reach the agent as an exception: an exception from the
     MCP client is remembered in ``transport_error`` (the episode becomes ``errored``) and
     answered, then and for every later call, with an ``unavailable`` error. Arguments that
-    are not a JSON object are refused locally (``invalid_argument``, counted in
-    ``invalid_calls``; they never reach the server). Once ``max_calls`` calls were made,
+    are not a JSON object are refused locally (``invalid_argument``) and recorded as an
+    invalid step; they never reach the server. Once ``max_calls`` calls were made,
     ``limit_error`` is raised (the agents' ``CallLimitReached``, which they turn into status
     ``limit``), or, without one, an error is answered; ``limit_hit`` is set either way.
+
+    The order of the episode is kept in ``timeline``: a :data:`SERVER_CALL` marker for each
+    call forwarded to the server, and the steps the agent handed to :meth:`record` (its
+    messages, the calls it refused itself) or that this caller refused. :meth:`steps` merges
+    it with the server's call log.
     """
 
     def __init__(self, client: Any, max_calls: int | None, result_type: type,
@@ -142,9 +152,38 @@ class EpisodeCaller:
         self.result_type = result_type
         self.limit_error = limit_error
         self.calls = 0
-        self.invalid_calls = 0
         self.limit_hit = False
         self.transport_error: str | None = None
+        self.timeline: list[Any] = []
+
+    def record(self, step: MessageStep | ToolCallStep) -> None:
+        """Keep an agent action that the server does not log (a model message, or a call the
+        agent refused; ``step.step`` is then None) at its place in the episode.
+
+        Raises:
+            TypeError: for anything else than a :class:`MessageStep` or a :class:`ToolCallStep`
+                without a call-log number.
+        """
+        if isinstance(step, MessageStep) or (isinstance(step, ToolCallStep) and step.step is None):
+            self.timeline.append(step)
+            return
+        raise TypeError("record() takes a MessageStep or a ToolCallStep with step=None")
+
+    def steps(self, call_log: list[Any]) -> list[MessageStep | ToolCallStep]:
+        """Every step of the episode in order: the recorded ones, and the server's call log
+        (``/calls`` records) in place of the markers of forwarded calls. Log records left over
+        (a call whose answer was lost with the connection) come last, in log order."""
+        logged = iter(steps_from_call_log(call_log))
+        out: list[MessageStep | ToolCallStep] = []
+        for item in self.timeline:
+            if item is SERVER_CALL:
+                nxt = next(logged, None)
+                if nxt is not None:
+                    out.append(nxt)
+            else:
+                out.append(item)
+        out.extend(logged)
+        return out
 
     async def __call__(self, name: str, arguments: Any = None) -> Any:
         if self.transport_error is not None:
@@ -158,9 +197,15 @@ class EpisodeCaller:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict) or not isinstance(name, str):
-            self.invalid_calls += 1
-            return _error(self.result_type, "invalid_argument", "the tool name must be a string and the arguments a JSON object")
+            refused = _error(self.result_type, "invalid_argument",
+                             "the tool name must be a string and the arguments a JSON object")
+            self.timeline.append(ToolCallStep(
+                step=None, tool=name if isinstance(name, str) else repr(name)[:200], arguments={},
+                raw_arguments=raw_text(arguments), is_error=True, error_code="invalid_argument",
+                result=refused.payload, invalid=True))
+            return refused
         self.calls += 1
+        self.timeline.append(SERVER_CALL)
         try:
             result = await self.client.call_tool(name, arguments)
         except Exception as exc:  # noqa: BLE001 - whatever the transport raises ends the episode as errored
@@ -243,7 +288,8 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
                      apps: list[str], calls: list[dict[str, Any]], ledger: list[dict[str, Any]],
                      initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any], result: Any, status: str,
                      reason: str | None, runner_invalid_calls: int = 0,
-                     metadata: dict[str, Any] | None = None, app_versions: dict[str, str] | None = None) -> Trajectory:
+                     metadata: dict[str, Any] | None = None, app_versions: dict[str, str] | None = None,
+                     steps: list[Step] | None = None) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
     (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
 
@@ -251,7 +297,9 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
         calls, ledger: the episode's call log and fault ledger as JSON rows (the control
             API's ``calls`` and ``ledger``). initial, final, gold: world snapshots.
         result: the agent's ``AgentResult`` (or None); status, reason: from :func:`settle_status`.
-        runner_invalid_calls: calls the harness refused before they reached a tool.
+        runner_invalid_calls: calls the harness refused before they reached a tool and did not
+            record as steps (the in-process path; the MCP path records them).
+        steps: every step in order (:meth:`EpisodeCaller.steps`); default: the call log's.
         metadata: extra ``metadata`` keys; ``extra_checks``, ``tags`` and ``max_calls`` come
             from the task.
         app_versions: app name -> ``App.version`` of the apps that served the episode (None:
@@ -269,7 +317,7 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
         episode_id=episode_id, task_id=task.id, agent=agent_name, trial=trial, world_seed=task.seed,
         fault_seed=fault_seed, fault_profile=profile_name, apps=apps, app_versions=app_versions,
         level=getattr(task, "level", None),
-        instruction=task.instruction, steps=steps_from_call_log(calls),
+        instruction=task.instruction, steps=steps if steps is not None else list(steps_from_call_log(calls)),
         final_message=str(getattr(result, "final_message", "") or ""), ledger=ledger, initial_snapshot=initial,
         final_snapshot=final, gold_snapshot=gold, feasible=getattr(task, "feasible", None), status=status,
         stop_reason=reason, tokens=tokens,
@@ -359,7 +407,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         fault_seed=created.get("fault_seed", job.fault_seed), profile_name=job.profile_name,
         apps=list(created.get("apps") or task.apps), app_versions=_app_versions(created, task), calls=calls, ledger=ledger, initial=initial, final=final,
         gold=ctx.gold[task.id], result=result, status=status, reason=reason,
-        runner_invalid_calls=caller.invalid_calls if caller else 0,
+        steps=caller.steps(calls) if caller is not None else None,
         metadata={"agent_spec": job.agent.spec, "tools_listed": n_tools,
                   "internal_errors": sum(1 for c in calls if c.get("internal")),
                   "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases},

@@ -1,10 +1,22 @@
-"""The trajectory model: one episode's tool calls, final message, states and scores.
+"""The trajectory model: everything an agent did in one episode, its states and its scores.
 
 A :class:`Trajectory` is what the runner appends, one JSON line per finished episode, to
-``trajectories.jsonl`` (docs/design.md §6), and what ``mcpgym score`` reads back. Its steps
-mirror the server-side call log (:class:`mcpgym.tools.invoke.CallRecord`); its ``ledger`` is the
-fault ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
-prefers over anything inferred from error codes.
+``trajectories.jsonl`` (docs/design.md §6), and what ``mcpgym score`` reads
+back. Its ``steps`` are every agent action, in the order it happened:
+
+* :class:`ToolCallStep` (``"type": "tool_call"``): a tool call. Calls that reached the
+  server mirror the server-side call log (:class:`mcpgym.tools.invoke.CallRecord`) and carry
+  its 1-based ``step`` number; a call refused before it reached the server (arguments that do
+  not parse, a tool the episode does not offer) has ``step`` None. Calls that broke the tool
+  contract (unknown tool, unparsable arguments, arguments that break the input schema) are
+  flagged ``invalid``, with the error the agent got back in ``result``.
+* :class:`MessageStep` (``"type": "message"``): one model reply: its text, refusal text and
+  reasoning summary (when the provider returns one), how many tool calls it asked for, and
+  the tokens of that turn.
+
+Lines written before steps had a ``type`` read as tool calls. The ``ledger`` is the fault
+ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
+prefers over anything inferred from error codes; its ``step`` numbers are call-log numbers.
 """
 
 from __future__ import annotations
@@ -13,13 +25,13 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Annotated, Any, Iterable, Iterator, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
 
 
 class TokenUsage(BaseModel):
-    """Tokens an LLM agent spent in one episode (0 for scripted agents)."""
+    """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -27,16 +39,32 @@ class TokenUsage(BaseModel):
     output: int = Field(0, ge=0)
 
 
+INVALID_CODES = ("invalid_argument",)
+"""Error codes that make a tool call ``invalid`` (plus ``not_found`` on the field ``name``: an unknown tool)."""
+
+
+def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
+    """Whether an error means the call broke the tool contract: ``invalid_argument``, or
+    ``not_found`` on the field ``name`` (the tool does not exist in the episode)."""
+    return error_code in INVALID_CODES or (error_code == "not_found" and error_field == "name")
+
+
 class ToolCallStep(BaseModel):
-    """One tool call of an episode, as the server logged it.
+    """One tool call of an episode.
 
     Attributes:
-        step: 1-based position in the episode's call log.
+        type: always ``"tool_call"`` (the step discriminator; absent in old lines).
+        step: 1-based position in the server's call log; None for a call refused before it
+            reached the server (unparsable arguments, a tool the episode does not offer).
         tool: tool name as the agent sent it.
         arguments: the arguments as sent (a JSON object, or whatever the agent sent).
+        raw_arguments: the argument text the model sent when it was not a JSON object.
+        call_id: the provider's id of the call (LLM agents), when there is one.
         is_error: whether the agent got a tool error.
         error_code: the error code (``mcpgym.kernel.errors.ERROR_CODES``) when ``is_error``.
-        result: the structured result, or the error payload ``{"error": {...}}``.
+        result: the structured result, or the error payload ``{"error": {...}}`` the agent got.
+        invalid: the call broke the tool contract (unknown tool, unparsable arguments,
+            arguments against the input schema); see :func:`is_invalid_error`.
         fault: the injected fault kind when known (from the ledger or the call log).
         fault_inferred: true when ``fault`` was guessed from an error code, not known.
         time: virtual time after the call (seconds since the epoch), when known.
@@ -44,15 +72,24 @@ class ToolCallStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    step: int = Field(ge=1)
+    type: Literal["tool_call"] = "tool_call"
+    step: int | None = Field(default=None, ge=1)
     tool: str
     arguments: Any = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    call_id: str | None = None
     is_error: bool = False
     error_code: str | None = None
     result: Any = None
+    invalid: bool = False
     fault: str | None = None
     fault_inferred: bool = False
     time: int | None = None
+
+    @property
+    def reached_server(self) -> bool:
+        """True for a call the server logged (it has a call-log ``step``)."""
+        return self.step is not None
 
     @property
     def retry_after(self) -> int | None:
@@ -73,6 +110,44 @@ class ToolCallStep(BaseModel):
         return None
 
 
+class MessageStep(BaseModel):
+    """One reply of the model (LLM agents), in order with the tool calls.
+
+    Attributes:
+        type: always ``"message"``.
+        turn: 0-based model turn (request) of the episode.
+        text: the reply's text (the final answer on the last turn).
+        refusal: refusal text, when the provider returns one apart from the text.
+        reasoning: the reasoning summary, when the provider returns one.
+        tool_calls: how many tool calls the reply asked for.
+        finish_reason: the provider's finish/stop reason.
+        tokens: input and output tokens of this turn.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["message"] = "message"
+    turn: int = Field(0, ge=0)
+    text: str = ""
+    refusal: str | None = None
+    reasoning: str | None = None
+    tool_calls: int = Field(0, ge=0)
+    finish_reason: str | None = None
+    tokens: TokenUsage | None = None
+
+
+def _step_type(value: Any) -> str:
+    """The discriminator of a step: its ``type``, ``tool_call`` when absent (old lines)."""
+    if isinstance(value, dict):
+        return value.get("type", "tool_call")
+    return getattr(value, "type", "tool_call")
+
+
+Step = Annotated[Union[Annotated[ToolCallStep, Tag("tool_call")], Annotated[MessageStep, Tag("message")]],
+                 Discriminator(_step_type)]
+"""One agent action: a :class:`ToolCallStep` or a :class:`MessageStep`."""
+
+
 class Trajectory(BaseModel):
     """One finished episode.
 
@@ -87,18 +162,22 @@ class Trajectory(BaseModel):
             server reported them); empty when unknown (external trajectories).
         level: task level 1-3, when known.
         instruction: what the agent was asked.
-        steps: the tool calls, in order, with strictly increasing ``step``.
+        steps: every agent action in order (:data:`Step`); the call-log ``step`` numbers of
+            the tool calls that reached the server strictly increase.
         final_message: the agent's last message to the user.
         ledger: the fault ledger (dicts shaped like ``LedgerEntry``); None when unknown
             (external trajectories), ``[]`` when known to be empty.
-        initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts.
+        initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
+            compact run directory they are stored apart (see
+            :mod:`mcpgym.evaluation.run_store`) and filled in when the run is loaded.
         feasible: whether the task can be done (None: unknown).
         status: ``completed`` (the agent answered), ``errored`` (the agent or harness
             failed), ``limit`` (a step/token/time limit stopped it).
         stop_reason: free text about why it stopped.
         tokens: token usage, for LLM agents.
-        invalid_calls: calls the runner rejected before they reached the server
-            (unparsable arguments, malformed tool calls).
+        invalid_calls: calls refused before they reached the server that are *not* recorded
+            as steps (old run directories and external formats that only count them); new
+            runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
         scores: :class:`mcpgym.evaluation.scorer.EpisodeScores` as a dict, once scored.
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
     """
@@ -116,7 +195,7 @@ class Trajectory(BaseModel):
     app_versions: dict[str, str] = Field(default_factory=dict)
     level: int | None = None
     instruction: str | None = None
-    steps: list[ToolCallStep] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
     final_message: str = ""
     ledger: list[dict[str, Any]] | None = None
     initial_snapshot: dict[str, Any] | None = None
@@ -130,11 +209,34 @@ class Trajectory(BaseModel):
     scores: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def tool_calls(self) -> list[ToolCallStep]:
+        """Every tool-call step, in order (also those refused before the server)."""
+        return [s for s in self.steps if isinstance(s, ToolCallStep)]
+
+    @property
+    def server_calls(self) -> list[ToolCallStep]:
+        """The tool calls that reached the server (the call log), in order: what the
+        behaviour metrics are computed over."""
+        return [s for s in self.steps if isinstance(s, ToolCallStep) and s.step is not None]
+
+    @property
+    def messages(self) -> list[MessageStep]:
+        """The model's replies, in order."""
+        return [s for s in self.steps if isinstance(s, MessageStep)]
+
+    @property
+    def refused_calls(self) -> int:
+        """Invalid calls refused before the server: recorded steps plus the legacy counter."""
+        return sum(1 for s in self.steps if isinstance(s, ToolCallStep) and s.step is None and s.invalid) + self.invalid_calls
+
     @field_validator("steps")
     @classmethod
-    def _steps_increasing(cls, steps: list[ToolCallStep]) -> list[ToolCallStep]:
+    def _steps_increasing(cls, steps: list[Any]) -> list[Any]:
         last = 0
         for s in steps:
+            if not isinstance(s, ToolCallStep) or s.step is None:
+                continue
             if s.step <= last:
                 raise ValueError(f"step numbers must strictly increase: step {s.step} follows step {last}")
             last = s.step
@@ -153,7 +255,7 @@ class Trajectory(BaseModel):
 
 
 def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
-    """Convert a server call log into trajectory steps.
+    """Convert a server call log into trajectory steps (invalid calls flagged).
 
     Args:
         calls: :class:`mcpgym.tools.invoke.CallRecord` objects or their dicts (as the control API's
@@ -165,6 +267,9 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     out: list[ToolCallStep] = []
     for rec in calls:
         data = rec.model_dump(mode="json") if isinstance(rec, BaseModel) else dict(rec)
+        result = data.get("result")
+        err = result.get("error") if isinstance(result, dict) else None
+        field = err.get("field") if isinstance(err, dict) else None
         out.append(
             ToolCallStep(
                 step=data["step"],
@@ -172,7 +277,8 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
                 arguments=data.get("arguments") if data.get("arguments") is not None else {},
                 is_error=bool(data.get("is_error")),
                 error_code=data.get("error_code"),
-                result=data.get("result"),
+                result=result,
+                invalid=bool(data.get("is_error")) and is_invalid_error(data.get("error_code"), field),
                 fault=data.get("fault"),
                 fault_inferred=False,
                 time=data.get("time"),
@@ -287,8 +393,12 @@ def write_trajectories(path: str | Path, trajs: Iterable[Trajectory]) -> None:
 
 
 __all__ = [
+    "INVALID_CODES",
+    "MessageStep",
+    "Step",
     "TokenUsage",
     "ToolCallStep",
+    "is_invalid_error",
     "Trajectory",
     "TrajectoryFileError",
     "append_trajectory",

@@ -3,7 +3,9 @@
 ``make_agent("replay:runs/x/trajectories.jsonl")`` reads a file written by
 :mod:`mcpgym.evaluation.trajectory`. For each episode it takes the trajectory with the same task id
 and trial (the runner passes ``trial=``; without it, the n-th run of a task replays the
-recorded trial n, counting from 0), calls its tools with the recorded arguments in order,
+recorded trial n, counting from 0), calls its tools with the recorded arguments in order
+(model messages and calls refused before the server are handed to the runner's recorder as
+they were),
 whatever they return, and ends with the recorded final message. Replaying under the same
 world seed, fault profile and fault seed reproduces the recorded episode exactly.
 """
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
-from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, read_trajectories
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -65,7 +67,13 @@ class ReplayAgent(Agent):
             return AgentResult(final_message="", status="errored",
                                error=f"no recorded trajectory for task {task.id!r} trial {trial} in {self.path}")
         done = 0
+        record = getattr(call, "record", None)
         for step in traj.steps:
+            if not isinstance(step, ToolCallStep) or step.step is None:
+                # a model message, or a call refused before the server: kept as recorded
+                if callable(record):
+                    record(step.model_copy())
+                continue
             if done >= task.max_calls:
                 return AgentResult(final_message=traj.final_message, status="limit",
                                    stop_reason=f"call budget of {task.max_calls} spent after {done} replayed calls")
@@ -75,7 +83,7 @@ class ReplayAgent(Agent):
             except CallLimitReached as exc:
                 return AgentResult(final_message=traj.final_message, status="limit", stop_reason=str(exc))
             done += 1
-        return AgentResult(final_message=traj.final_message, invalid_calls=traj.invalid_calls,
+        return AgentResult(final_message=traj.final_message, invalid_calls=traj.invalid_calls, tokens=traj.tokens,
                            stop_reason=f"replayed {done} calls of {traj.agent!r} ({traj.episode_id})")
 
 

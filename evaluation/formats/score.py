@@ -260,7 +260,7 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
     for res in loaded:
         report.problems.extend(res.problems)
 
-    calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.steps)
+    calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.tool_calls)
     for name in sorted(calls):  # classify everything first: see the module docstring
         catalog.get(name, descriptions.get(name))
 

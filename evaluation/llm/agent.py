@@ -9,7 +9,12 @@ What goes wrong is handled and counted, never raised:
 
 - a tool call whose arguments are not a JSON object, or that names a tool the episode does
   not offer, is answered with a tool error (``invalid_argument`` / ``not_found``) without
-  reaching the server, and counted in ``invalid_calls``;
+  reaching the server. With a runner's recording call function (one with a ``record``
+  method, see :func:`mcpgym.evaluation.llm.interface.recorder_of`) it is recorded as an
+  invalid :class:`~mcpgym.evaluation.trajectory.ToolCallStep` (name, arguments or their raw
+  text, the error returned); otherwise it is counted in ``invalid_calls``;
+- every model reply is recorded the same way as a
+  :class:`~mcpgym.evaluation.trajectory.MessageStep` (text, refusal, reasoning, tokens);
 - 429, 5xx, connection failures and silent providers are retried (see
   :mod:`mcpgym.evaluation.llm.transport`); a provider that keeps failing ends the episode with status
   ``errored``, ``stop_reason`` ``"provider_error: ..."`` and the failure in ``error``: a
@@ -33,11 +38,11 @@ from typing import Any, ClassVar, Mapping
 
 import httpx
 
-from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result
+from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
-from mcpgym.evaluation.trajectory import TokenUsage
+from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant acting for a user inside a set of apps, through the tools you are given. "
@@ -250,6 +255,7 @@ class _Episode:
     invalid_calls: int = 0
     tool_calls: int = 0
     turns: int = 0
+    record: Any = None
 
     def __post_init__(self) -> None:
         self.registry = ToolRegistry(self.tools)
@@ -264,6 +270,7 @@ class _Episode:
 
     async def play(self, call: CallFn) -> Any:
         agent, limits = self.agent, self.agent.limits
+        self.record = recorder_of(call)
         timeout = httpx.Timeout(agent.retry.request_timeout + 1.0)
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=shared_ssl_context()) as client:
             while True:
@@ -278,6 +285,11 @@ class _Episode:
                 self.turns += 1
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
+                if self.record is not None:
+                    self.record(MessageStep(
+                        turn=self.turns - 1, text=reply.text or "", refusal=reply.refusal, reasoning=reply.reasoning,
+                        tool_calls=len(reply.calls), finish_reason=reply.finish_reason,
+                        tokens=TokenUsage(input=reply.input_tokens, output=reply.output_tokens)))
                 if not reply.calls:
                     return self.result("completed", reply.finish_reason or "end_turn", final=reply.text)
                 total = self.input_tokens + self.output_tokens
@@ -295,15 +307,13 @@ class _Episode:
         """Run one tool call (or refuse it locally) and return what to feed back."""
         tool = self.registry.resolve(parsed.api_name)
         if tool is None:
-            self.invalid_calls += 1
             hint = " Use search_tools to find tools." if self.registry.has_search else ""
             payload = error_payload("not_found", f"there is no tool named {parsed.api_name!r} in this episode; "
                                                   f"call one of the tools you were given.{hint}", "name")
-            return ToolOutcome(parsed.call_id, _dump(payload), True)
+            return self.refuse(parsed, payload)
         if parsed.problem is not None or parsed.arguments is None:
-            self.invalid_calls += 1
             payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
-            return ToolOutcome(parsed.call_id, _dump(payload), True)
+            return self.refuse(parsed, payload)
         result = await call(tool.name, parsed.arguments)
         is_error = bool(getattr(result, "is_error", False))
         payload = getattr(result, "payload", None)
@@ -312,6 +322,20 @@ class _Episode:
         if not is_error and tool.name == SEARCH_TOOL_NAME:
             self.registry.absorb_search_result(payload)
         return ToolOutcome(parsed.call_id, _dump(payload), is_error)
+
+
+    def refuse(self, parsed: ParsedCall, payload: dict[str, Any]) -> ToolOutcome:
+        """Answer an invalid call locally with ``payload``; record it as an invalid step (or
+        count it in ``invalid_calls`` when the call function does not record)."""
+        if self.record is not None:
+            name = parsed.api_name if isinstance(parsed.api_name, str) else json.dumps(parsed.api_name, default=str)
+            self.record(ToolCallStep(
+                step=None, tool=name, arguments=parsed.arguments if parsed.arguments is not None else {},
+                raw_arguments=parsed.raw, call_id=parsed.call_id, is_error=True, error_code=payload["error"]["code"],
+                result=payload, invalid=True))
+        else:
+            self.invalid_calls += 1
+        return ToolOutcome(parsed.call_id, _dump(payload), True)
 
 
 def _dump(payload: Any) -> str:

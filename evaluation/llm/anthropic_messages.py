@@ -14,7 +14,8 @@ import os
 from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent
-from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
+from mcpgym.evaluation.llm.replies import (ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, raw_text,
+                                           usage_int)
 from mcpgym.evaluation.llm.tools import ExposedTool
 from mcpgym.evaluation.llm.transport import ProviderError
 
@@ -98,7 +99,8 @@ class AnthropicAgent(LLMAgent):
         return body
 
     def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
-        """Read the ``content`` blocks (``text``, ``tool_use``), ``stop_reason`` and ``usage``
+        """Read the ``content`` blocks (``text``, ``tool_use``, ``thinking`` as the reasoning),
+        ``stop_reason`` (``refusal``: the text is the refusal) and ``usage``
         (input = ``input_tokens`` + cache creation + cache read tokens).
 
         Raises:
@@ -110,6 +112,7 @@ class AnthropicAgent(LLMAgent):
         if not isinstance(content, list):
             raise ProviderError(f"the answer has no content list: {json.dumps(data)[:300]}")
         texts: list[str] = []
+        thoughts: list[str] = []
         calls: list[ParsedCall] = []
         echoed: list[dict[str, Any]] = []
         for i, block in enumerate(content):
@@ -124,9 +127,12 @@ class AnthropicAgent(LLMAgent):
             elif kind == "tool_use":
                 call_id = block.get("id") if isinstance(block.get("id"), str) and block.get("id") else f"toolu_{turn}_{i}"
                 args, problem = parse_arguments(block.get("input"))
-                calls.append(ParsedCall(call_id, block.get("name"), args, problem))
+                calls.append(ParsedCall(call_id, block.get("name"), args, problem,
+                                        raw_text(block.get("input")) if problem else None))
                 echoed.append({**block, "id": call_id, "input": args if problem is None else {}})
             else:
+                if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"]:
+                    thoughts.append(block["thinking"])
                 echoed.append(block)  # thinking blocks and others go back unchanged
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         input_tokens = sum(usage_int(usage.get(k)) for k in
@@ -137,6 +143,8 @@ class AnthropicAgent(LLMAgent):
             output_tokens=usage_int(usage.get("output_tokens")),
             finish_reason=stop if isinstance(stop, str) else None,
             message={"role": "assistant", "content": echoed},
+            refusal="\n".join(texts) or "(refused)" if stop == "refusal" else None,
+            reasoning="\n".join(thoughts) or None,
         )
 
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:

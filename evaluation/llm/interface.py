@@ -19,7 +19,20 @@ from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallRes
 
 CallFn = Callable[[str, dict], Awaitable[Any]]
 """``await call(name, arguments)`` -> a :class:`CallResult`-shaped object. It may raise
-:class:`CallLimitReached` (the runner's call budget), which ends the episode with status ``limit``."""
+:class:`CallLimitReached` (the runner's call budget), which ends the episode with status ``limit``.
+A runner's call function may also have a ``record(step)`` method (see :func:`recorder_of`)."""
+
+
+def recorder_of(call: Any) -> Callable[[Any], None] | None:
+    """The ``record`` method of a recording call function, else None.
+
+    ``call.record(step)`` takes a :class:`~mcpgym.evaluation.trajectory.MessageStep` (a model
+    reply) or a :class:`~mcpgym.evaluation.trajectory.ToolCallStep` with ``step=None`` (a call
+    the agent refused before the server) and keeps it in the trajectory at its place among the
+    calls the server logged (:class:`mcpgym.evaluation.episode_runner.EpisodeCaller`).
+    """
+    record = getattr(call, "record", None)
+    return record if callable(record) else None
 
 
 class TaskLike(Protocol):
@@ -49,4 +62,4 @@ def instruction_of(task: Any) -> str:
 
 
 __all__ = ["AgentResult", "CallFn", "CallLimitReached", "CallResult", "TaskLike", "ToolInfo",
-           "instruction_of", "make_result"]
+           "instruction_of", "make_result", "recorder_of"]

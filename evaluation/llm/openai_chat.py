@@ -16,7 +16,8 @@ import os
 from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent
-from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, usage_int
+from mcpgym.evaluation.llm.replies import (ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, raw_text,
+                                           usage_int)
 from mcpgym.evaluation.llm.tools import ExposedTool
 from mcpgym.evaluation.llm.transport import ProviderError
 
@@ -92,7 +93,8 @@ class OpenAIAgent(LLMAgent):
         return body
 
     def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
-        """Read ``choices[0].message`` (text and ``tool_calls``) and ``usage``.
+        """Read ``choices[0].message`` (text, ``refusal``, ``reasoning_content``/``reasoning``
+        and ``tool_calls``) and ``usage``.
 
         Raises:
             ProviderError: when the answer has no choice or no message (e.g. an error object).
@@ -114,7 +116,7 @@ class OpenAIAgent(LLMAgent):
             call_id = tc.get("id") if isinstance(tc.get("id"), str) and tc.get("id") else f"call_{turn}_{i}"
             raw_args = fn.get("arguments")
             args, problem = parse_arguments(raw_args)
-            calls.append(ParsedCall(call_id, fn.get("name"), args, problem))
+            calls.append(ParsedCall(call_id, fn.get("name"), args, problem, raw_text(raw_args) if problem else None))
             echo_args = raw_args if problem is None and isinstance(raw_args, str) and raw_args.strip() else json.dumps(args or {})
             echoed.append({"id": call_id, "type": "function",
                            "function": {"name": fn.get("name") if isinstance(fn.get("name"), str) else "", "arguments": echo_args}})
@@ -123,10 +125,14 @@ class OpenAIAgent(LLMAgent):
             assistant["tool_calls"] = echoed
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         finish = choice.get("finish_reason")
+        refusal = message.get("refusal")
+        reasoning = next((message[k] for k in ("reasoning_content", "reasoning")
+                          if isinstance(message.get(k), str) and message[k]), None)
         return ModelReply(
             text=text, calls=calls, input_tokens=usage_int(usage.get("prompt_tokens")),
             output_tokens=usage_int(usage.get("completion_tokens")),
             finish_reason=finish if isinstance(finish, str) else None, message=assistant,
+            refusal=refusal if isinstance(refusal, str) and refusal else None, reasoning=reasoning,
         )
 
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:

@@ -21,12 +21,15 @@ class ParsedCall:
         api_name: the function name the model used.
         arguments: the arguments as a JSON object, or None when they were unusable.
         problem: why the arguments are unusable (None when they are fine).
+        raw: the arguments exactly as the model sent them, as text, when they were unusable
+            (kept in the trajectory so a reader sees what the model wrote).
     """
 
     call_id: str
     api_name: Any
     arguments: dict[str, Any] | None
     problem: str | None = None
+    raw: str | None = None
 
 
 @dataclass
@@ -39,6 +42,10 @@ class ModelReply:
         input_tokens, output_tokens: usage the provider reported for this request.
         finish_reason: the provider's stop/finish reason.
         message: the assistant message to append to the conversation (provider format).
+        refusal: refusal text the provider returned apart from the text (OpenAI ``refusal``),
+            or None.
+        reasoning: the reasoning summary or thinking text the provider returned (OpenAI-
+            compatible ``reasoning_content``/``reasoning``, Anthropic ``thinking`` blocks), or None.
     """
 
     text: str
@@ -47,6 +54,8 @@ class ModelReply:
     output_tokens: int
     finish_reason: str | None
     message: Any = None
+    refusal: str | None = None
+    reasoning: str | None = None
 
 
 @dataclass
@@ -87,6 +96,17 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return None, f"the arguments must be a JSON object, got {type(raw).__name__}"
 
 
+def raw_text(raw: Any, limit: int = 4_000) -> str:
+    """Unusable tool-call arguments as text for the trajectory (JSON for non-strings), cut at
+    ``limit`` characters."""
+    if isinstance(raw, str):
+        return raw[:limit]
+    try:
+        return json.dumps(raw, ensure_ascii=False, default=str)[:limit]
+    except (TypeError, ValueError):
+        return repr(raw)[:limit]
+
+
 def usage_int(value: Any) -> int:
     """A provider usage figure as a non-negative int (missing or malformed -> 0)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
@@ -99,4 +119,5 @@ def is_local_url(url: str) -> bool:
     return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.endswith(".localhost")
 
 
-__all__ = ["ModelReply", "ParsedCall", "ToolOutcome", "error_payload", "is_local_url", "parse_arguments", "usage_int"]
+__all__ = ["ModelReply", "ParsedCall", "ToolOutcome", "error_payload", "is_local_url", "parse_arguments", "raw_text",
+           "usage_int"]

@@ -397,14 +397,16 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
 
 
 def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
-    """Call counts: ``invalid_calls`` = calls the runner rejected before they reached the server
-    (``traj.invalid_calls``) + ``invalid_argument`` errors + unknown tools; ``valid_calls`` =
+    """Call counts: ``invalid_calls`` = calls refused before they reached the server (recorded as
+    invalid steps without a call-log number, plus the legacy ``traj.invalid_calls`` counter of
+    old lines; :attr:`Trajectory.refused_calls`) + ``invalid_argument`` errors + unknown tools
+    in the call log; ``valid_calls`` =
     logged calls that were not invalid; ``error_calls`` = valid calls that returned an error
     (docs/design.md §7, "Calls")."""
     invalid_steps = sum(c.invalid for c in calls)
     return CallCounts(
         valid_calls=len(calls) - invalid_steps,
-        invalid_calls=traj.invalid_calls + invalid_steps,
+        invalid_calls=traj.refused_calls + invalid_steps,
         error_calls=sum((not c.ok) and not c.invalid for c in calls),
     )
 

@@ -119,7 +119,8 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
     ledger = {int(e["step"]): e for e in traj.ledger or [] if isinstance(e.get("step"), int)}
     credentials: set[str] = set()
     entries: dict[str, tuple[CatalogEntry, frozenset[str]]] = {}  # tool -> (entry, families)
-    for s in traj.steps:  # classify every unknown tool before remedies are resolved
+    logged = traj.server_calls  # the behaviour metrics are over the calls the server logged
+    for s in logged:  # classify every unknown tool before remedies are resolved
         known = entries.get(s.tool)
         if known is None:
             entry = catalog.get(s.tool)
@@ -128,10 +129,11 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             credentials |= _strings(s.result) - _strings(s.arguments)
     out = []
     no_ledger = traj.ledger is None
-    for s in traj.steps:
+    for s in logged:
         tool, is_error, code = s.tool, s.is_error, s.error_code
+        step = s.step or 0  # a server call always has its call-log number
         entry, fams = entries[tool]
-        row = ledger.get(s.step) if ledger else None
+        row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None
         if row is not None:
@@ -152,7 +154,7 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         # rate_limited errors (impatience)
         out.append(
             Call(
-                s.step,
+                step,
                 tool,
                 entry,
                 s.arguments,
