@@ -169,6 +169,22 @@ def default_suite(names: list[str], core_size: int) -> str:
     return "smoke"
 
 
+def interrupt_message(out: Path) -> str:
+    """What ``mcpgym run`` says when interrupted: the files of ``out`` that exist, and how to go on.
+
+    Names ``trajectories.jsonl`` only when it holds a finished episode, and ``scores.json``
+    only when it was written; a run stopped before its first episode says so (its directory
+    can be used again as it is).
+    """
+    traj = out / "trajectories.jsonl"
+    has_lines = traj.is_file() and bool(traj.read_bytes().strip())
+    if not has_lines:
+        return (f"interrupted before any episode finished: nothing to keep in {out}; "
+                f"run again with the same --out (or --resume --out {out})")
+    files = [str(traj)] + [str(out / name) for name in ("scores.json",) if (out / name).is_file()]
+    return f"interrupted: the finished episodes are in {' and '.join(files)}; continue with --resume --out {out}"
+
+
 def _console(stderr: bool = False):  # noqa: ANN202
     from mcpgym.evaluation.tables import terminal_console
 
@@ -316,8 +332,7 @@ def run(
         _fail(f"cannot write the run directory {out}: {exc.strerror or exc}"
               + (f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""))
     except KeyboardInterrupt:
-        typer.secho(f"interrupted: the finished episodes are in {out / 'trajectories.jsonl'}; "
-                    f"continue with --resume --out {out}", fg=typer.colors.YELLOW, err=True)
+        typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
     md, html = write_report(result.out)
     picked = (f"suite {suite_name}: " if suite_name and not task

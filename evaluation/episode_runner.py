@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -106,6 +106,8 @@ class EpisodeContext:
     http: Any = None
     validate_output: bool = False
     tool_exposure: str = "all"
+    initial: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    """(apps, world seed) -> the initial snapshot, fetched from the server once and shared."""
 
 
 def result_payload(result: Any) -> dict[str, Any]:
@@ -390,7 +392,10 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             calls = await ctx.control.get(eid, "calls")
             ledger = await ctx.control.get(eid, "ledger")
             final = await ctx.control.get(eid, "snapshot")
-            initial = await ctx.control.get(eid, "initial")
+            key = (tuple(created.get("apps") or task.apps), task.seed)
+            initial = ctx.initial.get(key)
+            if initial is None:  # every episode of (apps, seed) starts from the same state: fetched once
+                initial = ctx.initial[key] = await ctx.control.get(eid, "initial")
         except ServerError as exc:
             raise HarnessFailure(f"cannot read the episode's final state: {exc}") from None
         mark("fetch")

@@ -1,41 +1,102 @@
 """A run directory: its files, and reading, repairing and scoring what it holds.
 
-``trajectories.jsonl`` (one scored trajectory per line, appended by the runner),
+``trajectories.jsonl`` (one scored trajectory per line, appended by the runner; in a compact
+run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.snapshots`),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
-(:mod:`mcpgym.evaluation.manifest`), ``mcpgym.server.log`` (a spawned server's output), ``report.md`` and
-``report.html`` (:mod:`mcpgym.evaluation.report`).
+(:mod:`mcpgym.evaluation.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
+``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
+(:mod:`mcpgym.evaluation.run_lock`).
+
+Each (agent, task, trial) is one episode: a directory holding two records for one (two
+writers before the lock existed, a file concatenated by hand) is loaded with the first
+record, a :class:`DuplicateRecordWarning` naming the lines, and nothing counted twice.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
 from mcpgym.evaluation.aggregate import aggregate, as_scores
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.manifest import MANIFEST_NAME
+from mcpgym.evaluation.run_lock import LOCK_NAME
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.metrics import Scoreboard
+from mcpgym.evaluation.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
 RUN_FILES = (TRAJECTORIES, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
-"""Files a run directory holds; ``--force`` removes exactly these."""
+"""Files a run directory holds; ``--force`` removes exactly these (and the ``snapshots`` folder)."""
 
 
 class RunError(RuntimeError):
     """A run cannot start or go on (bad output directory, server gone...); the message says why."""
 
 
+class DuplicateRecordWarning(UserWarning):
+    """A run holds more than one record for one (agent, task, trial); the first one is kept."""
+
+
+def episode_key(t: Trajectory) -> tuple[str, str, int]:
+    """(agent, task id, trial): one episode of a run (an episode without a task: its episode id)."""
+    return (t.agent, t.task_id if t.task_id is not None else f"episode:{t.episode_id}", t.trial)
+
+
+def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
+    """``trajs`` with the first record of each :func:`episode_key` only; a
+    :class:`DuplicateRecordWarning` names the repeated episodes of ``source``."""
+    seen: set[tuple[str, str, int]] = set()
+    out, dupes = [], []
+    for t in trajs:
+        key = episode_key(t)
+        if key in seen:
+            dupes.append(key)
+            continue
+        seen.add(key)
+        out.append(t)
+    if dupes:
+        shown = ", ".join(f"{a}/{task}/trial {trial}" for a, task, trial in dupes[:5])
+        more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
+        warnings.warn(DuplicateRecordWarning(
+            f"{source}: {len(dupes)} repeated record(s) of one (agent, task, trial) ignored, the first kept: "
+            f"{shown}{more}"), stacklevel=3)
+    return out
+
+
+def _own_failed_start(p: Path) -> bool:
+    """True when ``p`` holds only run files without a single episode record (what a run that
+    failed before its first episode leaves behind), so it can be reused."""
+    for child in p.iterdir():
+        if child.name == LOCK_NAME or (child.name == SNAPSHOT_DIR and child.is_dir()):
+            continue
+        if child.name not in RUN_FILES:
+            return False
+    traj = p / TRAJECTORIES
+    return not traj.exists() or not traj.read_bytes().strip()
+
+
+def _remove_run_files(p: Path) -> None:
+    for name in RUN_FILES:
+        (p / name).unlink(missing_ok=True)
+    if (p / SNAPSHOT_DIR).is_dir():
+        shutil.rmtree(p / SNAPSHOT_DIR)
+
+
 # -- output directory -------------------------------------------------------------------------
 def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
-    """Check and create the run directory.
+    """Check and create the run directory (call it holding the directory's lock).
 
     Without ``resume``, a directory that already holds files is refused unless ``force``,
-    which deletes the run files (:data:`RUN_FILES`) in it, and nothing else.
+    which deletes the run files (:data:`RUN_FILES` and ``snapshots/``) in it, and nothing
+    else. A directory holding only its lock, or only the files of a run that failed before
+    its first episode, counts as empty (those files are removed).
 
     Raises:
         RunError: for a non-empty directory without ``--resume``/``--force``, or a path that
@@ -44,32 +105,38 @@ def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise RunError(f"--out {p} is a file, not a directory")
-    if p.is_dir() and any(p.iterdir()) and not resume:
-        if not force:
+    if p.is_dir() and not resume:
+        if _own_failed_start(p):
+            _remove_run_files(p)
+        elif not force:
             raise RunError(f"output directory {p} is not empty: pass --resume to continue that run, "
                            f"--force to overwrite its run files, or another --out")
-        for name in RUN_FILES:
-            (p / name).unlink(missing_ok=True)
+        else:
+            _remove_run_files(p)
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 
-def load_run(run_dir: str | Path, *, repair: bool = False) -> list[Trajectory]:
-    """The trajectories of a run directory, ignoring a torn last line.
+def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) -> list[Trajectory]:
+    """The trajectories of a run directory, ignoring a torn last line, one per (agent, task,
+    trial) (the first record; repeated ones raise a :class:`DuplicateRecordWarning`).
 
     Args:
         run_dir: the directory holding ``trajectories.jsonl`` (none: empty list).
         repair: truncate a torn last line (a write cut by a crash) from the file, so that
             later appends do not leave it in the middle (a complete last record that only
             lacks its newline gets the newline instead).
+        states: fill in the snapshots of compact lines (False: only what the lines hold,
+            enough for their stored scores).
 
     Raises:
-        evaluation.trajectory.TrajectoryFileError: for a malformed line that is not the last.
+        evaluation.trajectory.TrajectoryFileError: for a malformed line that is not the last,
+            or a compact line whose snapshot files are missing.
     """
     path = Path(run_dir) / TRAJECTORIES
     if not path.exists():
         return []
-    trajs = read_trajectories(path, tolerate_truncated_tail=True)
+    trajs = dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
     if repair:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
@@ -119,7 +186,7 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trajectory]:
                 raise FileNotFoundError(f"{p} is not a run directory: it has no {TRAJECTORIES}")
             out += load_run(p)
         elif p.is_file():
-            out += read_trajectories(p, tolerate_truncated_tail=True)
+            out += dedupe(read_trajectories(p, tolerate_truncated_tail=True), p)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
     return out
@@ -141,5 +208,5 @@ def rescore(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K
     return sorted(fresh, key=_order), changed
 
 
-__all__ = ["RUN_FILES", "RunError", "SCORES", "SERVER_LOG", "TRAJECTORIES", "compute_scores", "load_paths", "load_run",
-           "prepare_out_dir", "rescore"]
+__all__ = ["DuplicateRecordWarning", "RUN_FILES", "RunError", "SCORES", "SERVER_LOG", "TRAJECTORIES", "compute_scores",
+           "dedupe", "episode_key", "load_paths", "load_run", "prepare_out_dir", "rescore"]

@@ -43,6 +43,8 @@ from mcpgym.evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_
                                  read_manifest, write_json_atomic)
 from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
                                 load_run, prepare_out_dir, rescore)
+from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
+from mcpgym.evaluation.snapshots import SnapshotStore
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, spawn_server
@@ -206,8 +208,12 @@ def run_evaluation(
     Returns:
         :class:`RunResult`.
 
+    The run directory is locked for the whole run (:func:`mcpgym.evaluation.run_lock.run_lock`):
+    a second run or ``--resume`` on it fails at once, naming the holder.
+
     Raises:
-        RunError: bad output directory, duplicate agent names, the server gone mid-run.
+        RunError: bad output directory, another process writing to it, duplicate agent names,
+            the server gone mid-run.
         ServerError: the server could not be started or reached.
         mcpgym.tools.faults.FaultProfileError: a bad fault profile.
     """
@@ -227,8 +233,28 @@ def run_evaluation(
     if settings.trials < 1 or settings.concurrency < 1:
         raise RunError("--trials and --concurrency must be at least 1")
     t0 = time.monotonic()
+    if Path(settings.out).exists() and not Path(settings.out).is_dir():
+        raise RunError(f"--out {settings.out} is a file, not a directory")
+    try:
+        with run_lock(settings.out, command=_command(settings)):
+            return _run_locked(tasks, agents, settings, gold_snapshot, fault_seed_for, tool_info, call_result,
+                               console, t0)
+    except RunDirLocked as exc:
+        raise RunError(str(exc)) from None
+
+
+def _command(settings: RunSettings) -> str:
+    return f"mcpgym run{' --resume' if settings.resume else ''} --out {settings.out}"
+
+
+def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSettings,
+                gold_snapshot: Callable[[Any], dict[str, Any]], fault_seed_for: Callable[[Any, int], int],
+                tool_info: type, call_result: type, console: Any, t0: float) -> RunResult:
+    """:func:`run_evaluation` once the run directory's lock is held."""
+    from mcpgym.evaluation import agents as agent_registry
+
     out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force)
-    existing = load_run(out, repair=True) if settings.resume else []
+    existing = load_run(out, repair=True, states=False) if settings.resume else []
     done = {(t.agent, t.task_id or "", t.trial) for t in existing}
     jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
     _, run_profile = faults_payload(settings.faults)
@@ -305,7 +331,7 @@ def run_evaluation(
         if server is not None:
             server.stop()
         # Also after an interrupt: scores.json always matches the lines on disk.
-        final_scores = compute_scores(load_run(out))
+        final_scores = compute_scores(load_run(out, states=False))
         write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
         if finished:
             if executor is not None and manifest.get("invocations"):
@@ -370,6 +396,7 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
     )
 
     limiter = anyio.CapacityLimiter(settings.concurrency)
+    store = SnapshotStore(out)  # initial and gold snapshots once per distinct state, finals as diffs
     written = 0
     written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
@@ -396,7 +423,8 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
                     key = (traj.agent, traj.task_id or "", traj.trial)
                     if key not in written_keys:
                         written_keys.add(key)
-                        await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, traj)
+                        line = await anyio.to_thread.run_sync(traj.compacted, store)
+                        await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, line)
                         written += 1
                         scores.append(EpisodeScores.model_validate(traj.scores))
                         counts["ok" if traj.status == "completed" else traj.status] += 1

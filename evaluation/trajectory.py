@@ -29,6 +29,8 @@ from typing import Annotated, Any, Iterable, Iterator, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
 
+from mcpgym.evaluation.snapshots import SnapshotStore, StoredStates
+
 
 class TokenUsage(BaseModel):
     """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
@@ -180,6 +182,9 @@ class Trajectory(BaseModel):
             runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
         scores: :class:`mcpgym.evaluation.scorer.EpisodeScores` as a dict, once scored.
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
+        stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
+            snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
+            snapshots in from it and clears it. None in a self-contained line.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -208,6 +213,21 @@ class Trajectory(BaseModel):
     invalid_calls: int = Field(0, ge=0)
     scores: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    stored: StoredStates | None = None
+
+    def compacted(self, store: SnapshotStore) -> "Trajectory":
+        """A copy for a compact run directory: initial and gold snapshots stored in ``store``
+        (once per distinct state), the final one as a diff; the snapshot fields left empty.
+        A trajectory without an initial snapshot is returned as it is.
+
+        Raises:
+            OSError: when a snapshot file cannot be written.
+        """
+        if self.initial_snapshot is None:
+            return self
+        stored = store.compact(self.initial_snapshot, self.final_snapshot, self.gold_snapshot)
+        return self.model_copy(update={"initial_snapshot": None, "final_snapshot": None, "gold_snapshot": None,
+                                       "stored": stored})
 
     @property
     def tool_calls(self) -> list[ToolCallStep]:
@@ -299,22 +319,29 @@ def _format_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[Trajectory]:
+def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True,
+                      store: SnapshotStore | None = None) -> Iterator[Trajectory]:
     """Yield the trajectories of a JSONL file, one per non-blank line.
 
     Args:
         path: the ``trajectories.jsonl`` file.
         tolerate_truncated_tail: skip a malformed *last* line that lacks its newline (what
             a process killed in the middle of a write leaves behind), instead of raising.
+        states: fill in the snapshots of compact lines (``stored``) from the snapshot files
+            next to ``path`` (False: leave them out, e.g. when only the stored scores are needed).
+        store: the :class:`SnapshotStore` to read them through (default: one for ``path``'s folder).
 
     Raises:
-        TrajectoryFileError: for invalid JSON or a line that does not validate; the message
-            reads ``<file>:<line>: field <loc>: <problem>``.
+        TrajectoryFileError: for invalid JSON, a line that does not validate, or a compact
+            line whose snapshot files are missing; the message reads
+            ``<file>:<line>: field <loc>: <problem>``.
         OSError: when the file cannot be read.
     """
     p = Path(path)
     with p.open("r", encoding="utf-8") as fh:
         lines = fh.readlines()
+    if states and store is None:
+        store = SnapshotStore(p.parent)
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -328,18 +355,26 @@ def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False
         if not isinstance(data, dict):
             raise TrajectoryFileError(f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}")
         try:
-            yield Trajectory.model_validate(data)
+            traj = Trajectory.model_validate(data)
         except ValidationError as exc:
             raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc)}") from None
+        if states and traj.stored is not None:
+            assert store is not None
+            try:
+                initial, final, gold = store.expand(traj.stored)
+            except ValueError as exc:
+                raise TrajectoryFileError(f"{p}:{lineno}: field stored: {exc}") from None
+            traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, traj.stored = initial, final, gold, None
+        yield traj
 
 
-def read_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False) -> list[Trajectory]:
+def read_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True) -> list[Trajectory]:
     """Read every trajectory of a JSONL file (see :func:`iter_trajectories`).
 
     Raises:
         TrajectoryFileError: naming the file, the line number and the field (pydantic's loc).
     """
-    return list(iter_trajectories(path, tolerate_truncated_tail=tolerate_truncated_tail))
+    return list(iter_trajectories(path, tolerate_truncated_tail=tolerate_truncated_tail, states=states))
 
 
 _APPEND_LOCK = threading.Lock()

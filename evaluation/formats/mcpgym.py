@@ -4,8 +4,11 @@ The same file :func:`mcpgym.evaluation.trajectory.read_trajectories` reads, but 
 so that one malformed line becomes a problem naming the file, the line and the field while
 the other lines are still scored. Trajectories keep everything they carry: the fault ledger
 (ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
-scores), the agent name. Stored ``scores`` are ignored: the trajectory is scored again. A step
-whose ``arguments`` were stored as a JSON string is read with them parsed, as in every format.
+scores; a compact line's are read from the ``snapshots/`` folder next to the file, see
+:mod:`mcpgym.evaluation.snapshots`), the agent name. Stored ``scores`` are ignored: the
+trajectory is scored again. A step whose ``arguments`` were stored as a JSON string is read
+with them parsed, as in every format. A second record of one (agent, task, trial) is skipped
+with a warning naming its line: the first one counts.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.formats.common import Episode, LoadResult, read_text
 from mcpgym.evaluation.formats.results import parse_arguments
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.snapshots import SnapshotStore
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "mcpgym"
 
@@ -47,6 +51,8 @@ def load(path: str | Path) -> LoadResult:
     text = read_text(p, result)
     if text is None:
         return result
+    store = SnapshotStore(p.parent)
+    seen: dict[tuple[str, str, int], int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -64,10 +70,24 @@ def load(path: str | Path) -> LoadResult:
         except ValidationError as exc:
             result.problem(_validation_message(exc), line=lineno, episode=label)
             continue
+        key = (traj.agent, traj.task_id if traj.task_id is not None else f"episode:{traj.episode_id}", traj.trial)
+        if key in seen:
+            result.problem(f"a second record of agent {key[0]!r}, task {key[1]!r}, trial {key[2]} (first on line "
+                           f"{seen[key]}): ignored, the first one counts", line=lineno, severity="warning")
+            continue
+        seen[key] = lineno
+        if traj.stored is not None:
+            try:
+                initial, final, gold = store.expand(traj.stored)
+            except ValueError as exc:
+                result.problem(f"field stored: {exc}", line=lineno, episode=label)
+                continue
+            traj = traj.model_copy(update={"initial_snapshot": initial, "final_snapshot": final, "gold_snapshot": gold,
+                                           "stored": None})
         if traj.trial:
             label += f" trial {traj.trial}"
-        steps = [s.model_copy(update={"arguments": parse_arguments(s.arguments)[0]}) if isinstance(s.arguments, str)
-                 else s for s in traj.steps]
+        steps = [s.model_copy(update={"arguments": parse_arguments(s.arguments)[0]})
+                 if isinstance(s, ToolCallStep) and isinstance(s.arguments, str) else s for s in traj.steps]
         result.add(Episode(label=label, trajectory=traj.model_copy(update={"scores": None, "steps": steps}),
                            line=lineno))
     if not result.episodes and not result.problems:

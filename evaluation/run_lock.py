@@ -1,0 +1,94 @@
+"""The run-directory lock: one writer per run directory.
+
+A run (``mcpgym run``, ``--resume``, or a distributed driver, which alone writes the run
+directory) holds an exclusive ``flock`` on ``<run dir>/.mcpgym.lock`` from before it reads
+what is done until after it has written ``scores.json``. A second writer fails at once with a
+:class:`RunDirLocked` error naming the holder (process id, host, start time, command), instead
+of running the same episodes again and appending them twice. The kernel drops the lock when
+the holder exits, however it exits (``kill -9`` included), so a lock file left behind never
+blocks a later run; its text only describes the last holder.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+LOCK_NAME = ".mcpgym.lock"
+"""The lock file of a run directory (not a run file: a directory holding only it is empty)."""
+
+
+class RunDirLocked(RuntimeError):
+    """Another process holds the run directory's lock; the message names it.
+
+    Attributes:
+        holder: what the holder wrote into the lock file (pid, host, started, command), or {}.
+    """
+
+    def __init__(self, run_dir: Path, holder: dict) -> None:
+        self.holder = holder
+        who = (f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
+               f"{holder.get('command')})" if holder else "another process")
+        super().__init__(f"run directory {run_dir} is in use by {who}; wait for it to finish, "
+                         f"or write to another --out")
+
+
+def _holder(fd: int) -> dict:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        data = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+@contextmanager
+def run_lock(run_dir: str | Path, command: str | None = None) -> Iterator[Path]:
+    """Hold the exclusive lock of ``run_dir`` (created when missing) for the ``with`` block.
+
+    Args:
+        run_dir: the run directory.
+        command: what the holder is doing, for the message another writer gets (default:
+            this process's command line).
+
+    Yields:
+        The lock file's path.
+
+    Raises:
+        RunDirLocked: when another process holds it.
+        OSError: when the directory or the lock file cannot be created.
+    """
+    root = Path(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise RunDirLocked(root, _holder(fd)) from None
+            raise
+        holder = {"pid": os.getpid(), "host": socket.gethostname(),
+                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300]}
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps(holder).encode("utf-8"))
+        try:
+            yield path
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["LOCK_NAME", "RunDirLocked", "run_lock"]
