@@ -20,6 +20,10 @@ performance issue):
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
   Ray cluster / with ``--executor local``, with both episodes per second; reported
   (unavailable without ``mcpgym[ray]``).
+- ``trajectory_bytes``: the median compact trajectory line on ``core`` (ratio vs the same
+  line with its snapshots inline); at most 20 KB.
+- ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
+  vs self-contained lines); under 150 MB.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -42,6 +46,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
+    from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
     return {
@@ -54,12 +59,14 @@ def figure_functions() -> dict[str, FigureFn]:
         "scoring_throughput": scoring_throughput,
         "e2e_smoke_run": e2e_smoke,
         "ray_overhead": ray_overhead,
+        "trajectory_bytes": trajectory_bytes,
+        "full_run_bytes": full_run_bytes,
     }
 
 
 FIGURES: tuple[str, ...] = ("stdio_round_trip", "http_round_trip", "inproc_call_path", "world_creation",
                             "episode_memory", "http_concurrency", "scoring_throughput", "e2e_smoke_run",
-                            "ray_overhead")
+                            "ray_overhead", "trajectory_bytes", "full_run_bytes")
 """Every figure's name, in table order."""
 
 __all__ = ["FIGURES", "Figure", "Settings", "figure_functions"]

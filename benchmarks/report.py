@@ -73,6 +73,12 @@ def _detail_text(fig: Figure) -> str:
         return (f"{d['episodes_per_run']} episodes: ray {d['ray_episodes_per_s']:g}/s, local "
                 f"{d['local_episodes_per_s']:g}/s; cluster start {d['cluster_start_s']:g} s (apart); "
                 f"same scores: {'yes' if d['same_scores'] else 'NO'}")
+    if name == "trajectory_bytes":
+        return (f"self-contained {d['median_inline_kb']:.1f} KB; {d['episodes']} episodes of {d['tasks']} tasks; "
+                f"{d['snapshot_files']} snapshot files of {d['mean_snapshot_file_kb']:.0f} KB")
+    if name == "full_run_bytes":
+        return (f"{d['episodes']:,} episodes x {d['mean_line_kb']:.1f} KB + snapshots of {d['tasks']:,} tasks; "
+                f"self-contained {d['self_contained_mb']:,.0f} MB")
     return ""
 
 

@@ -197,7 +197,7 @@ json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st
                            max_leaves=20)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.dictionaries(st.text(max_size=4), json_values, max_size=5), st.dictionaries(st.text(max_size=4), json_values, max_size=5))
 def test_state_diff_round_trips(a: dict, b: dict) -> None:
     diff = state_diff(a, b)

@@ -1,0 +1,105 @@
+"""Trajectory bytes: how much disk one episode takes in a compact run directory.
+
+The scripted reference agents (careful, overconfident, defeatist) play tasks of the ``core``
+suite in this process (:func:`mcpgym.evaluation.agents.inprocess.run_in_process`, faults
+``default``); every trajectory is written twice, the way a run directory stores it (compact:
+snapshots shared in ``snapshots/``, the final state as a diff, see
+:mod:`mcpgym.evaluation.snapshots`) and self-contained (the three snapshots inline: the
+baseline, what every line held before). Two figures come from the same episodes:
+
+- ``trajectory_bytes``: the median compact line, in KB (target at most 20 KB, from ~120 KB);
+  the ratio is compact / self-contained median line.
+- ``full_run_bytes``: the disk a ``full`` run of 3 agents x 3 trials would take, in MB
+  (target under 150 MB): the full suite's episodes times the mean compact line, plus one
+  initial and one gold snapshot file per task (measured mean file size); the baseline is the
+  same estimate with self-contained lines.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcpgym.benchmarks.harness import Figure, Settings
+
+AGENTS = ("careful", "overconfident", "defeatist")
+FULL_TRIALS = 3
+
+
+@functools.lru_cache(maxsize=4)
+def _measure(mode: str, tasks_n: int) -> dict[str, Any]:
+    import anyio
+
+    from mcpgym.evaluation.agents import make_agent
+    from mcpgym.evaluation.agents.inprocess import run_in_process
+    from mcpgym.evaluation.snapshots import SnapshotStore
+    from mcpgym.evaluation.tasks import registry
+    from mcpgym.evaluation.trajectory import append_trajectory
+
+    core = registry.load_tasks("core")
+    step = max(1, len(core) // tasks_n)
+    tasks = core[::step][:tasks_n]
+    with tempfile.TemporaryDirectory(prefix="mcpgym-bench-bytes-") as tmp:
+        root = Path(tmp)
+        store = SnapshotStore(root)
+        compact, inline = [], []
+        for task in tasks:
+            for name in AGENTS:
+                traj = anyio.run(lambda: run_in_process(make_agent(name), task, trial=0))
+                inline.append(len((traj.model_dump_json() + "\n").encode("utf-8")))
+                line = traj.compacted(store)
+                append_trajectory(root / "trajectories.jsonl", line)
+                compact.append(len((line.model_dump_json() + "\n").encode("utf-8")))
+        snap_files = [p.stat().st_size for p in (root / "snapshots").iterdir()]
+    full_tasks = len(registry.load_tasks("full"))
+    episodes = full_tasks * len(AGENTS) * FULL_TRIALS
+    per_task_snapshots = 2 * statistics.mean(snap_files)  # one initial and one gold file per task
+    return {
+        "episodes": len(compact), "tasks": len(tasks), "median_line": statistics.median(compact),
+        "median_inline": statistics.median(inline), "mean_line": statistics.mean(compact),
+        "mean_inline": statistics.mean(inline), "snapshot_files": len(snap_files),
+        "mean_snapshot_file": statistics.mean(snap_files),
+        "full_estimate": episodes * statistics.mean(compact) + full_tasks * per_task_snapshots,
+        "full_inline": episodes * statistics.mean(inline), "full_episodes": episodes, "full_tasks": full_tasks,
+    }
+
+
+def _tasks_for(settings: Settings) -> int:
+    return {"full": 124, "quick": 24}.get(settings.mode, 2)
+
+
+def trajectory_bytes(settings: Settings) -> Figure:
+    """Figure: median bytes of a compact trajectory line on ``core`` (KB), vs self-contained lines."""
+    m = _measure(settings.mode, _tasks_for(settings))
+    return Figure(
+        name="trajectory_bytes", title="trajectory bytes per episode (median line, core, compact run directory)",
+        value=round(m["median_line"] / 1000, 1), unit="KB", target=20.0,
+        baseline="the same trajectories with their three snapshots inline",
+        ratio=round(m["median_line"] / m["median_inline"], 3),
+        details={"median_inline_kb": round(m["median_inline"] / 1000, 1), "episodes": m["episodes"], "tasks": m["tasks"],
+                 "snapshot_files": m["snapshot_files"], "mean_snapshot_file_kb": round(m["mean_snapshot_file"] / 1000, 1),
+                 "agents": list(AGENTS)},
+        note="median compact line; snapshots shared in snapshots/, finals as diffs",
+    )
+
+
+def full_run_bytes(settings: Settings) -> Figure:
+    """Figure: estimated MB of a ``full`` run, 3 agents x 3 trials, in a compact run directory."""
+    m = _measure(settings.mode, _tasks_for(settings))
+    return Figure(
+        name="full_run_bytes", title=f"`full` run directory, 3 agents x {FULL_TRIALS} trials (estimated from core)",
+        value=round(m["full_estimate"] / 1e6, 1), unit="MB", target=150.0,
+        baseline="the same run with self-contained lines",
+        ratio=round(m["full_estimate"] / m["full_inline"], 3),
+        details={"episodes": m["full_episodes"], "tasks": m["full_tasks"],
+                 "mean_line_kb": round(m["mean_line"] / 1000, 1),
+                 "self_contained_mb": round(m["full_inline"] / 1e6, 1)},
+        note="episodes x mean compact line + 2 snapshot files per task",
+    )
+
+
+__all__ = ["full_run_bytes", "trajectory_bytes"]
