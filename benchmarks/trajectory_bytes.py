@@ -18,7 +18,6 @@ baseline, what every line held before). Two figures come from the same episodes:
 from __future__ import annotations
 
 import functools
-import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -59,12 +58,18 @@ def _measure(mode: str, tasks_n: int) -> dict[str, Any]:
     episodes = full_tasks * len(AGENTS) * FULL_TRIALS
     per_task_snapshots = 2 * statistics.mean(snap_files)  # one initial and one gold file per task
     return {
-        "episodes": len(compact), "tasks": len(tasks), "median_line": statistics.median(compact),
-        "median_inline": statistics.median(inline), "mean_line": statistics.mean(compact),
-        "mean_inline": statistics.mean(inline), "snapshot_files": len(snap_files),
+        "episodes": len(compact),
+        "tasks": len(tasks),
+        "median_line": statistics.median(compact),
+        "median_inline": statistics.median(inline),
+        "mean_line": statistics.mean(compact),
+        "mean_inline": statistics.mean(inline),
+        "snapshot_files": len(snap_files),
         "mean_snapshot_file": statistics.mean(snap_files),
         "full_estimate": episodes * statistics.mean(compact) + full_tasks * per_task_snapshots,
-        "full_inline": episodes * statistics.mean(inline), "full_episodes": episodes, "full_tasks": full_tasks,
+        "full_inline": episodes * statistics.mean(inline),
+        "full_episodes": episodes,
+        "full_tasks": full_tasks,
     }
 
 
@@ -76,13 +81,21 @@ def trajectory_bytes(settings: Settings) -> Figure:
     """Figure: median bytes of a compact trajectory line on ``core`` (KB), vs self-contained lines."""
     m = _measure(settings.mode, _tasks_for(settings))
     return Figure(
-        name="trajectory_bytes", title="trajectory bytes per episode (median line, core, compact run directory)",
-        value=round(m["median_line"] / 1000, 1), unit="KB", target=20.0,
+        name="trajectory_bytes",
+        title="trajectory bytes per episode (median line, core, compact run directory)",
+        value=round(m["median_line"] / 1000, 1),
+        unit="KB",
+        target=20.0,
         baseline="the same trajectories with their three snapshots inline",
         ratio=round(m["median_line"] / m["median_inline"], 3),
-        details={"median_inline_kb": round(m["median_inline"] / 1000, 1), "episodes": m["episodes"], "tasks": m["tasks"],
-                 "snapshot_files": m["snapshot_files"], "mean_snapshot_file_kb": round(m["mean_snapshot_file"] / 1000, 1),
-                 "agents": list(AGENTS)},
+        details={
+            "median_inline_kb": round(m["median_inline"] / 1000, 1),
+            "episodes": m["episodes"],
+            "tasks": m["tasks"],
+            "snapshot_files": m["snapshot_files"],
+            "mean_snapshot_file_kb": round(m["mean_snapshot_file"] / 1000, 1),
+            "agents": list(AGENTS),
+        },
         note="median compact line; snapshots shared in snapshots/, finals as diffs",
     )
 
@@ -91,13 +104,19 @@ def full_run_bytes(settings: Settings) -> Figure:
     """Figure: estimated MB of a ``full`` run, 3 agents x 3 trials, in a compact run directory."""
     m = _measure(settings.mode, _tasks_for(settings))
     return Figure(
-        name="full_run_bytes", title=f"`full` run directory, 3 agents x {FULL_TRIALS} trials (estimated from core)",
-        value=round(m["full_estimate"] / 1e6, 1), unit="MB", target=150.0,
+        name="full_run_bytes",
+        title=f"`full` run directory, 3 agents x {FULL_TRIALS} trials (estimated from core)",
+        value=round(m["full_estimate"] / 1e6, 1),
+        unit="MB",
+        target=150.0,
         baseline="the same run with self-contained lines",
         ratio=round(m["full_estimate"] / m["full_inline"], 3),
-        details={"episodes": m["full_episodes"], "tasks": m["full_tasks"],
-                 "mean_line_kb": round(m["mean_line"] / 1000, 1),
-                 "self_contained_mb": round(m["full_inline"] / 1e6, 1)},
+        details={
+            "episodes": m["full_episodes"],
+            "tasks": m["full_tasks"],
+            "mean_line_kb": round(m["mean_line"] / 1000, 1),
+            "self_contained_mb": round(m["full_inline"] / 1e6, 1),
+        },
         note="episodes x mean compact line + 2 snapshot files per task",
     )
 

@@ -171,12 +171,12 @@ class EpisodeCaller:
             return
         raise TypeError("record() takes a MessageStep or a ToolCallStep with step=None")
 
-    def steps(self, call_log: list[Any]) -> list[MessageStep | ToolCallStep]:
+    def steps(self, call_log: list[Any]) -> list[Step]:
         """Every step of the episode in order: the recorded ones, and the server's call log
         (``/calls`` records) in place of the markers of forwarded calls. Log records left over
         (a call whose answer was lost with the connection) come last, in log order."""
         logged = iter(steps_from_call_log(call_log))
-        out: list[MessageStep | ToolCallStep] = []
+        out: list[Step] = []
         for item in self.timeline:
             if item is SERVER_CALL:
                 nxt = next(logged, None)

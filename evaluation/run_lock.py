@@ -18,9 +18,9 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 LOCK_NAME = ".mcpgym.lock"
 """The lock file of a run directory (not a run file: a directory holding only it is empty)."""
@@ -35,10 +35,15 @@ class RunDirLocked(RuntimeError):
 
     def __init__(self, run_dir: Path, holder: dict) -> None:
         self.holder = holder
-        who = (f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
-               f"{holder.get('command')})" if holder else "another process")
-        super().__init__(f"run directory {run_dir} is in use by {who}; wait for it to finish, "
-                         f"or write to another --out")
+        who = (
+            f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
+            f"{holder.get('command')})"
+            if holder
+            else "another process"
+        )
+        super().__init__(
+            f"run directory {run_dir} is in use by {who}; wait for it to finish, or write to another --out"
+        )
 
 
 def _holder(fd: int) -> dict:
@@ -77,9 +82,12 @@ def run_lock(run_dir: str | Path, command: str | None = None) -> Iterator[Path]:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise RunDirLocked(root, _holder(fd)) from None
             raise
-        holder = {"pid": os.getpid(), "host": socket.gethostname(),
-                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300]}
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
+        }
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, json.dumps(holder).encode("utf-8"))

@@ -88,7 +88,11 @@ def apply_diff(base: Any, diff: dict[str, Any]) -> Any:
     Raises:
         ValueError: when ``diff`` is malformed or a pointer does not fit ``base``.
     """
-    if not isinstance(diff, dict) or not isinstance(diff.get("set", {}), dict) or not isinstance(diff.get("del", []), list):
+    if (
+        not isinstance(diff, dict)
+        or not isinstance(diff.get("set", {}), dict)
+        or not isinstance(diff.get("del", []), list)
+    ):
         raise ValueError("a state diff must be {'set': {pointer: value}, 'del': [pointer]}")
     out = copy.deepcopy(base)
     for pointer, value in diff.get("set", {}).items():
@@ -199,10 +203,15 @@ class SnapshotStore:
             self._cache[ref] = data
         return data
 
-    def compact(self, initial: dict[str, Any], final: dict[str, Any] | None, gold: dict[str, Any] | None) -> StoredStates:
+    def compact(
+        self, initial: dict[str, Any], final: dict[str, Any] | None, gold: dict[str, Any] | None
+    ) -> StoredStates:
         """Store ``initial`` and ``gold`` and return the references plus the final state's diff."""
-        return StoredStates(initial=self.put(initial), gold=self.put(gold) if gold is not None else None,
-                            final_diff=state_diff(initial, final) if final is not None else None)
+        return StoredStates(
+            initial=self.put(initial),
+            gold=self.put(gold) if gold is not None else None,
+            final_diff=state_diff(initial, final) if final is not None else None,
+        )
 
     def expand(self, stored: StoredStates) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]:
         """(initial, final, gold) snapshots of ``stored``; initial and gold are shared objects.

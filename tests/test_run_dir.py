@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.cli import app, interrupt_message
 from mcpgym.evaluation.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
 from mcpgym.evaluation.run_lock import LOCK_NAME, RunDirLocked, run_lock
 from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
 from mcpgym.evaluation.snapshots import apply_diff, state_diff
-from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.tasks import get_task
 from mcpgym.evaluation.trajectory import read_trajectories, write_trajectories
 from tests.conftest import ROOT
@@ -35,11 +35,17 @@ from tests.conftest import ROOT
 TASKS = ["system.dark_mode", "system.moved_to_porto"]
 
 
-def _run(out: Path, server: tuple[str, str], *, agents=("careful", "overconfident"), trials: int = 2, resume: bool = False):
+def _run(
+    out: Path, server: tuple[str, str], *, agents=("careful", "overconfident"), trials: int = 2, resume: bool = False
+):
     url, token = server
-    return run_evaluation([get_task(t) for t in TASKS], [AgentEntry(a, make_agent(a)) for a in agents],
-                          RunSettings(out=out, trials=trials, faults="default", server_url=url, token=token,
-                                      progress=False, resume=resume))
+    return run_evaluation(
+        [get_task(t) for t in TASKS],
+        [AgentEntry(a, make_agent(a)) for a in agents],
+        RunSettings(
+            out=out, trials=trials, faults="default", server_url=url, token=token, progress=False, resume=resume
+        ),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +64,9 @@ def test_snapshots_are_stored_once_and_finals_as_diffs(compact_run: Path) -> Non
     assert len(files) == 4, files
     for line in lines:
         assert line["initial_snapshot"] is None and line["final_snapshot"] is None and line["gold_snapshot"] is None
-        assert line["stored"]["initial"].startswith("snapshots/") and (compact_run / line["stored"]["initial"]).is_file()
+        assert (
+            line["stored"]["initial"].startswith("snapshots/") and (compact_run / line["stored"]["initial"]).is_file()
+        )
         assert len(json.dumps(line)) < 20_000
     by_task = {}
     for line in lines:
@@ -108,9 +116,8 @@ def test_a_locked_run_directory_is_refused_naming_the_holder(http_server, tmp_pa
     with run_lock(out, command="mcpgym run --out locked"):
         with pytest.raises(RunError, match=rf"in use by process {os.getpid()} on .*mcpgym run --out locked"):
             _run(out, http_server, agents=("careful",), trials=1)
-        with pytest.raises(RunDirLocked):
-            with run_lock(out):
-                pass
+        with pytest.raises(RunDirLocked), run_lock(out):
+            pass
     assert not (out / "trajectories.jsonl").exists()
     result = _run(out, http_server, agents=("careful",), trials=1)  # released: the directory is usable
     assert result.ran == 2
@@ -119,16 +126,32 @@ def test_a_locked_run_directory_is_refused_naming_the_holder(http_server, tmp_pa
 def test_two_concurrent_resumes_record_each_episode_once(http_server, tmp_path: Path) -> None:
     url, token = http_server
     first = tmp_path / "first"
-    base = ["run", "--agent", "careful", "--task", TASKS[0], "--trials", "3", "--faults", "default",
-            "--server", url, "--token", token, "-q"]
+    base = [
+        "run",
+        "--agent",
+        "careful",
+        "--task",
+        TASKS[0],
+        "--trials",
+        "3",
+        "--faults",
+        "default",
+        "--server",
+        url,
+        "--token",
+        token,
+        "-q",
+    ]
     assert CliRunner().invoke(app, [*base, "--out", str(first)]).exit_code == 0
     race = tmp_path / "race"
     race.mkdir()
     (race / "manifest.json").write_text((first / "manifest.json").read_text())
     (race / "trajectories.jsonl").write_text((first / "trajectories.jsonl").read_text().splitlines(keepends=True)[0])
     cmd = [sys.executable, "-m", "mcpgym.evaluation.cli", *base, "--out", str(race), "--resume"]
-    procs = [subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
     for p in procs:
         p.stdout.close()
@@ -168,8 +191,13 @@ def test_repeated_records_are_loaded_once_with_a_warning(compact_run: Path, tmp_
 def test_a_failed_start_leaves_the_directory_reusable(tmp_path: Path) -> None:
     out = tmp_path / "failed"
     out.mkdir()
-    for name, text in (("manifest.json", "{}"), ("scores.json", '{"agents": {}}'), ("server.log", "boom\n"),
-                       ("trajectories.jsonl", ""), (LOCK_NAME, "")):
+    for name, text in (
+        ("manifest.json", "{}"),
+        ("scores.json", '{"agents": {}}'),
+        ("server.log", "boom\n"),
+        ("trajectories.jsonl", ""),
+        (LOCK_NAME, ""),
+    ):
         (out / name).write_text(text)
     assert prepare_out_dir(out, resume=False, force=False) == out
     assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
@@ -191,14 +219,18 @@ def test_the_interrupt_message_names_only_files_that_exist(tmp_path: Path) -> No
     assert str(out / "scores.json") in interrupt_message(out)
 
 
-json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
-                           lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                   st.dictionaries(st.text(max_size=4), inner, max_size=4)),
-                           max_leaves=20)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.dictionaries(st.text(max_size=4), json_values, max_size=5), st.dictionaries(st.text(max_size=4), json_values, max_size=5))
+@given(
+    st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+    st.dictionaries(st.text(max_size=4), json_values, max_size=5),
+)
 def test_state_diff_round_trips(a: dict, b: dict) -> None:
     diff = state_diff(a, b)
     assert apply_diff(a, diff) == b

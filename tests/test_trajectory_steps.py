@@ -26,8 +26,11 @@ TASK = "system.dark_mode"
 
 
 def _script(d: OpenAIDialect) -> list:
-    first = d.reply([("h1", "system_enable_dark_mode", {}), ("j1", "system_update_setting", Raw('{"key": "theme",'))],
-                    text="Let me switch the theme.", usage=(100, 20))
+    first = d.reply(
+        [("h1", "system_enable_dark_mode", {}), ("j1", "system_update_setting", Raw('{"key": "theme",'))],
+        text="Let me switch the theme.",
+        usage=(100, 20),
+    )
     first["choices"][0]["message"]["reasoning_content"] = "The user wants dark mode."
 
     def second(body: dict) -> dict:
@@ -49,8 +52,11 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
     fake.play(*_script(D))
     agent = D.agent(fake)
     out = tmp_path / "llm"
-    result = run_evaluation([get_task(TASK)], [AgentEntry("openai:gpt-test", agent)],
-                            RunSettings(out=out, trials=1, faults="none", server_url=url, token=token, progress=False))
+    result = run_evaluation(
+        [get_task(TASK)],
+        [AgentEntry("openai:gpt-test", agent)],
+        RunSettings(out=out, trials=1, faults="none", server_url=url, token=token, progress=False),
+    )
     assert result.ran == 1 and not result.failures
     [traj] = read_trajectories(out / "trajectories.jsonl")
     kinds = [(s.type, getattr(s, "tool", None), getattr(s, "step", None)) for s in traj.steps]
@@ -68,10 +74,18 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
     assert isinstance(m0, MessageStep) and m0.text == "Let me switch the theme." and m0.tool_calls == 2
     assert m0.reasoning == "The user wants dark mode." and (m0.tokens.input, m0.tokens.output) == (100, 20)
     assert isinstance(hallucinated, ToolCallStep) and hallucinated.invalid and hallucinated.call_id == "h1"
-    assert hallucinated.error_code == "not_found" and "system_enable_dark_mode" in hallucinated.result["error"]["message"]
-    assert unparsable.invalid and unparsable.error_code == "invalid_argument" and unparsable.raw_arguments == '{"key": "theme",'
+    assert (
+        hallucinated.error_code == "not_found" and "system_enable_dark_mode" in hallucinated.result["error"]["message"]
+    )
+    assert (
+        unparsable.invalid
+        and unparsable.error_code == "invalid_argument"
+        and unparsable.raw_arguments == '{"key": "theme",'
+    )
     assert "not valid JSON" in unparsable.result["error"]["message"]
-    assert schema_break.invalid and schema_break.error_code == "invalid_argument" and schema_break.arguments["value"] == 1
+    assert (
+        schema_break.invalid and schema_break.error_code == "invalid_argument" and schema_break.arguments["value"] == 1
+    )
     assert "value: expected string, got integer" in schema_break.result["error"]["message"]
     assert not good.invalid and not good.is_error
     assert isinstance(last, MessageStep) and last.text == "Dark mode is on now." and last.turn == 3
@@ -93,18 +107,25 @@ def test_replaying_a_trajectory_keeps_its_steps_and_scores(fake, http_server, tm
     url, token = http_server
     fake.play(*_script(D))
     first = tmp_path / "first"
-    run_evaluation([get_task(TASK)], [AgentEntry("openai:gpt-test", D.agent(fake))],
-                   RunSettings(out=first, trials=1, faults="none", server_url=url, token=token, progress=False))
+    run_evaluation(
+        [get_task(TASK)],
+        [AgentEntry("openai:gpt-test", D.agent(fake))],
+        RunSettings(out=first, trials=1, faults="none", server_url=url, token=token, progress=False),
+    )
     from mcpgym.evaluation.agents import make_agent
 
     replay = make_agent(f"replay:{first / 'trajectories.jsonl'}")
     again = tmp_path / "again"
-    run_evaluation([get_task(TASK)], [AgentEntry("replay", replay)],
-                   RunSettings(out=again, trials=1, faults="none", server_url=url, token=token, progress=False))
+    run_evaluation(
+        [get_task(TASK)],
+        [AgentEntry("replay", replay)],
+        RunSettings(out=again, trials=1, faults="none", server_url=url, token=token, progress=False),
+    )
     [a] = read_trajectories(first / "trajectories.jsonl")
     [b] = read_trajectories(again / "trajectories.jsonl")
     strip = {"episode_id", "agent", "scores", "metadata", "tokens", "stop_reason"}
     assert [s.model_dump(exclude={"time"}) for s in a.steps] == [s.model_dump(exclude={"time"}) for s in b.steps]
-    assert {k: v for k, v in a.scores.items() if k not in ("episode_id", "agent")} == \
-        {k: v for k, v in b.scores.items() if k not in ("episode_id", "agent")}
+    assert {k: v for k, v in a.scores.items() if k not in ("episode_id", "agent")} == {
+        k: v for k, v in b.scores.items() if k not in ("episode_id", "agent")
+    }
     assert a.model_dump(exclude=strip | {"steps"}) == b.model_dump(exclude=strip | {"steps"})

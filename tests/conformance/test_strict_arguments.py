@@ -28,8 +28,12 @@ from mcpgym.tools.mcp_bridge import payload_of
 from tests.mcp_helpers import stdio_params
 
 APPS = app_names()
-PARAMS = [(app, tool, name) for app in APPS for tool, spec in sorted(get_app(app).tools.items())
-          for name in sorted(spec.input_schema().get("properties", {}))]
+PARAMS = [
+    (app, tool, name)
+    for app in APPS
+    for tool, spec in sorted(get_app(app).tools.items())
+    for name in sorted(spec.input_schema().get("properties", {}))
+]
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
@@ -51,7 +55,7 @@ def _values_of(kind: str) -> st.SearchStrategy[Any]:
     return {
         "null": st.none(),
         "boolean": st.booleans(),
-        "integer": st.integers(-10**6, 10**6),
+        "integer": st.integers(-(10**6), 10**6),
         "number": st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer()),
         "string": st.text(max_size=12),
         "array": st.lists(st.one_of(st.integers(), st.text(max_size=4)), max_size=3),
@@ -109,8 +113,9 @@ def test_advertised_schema_and_server_validation_agree(app: str) -> None:
 
 def test_schema_agreement_check_catches_a_coercing_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = get_app("shop").tools["shop_add_to_cart"]
-    lax = create_model("LaxArguments", __config__=ConfigDict(extra="forbid"),
-                       item_id=(str, ...), quantity=(int, 1))  # pydantic's lax mode: "3" -> 3, True -> 1
+    lax = create_model(
+        "LaxArguments", __config__=ConfigDict(extra="forbid"), item_id=(str, ...), quantity=(int, 1)
+    )  # pydantic's lax mode: "3" -> 3, True -> 1
     monkeypatch.setattr(spec, "input_model", lax)
     problems = check_schema_agreement("shop")
     mine = [p for p in problems if p.startswith("shop_add_to_cart:")]
@@ -127,7 +132,10 @@ def test_integral_float_passes_and_others_are_refused_in_process() -> None:
         assert out.is_error and out.payload["error"]["code"] == "invalid_argument"
         assert out.payload["error"]["field"] == "quantity"
         assert out.payload["error"]["message"].endswith(f"quantity: expected integer, got {got}")
-    assert inv.world.apps["shop"].state.model_dump()["cart"] == inv.world.apps["shop"].generate(inv.world).model_dump()["cart"]
+    assert (
+        inv.world.apps["shop"].state.model_dump()["cart"]
+        == inv.world.apps["shop"].generate(inv.world).model_dump()["cart"]
+    )
 
 
 async def test_coercion_case_over_stdio_with_the_sdk_client() -> None:

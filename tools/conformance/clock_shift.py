@@ -73,16 +73,20 @@ def check_clock_shift(app: str | type, seed: int = 5, salts: int = 3, shifts: tu
                 world.clock.now = start + shift
                 ok, state = _run(invoker, name, args)
                 if ok != base_ok:
-                    problems.append(f"{name}({_args(args)}): {'succeeds' if ok else 'fails'} when the virtual clock is "
-                                    f"{shift} s later but {'succeeds' if base_ok else 'fails'} at the original time: "
-                                    f"declare the tool time_dependent")
+                    problems.append(
+                        f"{name}({_args(args)}): {'succeeds' if ok else 'fails'} when the virtual clock is "
+                        f"{shift} s later but {'succeeds' if base_ok else 'fails'} at the original time: "
+                        f"declare the tool time_dependent"
+                    )
                     reported = True
                     break
                 if ok:
                     diff = first_difference(base_state, state, "state")
                     if diff is not None:
-                        problems.append(f"{name}({_args(args)}): {diff} differs when the virtual clock is {shift} s "
-                                        f"later: mark the field VOLATILE (or declare the tool time_dependent)")
+                        problems.append(
+                            f"{name}({_args(args)}): {diff} differs when the virtual clock is {shift} s "
+                            f"later: mark the field VOLATILE (or declare the tool time_dependent)"
+                        )
                         reported = True
                         break
             world.rollback(saved)

@@ -12,7 +12,8 @@ schema of :func:`mcpgym.tools.mcp_bridge.mcp_tool`) with the server's.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -23,8 +24,25 @@ from mcpgym.tools.conformance.args import example_arguments, known_values, resol
 from mcpgym.tools.conformance.common import app_cls, short, world_apps
 from mcpgym.tools.mcp_bridge import mcp_tool
 
-JSON_TYPE_PROBES: tuple[Any, ...] = (None, True, False, 0, 1, -1, 2.0, 2.5, "", "3", "true", "x", [], ["a"], [1],
-                                     {}, {"a": 1})
+JSON_TYPE_PROBES: tuple[Any, ...] = (
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2.0,
+    2.5,
+    "",
+    "3",
+    "true",
+    "x",
+    [],
+    ["a"],
+    [1],
+    {},
+    {"a": 1},
+)
 """One or more values of every JSON type, substituted for each argument in turn."""
 
 
@@ -102,8 +120,11 @@ def check_schema_agreement(app: str | type, seed: int = 5, salts: int = 2) -> li
                 seen.add(key)
                 client_ok = validator.is_valid(args)
                 if client_ok != server_accepts(spec, args):
-                    verdict = ("the advertised schema allows it but the server refuses it" if client_ok
-                               else "the advertised schema refuses it but the server accepts it")
+                    verdict = (
+                        "the advertised schema allows it but the server refuses it"
+                        if client_ok
+                        else "the advertised schema refuses it but the server accepts it"
+                    )
                     problems.append(f"{name}: {short(args)}: {verdict}")
                     if len(problems) >= 50:
                         return problems
