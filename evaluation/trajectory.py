@@ -311,10 +311,16 @@ class TrajectoryFileError(ValueError):
     """A trajectories file has a malformed line; the message names file, line and field."""
 
 
+_STEP_TAGS = ("tool_call", "message")
+
+
 def _format_validation(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors(include_url=False)[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(line)"
+        raw = list(err.get("loc", ()))
+        if len(raw) > 2 and raw[0] == "steps" and raw[2] in _STEP_TAGS:  # the step union's tag is no field
+            del raw[2]
+        loc = ".".join(str(p) for p in raw) or "(line)"
         parts.append(f"field {loc}: {err.get('msg')}")
     return "; ".join(parts)
 

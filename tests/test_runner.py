@@ -60,7 +60,8 @@ def test_run_writes_one_scored_line_per_episode(full_run: tuple[Path, str]) -> N
         assert t["status"] == "completed" and t["steps"] and isinstance(t["ledger"], list)
         assert t["world_seed"] == task.seed and t["fault_seed"] == fault_seed_for(task, t["trial"])
         assert t["fault_profile"] == "default" and t["level"] == task.level and t["feasible"] == task.feasible
-        assert t["initial_snapshot"] and t["final_snapshot"] and t["gold_snapshot"]
+        # a compact line: initial and gold in snapshots/, the final state as a diff
+        assert t["stored"]["initial"] and t["stored"]["gold"] and t["stored"]["final_diff"] is not None
         assert [s["step"] for s in t["steps"]] == list(range(1, len(t["steps"]) + 1))
         assert t["metadata"]["extra_checks"] == [c.model_dump(mode="json") for c in task.checks]
     # The scripted agents' habits show in the scores.
@@ -242,7 +243,7 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
     assert (missing["tool"], missing["step"], missing["invalid"], missing["error_code"]) == ("no_such_tool", 1, True, "not_found")
     assert trajs["sloppy"]["scores"]["invalid_calls"] == 2
     for t in trajs.values():  # every episode still has its final state and scores
-        assert t["final_snapshot"] and t["scores"]["success"] is False
+        assert t["stored"]["final_diff"] is not None and t["scores"]["success"] is False
     # Episodes are deleted on the server once read.
     live = httpx.get(f"{url}/control/episodes", headers={"Authorization": f"Bearer {token}"}).json()["episodes"]
     assert not set(live) & {t["episode_id"] for t in trajs.values()}
@@ -262,6 +263,7 @@ def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # --force removes only run files
     # A complete last record that only lacks its newline is kept (and gets the newline).
     record = json.dumps({"episode_id": "e1", "agent": "a", "task_id": "t", "trial": 0}).encode()
-    (out / "trajectories.jsonl").write_bytes(record + b"\n" + record.replace(b"e1", b"e2"))
+    second = record.replace(b"e1", b"e2").replace(b'"trial": 0', b'"trial": 1')
+    (out / "trajectories.jsonl").write_bytes(record + b"\n" + second)
     assert [t.episode_id for t in load_run(out, repair=True)] == ["e1", "e2"]
     assert (out / "trajectories.jsonl").read_bytes().endswith(b"\n")
