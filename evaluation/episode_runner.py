@@ -29,7 +29,7 @@ from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.server_process import ControlClient, ServerError
 from mcpgym.evaluation.llm.replies import raw_text
-from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
+from mcpgym.evaluation.trajectory import MessageStep, Step, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""

@@ -98,7 +98,7 @@ def test_an_old_self_contained_run_still_loads(compact_run: Path, tmp_path: Path
     assert line["stored"] is None and line["initial_snapshot"]["state"]
     reloaded = load_run(old)
     assert [t.final_snapshot for t in reloaded] == [t.final_snapshot for t in full]
-    assert compute_scores(reloaded) == json.loads((compact_run / "scores.json").read_text())
+    assert compute_scores(reloaded).model_dump(mode="json") == json.loads((compact_run / "scores.json").read_text())
     assert rescore(reloaded, Catalog.from_apps())[1] == 0
 
 
@@ -182,7 +182,7 @@ def test_repeated_records_are_loaded_once_with_a_warning(compact_run: Path, tmp_
     assert len(trajs) == 8 and "ep-copy" not in {t.episode_id for t in trajs}
     [w] = [w for w in caught if issubclass(w.category, DuplicateRecordWarning)]
     assert f"{second['agent']}/{second['task_id']}/trial {second['trial']}" in str(w.message)
-    assert compute_scores(trajs) == json.loads((compact_run / "scores.json").read_text())
+    assert compute_scores(trajs).model_dump(mode="json") == json.loads((compact_run / "scores.json").read_text())
     res = CliRunner().invoke(app, ["score", str(dup / "trajectories.jsonl"), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["agents"] == json.loads((compact_run / "scores.json").read_text())["agents"]
