@@ -74,7 +74,7 @@ def _measure(mode: str, tasks_n: int) -> dict[str, Any]:
 
 
 def _tasks_for(settings: Settings) -> int:
-    return {"full": 124, "quick": 24}.get(settings.mode, 2)
+    return {"full": 124, "quick": 24}.get(settings.mode, 1)
 
 
 def trajectory_bytes(settings: Settings) -> Figure:
