@@ -41,6 +41,7 @@ Success = ``recall == total`` and ``misbehave == 0``, and every task-defined
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from typing import Any, Iterable, Literal
 
@@ -158,6 +159,34 @@ def comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
         KeyError: for an unknown app; pydantic ``ValidationError`` for malformed state.
     """
     return World.restore(snapshot).comparable()
+
+
+_SHARED_LIMIT = 64
+_shared: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """:func:`comparable_state` of a snapshot object shared by many episodes (a run's initial
+    and gold states: the runner and :class:`~mcpgym.evaluation.snapshots.SnapshotStore` hand
+    out one object per distinct state), computed once per object and kept for the last
+    :data:`_SHARED_LIMIT` objects. The result is shared: callers must not modify it (the
+    judge does not).
+
+    Raises:
+        KeyError / pydantic ``ValidationError`` as :func:`comparable_state`.
+    """
+    key = id(snapshot)
+    with _shared_lock:
+        hit = _shared.get(key)
+    if hit is not None and hit[0] is snapshot:
+        return hit[1]
+    state = comparable_state(snapshot)
+    with _shared_lock:
+        if len(_shared) >= _SHARED_LIMIT:
+            _shared.pop(next(iter(_shared)))
+        _shared[key] = (snapshot, state)
+    return state
 
 
 def _escape(key: str) -> str:
@@ -323,8 +352,10 @@ def judge(
     Raises:
         KeyError / pydantic ``ValidationError`` when a snapshot cannot be restored.
     """
+    # The initial and gold states are the same objects for every episode of a task: restored once.
     result = diff_states(
-        comparable_state(initial_snapshot), comparable_state(final_snapshot), comparable_state(gold_snapshot)
+        shared_comparable_state(initial_snapshot), comparable_state(final_snapshot),
+        shared_comparable_state(gold_snapshot),
     )
     result.checks = run_checks(checks, final_message)
     result.success = result.success and all(c.passed for c in result.checks)
@@ -337,6 +368,7 @@ __all__ = [
     "JudgeResult",
     "MISSING",
     "comparable_state",
+    "shared_comparable_state",
     "diff_states",
     "flatten",
     "judge",

@@ -157,3 +157,23 @@ def test_extra_check_kinds():
     assert [r.passed for r in results] == [True, True, True, True, False, True]
     refused = run_checks([{"kind": "declares_impossible", "value": True}], "I'm unable to book that flight: it is full.")
     assert refused[0].passed is True
+
+
+def test_shared_initial_and_gold_states_are_restored_once(monkeypatch):
+    """The initial and gold snapshot objects a run shares are restored once, not per episode."""
+    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.kernel.world import World
+
+    initial = World(5, ["system"]).snapshot()
+    gold = World(5, ["system"]).snapshot()
+    gold["state"]["system"]["settings"]["theme"] = "dark"
+    restored = []
+    real = judge_mod.comparable_state
+    monkeypatch.setattr(judge_mod, "comparable_state", lambda snap: restored.append(id(snap)) or real(snap))
+    results = []
+    for _ in range(3):
+        final = World(5, ["system"]).snapshot()
+        final["state"]["system"]["settings"]["theme"] = "dark"
+        results.append(judge_mod.judge(initial, final, gold))
+    assert [(r.total, r.recall, r.misbehave, r.success) for r in results] == [(1, 1, 0, True)] * 3
+    assert restored.count(id(initial)) == 1 and restored.count(id(gold)) == 1 and len(restored) == 5
