@@ -15,6 +15,8 @@ from typing import Any, Iterable
 from mcpgym.kernel.world import World, normalise_apps
 from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
+from mcpgym.tools import elicit
+from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.spec import ToolSpec
 
 
@@ -127,6 +129,26 @@ class Episode:
         with self.lock:
             self.last_used = time.monotonic()
             return self.invoker.call(name, arguments)
+
+    def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:
+        """The question ``name(arguments)`` would put to the user now (see
+        :func:`mcpgym.tools.elicit.pending_request`); nothing is logged or changed."""
+        with self.lock:
+            return elicit.pending_request(self.invoker, name, arguments)
+
+    def call_with_answer(self, name: str, arguments: dict[str, Any], request: UserRequest, answer: UserAnswer,
+                         asked: list[dict[str, Any]] | None = None) -> CallOutcome:
+        """Run the call with the user's ``answer`` to ``request`` applied (effects:
+        :mod:`mcpgym.tools.elicit`); ``asked``: earlier questions of the same call."""
+        with self.lock:
+            self.last_used = time.monotonic()
+            return elicit.call_with_answer(self.invoker, name, arguments, request, answer, asked)
+
+    def call_answered(self, name: str, arguments: dict[str, Any], asked: list[dict[str, Any]]) -> CallOutcome:
+        """Run the call once the user answered every question it put (``asked``: their records)."""
+        with self.lock:
+            self.last_used = time.monotonic()
+            return elicit.call_answered_so_far(self.invoker, name, arguments, asked)
 
     def refresh_exposure(self) -> None:
         """Recompute which world tools are hidden from the agent (after an unlock)."""

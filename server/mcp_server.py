@@ -12,6 +12,7 @@ from typing import Any, Callable
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
+from mcpgym.server.elicitation import call_asking_user
 from mcpgym.server.episode import Episode
 from mcpgym.server.pagination import Pager
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
@@ -82,7 +83,8 @@ def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions:
         page, next_cursor = pager.page(tools, [t.name for t in tools], cursor)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams
+                           ) -> types.CallToolResult | types.InputRequiredResult:
         episode = resolve(ctx)
         if episode is None:
             return error_result("not_found", "this episode no longer exists (closed or expired)")
@@ -94,6 +96,10 @@ def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions:
                 except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
                     pass
             return result
+        if episode.invoker.specs.get(params.name) is not None and episode.invoker.specs[params.name].user_check:
+            asked = await call_asking_user(ctx, episode, params)  # the user is asked (elicitation) first
+            if asked is not None:
+                return asked
         outcome = episode.call(params.name, params.arguments)
         return call_result(outcome)
 

@@ -39,6 +39,9 @@ class CallRecord(BaseModel):
         time: virtual time after the call (seconds).
         result: the structured result or error payload the agent saw.
         internal: true when the sandbox raised something other than a ToolError (a bug).
+        user: when the user was asked during this call (MCP elicitation or a simulator):
+            ``{"request": UserRequest, "action": accept|decline|cancel, "content", "via"}``
+            (see :mod:`mcpgym.tools.elicit`); None otherwise.
     """
 
     step: int
@@ -51,6 +54,7 @@ class CallRecord(BaseModel):
     time: int = 0
     result: Any = None
     internal: bool = False
+    user: dict[str, Any] | None = None
 
 
 class LedgerEntry(BaseModel):
@@ -255,6 +259,7 @@ class ToolInvoker:
         self.hidden: set[str] = set()
         """Tools of the world that this episode does not expose: called, they are unknown."""
         self._state: dict[str, _ToolFaultState] = {}
+        self._user: dict[str, Any] | None = None  # the user's answer for the call in progress
         self._enabled = self.profile.enabled
         self._track_stale = self.profile.uses("stale_read")
         # resource family -> (step, world checkpoint taken just before the last write to it)
@@ -268,8 +273,13 @@ class ToolInvoker:
                            else "the clock advances with every write")
 
     # -- call -----------------------------------------------------------------------------
-    def call(self, name: str, arguments: Any = None) -> CallOutcome:
+    def call(self, name: str, arguments: Any = None, *, user: dict[str, Any] | None = None,
+             refuse: ToolError | None = None) -> CallOutcome:
         """Run one tool call and return what the agent sees.
+
+        ``user`` (the user's answer to a question this call put, see :mod:`mcpgym.tools.elicit`)
+        is kept in the call's record; ``refuse`` ends a valid call with that error before
+        faults and the sandbox (the user declined or dismissed it: nothing changes).
 
         Order of checks: the tool exists, the arguments validate, then faults still in force
         (a down tool, a rate-limit window, a pending auth challenge), then the call's own
@@ -298,8 +308,12 @@ class ToolInvoker:
         try:
             kwargs = spec.validate_arguments(arguments)
         except ToolError as err:
-            return self._finish(step, name, arguments, n, err, None, None)
+            return self._finish(step, name, arguments, n, err, None, None, user=user)
         not_applied = None if spec.kind == "read" else False
+        if refuse is not None:
+            return self._finish(step, name, arguments, n, refuse, None, None, user=user)
+        if user is not None:
+            self._user = user
 
         # Faults still in force: a down tool, a rate-limit window, a pending auth challenge.
         if name in self.down:
@@ -411,9 +425,12 @@ class ToolInvoker:
         payload: dict[str, Any] | None = None,
         internal: bool = False,
         persisting: bool = False,
+        user: dict[str, Any] | None = None,
     ) -> CallOutcome:
         if err is not None:
             payload = {"error": err.payload()}
+        if user is None and self._user is not None:
+            user, self._user = self._user, None
         # CallRecord(**fields), minus the keyword-argument plumbing of BaseModel.__init__ (the
         # same validator builds the same record; this runs on every call).
         record = _validate_record({
@@ -427,6 +444,7 @@ class ToolInvoker:
             "time": self.world.clock.now,
             "result": payload,
             "internal": internal,
+            "user": user,
         })
         self.calls.append(record)
         if fault is not None:

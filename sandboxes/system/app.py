@@ -19,6 +19,7 @@ from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.world import World
+from mcpgym.sandboxes.system.payments import PaymentsMixin
 
 PRIVILEGES: dict[str, str] = {
     "talk.location": "share the user's location in messaging",
@@ -186,7 +187,7 @@ class NotificationList(BaseModel):
 
 
 @register_app
-class SystemApp(App):
+class SystemApp(PaymentsMixin, App):
     """Virtual time, profile, privileges, authentication, wallet and payment authorisation."""
 
     name = "system"

@@ -20,9 +20,16 @@ ErrorCode = Literal[
     "rate_limited",
     "timeout",
     "unavailable",
+    "user_input_required",
+    "user_declined",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 """Every error code of docs/design.md §3, in order."""
+
+USER_ERROR_CODES = frozenset({"user_input_required", "user_declined"})
+"""Codes of a call that needed the user (:mod:`mcpgym.kernel.user`): ``user_input_required``
+(the user must provide or confirm something first; nothing was changed) and
+``user_declined`` (the user refused; the tool's declared decline effect was applied)."""
 
 RETRYABLE_BY_DEFAULT = frozenset({"transient", "rate_limited", "timeout"})
 

@@ -80,6 +80,11 @@ class ToolSpec:
             its effect really depends on the virtual time (a market order filled only in
             trading hours): the conformance clock-shift check then skips the tool, and the
             text is shown in the catalog for task authors.
+        user_arguments: argument name -> ``confirm`` | ``choose`` | ``provide`` for the
+            arguments only the user may settle (see :mod:`mcpgym.kernel.user`).
+        user_check: name of the app method that, given the validated arguments, returns the
+            :class:`mcpgym.kernel.user.UserRequest` the call would raise (or None), without
+            changing anything; the server calls it to elicit before the call.
     """
 
     name: str
@@ -99,6 +104,8 @@ class ToolSpec:
     destructive: bool = False
     never_faulted: bool = False
     time_dependent: str | None = None
+    user_arguments: dict[str, str] = field(default_factory=dict)
+    user_check: str | None = None
     _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Generated JSON schemas by kind (pydantic regenerates them on every call, slowly)."""
 
@@ -153,6 +160,7 @@ class ToolSpec:
             "description": self.description,
             "input_schema": self.input_schema(),
             **({"time_dependent": self.time_dependent} if self.time_dependent else {}),
+            **({"user_arguments": dict(self.user_arguments)} if self.user_arguments else {}),
         }
 
     def validate_arguments(self, arguments: Any) -> dict[str, Any]:
@@ -303,6 +311,8 @@ def build_spec(
     destructive: bool = False,
     never_faulted: bool = False,
     time_dependent: str | None = None,
+    user_arguments: dict[str, str] | None = None,
+    user_check: str | None = None,
 ) -> ToolSpec:
     """Build the :class:`ToolSpec` of ``func`` (see :func:`tool` for the arguments).
 
@@ -311,7 +321,8 @@ def build_spec(
             model, or a parameter is positional-only/variadic.
         ValueError: for a bad name, kind, role, error code or an empty ``resources``; for
             ``destructive`` on a tool that is not a write; for a role tool whose parameters
-            break the role's contract (:data:`ROLES`).
+            break the role's contract (:data:`ROLES`); for a user argument that is not a parameter or has an
+            unknown kind.
     """
     tool_name = name or func.__name__
     if not TOOL_NAME_RE.match(tool_name):
@@ -356,6 +367,13 @@ def build_spec(
     )
     if role is not None:
         _check_role(tool_name, role, input_model)
+    for arg, how in (user_arguments or {}).items():
+        if arg not in params:
+            raise ValueError(f"tool {tool_name}: user argument {arg!r} is not one of its parameters")
+        if how not in ("confirm", "choose", "provide"):
+            raise ValueError(f"tool {tool_name}: user argument {arg!r}: kind must be confirm, choose or provide")
+    if user_arguments and not user_check:
+        raise ValueError(f"tool {tool_name}: user arguments need a user_check method")
     ids = tuple(id_args) if id_args is not None else tuple(p for p in params if p.endswith("_id") or p.endswith("_ids"))
     return ToolSpec(
         name=tool_name,
@@ -374,6 +392,8 @@ def build_spec(
         destructive=bool(destructive),
         never_faulted=bool(never_faulted),
         time_dependent=time_dependent or None,
+        user_arguments=dict(user_arguments or {}),
+        user_check=user_check,
     )
 
 
@@ -432,6 +452,8 @@ def tool(
     destructive: bool = False,
     never_faulted: bool = False,
     time_dependent: str | None = None,
+    user_arguments: dict[str, str] | None = None,
+    user_check: str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare an app method as an MCP tool.
 
@@ -454,6 +476,10 @@ def tool(
             oracle must run at the agent's clock"``). Without it, the conformance suite's
             clock-shift check requires the write's state to be the same at any nearby time
             (clock-derived fields marked ``VOLATILE``).
+        user_arguments: argument -> ``confirm`` | ``choose`` | ``provide``: arguments only the
+            user may settle (:mod:`mcpgym.kernel.user`).
+        user_check: the app method name returning the pending
+            :class:`mcpgym.kernel.user.UserRequest` for given arguments (None: nothing to ask).
 
     Returns:
         The method, unchanged, with its :class:`ToolSpec` attached; the spec is built when
@@ -476,6 +502,8 @@ def tool(
                 destructive=destructive,
                 never_faulted=never_faulted,
                 time_dependent=time_dependent,
+                user_arguments=dict(user_arguments or {}),
+                user_check=user_check,
             ),
         )
         return func
