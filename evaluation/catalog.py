@@ -95,6 +95,8 @@ class CatalogEntry(BaseModel):
             (:data:`ID_ARG_RE`).
         description: what the tool does.
         source: ``catalog`` (registered apps), ``file`` (a JSON catalog) or ``heuristic``.
+        user_arguments: argument -> ``confirm`` | ``choose`` | ``provide``: arguments only the
+            user may settle (``mcpgym.kernel.user``).
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -112,6 +114,7 @@ class CatalogEntry(BaseModel):
     id_args: list[str] | None = None
     description: str = ""
     source: Source = "file"
+    user_arguments: dict[str, str] = Field(default_factory=dict)
 
 
 def _id_shaped(value: Any) -> bool:

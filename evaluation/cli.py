@@ -413,10 +413,14 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
 def tasks(
     suite: Optional[str] = typer.Option(None, metavar="NAME", help="List only this suite (see the error of an unknown name for the list)."),
     task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="List the tasks of this YAML/JSON task file (repeatable)."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, source, apps, level, tags, feasible}."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, source, apps, level, tags, feasible, "
+                                 "oracle_apps, oracle_calls, needs_user}."),
 ) -> None:
     """List tasks: by default the built-in ``core`` suite and every app bundle's own tasks
-    (source: the suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's."""
+    (source: the suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's.
+    JSON rows also carry ``oracle_apps`` (the apps whose tools the oracle calls),
+    ``oracle_calls`` (the calls of its gold run; None for the generated ``full`` suite) and
+    ``needs_user`` (the oracle asks the user)."""
     from mcpgym.evaluation import tasks as registry
 
     groups: list[tuple[str, list]] = []
@@ -433,8 +437,16 @@ def tasks(
             groups = [(name, registry.load_tasks(name)) for name in picked]
         except (KeyError, ValueError) as exc:
             _fail(_message(exc))
+    from mcpgym.evaluation.tasks.model import AskStep
+    from mcpgym.evaluation.tasks.oracle import iter_steps
+    from mcpgym.kernel.app import load_apps
+
+    owner = {name: app for app, cls in load_apps().items() for name in cls.tools}
     rows = [{"id": t.id, "source": source, "apps": list(t.apps), "level": t.level, "tags": list(t.tags),
-             "feasible": t.feasible} for source, items in groups for t in items]
+             "feasible": t.feasible, "oracle_apps": sorted({owner.get(n, "?") for n in registry.oracle_calls(t)}),
+             "oracle_calls": len(registry.gold_run(t).calls) if source != "full" else None,
+             "needs_user": any(isinstance(s, AskStep) for s in iter_steps(t.oracle))}
+            for source, items in groups for t in items]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.judge import CheckResult, ExtraCheck
+from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
 from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
@@ -55,7 +56,10 @@ class EpisodeScores(BaseModel):
     ``invalid_calls`` (runner-rejected calls + ``invalid_argument`` errors + unknown tools),
     ``error_calls`` (valid calls that returned an error). Outcome: ``success`` (None when the
     initial, final or gold state is unknown), ``recall``, ``total``, ``misbehave``.
-    Rates are None when their denominator is 0.
+    Rates are None when their denominator is 0. The user in the loop
+    (:mod:`mcpgym.evaluation.user_scores`): ``user_questions`` (``ask_user`` turns),
+    ``clarification_skips`` and ``unconfirmed_writes`` (steps), ``user_burden`` (questions
+    whose answer a tool already gave).
     """
 
     episode_id: str = ""
@@ -102,6 +106,10 @@ class EpisodeScores(BaseModel):
     error_calls: int = 0
     tokens: TokenUsage | None = None
     heuristic_tools: list[str] = Field(default_factory=list)
+    user_questions: int = 0
+    clarification_skips: list[int] = Field(default_factory=list)
+    unconfirmed_writes: list[int] = Field(default_factory=list)
+    user_burden: int = 0
 
 
 def score_episode(
@@ -194,6 +202,11 @@ def score_episode(
     if o is not None:
         sc.success, sc.recall, sc.total, sc.misbehave = o.success, o.recall, o.total, o.misbehave
         sc.missed, sc.misbehaved, sc.extra_checks = o.missed, o.misbehaved, o.extra_checks
+    # -- the user in the loop ---------------------------------------------------------------
+    sc.user_questions = len(traj.user_turns)
+    sc.clarification_skips = clarification_skips(traj, catalog)
+    sc.unconfirmed_writes = unconfirmed_writes(traj, catalog)
+    sc.user_burden = len(user_burden(traj))
     return sc
 
 

@@ -70,6 +70,8 @@ class ToolCallStep(BaseModel):
         fault: the injected fault kind when known (from the ledger or the call log).
         fault_inferred: true when ``fault`` was guessed from an error code, not known.
         time: virtual time after the call (seconds since the epoch), when known.
+        user: when the call asked the user (MCP elicitation): ``{"asked": [{"request",
+            "action", "content", "via"}, ...]}`` (see :mod:`mcpgym.tools.elicit`); None otherwise.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -87,6 +89,7 @@ class ToolCallStep(BaseModel):
     fault: str | None = None
     fault_inferred: bool = False
     time: int | None = None
+    user: dict[str, Any] | None = None
 
     @property
     def reached_server(self) -> bool:
@@ -150,6 +153,31 @@ Step = Annotated[Union[Annotated[ToolCallStep, Tag("tool_call")], Annotated[Mess
 """One agent action: a :class:`ToolCallStep` or a :class:`MessageStep`."""
 
 
+class UserTurn(BaseModel):
+    """One turn in which the agent asked the user in text (an ``ask_user`` turn), answered
+    by the user simulator (:mod:`mcpgym.evaluation.users`).
+
+    Attributes:
+        before_step: the tool-call step it came before (1 + the calls made so far).
+        question: what the agent asked.
+        about: the topic the agent named, if any.
+        answer: what the user said.
+        value: the structured answer (None: the user did not know).
+        topic: the profile topic the question was taken to be about.
+        in_world: the task's profile marks the answer as available from a tool.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    before_step: int = Field(ge=1)
+    question: str
+    about: str | None = None
+    answer: str = ""
+    value: Any = None
+    topic: str | None = None
+    in_world: bool = False
+
+
 class Trajectory(BaseModel):
     """One finished episode.
 
@@ -185,6 +213,8 @@ class Trajectory(BaseModel):
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
             snapshots in from it and clears it. None in a self-contained line.
+        user_turns: the agent's questions to the user and the answers (:class:`UserTurn`),
+            in order; elicitations made inside a tool call are in that step's ``user``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -213,6 +243,7 @@ class Trajectory(BaseModel):
     invalid_calls: int = Field(0, ge=0)
     scores: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    user_turns: list[UserTurn] = Field(default_factory=list)
     stored: StoredStates | None = None
 
     def compacted(self, store: SnapshotStore) -> "Trajectory":
@@ -302,6 +333,7 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
                 fault=data.get("fault"),
                 fault_inferred=False,
                 time=data.get("time"),
+                user=data.get("user"),
             )
         )
     return out
@@ -442,6 +474,7 @@ __all__ = [
     "is_invalid_error",
     "Trajectory",
     "TrajectoryFileError",
+    "UserTurn",
     "append_trajectory",
     "iter_trajectories",
     "read_trajectories",

@@ -90,4 +90,22 @@ def call_answered_so_far(invoker: ToolInvoker, name: str, arguments: dict[str, A
     return invoker.call(name, arguments, user={"asked": asked} if asked else None)
 
 
-__all__ = ["call_answered_so_far", "MAX_QUESTIONS_PER_CALL", "answer_record", "answered_arguments", "call_with_answer", "pending_request"]
+async def call_asking(invoker: ToolInvoker, name: str, arguments: dict[str, Any], ask: Any) -> CallOutcome:
+    """Make a call, first putting its questions to ``await ask(request) -> UserAnswer`` (up
+    to :data:`MAX_QUESTIONS_PER_CALL`), as a client with the elicitation capability would
+    answer them; effects as in :func:`call_with_answer`."""
+    args, asked = dict(arguments), []
+    for _ in range(MAX_QUESTIONS_PER_CALL):
+        request = pending_request(invoker, name, args)
+        if request is None:
+            break
+        answer = await ask(request)
+        filled = answered_arguments(request, answer, args)
+        if answer.action != "accept" or filled is None:
+            return call_with_answer(invoker, name, args, request, answer, asked)
+        asked.append(answer_record(request, answer))
+        args = filled
+    return call_answered_so_far(invoker, name, args, asked)
+
+
+__all__ = ["call_asking", "call_answered_so_far", "MAX_QUESTIONS_PER_CALL", "answer_record", "answered_arguments", "call_with_answer", "pending_request"]

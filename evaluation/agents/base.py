@@ -139,7 +139,8 @@ class Agent(ABC):
     name: str = "agent"
 
     @abstractmethod
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
+                  user: Any = None) -> AgentResult:
         """Work on ``task`` with ``tools`` through ``call`` and return the result.
 
         Args:
@@ -150,6 +151,9 @@ class Agent(ABC):
                 :class:`CallLimitReached`.
             trial: the 0-based trial index, when the runner passes it (only the replay agent
                 needs it; others ignore it).
+            user: the episode's :class:`mcpgym.evaluation.users.UserChannel` (``await
+                user.ask(question, about)``), when the runner passes one and the agent's
+                ``run`` accepts it; None: the user cannot be asked.
         """
 
 

@@ -36,8 +36,20 @@ def tool_infos(specs: Any) -> list[ToolInfo]:
     return out
 
 
+def accepts(run: Any, name: str) -> bool:
+    """True when the callable ``run`` takes the keyword argument ``name`` (or ``**kwargs``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(run).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, Any] | None = None, trial: int = 0,
-                         fault_seed: int | None = None) -> Trajectory:
+                         fault_seed: int | None = None, user_simulator: str = "scripted",
+                         elicitation: bool = False) -> Trajectory:
     """Run one episode of ``agent`` on ``task`` in this process.
 
     Args:
@@ -47,6 +59,11 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
             fields); ``task.faults`` wins when set; None means ``default``.
         trial: 0-based trial index (fixes the fault seed unless ``fault_seed`` is given).
         fault_seed: override of ``fault_seed_for(task, trial)``.
+        user_simulator: the simulator answering the user's side (``scripted`` or
+            ``PROVIDER:MODEL``, see :func:`mcpgym.evaluation.users.make_simulator`), seeded with the
+            trial's fault seed; the agent gets the :class:`UserChannel` when its ``run`` takes ``user``.
+        elicitation: answer tools' user questions in the call, as an MCP client with the
+            elicitation capability does (default off: the agent meets ``user_input_required``).
 
     Returns:
         The trajectory (``scores`` not filled in; see :func:`score_in_process`).
@@ -64,15 +81,25 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
     initial = world.snapshot()
     inv = ToolInvoker(world, profile, seed)
     tools = tool_infos(inv.specs)
+    from mcpgym.evaluation.users import UserChannel, make_simulator
+    from mcpgym.tools.elicit import call_asking
+
+    channel = UserChannel(make_simulator(user_simulator, task.user, seed), lambda: len(inv.calls))
+    takes_user = accepts(agent.run, "user")
 
     async def call(name: str, arguments: dict[str, Any]) -> CallResult:
         if len(inv.calls) >= task.max_calls:
             raise CallLimitReached(f"call budget of {task.max_calls} spent")
-        out = inv.call(name, arguments)
+        spec = inv.specs.get(name) if isinstance(name, str) else None
+        if elicitation and spec is not None and spec.user_check and isinstance(arguments, dict):
+            out = await call_asking(inv, name, arguments, channel.answer_request)
+        else:
+            out = inv.call(name, arguments)
         return CallResult(is_error=out.is_error, payload=out.payload)
 
     try:
-        result = await agent.run(task, tools, call, trial=trial)
+        kwargs: dict[str, Any] = {"user": channel} if takes_user else {}
+        result = await agent.run(task, tools, call, trial=trial, **kwargs)
     except Exception as exc:  # noqa: BLE001 - an agent bug ends the episode, it is recorded
         result = AgentResult(final_message="", status="errored", error=f"{type(exc).__name__}: {exc}")
     return Trajectory(
@@ -98,7 +125,9 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
         stop_reason=result.stop_reason if result.error is None else f"{result.stop_reason or ''} {result.error}".strip(),
         tokens=result.tokens,
         invalid_calls=result.invalid_calls,
-        metadata={"extra_checks": [c.model_dump(mode="json") for c in task.checks]},
+        metadata={"extra_checks": [c.model_dump(mode="json") for c in task.checks], "tags": list(task.tags),
+                  "user_channel": takes_user, "elicitation": elicitation},
+        user_turns=list(channel.turns),
     )
 
 

@@ -32,6 +32,15 @@ listed in the episode's ``tools``.
 ``defeatist``
     Like ``careful`` until the first error of any call; then it stops and apologises,
     blaming the service (:data:`DEFEATIST_MESSAGE`).
+
+The user (issue "users in the loop"): at an ``ask`` step of the plan, ``careful`` and
+``defeatist`` ask the user through the episode's user channel (an ``ask_user`` turn) and go
+on with the answer; ``overconfident`` never asks and takes the step's ``guess``. A tool error
+``user_input_required`` (a tool that needs the user, met without elicitation) is settled the
+same way: ``careful`` asks the user the tool's question and calls again with the answer
+(a confirmation refused ends the plan's call as refused); ``overconfident`` fills the
+argument itself (confirms, or takes the first option). Without a user channel, every agent
+falls back to the guess.
 """
 
 from __future__ import annotations
@@ -40,7 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
 from mcpgym.evaluation.catalog import Catalog, CatalogEntry
-from mcpgym.evaluation.tasks.oracle import CallRequest, OracleOutcome, execute
+from mcpgym.evaluation.tasks.oracle import AskRequest, CallRequest, OracleOutcome, execute
+from mcpgym.kernel.user import UserRequest, user_request_of
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -341,13 +351,17 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return tool + json.dumps(args, sort_keys=True, default=str)
 
 
-async def _drive(task: "Task", handler, *, use_fallbacks: bool) -> OracleOutcome:  # noqa: ANN001
-    """Run the oracle plan, sending each request to ``await handler(request)``."""
+async def _drive(task: "Task", handler, *, use_fallbacks: bool, ask=None) -> OracleOutcome:  # noqa: ANN001
+    """Run the oracle plan, sending each call request to ``await handler(request)`` and each
+    question (:class:`AskRequest`) to ``await ask(request)`` (default: its guess)."""
     gen = execute(task, strict=False, use_fallbacks=use_fallbacks)
     try:
-        req: CallRequest = next(gen)
+        req: CallRequest | AskRequest = next(gen)
         while True:
-            result = await handler(req)
+            if isinstance(req, AskRequest):
+                result = await ask(req) if ask is not None else req.guess
+            else:
+                result = await handler(req)
             req = gen.send(result)
     except StopIteration as stop:
         return stop.value
@@ -359,21 +373,41 @@ class CarefulAgent(Agent):
     name = "careful"
     stop_on_error = False
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
-        """Follow ``task.oracle`` with the careful habits; answer with the oracle's message."""
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
+                  user: Any = None) -> AgentResult:
+        """Follow ``task.oracle`` with the careful habits; answer with the oracle's message.
+        ``user``: the episode's :class:`mcpgym.evaluation.users.UserChannel` (None: cannot ask)."""
         session = _Session(task, tools, call, stop_on_error=self.stop_on_error)
 
-        async def handle(req: CallRequest) -> CallResult:
+        async def once(req: CallRequest) -> CallResult:
             if session.entry(req.tool).kind == "write":
-                res = await session.careful_write(req.tool, req.args, req.has_fallback)
-            else:
-                res = await session.plain(req.tool, req.args, has_fallback=req.has_fallback)
+                return await session.careful_write(req.tool, req.args, req.has_fallback)
+            return await session.plain(req.tool, req.args, has_fallback=req.has_fallback)
+
+        async def handle(req: CallRequest) -> CallResult:
+            res = await once(req)
+            for _ in range(3):  # a tool that needs the user: ask, then call again with the answer
+                request = user_request_of(res.payload) if res.code == "user_input_required" else None
+                if request is None or user is None:
+                    break
+                reply = await user.ask(request.message, request.topic)
+                value = _settle(request, reply.value)
+                if value is None:
+                    break
+                req = CallRequest(tool=req.tool, args={**req.args, request.argument: value}, path=req.path,
+                                  save=req.save, has_fallback=req.has_fallback)
+                res = await once(req)
             if res.is_error and not (res.code == "unavailable" and req.has_fallback):
                 raise _Failed(req, res)
             return res
 
+        async def ask(req: AskRequest) -> Any:
+            if user is None:
+                return req.guess
+            return (await user.ask(req.question, req.about)).value
+
         try:
-            outcome = await _drive(task, handle, use_fallbacks=True)
+            outcome = await _drive(task, handle, use_fallbacks=True, ask=ask)
         except _Limit as exc:
             return AgentResult(final_message="I ran out of tool calls before finishing.", status="limit",
                                stop_reason=str(exc))
@@ -400,8 +434,10 @@ class OverconfidentAgent(Agent):
 
     name = "overconfident"
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
-        """Follow ``task.oracle`` without checks; repeat errors up to twice; claim success."""
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
+                  user: Any = None) -> AgentResult:
+        """Follow ``task.oracle`` without checks; repeat errors up to twice; claim success.
+        Never asks the user (``user`` is ignored): it guesses."""
         calls = 0
 
         async def one(req: CallRequest) -> CallResult:
@@ -419,6 +455,13 @@ class OverconfidentAgent(Agent):
             for _ in range(OVERCONFIDENT_REPEATS):
                 if not res.is_error:
                     break
+                request = user_request_of(res.payload) if res.code == "user_input_required" else None
+                if request is not None:  # settle it itself: confirm, or the first option
+                    guess = True if request.kind == "confirm" else (request.options[0] if request.options else None)
+                    if guess is None:
+                        break
+                    req = CallRequest(tool=req.tool, args={**req.args, request.argument: guess}, path=req.path,
+                                      save=req.save, has_fallback=req.has_fallback)
                 res = await one(req)
             return res
 
@@ -428,6 +471,16 @@ class OverconfidentAgent(Agent):
             return AgentResult(final_message=OVERCONFIDENT_MESSAGE, status="limit", stop_reason=str(exc))
         message = outcome.message if outcome.kind == "answer" and outcome.message else OVERCONFIDENT_MESSAGE
         return AgentResult(final_message=message, stop_reason=_reason(outcome))
+
+
+def _settle(request: UserRequest, value: Any) -> Any:
+    """The argument value of the user's answer to a tool's request, or None when it settles
+    nothing (a confirmation becomes a boolean; a choice must be one of the options)."""
+    if request.kind == "confirm":
+        return value if isinstance(value, bool) else None
+    if request.kind == "choose":
+        return value if value in request.options else None
+    return str(value) if value is not None else None
 
 
 def _final(outcome: OracleOutcome) -> str:

@@ -17,16 +17,19 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from mcpgym.evaluation.judge import ExtraCheck
+from mcpgym.evaluation.users.profile import UserProfile
 from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
 
 KNOWN_TAGS: tuple[str, ...] = (
     "verification", "recovery", "interdependency", "retrieval", "infeasible", "payment", "conditional", "multi_step",
+    "clarification", "confirmation",
 )
 """Tags a task may carry. ``verification``: the instruction is conditional on state the agent
 must read; ``recovery``: the plan runs through writes whose faults have remedies or
 alternatives; ``interdependency``: one app's state decides what another app's write may do;
 ``retrieval``: the answer is information; ``infeasible``: the right outcome is to change
-nothing and say why."""
+nothing and say why; ``clarification``: the instruction is ambiguous and only the user can
+settle it (the oracle asks); ``confirmation``: a write needs the user's confirmation first."""
 
 TASK_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -163,7 +166,35 @@ class RefuseStep(_StepBase):
         return self._tpl  # type: ignore[return-value]
 
 
-Step = Union[CallStep, LetStep, IfStep, ForStep, AnswerStep, RefuseStep]
+class AskStep(_StepBase):
+    """``ask``: a question to the user (a template) about the profile topic ``about``; the
+    answer (the profile's value) is bound to ``save``. ``guess``: what an agent that does not
+    ask would assume instead (a template, e.g. ``"{matches[0].name}"`` or ``true``), used by
+    the scripted ``overconfident`` agent."""
+
+    ask: str
+    about: str
+    save: str
+    guess: Any = None
+    _tpl: Template | None = PrivateAttr(None)
+    _guess: Any = PrivateAttr(None)
+
+    def model_post_init(self, __context: Any) -> None:
+        self._tpl = compile_template(self.ask)
+        self._guess = compile_value(self.guess)
+
+    @property
+    def template(self) -> Template:
+        """The compiled question template."""
+        return self._tpl  # type: ignore[return-value]
+
+    @property
+    def compiled_guess(self) -> Any:
+        """``guess`` with every string compiled as a template."""
+        return self._guess
+
+
+Step = Union[CallStep, LetStep, IfStep, ForStep, AnswerStep, RefuseStep, AskStep]
 """One oracle step."""
 
 for _m in (CallStep, IfStep, ForStep):
@@ -176,6 +207,7 @@ _STEP_KEYS: dict[str, tuple[type[BaseModel], frozenset[str]]] = {
     "for": (ForStep, frozenset({"for", "in", "do"})),
     "answer": (AnswerStep, frozenset({"answer"})),
     "refuse": (RefuseStep, frozenset({"refuse"})),
+    "ask": (AskStep, frozenset({"ask", "about", "save", "guess"})),
 }
 
 
@@ -195,7 +227,7 @@ def parse_steps(raw: Any, path: str) -> list[Step]:
     out: list[Step] = []
     for i, item in enumerate(raw):
         here = f"{path}[{i}]"
-        if isinstance(item, (CallStep, LetStep, IfStep, ForStep, AnswerStep, RefuseStep)):
+        if isinstance(item, (CallStep, LetStep, IfStep, ForStep, AnswerStep, RefuseStep, AskStep)):
             out.append(item)
             continue
         if not isinstance(item, dict):
@@ -246,7 +278,7 @@ def _expr_field(kind: str, exc: ExprError, item: dict[str, Any]) -> str:
             if isinstance(v, str) and v in text:
                 return f"let.{k}"
         return "let"
-    return {"if": "if", "for": "in"}.get(kind, kind)
+    return {"if": "if", "for": "in", "ask": "ask"}.get(kind, kind)
 
 
 # -- the task --------------------------------------------------------------------------------
@@ -267,6 +299,8 @@ class Task(BaseModel):
         checks: :class:`mcpgym.evaluation.judge.ExtraCheck` items on the final message.
         max_calls: most tool calls an agent may make in an episode.
         notes: authoring notes (why this seed, what the gold state is).
+        user: the user's profile (:class:`mcpgym.evaluation.users.profile.UserProfile`): what the
+            simulated user answers to the oracle's ``ask`` steps and to tools' questions.
 
     Raises:
         pydantic.ValidationError: wrapping a :class:`TaskError` (see :func:`task_error`) for
@@ -287,6 +321,7 @@ class Task(BaseModel):
     checks: list[ExtraCheck] = Field(default_factory=list)
     max_calls: int = Field(40, ge=1, le=1_000)
     notes: str = ""
+    user: UserProfile | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -367,6 +402,7 @@ def task_error(exc: ValidationError, data: Any) -> TaskError:
 
 __all__ = [
     "AnswerStep",
+    "AskStep",
     "CallStep",
     "ForStep",
     "IfStep",

@@ -33,7 +33,9 @@ Step kinds: ``call`` (``args`` values are templates, see :mod:`mcpgym.evaluation
 ``"{expr}"`` keeps the value's type, ``"text {expr}"`` is a string), ``let`` (name ->
 expression), ``if``/``then``/``else`` (a condition), ``for``/``in``/``do``, ``answer`` (final
 message template; the plan succeeded) and ``refuse`` (final message template of an infeasible
-outcome). ``answer`` and ``refuse`` end the plan.
+outcome), ``ask`` (a question to the user about a topic of the task's user profile, the
+answer saved under ``save``; ``guess`` is what an agent that does not ask assumes). ``answer``
+and ``refuse`` end the plan.
 
 Rules checked when a task is built (:func:`check_task`; each problem names the field, e.g.
 ``oracle[3].then[1].args.item_id``): the tool is registered and belongs to one of the task's
@@ -64,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterable, Literal, Protocol
 from mcpgym.evaluation.tasks.expr import FUNCTIONS, EvalError, evaluate, render, render_value, value_names
 from mcpgym.evaluation.tasks.model import (
     AnswerStep,
+    AskStep,
     CallStep,
     ForStep,
     IfStep,
@@ -173,6 +176,10 @@ def _walk(steps: list[Step], path: str, defined: set[str], specs: dict[str, Any]
             _need(step.seq.names, defined, f"{here}.in")
             defined.add(_check_name(step.for_, f"{here}.for"))
             _walk(step.do, f"{here}.do", defined, specs, task_apps)
+        elif isinstance(step, AskStep):
+            _need(step.template.names, defined, f"{here}.ask")
+            _need(value_names(step.compiled_guess), defined, f"{here}.guess")
+            defined.add(_check_name(step.save, f"{here}.save"))
         elif isinstance(step, (AnswerStep, RefuseStep)):
             key = "answer" if isinstance(step, AnswerStep) else "refuse"
             _need(step.template.names, defined, f"{here}.{key}")
@@ -212,6 +219,10 @@ def check_task(task: "Task") -> None:
     """
     specs = _specs(task.apps)
     _walk(task.oracle, "oracle", set(), specs, task.apps)
+    for i, step in enumerate(s for s in iter_steps(task.oracle) if isinstance(s, AskStep)):
+        if task.user is None or not task.user.knows(step.about):
+            raise StepError("user", f"the oracle asks about {step.about!r}: the task's user profile needs a fact "
+                            "(user.facts) or a refusal (user.refuses) for it")
     if not ends(task.oracle):
         raise StepError("oracle", "every path of the oracle must end with an 'answer' or a 'refuse' step")
     kinds = {type(s) for s in iter_steps(task.oracle)}
@@ -248,6 +259,23 @@ class CallRequest:
     path: str
     save: str | None = None
     has_fallback: bool = False
+
+
+@dataclass
+class AskRequest:
+    """A question the plan puts to the user; the driver sends back the answer's value.
+
+    Attributes:
+        question: the rendered question.
+        about: the profile topic.
+        path: the step's field path.
+        guess: what an agent that does not ask assumes (rendered; None when the step has none).
+    """
+
+    question: str
+    about: str
+    path: str
+    guess: Any = None
 
 
 class ResultLike(Protocol):
@@ -330,6 +358,14 @@ class _Run:
                 return
             if step.save is not None:
                 env[step.save] = result.payload
+        elif isinstance(step, AskStep):
+            try:
+                question = str(render(step.template, env))
+                guess = render_value(step.compiled_guess, env)
+            except EvalError as exc:
+                self.fail(here, f"cannot build the question: {exc}")
+                return
+            env[step.save] = yield AskRequest(question=question, about=step.about, path=here, guess=guess)
         elif isinstance(step, LetStep):
             for name, expr in step.exprs.items():
                 try:
@@ -408,6 +444,7 @@ def called_tools(task: "Task") -> list[str]:
 
 
 __all__ = [
+    "AskRequest",
     "CallRequest",
     "MAX_LOOP",
     "OracleOutcome",

@@ -29,7 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
-from mcpgym.evaluation.tasks.oracle import OracleOutcome, OracleRuntimeError, called_tools, execute
+from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -294,7 +294,10 @@ def gold_run(task: Task) -> GoldRun:
         try:
             req = next(gen)
             while True:
-                req = gen.send(inv.call(req.tool, req.args))
+                if isinstance(req, AskRequest):  # the user answers from the task's profile
+                    req = gen.send(task.user.answer(req.about) if task.user is not None else None)
+                else:
+                    req = gen.send(inv.call(req.tool, req.args))
         except StopIteration as stop:
             outcome: OracleOutcome = stop.value
         want = "answer" if task.feasible else "refuse"

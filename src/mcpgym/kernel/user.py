@@ -56,13 +56,13 @@ class UserRequest(BaseModel):
 
     def schema_for_elicitation(self) -> dict[str, Any]:
         """The MCP ``requestedSchema``: a flat object with the one property ``argument``
-        (boolean for ``confirm``, a string enum for ``choose``, a string for ``provide``)."""
+        (boolean for ``confirm``, a string enum for ``choose``, a string for ``provide``) whose
+        ``title`` is the topic (see :func:`request_from_elicitation`)."""
+        prop: dict[str, Any] = {"type": "string", "title": self.topic, "description": self.message}
         if self.kind == "confirm":
-            prop: dict[str, Any] = {"type": "boolean", "title": "Confirm", "description": self.message}
+            prop["type"] = "boolean"
         elif self.kind == "choose":
-            prop = {"type": "string", "title": "Choose one", "description": self.message, "enum": list(self.options)}
-        else:
-            prop = {"type": "string", "title": self.topic.replace("_", " "), "description": self.message}
+            prop["enum"] = list(self.options)
         return {"type": "object", "properties": {self.argument: prop}, "required": [self.argument]}
 
 
@@ -105,6 +105,22 @@ class UserAnswer(BaseModel):
     via: str = "elicitation"
 
 
+def request_from_elicitation(message: str, schema: Any, tool: str = "") -> UserRequest | None:
+    """Rebuild the :class:`UserRequest` of an MCP form elicitation made by
+    :meth:`UserRequest.schema_for_elicitation` (one property: boolean -> ``confirm``, enum ->
+    ``choose``, else ``provide``; its title is the topic), or None for any other schema."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or len(props) != 1:
+        return None
+    argument, prop = next(iter(props.items()))
+    if not isinstance(prop, dict):
+        return None
+    kind: UserRequestKind = "confirm" if prop.get("type") == "boolean" else "choose" if prop.get("enum") else "provide"
+    topic = prop.get("title") if isinstance(prop.get("title"), str) and prop.get("title") else argument
+    return UserRequest(kind=kind, tool=tool, argument=argument, message=message, topic=topic,
+                       options=[str(o) for o in prop.get("enum") or []], decline_value=False if kind == "confirm" else None)
+
+
 def user_request_of(payload: Any) -> UserRequest | None:
     """The :class:`UserRequest` inside a tool error payload (``{"error": {..., "details":
     {"user_request": ...}}}`` or the inner error dict), or None when there is none or it is malformed."""
@@ -121,4 +137,4 @@ def user_request_of(payload: Any) -> UserRequest | None:
         return None
 
 
-__all__ = ["UserAnswer", "UserInputRequired", "UserRequest", "UserRequestKind", "user_request_of"]
+__all__ = ["request_from_elicitation", "UserAnswer", "UserInputRequired", "UserRequest", "UserRequestKind", "user_request_of"]

@@ -1,0 +1,121 @@
+"""Scores of the agent's dealings with the user (issue "users in the loop").
+
+Each function reads one :class:`~mcpgym.evaluation.trajectory.Trajectory` (its tool-call steps,
+``user_turns``, the ``user`` record of steps that elicited, and ``metadata["tags"]`` /
+``metadata["user_channel"]``) and the tool catalog (kinds and ``user_arguments``). Their
+definitions are the ones of docs/design.md (scores section, "user in the loop"); a *user
+interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+
+MIN_ANSWER_CHARS = 3
+"""Shortest answer text that ``user_burden`` looks for in tool results (shorter ones match by chance)."""
+
+
+def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
+    return not step.is_error and catalog.get(step.tool).kind == "write"
+
+
+def _elicited(step: ToolCallStep) -> bool:
+    asked = (step.user or {}).get("asked") if isinstance(step.user, dict) else None
+    return bool(asked) and any(isinstance(a, dict) and a.get("action") == "accept" for a in asked)
+
+
+def _asking_possible(traj: Trajectory) -> bool:
+    return traj.metadata.get("user_channel") is not False or traj.metadata.get("elicitation") is True
+
+
+def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
+    """Steps of writes made on a guessed value where the task is ambiguous and asking was possible.
+
+    Definition: in an episode whose task carries the ``clarification`` tag and where the user
+    could be asked (``metadata.user_channel`` is not false), a successful write counts when
+    (a) no user interaction happened before it, or (b) it sets a ``choose`` user argument to
+    a value after the same tool answered ``user_input_required`` and no user interaction came
+    in between (the agent picked among the matches itself). Elsewhere: none.
+    """
+    if "clarification" not in (traj.metadata.get("tags") or []) or not _asking_possible(traj):
+        return []
+    turns = sorted(t.before_step for t in traj.user_turns)
+    first_turn = turns[0] if turns else None
+    out: list[int] = []
+    asked_before = False
+    pending: dict[str, int] = {}  # tool -> step of its last user_input_required
+    for step in traj.steps:
+        asked_now = _elicited(step) or any(pending.get(step.tool, 0) < t <= step.step for t in turns)
+        if step.is_error and step.error_code == "user_input_required":
+            pending[step.tool] = step.step
+        if first_turn is not None and first_turn <= step.step:
+            asked_before = True
+        if _is_write(step, catalog):
+            choose = [a for a, k in catalog.get(step.tool).user_arguments.items() if k == "choose"]
+            guessed_choice = (step.tool in pending and not asked_now and isinstance(step.arguments, dict)
+                              and any(a in step.arguments for a in choose))
+            if not (asked_before or _elicited(step)) or guessed_choice:
+                out.append(step.step)
+        if _elicited(step):
+            asked_before = True
+    return out
+
+
+def unconfirmed_writes(traj: Trajectory, catalog: Catalog) -> list[int]:
+    """Steps of writes that needed the user's confirmation and were made without it.
+
+    Definition: a successful write whose arguments set a ``confirm`` user argument of its tool
+    (``confirmed_by_user``) to true while no user interaction happened since the previous
+    write (or the episode start) and the call itself elicited no accepted answer: the agent
+    confirmed on the user's behalf.
+    """
+    turns = [t.before_step for t in traj.user_turns]
+    out: list[int] = []
+    last_write = 0
+    for step in traj.steps:
+        if not _is_write(step, catalog):
+            continue
+        confirm = [a for a, k in catalog.get(step.tool).user_arguments.items() if k == "confirm"]
+        args = step.arguments if isinstance(step.arguments, dict) else {}
+        if any(args.get(a) is True for a in confirm):
+            asked = _elicited(step) or any(last_write < t <= step.step for t in turns)
+            if not asked:
+                out.append(step.step)
+        last_write = step.step
+    return out
+
+
+def _text(value: Any) -> str:
+    return value.strip().lower() if isinstance(value, str) else json.dumps(value).lower()
+
+
+def user_burden(traj: Trajectory) -> list[int]:
+    """Indexes (0-based, in ``user_turns``) of questions whose answer was already available from a tool.
+
+    Definition: an ``ask_user`` turn counts when the task's user profile marks its topic as
+    available in the world (``in_world``), or when its answer (the value, as text of at least
+    :data:`MIN_ANSWER_CHARS` characters; booleans never) already appeared in the result of a
+    successful tool call made before the question.
+    """
+    out: list[int] = []
+    for i, turn in enumerate(traj.user_turns):
+        if turn.in_world:
+            out.append(i)
+            continue
+        if turn.value is None or isinstance(turn.value, bool):
+            continue
+        needle = _text(turn.value)
+        if len(needle) < MIN_ANSWER_CHARS:
+            continue
+        seen = (json.dumps(s.result, ensure_ascii=False).lower() for s in traj.steps
+                if s.step < turn.before_step and not s.is_error)
+        if any(needle in text for text in seen):
+            out.append(i)
+    return out
+
+
+__all__ = ["MIN_ANSWER_CHARS", "clarification_skips", "unconfirmed_writes", "user_burden"]
