@@ -92,6 +92,10 @@ class EpisodeContext:
             compiles each tool's schema again in every session and then cost about 0.25 s of
             CPU per episode, more than the server's whole work; the server's own tests check
             its output schemas. A result that fails it ends the episode as ``errored``.
+        user_simulator: who plays the user (``scripted`` or ``PROVIDER:MODEL``, see
+            :func:`mcpgym.evaluation.users.make_simulator`): it answers the server's
+            elicitations (the MCP client declares the capability) and the agent's ``ask_user``
+            questions, seeded with the episode's fault seed.
     """
 
     control: ControlClient
@@ -108,6 +112,7 @@ class EpisodeContext:
     tool_exposure: str = "all"
     initial: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
     """(apps, world seed) -> the initial snapshot, fetched from the server once and shared."""
+    user_simulator: str = "scripted"
 
 
 def result_payload(result: Any) -> dict[str, Any]:
@@ -291,7 +296,8 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
                      initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any], result: Any, status: str,
                      reason: str | None, runner_invalid_calls: int = 0,
                      metadata: dict[str, Any] | None = None, app_versions: dict[str, str] | None = None,
-                     steps: list[Step] | None = None) -> Trajectory:
+                     steps: list[Step] | None = None,
+                     user_turns: list[Any] | None = None) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
     (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
 
@@ -306,6 +312,7 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
             from the task.
         app_versions: app name -> ``App.version`` of the apps that served the episode (None:
             this process's registered versions of ``apps``).
+        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.trajectory.UserTurn`).
     """
     if app_versions is None:
         app_versions = _app_versions({}, task, apps)
@@ -324,6 +331,7 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
         final_snapshot=final, gold_snapshot=gold, feasible=getattr(task, "feasible", None), status=status,
         stop_reason=reason, tokens=tokens,
         invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + runner_invalid_calls, metadata=meta,
+        user_turns=list(user_turns or []),
     )
 
 
@@ -362,18 +370,27 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     reason: str | None = None
     caller: EpisodeCaller | None = None
     n_tools = 0
+    from mcpgym.evaluation.agents.inprocess import accepts
+    from mcpgym.evaluation.users import UserChannel, make_simulator
+
+    channel = UserChannel(make_simulator(ctx.user_simulator, getattr(task, "user", None), job.fault_seed),
+                          lambda: caller.calls if caller is not None else 0)
+    takes_user = accepts(agent.run, "user")
     try:
         try:
             transport = (streamable_http_client(created["mcp_url"], http_client=ctx.http) if ctx.http is not None
                          else created["mcp_url"])
-            async with Client(transport, mode=ctx.mcp_mode, read_timeout_seconds=ctx.episode_timeout) as client:
+            async with Client(transport, mode=ctx.mcp_mode, read_timeout_seconds=ctx.episode_timeout,
+                              elicitation_callback=channel.elicitation_callback) as client:
                 if not ctx.validate_output:
                     client.session.validate_tool_result = _skip_validation  # type: ignore[method-assign]
                 tools = tool_infos(await _list_tools(client), ctx.tool_info)
                 n_tools = len(tools)
                 mark("connect")
                 caller = EpisodeCaller(client, getattr(task, "max_calls", None), ctx.call_result, ctx.limit_error)
-                kwargs = {"trial": job.trial} if _accepts_trial(agent.run) else {}
+                kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
+                if takes_user:
+                    kwargs["user"] = channel
                 with anyio.move_on_after(ctx.episode_timeout) as scope:
                     try:
                         result = await agent.run(task, tools, caller, **kwargs)
@@ -415,7 +432,9 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         steps=caller.steps(calls) if caller is not None else None,
         metadata={"agent_spec": job.agent.spec, "tools_listed": n_tools,
                   "internal_errors": sum(1 for c in calls if c.get("internal")),
-                  "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases},
+                  "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases,
+                  "user_channel": takes_user, "elicitation": True, "user_simulator": ctx.user_simulator},
+        user_turns=list(channel.turns),
     )
     checks = traj.metadata["extra_checks"]
     try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile

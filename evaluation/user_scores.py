@@ -9,15 +9,8 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
-
-MIN_ANSWER_CHARS = 3
-"""Shortest answer text that ``user_burden`` looks for in tool results (shorter ones match by chance)."""
-
 
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
     return not step.is_error and catalog.get(step.tool).kind == "write"
@@ -89,33 +82,23 @@ def unconfirmed_writes(traj: Trajectory, catalog: Catalog) -> list[int]:
     return out
 
 
-def _text(value: Any) -> str:
-    return value.strip().lower() if isinstance(value, str) else json.dumps(value).lower()
-
-
 def user_burden(traj: Trajectory) -> list[int]:
-    """Indexes (0-based, in ``user_turns``) of questions whose answer was already available from a tool.
+    """Indexes (0-based, in ``user_turns``) of questions whose answer was already available.
 
     Definition: an ``ask_user`` turn counts when the task's user profile marks its topic as
-    available in the world (``in_world``), or when its answer (the value, as text of at least
-    :data:`MIN_ANSWER_CHARS` characters; booleans never) already appeared in the result of a
-    successful tool call made before the question.
+    available from a tool (``in_world``: the agent could have read it instead of asking), or
+    when the user already answered a question on the same topic earlier in the episode.
+    Choosing among options a tool listed is not a burden: only the user knows which one.
     """
     out: list[int] = []
+    answered: set[str] = set()
     for i, turn in enumerate(traj.user_turns):
-        if turn.in_world:
+        topic = turn.topic or turn.about
+        if turn.in_world or (topic is not None and topic in answered and turn.value is not None):
             out.append(i)
-            continue
-        if turn.value is None or isinstance(turn.value, bool):
-            continue
-        needle = _text(turn.value)
-        if len(needle) < MIN_ANSWER_CHARS:
-            continue
-        seen = (json.dumps(s.result, ensure_ascii=False).lower() for s in traj.steps
-                if s.step < turn.before_step and not s.is_error)
-        if any(needle in text for text in seen):
-            out.append(i)
+        if topic is not None and turn.value is not None:
+            answered.add(topic)
     return out
 
 
-__all__ = ["MIN_ANSWER_CHARS", "clarification_skips", "unconfirmed_writes", "user_burden"]
+__all__ = ["clarification_skips", "unconfirmed_writes", "user_burden"]

@@ -64,7 +64,7 @@ async def test_decline_records_the_refusal_and_sends_nothing() -> None:
     user = ScriptedUser(("decline", None))
     async with Client(server_for_episode(episode), mode="legacy", elicitation_callback=user) as client:
         err, out = await _send(client, recipient=ONE.name, amount_cents=20_000)
-    assert err and out["error"]["code"] == "user_declined"
+    assert not err and out["status"] == "declined" and out["balance_cents"] == START
     state = episode.world.apps["system"].state
     assert state.wallet.balance_cents == START
     assert state.notifications[f"n-declined-{ONE.person_id}-20000"].text == "You declined a payment of $200.00 to Tara Dubois."
@@ -132,3 +132,49 @@ async def test_http_without_elicitation_gets_the_tool_error(http_server) -> None
     assert err and out["error"]["code"] == "user_input_required"
     snap = control_get(base, token, f"/control/episodes/{ep['episode_id']}/snapshot")
     assert snap["state"]["system"]["wallet"]["balance_cents"] == START
+
+
+# -- a whole confirmation task, the user played by the task's scripted simulator ----------------
+def _task_channel(task_id: str):  # noqa: ANN202
+    from mcpgym.evaluation.tasks import get_task
+    from mcpgym.evaluation.users import ScriptedUser, UserChannel
+
+    task = get_task(task_id)
+    return task, UserChannel(ScriptedUser(task.user, task.seed), lambda: 0)
+
+
+def _payment_args(task) -> dict:  # noqa: ANN001
+    call = next(s for s in task.oracle if getattr(s, "call", None) == "system_send_money")
+    return {k: v for k, v in call.args.items() if k != "confirmed_by_user"}  # the user confirms, not the agent
+
+
+@pytest.mark.parametrize("task_id", ["users.confirm_payment_1", "users.confirm_payment_2"])
+async def test_http_client_with_elicitation_completes_a_confirmation_task(http_server, task_id: str) -> None:  # noqa: ANN001
+    from mcpgym.evaluation.judge import judge
+    from mcpgym.evaluation.tasks.registry import gold_snapshot
+
+    base, token = http_server
+    task, channel = _task_channel(task_id)
+    ep = create_episode(base, token, seed=task.seed, apps=list(task.apps))
+    async with Client(ep["mcp_url"], elicitation_callback=channel.elicitation_callback) as client:
+        err, out = await _send(client, **_payment_args(task))
+    assert not err and out["status"] == ("declined" if "payment" in task.user.refuses else "sent")
+    initial = control_get(base, token, f"/control/episodes/{ep['episode_id']}/initial")
+    final = control_get(base, token, f"/control/episodes/{ep['episode_id']}/snapshot")
+    assert judge(initial, final, gold_snapshot(task)).success  # the world the task wants
+
+
+async def test_stdio_client_with_elicitation_completes_a_confirmation_task() -> None:
+    from mcpgym.evaluation.tasks.registry import gold_snapshot
+
+    task, channel = _task_channel("users.confirm_payment_1")
+    gold = gold_snapshot(task)["state"]["system"]
+    target = stdio_params("--seed", str(task.seed), "--apps", "system")
+    async with Client(target, elicitation_callback=channel.elicitation_callback) as client:
+        err, out = await _send(client, **_payment_args(task))
+        txns = payload_of(await client.call_tool("system_list_transactions", {"limit": 5}))["transactions"]
+    assert not err and out["balance_cents"] == gold["wallet"]["balance_cents"]
+    assert [t["memo"] for t in txns] == [t["memo"] for t in gold["transactions"].values()][-len(txns):]
+    async with Client(target) as client:  # the same task without the capability: the tool error
+        err, out = await _send(client, **_payment_args(task))
+    assert err and out["error"]["code"] == "user_input_required" and "confirmed_by_user=true" in out["error"]["message"]

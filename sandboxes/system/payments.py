@@ -7,14 +7,17 @@ the user can settle (see :mod:`mcpgym.kernel.user`):
 * a payment over :data:`CONFIRM_ABOVE_CENTS` (``confirm``: argument ``confirmed_by_user``).
 
 Effects of the user's answer (an MCP elicitation, or the argument given after asking in
-text): accept -> the payment is made; decline of a confirmation (``confirmed_by_user`` false)
--> nothing is sent, a notification records the refusal, the call ends with ``user_declined``;
-decline of a choice, or cancel -> nothing changes (``user_declined`` / ``user_input_required``).
+text): accept -> the payment is made (``status`` ``sent``); decline of a confirmation
+(``confirmed_by_user`` false) -> nothing is sent, a notification records the refusal, the call
+answers ``status`` ``declined``; decline of a choice, or cancel -> nothing changes (tool errors
+``user_declined`` / ``user_input_required``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,8 +39,10 @@ def usd(cents: int) -> str:
 
 
 class SentPayment(BaseModel):
-    """A payment sent to a person: the recipient, the amount (cents), the memo and the new balance (cents)."""
+    """A payment to a person: ``sent``, or ``declined`` by the user (nothing sent); the
+    recipient, the amount (cents), the memo and the wallet balance after it (cents)."""
 
+    status: Literal["sent", "declined"]
     recipient: str
     person_id: str
     amount_cents: int
@@ -82,7 +87,7 @@ class PaymentsMixin:
                 summary={"amount_cents": amount_cents, "memo": memo, "recipient": matches[0].name})
         return None
 
-    @tool("write", ["wallet.balance", "wallet.transaction"], preconditions=["wallet.balance"], id_args=[],
+    @tool("write", ["wallet.balance", "wallet.transaction", "system.notification"], preconditions=["wallet.balance"], id_args=[],
           remedies={"precondition_failed": ["system_transfer_from_savings"]},
           user_arguments={"recipient": "choose", "confirmed_by_user": "confirm"}, user_check="_send_money_request")
     def system_send_money(
@@ -99,7 +104,8 @@ class PaymentsMixin:
         A name matching several people needs the user's choice; a payment over $100.00 needs
         the user's confirmation (the server asks through MCP elicitation when the client
         supports it; otherwise the error ``user_input_required`` says what to ask). A refusal
-        (``confirmed_by_user`` false) sends nothing and is recorded as a notification.
+        (``confirmed_by_user`` false) sends nothing, is recorded as a notification and answers
+        ``status: declined``.
         """
         matches = self._recipients(recipient)
         if not matches:
@@ -115,13 +121,13 @@ class PaymentsMixin:
 
             state.notifications[key] = Notification(
                 notification_id=key, text=f"You declined a payment of {usd(amount_cents)} to {person.name}.")
-            raise ToolError("user_declined", f"the user declined sending {usd(amount_cents)} to {person.name}; "
-                            "nothing was sent", field="confirmed_by_user")
+            return SentPayment(status="declined", recipient=person.name, person_id=person.person_id,
+                               amount_cents=amount_cents, memo=memo, balance_cents=state.wallet.balance_cents)
         if amount_cents > state.wallet.balance_cents:
             raise ToolError("precondition_failed", f"insufficient balance: {state.wallet.balance_cents} cents available, "
                             f"{amount_cents} needed", field="amount_cents",
                             details={"balance_cents": state.wallet.balance_cents})
         text = f"to {person.name}" + (f": {memo}" if memo else "")
         self.record(-amount_cents, text[:200], person.person_id)  # type: ignore[attr-defined]
-        return SentPayment(recipient=person.name, person_id=person.person_id, amount_cents=amount_cents, memo=memo,
+        return SentPayment(status="sent", recipient=person.name, person_id=person.person_id, amount_cents=amount_cents, memo=memo,
                            balance_cents=state.wallet.balance_cents)
