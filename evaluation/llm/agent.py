@@ -217,7 +217,7 @@ class LLMAgent(ABC):
         }
 
     # -- the episode loop ------------------------------------------------------------------
-    async def run(self, task: Any, tools: list[Any], call: CallFn) -> Any:
+    async def run(self, task: Any, tools: list[Any], call: CallFn, *, user: Any = None) -> Any:
         """Run one episode and return its ``AgentResult`` (never raises for provider, model or
         tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
         ends the episode with status ``limit``).
@@ -226,9 +226,15 @@ class LLMAgent(ABC):
             task: an object with ``instruction`` (or the instruction string).
             tools: ``ToolInfo``-like objects of the episode.
             call: ``await call(name, arguments)`` -> ``CallResult``-like (``is_error``, ``payload``).
+            user: the episode's :class:`mcpgym.evaluation.users.UserChannel`, or None. With one,
+                the model is also offered :data:`ASK_USER_TOOL` (``{"question": str}``): the
+                question goes to the user simulator (an ``ask_user`` turn of the trajectory)
+                and its answer comes back as the tool result ``{"answer": ...}``; it never
+                reaches the MCP server. Elicitations of the server are relayed to the same
+                simulator by the runner's MCP client.
         """
         try:
-            episode = _Episode(self, instruction_of(task), tools)
+            episode = _Episode(self, instruction_of(task), tools, user)
         except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
             return make_result(status="errored", stop_reason=f"agent_error: {type(exc).__name__}: {exc}",
                                tokens=TokenUsage(), error=f"agent error: {type(exc).__name__}: {exc}")
@@ -248,6 +254,7 @@ class _Episode:
     agent: LLMAgent
     instruction: str
     tools: list[Any]
+    user: Any = None
     registry: ToolRegistry = field(init=False)
     messages: list[Any] = field(init=False)
     input_tokens: int = 0
@@ -259,6 +266,8 @@ class _Episode:
 
     def __post_init__(self) -> None:
         self.registry = ToolRegistry(self.tools)
+        if self.user is not None:
+            self.registry.add(ASK_USER_TOOL, ASK_USER_DESCRIPTION, ASK_USER_SCHEMA)
         self.messages = self.agent.initial_messages(self.instruction)
 
     def result(self, status: str, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
@@ -314,6 +323,13 @@ class _Episode:
         if parsed.problem is not None or parsed.arguments is None:
             payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
             return self.refuse(parsed, payload)
+        if tool.name == ASK_USER_TOOL and self.user is not None:
+            question = parsed.arguments.get("question")
+            if not isinstance(question, str) or not question.strip():
+                problem = error_payload("invalid_argument", "ask_user needs a non-empty 'question' string", "question")
+                return self.refuse(parsed, problem)
+            reply = await self.user.ask(question.strip())
+            return ToolOutcome(parsed.call_id, _dump({"answer": reply.text}), False)
         result = await call(tool.name, parsed.arguments)
         is_error = bool(getattr(result, "is_error", False))
         payload = getattr(result, "payload", None)
@@ -338,8 +354,17 @@ class _Episode:
         return ToolOutcome(parsed.call_id, _dump(payload), True)
 
 
+ASK_USER_TOOL = "ask_user"
+"""The model-side tool through which an LLM agent asks the user in text."""
+ASK_USER_DESCRIPTION = ("Ask the user a question in text and get their answer. Use it when the request is ambiguous, "
+                        "when a fact only the user knows is missing, or to get their confirmation before a payment; "
+                        "do not ask for what your other tools can tell you.")
+ASK_USER_SCHEMA = {"type": "object", "properties": {"question": {"type": "string", "description": "the question"}},
+                   "required": ["question"]}
+
+
 def _dump(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "LLMAgent", "LLMLimits", "PROMPT_TEMPLATE"]
+__all__ = ["ASK_USER_TOOL", "DEFAULT_SYSTEM_PROMPT", "LLMAgent", "LLMLimits", "PROMPT_TEMPLATE"]
