@@ -12,13 +12,14 @@ from __future__ import annotations
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
+
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
     return not step.is_error and catalog.get(step.tool).kind == "write"
 
 
 def _elicited(step: ToolCallStep) -> bool:
-    asked = (step.user or {}).get("asked") if isinstance(step.user, dict) else None
-    return bool(asked) and any(isinstance(a, dict) and a.get("action") == "accept" for a in asked)
+    asked = step.user.get("asked") if isinstance(step.user, dict) else None
+    return isinstance(asked, list) and any(isinstance(a, dict) and a.get("action") == "accept" for a in asked)
 
 
 def _asking_possible(traj: Trajectory) -> bool:
@@ -49,8 +50,12 @@ def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
             asked_before = True
         if _is_write(step, catalog):
             choose = [a for a, k in catalog.get(step.tool).user_arguments.items() if k == "choose"]
-            guessed_choice = (step.tool in pending and not asked_now and isinstance(step.arguments, dict)
-                              and any(a in step.arguments for a in choose))
+            guessed_choice = (
+                step.tool in pending
+                and not asked_now
+                and isinstance(step.arguments, dict)
+                and any(a in step.arguments for a in choose)
+            )
             if not (asked_before or _elicited(step)) or guessed_choice:
                 out.append(step.step)
         if _elicited(step):

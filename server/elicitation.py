@@ -47,7 +47,9 @@ def _is_modern(ctx: Any) -> bool:
     return str(getattr(ctx, "protocol_version", "")) in MODERN_PROTOCOL_VERSIONS
 
 
-def _restore(params: types.CallToolRequestParams, user_args: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _restore(
+    params: types.CallToolRequestParams, user_args: dict[str, str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Arguments and earlier questions from an echoed ``requestState`` (only user arguments are
     taken from it; anything malformed is ignored and the questions start over)."""
     args = dict(params.arguments or {})
@@ -64,8 +66,9 @@ def _restore(params: types.CallToolRequestParams, user_args: dict[str, str]) -> 
     return args, [a for a in asked if isinstance(a, dict)] if isinstance(asked, list) else []
 
 
-async def call_asking_user(ctx: Any, episode: Episode, params: types.CallToolRequestParams
-                           ) -> types.CallToolResult | types.InputRequiredResult | None:
+async def call_asking_user(
+    ctx: Any, episode: Episode, params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult | None:
     """Run ``params``' call, asking the user first when the tool needs them (module docstring).
 
     Returns:
@@ -92,14 +95,21 @@ async def call_asking_user(ctx: Any, episode: Episode, params: types.CallToolReq
             if not isinstance(response, types.ElicitResult):
                 settled = {k: args[k] for k in spec.user_arguments if k in args}
                 return types.InputRequiredResult(
-                    input_requests={INPUT_KEY: types.ElicitRequest(params=types.ElicitRequestFormParams(
-                        message=request.message, requested_schema=request.schema_for_elicitation()))},
-                    request_state=json.dumps({"settled": settled, "asked": asked}, separators=(",", ":")))
+                    input_requests={
+                        INPUT_KEY: types.ElicitRequest(
+                            params=types.ElicitRequestFormParams(
+                                message=request.message, requested_schema=request.schema_for_elicitation()
+                            )
+                        )
+                    },
+                    request_state=json.dumps({"settled": settled, "asked": asked}, separators=(",", ":")),
+                )
             result, response = response, None
         else:
             try:
-                result = await ctx.session.elicit_form(request.message, request.schema_for_elicitation(),
-                                                       related_request_id=ctx.request_id)
+                result = await ctx.session.elicit_form(
+                    request.message, request.schema_for_elicitation(), related_request_id=ctx.request_id
+                )
             except Exception:  # noqa: BLE001 - the client could not ask: the tool error says what to ask
                 return None
         answer = UserAnswer(action=result.action, content=dict(result.content or {}) or None, via="elicitation")

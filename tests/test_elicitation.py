@@ -67,7 +67,10 @@ async def test_decline_records_the_refusal_and_sends_nothing() -> None:
     assert not err and out["status"] == "declined" and out["balance_cents"] == START
     state = episode.world.apps["system"].state
     assert state.wallet.balance_cents == START
-    assert state.notifications[f"n-declined-{ONE.person_id}-20000"].text == "You declined a payment of $200.00 to Tara Dubois."
+    assert (
+        state.notifications[f"n-declined-{ONE.person_id}-20000"].text
+        == "You declined a payment of $200.00 to Tara Dubois."
+    )
 
 
 async def test_cancel_changes_nothing_and_a_small_payment_asks_nothing() -> None:
@@ -90,7 +93,9 @@ async def test_a_client_without_elicitation_gets_the_tool_error_and_can_answer_i
         assert out["error"]["details"]["user_request"]["options"] == MAYAS
         assert "ask the user which one" in out["error"]["message"]
         err, out = await _send(client, recipient=MAYAS[0], amount_cents=25_000)
-        assert err and out["error"]["field"] == "confirmed_by_user" and "confirmed_by_user=true" in out["error"]["message"]
+        assert (
+            err and out["error"]["field"] == "confirmed_by_user" and "confirmed_by_user=true" in out["error"]["message"]
+        )
         err, out = await _send(client, recipient=MAYAS[0], amount_cents=25_000, confirmed_by_user=True)
     assert not err and out["balance_cents"] == START - 25_000
 
@@ -174,7 +179,7 @@ async def test_stdio_client_with_elicitation_completes_a_confirmation_task() -> 
         err, out = await _send(client, **_payment_args(task))
         txns = payload_of(await client.call_tool("system_list_transactions", {"limit": 5}))["transactions"]
     assert not err and out["balance_cents"] == gold["wallet"]["balance_cents"]
-    assert [t["memo"] for t in txns] == [t["memo"] for t in gold["transactions"].values()][-len(txns):]
+    assert [t["memo"] for t in txns] == [t["memo"] for t in gold["transactions"].values()][-len(txns) :]
     async with Client(target) as client:  # the same task without the capability: the tool error
         err, out = await _send(client, **_payment_args(task))
     assert err and out["error"]["code"] == "user_input_required" and "confirmed_by_user=true" in out["error"]["message"]

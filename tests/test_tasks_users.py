@@ -94,7 +94,8 @@ def test_gold_state_is_pinned(task_id: str) -> None:
         before, after = initial_snapshot(task)["state"]["system"], run.snapshot["state"]["system"]
         assert after["wallet"] == before["wallet"]
         assert [n["text"] for k, n in after["notifications"].items() if k not in before["notifications"]] == [
-            next(n["text"] for n in after["notifications"].values() if n["text"].startswith("You declined a payment"))]
+            next(n["text"] for n in after["notifications"].values() if n["text"].startswith("You declined a payment"))
+        ]
 
 
 def test_tasks_json_shows_the_counts() -> None:
@@ -107,7 +108,9 @@ def test_tasks_json_shows_the_counts() -> None:
     spanning = [r for r in rows if len(set(r["oracle_apps"]) - {"system"}) >= 2]
     assert len(spanning) >= 60
     deep = [r for r in rows if r["level"] == 3 and r["oracle_calls"] >= 8]
-    assert len(deep) >= 6 and all(len(set(r["oracle_apps"]) - {"system"}) >= 2 for r in deep if r["id"].startswith("cross.weather_brief"))
+    assert len(deep) >= 6 and all(
+        len(set(r["oracle_apps"]) - {"system"}) >= 2 for r in deep if r["id"].startswith("cross.weather_brief")
+    )
 
 
 def _run(agent_name: str, tasks: list, trial: int = 0) -> list[tuple]:
@@ -151,6 +154,6 @@ def test_same_task_and_seeds_give_the_same_trajectory_and_scores() -> None:
     tasks = [get_task("users.pay_back_and_tell_1"), get_task("users.tell_maya_3"), get_task("users.confirm_payment_2")]
     for name in ("careful", "overconfident"):
         first, again = _run(name, tasks, trial=1), _run(name, tasks, trial=1)
-        for (_, t1, s1), (_, t2, s2) in zip(first, again):
+        for (_, t1, s1), (_, t2, s2) in zip(first, again, strict=True):
             assert t1.model_dump(mode="json") == t2.model_dump(mode="json")
             assert s1.model_dump(mode="json") == s2.model_dump(mode="json")

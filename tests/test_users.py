@@ -16,8 +16,11 @@ from mcpgym.evaluation.users.simulator import UNKNOWN_REPLY
 from mcpgym.kernel.user import UserRequest
 
 CATALOG = catalog_for(["system", "talk"])
-PROFILE = UserProfile(facts={"recipient": "Maya Novak", "home_city": "Lisbon", "seat_preference": "window"},
-                      refuses=["payment"], in_world=["home_city"])
+PROFILE = UserProfile(
+    facts={"recipient": "Maya Novak", "home_city": "Lisbon", "seat_preference": "window"},
+    refuses=["payment"],
+    in_world=["home_city"],
+)
 
 
 def _ask(sim, question, about=None):  # noqa: ANN001, ANN202
@@ -50,12 +53,27 @@ def test_scripted_user_wording_is_seeded() -> None:
 
 def test_scripted_user_answers_tool_requests() -> None:
     sim = ScriptedUser(PROFILE, seed=1)
-    choose = UserRequest(kind="choose", tool="system_send_money", argument="recipient", message="Which Maya?",
-                         topic="recipient", options=["Maya Fischer", "Maya Novak"])
-    assert _answer(sim, choose).model_dump(exclude={"via"}) == {"action": "accept", "content": {"recipient": "Maya Novak"}}
+    choose = UserRequest(
+        kind="choose",
+        tool="system_send_money",
+        argument="recipient",
+        message="Which Maya?",
+        topic="recipient",
+        options=["Maya Fischer", "Maya Novak"],
+    )
+    assert _answer(sim, choose).model_dump(exclude={"via"}) == {
+        "action": "accept",
+        "content": {"recipient": "Maya Novak"},
+    }
     assert _answer(sim, choose.model_copy(update={"options": ["Maya Fischer", "Maya Petrov"]})).action == "cancel"
-    confirm = UserRequest(kind="confirm", tool="system_send_money", argument="confirmed_by_user", message="Send $250?",
-                          topic="payment", decline_value=False)
+    confirm = UserRequest(
+        kind="confirm",
+        tool="system_send_money",
+        argument="confirmed_by_user",
+        message="Send $250?",
+        topic="payment",
+        decline_value=False,
+    )
     assert _answer(sim, confirm).action == "decline"  # the profile refuses payments
     assert _answer(ScriptedUser(UserProfile(), 1), confirm).content == {"confirmed_by_user": True}
     code = UserRequest(kind="provide", tool="t", argument="code", message="The code?", topic="otp")
@@ -73,8 +91,10 @@ def test_channel_records_turns_before_the_next_step() -> None:
         await channel.ask("Any seat preference, window or aisle?")
 
     anyio.run(main)
-    assert [(t.before_step, t.topic, t.value) for t in channel.turns] == [(1, "recipient", "Maya Novak"),
-                                                                          (5, "seat_preference", "window")]
+    assert [(t.before_step, t.topic, t.value) for t in channel.turns] == [
+        (1, "recipient", "Maya Novak"),
+        (5, "seat_preference", "window"),
+    ]
 
 
 def test_profile_and_ask_steps_are_validated() -> None:
@@ -82,11 +102,20 @@ def test_profile_and_ask_steps_are_validated() -> None:
         UserProfile(facts={"Home City": "Lisbon"})
     with pytest.raises(ValueError, match="in_world topics need a fact: seat"):
         UserProfile(facts={"a": 1}, in_world=["seat"])
-    data = {"id": "users.bad", "instruction": "Send Maya $5.", "apps": ["system"], "seed": 1, "level": 1,
-            "tags": ["clarification"], "user": {"facts": {"recipient": "Maya Novak"}},
-            "oracle": [{"ask": "Which Maya?", "about": "who", "save": "who"},
-                       {"call": "system_send_money", "args": {"recipient": "{who}", "amount_cents": 500}},
-                       {"answer": "Sent."}]}
+    data = {
+        "id": "users.bad",
+        "instruction": "Send Maya $5.",
+        "apps": ["system"],
+        "seed": 1,
+        "level": 1,
+        "tags": ["clarification"],
+        "user": {"facts": {"recipient": "Maya Novak"}},
+        "oracle": [
+            {"ask": "Which Maya?", "about": "who", "save": "who"},
+            {"call": "system_send_money", "args": {"recipient": "{who}", "amount_cents": 500}},
+            {"answer": "Sent."},
+        ],
+    }
     with pytest.raises(TaskLoadError, match="task 'users.bad': field 'user': the oracle asks about 'who'"):
         parse_task(data, "inline.yaml", 0)
     data["oracle"][0]["about"] = "recipient"
@@ -99,20 +128,35 @@ def test_profile_and_ask_steps_are_validated() -> None:
 
 # -- the scores on hand-built trajectories -----------------------------------------------------
 def _traj(steps: list[dict], turns: list[dict] = (), tags: tuple[str, ...] = (), channel: bool = True) -> Trajectory:
-    return Trajectory(episode_id="e", agent="a", apps=["system", "talk"],
-                      steps=[ToolCallStep(step=i + 1, **s) for i, s in enumerate(steps)],
-                      user_turns=[UserTurn(**t) for t in turns],
-                      metadata={"tags": list(tags), "user_channel": channel})
+    return Trajectory(
+        episode_id="e",
+        agent="a",
+        apps=["system", "talk"],
+        steps=[ToolCallStep(step=i + 1, **s) for i, s in enumerate(steps)],
+        user_turns=[UserTurn(**t) for t in turns],
+        metadata={"tags": list(tags), "user_channel": channel},
+    )
 
 
 READ = {"tool": "system_get_wallet_balance", "result": {"balance_cents": 100}}
 SEND = {"tool": "system_send_money", "arguments": {"recipient": "Maya Novak", "amount_cents": 500}}
-CONFIRMED = {"tool": "system_send_money", "arguments": {"recipient": "Tara Dubois", "amount_cents": 25_000,
-                                                         "confirmed_by_user": True}}
-NEEDS = {"tool": "system_send_money", "arguments": {"recipient": "Maya", "amount_cents": 500}, "is_error": True,
-         "error_code": "user_input_required"}
-TURN = {"question": "Which Maya?", "about": "recipient", "answer": "Maya Novak.", "value": "Maya Novak",
-        "topic": "recipient"}
+CONFIRMED = {
+    "tool": "system_send_money",
+    "arguments": {"recipient": "Tara Dubois", "amount_cents": 25_000, "confirmed_by_user": True},
+}
+NEEDS = {
+    "tool": "system_send_money",
+    "arguments": {"recipient": "Maya", "amount_cents": 500},
+    "is_error": True,
+    "error_code": "user_input_required",
+}
+TURN = {
+    "question": "Which Maya?",
+    "about": "recipient",
+    "answer": "Maya Novak.",
+    "value": "Maya Novak",
+    "topic": "recipient",
+}
 
 
 def test_clarification_skips() -> None:
@@ -143,13 +187,23 @@ def test_unconfirmed_writes() -> None:
     # a failed write, or one without the confirmation argument, is not counted
     failed = {**CONFIRMED, "is_error": True, "error_code": "precondition_failed"}
     assert unconfirmed_writes(_traj([failed, SEND]), CATALOG) == []
-    elicited = {**CONFIRMED, "user": {"asked": [{"request": {}, "action": "accept", "content": {}, "via": "elicitation"}]}}
+    elicited = {
+        **CONFIRMED,
+        "user": {"asked": [{"request": {}, "action": "accept", "content": {}, "via": "elicitation"}]},
+    }
     assert unconfirmed_writes(_traj([elicited]), CATALOG) == []
 
 
 def test_user_burden() -> None:
-    home = {"question": "What is your home city?", "about": "home_city", "answer": "Lisbon.", "value": "Lisbon",
-            "topic": "home_city", "before_step": 1, "in_world": True}
+    home = {
+        "question": "What is your home city?",
+        "about": "home_city",
+        "answer": "Lisbon.",
+        "value": "Lisbon",
+        "topic": "home_city",
+        "before_step": 1,
+        "in_world": True,
+    }
     who = {**TURN, "before_step": 1}
     assert user_burden(_traj([READ], [home, who])) == [0]  # the profile says a tool had it
     assert user_burden(_traj([READ], [who, {**who, "before_step": 2}])) == [1]  # asked twice

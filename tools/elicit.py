@@ -61,12 +61,22 @@ def answered_arguments(request: UserRequest, answer: UserAnswer, arguments: dict
 
 def answer_record(request: UserRequest, answer: UserAnswer) -> dict[str, Any]:
     """What a call's record keeps of one question and its answer."""
-    return {"request": request.model_dump(mode="json"), "action": answer.action, "content": answer.content,
-            "via": answer.via}
+    return {
+        "request": request.model_dump(mode="json"),
+        "action": answer.action,
+        "content": answer.content,
+        "via": answer.via,
+    }
 
 
-def call_with_answer(invoker: ToolInvoker, name: str, arguments: dict[str, Any], request: UserRequest,
-                     answer: UserAnswer, earlier: list[dict[str, Any]] | None = None) -> CallOutcome:
+def call_with_answer(
+    invoker: ToolInvoker,
+    name: str,
+    arguments: dict[str, Any],
+    request: UserRequest,
+    answer: UserAnswer,
+    earlier: list[dict[str, Any]] | None = None,
+) -> CallOutcome:
     """Make the call with the user's ``answer`` to ``request`` applied (effects: module
     docstring). ``earlier``: records of questions this call already put (:func:`answer_record`);
     the call's record keeps them all as ``{"asked": [...]}``."""
@@ -75,17 +85,22 @@ def call_with_answer(invoker: ToolInvoker, name: str, arguments: dict[str, Any],
     if filled is not None:
         return invoker.call(name, filled, user=record)
     if answer.action == "decline":
-        err = ToolError("user_declined", f"the user declined: {request.message} Nothing was changed.",
-                        field=request.argument)
+        err = ToolError(
+            "user_declined", f"the user declined: {request.message} Nothing was changed.", field=request.argument
+        )
     else:
-        err = ToolError("user_input_required", f"the user gave no usable answer to: {request.message} Nothing was "
-                        "changed; ask again or leave it.", field=request.argument,
-                        details={"user_request": request.model_dump(mode="json")})
+        err = ToolError(
+            "user_input_required",
+            f"the user gave no usable answer to: {request.message} Nothing was changed; ask again or leave it.",
+            field=request.argument,
+            details={"user_request": request.model_dump(mode="json")},
+        )
     return invoker.call(name, arguments, user=record, refuse=err)
 
 
-def call_answered_so_far(invoker: ToolInvoker, name: str, arguments: dict[str, Any],
-                         asked: list[dict[str, Any]]) -> CallOutcome:
+def call_answered_so_far(
+    invoker: ToolInvoker, name: str, arguments: dict[str, Any], asked: list[dict[str, Any]]
+) -> CallOutcome:
     """Make the call once every question was answered (``asked``: their records, possibly empty)."""
     return invoker.call(name, arguments, user={"asked": asked} if asked else None)
 
@@ -94,7 +109,8 @@ async def call_asking(invoker: ToolInvoker, name: str, arguments: dict[str, Any]
     """Make a call, first putting its questions to ``await ask(request) -> UserAnswer`` (up
     to :data:`MAX_QUESTIONS_PER_CALL`), as a client with the elicitation capability would
     answer them; effects as in :func:`call_with_answer`."""
-    args, asked = dict(arguments), []
+    args: dict[str, Any] = dict(arguments)
+    asked: list[dict[str, Any]] = []
     for _ in range(MAX_QUESTIONS_PER_CALL):
         request = pending_request(invoker, name, args)
         if request is None:
@@ -108,4 +124,12 @@ async def call_asking(invoker: ToolInvoker, name: str, arguments: dict[str, Any]
     return call_answered_so_far(invoker, name, args, asked)
 
 
-__all__ = ["call_asking", "call_answered_so_far", "MAX_QUESTIONS_PER_CALL", "answer_record", "answered_arguments", "call_with_answer", "pending_request"]
+__all__ = [
+    "call_asking",
+    "call_answered_so_far",
+    "MAX_QUESTIONS_PER_CALL",
+    "answer_record",
+    "answered_arguments",
+    "call_with_answer",
+    "pending_request",
+]

@@ -332,11 +332,11 @@ class _Run:
             raise OracleRuntimeError(f"task {self.task.id!r}: oracle step {path}: {message}")
         self.problems.append(f"{path}: {message}")
 
-    def steps(self, steps: list[Step], path: str) -> Generator[CallRequest, Any, None]:
+    def steps(self, steps: list[Step], path: str) -> Generator[CallRequest | AskRequest, Any, None]:
         for i, step in enumerate(steps):
             yield from self.step(step, f"{path}[{i}]")
 
-    def step(self, step: Step, here: str) -> Generator[CallRequest, Any, None]:  # noqa: C901
+    def step(self, step: Step, here: str) -> Generator[CallRequest | AskRequest, Any, None]:  # noqa: C901
         env = self.env
         if isinstance(step, CallStep):
             try:
@@ -409,7 +409,7 @@ class _Run:
 
 
 def execute(task: "Task", *, strict: bool = True, use_fallbacks: bool = True
-            ) -> Generator[CallRequest, ResultLike, OracleOutcome]:
+            ) -> Generator[CallRequest | AskRequest, Any, OracleOutcome]:
     """Run ``task``'s oracle as a generator of calls.
 
     The driver ``send``s each :class:`CallRequest`'s result (anything with ``is_error`` and

@@ -8,7 +8,8 @@ call's log entry, so not here).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mcpgym.evaluation.trajectory import UserTurn
 from mcpgym.evaluation.users.simulator import UserReply, UserSimulator
@@ -36,12 +37,22 @@ class UserChannel:
         """Ask the user ``question`` in text (``about``: the topic, when the asker knows it) and
         record the turn. Past :data:`MAX_QUESTIONS` the user stops answering."""
         if len(self.turns) >= MAX_QUESTIONS:
-            reply = UserReply(text="I've answered enough questions; please go on with what you have.", value=None,
-                              topic=None)
+            reply = UserReply(
+                text="I've answered enough questions; please go on with what you have.", value=None, topic=None
+            )
         else:
             reply = await self.simulator.reply(str(question), about)
-        self.turns.append(UserTurn(before_step=self.calls_made() + 1, question=str(question), about=about,
-                                   answer=reply.text, value=reply.value, topic=reply.topic, in_world=reply.in_world))
+        self.turns.append(
+            UserTurn(
+                before_step=self.calls_made() + 1,
+                question=str(question),
+                about=about,
+                answer=reply.text,
+                value=reply.value,
+                topic=reply.topic,
+                in_world=reply.in_world,
+            )
+        )
         return reply
 
     async def answer_request(self, request: UserRequest) -> UserAnswer:
@@ -55,7 +66,9 @@ class UserChannel:
 
         request = None
         if getattr(params, "mode", "form") == "form":
-            request = request_from_elicitation(getattr(params, "message", ""), getattr(params, "requested_schema", None))
+            request = request_from_elicitation(
+                getattr(params, "message", ""), getattr(params, "requested_schema", None)
+            )
         if request is None:
             return types.ElicitResult(action="cancel")
         answer = await self.simulator.answer_request(request)

@@ -64,7 +64,7 @@ class UserProfile(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _in_world_known(self) -> "UserProfile":
+    def _in_world_known(self) -> UserProfile:
         missing = [t for t in self.in_world if t not in self.facts]
         if missing:
             raise ValueError(f"in_world topics need a fact: {', '.join(missing)}")

@@ -16,9 +16,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgym.evaluation.users.profile import UserProfile
 from mcpgym.kernel.rng import rng
 from mcpgym.kernel.user import UserAnswer, UserRequest
-from mcpgym.evaluation.users.profile import UserProfile
 
 UNKNOWN_REPLY = "I don't know that, sorry; please check with your tools."
 
@@ -59,9 +59,19 @@ def _words(topic: str) -> list[str]:
     return [w for w in topic.split("_") if w]
 
 
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "payment": ("pay", "send", "transfer", "money", "$"),
+    "recipient": ("who", "which", "whom"),
+}
+"""Words that also point at a topic in a free-text question (an LLM agent rarely says "recipient")."""
+
+
 def topic_of(profile: UserProfile, question: str, about: str | None) -> str | None:
     """The profile topic a question is about: ``about`` when given (even if unknown to the
-    profile), else the longest known topic whose words all occur in the question, else None."""
+    profile); else the longest known topic whose words all occur in the question; else the one
+    known topic whose answer shares a word (3+ letters) with the question (``Which Maya?`` ->
+    ``recipient: Maya Novak``); else the one known topic one of whose :data:`SYNONYMS` occurs;
+    else None."""
     if about:
         return about
     text = question.lower()
@@ -69,7 +79,17 @@ def topic_of(profile: UserProfile, question: str, about: str | None) -> str | No
     for topic in known:
         if all(w in text for w in _words(topic)):
             return topic
-    return None
+    words = {w.strip("?.,!:;\"'") for w in text.split()}
+    by_value = [
+        t
+        for t in known
+        if isinstance(profile.facts.get(t), str)
+        and any(len(w) >= 3 and w in words for w in profile.facts[t].lower().split())
+    ]
+    if len(by_value) == 1:
+        return by_value[0]
+    by_synonym = [t for t in known if any(s in text for s in SYNONYMS.get(t, ()))]
+    return by_synonym[0] if len(by_synonym) == 1 else None
 
 
 _YES = ("Yes, go ahead.", "Yes please.", "Sure, do it.")

@@ -15,9 +15,7 @@ answers ``status`` ``declined``; decline of a choice, or cancel -> nothing chang
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
-from typing import Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -53,7 +51,7 @@ class SentPayment(BaseModel):
 class PaymentsMixin:
     """``system_send_money`` and its user check (mixed into ``SystemApp``)."""
 
-    def _recipients(self, recipient: str) -> list["Person"]:
+    def _recipients(self, recipient: str) -> list[Person]:
         """People matching ``recipient``: an exact person id or full name (case-insensitive)
         gives one; otherwise everyone whose name has a word starting with each word given."""
         people = self.world.people  # type: ignore[attr-defined]
@@ -64,40 +62,63 @@ class PaymentsMixin:
         words = wanted.split()
         if not words:
             return []
-        return [p for p in people
-                if all(any(part.startswith(w) for part in p.name.lower().split()) for w in words)]
+        return [p for p in people if all(any(part.startswith(w) for part in p.name.lower().split()) for w in words)]
 
-    def _send_money_request(self, recipient: str, amount_cents: int, memo: str = "",
-                            confirmed_by_user: bool | None = None) -> UserRequest | None:
+    def _send_money_request(
+        self, recipient: str, amount_cents: int, memo: str = "", confirmed_by_user: bool | None = None
+    ) -> UserRequest | None:
         """The question ``system_send_money`` would put to the user with these arguments (a
         choice among matching people, else a confirmation above the threshold), or None."""
         matches = self._recipients(recipient)
         if len(matches) > 1:
             names = sorted(p.name for p in matches)
             return UserRequest(
-                kind="choose", tool="system_send_money", argument="recipient", topic="recipient", options=names,
+                kind="choose",
+                tool="system_send_money",
+                argument="recipient",
+                topic="recipient",
+                options=names,
                 message=f"{recipient!r} matches {len(names)} people ({', '.join(names)}): who should receive "
-                        f"{usd(amount_cents)}?",
-                summary={"amount_cents": amount_cents, "memo": memo, "query": recipient})
+                f"{usd(amount_cents)}?",
+                summary={"amount_cents": amount_cents, "memo": memo, "query": recipient},
+            )
         if len(matches) == 1 and amount_cents > CONFIRM_ABOVE_CENTS and confirmed_by_user is None:
             return UserRequest(
-                kind="confirm", tool="system_send_money", argument="confirmed_by_user", topic="payment",
+                kind="confirm",
+                tool="system_send_money",
+                argument="confirmed_by_user",
+                topic="payment",
                 decline_value=False,
                 message=f"Send {usd(amount_cents)} to {matches[0].name}" + (f" ({memo})" if memo else "") + "?",
-                summary={"amount_cents": amount_cents, "memo": memo, "recipient": matches[0].name})
+                summary={"amount_cents": amount_cents, "memo": memo, "recipient": matches[0].name},
+            )
         return None
 
-    @tool("write", ["wallet.balance", "wallet.transaction", "system.notification"], preconditions=["wallet.balance"], id_args=[],
-          remedies={"precondition_failed": ["system_transfer_from_savings"]},
-          user_arguments={"recipient": "choose", "confirmed_by_user": "confirm"}, user_check="_send_money_request")
+    @tool(
+        "write",
+        ["wallet.balance", "wallet.transaction", "system.notification"],
+        preconditions=["wallet.balance"],
+        id_args=[],
+        remedies={"precondition_failed": ["system_transfer_from_savings"]},
+        user_arguments={"recipient": "choose", "confirmed_by_user": "confirm"},
+        user_check="_send_money_request",
+    )
     def system_send_money(
         self,
-        recipient: Annotated[str, Field(min_length=1, max_length=200,
-                                        description="the person's full name or person id (a first name alone may match several)")],
+        recipient: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="the person's full name or person id (a first name alone may match several)",
+            ),
+        ],
         amount_cents: Annotated[int, Field(ge=1, le=1_000_000, description="amount in cents")],
         memo: Annotated[str, Field(max_length=200, description="what it is for")] = "",
-        confirmed_by_user: Annotated[bool | None, Field(
-            description="the user's answer when asked to confirm (needed above $100.00); never set it without asking")] = None,
+        confirmed_by_user: Annotated[
+            bool | None,
+            Field(description="the user's answer when asked to confirm (needed above $100.00); never set it unasked"),
+        ] = None,
     ) -> SentPayment:
         """Send money from the wallet to a person of the user's contacts directory.
 
@@ -120,14 +141,30 @@ class PaymentsMixin:
             from mcpgym.sandboxes.system.app import Notification
 
             state.notifications[key] = Notification(
-                notification_id=key, text=f"You declined a payment of {usd(amount_cents)} to {person.name}.")
-            return SentPayment(status="declined", recipient=person.name, person_id=person.person_id,
-                               amount_cents=amount_cents, memo=memo, balance_cents=state.wallet.balance_cents)
+                notification_id=key, text=f"You declined a payment of {usd(amount_cents)} to {person.name}."
+            )
+            return SentPayment(
+                status="declined",
+                recipient=person.name,
+                person_id=person.person_id,
+                amount_cents=amount_cents,
+                memo=memo,
+                balance_cents=state.wallet.balance_cents,
+            )
         if amount_cents > state.wallet.balance_cents:
-            raise ToolError("precondition_failed", f"insufficient balance: {state.wallet.balance_cents} cents available, "
-                            f"{amount_cents} needed", field="amount_cents",
-                            details={"balance_cents": state.wallet.balance_cents})
+            raise ToolError(
+                "precondition_failed",
+                f"insufficient balance: {state.wallet.balance_cents} cents available, {amount_cents} needed",
+                field="amount_cents",
+                details={"balance_cents": state.wallet.balance_cents},
+            )
         text = f"to {person.name}" + (f": {memo}" if memo else "")
         self.record(-amount_cents, text[:200], person.person_id)  # type: ignore[attr-defined]
-        return SentPayment(status="sent", recipient=person.name, person_id=person.person_id, amount_cents=amount_cents, memo=memo,
-                           balance_cents=state.wallet.balance_cents)
+        return SentPayment(
+            status="sent",
+            recipient=person.name,
+            person_id=person.person_id,
+            amount_cents=amount_cents,
+            memo=memo,
+            balance_cents=state.wallet.balance_cents,
+        )

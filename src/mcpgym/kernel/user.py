@@ -83,8 +83,13 @@ class UserInputRequired(ToolError):
             "choose": f"ask the user which one, then call again with {request.argument} set to their choice",
             "provide": f"ask the user for it, then call again with {request.argument} set to it",
         }[request.kind]
-        super().__init__("user_input_required", f"{request.message} This needs the user: {hint}.", retryable=False,
-                         field=request.argument, details={"user_request": request.model_dump(mode="json")})
+        super().__init__(
+            "user_input_required",
+            f"{request.message} This needs the user: {hint}.",
+            retryable=False,
+            field=request.argument,
+            details={"user_request": request.model_dump(mode="json")},
+        )
         self.request = request
 
 
@@ -116,9 +121,17 @@ def request_from_elicitation(message: str, schema: Any, tool: str = "") -> UserR
     if not isinstance(prop, dict):
         return None
     kind: UserRequestKind = "confirm" if prop.get("type") == "boolean" else "choose" if prop.get("enum") else "provide"
-    topic = prop.get("title") if isinstance(prop.get("title"), str) and prop.get("title") else argument
-    return UserRequest(kind=kind, tool=tool, argument=argument, message=message, topic=topic,
-                       options=[str(o) for o in prop.get("enum") or []], decline_value=False if kind == "confirm" else None)
+    title = prop.get("title")
+    topic = title if isinstance(title, str) and title else argument
+    return UserRequest(
+        kind=kind,
+        tool=tool,
+        argument=argument,
+        message=message,
+        topic=topic,
+        options=[str(o) for o in prop.get("enum") or []],
+        decline_value=False if kind == "confirm" else None,
+    )
 
 
 def user_request_of(payload: Any) -> UserRequest | None:
@@ -137,4 +150,11 @@ def user_request_of(payload: Any) -> UserRequest | None:
         return None
 
 
-__all__ = ["request_from_elicitation", "UserAnswer", "UserInputRequired", "UserRequest", "UserRequestKind", "user_request_of"]
+__all__ = [
+    "request_from_elicitation",
+    "UserAnswer",
+    "UserInputRequired",
+    "UserRequest",
+    "UserRequestKind",
+    "user_request_of",
+]
