@@ -280,7 +280,7 @@ async def test_correct_episode_end_to_end(d, fake, http_server):
     assert len(fake.requests) == 3
     d.check_first_request(fake.requests[0])
     offered = d.offered(fake.requests[0].body)
-    assert set(offered) == {t.name for t in tools} and len(offered) == 17
+    assert set(offered) == {t.name for t in tools} and len(offered) == 18  # the 18 system tools
     transfer = next(t for t in tools if t.name == "system_transfer_from_savings")
     assert offered["system_transfer_from_savings"] == transfer.input_schema
     assert offered["system_get_wallet_balance"] == {"additionalProperties": False, "properties": {}, "type": "object"}

@@ -183,7 +183,8 @@ def test_tasks_command_lists_the_suite() -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [r["id"] for r in rows] == [t.id for t in load_tasks("smoke")]
-    assert all(set(r) == {"id", "source", "apps", "level", "tags", "feasible"} for r in rows)
+    keys = {"id", "source", "apps", "level", "tags", "feasible", "oracle_apps", "oracle_calls", "needs_user"}
+    assert all(set(r) == keys for r in rows)
     unknown = CliRunner().invoke(app, ["tasks", "--suite", "nope"])
     assert unknown.exit_code == 2 and "smoke" in unknown.output
 
