@@ -42,7 +42,7 @@ def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
     out: list[int] = []
     asked_before = False
     pending: dict[str, int] = {}  # tool -> step of its last user_input_required
-    for step in traj.steps:
+    for step in traj.server_calls:
         asked_now = _elicited(step) or any(pending.get(step.tool, 0) < t <= step.step for t in turns)
         if step.is_error and step.error_code == "user_input_required":
             pending[step.tool] = step.step
@@ -74,7 +74,7 @@ def unconfirmed_writes(traj: Trajectory, catalog: Catalog) -> list[int]:
     turns = [t.before_step for t in traj.user_turns]
     out: list[int] = []
     last_write = 0
-    for step in traj.steps:
+    for step in traj.server_calls:
         if not _is_write(step, catalog):
             continue
         confirm = [a for a, k in catalog.get(step.tool).user_arguments.items() if k == "confirm"]
