@@ -18,6 +18,7 @@ from mcpgym.evaluation.manifest import read_manifest
 from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.tables import Column, print_table
+from mcpgym.evaluation.trajectory import Trajectory
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -129,6 +130,8 @@ class Report:
         statuses: agent -> {status: count}.
         task_matrix: task id -> agent -> [successes, scored episodes].
         task_levels: task id -> level.
+        trajectories: (trajectory, its scores) per episode, in the order of ``episodes``
+            (what the trajectory viewer of report.html shows).
     """
 
     run_dir: Path
@@ -138,6 +141,7 @@ class Report:
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
     task_matrix: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     task_levels: dict[str, int | None] = field(default_factory=dict)
+    trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
 
     @property
     def agents(self) -> list[str]:
@@ -172,8 +176,11 @@ def build_report(run_dir: str | Path) -> Report:
     if not (run / TRAJECTORIES).exists():
         raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
     trajs = load_run(run)
-    episodes = sorted((as_scores(t) for t in trajs), key=lambda e: (e.agent, e.task_id or "", e.trial, e.episode_id))
-    report = Report(run_dir=run, manifest=read_manifest(run) or {}, scores=compute_scores(episodes), episodes=episodes)
+    pairs = sorted(((t, as_scores(t)) for t in trajs),
+                   key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))
+    episodes = [sc for _, sc in pairs]
+    report = Report(run_dir=run, manifest=read_manifest(run) or {}, scores=compute_scores(episodes), episodes=episodes,
+                    trajectories=pairs)
     for e in episodes:
         name = e.agent or "external"
         report.statuses.setdefault(name, {}).setdefault(e.status, 0)

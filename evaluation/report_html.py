@@ -1,6 +1,7 @@
-"""``report.html``: one self-contained page (inline CSS and SVG; no scripts, fonts or links
-to fetch) with the run facts, the comparison table, bar charts of the behaviour rates per
-agent and of success per level and per app, and the detail tables of :mod:`mcpgym.evaluation.report`.
+"""``report.html``: one self-contained page (inline CSS, SVG and script; no fonts, links or
+anything to fetch) with the run facts, the comparison table, bar charts of the behaviour rates
+per agent and of success per level and per app, the detail tables of
+:mod:`mcpgym.evaluation.report`, and the trajectory viewer (:mod:`mcpgym.evaluation.report_viewer`).
 
 The charts are drawn by :func:`svg_bar_chart`, a small grouped-bar renderer for rates in
 [0, 1] with optional 95% interval whiskers.
@@ -8,6 +9,7 @@ The charts are drawn by :func:`svg_bar_chart`, a small grouped-bar renderer for 
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from mcpgym.evaluation.report import (
@@ -23,6 +25,7 @@ from mcpgym.evaluation.report import (
     task_rows,
 )
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
+from mcpgym.evaluation.report_viewer import VIEWER_CSS, VIEWER_JS, render_viewer
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
 """Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
@@ -154,15 +157,25 @@ def success_chart(report: Report, by: str) -> str:
     return svg_bar_chart(f"Success per {by}", groups, list(agents), values, note="Whiskers: 95% Wilson interval.")
 
 
+_FIGURE = re.compile(r"^[\d–\-.,%/()\[\] n=]+$|^\d")
+"""A cell that starts with a digit or is made of figures (rates, counts, intervals): right-aligned."""
+
+
 def _table(header: list[str], rows: list[list[str]], first_left: bool = True) -> str:
+    """An HTML table: figures right-aligned, names and prose left-aligned (and the first column)."""
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f'<td class="{"l" if (i == 0 and first_left) else "r"}">{escape(str(c))}</td>'
+
+    def cls(i: int, cell: str) -> str:
+        return "l" if (i == 0 and first_left) or not _FIGURE.match(cell) else "r"
+
+    body = "".join("<tr>" + "".join(f'<td class="{cls(i, str(c))}">{escape(str(c))}</td>'
                                      for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
+.scroll{overflow-x:auto;max-width:100%}svg{max-width:100%;height:auto}
 h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem}
 th{background:#f4f4f4;text-align:center}td.r{text-align:right}td.l{text-align:left}
@@ -172,7 +185,8 @@ dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;font-size:
 
 
 def render_html(report: Report) -> str:
-    """``report.html`` as a string: self-contained (inline CSS and SVG, no external assets)."""
+    """``report.html`` as a string: self-contained (inline CSS, SVG and script, no external assets),
+    readable from 390 px wide (tables scroll sideways inside their box, the viewer stacks)."""
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in run_facts(report))
     notable = report.notable()
     notable_html = _table(["Agent", "Task", "Trial", "Note"],
@@ -193,10 +207,12 @@ def render_html(report: Report) -> str:
         "<h2>Behaviour details</h2>", _table(*extra_rows(report)),
         "<h2>Tasks</h2>", '<p class="note">Successes / scored episodes per agent.</p>', _table(*task_rows(report)),
         "<h2>Notable episodes</h2>", notable_html,
+        render_viewer(report.trajectories),
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}</style></head><body>"
-            + "\n".join(sections) + "</body></html>\n")
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}\n{VIEWER_CSS}</style>"
+            "</head><body>" + "\n".join(sections) + f"<script>{VIEWER_JS}</script></body></html>\n")
 
 
 __all__ = ["PALETTE", "behaviour_chart", "render_html", "success_chart", "svg_bar_chart"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -104,8 +105,11 @@ def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:
     # HTML: three inline SVG charts, nothing fetched, user-provided names escaped.
     assert html.count("<svg") == 3 and html.count("</svg>") == 3
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html
-    for needle in ("<script", "<link", "src=", "href=", "@import", "url("):
+    for needle in ("<script src", "<link", "src=", "@import", "url("):  # one inline script: the viewer's
         assert needle not in html
+    assert html.count("<script>") == 1
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert hrefs and all(h.startswith("#ep-") for h in hrefs)  # links only within the page (the viewer)
     assert "http" not in html.replace("http://www.w3.org/2000/svg", "")  # only the SVG namespace
     assert "Behaviour per agent" in html and "Success per level" in html and "Success per app" in html
 
