@@ -55,13 +55,15 @@ class StepView:
     """One step as the viewer shows it (strings already formatted).
 
     Attributes:
-        step: the step number. kind: ``tool_call``, ``message``, ``invalid`` or another kind the
-            trajectory records. title: tool name or message role. flags: (css class, label)
+        step: the call-log step number (0: none, e.g. a message or a call refused before the
+            server). pos: 1-based position in the trajectory. kind: ``tool_call``, ``message``,
+            ``invalid`` or another kind the trajectory records. title: tool name or message role. flags: (css class, label)
             badges. args/result: pretty JSON or text. error: error code. window: the
             recoverable-error steps whose recovery window covers this step.
     """
 
     step: int
+    pos: int
     kind: str
     title: str
     flags: list[tuple[str, str]] = field(default_factory=list)
@@ -99,25 +101,33 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
         for s in range(r.step + 1, r.step + sc.recovery_window + 1):
             windows.setdefault(s, []).append(r.step)
     out = []
-    for raw in traj.steps:
+    for pos, raw in enumerate(traj.steps, start=1):
         data = raw.model_dump(mode="json") if hasattr(raw, "model_dump") else dict(raw)
-        n = int(data.get("step", 0))
-        kind = str(data.get("kind") or ("tool_call" if "tool" in data else "step"))
-        view = StepView(step=n, kind=kind, title=str(data.get("tool") or data.get("role") or kind),
-                        window=windows.get(n, []))
+        kind = str(data.get("type") or data.get("kind") or "tool_call")
+        n = data.get("step")
+        if kind == "message":
+            view = StepView(step=n or 0, pos=pos, kind="message", title=f"turn {data.get('turn', 0)}")
+            tokens = data.get("tokens") or {}
+            if tokens:
+                view.flags.append(("tokens", f"tokens in/out {tokens.get('input', 0)}/{tokens.get('output', 0)}"))
+            if data.get("tool_calls"):
+                view.flags.append(("calls", f"asked for {data['tool_calls']} tool call(s)"))
+        else:
+            view = StepView(step=n or 0, pos=pos, kind="invalid" if data.get("invalid") else kind,
+                            title=str(data.get("tool") or kind), window=windows.get(n, []) if n else [])
         if "arguments" in data:
-            view.args = _pretty(data.get("arguments"))
+            view.args = _pretty(data.get("arguments") if data.get("raw_arguments") is None else data["raw_arguments"])
         if data.get("result") is not None:
             view.result = _pretty(data.get("result"))
-        for key in ("text", "content", "refusal", "reasoning"):
+        for key, label in (("text", ""), ("content", ""), ("refusal", "refusal: "), ("reasoning", "reasoning: ")):
             if isinstance(data.get(key), str) and data[key]:
-                view.text = (view.text + "\n\n" if view.text else "") + data[key]
+                view.text = (view.text + "\n\n" if view.text else "") + label + data[key]
         if data.get("is_error"):
             view.error = str(data.get("error_code") or "error")
         if data.get("fault"):
             view.flags.append(("fault", f"fault injected: {data['fault']}" + (" (inferred)" if data.get("fault_inferred") else "")))
-        if kind == "invalid" or data.get("invalid"):
-            view.flags.append(("invalid", "invalid call"))
+        if data.get("invalid"):
+            view.flags.append(("invalid", "invalid call" + ("" if n else " (refused before the server)")))
         if n in skips:
             view.flags.append(("verification_skip", "verification skip: this write is never read back"))
         if n in prechecks:
@@ -211,8 +221,9 @@ def _episode_html(idx: int, traj: Trajectory, sc: EpisodeScores) -> str:
     parts.append('<ol class="steps">')
     for v in views:
         cls = " ".join(["step", f"k-{v.kind}"] + [f"f-{c}" for c, _ in v.flags] + (["in-window"] if v.window else []))
-        parts.append(f'<li class="{cls}" id="ep-{idx}-s{v.step}" data-step="{v.step}" tabindex="0">')
-        parts.append(f'<div class="sh"><span class="n">{v.step}</span> <span class="kind">{escape(v.kind.replace("_", " "))}'
+        anchor = f"ep-{idx}-s{v.step}" if v.step else f"ep-{idx}-p{v.pos}"
+        parts.append(f'<li class="{cls}" id="{anchor}" data-step="{v.step or ""}" tabindex="0">')
+        parts.append(f'<div class="sh"><span class="n">{v.step or "·"}</span> <span class="kind">{escape(v.kind.replace("_", " "))}'
                      f'</span> <code class="tool">{escape(v.title)}</code>'
                      + (f' <span class="err">error: {escape(v.error)}</span>' if v.error else "") + "</div>")
         if v.flags:

@@ -19,7 +19,7 @@ from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.report import write_report
 from mcpgym.evaluation.report_viewer import state_diff, step_views
 from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, write_trajectories
+from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, write_trajectories
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 from tests.cdp import Browser, find_chromium
@@ -42,7 +42,12 @@ def known_episode() -> Trajectory:
     err = {"error": {"code": "transient", "message": "temporary failure, try again"}}
     timeout = {"error": {"code": "timeout", "message": "the call timed out"}}
     steps = [
+        MessageStep(turn=0, text="I will look the game up first.", tool_calls=1,
+                    tokens=TokenUsage(input=120, output=14)),
         ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": ITEM}, result={"item_id": ITEM, "stock": 28}),
+        ToolCallStep(tool="shop_teleport_item", arguments={"item_id": ITEM}, invalid=True, is_error=True,
+                     error_code="not_found", result={"error": {"code": "not_found", "message": "no such tool",
+                                                               "field": "name"}}),
         ToolCallStep(step=2, tool="shop_add_to_cart", arguments={"item_id": ITEM, "quantity": 1}, is_error=True,
                      error_code="transient", fault="transient", result=err),
         ToolCallStep(step=3, tool="shop_add_to_cart", arguments={"item_id": ITEM, "quantity": 1},
@@ -86,7 +91,12 @@ def report_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_scorer_findings_are_placed_at_their_steps():
     traj = known_episode()
     sc = score_episode(traj, Catalog.from_apps())
-    views = {v.step: v for v in step_views(traj, sc)}
+    ordered = step_views(traj, sc)
+    assert [(v.pos, v.step, v.kind) for v in ordered[:3]] == [(1, 0, "message"), (2, 1, "tool_call"), (3, 0, "invalid")]
+    assert ordered[0].text == "I will look the game up first." and ("tokens", "tokens in/out 120/14") in ordered[0].flags
+    assert ("invalid", "invalid call (refused before the server)") in ordered[2].flags
+    assert sc.invalid_calls == 1  # counted by the scorer from the recorded step
+    views = {v.step: v for v in ordered if v.step}
     labels = {n: [label for _, label in v.flags] for n, v in views.items()}
     assert labels[2] == ["fault injected: transient",
                          "recoverable error (transient); attempt: retry at step 3; recovered at step 3"]
@@ -160,6 +170,12 @@ def test_viewer_in_headless_chromium(report_html: Path, tmp_path: Path):
         assert 0 <= box[0] < 900 and box[1] > 0 and box[2] > 300  # in the viewport, at a readable width
         fault = b.eval("document.querySelector('.episode:not([hidden]) li.step[data-step=\"2\"] .flag').textContent")
         assert fault == "fault injected: transient"
+        # the agent's text and the invalid call are steps too, in order
+        kinds = b.eval("Array.from(document.querySelectorAll('.episode:not([hidden]) li.step .kind'))"
+                       ".map(k => k.textContent)")
+        assert kinds[:3] == ["message", "tool call", "invalid"]
+        assert b.eval("document.querySelector('.episode:not([hidden]) li.k-message .text').textContent") == \
+            "I will look the game up first."
         shot = b.screenshot(tmp_path / "viewer-1280.png")
         assert shot.stat().st_size > 10_000
 
