@@ -35,6 +35,7 @@ class Episode:
         visible: tool names this episode exposes (None = every tool of its apps).
         search_tools: whether the ``search_tools`` meta-tool is exposed (retrieval mode).
         initial_snapshot: the world as created, for the judge.
+        busy: MCP requests (POSTs) being served right now; an episode with one is never idle.
         last_used: monotonic wall time of the last request (for idle expiry; never seen by
             the sandbox).
     """
@@ -51,6 +52,7 @@ class Episode:
     search_tools: bool = False
     unlocked: set[str] = field(default_factory=set)
     last_used: float = field(default_factory=time.monotonic)
+    busy: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -223,10 +225,14 @@ class EpisodeStore:
             return self._episodes.pop(episode_id, None) is not None
 
     def expire(self, now: float | None = None) -> list[str]:
-        """Drop episodes idle for more than ``idle_timeout`` wall seconds; return their ids."""
+        """Drop episodes idle for more than ``idle_timeout`` wall seconds; return their ids.
+
+        An episode serving a request (``busy``) is not idle, however long the request takes.
+        """
         now = time.monotonic() if now is None else now
         with self._lock:
-            dead = [eid for eid, ep in self._episodes.items() if now - ep.last_used > self.idle_timeout]
+            dead = [eid for eid, ep in self._episodes.items()
+                    if not ep.busy and now - ep.last_used > self.idle_timeout]
             for eid in dead:
                 del self._episodes[eid]
         return dead

@@ -299,10 +299,19 @@ def create_app(
                                 session_episode[v.decode("latin-1")] = eid
                 await send(message)
 
-            if sessioned and scope.get("method") == "POST":
-                await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
-            else:
-                await manager.handle_request(scope, receive, send_wrapper)
+            # A request being served keeps its episode from idle expiry (a call that waits long
+            # for a busy CPU must not lose its episode); ending it counts as activity too.
+            # Only POSTs: a client's standing GET stream is not use.
+            posting = scope.get("method") == "POST"
+            episode.busy += posting
+            try:
+                if sessioned and posting:
+                    await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
+                else:
+                    await manager.handle_request(scope, receive, send_wrapper)
+            finally:
+                episode.busy -= posting
+                episode.last_used = time.monotonic()
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
             if episodes.get(eid) is None:

@@ -119,3 +119,15 @@ async def test_a_session_id_never_issued_gets_404(http_server):
         r = await _call(client, _episode_url(base, a), "0123456789abcdef0123456789abcdef", 1)
     assert r.status_code == 404
     assert _calls(base, token, a) == 0
+
+
+def test_an_episode_serving_a_request_never_expires():
+    from mcpgym.server.episode import EpisodeStore
+
+    store = EpisodeStore(idle_timeout=1.0)
+    busy, idle = store.create(seed=1), store.create(seed=1)
+    busy.busy = 1
+    later = max(busy.last_used, idle.last_used) + 5.0
+    assert store.expire(now=later) == [idle.episode_id]
+    busy.busy = 0
+    assert store.expire(now=later) == [busy.episode_id]
