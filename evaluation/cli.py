@@ -346,8 +346,8 @@ def run(
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
         typer.secho(f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
                     "their stop_reason is in trajectories.jsonl and the report", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"scores: {result.out / 'scores.json'}\nreport: {html} (and {md.name})\n"
-               f"trajectories: {result.out / 'trajectories.jsonl'}")
+    typer.echo(f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
+               f"scores: {result.out / 'scores.json'}")
     if result.failures:
         err = _console(stderr=True)
         err.print(f"[red]{len(result.failures)} episode(s) could not be run (not written; --resume retries them):")

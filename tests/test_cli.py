@@ -170,8 +170,8 @@ def test_run_table_fits_80_columns_and_names_scores_json(http_server, tmp_path, 
     assert code == 0, err
     assert_fits(out, 80, ["careful", "overconfident", "100% [21–100]"])
     last = out.splitlines()[-3:]
-    assert last == [f"scores: {out_dir / 'scores.json'}", f"report: {out_dir / 'report.html'} (and report.md)",
-                    f"trajectories: {out_dir / 'trajectories.jsonl'}"]
+    assert last == [f"report: {out_dir / 'report.html'} (and report.md)",
+                    f"trajectories: {out_dir / 'trajectories.jsonl'}", f"scores: {out_dir / 'scores.json'}"]
     assert (tmp_path / "r" / "scores.json").exists()
 
 
