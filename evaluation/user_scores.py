@@ -3,7 +3,7 @@
 Each function reads one :class:`~mcpgym.evaluation.trajectory.Trajectory` (its tool-call steps,
 ``user_turns``, the ``user`` record of steps that elicited, and ``metadata["tags"]`` /
 ``metadata["user_channel"]``) and the tool catalog (kinds and ``user_arguments``). Their
-definitions are the ones of docs/design.md (scores section, "user in the loop"); a *user
+definitions are those of docs/design.md §7 ("The user in the loop"); a *user
 interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 """
 
