@@ -85,6 +85,12 @@ class GymEpisode:
         self.calls = 0
         self.invalid_calls = 0
         self.limit_hit = False
+        from mcpgym.evaluation.users import UserChannel, make_simulator
+
+        self.user = UserChannel(make_simulator("scripted", getattr(task, "user", None), self.fault_seed),
+                                lambda: len(self._episode.invoker.calls))
+        """The user of the episode (the task's profile, seeded with the fault seed): ``await
+        ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
         self._result: AgentResult | None = None
         self._status: tuple[str | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
@@ -209,7 +215,10 @@ class GymEpisode:
         status = reason = None
         result = None
         try:
-            result = await agent.run(self.task, self.tools, self.acall, trial=self.trial)
+            from mcpgym.evaluation.agents.inprocess import accepts
+
+            extra: dict[str, Any] = {"user": self.user} if accepts(agent.run, "user") else {}
+            result = await agent.run(self.task, self.tools, self.acall, trial=self.trial, **extra)
         except CallLimitReached:
             status, reason = "limit", f"call budget of {getattr(self.task, 'max_calls', None)} spent"
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
@@ -290,7 +299,9 @@ class GymEpisode:
             metadata={
                 "tools_listed": len(self.tools),
                 "internal_errors": sum(1 for c in self._episode.invoker.calls if c.internal),
+                "user_channel": True,
             },
+            user_turns=list(self.user.turns),
         )
 
     def trajectory(self) -> Trajectory:

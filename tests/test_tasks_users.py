@@ -157,3 +157,13 @@ def test_same_task_and_seeds_give_the_same_trajectory_and_scores() -> None:
         for (_, t1, s1), (_, t2, s2) in zip(first, again, strict=True):
             assert t1.model_dump(mode="json") == t2.model_dump(mode="json")
             assert s1.model_dump(mode="json") == s2.model_dump(mode="json")
+
+
+def test_gym_episodes_have_the_user_too() -> None:
+    from mcpgym.evaluation.gym import GymEpisode
+
+    task = get_task("users.which_dana_1")
+    ep = GymEpisode.create(task.id, trial=0, faults="default")
+    traj = anyio.run(lambda: ep.run_agent(make_agent("careful")))
+    assert traj.scores["success"] is True and traj.scores["user_questions"] == 1
+    assert [t.value for t in traj.user_turns] == [task.user.facts["recipient"]]
