@@ -162,6 +162,10 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
         error_calls=total("error_calls"),
         tokens=TokenTotals(input=sum(t.input for t in with_tokens), output=sum(t.output for t in with_tokens))
         if with_tokens else None,
+        user_questions=total("user_questions"),
+        clarification_skip_steps=sum(len(e.clarification_skips) for e in episodes),
+        unconfirmed_write_steps=sum(len(e.unconfirmed_writes) for e in episodes),
+        user_burden=total("user_burden"),
     )
 
 
