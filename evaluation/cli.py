@@ -381,11 +381,11 @@ def score(
 
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
-    if k is None:
-        windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
-        k = windows.pop() if len(windows) == 1 else DEFAULT_K
-    assert k is not None
     try:
+        if k is None:
+            windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
+            k = windows.pop() if len(windows) == 1 else DEFAULT_K
+        assert k is not None
         code = run_score([str(p) for p in paths], fmt, catalog, as_json, k=k, strict=strict)
     except ValueError as exc:
         _fail(str(exc))

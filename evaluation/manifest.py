@@ -229,15 +229,39 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     """The manifest of a run directory, or None when it has none.
 
     Raises:
-        ValueError: when the file is not valid JSON (the message names it).
+        ValueError: when the file is not valid JSON, not a JSON object, or one of the fields a
+            resume merges (``agents``, ``task_ids``, ``seeds``, ``invocations``,
+            ``fault_profile``, ``trials``) has the wrong shape; the message names the file and
+            the field.
     """
     p = Path(run_dir) / MANIFEST_NAME
     if not p.exists():
         return None
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: expected a JSON object, got {type(data).__name__}")
+    for field, kind in _MANIFEST_SHAPES.items():
+        value = data.get(field)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"{p}: field {field!r}: expected {_KIND_NAMES[kind]}, got {type(value).__name__}")
+    agents = data.get("agents") or []
+    if not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in agents):
+        raise ValueError(f"{p}: field 'agents': every entry must be an object with a string 'name'")
+    if not all(isinstance(row, dict) for row in (data.get("seeds") or {}).values()):
+        raise ValueError(f"{p}: field 'seeds': every entry must be an object")
+    return data
+
+
+_MANIFEST_SHAPES: dict[str, type | tuple[type, ...]] = {
+    "agents": list, "task_ids": list, "seeds": dict, "invocations": list, "fault_profile": dict,
+    "trials": int, "suite": str,
+}
+_KIND_NAMES = {list: "a list", dict: "an object", int: "an integer", str: "a string"}
 
 
 def finish_manifest(manifest: dict[str, Any]) -> dict[str, Any]:

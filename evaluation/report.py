@@ -163,23 +163,32 @@ class Report:
 
 
 def build_report(run_dir: str | Path) -> Report:
-    """Read a run directory into a :class:`Report` (stored scores; a torn last line is ignored).
+    """Read a run directory into a :class:`Report` (stored scores; a trajectory without scores is
+    scored with the built-in catalog; a torn last line is ignored).
 
     Raises:
         FileNotFoundError: when the directory has no ``trajectories.jsonl``.
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
+        ValueError: for a malformed ``manifest.json`` (the message names it).
     """
     from mcpgym.evaluation.aggregate import as_scores
+    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scorer import DEFAULT_K
     from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():
         raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
     trajs = load_run(run)
-    pairs = sorted(((t, as_scores(t)) for t in trajs),
+    manifest = read_manifest(run) or {}
+    # a trajectory written without scores (by hand, or by another tool) is scored here with the
+    # built-in catalog and the run's recovery window, as `mcpgym score` would
+    catalog = Catalog.from_apps() if any(t.scores is None for t in trajs) else None
+    k = manifest.get("recovery_window") if isinstance(manifest.get("recovery_window"), int) else DEFAULT_K
+    pairs = sorted(((t, as_scores(t, catalog, k)) for t in trajs),
                    key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))
     episodes = [sc for _, sc in pairs]
-    report = Report(run_dir=run, manifest=read_manifest(run) or {}, scores=compute_scores(episodes), episodes=episodes,
+    report = Report(run_dir=run, manifest=manifest, scores=compute_scores(episodes), episodes=episodes,
                     trajectories=pairs)
     for e in episodes:
         name = e.agent or "external"

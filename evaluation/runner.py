@@ -254,7 +254,11 @@ def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSetting
     from mcpgym.evaluation import agents as agent_registry
 
     out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force)
-    existing = load_run(out, repair=True, states=False) if settings.resume else []
+    try:
+        existing = load_run(out, repair=True, states=False) if settings.resume else []
+        old = read_manifest(out) if settings.resume else None
+    except ValueError as exc:  # TrajectoryFileError is one: a malformed line that is not a torn tail
+        raise RunError(f"cannot resume: {exc} (fix or remove it, or use another --out)") from None
     done = {(t.agent, t.task_id or "", t.trial) for t in existing}
     jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
     _, run_profile = faults_payload(settings.faults)
@@ -297,7 +301,6 @@ def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSetting
             client={"mcp_mode": settings.mcp_mode, "validate_output": settings.validate_output},
             settings=settings.public(),
         )
-        old = read_manifest(out) if settings.resume else None
         if old is not None:
             try:
                 manifest = merge_for_resume(old, manifest)

@@ -1,0 +1,98 @@
+"""Bad input a user can hand the CLI: each is one ``error:`` line with exit 2, no traceback, and
+nothing already written is lost (the run's files are left as they were)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcpgym.evaluation.cli import main
+from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+
+RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
+
+
+def cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+    """Run ``mcpgym ARGS``; return (exit code, stdout, stderr)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def one_error_line(code: int, err: str, *says: str) -> None:
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "Traceback" not in err and "unexpected" not in err, err
+    for s in says:
+        assert s in err, err
+
+
+def finished_run(tmp_path: Path) -> Path:
+    """A run directory holding one finished episode (trial 0 of careful on system.dark_mode)."""
+    run = tmp_path / "run"
+    write_trajectories(run / "trajectories.jsonl", [
+        Trajectory(episode_id="ep0", task_id="system.dark_mode", agent="careful", trial=0, level=1,
+                   apps=["system"], steps=[], final_message="done", ledger=[])])
+    return run
+
+
+MANIFESTS = [
+    ("not json {", "invalid JSON at line 1"),
+    ("[1, 2]", "expected a JSON object, got list"),
+    ('{"agents": 5}', "field 'agents': expected a list, got int"),
+    ('{"agents": [{"spec": "careful"}]}', "field 'agents': every entry must be an object with a string 'name'"),
+    ('{"seeds": {"system.dark_mode": 3}}', "field 'seeds': every entry must be an object"),
+    ('{"fault_profile": "default"}', "field 'fault_profile': expected an object, got str"),
+]
+
+
+@pytest.mark.parametrize(("text", "says"), MANIFESTS, ids=[m[1][:30] for m in MANIFESTS])
+def test_resume_with_a_malformed_manifest_is_refused_and_keeps_the_run(text, says, tmp_path, monkeypatch, capsys):
+    run = finished_run(tmp_path)
+    (run / "manifest.json").write_text(text, encoding="utf-8")
+    before = (run / "trajectories.jsonl").read_bytes()
+    code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
+    one_error_line(code, err, "cannot resume", str(run / "manifest.json"), says)
+    assert out == ""
+    assert (run / "trajectories.jsonl").read_bytes() == before
+    assert (run / "manifest.json").read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("command", ["score", "report"])
+def test_score_and_report_name_a_malformed_manifest(command, tmp_path, monkeypatch, capsys):
+    run = finished_run(tmp_path)
+    (run / "manifest.json").write_text("[]", encoding="utf-8")
+    code, _, err = cli([command, str(run)], monkeypatch, capsys)
+    one_error_line(code, err, str(run / "manifest.json"), "expected a JSON object")
+
+
+def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path, monkeypatch, capsys):
+    run = finished_run(tmp_path)
+    path = run / "trajectories.jsonl"
+    good = path.read_bytes()
+    path.write_bytes(b'{"broken\n' + good)  # a whole line, not a torn tail: a crash cannot leave it
+    before = path.read_bytes()
+    code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
+    one_error_line(code, err, "cannot resume", f"{path}:1")
+    assert path.read_bytes() == before
+    assert not (run / "manifest.json").exists()
+
+
+def test_a_good_manifest_still_reads(tmp_path):
+    from mcpgym.evaluation.manifest import read_manifest
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"agents": [{"name": "careful"}], "suite": None,
+                                                         "seeds": {"t": {"world_seed": 1}}, "trials": 3}))
+    assert read_manifest(tmp_path)["agents"] == [{"name": "careful"}]
+
+
+def test_report_scores_a_trajectory_written_without_scores(tmp_path, monkeypatch, capsys):
+    run = finished_run(tmp_path)
+    code, out, err = cli(["report", str(run)], monkeypatch, capsys)
+    assert (code, err) == (0, ""), err
+    assert "report.html" in out
+    assert "careful" in (run / "report.md").read_text(encoding="utf-8")
