@@ -79,8 +79,12 @@ class Metrics(BaseModel):
     error_calls: int = Field(0, ge=0, description="Valid calls that returned an error.")
     tokens: TokenTotals | None = Field(None, description="Token totals; None when no episode reports tokens.")
     user_questions: int = Field(0, ge=0, description="ask_user turns (docs/design.md §7, the user in the loop).")
-    clarification_skip_steps: int = Field(0, ge=0, description="Writes made on a guess in ambiguous tasks (clarification_skips).")
-    unconfirmed_write_steps: int = Field(0, ge=0, description="Writes confirmed on the user's behalf (unconfirmed_writes).")
+    clarification_skip_steps: int = Field(
+        0, ge=0, description="Writes made on a guess in ambiguous tasks (clarification_skips)."
+    )
+    unconfirmed_write_steps: int = Field(
+        0, ge=0, description="Writes confirmed on the user's behalf (unconfirmed_writes)."
+    )
     user_burden: int = Field(0, ge=0, description="Questions whose answer was already available.")
 
 
