@@ -37,7 +37,7 @@ def usd(cents: int) -> str:
 
 
 class SentPayment(BaseModel):
-    """A payment to a person: ``sent``, or ``declined`` by the user (nothing sent); the
+    """A payment to a person: sent, or declined by the user (nothing sent); the
     recipient, the amount (cents), the memo and the wallet balance after it (cents)."""
 
     status: Literal["sent", "declined"]
@@ -124,9 +124,9 @@ class PaymentsMixin:
 
         A name matching several people needs the user's choice; a payment over $100.00 needs
         the user's confirmation (the server asks through MCP elicitation when the client
-        supports it; otherwise the error ``user_input_required`` says what to ask). A refusal
-        (``confirmed_by_user`` false) sends nothing, is recorded as a notification and answers
-        ``status: declined``.
+        supports it; otherwise the error user_input_required says what to ask). A refusal
+        (confirmed_by_user false) sends nothing, is recorded as a notification and answers
+        status: declined.
         """
         matches = self._recipients(recipient)
         if not matches:
