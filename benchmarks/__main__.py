@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.benchmarks import FIGURES, figure_functions
-from mcpgym.benchmarks.harness import Figure, Settings, machine
+from mcpgym.benchmarks.harness import Figure, Mode, Settings, machine
 from mcpgym.benchmarks.report import markdown_table, rich_table
 from mcpgym.benchmarks.transport import shared_servers
 
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="NAME", action="append", choices=FIGURES,
                         help="measure only this figure (repeatable)")
     args = parser.parse_args(argv)
-    mode = "quick" if args.quick else "tiny" if args.tiny else "full"
+    mode: Mode = "quick" if args.quick else "tiny" if args.tiny else "full"
     settings = Settings.for_mode(mode)
 
     from rich.console import Console

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import anyio
+from mcp.types import TextContent
 
 from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, percentile, pinned
 from mcpgym.benchmarks.transport import CLIENT_MODE, noop_http, ours_http
@@ -52,7 +53,9 @@ async def _session_calls(url: str, http: Any, plan: list[tuple[str, dict[str, An
                     continue
                 latencies.append(time.perf_counter() - t0)
                 if result.is_error:
-                    errors.append(f"{tool}: tool error {result.content[0].text if result.content else ''}"[:300])
+                    first = result.content[0] if result.content else None
+                    text = first.text if isinstance(first, TextContent) else ""
+                    errors.append(f"{tool}: tool error {text}"[:300])
     except Exception as exc:  # noqa: BLE001 - a session that cannot open counts its calls as errors
         errors.append(f"session: {type(exc).__name__}: {exc}")
 
@@ -132,7 +135,7 @@ def http_concurrency(settings: Settings) -> Figure:
     # --quick halves the baseline's calls per session: its p50 is set by how many sessions
     # queue at once, which stays n; the full run matches the calls too.
     noop_calls = calls if settings.mode == "full" else max(1, calls // 2)
-    noop_plan = [("noop", {})] * noop_calls
+    noop_plan: list[tuple[str, dict[str, Any]]] = [("noop", {})] * noop_calls
     with ours_http(max_episodes=max(1000, 2 * n)) as handle, noop_http() as noop_url:
         async def main() -> list[dict[str, Any]]:
             runs = []

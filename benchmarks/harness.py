@@ -226,7 +226,7 @@ def machine() -> dict[str, Any]:
                     break
     except (OSError, ValueError):
         pass
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in ("mcp", "pydantic", "pydantic_core", "starlette", "uvicorn", "anyio"):
         try:
             from importlib.metadata import version

@@ -27,11 +27,13 @@ MEMORY_TARGET_MIB = 2.0
 def _call_path_rep(n: int, item: str, fault_seed: int) -> tuple[list[float], list[float], int]:
     """One repetition: ``n`` x (timed ``ToolInvoker.call``, untimed settle, timed direct method call)."""
     from mcpgym.kernel.world import World
+    from mcpgym.sandboxes.shop.app import ShopApp
     from mcpgym.tools.invoke import ToolInvoker
 
     invoker = ToolInvoker(World(WORLD_SEED, list(APPS)), PROFILE, fault_seed)
     direct_world = World(WORLD_SEED, list(APPS))
     shop = direct_world.apps["shop"]
+    assert isinstance(shop, ShopApp), "the shop app of a world is a ShopApp"
     spec = invoker.specs[WRITE_TOOL]
     args = write_arguments(item)
     kwargs = dict(args)

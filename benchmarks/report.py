@@ -92,9 +92,9 @@ def rich_table(figures: list[Figure], title: str) -> Any:
     from rich.table import Table
 
     table = Table(title=title)
-    for col, kw in (("figure", {}), ("value", {"justify": "right"}), ("target", {"justify": "right"}),
-                    ("ratio", {"justify": "right"}), ("baseline", {}), ("status", {}), ("detail", {})):
-        table.add_column(col, overflow="fold", **kw)
+    right = ("value", "target", "ratio")
+    for col in ("figure", "value", "target", "ratio", "baseline", "status", "detail"):
+        table.add_column(col, overflow="fold", justify="right" if col in right else "left")
     colour = {"ok": "green", "MISSED": "bold red", "n/a": "yellow", "info": "cyan"}
     for fig in figures:
         status = status_text(fig)

@@ -43,6 +43,7 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
     """
     from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
     from mcpgym.kernel.world import World
+    from mcpgym.sandboxes.shop.models import ShopState
     from mcpgym.tools.invoke import ToolInvoker
 
     rnd = random.Random(seed)
@@ -51,7 +52,9 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
         world = World(t % 8, ["system", "shop"])
         profile = PROFILES[t % len(PROFILES)]
         inv = ToolInvoker(world, profile, fault_seed=t)
-        items = sorted(world.apps["shop"].state.items)
+        shop_state = world.apps["shop"].state
+        assert isinstance(shop_state, ShopState), "the shop app's state is a ShopState"
+        items = sorted(shop_state.items)
         auth_id = "pay-unknown"
         last: tuple[str, dict[str, Any]] | None = None
         while len(inv.calls) < steps:

@@ -33,9 +33,12 @@ AsyncCallFn = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, dict[str, An
 def workload_item(seed: int = WORLD_SEED) -> str:
     """The item the workload adds: the first seeded shop item with at least 2 units in stock."""
     from mcpgym.kernel.world import World
+    from mcpgym.sandboxes.shop.models import ShopState
 
     world = World(seed, list(APPS))
-    for item_id, item in sorted(world.apps["shop"].state.items.items()):
+    state = world.apps["shop"].state
+    assert isinstance(state, ShopState), "the shop app's state is a ShopState"
+    for item_id, item in sorted(state.items.items()):
         if item.stock >= 2:
             return item_id
     raise RuntimeError("no shop item with stock >= 2 in the benchmark world")

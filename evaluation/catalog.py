@@ -35,9 +35,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from mcpgym.kernel.app import App
 
 READ_VERBS: frozenset[str] = frozenset(
     "get list search check find view read show query lookup fetch count"
@@ -257,7 +260,7 @@ class Catalog:
 
     # -- construction --------------------------------------------------------------------
     @classmethod
-    def from_app_classes(cls, app_classes: Iterable[type]) -> "Catalog":
+    def from_app_classes(cls, app_classes: Iterable[type[App]]) -> "Catalog":
         """Build from app classes (each with ``.tools``: name -> ``ToolSpec``); source ``catalog``.
 
         Remedies are the declared ones plus those derived from the roles of these classes'

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, Mapping, get_args
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic_core import ErrorDetails
 
 from mcpgym.kernel.rng import stable_uniform
 
@@ -138,17 +139,17 @@ class FaultProfile(BaseModel):
     def rate(self, tool: str, app: str, kind: str) -> float:
         """Rate of fault ``kind`` for ``tool`` of ``app``: tool override, else app, else base."""
         if kind in self.tools.get(tool, {}):
-            return float(self.tools[tool][kind])  # type: ignore[index]
+            return float(self.tools[tool][kind])
         if kind in self.apps.get(app, {}):
-            return float(self.apps[app][kind])  # type: ignore[index]
+            return float(self.apps[app][kind])
         return float(getattr(self.rates, kind))
 
     def rate_and_field(self, tool: str, app: str, kind: str) -> tuple[float, str]:
         """Like :meth:`rate`, plus the profile field it comes from (e.g. ``mcpgym.tools.shop_checkout.timeout``)."""
         if kind in self.tools.get(tool, {}):
-            return float(self.tools[tool][kind]), f"tools.{tool}.{kind}"  # type: ignore[index]
+            return float(self.tools[tool][kind]), f"tools.{tool}.{kind}"
         if kind in self.apps.get(app, {}):
-            return float(self.apps[app][kind]), f"apps.{app}.{kind}"  # type: ignore[index]
+            return float(self.apps[app][kind]), f"apps.{app}.{kind}"
         return float(getattr(self.rates, kind)), f"rates.{kind}"
 
     @property
@@ -197,8 +198,8 @@ def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
     return data
 
 
-def _describe(err: dict[str, Any], data: Any) -> str:
-    """One validation problem as ``field 'a.b' = value: why``."""
+def _describe(err: ErrorDetails, data: Any) -> str:
+    """One validation problem (an entry of pydantic's ``ValidationError.errors()``) as ``field 'a.b' = value: why``."""
     loc = tuple(err["loc"])
     value = err.get("input")
     msg = str(err["msg"]).removeprefix("Value error, ")

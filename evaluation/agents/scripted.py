@@ -246,8 +246,8 @@ class _Session:
         code = res.code
         if code == "transient":
             return True
-        if code == "rate_limited" and (wait := self.role_tool("wait")) is not None and wait[1]:
-            tool, param = wait
+        if code == "rate_limited" and (wait := self.role_tool("wait")) is not None and (param := wait[1]):
+            tool = wait[0]
             after = res.error.get("retry_after")
             seconds = max(int(after) if isinstance(after, (int, float)) and after > 0 else 30, 1)
             schema = (self.tools[tool].input_schema.get("properties") or {}).get(param) or {}

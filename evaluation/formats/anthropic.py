@@ -43,7 +43,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "anthropic"
 
@@ -106,16 +106,16 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
             for b in blocks:
                 if not (isinstance(b, dict) and b.get("type") == "tool_result"):
                     continue
-                call = next((c for c in by_id.get(id_key(b.get("tool_use_id")), []) if c["result"] is None), None)
-                if call is None:
+                answered = next((c for c in by_id.get(id_key(b.get("tool_use_id")), []) if c["result"] is None), None)
+                if answered is None:
                     warnings.append(f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
                                     "open tool_use; ignored")
                     continue
-                call["result"] = b
+                answered["result"] = b
                 last_result_at = i
         elif role != "system":
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
-    steps = []
+    steps: list[ToolCallStep] = []
     for c in calls:
         res = c["result"]
         if res is None:

@@ -79,7 +79,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_result_text,
 )
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"
@@ -163,7 +163,7 @@ def trajectory_from_text(
         return f"line {first_line + n - 1}" if first_line is not None else f"transcript line {n}"
 
     warnings: list[str] = []
-    steps = []
+    steps: list[ToolCallStep] = []
     invalid = 0
     pos = 0  # start of the current assistant turn(s)
     tail_start = 0  # where the text after the last response starts
@@ -184,10 +184,10 @@ def trajectory_from_text(
         start = turn.rfind("<tool>")
         call = _literal(turn[start + len("<tool>") :]) if start >= 0 else None
         name = call.get("name") if isinstance(call, dict) else None
-        if not isinstance(name, str) or not name:
+        if not isinstance(call, dict) or not isinstance(name, str) or not name:
             invalid += 1
         else:
-            raw = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
+            raw: Any = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
             args, ok = parse_arguments(raw)
             is_error, code, result = interpret_response(text[m.end() : body_end])
             if is_error and not ok:

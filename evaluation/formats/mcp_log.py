@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
@@ -70,14 +70,14 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_json_text,
 )
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "mcp-log"
 SESSION_KEYS: tuple[str, ...] = ("session", "session_id", "sessionId", "mcp_session_id", "mcp-session-id")
 MESSAGE_KEYS: tuple[str, ...] = ("message", "msg", "payload", "data", "rpc", "body")
 
 
-def _is_rpc(v: Any) -> bool:
+def _is_rpc(v: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(v, dict) and ("jsonrpc" in v or "method" in v or ("id" in v and ("result" in v or "error" in v)))
 
 
@@ -183,13 +183,15 @@ def _groups(lines: list[_Line]) -> list[_Group]:
 def interpret_response(resp: dict[str, Any]) -> tuple[bool, str | None, Any]:
     """``(is_error, code, result)`` of a JSON-RPC response to ``tools/call`` (module docstring)."""
     if "error" in resp and resp.get("result") is None:
-        err = resp.get("error") if isinstance(resp.get("error"), dict) else {"message": str(resp.get("error"))}
-        msg = str(err.get("message", ""))
+        raw_err = resp.get("error")
+        rpc_error = raw_err if isinstance(raw_err, dict) else {"message": str(raw_err)}
+        msg = str(rpc_error.get("message", ""))
         if UNKNOWN_TOOL_RE.search(msg):
             return True, "not_found", error_payload("not_found", msg, field="name")
-        code = "invalid_argument" if err.get("code") == -32602 else guess_error_code(msg)
+        code = "invalid_argument" if rpc_error.get("code") == -32602 else guess_error_code(msg)
         return True, code, error_payload(code, msg)
-    result = resp.get("result") if isinstance(resp.get("result"), dict) else {}
+    raw_result = resp.get("result")
+    result = raw_result if isinstance(raw_result, dict) else {}
     structured = result.get("structuredContent")
     text = content_text(result.get("content"))
     parsed, value = parse_json_text(text) if text else (False, None)
@@ -234,7 +236,8 @@ def _episode(group: _Group, file: str) -> Episode:
                 sender = ln.sender or ("server" if method in SERVER_METHODS else "client")
                 entry: dict[str, Any] = {"method": method}
                 if method == "tools/call":
-                    params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+                    raw_params = msg.get("params")
+                    params = raw_params if isinstance(raw_params, dict) else {}
                     name = params.get("name")
                     if not isinstance(name, str) or not name:
                         warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
@@ -262,11 +265,12 @@ def _episode(group: _Group, file: str) -> Episode:
                 if req["method"] == "tools/call":
                     req["response"] = msg
                 elif req["method"] == "tools/list":
-                    tools = (msg.get("result") or {}).get("tools") if isinstance(msg.get("result"), dict) else None
+                    listed = msg.get("result")
+                    tools = listed.get("tools") if isinstance(listed, dict) else None
                     for t in tools or []:
                         if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
                             descriptions[t["name"]] = t["description"]
-    steps = []
+    steps: list[ToolCallStep] = []
     for c in calls:
         if c["response"] is None:
             warnings.append(f"{c['where']}: the tools/call of {c['name']} (id {c['id']!r}) has no response; left out")

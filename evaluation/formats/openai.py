@@ -48,7 +48,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "openai"
 
@@ -85,6 +85,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    call: _Call | None
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
@@ -101,7 +102,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
                 if fn is None and isinstance(tc, dict) and "name" in tc:
                     fn = tc  # flat {"id", "name", "arguments"} (tau2-bench style)
                 name = fn.get("name") if isinstance(fn, dict) else None
-                if not isinstance(name, str) or not name:
+                if not isinstance(fn, dict) or not isinstance(name, str) or not name:
                     raise EpisodeError(f"message {i}: a tool call without a function name")
                 args, ok = parse_arguments(fn.get("arguments"))
                 call = _Call(id_key(tc.get("id")), name, args, ok, i)
@@ -130,7 +131,7 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
                 instruction = content_text(m.get("content"))
         elif role not in ("system", "developer"):
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
-    steps = []
+    steps: list[ToolCallStep] = []
     for c in calls:
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")

@@ -125,7 +125,8 @@ class AnthropicAgent(LLMAgent):
                     texts.append(text)
                     echoed.append(block)
             elif kind == "tool_use":
-                call_id = block.get("id") if isinstance(block.get("id"), str) and block.get("id") else f"toolu_{turn}_{i}"
+                raw_id = block.get("id")
+                call_id = raw_id if isinstance(raw_id, str) and raw_id else f"toolu_{turn}_{i}"
                 args, problem = parse_arguments(block.get("input"))
                 calls.append(ParsedCall(call_id, block.get("name"), args, problem,
                                         raw_text(block.get("input")) if problem else None))
@@ -134,7 +135,8 @@ class AnthropicAgent(LLMAgent):
                 if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"]:
                     thoughts.append(block["thinking"])
                 echoed.append(block)  # thinking blocks and others go back unchanged
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        raw_usage = data.get("usage")
+        usage = raw_usage if isinstance(raw_usage, dict) else {}
         input_tokens = sum(usage_int(usage.get(k)) for k in
                            ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
         stop = data.get("stop_reason")

@@ -112,8 +112,9 @@ class OpenAIAgent(LLMAgent):
         raw_calls = message.get("tool_calls") or []
         for i, tc in enumerate(raw_calls if isinstance(raw_calls, list) else []):
             tc = tc if isinstance(tc, dict) else {}
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-            call_id = tc.get("id") if isinstance(tc.get("id"), str) and tc.get("id") else f"call_{turn}_{i}"
+            raw_fn, raw_id = tc.get("function"), tc.get("id")
+            fn = raw_fn if isinstance(raw_fn, dict) else {}
+            call_id = raw_id if isinstance(raw_id, str) and raw_id else f"call_{turn}_{i}"
             raw_args = fn.get("arguments")
             args, problem = parse_arguments(raw_args)
             calls.append(ParsedCall(call_id, fn.get("name"), args, problem, raw_text(raw_args) if problem else None))
@@ -123,7 +124,8 @@ class OpenAIAgent(LLMAgent):
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
         if echoed:
             assistant["tool_calls"] = echoed
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        raw_usage = data.get("usage")
+        usage = raw_usage if isinstance(raw_usage, dict) else {}
         finish = choice.get("finish_reason")
         refusal = message.get("refusal")
         reasoning = next((message[k] for k in ("reasoning_content", "reasoning")

@@ -87,8 +87,10 @@ class ToolRegistry:
         for t in tools:
             self.add(getattr(t, "name"), getattr(t, "description", "") or "", getattr(t, "input_schema", None))
 
-    def add(self, name: str, description: str, input_schema: Any) -> bool:
-        """Offer MCP tool ``name`` to the model; False when it is already offered."""
+    def add(self, name: object, description: object, input_schema: Any) -> bool:
+        """Offer MCP tool ``name`` to the model; False when it is already offered or ``name``
+        is not a non-empty string (it may come straight from a server's JSON). A description
+        that is not a string counts as empty."""
         if not isinstance(name, str) or not name or name in self._by_name:
             return False
         api = provider_name(name, set(self._by_api))

@@ -265,7 +265,7 @@ class BrowseTools(ShopCore):
         tid, kind = self._star_target(target_id)
         if tid in self.state.stars:
             return StarResult(target_id=tid, kind=kind, starred=True, changed=False)
-        self.state.stars[tid] = Star(target_id=tid, kind=kind, starred_at=self.now)  # type: ignore[arg-type]
+        self.state.stars[tid] = Star(target_id=tid, kind=kind, starred_at=self.now)
         return StarResult(target_id=tid, kind=kind, starred=True, changed=True)
 
     @tool("write", ["shop.star"], destructive=True)

@@ -35,7 +35,7 @@ class StocksApp(MarketTools, TradingTools, AccountTools):
         instruments: dict[str, Instrument] = {}
         for symbol, name, sector, size in INSTRUMENTS:
             (plo, phi), (slo, shi) = SIZE_RANGES[size]
-            instruments[symbol] = Instrument(symbol=symbol, name=name, sector=sector, size=size,  # type: ignore[arg-type]
+            instruments[symbol] = Instrument(symbol=symbol, name=name, sector=sector, size=size,
                                              shares_outstanding=r.randrange(slo, shi, 1_000), base_price_cents=r.randrange(plo, phi),
                                              volatility=round(r.uniform(0.7, 1.6), 2))
         a = cls.stream(world, "account")

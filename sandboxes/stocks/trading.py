@@ -103,7 +103,7 @@ class TradingTools(StocksCore):
         frozen, reserved = self._requirements(st, sym, side, quantity, ref, tier.commission_cents)
         self._commit(st)
         st.order_seq += 1
-        order = Order(order_id=self.new_id("ord"), symbol=sym, side=side, order_type=order_type, quantity=quantity,  # type: ignore[arg-type]
+        order = Order(order_id=self.new_id("ord"), symbol=sym, side=side, order_type=order_type, quantity=quantity,
                       limit_price_cents=limit_price_cents, status="pending", commission_cents=tier.commission_cents,
                       placed_at=now, seq=st.order_seq)
         st.orders[order.order_id] = order

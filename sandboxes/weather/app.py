@@ -300,7 +300,7 @@ class WeatherApp(App):
         return SunTimes(location=self._info(city), date=day.isoformat(),
                         sunrise=iso(rise) if rise is not None else None, sunset=iso(sets) if sets is not None else None,
                         sunrise_local=hm_local(city, rise), sunset_local=hm_local(city, sets),
-                        day_length_minutes=length, polar=polar)  # type: ignore[arg-type]
+                        day_length_minutes=length, polar=polar)
 
     # -- alerts ----------------------------------------------------------------------------
     @tool("read", ["weather.alert"])
