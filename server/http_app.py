@@ -49,12 +49,13 @@ class CreateEpisode(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    # strict: a JSON true is no seed and "yes" no flag (the documented types are the contract)
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, strict=True)
     apps: list[str] | str | None = None
     faults: str | dict[str, Any] | None = None
-    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1, strict=True)
     tools: list[str] | None = None
-    search_tools: bool | None = None
+    search_tools: bool | None = Field(None, strict=True)
 
 
 class EpisodeDefaults(BaseModel):

@@ -96,3 +96,39 @@ def test_report_scores_a_trajectory_written_without_scores(tmp_path, monkeypatch
     assert (code, err) == (0, ""), err
     assert "report.html" in out
     assert "careful" in (run / "report.md").read_text(encoding="utf-8")
+
+
+BAD_BODIES = [
+    ('{"seed": true}', "seed"),
+    ('{"seed": "7"}', "seed"),
+    ('{"fault_seed": false}', "fault_seed"),
+    ('{"search_tools": "yes"}', "search_tools"),
+    ('{"search_tools": 1}', "search_tools"),
+    ('{"seed": -1}', "seed"),
+    ('{"apps": ["nosuch"]}', "nosuch"),
+    ("[]", "invalid field"),
+    ("{bad", "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize(("body", "says"), BAD_BODIES, ids=[b for b, _ in BAD_BODIES])
+def test_control_api_refuses_wrong_types_with_a_message(body, says, http_server):
+    import httpx
+
+    url, token = http_server
+    r = httpx.post(f"{url}/control/episodes", content=body, timeout=30,
+                   headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    assert r.status_code in (400, 422), r.text
+    assert says in r.json()["error"]
+
+
+def test_control_api_still_takes_well_typed_bodies(http_server):
+    import httpx
+
+    url, token = http_server
+    r = httpx.post(f"{url}/control/episodes", json={"seed": 3, "fault_seed": 4, "search_tools": False,
+                                                    "apps": "system,shop"},
+                   headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert r.status_code == 201, r.text
+    assert (r.json()["seed"], r.json()["fault_seed"]) == (3, 4)
+    httpx.delete(f"{url}/control/episodes/{r.json()['episode_id']}", headers={"Authorization": f"Bearer {token}"})
