@@ -1,0 +1,37 @@
+"""Every ``python -m MODULE`` that README.md or docs/ shows runs as written from any directory:
+the module is importable from the installed package, not only from the repository root (where
+a folder of the same name would shadow it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+MODULE = re.compile(r"python3? -m ([A-Za-z_][\w.]*)")
+NOT_OURS = {"venv", "pip", "pytest"}
+
+
+def shown_modules() -> dict[str, list[str]]:
+    """Module name -> the files (relative to the repository) that show ``python -m`` it."""
+    found: dict[str, list[str]] = {}
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for name in MODULE.findall(path.read_text(encoding="utf-8")):
+            if name not in NOT_OURS:
+                found.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_python_dash_m_in_the_docs_imports_outside_the_repository(tmp_path: Path):
+    modules = shown_modules()
+    assert "mcpgym.benchmarks" in modules and "mcpgym.conformance" in modules, modules
+    probe = ("import importlib.util, json, sys; "
+             "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))")
+    out = subprocess.run([sys.executable, "-c", probe, *modules], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60, check=True)
+    missing = json.loads(out.stdout)
+    assert missing == [], {m: modules[m] for m in missing}
