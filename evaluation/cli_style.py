@@ -23,7 +23,8 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import typer
 from typer import _click as click  # Typer 0.29 vendors click; its parameters are Typer's own
@@ -37,8 +38,13 @@ DEBUG = {"on": False}
 def _wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
     """Wrap one paragraph at spaces only (no word or hyphenated name is ever split)."""
     subsequent = indent if subsequent is None else subsequent
-    wrapper = textwrap.TextWrapper(width=max(width, 10), initial_indent=indent, subsequent_indent=subsequent,
-                                   break_long_words=False, break_on_hyphens=False)
+    wrapper = textwrap.TextWrapper(
+        width=max(width, 10),
+        initial_indent=indent,
+        subsequent_indent=subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     return wrapper.wrap(" ".join(text.split())) or [indent.rstrip()]
 
 
@@ -201,5 +207,15 @@ class MCPGymGroup(TyperGroup):
                 p.__class__ = PlainOption
 
 
-__all__ = ["DEBUG", "MCPGymGroup", "PlainArgument", "PlainContext", "PlainFormatter", "PlainOption",
-           "metavar_for", "polish_command", "range_words", "short_help"]
+__all__ = [
+    "DEBUG",
+    "MCPGymGroup",
+    "PlainArgument",
+    "PlainContext",
+    "PlainFormatter",
+    "PlainOption",
+    "metavar_for",
+    "polish_command",
+    "range_words",
+    "short_help",
+]

@@ -9,7 +9,8 @@ its whole description, arguments, resources, preconditions, remedies and alterna
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -51,8 +52,12 @@ def print_tools_compact(console: Console, rows: Sequence[dict[str, Any]], width:
     name_w = max((cell_len(r["name"]) for r in rows), default=4)
     kind_w = max((cell_len(r["kind"]) for r in rows), default=4)
     room = width - name_w - kind_w - 4
-    console.print(f"{len(rows)} tools (mcpgym tools --full for arguments, remedies and more)", markup=False,
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"{len(rows)} tools (mcpgym tools --full for arguments, remedies and more)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
     for r in rows:
         line = f"{r['name']:<{name_w}}  {r['kind']:<{kind_w}}"
         summary = cut_at_word(first_sentence(r.get("description") or ""), room) if room >= 12 else ""
@@ -85,11 +90,13 @@ def print_tools_full(console: Console, rows: Sequence[dict[str, Any]], width: in
         for line in wrap_words(r.get("description") or "", width, "  "):
             out(line)
         remedies = "; ".join(f"{code} -> {', '.join(tools)}" for code, tools in (r.get("remedies") or {}).items())
-        fields = [f"arguments: {', '.join(_arguments(r.get('input_schema'))) or 'none'}",
-                  f"resources: {', '.join(r.get('resources') or []) or '-'}",
-                  f"preconditions: {', '.join(r.get('preconditions') or []) or '-'}",
-                  f"remedies: {remedies or '-'}",
-                  f"alternatives: {', '.join(r.get('alternatives') or []) or '-'}"]
+        fields = [
+            f"arguments: {', '.join(_arguments(r.get('input_schema'))) or 'none'}",
+            f"resources: {', '.join(r.get('resources') or []) or '-'}",
+            f"preconditions: {', '.join(r.get('preconditions') or []) or '-'}",
+            f"remedies: {remedies or '-'}",
+            f"alternatives: {', '.join(r.get('alternatives') or []) or '-'}",
+        ]
         for field_text in fields:
             for line in pack_fields([field_text], width, indent="  "):
                 out(line)
@@ -107,10 +114,11 @@ TASK_COLUMNS: tuple[Column, ...] = (
 
 def print_tasks(console: Console, suite: str, rows: Sequence[dict[str, Any]], width: int | None = None) -> str:
     """The tasks of a suite as a table fitted to ``width``; returns the layout used."""
-    cells = [[r["id"], ", ".join(r["apps"]), str(r["level"]), ", ".join(r["tags"]) or "-",
-              "yes" if r["feasible"] else "no"] for r in rows]
+    cells = [
+        [r["id"], ", ".join(r["apps"]), str(r["level"]), ", ".join(r["tags"]) or "-", "yes" if r["feasible"] else "no"]
+        for r in rows
+    ]
     return print_table(console, TASK_COLUMNS, cells, title=f"suite {suite}: {len(rows)} tasks", width=width)
 
 
-__all__ = ["TASK_COLUMNS", "cut_at_word", "first_sentence", "print_tasks", "print_tools_compact",
-           "print_tools_full"]
+__all__ = ["TASK_COLUMNS", "cut_at_word", "first_sentence", "print_tasks", "print_tools_compact", "print_tools_full"]

@@ -22,9 +22,10 @@ keys move between episodes, ``/`` focuses the filters). No network, fonts or ext
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.trajectory import Trajectory
@@ -57,7 +58,8 @@ class StepView:
     Attributes:
         step: the call-log step number (0: none, e.g. a message or a call refused before the
             server). pos: 1-based position in the trajectory. kind: ``tool_call``, ``message``,
-            ``invalid`` or another kind the trajectory records. title: tool name or message role. flags: (css class, label)
+            ``invalid`` or another kind the trajectory records. title: tool name or message role.
+            flags: (css class, label)
             badges. args/result: pretty JSON or text. error: error code. window: the
             recoverable-error steps whose recovery window covers this step.
     """
@@ -113,8 +115,13 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
             if data.get("tool_calls"):
                 view.flags.append(("calls", f"asked for {data['tool_calls']} tool call(s)"))
         else:
-            view = StepView(step=n or 0, pos=pos, kind="invalid" if data.get("invalid") else kind,
-                            title=str(data.get("tool") or kind), window=windows.get(n, []) if n else [])
+            view = StepView(
+                step=n or 0,
+                pos=pos,
+                kind="invalid" if data.get("invalid") else kind,
+                title=str(data.get("tool") or kind),
+                window=windows.get(n, []) if n else [],
+            )
         if "arguments" in data:
             view.args = _pretty(data.get("arguments") if data.get("raw_arguments") is None else data["raw_arguments"])
         if data.get("result") is not None:
@@ -125,7 +132,9 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
         if data.get("is_error"):
             view.error = str(data.get("error_code") or "error")
         if data.get("fault"):
-            view.flags.append(("fault", f"fault injected: {data['fault']}" + (" (inferred)" if data.get("fault_inferred") else "")))
+            view.flags.append(
+                ("fault", f"fault injected: {data['fault']}" + (" (inferred)" if data.get("fault_inferred") else ""))
+            )
         if data.get("invalid"):
             view.flags.append(("invalid", "invalid call" + ("" if n else " (refused before the server)")))
         if n in skips:
@@ -134,7 +143,9 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
             view.flags.append(("precheck_skip", f"pre-check skip: {', '.join(prechecks[n])} not read first"))
         if n in retries:
             b = retries[n]
-            view.flags.append(("blind_retry", f"blind retry of step {b.step}" + (" (duplicated the write)" if b.duplicate else "")))
+            view.flags.append(
+                ("blind_retry", f"blind retry of step {b.step}" + (" (duplicated the write)" if b.duplicate else ""))
+            )
         if n in impatient:
             view.flags.append(("impatience", "impatience: repeated inside a retry-after window"))
         if n in errors:
@@ -175,8 +186,13 @@ def state_diff(traj: Trajectory, sc: EpisodeScores) -> list[tuple[str, str, str,
         texts = [show(v) for v in values]
         if texts[0] == texts[1] == texts[2]:
             continue
-        verdict = "missed" if path in missed else "misbehaved" if path in misbehaved else (
-            "recalled" if texts[2] != texts[0] else "changed")
+        verdict = (
+            "missed"
+            if path in missed
+            else "misbehaved"
+            if path in misbehaved
+            else ("recalled" if texts[2] != texts[0] else "changed")
+        )
         rows.append((path, texts[0], texts[1], texts[2], verdict))
     return rows
 
@@ -200,22 +216,34 @@ def _episode_html(idx: int, traj: Trajectory, sc: EpisodeScores) -> str:
     views = step_views(traj, sc)
     kinds = behaviours(views, sc)
     out_come = outcome(sc)
-    head = (f'<section class="episode" id="ep-{idx}" tabindex="-1" data-agent="{escape(sc.agent or traj.agent)}" '
-            f'data-task="{escape(traj.task_id or "")}" data-outcome="{out_come}" data-behaviours="{" ".join(kinds)}" '
-            f'aria-labelledby="ep-{idx}-h">')
-    parts = [head, f'<h3 id="ep-{idx}-h">{escape(traj.task_id or traj.episode_id)} '
-                   f'<span class="sub">{escape(traj.agent)} · trial {traj.trial} · '
-                   f'<span class="outcome o-{out_come}">{out_come}</span></span></h3>']
-    facts = [("Episode", traj.episode_id), ("World seed", str(traj.world_seed)), ("Fault seed", str(traj.fault_seed)),
-             ("Fault profile", str(traj.fault_profile)), ("Apps", ", ".join(traj.apps)),
-             ("Calls", f"{sc.tool_calls} ({sc.valid_calls} valid, {sc.invalid_calls} invalid, {sc.error_calls} errors)")]
+    head = (
+        f'<section class="episode" id="ep-{idx}" tabindex="-1" data-agent="{escape(sc.agent or traj.agent)}" '
+        f'data-task="{escape(traj.task_id or "")}" data-outcome="{out_come}" data-behaviours="{" ".join(kinds)}" '
+        f'aria-labelledby="ep-{idx}-h">'
+    )
+    parts = [
+        head,
+        f'<h3 id="ep-{idx}-h">{escape(traj.task_id or traj.episode_id)} '
+        f'<span class="sub">{escape(traj.agent)} · trial {traj.trial} · '
+        f'<span class="outcome o-{out_come}">{out_come}</span></span></h3>',
+    ]
+    facts = [
+        ("Episode", traj.episode_id),
+        ("World seed", str(traj.world_seed)),
+        ("Fault seed", str(traj.fault_seed)),
+        ("Fault profile", str(traj.fault_profile)),
+        ("Apps", ", ".join(traj.apps)),
+        ("Calls", f"{sc.tool_calls} ({sc.valid_calls} valid, {sc.invalid_calls} invalid, {sc.error_calls} errors)"),
+    ]
     if sc.success is not None:
         facts.append(("Outcome", f"{sc.recall}/{sc.total} gold changes made, {sc.misbehave} unwanted"))
     if sc.defeatism:
         facts.append(("Defeatism", sc.defeatism_reason or "gave up on a recoverable error"))
     if traj.stop_reason:
         facts.append(("Stopped", traj.stop_reason))
-    parts.append('<dl class="facts">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl>")
+    parts.append(
+        '<dl class="facts">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl>"
+    )
     if traj.instruction:
         parts.append(f'<p class="instruction"><b>Instruction:</b> {escape(traj.instruction)}</p>')
     parts.append('<ol class="steps">')
@@ -223,20 +251,27 @@ def _episode_html(idx: int, traj: Trajectory, sc: EpisodeScores) -> str:
         cls = " ".join(["step", f"k-{v.kind}"] + [f"f-{c}" for c, _ in v.flags] + (["in-window"] if v.window else []))
         anchor = f"ep-{idx}-s{v.step}" if v.step else f"ep-{idx}-p{v.pos}"
         parts.append(f'<li class="{cls}" id="{anchor}" data-step="{v.step or ""}" tabindex="0">')
-        parts.append(f'<div class="sh"><span class="n">{v.step or "·"}</span> <span class="kind">{escape(v.kind.replace("_", " "))}'
-                     f'</span> <code class="tool">{escape(v.title)}</code>'
-                     + (f' <span class="err">error: {escape(v.error)}</span>' if v.error else "") + "</div>")
+        parts.append(
+            f'<div class="sh"><span class="n">{v.step or "·"}</span> '
+            f'<span class="kind">{escape(v.kind.replace("_", " "))}'
+            f'</span> <code class="tool">{escape(v.title)}</code>'
+            + (f' <span class="err">error: {escape(v.error)}</span>' if v.error else "")
+            + "</div>"
+        )
         if v.flags:
-            parts.append('<ul class="flags">' + "".join(f'<li class="flag f-{c}">{escape(label)}</li>'
-                                                       for c, label in v.flags) + "</ul>")
+            parts.append(
+                '<ul class="flags">'
+                + "".join(f'<li class="flag f-{c}">{escape(label)}</li>' for c, label in v.flags)
+                + "</ul>"
+            )
         if v.window:
             parts.append(f'<p class="win">in the recovery window of step {", ".join(map(str, v.window))}</p>')
         if v.text:
             parts.append(f'<p class="text">{escape(v.text)}</p>')
         if v.args is not None:
-            parts.append(f'<details open><summary>arguments</summary><pre>{escape(v.args)}</pre></details>')
+            parts.append(f"<details open><summary>arguments</summary><pre>{escape(v.args)}</pre></details>")
         if v.result is not None:
-            parts.append(f'<details><summary>result</summary><pre>{escape(v.result)}</pre></details>')
+            parts.append(f"<details><summary>result</summary><pre>{escape(v.result)}</pre></details>")
         parts.append("</li>")
     parts.append("</ol>")
     if not views:
@@ -244,21 +279,29 @@ def _episode_html(idx: int, traj: Trajectory, sc: EpisodeScores) -> str:
     parts.append(f'<div class="final"><b>Final message:</b> {escape(traj.final_message or "(none)")}</div>')
     diff = state_diff(traj, sc)
     if diff is None:
-        parts.append('<p class="note">State diff: not available (the trajectory carries no initial, final and gold states).</p>')
+        parts.append(
+            '<p class="note">State diff: not available (the trajectory carries no initial, final and gold states).</p>'
+        )
     elif not diff:
         parts.append('<p class="note">State diff: initial, final and gold states are equal.</p>')
     else:
-        rows = "".join(f'<tr class="v-{escape(vd)}"><td><code>{escape(p)}</code></td><td>{escape(i)}</td>'
-                       f"<td>{escape(f)}</td><td>{escape(g)}</td><td>{escape(vd)}</td></tr>" for p, i, f, g, vd in diff)
-        parts.append('<h4>State diff (judge)</h4><div class="scroll"><table class="diff"><thead><tr><th>Path</th>'
-                     "<th>Initial</th><th>Final</th><th>Gold</th><th>Verdict</th></tr></thead>"
-                     f"<tbody>{rows}</tbody></table></div>")
+        rows = "".join(
+            f'<tr class="v-{escape(vd)}"><td><code>{escape(p)}</code></td><td>{escape(i)}</td>'
+            f"<td>{escape(f)}</td><td>{escape(g)}</td><td>{escape(vd)}</td></tr>"
+            for p, i, f, g, vd in diff
+        )
+        parts.append(
+            '<h4>State diff (judge)</h4><div class="scroll"><table class="diff"><thead><tr><th>Path</th>'
+            "<th>Initial</th><th>Final</th><th>Gold</th><th>Verdict</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
     parts.append("</section>")
     return "".join(parts)
 
 
-def pick_episodes(pairs: list[tuple[Trajectory, EpisodeScores]], limit: int = MAX_VIEWER_EPISODES
-                  ) -> list[tuple[Trajectory, EpisodeScores]]:
+def pick_episodes(
+    pairs: list[tuple[Trajectory, EpisodeScores]], limit: int = MAX_VIEWER_EPISODES
+) -> list[tuple[Trajectory, EpisodeScores]]:
     """At most ``limit`` episodes: notable ones (not a clean success) first, in run order."""
     if len(pairs) <= limit:
         return pairs
@@ -284,21 +327,27 @@ def render_viewer(pairs: list[tuple[Trajectory, EpisodeScores]]) -> str:
     items = []
     for i, (t, sc) in enumerate(shown):
         oc = outcome(sc)
-        items.append(f'<li><a href="#ep-{i}" data-ep="ep-{i}"><span class="o-{oc}">{oc}</span> '
-                     f'{escape(t.task_id or t.episode_id)} <span class="sub">{escape(t.agent)} #{t.trial}</span></a></li>')
+        items.append(
+            f'<li><a href="#ep-{i}" data-ep="ep-{i}"><span class="o-{oc}">{oc}</span> '
+            f'{escape(t.task_id or t.episode_id)} <span class="sub">{escape(t.agent)} #{t.trial}</span></a></li>'
+        )
     left_out = len(pairs) - len(shown)
-    note = f'<p class="note">{left_out} clean episode(s) left out of the viewer (it embeds at most {MAX_VIEWER_EPISODES}).</p>' \
-        if left_out else ""
+    note = (
+        f'<p class="note">{left_out} clean episode(s) left out of the viewer '
+        f"(it embeds at most {MAX_VIEWER_EPISODES}).</p>"
+        if left_out
+        else ""
+    )
     return (
         '<section id="viewer" aria-label="Trajectory viewer"><h2>Trajectories</h2>'
         '<p class="note">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next/previous episode, '
-        '<kbd>/</kbd> filters. Flags come from the scorer; recovery windows span the '
+        "<kbd>/</kbd> filters. Flags come from the scorer; recovery windows span the "
         f"{pairs[0][1].recovery_window if pairs else 3} calls after a recoverable error.</p>{note}"
         '<form id="filters" class="filters" onsubmit="return false">'
         f'<label>Agent <select id="f-agent"><option value="">all</option>{_options(agents)}</select></label>'
         f'<label>Task <select id="f-task"><option value="">all</option>{_options(tasks)}</select></label>'
         '<label>Outcome <select id="f-outcome"><option value="">all</option>'
-        f'{_options(["success", "failure", "unknown", "errored", "limit"])}</select></label>'
+        f"{_options(['success', 'failure', 'unknown', 'errored', 'limit'])}</select></label>"
         '<label>Behaviour <select id="f-behaviour"><option value="">all</option>'
         + "".join(f'<option value="{k}">{escape(v)}</option>' for k, v in BEHAVIOURS.items())
         + '</select></label> <output id="f-count"></output></form>'
@@ -314,14 +363,16 @@ VIEWER_CSS = """
 .viewer{display:grid;grid-template-columns:minmax(12rem,18rem) minmax(0,1fr);gap:1rem;align-items:start}
 .viewer>nav{position:sticky;top:.5rem}
 #episode-list{list-style:none;margin:0;padding:0;max-height:80vh;overflow:auto;font-size:.85rem;border:1px solid #ddd}
-#episode-list a{display:block;padding:.3rem .5rem;color:#123;text-decoration:none;border-bottom:1px solid #eee;overflow-wrap:anywhere}
+#episode-list a{display:block;padding:.3rem .5rem;color:#123;text-decoration:none;border-bottom:1px solid #eee;
+  overflow-wrap:anywhere}
 #episode-list a[aria-current=true]{background:#e8f0fe;font-weight:600}
 #episode-list a:focus{outline:2px solid #0072B2;outline-offset:-2px}
 .sub{color:#555;font-weight:400;font-size:.85em}
 .episode{min-width:0}.episode h3{margin:.2rem 0 .5rem;overflow-wrap:anywhere}
 .facts{font-size:.85rem}.instruction,.final{background:#f7f7f7;padding:.5rem;border-radius:4px;overflow-wrap:anywhere}
 .steps{list-style:none;padding:0;margin:.5rem 0}
-.step{border:1px solid #ddd;border-left:4px solid #bbb;border-radius:4px;padding:.4rem .6rem;margin:.4rem 0;background:#fff}
+.step{border:1px solid #ddd;border-left:4px solid #bbb;border-radius:4px;padding:.4rem .6rem;margin:.4rem 0;
+  background:#fff}
 .step:focus{outline:2px solid #0072B2}
 .step.in-window{border-left-color:#009E73;background:#f3fbf8}
 .step.f-fault{border-left-color:#D55E00}.step.k-message{background:#f8f8ff}.step.k-invalid{border-left-color:#CC79A7}
@@ -334,7 +385,8 @@ VIEWER_CSS = """
 .flag.f-blind_retry,.flag.f-impatience,.flag.f-not_recovered,.flag.f-invalid{background:#f9d9e8}.flag.f-recovered{background:#d7f2e8}
 .win{font-size:.8rem;color:#00694d;margin:.2rem 0}
 .text{white-space:pre-wrap;overflow-wrap:anywhere}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8rem;background:#fafafa;padding:.3rem;margin:.2rem 0;max-height:24rem;overflow:auto}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8rem;background:#fafafa;padding:.3rem;margin:.2rem 0;
+  max-height:24rem;overflow:auto}
 summary{cursor:pointer;font-size:.85rem;color:#333}
 .scroll{overflow-x:auto}.diff td{text-align:left;overflow-wrap:anywhere;max-width:22rem}
 .v-missed td{background:#fde4d6}.v-misbehaved td{background:#f9d9e8}.v-recalled td{background:#d7f2e8}
@@ -393,5 +445,16 @@ VIEWER_JS = """
 """.strip()
 """The viewer's script: filters and keyboard navigation (no network, no libraries)."""
 
-__all__ = ["BEHAVIOURS", "MAX_VIEWER_EPISODES", "StepView", "VIEWER_CSS", "VIEWER_JS", "behaviours", "outcome",
-           "pick_episodes", "render_viewer", "state_diff", "step_views"]
+__all__ = [
+    "BEHAVIOURS",
+    "MAX_VIEWER_EPISODES",
+    "StepView",
+    "VIEWER_CSS",
+    "VIEWER_JS",
+    "behaviours",
+    "outcome",
+    "pick_episodes",
+    "render_viewer",
+    "state_diff",
+    "step_views",
+]

@@ -19,8 +19,9 @@ Cells of columns with ``wrap=False`` (ids, figures, counts) are never wrapped; c
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from rich import box
 from rich.cells import cell_len
@@ -53,8 +54,13 @@ class Column:
 def wrap_words(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
     """Wrap ``text`` to ``width`` at spaces only (a word longer than the line stays whole)."""
     subsequent = indent if subsequent is None else subsequent
-    wrapper = textwrap.TextWrapper(width=max(width, 1), initial_indent=indent, subsequent_indent=subsequent,
-                                   break_long_words=False, break_on_hyphens=False)
+    wrapper = textwrap.TextWrapper(
+        width=max(width, 1),
+        initial_indent=indent,
+        subsequent_indent=subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     return wrapper.wrap(" ".join(str(text).split())) or [indent.rstrip()]
 
 
@@ -98,7 +104,9 @@ def _gap(short: bool) -> int:
     return 1 if short else 3
 
 
-def fitted_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, short: bool) -> list[int] | None:
+def fitted_widths(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, short: bool
+) -> list[int] | None:
     """Column widths that fit ``width`` with nothing broken, or None when no such widths exist.
 
     Every column gets its least width; what is left goes to the prose columns, in proportion to
@@ -114,26 +122,27 @@ def fitted_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], widt
     spare = width - least
     wants = [hi - lo for lo, hi in limits]
     total = sum(wants) or 1
-    widths = [lo + (spare * want) // total for (lo, _), want in zip(limits, wants)]
+    widths = [lo + (spare * want) // total for (lo, _), want in zip(limits, wants, strict=True)]
     return widths
 
 
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], widths: Sequence[int], *, short: bool) -> Table:
     # SIMPLE_HEAD's column divider is a space: padding 1 gives 3-space gaps, 0 gives 1-space gaps
-    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, padding=(0, 0 if short else 1),
-                  show_edge=False)
-    for col, w in zip(columns, widths):
+    table = Table(
+        box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, padding=(0, 0 if short else 1), show_edge=False
+    )
+    for col, w in zip(columns, widths, strict=True):
         header = (col.short or col.header) if short else col.header
         # a no_wrap column would crop its header too: break the header between words here
-        table.add_column("\n".join(wrap_words(header, w)), justify=col.justify, no_wrap=not col.wrap,
-                         overflow="fold", width=w)
+        table.add_column(
+            "\n".join(wrap_words(header, w)), justify=col.justify, no_wrap=not col.wrap, overflow="fold", width=w
+        )
     for row in rows:
         table.add_row(*(Text(str(c)) for c in row))
     return table
 
 
-def choose_layout(columns: Sequence[Column], rows: Sequence[Sequence[str]],
-                  width: int) -> tuple[Layout, Table | None]:
+def choose_layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> tuple[Layout, Table | None]:
     """The widest layout of :func:`print_table` that fits ``width`` columns, and its table."""
     for layout, short in (("full", False), ("short", True)):
         widths = fitted_widths(columns, rows, width, short)
@@ -142,8 +151,15 @@ def choose_layout(columns: Sequence[Column], rows: Sequence[Sequence[str]],
     return "stacked", None
 
 
-def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], *,
-                title: str | None = None, notes: Sequence[str] = (), width: int | None = None) -> Layout:
+def print_table(
+    console: Console,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    notes: Sequence[str] = (),
+    width: int | None = None,
+) -> Layout:
     """Print a table that fits ``width`` (default: the console's) and return the layout used.
 
     Args:
@@ -175,14 +191,17 @@ def print_table(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
     if table is not None:
         console.print(table, width=width)
         if layout == "short":
-            legend = "; ".join(f"{c.short}: {c.legend}" for c in columns if c.short and c.legend and c.short != c.header)
+            legend = "; ".join(
+                f"{c.short}: {c.legend}" for c in columns if c.short and c.legend and c.short != c.header
+            )
             if legend:
                 para(legend)
     else:
         for row in rows:
             para(str(row[0]))
-            for line in pack_fields([f"{col.header}: {cell}" for col, cell in zip(columns[1:], row[1:])], width,
-                                    indent="  "):
+            for line in pack_fields(
+                [f"{col.header}: {cell}" for col, cell in zip(columns[1:], row[1:], strict=True)], width, indent="  "
+            ):
                 console.print(line, markup=False, highlight=False, soft_wrap=True)
     for note in notes:
         para(note)
@@ -194,4 +213,13 @@ def terminal_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
 
 
-__all__ = ["Column", "Layout", "choose_layout", "fitted_widths", "pack_fields", "print_table", "terminal_console", "wrap_words"]
+__all__ = [
+    "Column",
+    "Layout",
+    "choose_layout",
+    "fitted_widths",
+    "pack_fields",
+    "print_table",
+    "terminal_console",
+    "wrap_words",
+]

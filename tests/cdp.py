@@ -9,6 +9,7 @@ evaluate JavaScript, press keys and take screenshots.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import select
@@ -53,11 +54,25 @@ class Browser:
             os.dup2(high_w, 4, inheritable=True)
 
         self.proc = subprocess.Popen(
-            [executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-             "--remote-debugging-pipe", f"--user-data-dir={self._profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=child_fds, pass_fds=(3, 4),  # kept open past exec (set up by child_fds)
+            [
+                executable,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={self._profile}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=child_fds,
+            pass_fds=(3, 4),  # kept open past exec (set up by child_fds)
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -95,8 +110,9 @@ class Browser:
             d = params.get("exceptionDetails", {})
             self.errors.append(f"uncaught: {d.get('exception', {}).get('description') or d.get('text')}")
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            self.errors.append("console.error: " + " ".join(str(a.get("value", a.get("description")))
-                                                             for a in params.get("args", [])))
+            self.errors.append(
+                "console.error: " + " ".join(str(a.get("value", a.get("description"))) for a in params.get("args", []))
+            )
         elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
             self.errors.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}".strip())
 
@@ -139,8 +155,11 @@ class Browser:
         start = len(self._events)
         self.send("Page.navigate", {"url": "about:blank"}, session=True)
         self.wait_for("Page.loadEventFired", start)
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}, session=True)
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+            session=True,
+        )
         start = len(self._events)
         self.send("Page.navigate", {"url": url}, session=True)
         self.wait_for("Page.loadEventFired", start)
@@ -173,23 +192,19 @@ class Browser:
 
     def close(self) -> None:
         """Close the browser and remove its profile directory."""
-        try:
+        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
             self.send("Browser.close")
-        except (RuntimeError, TimeoutError, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         for fd in (self._to_browser, self._from_browser):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc: object) -> None:

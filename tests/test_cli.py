@@ -25,7 +25,9 @@ WIDTHS = (80, 120)
 COMMANDS = ("serve", "tools", "run", "score", "report", "tasks")
 
 
-def cli(args: list[str], width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+def cli(
+    args: list[str], width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> tuple[int, str, str]:
     """Run ``mcpgym ARGS`` at a terminal width; return (exit code, stdout, stderr)."""
     monkeypatch.setenv("COLUMNS", str(width))
     with pytest.raises(SystemExit) as exc:
@@ -66,7 +68,7 @@ def test_tools_compact_is_one_line_per_tool(width, monkeypatch, capsys):
     lines = out.splitlines()
     assert len(lines) == len(rows) + 1 == 25  # a heading, then one line per tool
     assert_fits(out, width, [r["name"] for r in rows])
-    for row, line in zip(rows, lines[1:]):
+    for row, line in zip(rows, lines[1:], strict=True):
         name, kind, summary = line.split(None, 2)
         assert (name, kind) == (row["name"], row["kind"])
         described = " ".join(row["description"].split())
@@ -92,15 +94,34 @@ def _scored_run(tmp_path: Path) -> Path:
     trajs = []
     for i, agent in enumerate(("careful", "overconfident", "openai:gpt-4o-mini-2024-07-18")):
         for trial in range(2):
-            steps = [ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": "it_1"}, result={"id": "it_1"}),
-                     ToolCallStep(step=2, tool="shop_add_to_cart", arguments={"item_id": "it_1", "quantity": 1},
-                                  is_error=True, error_code="transient", fault="transient",
-                                  result={"error": {"code": "transient", "message": "try again"}}),
-                     ToolCallStep(step=3, tool="shop_add_to_cart", arguments={"item_id": "it_1", "quantity": 1},
-                                  result={"cart": []})]
-            trajs.append(Trajectory(episode_id=f"ep{i}{trial}", task_id="cross.brokerage_tops_up_wallet_for_flight",
-                                    agent=agent, trial=trial, level=2, apps=["system", "shop"], steps=steps[: 2 + i % 2],
-                                    final_message="done", ledger=[]))
+            steps = [
+                ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": "it_1"}, result={"id": "it_1"}),
+                ToolCallStep(
+                    step=2,
+                    tool="shop_add_to_cart",
+                    arguments={"item_id": "it_1", "quantity": 1},
+                    is_error=True,
+                    error_code="transient",
+                    fault="transient",
+                    result={"error": {"code": "transient", "message": "try again"}},
+                ),
+                ToolCallStep(
+                    step=3, tool="shop_add_to_cart", arguments={"item_id": "it_1", "quantity": 1}, result={"cart": []}
+                ),
+            ]
+            trajs.append(
+                Trajectory(
+                    episode_id=f"ep{i}{trial}",
+                    task_id="cross.brokerage_tops_up_wallet_for_flight",
+                    agent=agent,
+                    trial=trial,
+                    level=2,
+                    apps=["system", "shop"],
+                    steps=steps[: 2 + i % 2],
+                    final_message="done",
+                    ledger=[],
+                )
+            )
     run = tmp_path / "run"
     write_trajectories(run / "trajectories.jsonl", trajs)
     return run
@@ -120,10 +141,25 @@ def test_score_fits_and_names_the_task_of_every_episode(width, tmp_path, monkeyp
 @pytest.mark.parametrize("width", WIDTHS)
 def test_comparison_table_fits(width, monkeypatch):
     monkeypatch.setenv("COLUMNS", str(width))
-    eps = [EpisodeScores(episode_id=f"{a}{t}", task_id="t.one", agent=a, trial=t, success=bool(t), writes=2,
-                         verified_writes=1, recoverable_errors=1, recovery_attempts=1, recoveries=t, valid_calls=14,
-                         error_calls=1, tool_calls=15)
-           for a in ("careful", "overconfident", "defeatist") for t in range(3)]
+    eps = [
+        EpisodeScores(
+            episode_id=f"{a}{t}",
+            task_id="t.one",
+            agent=a,
+            trial=t,
+            success=bool(t),
+            writes=2,
+            verified_writes=1,
+            recoverable_errors=1,
+            recovery_attempts=1,
+            recoveries=t,
+            valid_calls=14,
+            error_calls=1,
+            tool_calls=15,
+        )
+        for a in ("careful", "overconfident", "defeatist")
+        for t in range(3)
+    ]
     console = terminal_console()
     with console.capture() as cap:
         layout = print_comparison(console, compute_scores(eps), title="suite core: 1 task x 3 trials, faults default")
@@ -140,8 +176,11 @@ def test_comparison_table_fits(width, monkeypatch):
 
 
 def test_layouts_fall_back_to_stacked_and_never_split_a_cell():
-    cols = [Column("Identifier"), Column("Long figure heading", "Fig", "figure", justify="right"),
-            Column("Notes", wrap=True)]
+    cols = [
+        Column("Identifier"),
+        Column("Long figure heading", "Fig", "figure", justify="right"),
+        Column("Notes", wrap=True),
+    ]
     rows = [["a.very_long_task_identifier_indeed", "100% [68–100]", "alpha beta gamma-delta epsilon"]]
     # least widths: the id and the figure whole, the prose at its longest word ("gamma-delta")
     assert fitted_widths(cols, rows, 34 + 13 + 11 + 2, short=True) == [34, 13, 11]
@@ -154,8 +193,9 @@ def test_layouts_fall_back_to_stacked_and_never_split_a_cell():
         text = cap.get()
         assert_fits(text, width, ["a.very_long_task_identifier_indeed", "100% [68–100]", "gamma-delta"])
         if layout != "stacked":  # a header may wrap between its words, never inside one
-            assert [w for ln in text.splitlines()[:3] for w in ln.split() if w.isalpha()][:3] == \
-                (["Identifier", "Long", "figure"] if layout == "full" else ["Identifier", "Fig", "Notes"])
+            assert [w for ln in text.splitlines()[:3] for w in ln.split() if w.isalpha()][:3] == (
+                ["Identifier", "Long", "figure"] if layout == "full" else ["Identifier", "Fig", "Notes"]
+            )
     assert pack_fields(["a: 1", "b: 2", "c: 3"], 10, indent="  ") == ["  a: 1", "  b: 2", "  c: 3"]
     assert pack_fields(["a: 1", "b: 2"], 20, indent="  ") == ["  a: 1  b: 2"]
 
@@ -164,14 +204,37 @@ def test_run_table_fits_80_columns_and_names_scores_json(http_server, tmp_path, 
     url, token = http_server
     monkeypatch.chdir(tmp_path)
     out_dir = Path("r")
-    code, out, err = cli(["run", "--task", "system.dark_mode", "--agent", "careful", "--agent", "overconfident",
-                          "--trials", "1", "--out", str(out_dir), "--server", url, "--token", token, "-q"],
-                         80, monkeypatch, capsys)
+    code, out, err = cli(
+        [
+            "run",
+            "--task",
+            "system.dark_mode",
+            "--agent",
+            "careful",
+            "--agent",
+            "overconfident",
+            "--trials",
+            "1",
+            "--out",
+            str(out_dir),
+            "--server",
+            url,
+            "--token",
+            token,
+            "-q",
+        ],
+        80,
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, err
     assert_fits(out, 80, ["careful", "overconfident", "100% [21–100]"])
     last = out.splitlines()[-3:]
-    assert last == [f"report: {out_dir / 'report.html'} (and report.md)",
-                    f"trajectories: {out_dir / 'trajectories.jsonl'}", f"scores: {out_dir / 'scores.json'}"]
+    assert last == [
+        f"report: {out_dir / 'report.html'} (and report.md)",
+        f"trajectories: {out_dir / 'trajectories.jsonl'}",
+        f"scores: {out_dir / 'scores.json'}",
+    ]
     assert (tmp_path / "r" / "scores.json").exists()
 
 
@@ -226,8 +289,10 @@ def test_every_command_is_polished():
 # -- errors -----------------------------------------------------------------------------------
 ERRORS = [
     (["run", "--trials", "0"], "--trials"),
-    (["run", "--out", "/proc/nope/run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"],
-     "cannot write the run directory /proc/nope/run"),
+    (
+        ["run", "--out", "/proc/nope/run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"],
+        "cannot write the run directory /proc/nope/run",
+    ),
     (["run", "--faults", "no_such_profile.toml"], "no_such_profile.toml"),
     (["run", "--tools", "bogus"], "bogus"),
     (["run", "--agent", "nosuchagent", "--task", "system.dark_mode"], "nosuchagent"),

@@ -42,27 +42,58 @@ def known_episode() -> Trajectory:
     err = {"error": {"code": "transient", "message": "temporary failure, try again"}}
     timeout = {"error": {"code": "timeout", "message": "the call timed out"}}
     steps = [
-        MessageStep(turn=0, text="I will look the game up first.", tool_calls=1,
-                    tokens=TokenUsage(input=120, output=14)),
+        MessageStep(
+            turn=0, text="I will look the game up first.", tool_calls=1, tokens=TokenUsage(input=120, output=14)
+        ),
         ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": ITEM}, result={"item_id": ITEM, "stock": 28}),
-        ToolCallStep(tool="shop_teleport_item", arguments={"item_id": ITEM}, invalid=True, is_error=True,
-                     error_code="not_found", result={"error": {"code": "not_found", "message": "no such tool",
-                                                               "field": "name"}}),
-        ToolCallStep(step=2, tool="shop_add_to_cart", arguments={"item_id": ITEM, "quantity": 1}, is_error=True,
-                     error_code="transient", fault="transient", result=err),
-        ToolCallStep(step=3, tool="shop_add_to_cart", arguments={"item_id": ITEM, "quantity": 1},
-                     result={"item_count": 1}),
-        ToolCallStep(step=4, tool="shop_apply_coupon", arguments={"code": "SAVE10"}, is_error=True,
-                     error_code="timeout", fault="timeout", result=timeout),
+        ToolCallStep(
+            tool="shop_teleport_item",
+            arguments={"item_id": ITEM},
+            invalid=True,
+            is_error=True,
+            error_code="not_found",
+            result={"error": {"code": "not_found", "message": "no such tool", "field": "name"}},
+        ),
+        ToolCallStep(
+            step=2,
+            tool="shop_add_to_cart",
+            arguments={"item_id": ITEM, "quantity": 1},
+            is_error=True,
+            error_code="transient",
+            fault="transient",
+            result=err,
+        ),
+        ToolCallStep(
+            step=3, tool="shop_add_to_cart", arguments={"item_id": ITEM, "quantity": 1}, result={"item_count": 1}
+        ),
+        ToolCallStep(
+            step=4,
+            tool="shop_apply_coupon",
+            arguments={"code": "SAVE10"},
+            is_error=True,
+            error_code="timeout",
+            fault="timeout",
+            result=timeout,
+        ),
         ToolCallStep(step=5, tool="shop_apply_coupon", arguments={"code": "SAVE10"}, result={"coupon_code": "SAVE10"}),
     ]
     return Trajectory(
-        episode_id="ep-known", task_id=TASK, agent="careless", trial=1, world_seed=7, fault_seed=3,
-        fault_profile="default", apps=["system", "shop"], level=1,
-        instruction="Put two Family Card Games in my cart.", steps=steps,
+        episode_id="ep-known",
+        task_id=TASK,
+        agent="careless",
+        trial=1,
+        world_seed=7,
+        fault_seed=3,
+        fault_profile="default",
+        apps=["system", "shop"],
+        level=1,
+        instruction="Put two Family Card Games in my cart.",
+        steps=steps,
         final_message="Done: the card game is in your cart.",
-        ledger=[{"step": 2, "tool": "shop_add_to_cart", "call_index": 1, "kind": "transient", "applied": False},
-                {"step": 4, "tool": "shop_apply_coupon", "call_index": 0, "kind": "timeout", "applied": True}],
+        ledger=[
+            {"step": 2, "tool": "shop_add_to_cart", "call_index": 1, "kind": "transient", "applied": False},
+            {"step": 4, "tool": "shop_apply_coupon", "call_index": 0, "kind": "timeout", "applied": True},
+        ],
         initial_snapshot=_world_after([]),
         final_snapshot=_world_after([("shop_add_to_cart", {"item_id": ITEM, "quantity": 1})]),
         gold_snapshot=_world_after([("shop_add_to_cart", {"item_id": ITEM, "quantity": 2})]),
@@ -70,10 +101,16 @@ def known_episode() -> Trajectory:
 
 
 def other_episode(agent: str, trial: int) -> Trajectory:
-    return Trajectory(episode_id=f"ep-{agent}-{trial}", task_id="shop.look_only", agent=agent, trial=trial,
-                      apps=["system", "shop"],
-                      steps=[ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": ITEM}, result={})],
-                      final_message="It costs $17.29.", ledger=[])
+    return Trajectory(
+        episode_id=f"ep-{agent}-{trial}",
+        task_id="shop.look_only",
+        agent=agent,
+        trial=trial,
+        apps=["system", "shop"],
+        steps=[ToolCallStep(step=1, tool="shop_get_item", arguments={"item_id": ITEM}, result={})],
+        final_message="It costs $17.29.",
+        ledger=[],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -93,13 +130,17 @@ def test_scorer_findings_are_placed_at_their_steps():
     sc = score_episode(traj, Catalog.from_apps())
     ordered = step_views(traj, sc)
     assert [(v.pos, v.step, v.kind) for v in ordered[:3]] == [(1, 0, "message"), (2, 1, "tool_call"), (3, 0, "invalid")]
-    assert ordered[0].text == "I will look the game up first." and ("tokens", "tokens in/out 120/14") in ordered[0].flags
+    assert (
+        ordered[0].text == "I will look the game up first." and ("tokens", "tokens in/out 120/14") in ordered[0].flags
+    )
     assert ("invalid", "invalid call (refused before the server)") in ordered[2].flags
     assert sc.invalid_calls == 1  # counted by the scorer from the recorded step
     views = {v.step: v for v in ordered if v.step}
     labels = {n: [label for _, label in v.flags] for n, v in views.items()}
-    assert labels[2] == ["fault injected: transient",
-                         "recoverable error (transient); attempt: retry at step 3; recovered at step 3"]
+    assert labels[2] == [
+        "fault injected: transient",
+        "recoverable error (transient); attempt: retry at step 3; recovered at step 3",
+    ]
     assert "blind retry of step 4 (duplicated the write)" in labels[5]
     assert views[3].window == [2] and views[5].window == [2, 4]  # recovery windows of k=3 calls
     assert sc.verification_skips and all("verification skip" in " ".join(labels[s]) for s in sc.verification_skips)
@@ -159,8 +200,10 @@ def test_viewer_in_headless_chromium(report_html: Path, tmp_path: Path):
         assert b.errors == []
         assert b.eval("document.getElementById('f-count').textContent") == "5 of 5 episodes"
         # open the known episode from the list, as a user would, and find step 5 on screen
-        b.eval("Array.from(document.querySelectorAll('#episode-list a'))"
-               ".find(a => a.textContent.includes('shop.two_card_games')).click()")
+        b.eval(
+            "Array.from(document.querySelectorAll('#episode-list a'))"
+            ".find(a => a.textContent.includes('shop.two_card_games')).click()"
+        )
         step = "document.querySelector('.episode:not([hidden]) li.step[data-step=\"5\"]')"
         assert b.eval(f"{step}.querySelector('.tool').textContent") == "shop_apply_coupon"
         flags = b.eval(f"Array.from({step}.querySelectorAll('.flag')).map(f => f.textContent)")
@@ -171,11 +214,14 @@ def test_viewer_in_headless_chromium(report_html: Path, tmp_path: Path):
         fault = b.eval("document.querySelector('.episode:not([hidden]) li.step[data-step=\"2\"] .flag').textContent")
         assert fault == "fault injected: transient"
         # the agent's text and the invalid call are steps too, in order
-        kinds = b.eval("Array.from(document.querySelectorAll('.episode:not([hidden]) li.step .kind'))"
-                       ".map(k => k.textContent)")
+        kinds = b.eval(
+            "Array.from(document.querySelectorAll('.episode:not([hidden]) li.step .kind')).map(k => k.textContent)"
+        )
         assert kinds[:3] == ["message", "tool call", "invalid"]
-        assert b.eval("document.querySelector('.episode:not([hidden]) li.k-message .text').textContent") == \
-            "I will look the game up first."
+        assert (
+            b.eval("document.querySelector('.episode:not([hidden]) li.k-message .text').textContent")
+            == "I will look the game up first."
+        )
         shot = b.screenshot(tmp_path / "viewer-1280.png")
         assert shot.stat().st_size > 10_000
 
@@ -189,12 +235,15 @@ def test_viewer_in_headless_chromium(report_html: Path, tmp_path: Path):
         assert b.eval("document.querySelector('.episode:not([hidden])').id") == known
 
         # filters: behaviour "blind retry" leaves the known episode alone; agent filter narrows the list
-        b.eval("var s=document.getElementById('f-behaviour'); s.value='blind_retry';"
-               "s.dispatchEvent(new Event('change'))")
+        b.eval(
+            "var s=document.getElementById('f-behaviour'); s.value='blind_retry';s.dispatchEvent(new Event('change'))"
+        )
         assert b.eval("document.getElementById('f-count').textContent") == "1 of 5 episodes"
         assert b.eval("document.querySelector('.episode:not([hidden]) h3').textContent").startswith(TASK)
-        b.eval("var s=document.getElementById('f-behaviour'); s.value=''; s.dispatchEvent(new Event('change'));"
-               "var a=document.getElementById('f-agent'); a.value='careful'; a.dispatchEvent(new Event('change'))")
+        b.eval(
+            "var s=document.getElementById('f-behaviour'); s.value=''; s.dispatchEvent(new Event('change'));"
+            "var a=document.getElementById('f-agent'); a.value='careful'; a.dispatchEvent(new Event('change'))"
+        )
         assert b.eval("document.getElementById('f-count').textContent") == "2 of 5 episodes"
 
         # 390 px (a phone): nothing wider than the screen, the list above the episode

@@ -58,25 +58,34 @@ def markup_app():
 
 def test_markup_in_descriptions_and_schemas_is_reported_where_it_is(markup_app):
     problems = check_plain_text(markup_app)
-    assert any(p.startswith("markup.markup_add description: reStructuredText literal") and "Add ``quantity``" in p
-               for p in problems), problems
-    assert any(p.startswith("markup.markup_add input schema /properties/quantity/description: reStructuredText role")
-               for p in problems), problems
+    assert any(
+        p.startswith("markup.markup_add description: reStructuredText literal") and "Add ``quantity``" in p
+        for p in problems
+    ), problems
+    assert any(
+        p.startswith("markup.markup_add input schema /properties/quantity/description: reStructuredText role")
+        for p in problems
+    ), problems
     for tool_name in ("markup_add", "markup_get"):  # both return _View: its texts are checked for each tool
         assert any(p.startswith(f"markup.{tool_name} output schema /description: bold") for p in problems), problems
-        assert any(p.startswith(f"markup.{tool_name} output schema /properties/count/description: reStructuredText "
-                                "literal") for p in problems), problems
+        assert any(
+            p.startswith(f"markup.{tool_name} output schema /properties/count/description: reStructuredText literal")
+            for p in problems
+        ), problems
     assert not any("markup_get description" in p for p in problems)  # its own description is plain
     assert set(problems) <= set(check_metadata(markup_app))  # part of the metadata conformance check
 
 
-@pytest.mark.parametrize(("text", "kinds"), [
-    ("Plain text: ids like shop-01, rates 1-5, a*b and 3 * 4.", []),
-    ("Use ``x``.", ["literal"]),
-    ("See :func:`f` and `Link`_.", ["role", "link", "backtick"]),
-    (".. note:: careful", ["directive"]),
-    ("A `code` span and **bold**.", ["backtick", "bold"]),
-])
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("Plain text: ids like shop-01, rates 1-5, a*b and 3 * 4.", []),
+        ("Use ``x``.", ["literal"]),
+        ("See :func:`f` and `Link`_.", ["role", "link", "backtick"]),
+        (".. note:: careful", ["directive"]),
+        ("A `code` span and **bold**.", ["backtick", "bold"]),
+    ],
+)
 def test_markup_kinds(text, kinds):
     found = markup_problems(text, "t")
     for kind in kinds:
