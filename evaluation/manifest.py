@@ -261,7 +261,9 @@ _MANIFEST_SHAPES: dict[str, type | tuple[type, ...]] = {
     "agents": list, "task_ids": list, "seeds": dict, "invocations": list, "fault_profile": dict,
     "trials": int, "suite": str,
 }
-_KIND_NAMES = {list: "a list", dict: "an object", int: "an integer", str: "a string"}
+_KIND_NAMES: dict[type | tuple[type, ...], str] = {
+    list: "a list", dict: "an object", int: "an integer", str: "a string",
+}
 
 
 def finish_manifest(manifest: dict[str, Any]) -> dict[str, Any]:

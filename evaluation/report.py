@@ -184,7 +184,8 @@ def build_report(run_dir: str | Path) -> Report:
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would
     catalog = Catalog.from_apps() if any(t.scores is None for t in trajs) else None
-    k = manifest.get("recovery_window") if isinstance(manifest.get("recovery_window"), int) else DEFAULT_K
+    window = manifest.get("recovery_window")
+    k = window if isinstance(window, int) else DEFAULT_K
     pairs = sorted(((t, as_scores(t, catalog, k)) for t in trajs),
                    key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))
     episodes = [sc for _, sc in pairs]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -72,7 +73,8 @@ def faults_payload(spec: str | FaultProfile | None) -> tuple[str | dict[str, Any
 
 
 def plan_jobs(tasks: list[Any], agents: list[AgentEntry], trials: int, run_faults: str | FaultProfile,
-              fault_seed_for: Callable[[Any, int], int], done: set[tuple[str, str, int]] = frozenset()) -> list[EpisodeJob]:
+              fault_seed_for: Callable[[Any, int], int],
+              done: AbstractSet[tuple[str, str, int]] = frozenset()) -> list[EpisodeJob]:
     """Every (agent, task, trial) not in ``done``, trial-major so that early results cover
     every agent and task (a task's own ``faults`` beats the run's profile).
 

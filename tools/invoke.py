@@ -228,7 +228,8 @@ class ToolInvoker:
 
     Args:
         world: the episode's :class:`World`.
-        faults: a :class:`FaultProfile`, a built-in profile name or a profile file path.
+        faults: a :class:`FaultProfile`, a built-in profile name, a profile file path or a mapping
+            of ``FaultProfile`` fields (see :func:`mcpgym.tools.faults.load_profile`).
         fault_seed: seed of the fault schedule (default: the world seed).
 
     Attributes:
@@ -247,7 +248,8 @@ class ToolInvoker:
         mcpgym.tools.faults.FaultProfileError: for a profile that :func:`mcpgym.tools.faults.load_profile` rejects.
     """
 
-    def __init__(self, world: World, faults: FaultProfile | str | None = "none", fault_seed: int | None = None) -> None:
+    def __init__(self, world: World, faults: FaultProfile | str | dict[str, Any] | None = "none",
+                 fault_seed: int | None = None) -> None:
         self.world = world
         self.profile = load_profile(faults)
         self.fault_seed = world.seed if fault_seed is None else int(fault_seed)
@@ -307,8 +309,8 @@ class ToolInvoker:
         st.calls += 1
         try:
             kwargs = spec.validate_arguments(arguments)
-        except ToolError as err:
-            return self._finish(step, name, arguments, n, err, None, None, user=user)
+        except ToolError as invalid:
+            return self._finish(step, name, arguments, n, invalid, None, None, user=user)
         not_applied = None if spec.kind == "read" else False
         if refuse is not None:
             return self._finish(step, name, arguments, n, refuse, None, None, user=user)
@@ -363,8 +365,9 @@ class ToolInvoker:
         except ToolError as err:
             return None, err, False
         except Exception as exc:  # a sandbox bug: report it, never crash the session
-            err = ToolError("unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}", retryable=False)
-            return None, err, True
+            bug = ToolError("unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}",
+                            retryable=False)
+            return None, bug, True
 
     def _read(self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], *,
               stale: bool) -> CallOutcome:

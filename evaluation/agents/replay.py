@@ -13,7 +13,7 @@ world seed, fault profile and fault seed reproduces the recorded episode exactly
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, read_trajectories
@@ -54,8 +54,10 @@ class ReplayAgent(Agent):
             self._index = index
         return self._index.get((task_id, trial))
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None) -> AgentResult:
-        """Replay the recorded calls of ``(task.id, trial)`` and return its final message."""
+    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
+                  user: Any = None) -> AgentResult:
+        """Replay the recorded calls of ``(task.id, trial)`` and return its final message
+        (``user``, the simulated user, is not consulted: the recording already holds the answers)."""
         if trial is None:
             trial = self._runs.get(task.id, 0)
             self._runs[task.id] = trial + 1

@@ -29,7 +29,7 @@ replies.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import hashlib
 import json
@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Mapping
 
 import httpx
 
+from mcpgym.evaluation.agents.base import Agent
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
@@ -94,7 +95,7 @@ class LLMLimits:
             raise ValueError("max_output_tokens must be >= 1 or None")
 
 
-class LLMAgent(ABC):
+class LLMAgent(Agent):
     """Base class of the provider agents: the episode loop and its bookkeeping.
 
     Args:
@@ -217,7 +218,8 @@ class LLMAgent(ABC):
         }
 
     # -- the episode loop ------------------------------------------------------------------
-    async def run(self, task: Any, tools: list[Any], call: CallFn, *, user: Any = None) -> Any:
+    async def run(self, task: Any, tools: list[Any], call: CallFn, *, trial: int | None = None,
+                  user: Any = None) -> Any:
         """Run one episode and return its ``AgentResult`` (never raises for provider, model or
         tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
         ends the episode with status ``limit``).
@@ -226,6 +228,7 @@ class LLMAgent(ABC):
             task: an object with ``instruction`` (or the instruction string).
             tools: ``ToolInfo``-like objects of the episode.
             call: ``await call(name, arguments)`` -> ``CallResult``-like (``is_error``, ``payload``).
+            trial: the 0-based trial index (not used: a model agent does not replay).
             user: the episode's :class:`mcpgym.evaluation.users.UserChannel`, or None. With one,
                 the model is also offered :data:`ASK_USER_TOOL` (``{"question": str}``): the
                 question goes to the user simulator (an ``ask_user`` turn of the trajectory)
@@ -332,12 +335,11 @@ class _Episode:
             return ToolOutcome(parsed.call_id, _dump({"answer": reply.text}), False)
         result = await call(tool.name, parsed.arguments)
         is_error = bool(getattr(result, "is_error", False))
-        payload = getattr(result, "payload", None)
-        if not isinstance(payload, dict):
-            payload = {"value": payload}
+        returned = getattr(result, "payload", None)
+        answer = returned if isinstance(returned, dict) else {"value": returned}
         if not is_error and tool.name == SEARCH_TOOL_NAME:
-            self.registry.absorb_search_result(payload)
-        return ToolOutcome(parsed.call_id, _dump(payload), is_error)
+            self.registry.absorb_search_result(answer)
+        return ToolOutcome(parsed.call_id, _dump(answer), is_error)
 
 
     def refuse(self, parsed: ParsedCall, payload: dict[str, Any]) -> ToolOutcome:

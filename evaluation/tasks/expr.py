@@ -107,8 +107,8 @@ def _check(node: ast.AST, bound: frozenset[str], free: set[str], source: str) ->
         for kw in node.keywords:
             if kw.arg is None:
                 raise ExprError(f"'**' unpacking is not allowed in {source!r}")
-        for child in [*node.args, *(kw.value for kw in node.keywords)]:
-            _check(child, bound, free, source)
+        for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+            _check(arg, bound, free, source)
         return
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         inner = set(bound)
@@ -235,7 +235,7 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:  # noqa: C901 - one bra
     if isinstance(node, ast.Call):
         fn = FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
         args = [_eval(a, env) for a in node.args]
-        kwargs = {kw.arg: _eval(kw.value, env) for kw in node.keywords}
+        kwargs = {kw.arg: _eval(kw.value, env) for kw in node.keywords if kw.arg is not None}  # _check refused '**'
         return fn(*args, **kwargs)
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_eval(e, env) for e in node.elts]

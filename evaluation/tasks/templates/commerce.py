@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.tasks.templates.common import Instance, Template, dollars, stream, world_of
+
+if TYPE_CHECKING:
+    from mcpgym.sandboxes.stocks.models import AccountView
 
 # -- shop: buy one item if the balance covers it ------------------------------------------------
 SHOP_BUY = """
@@ -108,7 +112,7 @@ def build_top_up(seed: int) -> Instance:
 
 
 @lru_cache(maxsize=4)
-def _stocks(seed: int) -> tuple[list[dict], object]:
+def _stocks(seed: int) -> tuple[list[dict[str, Any]], AccountView]:
     """The instruments (symbol, name, sector, price_cents at the start) by symbol, and the
     account view (``stocks_get_account``) of ``seed``'s initial world (cached: three
     templates read them)."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date, timedelta
+from typing import Any
 
 from mcpgym.evaluation.tasks.templates.common import Instance, Template, dollars, long_date, stream, world_of
 
@@ -13,7 +15,7 @@ CLASSES = ["economy", "economy", "economy", "premium", "business"]
 """Seat classes the booking template draws from (economy most often)."""
 
 
-def _route(seed: int, template: str, origin_pool: str = "home") -> tuple[str, str, str, list, object]:
+def _route(seed: int, template: str, origin_pool: str = "home") -> tuple[str, str, str, list[Any], random.Random]:
     """Draw (origin city, destination city, ISO date) with at least one flight that day.
 
     ``origin_pool`` ``home`` starts from the user's city, ``any`` from any city with routes.
