@@ -132,3 +132,25 @@ def test_control_api_still_takes_well_typed_bodies(http_server):
     assert r.status_code == 201, r.text
     assert (r.json()["seed"], r.json()["fault_seed"]) == (3, 4)
     httpx.delete(f"{url}/control/episodes/{r.json()['episode_id']}", headers={"Authorization": f"Bearer {token}"})
+
+
+TASK = {"id": "mine.t", "instruction": "x", "apps": ["shop"], "seed": 1, "level": 1, "oracle": [{"answer": "ok"}]}
+WRONG_TYPES = [("seed", True), ("seed", "7"), ("level", "2"), ("level", 1.5), ("feasible", "no"), ("max_calls", "9")]
+
+
+@pytest.mark.parametrize(("field", "value"), WRONG_TYPES, ids=[f"{f}={v!r}" for f, v in WRONG_TYPES])
+def test_a_task_file_with_a_wrong_type_is_refused_naming_the_field(field, value, tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{**TASK, field: value}]}), encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, str(path), "task 'mine.t'", f"field '{field}'")
+    assert out == ""
+
+
+def test_a_well_typed_task_file_still_loads(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tasks.yaml"
+    path.write_text("tasks:\n  - id: mine.t\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 2\n"
+                    "    feasible: true\n    max_calls: 9\n    oracle:\n      - answer: ok\n", encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    assert (code, err) == (0, "")
+    assert "mine.t" in out

@@ -312,14 +312,15 @@ class Task(BaseModel):
     id: str
     instruction: str = Field(min_length=1, max_length=4_000)
     apps: list[str] = Field(min_length=1)
-    seed: int = Field(ge=0, le=2**63 - 1)
-    level: int = Field(ge=1, le=3)
+    # strict: `seed: true` or `level: "2"` in a task file is a typo to report, not a value to coerce
+    seed: int = Field(ge=0, le=2**63 - 1, strict=True)
+    level: int = Field(ge=1, le=3, strict=True)
     tags: list[str] = Field(default_factory=list)
-    feasible: bool = True
+    feasible: bool = Field(True, strict=True)
     faults: str | None = None
     oracle: list[Step] = Field(min_length=1)
     checks: list[ExtraCheck] = Field(default_factory=list)
-    max_calls: int = Field(40, ge=1, le=1_000)
+    max_calls: int = Field(40, ge=1, le=1_000, strict=True)
     notes: str = ""
     user: UserProfile | None = None
 
