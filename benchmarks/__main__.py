@@ -28,8 +28,9 @@ def _preload() -> None:
     import importlib
 
     for mod in ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.server.mcpserver", "httpx2",
-                "benchmarks.noop_server", "evaluation.server_process", "evaluation.catalog", "evaluation.scorer",
-                "evaluation.trajectory", "server.episode", "tools.mcp_bridge", "tools.invoke"):
+                "mcpgym.benchmarks.noop_server", "mcpgym.evaluation.server_process", "mcpgym.evaluation.catalog",
+                "mcpgym.evaluation.scorer",
+                "mcpgym.evaluation.trajectory", "mcpgym.server.episode", "mcpgym.tools.mcp_bridge", "mcpgym.tools.invoke"):
         importlib.import_module(mod)
     from mcpgym.kernel.app import load_apps
 

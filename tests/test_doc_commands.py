@@ -35,3 +35,11 @@ def test_every_python_dash_m_in_the_docs_imports_outside_the_repository(tmp_path
                          text=True, timeout=60, check=True)
     missing = json.loads(out.stdout)
     assert missing == [], {m: modules[m] for m in missing}
+
+
+def test_the_benchmark_preload_imports_outside_the_repository(tmp_path: Path):
+    """``python -m mcpgym.benchmarks`` imports its figures' modules first; by their installed
+    names, so that it runs from any directory (not only where the layer folders shadow them)."""
+    probe = "from mcpgym.benchmarks.__main__ import _preload; _preload(); print('ok')"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr[-800:]
