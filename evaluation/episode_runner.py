@@ -28,6 +28,7 @@ import anyio
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.server_process import ControlClient, ServerError
+from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.trajectory import MessageStep, Step, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
 
@@ -58,7 +59,7 @@ class EpisodeJob:
     """
 
     agent: AgentEntry
-    task: Any
+    task: Task
     trial: int
     fault_seed: int
     faults: str | dict[str, Any]
@@ -373,7 +374,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     from mcpgym.evaluation.agents.inprocess import accepts
     from mcpgym.evaluation.users import UserChannel, make_simulator
 
-    channel = UserChannel(make_simulator(ctx.user_simulator, getattr(task, "user", None), job.fault_seed),
+    channel = UserChannel(make_simulator(ctx.user_simulator, task.user, job.fault_seed),
                           lambda: caller.calls if caller is not None else 0)
     takes_user = accepts(agent.run, "user")
     try:
@@ -387,7 +388,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                 tools = tool_infos(await _list_tools(client), ctx.tool_info)
                 n_tools = len(tools)
                 mark("connect")
-                caller = EpisodeCaller(client, getattr(task, "max_calls", None), ctx.call_result, ctx.limit_error)
+                caller = EpisodeCaller(client, task.max_calls, ctx.call_result, ctx.limit_error)
                 kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
                 if takes_user:
                     kwargs["user"] = channel

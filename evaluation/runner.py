@@ -46,6 +46,7 @@ from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORI
                                 load_run, prepare_out_dir, rescore)
 from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
 from mcpgym.evaluation.snapshots import SnapshotStore
+from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, spawn_server
@@ -72,7 +73,7 @@ def faults_payload(spec: str | FaultProfile | None) -> tuple[str | dict[str, Any
     return profile.model_dump(mode="json"), profile
 
 
-def plan_jobs(tasks: list[Any], agents: list[AgentEntry], trials: int, run_faults: str | FaultProfile,
+def plan_jobs(tasks: list[Task], agents: list[AgentEntry], trials: int, run_faults: str | FaultProfile,
               fault_seed_for: Callable[[Any, int], int],
               done: AbstractSet[tuple[str, str, int]] = frozenset()) -> list[EpisodeJob]:
     """Every (agent, task, trial) not in ``done``, trial-major so that early results cover
