@@ -43,3 +43,22 @@ def test_the_benchmark_preload_imports_outside_the_repository(tmp_path: Path):
     probe = "from mcpgym.benchmarks.__main__ import _preload; _preload(); print('ok')"
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr[-800:]
+
+
+def test_the_readme_tool_counts_match_the_catalog():
+    """README's total of tools and its per-app (read / write / auth) counts are the catalog's."""
+    import collections
+    import re as _re
+
+    from mcpgym.tools.catalog import catalog
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    entries = catalog()
+    kinds = collections.Counter((e["app"], e["kind"]) for e in entries)
+    total = _re.search(r"whose (\d+) tools", text)
+    assert total and int(total.group(1)) == len(entries)
+    rows = _re.findall(r"^\| `(\w+)` \| (\d+) \((\d+) / (\d+)(?: / (\d+))?\) \|", text, flags=_re.M)
+    assert len(rows) == len({a for a, _ in kinds}), rows
+    for app, n, read, write, auth in rows:
+        got = (kinds[(app, "read")], kinds[(app, "write")], kinds[(app, "auth")])
+        assert (int(n), int(read), int(write), int(auth or 0)) == (sum(got), *got), app
