@@ -154,3 +154,16 @@ def test_a_well_typed_task_file_still_loads(tmp_path, monkeypatch, capsys):
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     assert (code, err) == (0, "")
     assert "mine.t" in out
+
+
+def test_a_task_error_names_the_line_of_its_field(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tasks.yaml"
+    path.write_text("tasks:\n  - id: mine.ok\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 1\n"
+                    "    oracle:\n      - answer: ok\n"
+                    "  - id: mine.bad\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 7\n"
+                    "    oracle:\n      - answer: ok\n", encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, "task 'mine.bad'", "field 'level'", "(line 13)")
+    path.write_text('{"tasks": [\n  {"id": "mine.bad", "instruction": "x",\n   "apps": ["shop"], "seed": 1}\n]}\n')
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, "task 'mine.bad'", "(line 2)")

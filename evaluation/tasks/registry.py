@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -75,8 +76,8 @@ def load_file(path: str | Path) -> list[Task]:
     by the YAML parser, as a YAML 1.2 subset). Task ids must be unique within the file.
 
     Raises:
-        TaskLoadError: naming the file (and task id and field for a bad task; the line for a
-            syntax error).
+        TaskLoadError: naming the file (and task id, field and, at the end, ``(line N)`` of
+            the field or task for a bad task; the line and column for a syntax error).
     """
     p = Path(path)
     try:
@@ -95,9 +96,36 @@ def load_file(path: str | Path) -> list[Task]:
     items = raw.get("tasks") if isinstance(raw, dict) else raw
     if not isinstance(items, list):
         raise TaskLoadError(f"{p}: a task file holds 'tasks:' followed by a list of tasks")
-    tasks = [parse_task(item, str(p), i) for i, item in enumerate(items)]
+    tasks = []
+    for i, item in enumerate(items):
+        try:
+            tasks.append(parse_task(item, str(p), i))
+        except TaskLoadError as exc:
+            line = _line_of(p, isinstance(raw, dict), i, str(exc))
+            raise TaskLoadError(f"{exc} (line {line})" if line else str(exc)) from None
     _check_unique(tasks, [str(p)] * len(tasks), f"file {p}")
     return tasks
+
+
+_TOP_FIELD = re.compile(r"field '([A-Za-z_]+)")
+
+
+def _line_of(path: Path, wrapped: bool, index: int, message: str) -> int | None:
+    """The 1-based line of the top-level field a task error names (else of the task itself), in
+    the file's node tree; only computed once a task failed, so loading stays one parse."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+        if wrapped:
+            root = next(v for k, v in root.value if k.value == "tasks")
+        node = root.value[index]
+    except Exception:  # noqa: BLE001 - the line is a courtesy; the error itself stands without it
+        return None
+    m = _TOP_FIELD.search(message)
+    if m and isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.value == m.group(1):
+                return k.start_mark.line + 1
+    return node.start_mark.line + 1
 
 
 def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
