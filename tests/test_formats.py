@@ -559,3 +559,21 @@ def test_no_input_crashes_the_readers(tmp_path_factory, values, fmt):
     report = score_files([path], fmt)
     json.dumps(report.model_dump(mode="json"))
     assert not [p for p in report.problems if "cannot be" in p.message]
+
+
+@pytest.mark.parametrize("message", [
+    {"jsonrpc": "2.0", "method": [], "id": []},
+    {"jsonrpc": "2.0", "method": "tools/call", "id": [1]},
+    {"jsonrpc": "2.0", "method": "tools/call", "id": {"n": 1}},
+    {"jsonrpc": "2.0", "method": "tools/call", "id": True},
+    {"jsonrpc": "2.0", "method": {"name": "tools/call"}, "id": 1},
+    {"id": [], "result": {}},
+])
+def test_mcp_log_messages_with_ids_or_methods_of_the_wrong_type_are_named_not_crashed(tmp_path, message):
+    # JSON-RPC ids are strings, numbers or null and methods are strings: anything else is a line
+    # that is not a JSON-RPC message, reported with its line number, never a converter crash
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps(message) + "\n")
+    report = score_files([path], "mcp-log")
+    assert not [p for p in report.problems if "cannot be" in p.message]
+    assert [(p.line, "not a JSON-RPC message" in p.message) for p in report.problems if p.line == 1] == [(1, True)]

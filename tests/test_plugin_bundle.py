@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from mcpgym.evaluation.run_dir import load_run
+
 PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=61"]
@@ -217,6 +219,7 @@ def test_careful_scores_on_the_outside_apps_tasks(plugin_env, tmp_path):
     for t in trajs:
         assert t["app_versions"]["notes"] == "2.5.0-notes"
         assert t["scores"]["success"] is True
-    added = next(t for t in trajs if t["task_id"] == "notes.add_bread")
-    notes = added["final_snapshot"]["state"]["notes"]["notes"]
+    # Lines store states once per run (snapshots/, final states as diffs): load_run expands them.
+    added = next(t for t in load_run(out) if t.task_id == "notes.add_bread")
+    notes = added.final_snapshot["state"]["notes"]["notes"]
     assert [n["text"] for n in notes.values()][-1] == "bread"

@@ -78,7 +78,18 @@ MESSAGE_KEYS: tuple[str, ...] = ("message", "msg", "payload", "data", "rpc", "bo
 
 
 def _is_rpc(v: Any) -> TypeGuard[dict[str, Any]]:
-    return isinstance(v, dict) and ("jsonrpc" in v or "method" in v or ("id" in v and ("result" in v or "error" in v)))
+    """Whether ``v`` is a JSON-RPC 2.0 message: an object with ``jsonrpc``, ``method`` or a
+    response's ``id``, whose ``id`` (if any) is a string, a number or null and whose ``method``
+    (if any) is a string, as the JSON-RPC 2.0 specification requires. Anything else is reported
+    as "not a JSON-RPC message", never half-read."""
+    if not isinstance(v, dict):
+        return False
+    rid = v.get("id")
+    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int, float))):
+        return False
+    if "method" in v and not isinstance(v["method"], str):
+        return False
+    return "jsonrpc" in v or "method" in v or ("id" in v and ("result" in v or "error" in v))
 
 
 @dataclass
