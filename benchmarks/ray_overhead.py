@@ -72,7 +72,9 @@ def ray_overhead(settings: Settings) -> Figure:
     """Figure: Ray run wall / local run wall for the same episodes (see the module docstring)."""
     title = "`--executor ray` (local 2-CPU cluster) vs `--executor local`, same episodes"
     try:
-        import ray  # noqa: F401
+        import ray
+        if getattr(ray, "__file__", None) is None:  # a bare `ray` folder in the working directory
+            raise ImportError("ray is a namespace package here (e.g. Ray's /tmp/ray session folder), not Ray")
     except ImportError:
         return Figure(
             name=NAME,

@@ -62,3 +62,20 @@ def test_the_readme_tool_counts_match_the_catalog():
     for app, n, read, write, auth in rows:
         got = (kinds[(app, "read")], kinds[(app, "write")], kinds[(app, "auth")])
         assert (int(n), int(read), int(write), int(auth or 0)) == (sum(got), *got), app
+
+
+def test_a_ray_session_folder_in_the_working_directory_is_not_ray(tmp_path: Path):
+    """Run from a directory holding a ``ray`` folder (Ray's own ``/tmp/ray``) without Ray
+    installed, the ray_overhead figure is "not available", not a child's traceback."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed here: the figure would really run")
+    (tmp_path / "ray" / "session_latest").mkdir(parents=True)
+    # settings are read only once Ray is found, so None stands in for them
+    probe = "from mcpgym.benchmarks.ray_overhead import ray_overhead; f = ray_overhead(None); print(f.available, f.note)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-800:]
+    assert out.stdout.startswith("False not available: Ray is not installed"), out.stdout
