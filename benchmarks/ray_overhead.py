@@ -13,6 +13,8 @@ second of each, the cluster's start-up seconds, and whether both gave the same s
 
 from __future__ import annotations
 
+import logging
+
 import json
 import subprocess
 import sys
@@ -41,7 +43,7 @@ def _measure(tasks: int, trials: int, reps: int) -> dict[str, Any]:
 
     picked = load_tasks("smoke")[:tasks]
     t0 = time.perf_counter()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     cluster_s = time.perf_counter() - t0
     walls: dict[str, list[float]] = {"local": [], "ray": []}
     episodes = 0

@@ -25,9 +25,10 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Iterator, Literal, Union
+from typing import Annotated, Any, Iterable, Iterator, Literal, NotRequired, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, with_config
+from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.snapshots import SnapshotStore, StoredStates
 
@@ -49,6 +50,27 @@ def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
     """Whether an error means the call broke the tool contract: ``invalid_argument``, or
     ``not_found`` on the field ``name`` (the tool does not exist in the episode)."""
     return error_code in INVALID_CODES or (error_code == "not_found" and error_field == "name")
+
+
+@with_config(ConfigDict(extra="allow"))
+class LedgerRow(TypedDict):
+    """One fault-ledger row as a trajectory stores it: the shape of
+    :class:`mcpgym.tools.invoke.LedgerEntry` (a typed dict, so rows read and write as JSON
+    objects; keys a writer adds beyond these are kept).
+
+    Keys:
+        step: the call-log step the fault hit. tool: the tool. kind: the fault kind.
+        call_index: 0-based call count of that tool when it hit (optional).
+        applied: whether a write really took effect; None for reads (optional).
+        persisting: True when an earlier fault still in force refused the call (optional).
+    """
+
+    step: int
+    tool: str
+    kind: str
+    call_index: NotRequired[int]
+    applied: NotRequired[bool | None]
+    persisting: NotRequired[bool]
 
 
 class ToolCallStep(BaseModel):
@@ -232,7 +254,7 @@ class Trajectory(BaseModel):
     instruction: str | None = None
     steps: list[Step] = Field(default_factory=list)
     final_message: str = ""
-    ledger: list[dict[str, Any]] | None = None
+    ledger: list[LedgerRow] | None = None
     initial_snapshot: dict[str, Any] | None = None
     final_snapshot: dict[str, Any] | None = None
     gold_snapshot: dict[str, Any] | None = None
@@ -293,15 +315,14 @@ class Trajectory(BaseModel):
             last = s.step
         return steps
 
-    @field_validator("ledger")
+    @field_validator("ledger", mode="before")
     @classmethod
-    def _ledger_rows(cls, ledger: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        if ledger is None:
-            return None
-        for i, row in enumerate(ledger):
-            for key in ("step", "tool", "kind"):
-                if key not in row:
-                    raise ValueError(f"ledger row {i} lacks {key!r} (expected step, tool, call_index, kind, applied)")
+    def _ledger_rows(cls, ledger: Any) -> Any:
+        if isinstance(ledger, list):
+            for i, row in enumerate(ledger):
+                for key in ("step", "tool", "kind"):
+                    if isinstance(row, dict) and key not in row:
+                        raise ValueError(f"ledger row {i} lacks {key!r} (expected step, tool, call_index, kind, applied)")
         return ledger
 
 

@@ -136,8 +136,9 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None
+        fault: str | None
         if row is not None:
-            fault, inferred, applied = row.get("kind"), False, row.get("applied")
+            fault, inferred, applied = row["kind"], False, row.get("applied")
         else:
             fault, inferred = s.fault, s.fault_inferred
             if fault is None and no_ledger and is_error and code in INFERRED_FAULTS:

@@ -115,6 +115,8 @@ def _line_of(path: Path, wrapped: bool, index: int, message: str) -> int | None:
     the file's node tree; only computed once a task failed, so loading stays one parse."""
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+        if root is None:
+            return None
         if wrapped:
             root = next(v for k, v in root.value if k.value == "tasks")
         node = root.value[index]
