@@ -42,15 +42,19 @@ def main() -> int:
     """Build the view, run mypy, map the paths back; return mypy's exit status."""
     with tempfile.TemporaryDirectory(prefix="mcpgym-typecheck-") as tmp:
         prefixes = build_view(Path(tmp))
-        out = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "mcpgym"],
-                             cwd=tmp, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "mcpgym"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
         longest_first = sorted(prefixes, key=len, reverse=True)
 
         def repo_path(match: re.Match[str]) -> str:
             path = match.group(0)
             for prefix in longest_first:
                 if path == prefix or path.startswith(prefix + "/"):
-                    return str((prefixes[prefix] / path[len(prefix) + 1:]).relative_to(ROOT))
+                    return str((prefixes[prefix] / path[len(prefix) + 1 :]).relative_to(ROOT))
             return path
 
         for stream, text in ((sys.stdout, out.stdout), (sys.stderr, out.stderr)):

@@ -32,7 +32,7 @@ in its ``tiny`` mode and checks the shape of the JSON only.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mcpgym.benchmarks.harness import Figure, Settings
 
@@ -64,9 +64,19 @@ def figure_functions() -> dict[str, FigureFn]:
     }
 
 
-FIGURES: tuple[str, ...] = ("stdio_round_trip", "http_round_trip", "inproc_call_path", "world_creation",
-                            "episode_memory", "http_concurrency", "scoring_throughput", "e2e_smoke_run",
-                            "ray_overhead", "trajectory_bytes", "full_run_bytes")
+FIGURES: tuple[str, ...] = (
+    "stdio_round_trip",
+    "http_round_trip",
+    "inproc_call_path",
+    "world_creation",
+    "episode_memory",
+    "http_concurrency",
+    "scoring_throughput",
+    "e2e_smoke_run",
+    "ray_overhead",
+    "trajectory_bytes",
+    "full_run_bytes",
+)
 """Every figure's name, in table order."""
 
 __all__ = ["FIGURES", "Figure", "Settings", "figure_functions"]

@@ -27,10 +27,21 @@ def _preload() -> None:
     """Import what the figures import, and load the app registry, in this thread."""
     import importlib
 
-    for mod in ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.server.mcpserver", "httpx2",
-                "mcpgym.benchmarks.noop_server", "mcpgym.evaluation.server_process", "mcpgym.evaluation.catalog",
-                "mcpgym.evaluation.scorer",
-                "mcpgym.evaluation.trajectory", "mcpgym.server.episode", "mcpgym.tools.mcp_bridge", "mcpgym.tools.invoke"):
+    for mod in (
+        "mcp",
+        "mcp.client.stdio",
+        "mcp.client.streamable_http",
+        "mcp.server.mcpserver",
+        "httpx2",
+        "mcpgym.benchmarks.noop_server",
+        "mcpgym.evaluation.server_process",
+        "mcpgym.evaluation.catalog",
+        "mcpgym.evaluation.scorer",
+        "mcpgym.evaluation.trajectory",
+        "mcpgym.server.episode",
+        "mcpgym.tools.mcp_bridge",
+        "mcpgym.tools.invoke",
+    ):
         importlib.import_module(mod)
     from mcpgym.kernel.app import load_apps
 
@@ -64,10 +75,18 @@ def run(settings: Settings, only: list[str] | None = None, progress: Any = None)
         try:
             fig = fns[name](settings)
         except Exception as exc:  # noqa: BLE001 - one broken figure must not hide the others
-            errors.append({"figure": name, "error": f"{type(exc).__name__}: {exc}",
-                           "traceback": traceback.format_exc(limit=8)})
-            fig = Figure(name=name, title=name, value=None, unit="", target=None, available=False,
-                         note=f"error: {type(exc).__name__}: {exc}"[:300])
+            errors.append(
+                {"figure": name, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)}
+            )
+            fig = Figure(
+                name=name,
+                title=name,
+                value=None,
+                unit="",
+                target=None,
+                available=False,
+                note=f"error: {type(exc).__name__}: {exc}"[:300],
+            )
         fig.details["seconds"] = round(time.perf_counter() - f0, 2)
         return fig
 
@@ -105,12 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcpgym.benchmarks", description=__doc__.split("\n\n")[0])
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="shorter run (under ~2 minutes on 2 cores)")
-    size.add_argument("--tiny", action="store_true", help="every code path with tiny counts (tests; numbers mean nothing)")
+    size.add_argument(
+        "--tiny", action="store_true", help="every code path with tiny counts (tests; numbers mean nothing)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed or a figure failed")
     parser.add_argument("--json", metavar="OUT", type=Path, help="also write the results as JSON to OUT")
     parser.add_argument("--markdown", metavar="OUT", type=Path, help="also write the table as Markdown to OUT")
-    parser.add_argument("--only", metavar="NAME", action="append", choices=FIGURES,
-                        help="measure only this figure (repeatable)")
+    parser.add_argument(
+        "--only", metavar="NAME", action="append", choices=FIGURES, help="measure only this figure (repeatable)"
+    )
     args = parser.parse_args(argv)
     mode: Mode = "quick" if args.quick else "tiny" if args.tiny else "full"
     settings = Settings.for_mode(mode)
@@ -121,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     doc = run(settings, args.only, progress=lambda msg: console.print(f"[dim]{msg}[/]"))
     figures = _figures(doc)
     m = doc["machine"]
-    title = (f"mcpgym benchmarks ({mode}, {doc['seconds']:.0f} s): {m['nproc']} cores, {m['cpu']}, "
-             f"Python {m['python']}, load {m['load_average']}")
+    title = (
+        f"mcpgym benchmarks ({mode}, {doc['seconds']:.0f} s): {m['nproc']} cores, {m['cpu']}, "
+        f"Python {m['python']}, load {m['load_average']}"
+    )
     out = Console()
     if not out.is_terminal:
         out = Console(width=200)

@@ -35,8 +35,9 @@ async def _skip_validation(name: str, result: Any) -> None:
     """Stands in for ``ClientSession.validate_tool_result`` (as the evaluation runner does)."""
 
 
-async def _session_calls(url: str, http: Any, plan: list[tuple[str, dict[str, Any]]], latencies: list[float],
-                         errors: list[str]) -> None:
+async def _session_calls(
+    url: str, http: Any, plan: list[tuple[str, dict[str, Any]]], latencies: list[float], errors: list[str]
+) -> None:
     """One MCP session on ``url``: the calls of ``plan`` in order, each timed; failures counted."""
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -64,9 +65,10 @@ def _http_client(sessions: int) -> Any:
     """One HTTP client for every session of a run, with room for all their connections."""
     import httpx2
 
-    return httpx2.AsyncClient(timeout=httpx2.Timeout(60.0, read=300.0),
-                              limits=httpx2.Limits(max_connections=4 * sessions + 10,
-                                                   max_keepalive_connections=2 * sessions + 10))
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(60.0, read=300.0),
+        limits=httpx2.Limits(max_connections=4 * sessions + 10, max_keepalive_connections=2 * sessions + 10),
+    )
 
 
 async def _crowd(urls: list[str], plan: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -130,13 +132,15 @@ def http_concurrency(settings: Settings) -> Figure:
     item = workload_item()
     n, calls = settings.concurrent_episodes, settings.calls_per_episode
     reps = {"full": 3, "quick": 1}.get(settings.mode, 1)
-    plan = [(tool, _cycle_args(tool, item)) for tool in
-            (CONCURRENT_CYCLE[i % len(CONCURRENT_CYCLE)] for i in range(calls))]
+    plan = [
+        (tool, _cycle_args(tool, item)) for tool in (CONCURRENT_CYCLE[i % len(CONCURRENT_CYCLE)] for i in range(calls))
+    ]
     # --quick halves the baseline's calls per session: its p50 is set by how many sessions
     # queue at once, which stays n; the full run matches the calls too.
     noop_calls = calls if settings.mode == "full" else max(1, calls // 2)
     noop_plan: list[tuple[str, dict[str, Any]]] = [("noop", {})] * noop_calls
     with ours_http(max_episodes=max(1000, 2 * n)) as handle, noop_http() as noop_url:
+
         async def main() -> list[dict[str, Any]]:
             runs = []
             for _ in range(reps):
@@ -153,10 +157,15 @@ def http_concurrency(settings: Settings) -> Figure:
     ours = [_summary(r["crowd"]) for r in runs]
     base = [_summary(r["noop"]) for r in runs]
     alone = [_summary(r["alone"]) for r in runs]
-    ratios = [o["p50"] / b["p50"] for o, b in zip(ours, base) if o["p50"] and b["p50"]]
+    ratios = [o["p50"] / b["p50"] for o, b in zip(ours, base, strict=False) if o["p50"] and b["p50"]]
     return Figure(
-        name="http_concurrency", title=f"{n} concurrent HTTP episodes x {calls} calls", value=float(len(errors)),
-        unit="errors", target=0.0, op="<=", baseline=f"{n} MCPServer no-op sessions x {noop_calls} calls (p50)",
+        name="http_concurrency",
+        title=f"{n} concurrent HTTP episodes x {calls} calls",
+        value=float(len(errors)),
+        unit="errors",
+        target=0.0,
+        op="<=",
+        baseline=f"{n} MCPServer no-op sessions x {noop_calls} calls (p50)",
         ratio=round(median(ratios), 3) if ratios else None,
         details={
             "p50_ms": _ms([o["p50"] for o in ours]),

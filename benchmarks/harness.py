@@ -14,8 +14,9 @@ import os
 import platform
 import statistics
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 Mode = Literal["full", "quick", "tiny"]
 
@@ -52,7 +53,7 @@ class Settings:
     e2e_trials: int = 2
 
     @classmethod
-    def for_mode(cls, mode: Mode) -> "Settings":
+    def for_mode(cls, mode: Mode) -> Settings:
         """The settings of ``full``, ``quick`` or ``tiny``.
 
         Raises:
@@ -61,13 +62,33 @@ class Settings:
         if mode == "full":
             return cls()
         if mode == "quick":
-            return cls(mode="quick", reps=5, round_trips=40, inproc_calls=1000, worlds=6, episodes=500,
-                       concurrent_episodes=100, calls_per_episode=20, trajectories=60, steps_per_trajectory=30,
-                       e2e_trials=1)
+            return cls(
+                mode="quick",
+                reps=5,
+                round_trips=40,
+                inproc_calls=1000,
+                worlds=6,
+                episodes=500,
+                concurrent_episodes=100,
+                calls_per_episode=20,
+                trajectories=60,
+                steps_per_trajectory=30,
+                e2e_trials=1,
+            )
         if mode == "tiny":
-            return cls(mode="tiny", reps=2, round_trips=6, inproc_calls=20, worlds=2, episodes=4,
-                       concurrent_episodes=3, calls_per_episode=4, trajectories=4, steps_per_trajectory=12,
-                       e2e_trials=1)
+            return cls(
+                mode="tiny",
+                reps=2,
+                round_trips=6,
+                inproc_calls=20,
+                worlds=2,
+                episodes=4,
+                concurrent_episodes=3,
+                calls_per_episode=4,
+                trajectories=4,
+                steps_per_trajectory=12,
+                e2e_trials=1,
+            )
         raise ValueError(f"unknown benchmark mode {mode!r}: full, quick or tiny")
 
 
@@ -153,7 +174,7 @@ class gc_paused:
     on the other side's timings; both sides of a ratio run inside the same block.
     """
 
-    def __enter__(self) -> "gc_paused":
+    def __enter__(self) -> gc_paused:
         self._was = gc.isenabled()
         gc.collect()
         gc.disable()
@@ -250,5 +271,15 @@ def machine() -> dict[str, Any]:
     }
 
 
-__all__ = ["Figure", "Mode", "Settings", "cpu_split", "gc_paused", "machine", "median", "percentile", "pinned",
-           "rss_bytes"]
+__all__ = [
+    "Figure",
+    "Mode",
+    "Settings",
+    "cpu_split",
+    "gc_paused",
+    "machine",
+    "median",
+    "percentile",
+    "pinned",
+    "rss_bytes",
+]

@@ -15,8 +15,16 @@ import time
 from typing import Any
 
 from mcpgym.benchmarks.harness import Figure, Settings, gc_paused, median
-from mcpgym.benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, settle,
-                                 workload_item, write_arguments)
+from mcpgym.benchmarks.workload import (
+    APPS,
+    PROFILE,
+    WORLD_SEED,
+    WRITE_TOOL,
+    fault_seed_for_workload,
+    settle,
+    workload_item,
+    write_arguments,
+)
 
 INPROC_TARGET = 3.0
 WORLD_TARGET_MS = 50.0
@@ -76,9 +84,14 @@ def invoker_call_path(settings: Settings) -> Figure:
         faulted += f
     value = median(ratios)
     return Figure(
-        name="inproc_call_path", title=f"in-process ToolInvoker.call, {WRITE_TOOL} (faults {PROFILE})",
-        value=round(value, 3), unit="x direct", target=INPROC_TARGET, op="<=",
-        baseline="the sandbox method called directly", ratio=round(value, 3),
+        name="inproc_call_path",
+        title=f"in-process ToolInvoker.call, {WRITE_TOOL} (faults {PROFILE})",
+        value=round(value, 3),
+        unit="x direct",
+        target=INPROC_TARGET,
+        op="<=",
+        baseline="the sandbox method called directly",
+        ratio=round(value, 3),
         details={
             "invoker_median_us": round(median(inv_med) * 1e6, 2),
             "direct_median_us": round(median(direct_med) * 1e6, 2),
@@ -127,11 +140,16 @@ def world_creation(settings: Settings) -> Figure:
         per_rep_system.append(median(t_system))
         per_rep_wall.append(median(t_wall))
     value_ms = median(per_rep_all) * 1e3
-    ratio_restore = median(a / b for a, b in zip(per_rep_all, per_rep_restore))
-    ratio_system = median(a / b for a, b in zip(per_rep_all, per_rep_system))
+    ratio_restore = median(a / b for a, b in zip(per_rep_all, per_rep_restore, strict=False))
+    ratio_system = median(a / b for a, b in zip(per_rep_all, per_rep_system, strict=False))
     return Figure(
-        name="world_creation", title="world creation, all apps, one seed (CPU time)", value=round(value_ms, 2),
-        unit="ms", target=WORLD_TARGET_MS, op="<=", baseline="World.restore of the same snapshot (model_validate)",
+        name="world_creation",
+        title="world creation, all apps, one seed (CPU time)",
+        value=round(value_ms, 2),
+        unit="ms",
+        target=WORLD_TARGET_MS,
+        op="<=",
+        baseline="World.restore of the same snapshot (model_validate)",
         ratio=round(ratio_restore, 2),
         details={
             "restore_ms": round(median(per_rep_restore) * 1e3, 3),
@@ -179,8 +197,13 @@ def _memory_child(n: int, traced: int) -> dict[str, Any]:
     more under ``tracemalloc``; return the measurements."""
     from mcpgym.benchmarks.transport import ROOT
 
-    proc = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(n), str(traced)], cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-c", MEMORY_CHILD, str(n), str(traced)],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"memory probe failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -204,8 +227,13 @@ def episode_memory(settings: Settings) -> Figure:
     value = median(per_ep) / 2**20
     json_bytes = runs[0]["json_bytes"]
     return Figure(
-        name="episode_memory", title=f"memory per live episode, all apps ({n} held, RSS)", value=round(value, 3),
-        unit="MiB", target=MEMORY_TARGET_MIB, op="<=", baseline="the world snapshot as canonical JSON",
+        name="episode_memory",
+        title=f"memory per live episode, all apps ({n} held, RSS)",
+        value=round(value, 3),
+        unit="MiB",
+        target=MEMORY_TARGET_MIB,
+        op="<=",
+        baseline="the world snapshot as canonical JSON",
         ratio=round(median(per_ep) / json_bytes, 2),
         details={
             "per_rep_mib": [round(x / 2**20, 3) for x in per_ep],

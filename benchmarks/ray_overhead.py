@@ -13,9 +13,8 @@ second of each, the cluster's start-up seconds, and whether both gave the same s
 
 from __future__ import annotations
 
-import logging
-
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -75,6 +74,7 @@ def ray_overhead(settings: Settings) -> Figure:
     title = "`--executor ray` (local 2-CPU cluster) vs `--executor local`, same episodes"
     try:
         import ray
+
         if getattr(ray, "__file__", None) is None:  # a bare `ray` folder in the working directory
             raise ImportError("ray is a namespace package here (e.g. Ray's /tmp/ray session folder), not Ray")
     except ImportError:

@@ -55,30 +55,42 @@ def _detail_text(fig: Figure) -> str:
     if name == "inproc_call_path":
         return f"invoker {d['invoker_median_us']:.1f} us, direct {d['direct_median_us']:.1f} us"
     if name == "world_creation":
-        return (f"restore {d['restore_ms']:.2f} ms, system-only {d['system_only_ms']:.2f} ms "
-                f"({d['ratio_vs_system_only']:.0f}x); wall {d['wall_ms']:.1f} ms")
+        return (
+            f"restore {d['restore_ms']:.2f} ms, system-only {d['system_only_ms']:.2f} ms "
+            f"({d['ratio_vs_system_only']:.0f}x); wall {d['wall_ms']:.1f} ms"
+        )
     if name == "episode_memory":
         return f"tracemalloc {d['tracemalloc_mib']:.2f} MiB; snapshot JSON {d['snapshot_json_kib']:.0f} KiB"
     if name == "http_concurrency":
-        return (f"p50 {_num(d['p50_ms'], 'ms')}, p99 {_num(d['p99_ms'], 'ms')}, {_num(d['calls_per_second'])} "
-                f"calls/s; no-op p50 {_num(d['noop_p50_ms'], 'ms')}, p99 {_num(d['noop_p99_ms'], 'ms')}, "
-                f"{_num(d['noop_calls_per_second'])} calls/s; one episode alone p50 {_num(d['alone_p50_ms'], 'ms')}")
+        return (
+            f"p50 {_num(d['p50_ms'], 'ms')}, p99 {_num(d['p99_ms'], 'ms')}, {_num(d['calls_per_second'])} "
+            f"calls/s; no-op p50 {_num(d['noop_p50_ms'], 'ms')}, p99 {_num(d['noop_p99_ms'], 'ms')}, "
+            f"{_num(d['noop_calls_per_second'])} calls/s; one episode alone p50 {_num(d['alone_p50_ms'], 'ms')}"
+        )
     if name == "scoring_throughput":
         per = ", ".join(f"{k} {v:,}/s" for k, v in d["steps_per_s_by_profile"].items())
         return f"{d['steps']} steps in {d['trajectories']} trajectories ({per})"
     if name == "e2e_smoke_run":
-        return (f"{d['episodes']} episodes; outside agents' turns {d['outside_agents_share'] * 100:.0f}% "
-                f"(agents {d['agent_turns_s']:.2f} s)")
+        return (
+            f"{d['episodes']} episodes; outside agents' turns {d['outside_agents_share'] * 100:.0f}% "
+            f"(agents {d['agent_turns_s']:.2f} s)"
+        )
     if name == "ray_overhead":
-        return (f"{d['episodes_per_run']} episodes: ray {d['ray_episodes_per_s']:g}/s, local "
-                f"{d['local_episodes_per_s']:g}/s; cluster start {d['cluster_start_s']:g} s (apart); "
-                f"same scores: {'yes' if d['same_scores'] else 'NO'}")
+        return (
+            f"{d['episodes_per_run']} episodes: ray {d['ray_episodes_per_s']:g}/s, local "
+            f"{d['local_episodes_per_s']:g}/s; cluster start {d['cluster_start_s']:g} s (apart); "
+            f"same scores: {'yes' if d['same_scores'] else 'NO'}"
+        )
     if name == "trajectory_bytes":
-        return (f"self-contained {d['median_inline_kb']:.1f} KB; {d['episodes']} episodes of {d['tasks']} tasks; "
-                f"{d['snapshot_files']} snapshot files of {d['mean_snapshot_file_kb']:.0f} KB")
+        return (
+            f"self-contained {d['median_inline_kb']:.1f} KB; {d['episodes']} episodes of {d['tasks']} tasks; "
+            f"{d['snapshot_files']} snapshot files of {d['mean_snapshot_file_kb']:.0f} KB"
+        )
     if name == "full_run_bytes":
-        return (f"{d['episodes']:,} episodes x {d['mean_line_kb']:.1f} KB + snapshots of {d['tasks']:,} tasks; "
-                f"self-contained {d['self_contained_mb']:,.0f} MB")
+        return (
+            f"{d['episodes']:,} episodes x {d['mean_line_kb']:.1f} KB + snapshots of {d['tasks']:,} tasks; "
+            f"self-contained {d['self_contained_mb']:,.0f} MB"
+        )
     return ""
 
 
@@ -98,18 +110,34 @@ def rich_table(figures: list[Figure], title: str) -> Any:
     colour = {"ok": "green", "MISSED": "bold red", "n/a": "yellow", "info": "cyan"}
     for fig in figures:
         status = status_text(fig)
-        table.add_row(fig.title, _num(fig.value, fig.unit), target_text(fig), ratio_text(fig), fig.baseline,
-                      f"[{colour[status]}]{status}[/]", detail_text(fig))
+        table.add_row(
+            fig.title,
+            _num(fig.value, fig.unit),
+            target_text(fig),
+            ratio_text(fig),
+            fig.baseline,
+            f"[{colour[status]}]{status}[/]",
+            detail_text(fig),
+        )
     return table
 
 
 def markdown_table(figures: list[Figure]) -> str:
     """The figures as a Markdown table (for docs/performance.md)."""
-    rows = ["| figure | value | target | ratio | baseline | status | detail |",
-            "| --- | ---: | ---: | ---: | --- | --- | --- |"]
+    rows = [
+        "| figure | value | target | ratio | baseline | status | detail |",
+        "| --- | ---: | ---: | ---: | --- | --- | --- |",
+    ]
     for fig in figures:
-        cells = [fig.title, _num(fig.value, fig.unit), target_text(fig), ratio_text(fig), fig.baseline,
-                 status_text(fig), detail_text(fig)]
+        cells = [
+            fig.title,
+            _num(fig.value, fig.unit),
+            target_text(fig),
+            ratio_text(fig),
+            fig.baseline,
+            status_text(fig),
+            detail_text(fig),
+        ]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows)
 

@@ -92,11 +92,20 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
             if name == "system_authorize_payment" and not outcome.is_error:
                 auth_id = outcome.payload["authorization"]["auth_id"]
             last = (name, args)
-        out.append(Trajectory(
-            episode_id=f"bench-{t:04d}", agent="bench", trial=0, world_seed=t % 8, fault_seed=t, fault_profile=profile,
-            apps=["system", "shop"], steps=steps_from_call_log(inv.calls),
-            final_message=rnd.choice(FINAL_MESSAGES), ledger=[e.model_dump(mode="json") for e in inv.ledger],
-        ))
+        out.append(
+            Trajectory(
+                episode_id=f"bench-{t:04d}",
+                agent="bench",
+                trial=0,
+                world_seed=t % 8,
+                fault_seed=t,
+                fault_profile=profile,
+                apps=["system", "shop"],
+                steps=steps_from_call_log(inv.calls),
+                final_message=rnd.choice(FINAL_MESSAGES),
+                ledger=[e.model_dump(mode="json") for e in inv.ledger],
+            )
+        )
     return out
 
 
@@ -119,7 +128,7 @@ def scoring_throughput(settings: Settings) -> Figure:
         t_score = t_parse = 0.0
         t_profile = dict.fromkeys(PROFILES, 0.0)
         with gc_paused():
-            for traj, line in zip(trajs, lines):
+            for traj, line in zip(trajs, lines, strict=False):
                 c0 = time.process_time()
                 sc = score_episode(traj, catalog)
                 c1 = time.process_time()
@@ -137,8 +146,13 @@ def scoring_throughput(settings: Settings) -> Figure:
                 by_profile[p].append(steps_of[p] / t_profile[p])
     value = median(rates)
     return Figure(
-        name="scoring_throughput", title="behaviour scoring, score_episode (CPU time)", value=round(value),
-        unit="steps/s", target=SCORING_TARGET, op=">=", baseline="Trajectory.model_validate_json of the same lines",
+        name="scoring_throughput",
+        title="behaviour scoring, score_episode (CPU time)",
+        value=round(value),
+        unit="steps/s",
+        target=SCORING_TARGET,
+        op=">=",
+        baseline="Trajectory.model_validate_json of the same lines",
         ratio=round(median(ratios), 2),
         details={
             "trajectories": len(trajs),

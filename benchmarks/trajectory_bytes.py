@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import statistics
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def _measure(mode: str, tasks_n: int) -> dict[str, Any]:
         compact, inline = [], []
         for task in tasks:
             for name in AGENTS:
-                traj = anyio.run(lambda: run_in_process(make_agent(name), task, trial=0))
+                traj = anyio.run(partial(run_in_process, make_agent(name), task, trial=0))
                 inline.append(len((traj.model_dump_json() + "\n").encode("utf-8")))
                 line = traj.compacted(store)
                 append_trajectory(root / "trajectories.jsonl", line)

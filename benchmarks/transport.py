@@ -21,14 +21,24 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import anyio
 
 from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, pinned
-from mcpgym.benchmarks.workload import (APPS, PROFILE, WORLD_SEED, WRITE_TOOL, fault_seed_for_workload, mcp_call,
-                                 settle_async, workload_item, write_arguments)
+from mcpgym.benchmarks.workload import (
+    APPS,
+    PROFILE,
+    WORLD_SEED,
+    WRITE_TOOL,
+    fault_seed_for_workload,
+    mcp_call,
+    settle_async,
+    workload_item,
+    write_arguments,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_MODE = "legacy"
@@ -43,8 +53,21 @@ def ours_stdio(fault_seed: int) -> Any:
 
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", "--seed", str(WORLD_SEED),
-              "--apps", ",".join(APPS), "--faults", PROFILE, "--fault-seed", str(fault_seed)],
+        args=[
+            "-m",
+            "mcpgym.evaluation.cli",
+            "serve",
+            "--transport",
+            "stdio",
+            "--seed",
+            str(WORLD_SEED),
+            "--apps",
+            ",".join(APPS),
+            "--faults",
+            PROFILE,
+            "--fault-seed",
+            str(fault_seed),
+        ],
         cwd=str(ROOT),
     )
 
@@ -53,7 +76,9 @@ def noop_stdio() -> Any:
     """``StdioServerParameters`` spawning the no-op baseline server over stdio."""
     from mcp.client.stdio import StdioServerParameters
 
-    return StdioServerParameters(command=sys.executable, args=["-m", "mcpgym.benchmarks.noop_server", "stdio"], cwd=str(ROOT))
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "mcpgym.benchmarks.noop_server", "stdio"], cwd=str(ROOT)
+    )
 
 
 _SHARED: dict[str, Any] = {}
@@ -115,8 +140,14 @@ def _noop_http_process(startup_timeout: float = 60.0) -> Iterator[Any]:
     """Start the no-op HTTP child; yield a function that waits for its URL."""
     from mcpgym.benchmarks.noop_server import READY_PREFIX
 
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgym.benchmarks.noop_server", "http"], cwd=str(ROOT),
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgym.benchmarks.noop_server", "http"],
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
 
     def wait() -> str:
         assert proc.stdout is not None
@@ -128,7 +159,7 @@ def _noop_http_process(startup_timeout: float = 60.0) -> Iterator[Any]:
                 break
         if not line.startswith(READY_PREFIX):
             raise RuntimeError(f"the no-op baseline server did not start (exit code {proc.poll()})")
-        return json.loads(line[len(READY_PREFIX):])["url"] + "/mcp"
+        return json.loads(line[len(READY_PREFIX) :])["url"] + "/mcp"
 
     try:
         yield wait
@@ -174,14 +205,16 @@ def _ours_http_process(max_episodes: int) -> Iterator[Any]:
 
 
 @contextlib.asynccontextmanager
-async def episode_url(handle: Any, *, faults: str = PROFILE, fault_seed: int = 0,
-                      apps: tuple[str, ...] = APPS) -> AsyncIterator[str]:
+async def episode_url(
+    handle: Any, *, faults: str = PROFILE, fault_seed: int = 0, apps: tuple[str, ...] = APPS
+) -> AsyncIterator[str]:
     """Create an episode on ``handle``'s control API; yield its ``mcp_url``; delete it after."""
     from mcpgym.evaluation.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
-        created = await control.create_episode({"seed": WORLD_SEED, "apps": list(apps), "faults": faults,
-                                                "fault_seed": fault_seed})
+        created = await control.create_episode(
+            {"seed": WORLD_SEED, "apps": list(apps), "faults": faults, "fault_seed": fault_seed}
+        )
         try:
             yield created["mcp_url"]
         finally:
@@ -250,7 +283,7 @@ async def _measure(ours: Any, noop: Any, settings: Settings, item: str) -> dict[
     ratios, of_medians, ours_med, noop_med, faulted = [], [], [], [], 0
     for _ in range(settings.reps):
         a, b, f = await _interleaved(ours, noop, item, settings.round_trips)
-        ratios.append(median(x / y for x, y in zip(a, b)))
+        ratios.append(median(x / y for x, y in zip(a, b, strict=False)))
         of_medians.append(median(a) / median(b))
         ours_med.append(median(a))
         noop_med.append(median(b))
@@ -258,12 +291,19 @@ async def _measure(ours: Any, noop: Any, settings: Settings, item: str) -> dict[
     return {"ratios": ratios, "of_medians": of_medians, "ours": ours_med, "noop": noop_med, "faulted": faulted}
 
 
-def _round_trip_figure(name: str, title: str, baseline: str, m: dict[str, Any], settings: Settings,
-                       extra: dict[str, Any]) -> Figure:
+def _round_trip_figure(
+    name: str, title: str, baseline: str, m: dict[str, Any], settings: Settings, extra: dict[str, Any]
+) -> Figure:
     value = median(m["ratios"])
     return Figure(
-        name=name, title=title, value=round(value, 3), unit="x no-op", target=ROUND_TRIP_TARGET, op="<=",
-        baseline=baseline, ratio=round(value, 3),
+        name=name,
+        title=title,
+        value=round(value, 3),
+        unit="x no-op",
+        target=ROUND_TRIP_TARGET,
+        op="<=",
+        baseline=baseline,
+        ratio=round(value, 3),
         details={
             "ours_median_ms": round(median(m["ours"]) * 1e3, 3),
             "noop_median_ms": round(median(m["noop"]) * 1e3, 3),
@@ -293,8 +333,14 @@ def stdio_round_trip(settings: Settings) -> Figure:
                 return await _measure(ours, noop, settings, item)
 
     m = anyio.run(main)
-    return _round_trip_figure("stdio_round_trip", f"stdio round trip, {WRITE_TOOL} (faults {PROFILE})",
-                              "MCPServer no-op tool over stdio", m, settings, {"fault_seed": fault_seed})
+    return _round_trip_figure(
+        "stdio_round_trip",
+        f"stdio round trip, {WRITE_TOOL} (faults {PROFILE})",
+        "MCPServer no-op tool over stdio",
+        m,
+        settings,
+        {"fault_seed": fault_seed},
+    )
 
 
 def http_round_trip(settings: Settings) -> Figure:
@@ -304,18 +350,32 @@ def http_round_trip(settings: Settings) -> Figure:
     item = workload_item()
 
     with ours_http() as handle, noop_http() as noop_url:
+
         async def main() -> dict[str, Any]:
-            async with episode_url(handle, fault_seed=fault_seed) as url:
-                async with two_clients(url, noop_url) as (ours, noop):
-                    return await _measure(ours, noop, settings, item)
+            async with episode_url(handle, fault_seed=fault_seed) as url, two_clients(url, noop_url) as (ours, noop):
+                return await _measure(ours, noop, settings, item)
 
         split = cpu_split()
         with pinned(split[1] if split else None):
             m = anyio.run(main)
-    return _round_trip_figure("http_round_trip", f"HTTP round trip, {WRITE_TOOL} (faults {PROFILE})",
-                              "MCPServer no-op tool over streamable HTTP", m, settings, {"fault_seed": fault_seed})
+    return _round_trip_figure(
+        "http_round_trip",
+        f"HTTP round trip, {WRITE_TOOL} (faults {PROFILE})",
+        "MCPServer no-op tool over streamable HTTP",
+        m,
+        settings,
+        {"fault_seed": fault_seed},
+    )
 
 
-__all__ = ["episode_url", "http_round_trip", "noop_http", "noop_stdio", "ours_http", "ours_stdio", "shared_servers",
-           "two_clients",
-           "stdio_round_trip"]
+__all__ = [
+    "episode_url",
+    "http_round_trip",
+    "noop_http",
+    "noop_stdio",
+    "ours_http",
+    "ours_stdio",
+    "shared_servers",
+    "two_clients",
+    "stdio_round_trip",
+]

@@ -15,7 +15,8 @@ asynchronous one (an MCP client); both take ``call(name, arguments) -> (is_error
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 WORLD_SEED = 0
 APPS = ("system", "shop")
@@ -138,6 +139,15 @@ def mcp_call(client: Any) -> AsyncCallFn:
 
 
 __all__ = [
-    "APPS", "PROFILE", "WORLD_SEED", "WRITE_TOOL", "UNDO_TOOL", "fault_seed_for_workload", "mcp_call", "settle",
-    "settle_async", "workload_item", "write_arguments",
+    "APPS",
+    "PROFILE",
+    "WORLD_SEED",
+    "WRITE_TOOL",
+    "UNDO_TOOL",
+    "fault_seed_for_workload",
+    "mcp_call",
+    "settle",
+    "settle_async",
+    "workload_item",
+    "write_arguments",
 ]

@@ -161,7 +161,8 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
         invalid_calls=total("invalid_calls"),
         error_calls=total("error_calls"),
         tokens=TokenTotals(input=sum(t.input for t in with_tokens), output=sum(t.output for t in with_tokens))
-        if with_tokens else None,
+        if with_tokens
+        else None,
         user_questions=total("user_questions"),
         clarification_skip_steps=sum(len(e.clarification_skips) for e in episodes),
         unconfirmed_write_steps=sum(len(e.unconfirmed_writes) for e in episodes),
@@ -169,8 +170,9 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     )
 
 
-def as_scores(item: EpisodeScores | Trajectory | dict[str, Any], catalog: Catalog | None = None,
-              k: int = DEFAULT_K) -> EpisodeScores:
+def as_scores(
+    item: EpisodeScores | Trajectory | dict[str, Any], catalog: Catalog | None = None, k: int = DEFAULT_K
+) -> EpisodeScores:
     """Return the :class:`EpisodeScores` of ``item``.
 
     Args:

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,24 +44,77 @@ if TYPE_CHECKING:
     from mcpgym.kernel.app import App
 
 READ_VERBS: frozenset[str] = frozenset(
-    "get list search check find view read show query lookup fetch count"
-    # documented extras: common synonyms
-    " retrieve browse describe inspect".split()
+    [
+        "get",
+        "list",
+        "search",
+        "check",
+        "find",
+        "view",
+        "read",
+        "show",
+        "query",
+        "lookup",
+        "fetch",
+        "count",
+        "retrieve",
+        "browse",
+        "describe",
+        "inspect",
+    ]
 )
 WRITE_VERBS: frozenset[str] = frozenset(
-    "send create delete add update book buy place cancel mark block unblock remove set post reply"
-    " transfer checkout pay star like invite"
-    # documented extras: common synonyms
-    " edit modify move rename share submit write upload archive forward revoke change".split()
+    [
+        "send",
+        "create",
+        "delete",
+        "add",
+        "update",
+        "book",
+        "buy",
+        "place",
+        "cancel",
+        "mark",
+        "block",
+        "unblock",
+        "remove",
+        "set",
+        "post",
+        "reply",
+        "transfer",
+        "checkout",
+        "pay",
+        "star",
+        "like",
+        "invite",
+        "edit",
+        "modify",
+        "move",
+        "rename",
+        "share",
+        "submit",
+        "write",
+        "upload",
+        "archive",
+        "forward",
+        "revoke",
+        "change",
+    ]
 )
-AUTH_VERBS: frozenset[str] = frozenset("request authorize authorise authenticate login logon signin".split())
+AUTH_VERBS: frozenset[str] = frozenset(
+    ["request", "authorize", "authorise", "authenticate", "login", "logon", "signin"]
+)
 AUTH_PHRASES: tuple[str, ...] = ("ask_for_privilege", "ask_for_permission", "log_in", "sign_in")
-PREPOSITIONS: frozenset[str] = frozenset("from by for to of in on with at into via".split())
-FILLER: frozenset[str] = frozenset("id ids info information details detail list all my the a an".split())
+PREPOSITIONS: frozenset[str] = frozenset(["from", "by", "for", "to", "of", "in", "on", "with", "at", "into", "via"])
+FILLER: frozenset[str] = frozenset(
+    ["id", "ids", "info", "information", "details", "detail", "list", "all", "my", "the", "a", "an"]
+)
 NOUN_ALIASES: dict[str, str] = {"uid": "user", "uids": "user", "msg": "message", "msgs": "message", "dm": "message"}
-ID_ARG_RE = re.compile(r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid|uids)$"
-                       r"|^(?!(?:valid|paid|void|avoid|said|laid|raid|acid|amid|rapid|fluid|solid|humid|vivid)$)[a-z]{1,4}ids?$",
-                       re.IGNORECASE)
+ID_ARG_RE = re.compile(
+    r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid|uids)$"
+    r"|^(?!(?:valid|paid|void|avoid|said|laid|raid|acid|amid|rapid|fluid|solid|humid|vivid)$)[a-z]{1,4}ids?$",
+    re.IGNORECASE,
+)
 """Argument names taken as resource ids when a tool's ``id_args`` are not known (``moid``,
 ``tid``, ``caid``... match the last alternative: up to four letters before ``id``, except
 English words such as ``valid`` or ``paid``)."""
@@ -75,6 +129,7 @@ or ``-``, and a token holding a digit or a capital letter (``item_3f9``, ``mo_2`
 def looks_like_id(value: object) -> bool:
     """True when ``value`` is a string shaped like an id token (:data:`ID_VALUE_RE`)."""
     return isinstance(value, str) and len(value) <= 96 and ID_VALUE_RE.match(value) is not None
+
 
 Source = Literal["catalog", "file", "heuristic"]
 
@@ -141,8 +196,9 @@ def _singular(word: str) -> str:
     return word
 
 
-def classify_tool(name: str, description: str | None = None, *, known_apps: Iterable[str] = (),
-                  default_app: str = "external") -> CatalogEntry:
+def classify_tool(
+    name: str, description: str | None = None, *, known_apps: Iterable[str] = (), default_app: str = "external"
+) -> CatalogEntry:
     """Classify an unknown tool by the module's documented heuristic (see the module docstring).
 
     Args:
@@ -187,7 +243,7 @@ def classify_tool(name: str, description: str | None = None, *, known_apps: Iter
             if kind:
                 break
     kind = kind or "read"
-    rest = toks[verb_at + 1:] if verb_at >= 0 else list(toks)
+    rest = toks[verb_at + 1 :] if verb_at >= 0 else list(toks)
     noun: list[str] = []
     for t in rest:
         if t in PREPOSITIONS:
@@ -203,8 +259,15 @@ def classify_tool(name: str, description: str | None = None, *, known_apps: Iter
     else:
         verb = toks[verb_at] if 0 <= verb_at < len(toks) else (joined or name)
         family = f"{app}.{verb}"
-    return CatalogEntry(name=name, app=app, kind=kind, resources=[family], description=description or "",
-                        id_args=None, source="heuristic")
+    return CatalogEntry(
+        name=name,
+        app=app,
+        kind=kind,
+        resources=[family],
+        description=description or "",
+        id_args=None,
+        source="heuristic",
+    )
 
 
 def is_wait_entry(entry: CatalogEntry) -> bool:
@@ -236,8 +299,13 @@ class Catalog:
         ValueError: for a row that does not validate (message names the row and field).
     """
 
-    def __init__(self, entries: Iterable[CatalogEntry | dict[str, Any]] = (), *, source: Source = "file",
-                 default_app: str = "external") -> None:
+    def __init__(
+        self,
+        entries: Iterable[CatalogEntry | dict[str, Any]] = (),
+        *,
+        source: Source = "file",
+        default_app: str = "external",
+    ) -> None:
         self._entries: dict[str, CatalogEntry] = {}
         self._heuristic: dict[str, CatalogEntry] = {}
         self._listed_by: tuple[int, dict[str, set[str]]] | None = None
@@ -255,12 +323,14 @@ class Catalog:
                 except ValidationError as exc:
                     err = exc.errors(include_url=False)[0]
                     loc = ".".join(str(p) for p in err.get("loc", ()))
-                    raise ValueError(f"catalog row {i} ({data.get('name', '?')}): field {loc}: {err.get('msg')}") from None
+                    raise ValueError(
+                        f"catalog row {i} ({data.get('name', '?')}): field {loc}: {err.get('msg')}"
+                    ) from None
             self._entries[entry.name] = entry
 
     # -- construction --------------------------------------------------------------------
     @classmethod
-    def from_app_classes(cls, app_classes: Iterable[type[App]]) -> "Catalog":
+    def from_app_classes(cls, app_classes: Iterable[type[App]]) -> Catalog:
         """Build from app classes (each with ``.tools``: name -> ``ToolSpec``); source ``catalog``.
 
         Remedies are the declared ones plus those derived from the roles of these classes'
@@ -271,7 +341,7 @@ class Catalog:
         return cls(rows, source="catalog")
 
     @classmethod
-    def from_apps(cls, apps: Iterable[str] | None = None) -> "Catalog":
+    def from_apps(cls, apps: Iterable[str] | None = None) -> Catalog:
         """Build from the registered apps (``mcpgym.kernel.app.load_apps()``); source ``catalog``.
 
         Args:
@@ -287,7 +357,7 @@ class Catalog:
         return cls.from_app_classes(registry[n] for n in names)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "Catalog":
+    def from_file(cls, path: str | Path) -> Catalog:
         """Load a JSON catalog: a list of rows, or ``{"tools": [...]}``; source ``file``.
 
         Raises:

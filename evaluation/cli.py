@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, cls=MCPGymGroup,
-                  pretty_exceptions_enable=False,
-                  help="mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=MCPGymGroup,
+    pretty_exceptions_enable=False,
+    help="mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.",
+)
 
 
 def _version(value: bool) -> None:
@@ -32,10 +36,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
-                                 help="Print the installed mcpgym version and exit."),
-    debug: bool = typer.Option(False, "--debug", help="On an unexpected error, show the full traceback "
-                               "(accepted after any command too)."),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the installed mcpgym version and exit."
+    ),
+    debug: bool = typer.Option(
+        False, "--debug", help="On an unexpected error, show the full traceback (accepted after any command too)."
+    ),
 ) -> None:
     """mcpgym: stateful MCP sandboxes with seeded faults, and an agent evaluation harness.
 
@@ -46,14 +52,14 @@ def _root(
         DEBUG["on"] = True
 
 
-class Executor(str, Enum):
+class Executor(StrEnum):
     """Where ``mcpgym run`` plays its episodes."""
 
     local = "local"
     ray = "ray"
 
 
-class Transport(str, Enum):
+class Transport(StrEnum):
     """Server transports."""
 
     stdio = "stdio"
@@ -80,17 +86,47 @@ def one_line(message: str) -> str:
 
 @app.command()
 def serve(
-    transport: Transport = typer.Option(Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."),
+    transport: Transport = typer.Option(
+        Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."
+    ),
     host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP bind address (loopback unless told otherwise)."),
-    port: int = typer.Option(8765, min=0, max=65535, metavar="PORT", help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."),
-    seed: int = typer.Option(0, min=0, metavar="N", help="World seed: of the stdio episode; with http, of each episode whose create request omits it."),
-    apps: str = typer.Option("system,shop", metavar="APPS", help="Comma-separated apps, or 'all': of the stdio episode; with http, the default of created episodes."),
-    faults: str = typer.Option("none", metavar="PROFILE", help="Fault profile (none, default, harsh, or a .toml/.json/.yaml file): of the stdio episode; with http, the default of created episodes."),
-    fault_seed: Optional[int] = typer.Option(None, min=0, metavar="N", help="Fault seed (default: the world seed): of the stdio episode; with http, the default of created episodes."),
-    token: Optional[str] = typer.Option(None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."),
+    port: int = typer.Option(
+        8765, min=0, max=65535, metavar="PORT", help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."
+    ),
+    seed: int = typer.Option(
+        0,
+        min=0,
+        metavar="N",
+        help="World seed: of the stdio episode; with http, of each episode whose create request omits it.",
+    ),
+    apps: str = typer.Option(
+        "system,shop",
+        metavar="APPS",
+        help="Comma-separated apps, or 'all': of the stdio episode; with http, the default of created episodes.",
+    ),
+    faults: str = typer.Option(
+        "none",
+        metavar="PROFILE",
+        help="Fault profile (none, default, harsh, or a .toml/.json/.yaml file): of the stdio episode; with http, the default of created episodes.",
+    ),
+    fault_seed: int | None = typer.Option(
+        None,
+        min=0,
+        metavar="N",
+        help="Fault seed (default: the world seed): of the stdio episode; with http, the default of created episodes.",
+    ),
+    token: str | None = typer.Option(
+        None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."
+    ),
     max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
-    idle_timeout: float = typer.Option(1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."),
-    search_tools: bool = typer.Option(False, "--search-tools", help="Retrieval mode (only the search_tools meta-tool at first): of the stdio episode; with http, the default of created episodes."),
+    idle_timeout: float = typer.Option(
+        1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."
+    ),
+    search_tools: bool = typer.Option(
+        False,
+        "--search-tools",
+        help="Retrieval mode (only the search_tools meta-tool at first): of the stdio episode; with http, the default of created episodes.",
+    ),
 ) -> None:
     """Run the MCP server.
 
@@ -118,22 +154,34 @@ def serve(
         # A built-in profile goes by name (the episode view shows it); a file's is loaded here,
         # once, as requests cannot name files.
         default_faults = faults if faults in ("none", "default", "harsh") else profile
-        defaults = EpisodeDefaults(seed=seed, apps=apps, faults=default_faults, fault_seed=fault_seed,
-                                   search_tools=search_tools)
+        defaults = EpisodeDefaults(
+            seed=seed, apps=apps, faults=default_faults, fault_seed=fault_seed, search_tools=search_tools
+        )
         try:
-            serve_http(host=host, port=port, token=token, max_episodes=max_episodes, idle_timeout=idle_timeout,
-                       defaults=defaults)
+            serve_http(
+                host=host,
+                port=port,
+                token=token,
+                max_episodes=max_episodes,
+                idle_timeout=idle_timeout,
+                defaults=defaults,
+            )
         except OSError as exc:
             _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
         return
-    anyio.run(lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools))
+    anyio.run(
+        lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools)
+    )
 
 
 @app.command()
 def tools(
-    app_name: Optional[str] = typer.Option(None, "--app", metavar="APP", help="Only this app's tools."),
-    full: bool = typer.Option(False, "--full", help="One block per tool: whole description, arguments, "
-                              "resources, preconditions, remedies, alternatives."),
+    app_name: str | None = typer.Option(None, "--app", metavar="APP", help="Only this app's tools."),
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="One block per tool: whole description, arguments, resources, preconditions, remedies, alternatives.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
     """List the tools: one line each (name, kind, what it does); --full for everything.
@@ -179,8 +227,10 @@ def interrupt_message(out: Path) -> str:
     traj = out / "trajectories.jsonl"
     has_lines = traj.is_file() and bool(traj.read_bytes().strip())
     if not has_lines:
-        return (f"interrupted before any episode finished: nothing to keep in {out}; "
-                f"run again with the same --out (or --resume --out {out})")
+        return (
+            f"interrupted before any episode finished: nothing to keep in {out}; "
+            f"run again with the same --out (or --resume --out {out})"
+        )
     files = [str(traj)] + [str(out / name) for name in ("scores.json",) if (out / name).is_file()]
     return f"interrupted: the finished episodes are in {' and '.join(files)}; continue with --resume --out {out}"
 
@@ -210,8 +260,9 @@ def _load_task_files(files: list[Path]) -> list:
     return out
 
 
-def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]],
-                task_files: Optional[list[Path]] = None) -> tuple[list, Optional[str]]:
+def _load_tasks(
+    suite: str | None, task_ids: list[str] | None, task_files: list[Path] | None = None
+) -> tuple[list, str | None]:
     """Tasks of ``--tasks`` files (``--task`` ids then pick among them), of ``--task`` ids (from
     any suite), or of a suite; exits with a message on errors."""
     from mcpgym.evaluation import tasks as registry
@@ -225,8 +276,10 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]],
         by_id = {t.id: t for t in found}
         missing = [t for t in task_ids if t not in by_id]
         if missing:
-            _fail(f"task {missing[0]!r} is not in {', '.join(map(str, task_files))}; its tasks: "
-                  f"{', '.join(by_id) or '(none)'}")
+            _fail(
+                f"task {missing[0]!r} is not in {', '.join(map(str, task_files))}; its tasks: "
+                f"{', '.join(by_id) or '(none)'}"
+            )
         return [by_id[t] for t in task_ids], None
     try:
         if task_ids:
@@ -243,25 +296,80 @@ def _load_tasks(suite: Optional[str], task_ids: Optional[list[str]],
 
 @app.command()
 def run(
-    agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", metavar="SPEC", help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec."),
-    suite: Optional[str] = typer.Option(None, metavar="NAME", help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one)."),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", metavar="TASK_ID", help="Run only this task id (repeatable; from any suite, or from the task files given)."),
-    task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="Run the tasks of this YAML/JSON task file (repeatable; any file, e.g. an outside app's own tasks)."),
-    trials: int = typer.Option(3, min=1, metavar="N", help="Trials per agent and task (each trial has its own fault seed)."),
-    faults: str = typer.Option("default", metavar="PROFILE", help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/run-<UTC time>)."),
+    agent: list[str] | None = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        metavar="SPEC",
+        help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec.",
+    ),
+    suite: str | None = typer.Option(
+        None,
+        metavar="NAME",
+        help=f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one).",
+    ),
+    task: list[str] | None = typer.Option(
+        None,
+        "--task",
+        "-t",
+        metavar="TASK_ID",
+        help="Run only this task id (repeatable; from any suite, or from the task files given).",
+    ),
+    task_file: list[Path] | None = typer.Option(
+        None,
+        "--tasks",
+        metavar="FILE",
+        help="Run the tasks of this YAML/JSON task file (repeatable; any file, e.g. an outside app's own tasks).",
+    ),
+    trials: int = typer.Option(
+        3, min=1, metavar="N", help="Trials per agent and task (each trial has its own fault seed)."
+    ),
+    faults: str = typer.Option(
+        "default",
+        metavar="PROFILE",
+        help="Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins.",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/run-<UTC time>)."
+    ),
     concurrency: int = typer.Option(4, min=1, metavar="N", help="Most episodes at once."),
-    server: Optional[str] = typer.Option(None, metavar="URL", help="Use this mcpgym HTTP server (base URL) instead of spawning one."),
-    token: Optional[str] = typer.Option(None, metavar="TOKEN", help="Control token of --server (default: $MCPGYM_TOKEN)."),
+    server: str | None = typer.Option(
+        None, metavar="URL", help="Use this mcpgym HTTP server (base URL) instead of spawning one."
+    ),
+    token: str | None = typer.Option(None, metavar="TOKEN", help="Control token of --server (default: $MCPGYM_TOKEN)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: skip episodes already written."),
     force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
-    timeout: float = typer.Option(600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."),
+    timeout: float = typer.Option(
+        600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    tools_mode: str = typer.Option("all", "--tools", metavar="MODE", help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds)."),
-    validate_output: bool = typer.Option(False, "--validate-output", help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored)."),
-    executor: Executor = typer.Option(Executor.local, "--executor", help="local: one server on this machine; ray: Ray actors, each with its own server (pip install 'mcpgym[ray]')."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001; default: $RAY_ADDRESS, else a local cluster)."),
-    ray_workers: Optional[int] = typer.Option(None, "--ray-workers", min=1, help="--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency)."),
+    tools_mode: str = typer.Option(
+        "all",
+        "--tools",
+        metavar="MODE",
+        help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds).",
+    ),
+    validate_output: bool = typer.Option(
+        False,
+        "--validate-output",
+        help="Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored).",
+    ),
+    executor: Executor = typer.Option(
+        Executor.local,
+        "--executor",
+        help="local: one server on this machine; ray: Ray actors, each with its own server (pip install 'mcpgym[ray]').",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="--executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001; default: $RAY_ADDRESS, else a local cluster).",
+    ),
+    ray_workers: int | None = typer.Option(
+        None,
+        "--ray-workers",
+        min=1,
+        help="--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency).",
+    ),
 ) -> None:
     """Evaluate agents on a task suite and print the comparison table.
 
@@ -305,7 +413,9 @@ def run(
         _fail(str(exc))
     tasks, suite_name = _load_tasks(suite, task, task_file)
     if not tasks:
-        _fail("no tasks to run" + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else ""))
+        _fail(
+            "no tasks to run" + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
+        )
     specs = list(agent or SCRIPTED_AGENTS)
     if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
         from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
@@ -316,12 +426,25 @@ def run(
     except ValueError as exc:
         _fail(str(exc))
     out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
-    settings = RunSettings(out=out, trials=trials, faults=faults, concurrency=concurrency, server_url=server,
-                           token=token or os.environ.get("MCPGYM_TOKEN"), resume=resume, force=force,
-                           episode_timeout=timeout, suite=suite_name if not task else suite, progress=not quiet,
-                           task_files=[str(f) for f in task_file or []],
-                           validate_output=validate_output, tool_exposure=tools_mode, executor=executor.value,
-                           ray_address=ray_address, ray_workers=ray_workers)
+    settings = RunSettings(
+        out=out,
+        trials=trials,
+        faults=faults,
+        concurrency=concurrency,
+        server_url=server,
+        token=token or os.environ.get("MCPGYM_TOKEN"),
+        resume=resume,
+        force=force,
+        episode_timeout=timeout,
+        suite=suite_name if not task else suite,
+        progress=not quiet,
+        task_files=[str(f) for f in task_file or []],
+        validate_output=validate_output,
+        tool_exposure=tools_mode,
+        executor=executor.value,
+        ray_address=ray_address,
+        ray_workers=ray_workers,
+    )
     try:
         result = run_evaluation(tasks, agents, settings)
     except (RunError, ServerError, FaultProfileError) as exc:
@@ -329,25 +452,41 @@ def run(
     except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)
         if DEBUG["on"]:
             raise
-        _fail(f"cannot write the run directory {out}: {exc.strerror or exc}"
-              + (f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""))
+        _fail(
+            f"cannot write the run directory {out}: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else "")
+        )
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
     md, html = write_report(result.out)
-    picked = (f"suite {suite_name}: " if suite_name and not task
-              else f"{', '.join(f.name for f in task_file)}: " if task_file else "")
-    title = (f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
-             + (f", {result.skipped} resumed" if result.skipped else "") + f" in {result.wall_seconds:.1f} s"
-             + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else ""))
+    picked = (
+        f"suite {suite_name}: "
+        if suite_name and not task
+        else f"{', '.join(f.name for f in task_file)}: "
+        if task_file
+        else ""
+    )
+    title = (
+        f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
+        + (f", {result.skipped} resumed" if result.skipped else "")
+        + f" in {result.wall_seconds:.1f} s"
+        + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
+    )
     print_comparison(_console(), result.scores, title=title)
     errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}
     if any(errored.values()):
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
-        typer.secho(f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
-                    "their stop_reason is in trajectories.jsonl and the report", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
-               f"scores: {result.out / 'scores.json'}")
+        typer.secho(
+            f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
+            "their stop_reason is in trajectories.jsonl and the report",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
+    typer.echo(
+        f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
+        f"scores: {result.out / 'scores.json'}"
+    )
     if result.failures:
         err = _console(stderr=True)
         err.print(f"[red]{len(result.failures)} episode(s) could not be run (not written; --resume retries them):")
@@ -358,12 +497,31 @@ def run(
 
 @app.command()
 def score(
-    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Run directories, trajectory files of our own, or files recorded elsewhere."),
-    fmt: str = typer.Option("auto", "--format", "-f", metavar="FORMAT", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."),
-    catalog: Optional[str] = typer.Option(None, "--catalog", metavar="CATALOG", help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp)."),
-    as_json: bool = typer.Option(False, "--json", help="Print {\"agents\": aggregates, \"episodes\": [...], \"tools\": [...], \"problems\": [...]} as JSON."),
-    k: Optional[int] = typer.Option(None, min=1, metavar="N", help="Recovery window in tool calls (default: the run's, else 3)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 when the scorability summary warns (most call blocks failed to parse, or most tools were guessed by name)."),
+    paths: list[Path] = typer.Argument(
+        ..., metavar="PATH", help="Run directories, trajectory files of our own, or files recorded elsewhere."
+    ),
+    fmt: str = typer.Option(
+        "auto", "--format", "-f", metavar="FORMAT", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."
+    ),
+    catalog: str | None = typer.Option(
+        None,
+        "--catalog",
+        metavar="CATALOG",
+        help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp).",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help='Print {"agents": aggregates, "episodes": [...], "tools": [...], "problems": [...]} as JSON.',
+    ),
+    k: int | None = typer.Option(
+        None, min=1, metavar="N", help="Recovery window in tool calls (default: the run's, else 3)."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Exit 1 when the scorability summary warns (most call blocks failed to parse, or most tools were guessed by name).",
+    ),
 ) -> None:
     """Score trajectories: run directories, or files recorded in another harness.
 
@@ -411,10 +569,17 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
 
 @app.command()
 def tasks(
-    suite: Optional[str] = typer.Option(None, metavar="NAME", help="List only this suite (see the error of an unknown name for the list)."),
-    task_file: Optional[list[Path]] = typer.Option(None, "--tasks", metavar="FILE", help="List the tasks of this YAML/JSON task file (repeatable)."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {id, source, apps, level, tags, feasible, "
-                                 "oracle_apps, oracle_calls, needs_user}."),
+    suite: str | None = typer.Option(
+        None, metavar="NAME", help="List only this suite (see the error of an unknown name for the list)."
+    ),
+    task_file: list[Path] | None = typer.Option(
+        None, "--tasks", metavar="FILE", help="List the tasks of this YAML/JSON task file (repeatable)."
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print a JSON list of {id, source, apps, level, tags, feasible, oracle_apps, oracle_calls, needs_user}.",
+    ),
 ) -> None:
     """List tasks: by default the built-in ``core`` suite and every app bundle's own tasks
     (source: the suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's.
@@ -442,21 +607,31 @@ def tasks(
     from mcpgym.kernel.app import load_apps
 
     owner = {name: app for app, cls in load_apps().items() for name in cls.tools}
-    rows = [{"id": t.id, "source": source, "apps": list(t.apps), "level": t.level, "tags": list(t.tags),
-             "feasible": t.feasible, "oracle_apps": sorted({owner.get(n, "?") for n in registry.oracle_calls(t)}),
-             "oracle_calls": len(registry.gold_run(t).calls) if source != "full" else None,
-             "needs_user": any(isinstance(s, AskStep) for s in iter_steps(t.oracle))}
-            for source, items in groups for t in items]
+    rows = [
+        {
+            "id": t.id,
+            "source": source,
+            "apps": list(t.apps),
+            "level": t.level,
+            "tags": list(t.tags),
+            "feasible": t.feasible,
+            "oracle_apps": sorted({owner.get(n, "?") for n in registry.oracle_calls(t)}),
+            "oracle_calls": len(registry.gold_run(t).calls) if source != "full" else None,
+            "needs_user": any(isinstance(s, AskStep) for s in iter_steps(t.oracle)),
+        }
+        for source, items in groups
+        for t in items
+    ]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     from mcpgym.evaluation.cli_views import print_tasks
 
     for source, items in groups:
-        print_tasks(_console(), source, [r for r in rows if r["source"] == source][:len(items)])
+        print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the command in ``argv`` (default: ``sys.argv[1:]``).
 
     Every user error (a bad option value, a missing file, an unwritable path: click usage
@@ -495,8 +670,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes one line
         if DEBUG["on"]:
             raise
-        typer.secho(f"error: unexpected {type(exc).__name__}: {one_line(_message(exc))} "
-                    "(run again with --debug for the traceback)", fg=typer.colors.RED, err=True)
+        typer.secho(
+            f"error: unexpected {type(exc).__name__}: {one_line(_message(exc))} "
+            "(run again with --debug for the traceback)",
+            fg=typer.colors.RED,
+            err=True,
+        )
         code = 1
     raise SystemExit(code if isinstance(code, int) else 0)
 

@@ -26,10 +26,10 @@ from typing import Any
 import anyio
 
 from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.server_process import ControlClient, ServerError
 from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.trajectory import MessageStep, Step, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
 
 SERVER_CALL = object()
@@ -131,8 +131,10 @@ def result_payload(result: Any) -> dict[str, Any]:
 
 
 def _error(result_type: type, code: str, message: str) -> Any:
-    return result_type(is_error=True, payload={"error": {"code": code, "message": message, "retryable": False,
-                                                         "retry_after": None, "field": None}})
+    return result_type(
+        is_error=True,
+        payload={"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": None}},
+    )
 
 
 class EpisodeCaller:
@@ -153,8 +155,9 @@ class EpisodeCaller:
     it with the server's call log.
     """
 
-    def __init__(self, client: Any, max_calls: int | None, result_type: type,
-                 limit_error: type[BaseException] | None = None) -> None:
+    def __init__(
+        self, client: Any, max_calls: int | None, result_type: type, limit_error: type[BaseException] | None = None
+    ) -> None:
         self.client = client
         self.max_calls = max_calls
         self.result_type = result_type
@@ -195,7 +198,9 @@ class EpisodeCaller:
 
     async def __call__(self, name: str, arguments: Any = None) -> Any:
         if self.transport_error is not None:
-            return _error(self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}")
+            return _error(
+                self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}"
+            )
         if self.max_calls is not None and self.calls >= self.max_calls:
             self.limit_hit = True
             message = f"call budget of {self.max_calls} spent"
@@ -205,12 +210,21 @@ class EpisodeCaller:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict) or not isinstance(name, str):
-            refused = _error(self.result_type, "invalid_argument",
-                             "the tool name must be a string and the arguments a JSON object")
-            self.timeline.append(ToolCallStep(
-                step=None, tool=name if isinstance(name, str) else repr(name)[:200], arguments={},
-                raw_arguments=raw_text(arguments), is_error=True, error_code="invalid_argument",
-                result=refused.payload, invalid=True))
+            refused = _error(
+                self.result_type, "invalid_argument", "the tool name must be a string and the arguments a JSON object"
+            )
+            self.timeline.append(
+                ToolCallStep(
+                    step=None,
+                    tool=name if isinstance(name, str) else repr(name)[:200],
+                    arguments={},
+                    raw_arguments=raw_text(arguments),
+                    is_error=True,
+                    error_code="invalid_argument",
+                    result=refused.payload,
+                    invalid=True,
+                )
+            )
             return refused
         self.calls += 1
         self.timeline.append(SERVER_CALL)
@@ -218,7 +232,9 @@ class EpisodeCaller:
             result = await self.client.call_tool(name, arguments)
         except Exception as exc:  # noqa: BLE001 - whatever the transport raises ends the episode as errored
             self.transport_error = f"{type(exc).__name__}: {exc}"
-            return _error(self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}")
+            return _error(
+                self.result_type, "unavailable", f"the connection to the MCP server failed: {self.transport_error}"
+            )
         return self.result_type(is_error=bool(result.is_error), payload=result_payload(result))
 
 
@@ -232,7 +248,9 @@ def tool_infos(tools: list[Any], info_type: type) -> list[Any]:
         kind = (t.meta or {}).get("mcpgym/kind")
         if kind is None:
             kind = "read" if (t.annotations and t.annotations.read_only_hint) else "write"
-        out.append(info_type(name=t.name, description=t.description or "", input_schema=t.input_schema or {}, kind=kind))
+        out.append(
+            info_type(name=t.name, description=t.description or "", input_schema=t.input_schema or {}, kind=kind)
+        )
     return out
 
 
@@ -276,8 +294,9 @@ def exposure_request(mode: str, task: Any) -> dict[str, Any]:
     return episode_request(mode, oracle_tools(task), every, task.seed)
 
 
-def settle_status(result: Any, status: str | None, reason: str | None, *, limit_hit: bool,
-                  max_calls: int | None) -> tuple[str, str | None]:
+def settle_status(
+    result: Any, status: str | None, reason: str | None, *, limit_hit: bool, max_calls: int | None
+) -> tuple[str, str | None]:
     """The episode's final ``(status, stop_reason)``: one the harness already decided
     (``limit`` on a timeout or a spent budget, ``errored`` on a crash) wins; else the agent's
     result, where a ``completed`` episode whose budget ran out becomes ``limit``; no result at
@@ -292,13 +311,29 @@ def settle_status(result: Any, status: str | None, reason: str | None, *, limit_
     return status, reason
 
 
-def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int, fault_seed: int, profile_name: str,
-                     apps: list[str], calls: list[dict[str, Any]], ledger: list[dict[str, Any]],
-                     initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any], result: Any, status: str,
-                     reason: str | None, runner_invalid_calls: int = 0,
-                     metadata: dict[str, Any] | None = None, app_versions: dict[str, str] | None = None,
-                     steps: list[Step] | None = None,
-                     user_turns: list[Any] | None = None) -> Trajectory:
+def build_trajectory(
+    *,
+    episode_id: str,
+    task: Any,
+    agent_name: str,
+    trial: int,
+    fault_seed: int,
+    profile_name: str,
+    apps: list[str],
+    calls: list[dict[str, Any]],
+    ledger: list[dict[str, Any]],
+    initial: dict[str, Any],
+    final: dict[str, Any],
+    gold: dict[str, Any],
+    result: Any,
+    status: str,
+    reason: str | None,
+    runner_invalid_calls: int = 0,
+    metadata: dict[str, Any] | None = None,
+    app_versions: dict[str, str] | None = None,
+    steps: list[Step] | None = None,
+    user_turns: list[Any] | None = None,
+) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
     (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
 
@@ -320,18 +355,39 @@ def build_trajectory(*, episode_id: str, task: Any, agent_name: str, trial: int,
     tokens = getattr(result, "tokens", None)
     if tokens is not None and not isinstance(tokens, TokenUsage):
         tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
-    checks = [c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []]
-    meta = {"extra_checks": checks, "tags": list(getattr(task, "tags", []) or []),
-            "max_calls": getattr(task, "max_calls", None), **(metadata or {})}
+    checks = [
+        c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []
+    ]
+    meta = {
+        "extra_checks": checks,
+        "tags": list(getattr(task, "tags", []) or []),
+        "max_calls": getattr(task, "max_calls", None),
+        **(metadata or {}),
+    }
     return Trajectory(
-        episode_id=episode_id, task_id=task.id, agent=agent_name, trial=trial, world_seed=task.seed,
-        fault_seed=fault_seed, fault_profile=profile_name, apps=apps, app_versions=app_versions,
+        episode_id=episode_id,
+        task_id=task.id,
+        agent=agent_name,
+        trial=trial,
+        world_seed=task.seed,
+        fault_seed=fault_seed,
+        fault_profile=profile_name,
+        apps=apps,
+        app_versions=app_versions,
         level=getattr(task, "level", None),
-        instruction=task.instruction, steps=steps if steps is not None else list(steps_from_call_log(calls)),
-        final_message=str(getattr(result, "final_message", "") or ""), ledger=ledger, initial_snapshot=initial,
-        final_snapshot=final, gold_snapshot=gold, feasible=getattr(task, "feasible", None), status=status,
-        stop_reason=reason, tokens=tokens,
-        invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + runner_invalid_calls, metadata=meta,
+        instruction=task.instruction,
+        steps=steps if steps is not None else list(steps_from_call_log(calls)),
+        final_message=str(getattr(result, "final_message", "") or ""),
+        ledger=ledger,
+        initial_snapshot=initial,
+        final_snapshot=final,
+        gold_snapshot=gold,
+        feasible=getattr(task, "feasible", None),
+        status=status,
+        stop_reason=reason,
+        tokens=tokens,
+        invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + runner_invalid_calls,
+        metadata=meta,
         user_turns=list(user_turns or []),
     )
 
@@ -374,15 +430,23 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     from mcpgym.evaluation.agents.inprocess import accepts
     from mcpgym.evaluation.users import UserChannel, make_simulator
 
-    channel = UserChannel(make_simulator(ctx.user_simulator, task.user, job.fault_seed),
-                          lambda: caller.calls if caller is not None else 0)
+    channel = UserChannel(
+        make_simulator(ctx.user_simulator, task.user, job.fault_seed), lambda: caller.calls if caller is not None else 0
+    )
     takes_user = accepts(agent.run, "user")
     try:
         try:
-            transport = (streamable_http_client(created["mcp_url"], http_client=ctx.http) if ctx.http is not None
-                         else created["mcp_url"])
-            async with Client(transport, mode=ctx.mcp_mode, read_timeout_seconds=ctx.episode_timeout,
-                              elicitation_callback=channel.elicitation_callback) as client:
+            transport = (
+                streamable_http_client(created["mcp_url"], http_client=ctx.http)
+                if ctx.http is not None
+                else created["mcp_url"]
+            )
+            async with Client(
+                transport,
+                mode=ctx.mcp_mode,
+                read_timeout_seconds=ctx.episode_timeout,
+                elicitation_callback=channel.elicitation_callback,
+            ) as client:
                 if not ctx.validate_output:
                     client.session.validate_tool_result = _skip_validation  # type: ignore[method-assign]
                 tools = tool_infos(await _list_tools(client), ctx.tool_info)
@@ -423,18 +487,41 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
 
     if caller is not None and caller.transport_error and status is None:
         status, reason = "errored", f"transport failure: {caller.transport_error}"
-    status, reason = settle_status(result, status, reason, limit_hit=bool(caller and caller.limit_hit),
-                                   max_calls=caller.max_calls if caller else None)
+    status, reason = settle_status(
+        result,
+        status,
+        reason,
+        limit_hit=bool(caller and caller.limit_hit),
+        max_calls=caller.max_calls if caller else None,
+    )
     traj = build_trajectory(
-        episode_id=eid, task=task, agent_name=job.agent.name, trial=job.trial,
-        fault_seed=created.get("fault_seed", job.fault_seed), profile_name=job.profile_name,
-        apps=list(created.get("apps") or task.apps), app_versions=_app_versions(created, task), calls=calls, ledger=ledger, initial=initial, final=final,
-        gold=ctx.gold[task.id], result=result, status=status, reason=reason,
+        episode_id=eid,
+        task=task,
+        agent_name=job.agent.name,
+        trial=job.trial,
+        fault_seed=created.get("fault_seed", job.fault_seed),
+        profile_name=job.profile_name,
+        apps=list(created.get("apps") or task.apps),
+        app_versions=_app_versions(created, task),
+        calls=calls,
+        ledger=ledger,
+        initial=initial,
+        final=final,
+        gold=ctx.gold[task.id],
+        result=result,
+        status=status,
+        reason=reason,
         steps=caller.steps(calls) if caller is not None else None,
-        metadata={"agent_spec": job.agent.spec, "tools_listed": n_tools,
-                  "internal_errors": sum(1 for c in calls if c.get("internal")),
-                  "wall_seconds": round(time.monotonic() - started, 3), "phase_seconds": phases,
-                  "user_channel": takes_user, "elicitation": True, "user_simulator": ctx.user_simulator},
+        metadata={
+            "agent_spec": job.agent.spec,
+            "tools_listed": n_tools,
+            "internal_errors": sum(1 for c in calls if c.get("internal")),
+            "wall_seconds": round(time.monotonic() - started, 3),
+            "phase_seconds": phases,
+            "user_channel": takes_user,
+            "elicitation": True,
+            "user_simulator": ctx.user_simulator,
+        },
         user_turns=list(channel.turns),
     )
     checks = traj.metadata["extra_checks"]
@@ -460,5 +547,15 @@ def _app_versions(created: dict[str, Any], task: Any, apps: list[str] | None = N
         return {}
 
 
-__all__ = ["AgentEntry", "EpisodeCaller", "EpisodeContext", "EpisodeJob", "HarnessFailure", "build_trajectory",
-           "result_payload", "run_episode", "settle_status", "tool_infos"]
+__all__ = [
+    "AgentEntry",
+    "EpisodeCaller",
+    "EpisodeContext",
+    "EpisodeJob",
+    "HarnessFailure",
+    "build_trajectory",
+    "result_payload",
+    "run_episode",
+    "settle_status",
+    "tool_infos",
+]

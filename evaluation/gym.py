@@ -87,8 +87,10 @@ class GymEpisode:
         self.limit_hit = False
         from mcpgym.evaluation.users import UserChannel, make_simulator
 
-        self.user = UserChannel(make_simulator("scripted", getattr(task, "user", None), self.fault_seed),
-                                lambda: len(self._episode.invoker.calls))
+        self.user = UserChannel(
+            make_simulator("scripted", getattr(task, "user", None), self.fault_seed),
+            lambda: len(self._episode.invoker.calls),
+        )
         """The user of the episode (the task's profile, seeded with the fault seed): ``await
         ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
         self._result: AgentResult | None = None

@@ -43,7 +43,8 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from typing import Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -354,7 +355,8 @@ def judge(
     """
     # The initial and gold states are the same objects for every episode of a task: restored once.
     result = diff_states(
-        shared_comparable_state(initial_snapshot), comparable_state(final_snapshot),
+        shared_comparable_state(initial_snapshot),
+        comparable_state(final_snapshot),
         shared_comparable_state(gold_snapshot),
     )
     result.checks = run_checks(checks, final_message)

@@ -30,10 +30,11 @@ import json
 import os
 import platform
 import sys
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -59,7 +60,7 @@ def versions() -> dict[str, Any]:
 
 def utc_now() -> str:
     """The wall-clock time now, ISO 8601 in UTC with seconds (e.g. ``2026-01-31T12:00:00Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def sha256_text(text: str) -> str:
@@ -163,8 +164,9 @@ def build_manifest(
         "cwd": os.getcwd(),
         "started_at": started,
         "finished_at": None,
-        "invocations": [{"command": command, "settings": dict(settings or {}), "started_at": started,
-                         "finished_at": None}],
+        "invocations": [
+            {"command": command, "settings": dict(settings or {}), "started_at": started, "finished_at": None}
+        ],
     }
 
 
@@ -258,11 +260,19 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
 
 
 _MANIFEST_SHAPES: dict[str, type | tuple[type, ...]] = {
-    "agents": list, "task_ids": list, "seeds": dict, "invocations": list, "fault_profile": dict,
-    "trials": int, "suite": str,
+    "agents": list,
+    "task_ids": list,
+    "seeds": dict,
+    "invocations": list,
+    "fault_profile": dict,
+    "trials": int,
+    "suite": str,
 }
 _KIND_NAMES: dict[type | tuple[type, ...], str] = {
-    list: "a list", dict: "an object", int: "an integer", str: "a string",
+    list: "a list",
+    dict: "an object",
+    int: "an integer",
+    str: "a string",
 }
 
 

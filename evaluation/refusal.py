@@ -16,21 +16,33 @@ from pydantic import BaseModel
 
 REFUSAL_PATTERNS: tuple[tuple[str, str], ...] = (
     ("unable", r"\bunable to\b"),
-    ("cannot", r"\b(?:cannot|can not|can['’]t|could not|couldn['’]t|(?:am|is|are|was|were) not able to"
-               r"|(?:isn|aren|wasn|weren)['’]t able to)\b"),
+    (
+        "cannot",
+        r"\b(?:cannot|can not|can['’]t|could not|couldn['’]t|(?:am|is|are|was|were) not able to"
+        r"|(?:isn|aren|wasn|weren)['’]t able to)\b",
+    ),
     ("failed", r"\b(?:failed|fails|failing|failure)\b"),
     ("try_again_later", r"\btry(?:ing)? again (?:later|in a (?:few|bit|while|moment)|after)\b|\bat a later time\b"),
-    ("service_down", r"\b(?:service|system|server|tool|api|app|endpoint|function)s?\s+(?:is|are|was|were|seems?|appears?)"
-                     r"\s+(?:to be\s+)?(?:currently\s+|temporarily\s+)?(?:down|unavailable|not available|not working"
-                     r"|not responding|unreachable|offline)\b|\b(?:currently|temporarily) (?:unavailable|down)\b"),
+    (
+        "service_down",
+        r"\b(?:service|system|server|tool|api|app|endpoint|function)s?\s+(?:is|are|was|were|seems?|appears?)"
+        r"\s+(?:to be\s+)?(?:currently\s+|temporarily\s+)?(?:down|unavailable|not available|not working"
+        r"|not responding|unreachable|offline)\b|\b(?:currently|temporarily) (?:unavailable|down)\b",
+    ),
     ("not_possible", r"\bnot (?:possible|feasible|doable)\b|\bimpossible\b"),
     ("unfortunately", r"\bunfortunately\b"),
     ("apology", r"\b(?:i apologi[sz]e|apologies|i['’]m sorry|i am sorry|sorry)\b"),
-    ("blame", r"\b(?:technical (?:issues?|difficult(?:y|ies)|problems?)|an error occurred|encountered an? (?:error|issue|problem)"
-              r"|network (?:issues?|errors?|problems?)|internal error|keeps? (?:failing|timing out|erroring))\b"),
+    (
+        "blame",
+        r"\b(?:technical (?:issues?|difficult(?:y|ies)|problems?)|an error occurred|encountered an? (?:error|issue|problem)"
+        r"|network (?:issues?|errors?|problems?)|internal error|keeps? (?:failing|timing out|erroring))\b",
+    ),
     ("gave_up", r"\b(?:give up|giving up|gave up)\b"),
-    ("no_permission", r"\b(?:do not|don['’]t|does not|doesn['’]t) have (?:the )?(?:necessary |required )?"
-                      r"(?:permission|privilege|access|authori[sz]ation)s?\b"),
+    (
+        "no_permission",
+        r"\b(?:do not|don['’]t|does not|doesn['’]t) have (?:the )?(?:necessary |required )?"
+        r"(?:permission|privilege|access|authori[sz]ation)s?\b",
+    ),
 )
 """Refusal/blame patterns, (name, regex), matched case-insensitively in this order; the first
 that matches is recorded. They err towards recall: a match alone never makes defeatism, it
@@ -55,8 +67,11 @@ word (:data:`_SUCCESS_RE`), e.g. "The first attempt failed, but the retry succee
 
 _FAILURE_RE = re.compile(r"\b(?:fail(?:ed|ure|s)?|timed out|errors?)\b", re.IGNORECASE)
 _CONNECTOR_RE = re.compile(r"\b(?:but|then|after|so)\b", re.IGNORECASE)
-_SUCCESS_RE = re.compile(r"\b(?:succeeded|worked|went through|was successful|is done|completed successfully"
-                         r"|now (?:done|complete|completed))\b", re.IGNORECASE)
+_SUCCESS_RE = re.compile(
+    r"\b(?:succeeded|worked|went through|was successful|is done|completed successfully"
+    r"|now (?:done|complete|completed))\b",
+    re.IGNORECASE,
+)
 _SENTENCE_RE = re.compile(r"[^.!?\n]+")
 
 _REFUSAL_RE = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in REFUSAL_PATTERNS)

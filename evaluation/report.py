@@ -55,8 +55,18 @@ def pass_k_text(pass_k: dict[str, float]) -> tuple[str, str]:
     return f"pass^{k}", f"{pass_k[k]:.2f}"
 
 
-COLUMNS: tuple[str, ...] = ("Agent", "Episodes", "Success (95% CI)", "pass^k", "Verification", "Pre-check",
-                            "Recovery attempt", "Recovery", "Defeatism", "Calls valid/invalid/error")
+COLUMNS: tuple[str, ...] = (
+    "Agent",
+    "Episodes",
+    "Success (95% CI)",
+    "pass^k",
+    "Verification",
+    "Pre-check",
+    "Recovery attempt",
+    "Recovery",
+    "Defeatism",
+    "Calls valid/invalid/error",
+)
 """Columns of :func:`comparison_rows` (``pass^k`` is renamed to the k shown)."""
 
 TERMINAL_COLUMNS: tuple[Column, ...] = (
@@ -74,8 +84,10 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
 """The comparison table's columns in a terminal (:func:`print_comparison`): full headers when
 they fit, else the short ones with a legend, else one block per agent."""
 
-def comparison_rows(scores: Scoreboard, *, counts: bool = True,
-                    columns: tuple[str, ...] = COLUMNS) -> tuple[list[str], list[list[str]]]:
+
+def comparison_rows(
+    scores: Scoreboard, *, counts: bool = True, columns: tuple[str, ...] = COLUMNS
+) -> tuple[list[str], list[list[str]]]:
     """Header and one row of strings per agent of a :class:`Scoreboard` (``scores.json``).
 
     Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
@@ -87,18 +99,20 @@ def comparison_rows(scores: Scoreboard, *, counts: bool = True,
     for name, m in scores.agents.items():
         label, pk = pass_k_text(m.pass_k)
         pk_label = label if pk_label == "pass^k" else pk_label
-        rows.append([
-            name,
-            str(m.episodes),
-            ci_text(m.success_rate, m.success_ci95),
-            pk,
-            _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
-            _with_counts(m.precheck_rate, m.prechecked_writes, m.precheck_writes, counts),
-            _with_counts(m.recovery_attempt_rate, m.recovery_attempts, m.recoverable_errors, counts),
-            _with_counts(m.recovery_rate, m.recoveries, m.recoverable_errors, counts),
-            _with_counts(m.defeatism_rate, m.defeatist_episodes, m.episodes_with_recoverable_errors, counts),
-            f"{m.valid_calls}/{m.invalid_calls}/{m.error_calls}",
-        ])
+        rows.append(
+            [
+                name,
+                str(m.episodes),
+                ci_text(m.success_rate, m.success_ci95),
+                pk,
+                _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
+                _with_counts(m.precheck_rate, m.prechecked_writes, m.precheck_writes, counts),
+                _with_counts(m.recovery_attempt_rate, m.recovery_attempts, m.recoverable_errors, counts),
+                _with_counts(m.recovery_rate, m.recoveries, m.recoverable_errors, counts),
+                _with_counts(m.defeatism_rate, m.defeatist_episodes, m.episodes_with_recoverable_errors, counts),
+                f"{m.valid_calls}/{m.invalid_calls}/{m.error_calls}",
+            ]
+        )
     header = [pk_label if c == "pass^k" else c for c in columns]
     return header, rows
 
@@ -113,8 +127,10 @@ def print_comparison(console: Any, scores: Scoreboard, title: str | None = None)
     """Print the comparison table (rates without counts) to a rich console, fitted to its width
     (:func:`mcpgym.evaluation.tables.print_table`); returns the layout used."""
     header, rows = comparison_rows(scores, counts=False)
-    columns = [Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap)
-               if c.header == "pass^k" else c for h, c in zip(header, TERMINAL_COLUMNS)]
+    columns = [
+        Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c
+        for h, c in zip(header, TERMINAL_COLUMNS, strict=False)
+    ]
     return print_table(console, columns, rows, title=title)
 
 
@@ -157,8 +173,11 @@ class Report:
     def notable(self) -> list[EpisodeScores]:
         """Episodes worth reading first: defeatist, failed, errored or cut off, with blind
         retries or impatience (at most :data:`MAX_NOTABLE`, in episode order)."""
-        out = [e for e in self.episodes if e.defeatism or e.success is False or e.status != "completed"
-               or e.blind_retries or e.impatience]
+        out = [
+            e
+            for e in self.episodes
+            if e.defeatism or e.success is False or e.status != "completed" or e.blind_retries or e.impatience
+        ]
         return out[:MAX_NOTABLE]
 
 
@@ -173,8 +192,8 @@ def build_report(run_dir: str | Path) -> Report:
     """
     from mcpgym.evaluation.aggregate import as_scores
     from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.scorer import DEFAULT_K
     from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.scorer import DEFAULT_K
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():
@@ -186,11 +205,14 @@ def build_report(run_dir: str | Path) -> Report:
     catalog = Catalog.from_apps() if any(t.scores is None for t in trajs) else None
     window = manifest.get("recovery_window")
     k = window if isinstance(window, int) else DEFAULT_K
-    pairs = sorted(((t, as_scores(t, catalog, k)) for t in trajs),
-                   key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))
+    pairs = sorted(
+        ((t, as_scores(t, catalog, k)) for t in trajs),
+        key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id),
+    )
     episodes = [sc for _, sc in pairs]
-    report = Report(run_dir=run, manifest=manifest, scores=compute_scores(episodes), episodes=episodes,
-                    trajectories=pairs)
+    report = Report(
+        run_dir=run, manifest=manifest, scores=compute_scores(episodes), episodes=episodes, trajectories=pairs
+    )
     for e in episodes:
         name = e.agent or "external"
         report.statuses.setdefault(name, {}).setdefault(e.status, 0)
@@ -221,8 +243,10 @@ def episode_note(e: EpisodeScores) -> str:
     if e.defeatism and e.defeatism_reason:
         parts.append(f"defeatism: {e.defeatism_reason}")
     if e.blind_retries:
-        parts.append(f"{e.blind_retries} blind retr{'y' if e.blind_retries == 1 else 'ies'}"
-                     + (f" ({e.duplicate_side_effects} duplicated)" if e.duplicate_side_effects else ""))
+        parts.append(
+            f"{e.blind_retries} blind retr{'y' if e.blind_retries == 1 else 'ies'}"
+            + (f" ({e.duplicate_side_effects} duplicated)" if e.duplicate_side_effects else "")
+        )
     if e.impatience:
         parts.append(f"impatient in {e.impatience} rate-limit window(s)")
     if e.verification_skips:
@@ -248,8 +272,15 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
     rate_text = ", ".join(f"{k} {v:g}" for k, v in rates.items() if v) or "no faults"
     versions = m.get("versions") or {}
     agents = m.get("agents") or []
-    described = [f"{a['name']}" + (f" ({', '.join(f'{k}={v}' for k, v in a['describe'].items())})"
-                                   if isinstance(a.get("describe"), dict) and a["describe"] else "") for a in agents]
+    described = [
+        f"{a['name']}"
+        + (
+            f" ({', '.join(f'{k}={v}' for k, v in a['describe'].items())})"
+            if isinstance(a.get("describe"), dict) and a["describe"]
+            else ""
+        )
+        for a in agents
+    ]
     facts = [
         ("Run directory", str(report.run_dir)),
         ("Suite", str(m.get("suite") or "–")),
@@ -258,7 +289,10 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ("Agents", "; ".join(described) or ", ".join(report.agents)),
         ("Fault profile", f"{prof.get('name', '–')} ({rate_text}; max {prof.get('max_consecutive', '–')} in a row)"),
         ("Episodes", str(len(report.episodes))),
-        ("Versions", ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–"),
+        (
+            "Versions",
+            ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–",
+        ),
         ("Started / finished", f"{m.get('started_at') or '–'} / {m.get('finished_at') or '–'}"),
     ]
     return facts
@@ -298,25 +332,41 @@ def task_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     for tid in sorted(report.task_matrix):
         cells = report.task_matrix[tid]
         lv = report.task_levels.get(tid)
-        rows.append([tid, "–" if lv is None else str(lv)]
-                    + [f"{cells[a][0]}/{cells[a][1]}" if a in cells else "–" for a in report.agents])
+        rows.append(
+            [tid, "–" if lv is None else str(lv)]
+            + [f"{cells[a][0]}/{cells[a][1]}" if a in cells else "–" for a in report.agents]
+        )
     return header, rows
 
 
 def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Per agent: blind retries, duplicates, impatience, declared impossible, statuses, tokens."""
-    header = ["Agent", "Blind retries (dup.)", "Impatience", "Declared impossible", "Recall", "Misbehaved fields",
-              "Statuses", "Tokens in/out"]
+    header = [
+        "Agent",
+        "Blind retries (dup.)",
+        "Impatience",
+        "Declared impossible",
+        "Recall",
+        "Misbehaved fields",
+        "Statuses",
+        "Tokens in/out",
+    ]
     rows = []
     for name, m in report.scores.agents.items():
         tokens = m.tokens
         st = report.statuses.get(name, {})
-        rows.append([
-            name, f"{m.blind_retries} ({m.duplicate_side_effects})", str(m.impatience),
-            str(m.declared_impossible), _with_counts(m.recall_rate, m.recall, m.total),
-            str(m.misbehave), ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
-            f"{tokens.input}/{tokens.output}" if tokens else "–",
-        ])
+        rows.append(
+            [
+                name,
+                f"{m.blind_retries} ({m.duplicate_side_effects})",
+                str(m.impatience),
+                str(m.declared_impossible),
+                _with_counts(m.recall_rate, m.recall, m.total),
+                str(m.misbehave),
+                ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
+                f"{tokens.input}/{tokens.output}" if tokens else "–",
+            ]
+        )
     return header, rows
 
 
@@ -325,12 +375,19 @@ def render_markdown(report: Report) -> str:
     behaviour details, the per-task matrix and notable episodes."""
     out = ["# mcpgym run report", ""]
     out += [f"- **{k}**: {v}" for k, v in run_facts(report)]
-    out += ["", "## Agents", "", _md_table(*comparison_rows(report.scores)), "",
-            "Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: chance that "
-            "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
-            "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
-            "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
-            "(lower is better), over episodes that met one. Definitions: docs/design.md §7.", ""]
+    out += [
+        "",
+        "## Agents",
+        "",
+        _md_table(*comparison_rows(report.scores)),
+        "",
+        "Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: chance that "
+        "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
+        "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
+        "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
+        "(lower is better), over episodes that met one. Definitions: docs/design.md §7.",
+        "",
+    ]
     out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
     out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
     out += ["## Behaviour details", "", _md_table(*extra_rows(report)), ""]
@@ -338,8 +395,13 @@ def render_markdown(report: Report) -> str:
     notable = report.notable()
     out += ["## Notable episodes", ""]
     if notable:
-        out += [_md_table(["Agent", "Task", "Trial", "Note"],
-                          [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable]), ""]
+        out += [
+            _md_table(
+                ["Agent", "Task", "Trial", "Note"],
+                [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable],
+            ),
+            "",
+        ]
     else:
         out += ["None: every episode succeeded without defeatism, blind retries or impatience.", ""]
     out += ["The charts are in report.html.", ""]

@@ -24,8 +24,8 @@ from mcpgym.evaluation.report import (
     run_facts,
     task_rows,
 )
-from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
 from mcpgym.evaluation.report_viewer import VIEWER_CSS, VIEWER_JS, render_viewer
+from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
 """Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
@@ -82,18 +82,24 @@ def svg_bar_chart(
     def y(v: float) -> float:
         return y0 - max(0.0, min(1.0, v)) * height
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{total_h}" '
-             f'viewBox="0 0 {width} {total_h}" font-family="system-ui, sans-serif" font-size="11">',
-             f"<title>{escape(title)}</title>",
-             f'<text x="{left}" y="16" font-size="13" font-weight="600">{escape(title)}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{total_h}" '
+        f'viewBox="0 0 {width} {total_h}" font-family="system-ui, sans-serif" font-size="11">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left}" y="16" font-size="13" font-weight="600">{escape(title)}</text>',
+    ]
     for i, name in enumerate(series):  # legend
         lx, ly = legend[i][0], top + legend[i][1] * 22
-        parts.append(f'<rect x="{_f(lx)}" y="{ly - 9}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                     f'<text x="{_f(lx + 16)}" y="{ly + 1}">{escape(name)}</text>')
+        parts.append(
+            f'<rect x="{_f(lx)}" y="{ly - 9}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<text x="{_f(lx + 16)}" y="{ly + 1}">{escape(name)}</text>'
+        )
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):  # grid and y labels
         ty = y(tick)
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(ty)}" y2="{_f(ty)}" stroke="#ddd"/>'
-                     f'<text x="{left - 6}" y="{_f(ty + 4)}" text-anchor="end" fill="#555">{int(tick * 100)}%</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{_f(ty)}" y2="{_f(ty)}" stroke="#ddd"/>'
+            f'<text x="{left - 6}" y="{_f(ty + 4)}" text-anchor="end" fill="#555">{int(tick * 100)}%</text>'
+        )
     for gi, group in enumerate(groups):
         gx = left + gi * group_w + (group_w - len(series) * bar_width) / 2
         for si, name in enumerate(series):
@@ -101,25 +107,35 @@ def svg_bar_chart(
             bx = gx + si * bar_width
             color = PALETTE[si % len(PALETTE)]
             if value is None:
-                parts.append(f'<text x="{_f(bx + bar_width / 2)}" y="{_f(y0 - 4)}" text-anchor="middle" '
-                             f'font-size="8" fill="#888" transform="rotate(-90 {_f(bx + bar_width / 2)} {_f(y0 - 4)})">'
-                             f'<title>{escape(f"{name}, {group}: not applicable")}</title>n/a</text>')
+                parts.append(
+                    f'<text x="{_f(bx + bar_width / 2)}" y="{_f(y0 - 4)}" text-anchor="middle" '
+                    f'font-size="8" fill="#888" transform="rotate(-90 {_f(bx + bar_width / 2)} {_f(y0 - 4)})">'
+                    f"<title>{escape(f'{name}, {group}: not applicable')}</title>n/a</text>"
+                )
                 continue
             top_y = y(value)
             tip = f"{name}, {group}: {pct(value, 1)}"
             if ci:
                 tip += f" (95% CI {pct(ci[0], 1)} to {pct(ci[1], 1)})"
-            parts.append(f'<rect x="{_f(bx + 1)}" y="{_f(top_y)}" width="{bar_width - 2}" '
-                         f'height="{_f(y0 - top_y)}" fill="{color}"><title>{escape(tip)}</title></rect>')
+            parts.append(
+                f'<rect x="{_f(bx + 1)}" y="{_f(top_y)}" width="{bar_width - 2}" '
+                f'height="{_f(y0 - top_y)}" fill="{color}"><title>{escape(tip)}</title></rect>'
+            )
             if ci:
                 cx, lo, hi = bx + bar_width / 2, y(ci[0]), y(ci[1])
-                parts.append(f'<path d="M{_f(cx)},{_f(lo)}V{_f(hi)}M{_f(cx - 4)},{_f(lo)}H{_f(cx + 4)}'
-                             f'M{_f(cx - 4)},{_f(hi)}H{_f(cx + 4)}" stroke="#222" stroke-width="1" fill="none"/>')
+                parts.append(
+                    f'<path d="M{_f(cx)},{_f(lo)}V{_f(hi)}M{_f(cx - 4)},{_f(lo)}H{_f(cx + 4)}'
+                    f'M{_f(cx - 4)},{_f(hi)}H{_f(cx + 4)}" stroke="#222" stroke-width="1" fill="none"/>'
+                )
             else:
-                parts.append(f'<text x="{_f(bx + bar_width / 2)}" y="{_f(top_y - 3)}" text-anchor="middle" '
-                             f'font-size="8" fill="#333">{round(value * 100)}</text>')
-        parts.append(f'<text x="{_f(left + gi * group_w + group_w / 2)}" y="{y0 + 16}" text-anchor="middle">'
-                     f'{escape(group)}</text>')
+                parts.append(
+                    f'<text x="{_f(bx + bar_width / 2)}" y="{_f(top_y - 3)}" text-anchor="middle" '
+                    f'font-size="8" fill="#333">{round(value * 100)}</text>'
+                )
+        parts.append(
+            f'<text x="{_f(left + gi * group_w + group_w / 2)}" y="{y0 + 16}" text-anchor="middle">'
+            f"{escape(group)}</text>"
+        )
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y0}" y2="{y0}" stroke="#333"/>')
     if note:
         parts.append(f'<text x="{left}" y="{total_h - 6}" fill="#555">{escape(note)}</text>')
@@ -134,8 +150,13 @@ def behaviour_chart(report: Report) -> str:
     for key, label in BEHAVIOUR_METRICS:
         for name, m in agents.items():
             values[(label, name)] = (getattr(m, key), None)
-    return svg_bar_chart("Behaviour per agent", [label for _, label in BEHAVIOUR_METRICS], list(agents), values,
-                         note="Higher is better except defeatism; n/a: no such event (e.g. no recoverable error).")
+    return svg_bar_chart(
+        "Behaviour per agent",
+        [label for _, label in BEHAVIOUR_METRICS],
+        list(agents),
+        values,
+        note="Higher is better except defeatism; n/a: no such event (e.g. no recoverable error).",
+    )
 
 
 def success_chart(report: Report, by: str) -> str:
@@ -149,7 +170,7 @@ def success_chart(report: Report, by: str) -> str:
     groups = [f"Level {g}" if by == "level" else g for g in groups_raw] + ["All"]
     values: dict[tuple[str, str], Bar] = {}
     for name, m in agents.items():
-        for raw, label in zip(groups_raw, groups):
+        for raw, label in zip(groups_raw, groups, strict=False):
             b = breakdown(m).get(raw)
             if b:
                 values[(label, name)] = (b.success_rate, b.success_ci95)
@@ -168,8 +189,10 @@ def _table(header: list[str], rows: list[list[str]], first_left: bool = True) ->
     def cls(i: int, cell: str) -> str:
         return "l" if (i == 0 and first_left) or not _FIGURE.match(cell) else "r"
 
-    body = "".join("<tr>" + "".join(f'<td class="{cls(i, str(c))}">{escape(str(c))}</td>'
-                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{cls(i, str(c))}">{escape(str(c))}</td>' for i, c in enumerate(row)) + "</tr>"
+        for row in rows
+    )
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -189,30 +212,49 @@ def render_html(report: Report) -> str:
     readable from 390 px wide (tables scroll sideways inside their box, the viewer stacks)."""
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in run_facts(report))
     notable = report.notable()
-    notable_html = _table(["Agent", "Task", "Trial", "Note"],
-                          [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable]) \
-        if notable else "<p>None: every episode succeeded without defeatism, blind retries or impatience.</p>"
+    notable_html = (
+        _table(
+            ["Agent", "Task", "Trial", "Note"],
+            [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable],
+        )
+        if notable
+        else "<p>None: every episode succeeded without defeatism, blind retries or impatience.</p>"
+    )
     sections = [
-        "<h1>mcpgym run report</h1>", f"<dl>{facts}</dl>",
-        "<h2>Agents</h2>", _table(*comparison_rows(report.scores)),
+        "<h1>mcpgym run report</h1>",
+        f"<dl>{facts}</dl>",
+        "<h2>Agents</h2>",
+        _table(*comparison_rows(report.scores)),
         '<p class="note">Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: '
         "chance that k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. "
         "Pre-check: writes whose preconditions were read first. Recovery: recoverable errors followed by an "
         "attempt within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
         "(lower is better), over episodes that met one. Definitions: docs/design.md §7.</p>",
-        "<h2>Charts</h2>", '<div class="charts">', behaviour_chart(report), success_chart(report, "level"),
-        success_chart(report, "app"), "</div>",
-        "<h2>Success per level</h2>", _table(*level_rows(report)),
-        "<h2>Success per app</h2>", _table(*app_rows(report)),
-        "<h2>Behaviour details</h2>", _table(*extra_rows(report)),
-        "<h2>Tasks</h2>", '<p class="note">Successes / scored episodes per agent.</p>', _table(*task_rows(report)),
-        "<h2>Notable episodes</h2>", notable_html,
+        "<h2>Charts</h2>",
+        '<div class="charts">',
+        behaviour_chart(report),
+        success_chart(report, "level"),
+        success_chart(report, "app"),
+        "</div>",
+        "<h2>Success per level</h2>",
+        _table(*level_rows(report)),
+        "<h2>Success per app</h2>",
+        _table(*app_rows(report)),
+        "<h2>Behaviour details</h2>",
+        _table(*extra_rows(report)),
+        "<h2>Tasks</h2>",
+        '<p class="note">Successes / scored episodes per agent.</p>',
+        _table(*task_rows(report)),
+        "<h2>Notable episodes</h2>",
+        notable_html,
         render_viewer(report.trajectories),
     ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}\n{VIEWER_CSS}</style>"
-            "</head><body>" + "\n".join(sections) + f"<script>{VIEWER_JS}</script></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}\n{VIEWER_CSS}</style>"
+        "</head><body>" + "\n".join(sections) + f"<script>{VIEWER_JS}</script></body></html>\n"
+    )
 
 
 __all__ = ["PALETTE", "behaviour_chart", "render_html", "success_chart", "svg_bar_chart"]

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from mcpgym.evaluation.aggregate import aggregate, as_scores
 from mcpgym.evaluation.catalog import Catalog
@@ -64,9 +65,13 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
     if dupes:
         shown = ", ".join(f"{a}/{task}/trial {trial}" for a, task, trial in dupes[:5])
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
-        warnings.warn(DuplicateRecordWarning(
-            f"{source}: {len(dupes)} repeated record(s) of one (agent, task, trial) ignored, the first kept: "
-            f"{shown}{more}"), stacklevel=3)
+        warnings.warn(
+            DuplicateRecordWarning(
+                f"{source}: {len(dupes)} repeated record(s) of one (agent, task, trial) ignored, the first kept: "
+                f"{shown}{more}"
+            ),
+            stacklevel=3,
+        )
     return out
 
 
@@ -109,8 +114,10 @@ def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
         if _own_failed_start(p):
             _remove_run_files(p)
         elif not force:
-            raise RunError(f"output directory {p} is not empty: pass --resume to continue that run, "
-                           f"--force to overwrite its run files, or another --out")
+            raise RunError(
+                f"output directory {p} is not empty: pass --resume to continue that run, "
+                f"--force to overwrite its run files, or another --out"
+            )
         else:
             _remove_run_files(p)
     p.mkdir(parents=True, exist_ok=True)
@@ -156,8 +163,9 @@ def _order(s: EpisodeScores) -> tuple:
     return (s.agent, s.task_id or "", s.trial, s.episode_id)
 
 
-def compute_scores(items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None,
-                   k: int = DEFAULT_K) -> Scoreboard:
+def compute_scores(
+    items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None, k: int = DEFAULT_K
+) -> Scoreboard:
     """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.aggregate.aggregate`
     over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
     not depend on their order.
@@ -208,5 +216,18 @@ def rescore(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K
     return sorted(fresh, key=_order), changed
 
 
-__all__ = ["DuplicateRecordWarning", "RUN_FILES", "RunError", "SCORES", "SERVER_LOG", "TRAJECTORIES", "compute_scores",
-           "dedupe", "episode_key", "load_paths", "load_run", "prepare_out_dir", "rescore"]
+__all__ = [
+    "DuplicateRecordWarning",
+    "RUN_FILES",
+    "RunError",
+    "SCORES",
+    "SERVER_LOG",
+    "TRAJECTORIES",
+    "compute_scores",
+    "dedupe",
+    "episode_key",
+    "load_paths",
+    "load_run",
+    "prepare_out_dir",
+    "rescore",
+]

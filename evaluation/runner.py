@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 
@@ -40,16 +41,33 @@ from mcpgym.evaluation.aggregate import as_scores
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.executors import LocalExecutor, mcp_http_client
-from mcpgym.evaluation.manifest import (MANIFEST_NAME, build_manifest, describe_agent, finish_manifest, merge_for_resume,
-                                 read_manifest, write_json_atomic)
-from mcpgym.evaluation.run_dir import (RUN_FILES, SCORES, SERVER_LOG, TRAJECTORIES, RunError, compute_scores, load_paths,
-                                load_run, prepare_out_dir, rescore)
+from mcpgym.evaluation.manifest import (
+    MANIFEST_NAME,
+    build_manifest,
+    describe_agent,
+    finish_manifest,
+    merge_for_resume,
+    read_manifest,
+    write_json_atomic,
+)
+from mcpgym.evaluation.run_dir import (
+    RUN_FILES,
+    SCORES,
+    SERVER_LOG,
+    TRAJECTORIES,
+    RunError,
+    compute_scores,
+    load_paths,
+    load_run,
+    prepare_out_dir,
+    rescore,
+)
 from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
-from mcpgym.evaluation.snapshots import SnapshotStore
-from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, spawn_server
+from mcpgym.evaluation.snapshots import SnapshotStore
+from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.trajectory import append_trajectory
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
@@ -73,9 +91,14 @@ def faults_payload(spec: str | FaultProfile | None) -> tuple[str | dict[str, Any
     return profile.model_dump(mode="json"), profile
 
 
-def plan_jobs(tasks: list[Task], agents: list[AgentEntry], trials: int, run_faults: str | FaultProfile,
-              fault_seed_for: Callable[[Any, int], int],
-              done: AbstractSet[tuple[str, str, int]] = frozenset()) -> list[EpisodeJob]:
+def plan_jobs(
+    tasks: list[Task],
+    agents: list[AgentEntry],
+    trials: int,
+    run_faults: str | FaultProfile,
+    fault_seed_for: Callable[[Any, int], int],
+    done: AbstractSet[tuple[str, str, int]] = frozenset(),
+) -> list[EpisodeJob]:
     """Every (agent, task, trial) not in ``done``, trial-major so that early results cover
     every agent and task (a task's own ``faults`` beats the run's profile).
 
@@ -154,11 +177,25 @@ class RunSettings:
 
     def public(self) -> dict[str, Any]:
         """The settings as JSON for the manifest, without the control token."""
-        return {"out": str(self.out), "trials": self.trials, "faults": self.faults, "concurrency": self.concurrency,
-                "server_url": self.server_url, "resume": self.resume, "force": self.force,
-                "episode_timeout": self.episode_timeout, "k": self.k, "suite": self.suite,
-                "task_files": list(self.task_files), "mcp_mode": self.mcp_mode, "validate_output": self.validate_output, "executor": self.executor,
-                "ray_address": self.ray_address, "ray_workers": self.ray_workers, "retries": self.retries}
+        return {
+            "out": str(self.out),
+            "trials": self.trials,
+            "faults": self.faults,
+            "concurrency": self.concurrency,
+            "server_url": self.server_url,
+            "resume": self.resume,
+            "force": self.force,
+            "episode_timeout": self.episode_timeout,
+            "k": self.k,
+            "suite": self.suite,
+            "task_files": list(self.task_files),
+            "mcp_mode": self.mcp_mode,
+            "validate_output": self.validate_output,
+            "executor": self.executor,
+            "ray_address": self.ray_address,
+            "ray_workers": self.ray_workers,
+            "retries": self.retries,
+        }
 
 
 @dataclass
@@ -240,8 +277,9 @@ def run_evaluation(
         raise RunError(f"--out {settings.out} is a file, not a directory")
     try:
         with run_lock(settings.out, command=_command(settings)):
-            return _run_locked(tasks, agents, settings, gold_snapshot, fault_seed_for, tool_info, call_result,
-                               console, t0)
+            return _run_locked(
+                tasks, agents, settings, gold_snapshot, fault_seed_for, tool_info, call_result, console, t0
+            )
     except RunDirLocked as exc:
         raise RunError(str(exc)) from None
 
@@ -250,9 +288,17 @@ def _command(settings: RunSettings) -> str:
     return f"mcpgym run{' --resume' if settings.resume else ''} --out {settings.out}"
 
 
-def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSettings,
-                gold_snapshot: Callable[[Any], dict[str, Any]], fault_seed_for: Callable[[Any, int], int],
-                tool_info: type, call_result: type, console: Any, t0: float) -> RunResult:
+def _run_locked(
+    tasks: list[Any],
+    agents: list[AgentEntry],
+    settings: RunSettings,
+    gold_snapshot: Callable[[Any], dict[str, Any]],
+    fault_seed_for: Callable[[Any, int], int],
+    tool_info: type,
+    call_result: type,
+    console: Any,
+    t0: float,
+) -> RunResult:
     """:func:`run_evaluation` once the run directory's lock is held."""
     from mcpgym.evaluation import agents as agent_registry
 
@@ -296,10 +342,16 @@ def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSetting
                     server = spawn_server(out / SERVER_LOG, max_episodes=max(100, settings.concurrency * 4))
                 gold = gold_future.result()
         manifest = build_manifest(
-            suite=settings.suite, tasks=tasks, trials=settings.trials,
-            agents=[describe_agent(a.agent, a.spec) for a in agents], profile=run_profile, fault_seeds=fault_seeds,
-            concurrency=settings.concurrency, episode_timeout=settings.episode_timeout,
-            server_url=server.url if server else "", server_spawned=bool(server and server.spawned),
+            suite=settings.suite,
+            tasks=tasks,
+            trials=settings.trials,
+            agents=[describe_agent(a.agent, a.spec) for a in agents],
+            profile=run_profile,
+            fault_seeds=fault_seeds,
+            concurrency=settings.concurrency,
+            episode_timeout=settings.episode_timeout,
+            server_url=server.url if server else "",
+            server_spawned=bool(server and server.spawned),
             recovery_window=settings.k,
             client={"mcp_mode": settings.mcp_mode, "validate_output": settings.validate_output},
             settings=settings.public(),
@@ -315,21 +367,39 @@ def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSetting
                 from mcpgym.evaluation.episode_spec import RunOptions
                 from mcpgym.evaluation.ray_executor import RayExecutor
 
-                options = RunOptions(episode_timeout=settings.episode_timeout, k=settings.k,
-                                     mcp_mode=settings.mcp_mode, validate_output=settings.validate_output,
-                                     tool_exposure=settings.tool_exposure)
-                executor = RayExecutor(options, address=settings.ray_address, workers=settings.ray_workers,
-                                       concurrency=settings.concurrency, retries=settings.retries)
+                options = RunOptions(
+                    episode_timeout=settings.episode_timeout,
+                    k=settings.k,
+                    mcp_mode=settings.mcp_mode,
+                    validate_output=settings.validate_output,
+                    tool_exposure=settings.tool_exposure,
+                )
+                executor = RayExecutor(
+                    options,
+                    address=settings.ray_address,
+                    workers=settings.ray_workers,
+                    concurrency=settings.concurrency,
+                    retries=settings.retries,
+                )
             else:
                 assert server is not None
-                ctx_args = dict(catalog=Catalog.from_apps(), gold=gold, episode_timeout=settings.episode_timeout,
-                                k=settings.k, mcp_mode=settings.mcp_mode, tool_info=tool_info,
-                                call_result=call_result, limit_error=agent_registry.CallLimitReached,
-                                validate_output=settings.validate_output, tool_exposure=settings.tool_exposure)
+                ctx_args = dict(
+                    catalog=Catalog.from_apps(),
+                    gold=gold,
+                    episode_timeout=settings.episode_timeout,
+                    k=settings.k,
+                    mcp_mode=settings.mcp_mode,
+                    tool_info=tool_info,
+                    call_result=call_result,
+                    limit_error=agent_registry.CallLimitReached,
+                    validate_output=settings.validate_output,
+                    tool_exposure=settings.tool_exposure,
+                )
                 executor = LocalExecutor(server, ctx_args)
             try:
-                ran = anyio.run(_run_jobs, jobs, executor, [as_scores(t) for t in existing], settings,
-                                failures, out, console)
+                ran = anyio.run(
+                    _run_jobs, jobs, executor, [as_scores(t) for t in existing], settings, failures, out, console
+                )
             except BaseExceptionGroup as group:
                 raise _first_error(group) from None
         finished = True
@@ -344,9 +414,16 @@ def _run_locked(tasks: list[Any], agents: list[AgentEntry], settings: RunSetting
                 manifest["invocations"][-1]["executor"] = executor.describe()
                 manifest["invocations"][-1]["resent_after_lost_worker"] = executor.retried
             write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
-    return RunResult(out=out, scores=final_scores, ran=ran, skipped=len(done), failures=failures,
-                     wall_seconds=time.monotonic() - t0, server_url=server.url if server else "",
-                     retried=getattr(executor, "retried", 0))
+    return RunResult(
+        out=out,
+        scores=final_scores,
+        ran=ran,
+        skipped=len(done),
+        failures=failures,
+        wall_seconds=time.monotonic() - t0,
+        server_url=server.url if server else "",
+        retried=getattr(executor, "retried", 0),
+    )
 
 
 def _gold_states(tasks: dict[str, Any], gold_snapshot: Callable[[Any], dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -360,7 +437,9 @@ def _gold_states(tasks: dict[str, Any], gold_snapshot: Callable[[Any], dict[str,
         try:
             out[tid] = gold_snapshot(task)
         except Exception as exc:  # noqa: BLE001 - reported with the task id
-            raise RunError(f"the oracle of task {tid!r} failed, so it has no gold state: {type(exc).__name__}: {exc}") from exc
+            raise RunError(
+                f"the oracle of task {tid!r} failed, so it has no gold state: {type(exc).__name__}: {exc}"
+            ) from exc
     return out
 
 
@@ -376,8 +455,15 @@ def _first_error(group: BaseExceptionGroup) -> BaseException:
     return next((e for e in leaves if isinstance(e, RunError)), leaves[0] if leaves else group)
 
 
-async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeScores], settings: RunSettings,
-                    failures: list[tuple[str, str]], out: Path, console: Any) -> int:
+async def _run_jobs(
+    jobs: list[EpisodeJob],
+    executor: Any,
+    scores: list[EpisodeScores],
+    settings: RunSettings,
+    failures: list[tuple[str, str]],
+    out: Path,
+    console: Any,
+) -> int:
     """Run every job on ``executor`` (see :mod:`mcpgym.evaluation.executors`) under the
     concurrency limit, writing each returned trajectory here, in the driver; return how many
     were written.
@@ -412,9 +498,17 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
 
     async with executor:
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                            console=console or Console(stderr=True), transient=True, disable=not settings.progress)
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+            transient=True,
+            disable=not settings.progress,
+        )
 
         async def worker(job: EpisodeJob) -> None:
             nonlocal written, last_scores_write
@@ -437,7 +531,9 @@ async def _run_jobs(jobs: list[EpisodeJob], executor: Any, scores: list[EpisodeS
                         if time.monotonic() - last_scores_write > 2.0:
                             last_scores_write = time.monotonic()
                             snapshot = compute_scores(list(scores))
-                            await anyio.to_thread.run_sync(write_json_atomic, out / SCORES, snapshot.model_dump(mode="json"))
+                            await anyio.to_thread.run_sync(
+                                write_json_atomic, out / SCORES, snapshot.model_dump(mode="json")
+                            )
                 progress.update(bar, advance=1, status=status_text())
 
         with progress:

@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.judge import CheckResult, ExtraCheck
-from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
 from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
@@ -43,6 +42,7 @@ from mcpgym.evaluation.scoring.behaviours import (
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, INFERRED_FAULTS, resolve_calls
 from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
+from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
 
 
 class EpisodeScores(BaseModel):

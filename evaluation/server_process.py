@@ -88,7 +88,7 @@ class ServerHandle:
             self._drain.join(timeout=grace)
 
 
-def _pump(stream: BinaryIO, lines: "queue.Queue[str | None]", log: BinaryIO) -> None:
+def _pump(stream: BinaryIO, lines: queue.Queue[str | None], log: BinaryIO) -> None:
     """Copy the child's stdout into ``log``; hand each line to ``lines`` until READY was seen."""
     ready = False
     try:
@@ -129,11 +129,29 @@ def spawn_server(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
     env = {**os.environ, "MCPGYM_TOKEN": token, "PYTHONUNBUFFERED": "1"}
-    cmd = [python or sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--host", "127.0.0.1",
-           "--port", "0", "--max-episodes", str(max_episodes)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
-                            preexec_fn=functools.partial(_pdeathsig, os.getpid()) if sys.platform.startswith("linux") else None)
-    lines: "queue.Queue[str | None]" = queue.Queue()
+    cmd = [
+        python or sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "serve",
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--max-episodes",
+        str(max_episodes),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=functools.partial(_pdeathsig, os.getpid()) if sys.platform.startswith("linux") else None,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
     assert proc.stdout is not None
     drain = threading.Thread(target=_pump, args=(proc.stdout, lines, log), name="mcpgym-server-log", daemon=True)
     drain.start()
@@ -148,9 +166,11 @@ def spawn_server(
     if line is None:
         handle.stop()
         tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
-        raise ServerError(f"the mcpgym server did not start (exit code {proc.poll()}); its log {log_path} ends with:\n{tail}")
+        raise ServerError(
+            f"the mcpgym server did not start (exit code {proc.poll()}); its log {log_path} ends with:\n{tail}"
+        )
     try:
-        handle.url = json.loads(line[len(READY_PREFIX):])["url"]
+        handle.url = json.loads(line[len(READY_PREFIX) :])["url"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         handle.stop()
         raise ServerError(f"unreadable ready line from the server: {line!r}") from exc
@@ -166,14 +186,13 @@ class ControlClient:
 
     def __init__(self, url: str, token: str, timeout: float = 60.0) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
-                                       timeout=timeout)
+        self._http = httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> "ControlClient":
+    async def __aenter__(self) -> ControlClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

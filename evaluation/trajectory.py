@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Iterator, Literal, NotRequired, Union
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, with_config
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
@@ -170,8 +171,9 @@ def _step_type(value: Any) -> str:
     return getattr(value, "type", "tool_call")
 
 
-Step = Annotated[Union[Annotated[ToolCallStep, Tag("tool_call")], Annotated[MessageStep, Tag("message")]],
-                 Discriminator(_step_type)]
+Step = Annotated[
+    Annotated[ToolCallStep, Tag("tool_call")] | Annotated[MessageStep, Tag("message")], Discriminator(_step_type)
+]
 """One agent action: a :class:`ToolCallStep` or a :class:`MessageStep`."""
 
 
@@ -268,7 +270,7 @@ class Trajectory(BaseModel):
     user_turns: list[UserTurn] = Field(default_factory=list)
     stored: StoredStates | None = None
 
-    def compacted(self, store: SnapshotStore) -> "Trajectory":
+    def compacted(self, store: SnapshotStore) -> Trajectory:
         """A copy for a compact run directory: initial and gold snapshots stored in ``store``
         (once per distinct state), the final one as a diff; the snapshot fields left empty.
         A trajectory without an initial snapshot is returned as it is.
@@ -279,8 +281,9 @@ class Trajectory(BaseModel):
         if self.initial_snapshot is None:
             return self
         stored = store.compact(self.initial_snapshot, self.final_snapshot, self.gold_snapshot)
-        return self.model_copy(update={"initial_snapshot": None, "final_snapshot": None, "gold_snapshot": None,
-                                       "stored": stored})
+        return self.model_copy(
+            update={"initial_snapshot": None, "final_snapshot": None, "gold_snapshot": None, "stored": stored}
+        )
 
     @property
     def tool_calls(self) -> list[ToolCallStep]:
@@ -301,7 +304,10 @@ class Trajectory(BaseModel):
     @property
     def refused_calls(self) -> int:
         """Invalid calls refused before the server: recorded steps plus the legacy counter."""
-        return sum(1 for s in self.steps if isinstance(s, ToolCallStep) and s.step is None and s.invalid) + self.invalid_calls
+        return (
+            sum(1 for s in self.steps if isinstance(s, ToolCallStep) and s.step is None and s.invalid)
+            + self.invalid_calls
+        )
 
     @field_validator("steps")
     @classmethod
@@ -322,7 +328,9 @@ class Trajectory(BaseModel):
             for i, row in enumerate(ledger):
                 for key in ("step", "tool", "kind"):
                     if isinstance(row, dict) and key not in row:
-                        raise ValueError(f"ledger row {i} lacks {key!r} (expected step, tool, call_index, kind, applied)")
+                        raise ValueError(
+                            f"ledger row {i} lacks {key!r} (expected step, tool, call_index, kind, applied)"
+                        )
         return ledger
 
 
@@ -378,8 +386,9 @@ def _format_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True,
-                      store: SnapshotStore | None = None) -> Iterator[Trajectory]:
+def iter_trajectories(
+    path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True, store: SnapshotStore | None = None
+) -> Iterator[Trajectory]:
     """Yield the trajectories of a JSONL file, one per non-blank line.
 
     Args:
@@ -412,7 +421,9 @@ def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False
                 return
             raise TrajectoryFileError(f"{p}:{lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
         if not isinstance(data, dict):
-            raise TrajectoryFileError(f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}")
+            raise TrajectoryFileError(
+                f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}"
+            )
         try:
             traj = Trajectory.model_validate(data)
         except ValidationError as exc:
@@ -427,7 +438,9 @@ def iter_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False
         yield traj
 
 
-def read_trajectories(path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True) -> list[Trajectory]:
+def read_trajectories(
+    path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True
+) -> list[Trajectory]:
     """Read every trajectory of a JSONL file (see :func:`iter_trajectories`).
 
     Raises:

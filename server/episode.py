@@ -9,15 +9,16 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
+from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps
+from mcpgym.tools import elicit
 from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
-from mcpgym.tools import elicit
-from mcpgym.kernel.user import UserAnswer, UserRequest
-from mcpgym.kernel.spec import ToolSpec
 
 
 class EpisodeLimitError(RuntimeError):
@@ -66,7 +67,7 @@ class Episode:
         episode_id: str | None = None,
         tools: Iterable[str] | None = None,
         search_tools: bool = False,
-    ) -> "Episode":
+    ) -> Episode:
         """Build a fresh episode.
 
         Args:
@@ -138,8 +139,14 @@ class Episode:
         with self.lock:
             return elicit.pending_request(self.invoker, name, arguments)
 
-    def call_with_answer(self, name: str, arguments: dict[str, Any], request: UserRequest, answer: UserAnswer,
-                         asked: list[dict[str, Any]] | None = None) -> CallOutcome:
+    def call_with_answer(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        request: UserRequest,
+        answer: UserAnswer,
+        asked: list[dict[str, Any]] | None = None,
+    ) -> CallOutcome:
         """Run the call with the user's ``answer`` to ``request`` applied (effects:
         :mod:`mcpgym.tools.elicit`); ``asked``: earlier questions of the same call."""
         with self.lock:
@@ -231,8 +238,7 @@ class EpisodeStore:
         """
         now = time.monotonic() if now is None else now
         with self._lock:
-            dead = [eid for eid, ep in self._episodes.items()
-                    if not ep.busy and now - ep.last_used > self.idle_timeout]
+            dead = [eid for eid, ep in self._episodes.items() if not ep.busy and now - ep.last_used > self.idle_timeout]
             for eid in dead:
                 del self._episodes[eid]
         return dead

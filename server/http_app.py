@@ -21,7 +21,8 @@ import contextlib
 import hmac
 import json
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -187,13 +188,18 @@ def create_app(
             where = ".".join(str(p) for p in err["loc"])
             return problem(422, f"invalid field {where!r}: {err['msg']}")
         if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
-            return problem(422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object")
+            return problem(
+                422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object"
+            )
         try:
             given = body.model_dump(exclude_none=True)
             episode = store.create(
-                seed=given.get("seed", defaults.seed), apps=given.get("apps", defaults.apps),
-                faults=given.get("faults", defaults.faults), fault_seed=given.get("fault_seed", defaults.fault_seed),
-                tools=body.tools, search_tools=given.get("search_tools", defaults.search_tools),
+                seed=given.get("seed", defaults.seed),
+                apps=given.get("apps", defaults.apps),
+                faults=given.get("faults", defaults.faults),
+                fault_seed=given.get("fault_seed", defaults.fault_seed),
+                tools=body.tools,
+                search_tools=given.get("search_tools", defaults.search_tools),
             )
         except EpisodeLimitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "5"})
@@ -205,8 +211,13 @@ def create_app(
         )
 
     async def list_episodes(request: Request) -> Response:
-        return JSONResponse({"episodes": store.ids(), "max_episodes": store.max_episodes,
-                             "mcp_sessions": sum(1 for e in session_episode.values() if store.get(e) is not None)})
+        return JSONResponse(
+            {
+                "episodes": store.ids(),
+                "max_episodes": store.max_episodes,
+                "mcp_sessions": sum(1 for e in session_episode.values() if store.get(e) is not None),
+            }
+        )
 
     async def get_episode(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -276,12 +287,17 @@ def create_app(
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             sid = headers.get("mcp-session-id", "")
             # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
-            sessioned = bool(sid) and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in \
-                HANDSHAKE_PROTOCOL_VERSIONS
+            sessioned = (
+                bool(sid)
+                and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in HANDSHAKE_PROTOCOL_VERSIONS
+            )
             owner = session_episode.get(sid) if sessioned else eid
             if owner != eid:
-                message = ("this MCP session belongs to another episode" if owner is not None else
-                           "no such MCP session (it ended, or its episode was deleted or expired)")
+                message = (
+                    "this MCP session belongs to another episode"
+                    if owner is not None
+                    else "no such MCP session (it ended, or its episode was deleted or expired)"
+                )
                 await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
                 return
             scope[SCOPE_KEY] = eid
@@ -330,13 +346,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(sweeper)
-                try:
-                    yield
-                finally:
-                    tg.cancel_scope.cancel()
+        async with manager.run(), anyio.create_task_group() as tg:
+            tg.start_soon(sweeper)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
 
     routes = [
         Route("/health", health, methods=["GET"]),

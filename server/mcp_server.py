@@ -7,17 +7,19 @@ in the request path). The episode is bound to the connection, never to a tool ar
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from collections.abc import Callable
+from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
+from mcpgym.kernel.spec import ToolSpec
 from mcpgym.server.elicitation import call_asking_user
 from mcpgym.server.episode import Episode
 from mcpgym.server.pagination import Pager
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tool, search_tools_call
 from mcpgym.tools.mcp_bridge import call_result, error_result, mcp_tool
-from mcpgym.kernel.spec import ToolSpec
 
 SERVER_NAME = "mcpgym"
 _RULES = (
@@ -39,6 +41,7 @@ def instructions_for(episode: Episode) -> str:
     """
     apps = ", ".join(f"{name} ({app.title or name})" for name, app in episode.world.apps.items())
     return f"mcpgym sandbox: stateful apps acting for one user: {apps}. {_RULES}"
+
 
 EpisodeResolver = Callable[[Any], "Episode | None"]
 """Maps a request context (``ServerRequestContext``) to its episode, or None."""
@@ -62,8 +65,9 @@ def list_tools_for(episode: Episode) -> list[types.Tool]:
     return tools
 
 
-def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions: str = INSTRUCTIONS,
-                 page_size: int | None = None) -> Server:
+def build_server(
+    resolve: EpisodeResolver, version: str = "0.1.0", instructions: str = INSTRUCTIONS, page_size: int | None = None
+) -> Server:
     """Build the low-level MCP server whose handlers act on ``resolve(ctx)``'s episode.
 
     Args:
@@ -83,18 +87,18 @@ def build_server(resolve: EpisodeResolver, version: str = "0.1.0", instructions:
         page, next_cursor = pager.page(tools, [t.name for t in tools], cursor)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams
-                           ) -> types.CallToolResult | types.InputRequiredResult:
+    async def on_call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         episode = resolve(ctx)
         if episode is None:
             return error_result("not_found", "this episode no longer exists (closed or expired)")
         if episode.search_tools and params.name == SEARCH_TOOL_NAME:
             result = search_tools_call(episode, params.arguments)
             if not result.is_error:
-                try:
+                # A client that cannot take notifications still gets the result.
+                with contextlib.suppress(Exception):
                     await ctx.session.send_tool_list_changed()
-                except Exception:  # noqa: BLE001 - a client that cannot take notifications still gets the result
-                    pass
             return result
         if episode.invoker.specs.get(params.name) is not None and episode.invoker.specs[params.name].user_check:
             asked = await call_asking_user(ctx, episode, params)  # the user is asked (elicitation) first

@@ -48,7 +48,11 @@ def search_tool() -> types.Tool:
             "required": ["tools"],
         },
         annotations=types.ToolAnnotations(
-            title="search tools", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            title="search tools",
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
         ),
     )
 
@@ -88,9 +92,7 @@ def search_tools_call(episode: Any, arguments: Any) -> types.CallToolResult:
         episode.unlocked.update(s.name for s in found)
         episode.refresh_exposure()
         payload = {
-            "tools": [
-                {"name": s.name, "description": s.description, "input_schema": s.input_schema()} for s in found
-            ]
+            "tools": [{"name": s.name, "description": s.description, "input_schema": s.input_schema()} for s in found]
         }
         episode.invoker.log_meta_call(SEARCH_TOOL_NAME, arguments, payload)
     return types.CallToolResult(

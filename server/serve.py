@@ -7,6 +7,7 @@ generated), which the evaluation runner reads when it spawns a server.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -38,8 +39,9 @@ async def serve_stdio(
     """Serve one episode over stdin/stdout until the client closes; return the episode."""
     from mcp.server.stdio import stdio_server
 
-    episode = Episode.create(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, tools=tools,
-                             search_tools=search_tools)
+    episode = Episode.create(
+        seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, tools=tools, search_tools=search_tools
+    )
     server = server_for_episode(episode)
     async with stdio_server() as (read, write):
         await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
@@ -78,21 +80,25 @@ class RejectMalformed:
             if isinstance(item, Exception):
                 answer = rejection(item)
             elif isinstance(item.message, types.JSONRPCNotification) and not item.message.method.startswith(
-                    "notifications/"):
+                "notifications/"
+            ):
                 # A request whose id is not a string or an integer (true, 1.5, null) parses as a
                 # notification and would be dropped without a word.
-                answer = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
-                    code=types.INVALID_REQUEST,
-                    message=f"Invalid Request: {item.message.method!r} is a request and needs an id "
-                            "that is a string or an integer"))
+                answer = types.JSONRPCError(
+                    jsonrpc="2.0",
+                    id=None,
+                    error=types.ErrorData(
+                        code=types.INVALID_REQUEST,
+                        message=f"Invalid Request: {item.message.method!r} is a request and needs an id "
+                        "that is a string or an integer",
+                    ),
+                )
             else:
                 return item
-            try:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._write.send(SessionMessage(answer))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
 
-    def __aiter__(self) -> "RejectMalformed":
+    def __aiter__(self) -> RejectMalformed:
         return self
 
     async def __anext__(self) -> Any:
@@ -109,7 +115,7 @@ class RejectMalformed:
         """Close the wrapped read stream."""
         self._read.close()
 
-    async def __aenter__(self) -> "RejectMalformed":
+    async def __aenter__(self) -> RejectMalformed:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -120,8 +126,14 @@ def rejection(exc: Exception) -> types.JSONRPCError:
     """The JSON-RPC error answering a line the SDK could not read as a message (see :class:`RejectMalformed`)."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if not errors or any(e.get("type") == "json_invalid" for e in errors):
-        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
-            code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON (one JSON-RPC message per line)"))
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(
+                code=types.PARSE_ERROR,
+                message="Parse error: the line is not valid JSON (one JSON-RPC message per line)",
+            ),
+        )
     request_id = None
     for err in errors:
         data = err.get("input")
@@ -130,9 +142,14 @@ def rejection(exc: Exception) -> types.JSONRPCError:
             if "method" in data and isinstance(rid, (str, int)) and not isinstance(rid, bool):
                 request_id = rid
             break
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
-        code=types.INVALID_REQUEST,
-        message="Invalid Request: not a JSON-RPC 2.0 message (need jsonrpc '2.0', a method name and object params)"))
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="Invalid Request: not a JSON-RPC 2.0 message (need jsonrpc '2.0', a method name and object params)",
+        ),
+    )
 
 
 def resolve_token(token: str | None) -> tuple[str, bool]:
@@ -194,8 +211,9 @@ def serve_http(
     # timeout_keep_alive: well above the clients' pool expiry (httpx: 5 s). With equal values a
     # client may reuse a kept-alive connection just as the server closes it, and under load that
     # request fails with a read error (tests/reliability/test_load.py).
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2,
-                            timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_SECONDS
+    )
     server = uvicorn.Server(config)
 
     async def main() -> None:

@@ -26,7 +26,7 @@ def err(inv: ToolInvoker, tool: str, code: str | None = None, /, **args: Any) ->
     return out.payload["error"]
 
 
-def random_value(r: "random.Random", schema: dict[str, Any], values: dict[str, list[Any]]) -> Any:
+def random_value(r: random.Random, schema: dict[str, Any], values: dict[str, list[Any]]) -> Any:
     """A random argument for a JSON ``schema``: enum members (plus one bogus), a branch of an
     ``anyOf``, short arrays, else a pick from ``values[type]`` (app-specific ids and hostile
     strings)."""

@@ -1,8 +1,14 @@
 """Shared pytest configuration."""
 
+import json as _json
 import os
+import secrets as _secrets
+import subprocess as _subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,21 +23,25 @@ except ImportError:  # pragma: no cover
     pass
 
 
-import json as _json
-import secrets as _secrets
-import subprocess as _subprocess
-
-import pytest
-
-
 def spawn_http_server(*extra: str, token: str | None = None) -> tuple[_subprocess.Popen, str, str]:
     """Start ``mcpgym serve --transport http --port 0`` and return (process, base_url, token)."""
     token = token or _secrets.token_urlsafe(16)
-    import tempfile
-
-    errlog = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty server never blocks
+    # A file, not a pipe: a chatty server never blocks. It lives as long as the server.
+    errlog = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
     proc = _subprocess.Popen(
-        [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--port", "0", "--token", token, *extra],
+        [
+            sys.executable,
+            "-m",
+            "mcpgym.evaluation.cli",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--token",
+            token,
+            *extra,
+        ],
         stdout=_subprocess.PIPE,
         stderr=errlog,
         text=True,

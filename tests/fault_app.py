@@ -14,9 +14,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from mcpgym.kernel.app import App, AppState, register_app, unregister_app
-from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
 APP = "faultlab"
 
@@ -131,7 +131,9 @@ class FaultLabApp(App):
         return ItemView(item=item)
 
     @tool("write", ["faultlab.counter"])
-    def faultlab_increment_counter(self, by: Annotated[int, Field(ge=1, le=100, description="amount to add")] = 1) -> CounterView:
+    def faultlab_increment_counter(
+        self, by: Annotated[int, Field(ge=1, le=100, description="amount to add")] = 1
+    ) -> CounterView:
         """Add by (1-100) to the counter; returns the new value."""
         self.state.counter += by
         return CounterView(counter=self.state.counter)

@@ -14,7 +14,10 @@ from tests.conftest import ROOT
 def stdio_params(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     """Parameters that spawn ``mcpgym serve --transport stdio`` with ``args``."""
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", *args], cwd=str(ROOT), env=env
+        command=sys.executable,
+        args=["-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", *args],
+        cwd=str(ROOT),
+        env=env,
     )
 
 

@@ -11,6 +11,7 @@ and snapshots, never taken from the agent's name.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -126,7 +127,7 @@ def test_careful_survives_the_harsh_profile_on_a_long_task() -> None:
     task = get_task("shop.groceries_with_coupon")
     agent = make_agent("careful")
     for trial in range(3):
-        traj = anyio.run(lambda: run_in_process(agent, task, faults="harsh", trial=trial))
+        traj = anyio.run(partial(run_in_process, agent, task, faults="harsh", trial=trial))
         sc = score_in_process(traj, task)
         assert sc.success is True and sc.defeatism is False, (trial, sc.missed, sc.misbehaved)
         assert sc.verification_rate == 1.0
@@ -140,7 +141,7 @@ def test_overconfident_skips_verification(overconfident_default) -> None:  # noq
     assert m.blind_retries >= 1 and m.duplicate_side_effects >= 1  # timeouts repeated blindly
     assert m.impatience >= 1  # retry_after ignored
     assert m.declared_impossible == 0  # always claims success, also on infeasible tasks
-    for task, traj, sc in overconfident_default:
+    for task, traj, _sc in overconfident_default:
         assert traj.status == "completed"
         assert not any(s.tool in ("system_wait", "system_authenticate") for s in traj.steps)
         if not task.feasible:  # the declares_impossible check fails its "done!"
@@ -152,7 +153,7 @@ def test_defeatist_gives_up_at_the_first_error(defeatist_default) -> None:  # no
     assert m.episodes_with_recoverable_errors >= 40
     assert m.defeatism_rate >= 0.8
     assert m.recovery_attempt_rate == 0.0
-    for task, traj, sc in defeatist_default:
+    for _task, traj, sc in defeatist_default:
         errors = [s for s in traj.steps if s.is_error]
         if errors:
             assert errors[0].step == traj.steps[-1].step  # stopped at once
@@ -164,13 +165,16 @@ def test_defeatist_gives_up_at_the_first_error(defeatist_default) -> None:  # no
 # -- habits under targeted faults -----------------------------------------------------------
 DOWN_BUY = {"name": "buy_down", "tools": {"shop_buy_item": {"unavailable": 1.0}}}
 DOWN_CHECKOUT = {"name": "checkout_down", "tools": {"shop_checkout": {"unavailable": 1.0}}}
-TIMEOUT_TRANSFER = {"name": "transfer_timeout", "tools": {"system_transfer_from_savings": {"timeout": 1.0}},
-                    "max_consecutive": 1}
+TIMEOUT_TRANSFER = {
+    "name": "transfer_timeout",
+    "tools": {"system_transfer_from_savings": {"timeout": 1.0}},
+    "max_consecutive": 1,
+}
 
 
 def _one(agent: str, task_id: str, faults: dict) -> tuple[Trajectory, EpisodeScores]:
     task = get_task(task_id)
-    traj = anyio.run(lambda: run_in_process(make_agent(agent), task, faults=faults, trial=0))
+    traj = anyio.run(partial(run_in_process, make_agent(agent), task, faults=faults, trial=0))
     return traj, score_in_process(traj, task)
 
 
@@ -180,7 +184,9 @@ def test_careful_uses_the_fallback_when_a_tool_is_down_and_overconfident_does_no
     assert tools.count("shop_buy_item") == 1 and "shop_add_to_cart" in tools and "shop_checkout" in tools
     assert sc.success is True and sc.recoveries == sc.recoverable_errors == 1 and not sc.defeatism
     traj, sc = _one("overconfident", "shop.buy_cheapest_earbuds", DOWN_BUY)
-    assert [s.tool for s in traj.steps].count("shop_buy_item") == 3 and "shop_checkout" not in [s.tool for s in traj.steps]
+    assert [s.tool for s in traj.steps].count("shop_buy_item") == 3 and "shop_checkout" not in [
+        s.tool for s in traj.steps
+    ]
     assert sc.success is False and traj.final_message.startswith("Bought")  # claims success anyway
     traj, sc = _one("defeatist", "shop.buy_cheapest_earbuds", DOWN_BUY)
     assert traj.steps[-1].error_code == "unavailable" and traj.final_message == DEFEATIST_MESSAGE
@@ -212,9 +218,16 @@ def test_careful_cures_permission_denied_with_the_named_privilege() -> None:
 
     if "talk_block_contact" not in load_apps().get("talk", type("x", (), {"tools": {}})).tools:
         pytest.skip("needs the talk app's privilege-gated talk_block_contact")
-    task = Task.model_validate({
-        "id": "t.block", "instruction": "Block my contact c-001.", "apps": ["system", "talk"], "seed": 0, "level": 1,
-        "oracle": [{"call": "talk_block_contact", "args": {"contact_id": "c-001"}}, {"answer": "Blocked."}]})
+    task = Task.model_validate(
+        {
+            "id": "t.block",
+            "instruction": "Block my contact c-001.",
+            "apps": ["system", "talk"],
+            "seed": 0,
+            "level": 1,
+            "oracle": [{"call": "talk_block_contact", "args": {"contact_id": "c-001"}}, {"answer": "Blocked."}],
+        }
+    )
     world = World(0, task.apps)
     assert not world.apps["system"].state.privileges["talk.contacts_write"].granted
     inv = ToolInvoker(world, "none")
@@ -234,11 +247,12 @@ def test_careful_cures_permission_denied_with_the_named_privilege() -> None:
 # -- episode harness, limits and the replay agent ---------------------------------------------
 def test_in_process_episode_records_everything() -> None:
     task = get_task("shop.buy_cheapest_earbuds")
-    traj = anyio.run(lambda: run_in_process(make_agent("careful"), task, faults="default", trial=1))
+    traj = anyio.run(partial(run_in_process, make_agent("careful"), task, faults="default", trial=1))
     assert traj.fault_seed == fault_seed_for(task, 1) and traj.fault_profile == "default"
     assert traj.world_seed == 22 and traj.level == 2 and traj.feasible is True
-    assert traj.metadata["extra_checks"] == [{"kind": "declares_impossible", "value": False, "case_sensitive": False,
-                                              "tolerance": 0.0, "description": ""}]
+    assert traj.metadata["extra_checks"] == [
+        {"kind": "declares_impossible", "value": False, "case_sensitive": False, "tolerance": 0.0, "description": ""}
+    ]
     # trial 1 of this task: shop_buy_item is down, the fallback goes through the cart
     assert [e["kind"] for e in traj.ledger][:1] == ["unavailable"]
     assert [s.tool for s in traj.steps].count("shop_checkout") >= 1
@@ -248,7 +262,7 @@ def test_in_process_episode_records_everything() -> None:
 def test_agents_stop_at_the_call_budget() -> None:
     task = Task.model_validate({**get_task("shop.reorder_last_order").model_dump(mode="json"), "max_calls": 3})
     for name in SCRIPTED_AGENTS:
-        traj = anyio.run(lambda: run_in_process(make_agent(name), task, faults="none", trial=0))
+        traj = anyio.run(partial(run_in_process, make_agent(name), task, faults="none", trial=0))
         assert len(traj.steps) <= 3
         assert traj.status == "limit", name
 
@@ -256,27 +270,31 @@ def test_agents_stop_at_the_call_budget() -> None:
 def test_replay_reproduces_recorded_episodes(tmp_path: Path) -> None:
     tasks = [get_task("shop.laptop_with_savings"), get_task("system.read_all_then_dnd")]
     careful = make_agent("careful")
-    recorded = [anyio.run(lambda: run_in_process(careful, t, faults="default", trial=tr)) for t in tasks for tr in (0, 2)]
+    recorded = [
+        anyio.run(partial(run_in_process, careful, t, faults="default", trial=tr)) for t in tasks for tr in (0, 2)
+    ]
     path = tmp_path / "trajectories.jsonl"
     write_trajectories(path, recorded)
     replay = make_agent(f"replay:{path}")
     assert replay.name == "replay"
     for orig in recorded:
         task = get_task(orig.task_id)  # type: ignore[arg-type]
-        again = anyio.run(lambda: run_in_process(replay, task, faults="default", trial=orig.trial))
+        again = anyio.run(partial(run_in_process, replay, task, faults="default", trial=orig.trial))
         assert [(s.tool, s.arguments, s.is_error) for s in again.steps] == [
-            (s.tool, s.arguments, s.is_error) for s in orig.steps]
+            (s.tool, s.arguments, s.is_error) for s in orig.steps
+        ]
         assert again.final_message == orig.final_message and again.ledger == orig.ledger
         assert World.restore(again.final_snapshot).state_hash() == World.restore(orig.final_snapshot).state_hash()
-    missing = anyio.run(lambda: run_in_process(replay, tasks[0], faults="default", trial=1))
+    missing = anyio.run(partial(run_in_process, replay, tasks[0], faults="default", trial=1))
     assert missing.status == "errored" and missing.steps == []
     assert "no recorded trajectory for task 'shop.laptop_with_savings' trial 1" in (missing.stop_reason or "")
 
 
 def test_replay_without_trial_counts_runs_per_task(tmp_path: Path) -> None:
     task = get_task("system.dark_mode")
-    recorded = [anyio.run(lambda: run_in_process(make_agent("careful"), task, faults="default", trial=tr))
-                for tr in (0, 1)]
+    recorded = [
+        anyio.run(partial(run_in_process, make_agent("careful"), task, faults="default", trial=tr)) for tr in (0, 1)
+    ]
     path = tmp_path / "t.jsonl"
     write_trajectories(path, recorded)
     replay = make_agent(f"replay:{path}")
@@ -296,8 +314,9 @@ def test_replay_without_trial_counts_runs_per_task(tmp_path: Path) -> None:
 def test_make_agent_specs() -> None:
     assert SCRIPTED_AGENTS == ("careful", "overconfident", "defeatist")
     assert [make_agent(n).name for n in SCRIPTED_AGENTS] == list(SCRIPTED_AGENTS)
-    with pytest.raises(ValueError, match="unknown agent 'gpt-9'; known agents: careful, overconfident, defeatist, "
-                                         "replay:PATH.jsonl"):
+    with pytest.raises(
+        ValueError, match="unknown agent 'gpt-9'; known agents: careful, overconfident, defeatist, replay:PATH.jsonl"
+    ):
         make_agent("gpt-9")
     with pytest.raises(ValueError, match="no trajectories file"):
         make_agent("replay:/nonexistent/t.jsonl")

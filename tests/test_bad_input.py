@@ -34,9 +34,22 @@ def one_error_line(code: int, err: str, *says: str) -> None:
 def finished_run(tmp_path: Path) -> Path:
     """A run directory holding one finished episode (trial 0 of careful on system.dark_mode)."""
     run = tmp_path / "run"
-    write_trajectories(run / "trajectories.jsonl", [
-        Trajectory(episode_id="ep0", task_id="system.dark_mode", agent="careful", trial=0, level=1,
-                   apps=["system"], steps=[], final_message="done", ledger=[])])
+    write_trajectories(
+        run / "trajectories.jsonl",
+        [
+            Trajectory(
+                episode_id="ep0",
+                task_id="system.dark_mode",
+                agent="careful",
+                trial=0,
+                level=1,
+                apps=["system"],
+                steps=[],
+                final_message="done",
+                ledger=[],
+            )
+        ],
+    )
     return run
 
 
@@ -85,8 +98,9 @@ def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path
 def test_a_good_manifest_still_reads(tmp_path):
     from mcpgym.evaluation.manifest import read_manifest
 
-    (tmp_path / "manifest.json").write_text(json.dumps({"agents": [{"name": "careful"}], "suite": None,
-                                                         "seeds": {"t": {"world_seed": 1}}, "trials": 3}))
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"agents": [{"name": "careful"}], "suite": None, "seeds": {"t": {"world_seed": 1}}, "trials": 3})
+    )
     assert read_manifest(tmp_path)["agents"] == [{"name": "careful"}]
 
 
@@ -116,8 +130,12 @@ def test_control_api_refuses_wrong_types_with_a_message(body, says, http_server)
     import httpx
 
     url, token = http_server
-    r = httpx.post(f"{url}/control/episodes", content=body, timeout=30,
-                   headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    r = httpx.post(
+        f"{url}/control/episodes",
+        content=body,
+        timeout=30,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
     assert r.status_code in (400, 422), r.text
     assert says in r.json()["error"]
 
@@ -126,9 +144,12 @@ def test_control_api_still_takes_well_typed_bodies(http_server):
     import httpx
 
     url, token = http_server
-    r = httpx.post(f"{url}/control/episodes", json={"seed": 3, "fault_seed": 4, "search_tools": False,
-                                                    "apps": "system,shop"},
-                   headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    r = httpx.post(
+        f"{url}/control/episodes",
+        json={"seed": 3, "fault_seed": 4, "search_tools": False, "apps": "system,shop"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
     assert r.status_code == 201, r.text
     assert (r.json()["seed"], r.json()["fault_seed"]) == (3, 4)
     httpx.delete(f"{url}/control/episodes/{r.json()['episode_id']}", headers={"Authorization": f"Bearer {token}"})
@@ -149,8 +170,11 @@ def test_a_task_file_with_a_wrong_type_is_refused_naming_the_field(field, value,
 
 def test_a_well_typed_task_file_still_loads(tmp_path, monkeypatch, capsys):
     path = tmp_path / "tasks.yaml"
-    path.write_text("tasks:\n  - id: mine.t\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 2\n"
-                    "    feasible: true\n    max_calls: 9\n    oracle:\n      - answer: ok\n", encoding="utf-8")
+    path.write_text(
+        "tasks:\n  - id: mine.t\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 2\n"
+        "    feasible: true\n    max_calls: 9\n    oracle:\n      - answer: ok\n",
+        encoding="utf-8",
+    )
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     assert (code, err) == (0, "")
     assert "mine.t" in out
@@ -158,10 +182,13 @@ def test_a_well_typed_task_file_still_loads(tmp_path, monkeypatch, capsys):
 
 def test_a_task_error_names_the_line_of_its_field(tmp_path, monkeypatch, capsys):
     path = tmp_path / "tasks.yaml"
-    path.write_text("tasks:\n  - id: mine.ok\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 1\n"
-                    "    oracle:\n      - answer: ok\n"
-                    "  - id: mine.bad\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 7\n"
-                    "    oracle:\n      - answer: ok\n", encoding="utf-8")
+    path.write_text(
+        "tasks:\n  - id: mine.ok\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 1\n"
+        "    oracle:\n      - answer: ok\n"
+        "  - id: mine.bad\n    instruction: x\n    apps: [shop]\n    seed: 1\n    level: 7\n"
+        "    oracle:\n      - answer: ok\n",
+        encoding="utf-8",
+    )
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     one_error_line(code, err, "task 'mine.bad'", "field 'level'", "(line 13)")
     path.write_text('{"tasks": [\n  {"id": "mine.bad", "instruction": "x",\n   "apps": ["shop"], "seed": 1}\n]}\n')

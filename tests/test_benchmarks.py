@@ -22,9 +22,20 @@ def tiny_run(tmp_path_factory):
     """One ``python -m mcpgym.benchmarks --tiny --json OUT --markdown MD`` run: (exit code, JSON doc, Markdown)."""
     out = tmp_path_factory.mktemp("bench")
     proc = subprocess.run(
-        [sys.executable, "-m", "mcpgym.benchmarks", "--tiny", "--json", str(out / "bench.json"), "--markdown",
-         str(out / "bench.md")],
-        cwd=str(ROOT), capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "mcpgym.benchmarks",
+            "--tiny",
+            "--json",
+            str(out / "bench.json"),
+            "--markdown",
+            str(out / "bench.md"),
+        ],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "bench.json").read_text(encoding="utf-8"))
@@ -74,7 +85,8 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
     assert ray_row["details"]["same_scores"] is True
     assert ray_row["value"] == pytest.approx(
-        ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05)
+        ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05
+    )
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 
@@ -115,17 +127,20 @@ def test_figure_ok_and_percentile():
 
 
 # -- the performance fixes compute exactly what they replaced ---------------------------------------
-_SCALARS = st.one_of(st.text(max_size=40), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-                     st.booleans(), st.none())
+_SCALARS = st.one_of(
+    st.text(max_size=40), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none()
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(
-    st.dictionaries(st.text(max_size=12), _SCALARS, max_size=8),
-    st.dictionaries(st.text(max_size=3), st.text(min_size=600, max_size=800), min_size=1, max_size=8),
-    st.dictionaries(st.text(max_size=5), st.lists(st.integers(), max_size=3), max_size=3),
-    st.lists(st.integers(), max_size=3),
-))
+@given(
+    st.one_of(
+        st.dictionaries(st.text(max_size=12), _SCALARS, max_size=8),
+        st.dictionaries(st.text(max_size=3), st.text(min_size=600, max_size=800), min_size=1, max_size=8),
+        st.dictionaries(st.text(max_size=5), st.lists(st.integers(), max_size=3), max_size=3),
+        st.lists(st.integers(), max_size=3),
+    )
+)
 def test_loggable_fast_path_logs_what_the_strict_path_would(arguments):
     from mcpgym.tools.invoke import _json_size_bound, _loggable, _loggable_strict
 
@@ -136,10 +151,21 @@ def test_loggable_fast_path_logs_what_the_strict_path_would(arguments):
             assert len(json.dumps(arguments, ensure_ascii=False)) <= bound
 
 
-@pytest.mark.parametrize("arguments", [
-    {"text": "x" * 5000}, {"n": 10**40}, {1: "a"}, {"x": float("nan")}, {"x": float("inf")}, {"s": "a\ud800b"},
-    {"\ud800": 1}, {"item_id": "item-0101", "quantity": 1}, {}, {"a": None, "b": True, "c": 1.5, "d": "é"},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": "x" * 5000},
+        {"n": 10**40},
+        {1: "a"},
+        {"x": float("nan")},
+        {"x": float("inf")},
+        {"s": "a\ud800b"},
+        {"\ud800": 1},
+        {"item_id": "item-0101", "quantity": 1},
+        {},
+        {"a": None, "b": True, "c": 1.5, "d": "é"},
+    ],
+)
 def test_loggable_edge_cases_match_the_strict_path(arguments):
     from mcpgym.tools.invoke import _loggable, _loggable_strict
 
@@ -160,7 +186,7 @@ def test_tool_schedule_draws_equal_call_draw():
             assert [sched._draw(n) for n in range(200)] == [call_draw(seed, tool, n) for n in range(200)]
             raw = [scheduled_kind(profile, seed, tool, "shop", kind, n) for n in range(200)]
             kept = fault_schedule(profile, seed, tool, "shop", kind, 200)
-            assert all(k is None or k == r for k, r in zip(kept, raw))
+            assert all(k is None or k == r for k, r in zip(kept, raw, strict=False))
 
 
 def test_catalog_alternatives_index_matches_a_scan():
@@ -180,6 +206,9 @@ def test_validate_arguments_returns_every_parameter():
     from mcpgym.tools.invoke import ToolInvoker
 
     specs = ToolInvoker(World(0, ["system", "shop"])).specs
-    assert specs["shop_add_to_cart"].validate_arguments({"item_id": "item-0101"}) == {"item_id": "item-0101", "quantity": 1}
+    assert specs["shop_add_to_cart"].validate_arguments({"item_id": "item-0101"}) == {
+        "item_id": "item-0101",
+        "quantity": 1,
+    }
     search = specs["shop_search_items"].validate_arguments({})
     assert list(search) == list(specs["shop_search_items"].params)

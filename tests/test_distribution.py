@@ -18,8 +18,18 @@ import pytest
 
 from tests.conftest import ROOT
 
-SKIP = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache__", "build", "dist", "*.egg-info", "runs",
-                              ".hypothesis", ".pytest_cache")
+SKIP = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    "build",
+    "dist",
+    "*.egg-info",
+    "runs",
+    ".hypothesis",
+    ".pytest_cache",
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +37,23 @@ def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("dist")
     src = work / "src"
     shutil.copytree(ROOT, src, ignore=SKIP)
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(work / "wheels"), str(src)],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(work / "wheels"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     (found,) = (work / "wheels").glob("mcpgym-*.whl")
     return found
@@ -46,8 +71,12 @@ def test_the_wheel_has_one_top_level_name(wheel):
 
 def test_the_installed_wheel_serves_the_public_api_outside_the_repository(wheel, tmp_path):
     site = tmp_path / "site"
-    out = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert sorted(p.name for p in site.iterdir() if p.name != "bin" and not p.name.endswith(".dist-info")) == ["mcpgym"]
     code = (
@@ -58,7 +87,9 @@ def test_the_installed_wheel_serves_the_public_api_outside_the_repository(wheel,
         "                  'hash': World(3, ['system', 'shop']).state_hash(), 'check_app': check_app.__name__}))\n"
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     got = json.loads(run.stdout)
     assert got["init"].startswith(str(site)) and got["server"].startswith(str(site))

@@ -29,10 +29,13 @@ def shown_modules() -> dict[str, list[str]]:
 def test_every_python_dash_m_in_the_docs_imports_outside_the_repository(tmp_path: Path):
     modules = shown_modules()
     assert "mcpgym.benchmarks" in modules and "mcpgym.conformance" in modules, modules
-    probe = ("import importlib.util, json, sys; "
-             "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))")
-    out = subprocess.run([sys.executable, "-c", probe, *modules], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60, check=True)
+    probe = (
+        "import importlib.util, json, sys; "
+        "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *modules], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
     missing = json.loads(out.stdout)
     assert missing == [], {m: modules[m] for m in missing}
 
@@ -75,7 +78,9 @@ def test_a_ray_session_folder_in_the_working_directory_is_not_ray(tmp_path: Path
         pytest.skip("Ray is installed here: the figure would really run")
     (tmp_path / "ray" / "session_latest").mkdir(parents=True)
     # settings are read only once Ray is found, so None stands in for them
-    probe = "from mcpgym.benchmarks.ray_overhead import ray_overhead; f = ray_overhead(None); print(f.available, f.note)"
+    probe = (
+        "from mcpgym.benchmarks.ray_overhead import ray_overhead; f = ray_overhead(None); print(f.available, f.note)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-800:]
     assert out.stdout.startswith("False not available: Ray is not installed"), out.stdout

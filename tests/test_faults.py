@@ -96,7 +96,9 @@ def find_seed(profile: FaultProfile, tool: str, tool_kind: str, want: dict[int, 
 @settings(max_examples=60)
 @given(
     seed=st.integers(0, 2**32),
-    rates=st.fixed_dictionaries({k: st.sampled_from([0.0, 0.1, 0.3, 0.5]) for k in ("transient", "rate_limited", "stale_read")}),
+    rates=st.fixed_dictionaries(
+        {k: st.sampled_from([0.0, 0.1, 0.3, 0.5]) for k in ("transient", "rate_limited", "stale_read")}
+    ),
     cap=st.integers(1, 4),
 )
 def test_schedule_is_pure_capped_and_holds_one_stale_read_per_run(seed, rates, cap):
@@ -125,28 +127,50 @@ def test_max_consecutive_caps_faults_in_a_row_per_tool():
     assert world.apps[LAB].state.counter == 3
     # another tool keeps its own count: its first call is not capped by INC's run
     _, inv2 = make(FaultProfile(tools={INC: {"transient": 1.0}, ADD: {"transient": 1.0}}, max_consecutive=1))
-    assert [inv2.call(INC, {}).is_error, inv2.call(ADD, {"name": "a"}).is_error, inv2.call(INC, {}).is_error,
-            inv2.call(ADD, {"name": "a"}).is_error] == [True, True, False, False]
+    assert [
+        inv2.call(INC, {}).is_error,
+        inv2.call(ADD, {"name": "a"}).is_error,
+        inv2.call(INC, {}).is_error,
+        inv2.call(ADD, {"name": "a"}).is_error,
+    ] == [True, True, False, False]
 
 
 # -- independence ------------------------------------------------------------------------------
 # Calls of other tools, drawn by hypothesis. None of them is a cure for the tool under test
 # in NO_CURES; WITH_CURES adds system_wait and system_authenticate.
 NO_CURES = [
-    (INC, {"by": 2}), (COUNTER, {}), (LIST, {}), (INSERT, {"name": "i"}), (IMPORT, {"names": ["x", "y"]}),
-    (GET, {"item_id": "it-seed"}), (GET, {"item_id": "nope"}), ("system_get_wallet_balance", {}),
-    ("system_update_setting", {"key": "theme", "value": "dark"}), ("system_authorize_payment", {"limit_cents": 500}),
-    ("system_transfer_from_savings", {"amount_cents": 100}), (INC, {"by": 0}), ("no_such_tool", {}), ("system_get_time", {}),
+    (INC, {"by": 2}),
+    (COUNTER, {}),
+    (LIST, {}),
+    (INSERT, {"name": "i"}),
+    (IMPORT, {"names": ["x", "y"]}),
+    (GET, {"item_id": "it-seed"}),
+    (GET, {"item_id": "nope"}),
+    ("system_get_wallet_balance", {}),
+    ("system_update_setting", {"key": "theme", "value": "dark"}),
+    ("system_authorize_payment", {"limit_cents": 500}),
+    ("system_transfer_from_savings", {"amount_cents": 100}),
+    (INC, {"by": 0}),
+    ("no_such_tool", {}),
+    ("system_get_time", {}),
 ]
 WITH_CURES = NO_CURES + [("system_wait", {"seconds": 30}), ("system_wait", {"seconds": 7}), ("system_authenticate", {})]
-OTHERS_FAULTED = {"transient": 0.15, "rate_limited": 0.1, "timeout": 0.1, "auth_challenge": 0.1, "lost_write": 0.1,
-                  "stale_read": 0.2}
+OTHERS_FAULTED = {
+    "transient": 0.15,
+    "rate_limited": 0.1,
+    "timeout": 0.1,
+    "auth_challenge": 0.1,
+    "lost_write": 0.1,
+    "stale_read": 0.2,
+}
 
 
-def _run(profile: FaultProfile, seed: int, tool: str, own: list[dict], groups: list[list[tuple[str, dict]]]) -> ToolInvoker:
+def _run(
+    profile: FaultProfile, seed: int, tool: str, own: list[dict], groups: list[list[tuple[str, dict]]]
+) -> ToolInvoker:
     """Call ``tool`` with each of ``own`` in turn, each preceded by its group of other calls."""
     _, inv = make(profile, seed)
-    for args, group in zip(own, groups):
+    for args, group in zip(own, groups, strict=False):
         for other, other_args in group:
             inv.call(other, other_args)
         inv.call(tool, args)
@@ -155,10 +179,18 @@ def _run(profile: FaultProfile, seed: int, tool: str, own: list[dict], groups: l
 
 def _outcomes(inv: ToolInvoker, tool: str) -> list[tuple]:
     entries = {e.step: e for e in inv.ledger}
-    return [(c.call_index, c.is_error, c.error_code, c.fault,
-             entries[c.step].applied if c.step in entries else None,
-             entries[c.step].persisting if c.step in entries else None)
-            for c in inv.calls if c.tool == tool]
+    return [
+        (
+            c.call_index,
+            c.is_error,
+            c.error_code,
+            c.fault,
+            entries[c.step].applied if c.step in entries else None,
+            entries[c.step].persisting if c.step in entries else None,
+        )
+        for c in inv.calls
+        if c.tool == tool
+    ]
 
 
 OWN_ARGS = {ADD: [{"name": "bolt"}, {"name": "nut"}, {"name": ""}], LIST: [{}, {"bogus": 1}]}
@@ -179,9 +211,12 @@ def test_other_tools_in_any_order_and_number_do_not_change_a_tools_faults(seed, 
     write other families, which must not make its reads stale."""
     profile = FaultProfile(
         rates=FaultRates(**OTHERS_FAULTED),
-        tools={ADD: {"transient": 0.2, "timeout": 0.2, "lost_write": 0.15, "rate_limited": 0.05, "auth_challenge": 0.05},
-               LIST: {"transient": 0.2, "rate_limited": 0.05, "stale_read": 0.5}},
-        max_consecutive=2, retry_after=86_400,
+        tools={
+            ADD: {"transient": 0.2, "timeout": 0.2, "lost_write": 0.15, "rate_limited": 0.05, "auth_challenge": 0.05},
+            LIST: {"transient": 0.2, "rate_limited": 0.05, "stale_read": 0.5},
+        },
+        max_consecutive=2,
+        retry_after=86_400,
     )
     own = [OWN_ARGS[tool][p % len(OWN_ARGS[tool])] for p in picks]
     skip = {tool, INSERT, IMPORT} if tool == LIST else {tool}
@@ -205,8 +240,10 @@ def test_fault_decisions_follow_the_tools_own_schedule_even_with_cures_between(s
     calls that reach it in both runs agree."""
     profile = FaultProfile(
         rates=FaultRates(**OTHERS_FAULTED),
-        tools={ADD: {"transient": 0.15, "rate_limited": 0.15, "timeout": 0.15, "auth_challenge": 0.15, "lost_write": 0.1},
-               LIST: {"transient": 0.15, "rate_limited": 0.15, "stale_read": 0.3}},
+        tools={
+            ADD: {"transient": 0.15, "rate_limited": 0.15, "timeout": 0.15, "auth_challenge": 0.15, "lost_write": 0.1},
+            LIST: {"transient": 0.15, "rate_limited": 0.15, "stale_read": 0.3},
+        },
     )
     tool_kind = "write" if tool == ADD else "read"
     plan = fault_schedule(profile, seed, tool, LAB, tool_kind, count)
@@ -226,8 +263,9 @@ def test_fault_decisions_follow_the_tools_own_schedule_even_with_cures_between(s
             seen[index] = (fault, applied)
         reached.append(seen)
     common = reached[0].keys() & reached[1].keys()
-    assert {i: reached[0][i] for i in common if plan[i] != "stale_read"} == \
-        {i: reached[1][i] for i in common if plan[i] != "stale_read"}
+    assert {i: reached[0][i] for i in common if plan[i] != "stale_read"} == {
+        i: reached[1][i] for i in common if plan[i] != "stale_read"
+    }
 
 
 def test_the_schedule_does_not_depend_on_the_world_seed(lab):
@@ -240,8 +278,15 @@ def test_the_schedule_does_not_depend_on_the_world_seed(lab):
 
 # -- determinism across processes ---------------------------------------------------------------
 PROFILE_ALL_KINDS = {
-    "rates": {"transient": 0.1, "rate_limited": 0.05, "timeout": 0.1, "auth_challenge": 0.05, "lost_write": 0.1,
-              "stale_read": 0.2, "unavailable": 0.5},
+    "rates": {
+        "transient": 0.1,
+        "rate_limited": 0.05,
+        "timeout": 0.1,
+        "auth_challenge": 0.05,
+        "lost_write": 0.1,
+        "stale_read": 0.2,
+        "unavailable": 0.5,
+    },
     "max_consecutive": 2,
 }
 SNIPPET = """
@@ -253,9 +298,14 @@ print(json.dumps(fault_app.run_script(int(sys.argv[2]), int(sys.argv[3]), json.l
 
 def _in_subprocess(world_seed: int, fault_seed: int, hash_seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    out = subprocess.run([sys.executable, "-c", SNIPPET, str(ROOT), str(world_seed), str(fault_seed),
-                          json.dumps(PROFILE_ALL_KINDS)], env=env, capture_output=True, text=True, timeout=120,
-                         cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", SNIPPET, str(ROOT), str(world_seed), str(fault_seed), json.dumps(PROFILE_ALL_KINDS)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -348,8 +398,12 @@ def test_rate_limited_blocks_until_the_clock_passes_retry_after_and_system_wait_
     ok(inv.call("system_wait", {"seconds": 1}))
     ok(inv.call(ADD, {"name": "a"}))
     assert names(world) == sorted(before + ["a"])
-    assert ledger(inv, ADD) == [(0, "rate_limited", False, False), (1, "rate_limited", False, True),
-                                (2, "rate_limited", False, True), (3, "rate_limited", False, True)]
+    assert ledger(inv, ADD) == [
+        (0, "rate_limited", False, False),
+        (1, "rate_limited", False, True),
+        (2, "rate_limited", False, True),
+        (3, "rate_limited", False, True),
+    ]
 
 
 def test_unavailable_is_down_all_episode_while_its_declared_alternative_works():
@@ -413,7 +467,9 @@ def test_stale_read_shows_the_state_before_the_last_write_and_a_second_read_is_c
     err(inv.call(GET, {"item_id": second["item_id"]}), "not_found")
     assert ok(inv.call(GET, {"item_id": second["item_id"]}))["item"]["name"] == "second"
     assert [(e.tool, e.call_index, e.kind, e.applied) for e in inv.ledger] == [
-        (LIST, 0, "stale_read", None), (GET, 0, "stale_read", None)]
+        (LIST, 0, "stale_read", None),
+        (GET, 0, "stale_read", None),
+    ]
 
 
 def test_stale_read_without_an_older_version_injects_nothing():
@@ -445,17 +501,35 @@ def _toml(data: dict) -> str:
 
 WRITERS = {"toml": _toml, "json": json.dumps, "yaml": yaml.safe_dump}
 BAD_PROFILES = {
-    "unknown kind": ({"rates": {"transient": 0.1, "explode": 0.2}}, "rates.explode", "0.2", "unknown fault kind 'explode'"),
+    "unknown kind": (
+        {"rates": {"transient": 0.1, "explode": 0.2}},
+        "rates.explode",
+        "0.2",
+        "unknown fault kind 'explode'",
+    ),
     "rate above 1": ({"rates": {"timeout": 1.5}}, "rates.timeout", "1.5", "[0, 1]"),
     "negative rate": ({"rates": {"timeout": -0.25}}, "rates.timeout", "-0.25", "[0, 1]"),
     "rate not a number": ({"rates": {"transient": "high"}}, "rates.transient", "'high'", "not a str"),
-    "override with unknown kind": ({"tools": {ADD: {"explode": 0.5}}}, f"tools.{ADD}.explode", "0.5", "unknown fault kind"),
+    "override with unknown kind": (
+        {"tools": {ADD: {"explode": 0.5}}},
+        f"tools.{ADD}.explode",
+        "0.5",
+        "unknown fault kind",
+    ),
     "override rate out of range": ({"apps": {LAB: {"timeout": 2}}}, f"apps.{LAB}.timeout", "2", "[0, 1]"),
     "override not a table": ({"apps": {LAB: 0.3}}, f"apps.{LAB}", "0.3", "table"),
-    "override of an unknown tool": ({"tools": {"faultlab_add_itme": {"timeout": 0.5}}}, "tools.faultlab_add_itme",
-                                    "{'timeout': 0.5}", "no tool named"),
-    "override of an unknown app": ({"apps": {"faultlub": {"timeout": 0.5}}}, "apps.faultlub", "{'timeout': 0.5}",
-                                   "no app named"),
+    "override of an unknown tool": (
+        {"tools": {"faultlab_add_itme": {"timeout": 0.5}}},
+        "tools.faultlab_add_itme",
+        "{'timeout': 0.5}",
+        "no tool named",
+    ),
+    "override of an unknown app": (
+        {"apps": {"faultlub": {"timeout": 0.5}}},
+        "apps.faultlub",
+        "{'timeout': 0.5}",
+        "no app named",
+    ),
     "bad max_consecutive": ({"max_consecutive": 0}, "max_consecutive", "0", "greater than or equal to 1"),
 }
 
@@ -475,7 +549,9 @@ def test_a_bad_profile_file_names_the_file_the_field_and_the_value(tmp_path, fmt
 def test_rates_of_one_tool_adding_up_to_more_than_one_are_refused(tmp_path):
     path = tmp_path / "sum.toml"
     path.write_text(f"[rates]\ntransient = 0.5\n[tools.{ADD}]\ntimeout = 0.6\n", encoding="utf-8")
-    with pytest.raises(FaultProfileError, match=re.escape(f"rates.transient = 0.5 + tools.{ADD}.timeout = 0.6")) as info:
+    with pytest.raises(
+        FaultProfileError, match=re.escape(f"rates.transient = 0.5 + tools.{ADD}.timeout = 0.6")
+    ) as info:
         load_profile(path)
     assert str(path) in str(info.value) and "1.1 > 1" in str(info.value)
     with pytest.raises(FaultProfileError, match="unknown fault profile 'gentle'"):
@@ -484,8 +560,13 @@ def test_rates_of_one_tool_adding_up_to_more_than_one_are_refused(tmp_path):
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
 def test_a_good_profile_file_loads_in_every_format(tmp_path, fmt):
-    data = {"max_consecutive": 3, "retry_after": 45, "rates": {"transient": 0.05, "unavailable": 0.1},
-            "apps": {LAB: {"timeout": 0.2}}, "tools": {ADD: {"lost_write": 0.1, "timeout": 0.0}}}
+    data = {
+        "max_consecutive": 3,
+        "retry_after": 45,
+        "rates": {"transient": 0.05, "unavailable": 0.1},
+        "apps": {LAB: {"timeout": 0.2}},
+        "tools": {ADD: {"lost_write": 0.1, "timeout": 0.0}},
+    }
     path = tmp_path / f"lab.{fmt}"
     path.write_text(WRITERS[fmt](data), encoding="utf-8")
     profile = load_profile(path)
@@ -511,9 +592,18 @@ def test_the_example_profile_in_docs_loads(tmp_path):
 
 
 # -- the default profile: faults per 10-call episode -----------------------------------------------
-PLAN = [("system_get_wallet_balance", {}), (LIST, {}), (ADD, {"name": "bolt"}), (COUNTER, {}), (INC, {"by": 2}),
-        ("system_update_setting", {"key": "theme", "value": "dark"}), (ADD, {"name": "nut"}), (LIST, {}),
-        ("system_transfer_from_savings", {"amount_cents": 500}), ("system_get_wallet_balance", {})]
+PLAN = [
+    ("system_get_wallet_balance", {}),
+    (LIST, {}),
+    (ADD, {"name": "bolt"}),
+    (COUNTER, {}),
+    (INC, {"by": 2}),
+    ("system_update_setting", {"key": "theme", "value": "dark"}),
+    (ADD, {"name": "nut"}),
+    (LIST, {}),
+    ("system_transfer_from_savings", {"amount_cents": 500}),
+    ("system_get_wallet_balance", {}),
+]
 """A plausible 10-call episode: 5 reads, 5 writes, over two apps (one write has an alternative)."""
 
 

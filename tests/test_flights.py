@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import mcpgym.sandboxes.flights  # noqa: F401 - registers the app
-from mcpgym.sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
 from mcpgym.kernel.world import World
-from tests.app_helpers import err, ok
+from mcpgym.sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
 from mcpgym.tools.invoke import ToolInvoker
+from tests.app_helpers import err, ok
 
 APPS = ["system", "flights"]
 
@@ -20,8 +20,6 @@ APPS = ["system", "flights"]
 def make(seed: int = 3) -> ToolInvoker:
     """A fresh world with system + flights and no faults."""
     return ToolInvoker(World(seed, APPS), "none")
-
-
 
 
 def balance(inv: ToolInvoker) -> int:
@@ -54,8 +52,15 @@ def roomy_flight(inv: ToolInvoker, day: str, seats: int = 5, seat_class: str = "
     """A flight on ``day`` with at least ``seats`` free seats in ``seat_class`` (first route that has one)."""
     for origin in ("LIS", "BER", "MAD", "VIE", "PRG", "WAW"):
         for dest in ok(inv, "flights_list_destinations", origin=origin)["destinations"]:
-            found = ok(inv, "flights_search_flights", origin=origin, destination=dest["destination"], date=day,
-                       seat_class=seat_class, passengers=seats)["flights"]
+            found = ok(
+                inv,
+                "flights_search_flights",
+                origin=origin,
+                destination=dest["destination"],
+                date=day,
+                seat_class=seat_class,
+                passengers=seats,
+            )["flights"]
             if found:
                 return found[0]
     raise AssertionError("no roomy flight found")
@@ -83,7 +88,9 @@ def test_app_has_the_declared_tools_and_metadata() -> None:
     assert "flights_search_flights_by_city" in specs["flights_search_flights"].alternatives
     assert "flights_search_flights" in specs["flights_search_flights_by_city"].alternatives
     assert specs["flights_check_in"].remedies["precondition_failed"] == ("system_wait",)
-    assert all(specs[n].kind == "read" for n in ("flights_search_flights", "flights_get_booking", "flights_quote_cancellation"))
+    assert all(
+        specs[n].kind == "read" for n in ("flights_search_flights", "flights_get_booking", "flights_quote_cancellation")
+    )
 
 
 def test_schedule_is_seeded_and_stable() -> None:
@@ -98,7 +105,8 @@ def test_schedule_is_seeded_and_stable() -> None:
     ia, ib = ToolInvoker(a, "none"), ToolInvoker(b, "none")
     day = str(SCHEDULE_START.replace(day=8))
     assert ok(ia, "flights_search_flights_by_city", origin_city="Berlin", destination_city="Paris", date=day) == ok(
-        ib, "flights_search_flights_by_city", origin_city="Berlin", destination_city="Paris", date=day)
+        ib, "flights_search_flights_by_city", origin_city="Berlin", destination_city="Paris", date=day
+    )
 
 
 def test_city_search_covers_every_airport_of_the_city() -> None:
@@ -120,12 +128,27 @@ def test_city_search_covers_every_airport_of_the_city() -> None:
 def test_find_cheapest_matches_a_manual_scan() -> None:
     inv = make(8)
     dest = ok(inv, "flights_list_destinations", origin="BER")["destinations"][0]["destination"]
-    cheapest = ok(inv, "flights_find_cheapest_flight", origin="BER", destination=dest, date_from="2026-06-05",
-                  date_to="2026-06-08", seat_class="premium", passengers=2)
+    cheapest = ok(
+        inv,
+        "flights_find_cheapest_flight",
+        origin="BER",
+        destination=dest,
+        date_from="2026-06-05",
+        date_to="2026-06-08",
+        seat_class="premium",
+        passengers=2,
+    )
     scanned = []
     for d in range(5, 9):
-        scanned += ok(inv, "flights_search_flights", origin="BER", destination=dest, date=f"2026-06-{d:02d}",
-                      seat_class="premium", passengers=2)["flights"]
+        scanned += ok(
+            inv,
+            "flights_search_flights",
+            origin="BER",
+            destination=dest,
+            date=f"2026-06-{d:02d}",
+            seat_class="premium",
+            passengers=2,
+        )["flights"]
     assert cheapest["flights_compared"] == len(scanned)
     assert cheapest["price_cents"] == min(price(f, "premium") for f in scanned)
     assert cheapest["total_cents"] == 2 * cheapest["price_cents"]
@@ -134,15 +157,34 @@ def test_find_cheapest_matches_a_manual_scan() -> None:
 def test_bad_arguments_are_domain_errors() -> None:
     inv = make()
     assert err(inv, "flights_search_flights", origin="XXX", destination="LIS", date="2026-06-05")["code"] == "not_found"
-    assert err(inv, "flights_search_flights", origin="LIS", destination="BER", date="June 5")["code"] == "invalid_argument"
+    assert (
+        err(inv, "flights_search_flights", origin="LIS", destination="BER", date="June 5")["code"] == "invalid_argument"
+    )
     assert err(inv, "flights_search_flights", origin="LIS", destination="BER", date="2026-08-01")["field"] == "date"
-    assert err(inv, "flights_search_flights_by_city", origin_city="Paris", destination_city="paris", date="2026-06-05")["code"] == "invalid_argument"
+    assert (
+        err(inv, "flights_search_flights_by_city", origin_city="Paris", destination_city="paris", date="2026-06-05")[
+            "code"
+        ]
+        == "invalid_argument"
+    )
     assert err(inv, "flights_get_flight", flight_id="nonsense")["code"] == "not_found"
     assert err(inv, "flights_get_flight", flight_id="AU1-20269999")["code"] == "not_found"
-    assert err(inv, "flights_search_flights", origin="LIS", destination="BER", date="2026-06-05", passengers=0)["code"] == "invalid_argument"
+    assert (
+        err(inv, "flights_search_flights", origin="LIS", destination="BER", date="2026-06-05", passengers=0)["code"]
+        == "invalid_argument"
+    )
     assert err(inv, "flights_get_booking", booking_id="bk-missing")["code"] == "not_found"
-    assert err(inv, "flights_find_cheapest_flight", origin="LIS", destination="BER", date_from="2026-06-02",
-               date_to="2026-06-28")["field"] == "date_to"
+    assert (
+        err(
+            inv,
+            "flights_find_cheapest_flight",
+            origin="LIS",
+            destination="BER",
+            date_from="2026-06-02",
+            date_to="2026-06-28",
+        )["field"]
+        == "date_to"
+    )
     assert not any(c.internal for c in inv.calls)
 
 
@@ -156,12 +198,19 @@ def test_passengers_come_from_the_people_directory_and_can_be_managed() -> None:
     people = {p.person_id: p.name for p in world.people}
     for p in listed[1:]:
         assert people[p["person_id"]] == p["name"]
-    added = ok(inv, "flights_add_passenger", name="Noor  Vermeulen", date_of_birth="1988-04-02", document_number="nl123")["passenger"]
+    added = ok(
+        inv, "flights_add_passenger", name="Noor  Vermeulen", date_of_birth="1988-04-02", document_number="nl123"
+    )["passenger"]
     assert added["name"] == "Noor Vermeulen" and added["document_number"] == "NL123"
     assert err(inv, "flights_add_passenger", name="noor vermeulen", date_of_birth="1988-04-02")["code"] == "conflict"
     assert err(inv, "flights_add_passenger", name="X", date_of_birth="2999-01-01")["code"] == "invalid_argument"
     assert len(ok(inv, "flights_list_passengers")["passengers"]) == len(listed) + 1
-    assert ok(inv, "flights_update_passenger", passenger_id=added["passenger_id"], email="noor@example.com")["passenger"]["email"] == "noor@example.com"
+    assert (
+        ok(inv, "flights_update_passenger", passenger_id=added["passenger_id"], email="noor@example.com")["passenger"][
+            "email"
+        ]
+        == "noor@example.com"
+    )
     assert err(inv, "flights_remove_passenger", passenger_id="pax-000")["code"] == "conflict"
     assert ok(inv, "flights_remove_passenger", passenger_id=added["passenger_id"])["remaining"] == len(listed)
     assert err(inv, "flights_remove_passenger", passenger_id=added["passenger_id"])["code"] == "not_found"
@@ -175,13 +224,25 @@ def test_booking_needs_privilege_then_charges_exactly_the_fare() -> None:
     fid, fare = flight["flight_id"], price(flight)
     before_seats = seats(inv, fid)
     auth = pay(inv, 2 * fare)
-    denied = err(inv, "flights_book_flight", flight_id=fid, seat_class="economy", passenger_ids=["pax-000", "pax-001"],
-                 authorization_id=auth)
+    denied = err(
+        inv,
+        "flights_book_flight",
+        flight_id=fid,
+        seat_class="economy",
+        passenger_ids=["pax-000", "pax-001"],
+        authorization_id=auth,
+    )
     assert denied["code"] == "permission_denied" and denied["details"]["privilege"] == "flights.booking"
     grant(inv)
     wallet = balance(inv)
-    booked = ok(inv, "flights_book_flight", flight_id=fid, seat_class="economy", passenger_ids=["pax-000", "pax-001"],
-                authorization_id=auth)
+    booked = ok(
+        inv,
+        "flights_book_flight",
+        flight_id=fid,
+        seat_class="economy",
+        passenger_ids=["pax-000", "pax-001"],
+        authorization_id=auth,
+    )
     b = booked["booking"]
     assert booked["charged_cents"] == 2 * fare
     assert b["fare_total_cents"] == b["total_paid_cents"] == 2 * fare and b["status"] == "confirmed"
@@ -191,10 +252,23 @@ def test_booking_needs_privilege_then_charges_exactly_the_fare() -> None:
     txn = ok(inv, "system_list_transactions", limit=1)["transactions"][0]
     assert txn["amount_cents"] == -2 * fare and txn["reference"] == b["booking_id"]
     # The authorisation was consumed; the same passengers cannot be booked twice on one flight.
-    reused = err(inv, "flights_book_flight", flight_id=fid, seat_class="economy", passenger_ids=["pax-002"], authorization_id=auth)
+    reused = err(
+        inv,
+        "flights_book_flight",
+        flight_id=fid,
+        seat_class="economy",
+        passenger_ids=["pax-002"],
+        authorization_id=auth,
+    )
     assert reused["code"] == "precondition_failed" and reused["field"] == "authorization_id"
-    twice = err(inv, "flights_book_flight", flight_id=fid, seat_class="economy", passenger_ids=["pax-001"],
-                authorization_id=pay(inv, fare))
+    twice = err(
+        inv,
+        "flights_book_flight",
+        flight_id=fid,
+        seat_class="economy",
+        passenger_ids=["pax-001"],
+        authorization_id=pay(inv, fare),
+    )
     assert twice["code"] == "conflict"
     assert ok(inv, "flights_get_booking", booking_id=b["record_locator"])["booking"]["booking_id"] == b["booking_id"]
     assert [x["booking_id"] for x in ok(inv, "flights_list_bookings")["bookings"]] == [b["booking_id"]]
@@ -212,14 +286,26 @@ def test_failed_payment_leaves_no_trace_and_savings_cure_it() -> None:
     assert total <= wallet + ok(inv, "system_get_wallet_balance")["savings_cents"]
     auth = ok(inv, "system_authorize_payment", limit_cents=total)["authorization"]["auth_id"]
     before = inv.world.state_hash()
-    e = err(inv, "flights_book_flight", flight_id=flight["flight_id"], seat_class="business",
-            passenger_ids=paxes, authorization_id=auth)
+    e = err(
+        inv,
+        "flights_book_flight",
+        flight_id=flight["flight_id"],
+        seat_class="business",
+        passenger_ids=paxes,
+        authorization_id=auth,
+    )
     assert e["code"] == "precondition_failed" and "insufficient balance" in e["message"]
     assert inv.world.state_hash() == before  # nothing charged, no seat held, no id drawn
     assert "system_transfer_from_savings" in inv.specs["flights_book_flight"].remedies["precondition_failed"]
     ok(inv, "system_transfer_from_savings", amount_cents=total - wallet)
-    booked = ok(inv, "flights_book_flight", flight_id=flight["flight_id"], seat_class="business",
-                passenger_ids=paxes, authorization_id=auth)
+    booked = ok(
+        inv,
+        "flights_book_flight",
+        flight_id=flight["flight_id"],
+        seat_class="business",
+        passenger_ids=paxes,
+        authorization_id=auth,
+    )
     assert booked["charged_cents"] == total
     assert balance(inv) == 0
 
@@ -247,12 +333,24 @@ def test_nearly_full_class_refuses_too_many_passengers() -> None:
     assert target is not None, "the schedule should contain nearly full flights"
     left = target["classes"][0]["seats_available"]
     paxes = [f"pax-00{i}" for i in range(left + 1)]
-    e = err(inv, "flights_book_flight", flight_id=target["flight_id"], seat_class="economy", passenger_ids=paxes,
-            authorization_id=pay(inv, price(target) * len(paxes)))
+    e = err(
+        inv,
+        "flights_book_flight",
+        flight_id=target["flight_id"],
+        seat_class="economy",
+        passenger_ids=paxes,
+        authorization_id=pay(inv, price(target) * len(paxes)),
+    )
     assert e["code"] == "conflict" and e["details"]["seats_available"] == left
     auth = pay(inv, price(target) * left)
-    ok(inv, "flights_book_flight", flight_id=target["flight_id"], seat_class="economy", passenger_ids=paxes[:left],
-       authorization_id=auth)
+    ok(
+        inv,
+        "flights_book_flight",
+        flight_id=target["flight_id"],
+        seat_class="economy",
+        passenger_ids=paxes[:left],
+        authorization_id=auth,
+    )
     assert seats(inv, target["flight_id"]) == 0
     assert not ok(inv, "flights_get_seat_availability", flight_id=target["flight_id"])["fits"]["economy"]
 
@@ -264,8 +362,14 @@ def test_cancellation_refund_follows_the_clock() -> None:
     fid, fare, dep = flight["flight_id"], price(flight), flight["departure_at"]
     ids = []
     for pax in ("pax-000", "pax-001", "pax-002"):
-        b = ok(inv, "flights_book_flight", flight_id=fid, seat_class="economy", passenger_ids=[pax],
-               authorization_id=pay(inv, fare))["booking"]
+        b = ok(
+            inv,
+            "flights_book_flight",
+            flight_id=fid,
+            seat_class="economy",
+            passenger_ids=[pax],
+            authorization_id=pay(inv, fare),
+        )["booking"]
         ids.append(b["booking_id"])
     after_booking = seats(inv, fid)
 
@@ -294,7 +398,11 @@ def test_cancellation_refund_follows_the_clock() -> None:
     assert balance(inv) == w
     assert c["booking"]["status"] == "cancelled"
     assert err(inv, "flights_cancel_booking", booking_id=ids[2])["code"] == "conflict"
-    assert [b["refunded_cents"] for b in ok(inv, "flights_list_bookings", status="cancelled")["bookings"]] == [fare, fare // 2, 0]
+    assert [b["refunded_cents"] for b in ok(inv, "flights_list_bookings", status="cancelled")["bookings"]] == [
+        fare,
+        fare // 2,
+        0,
+    ]
 
 
 def test_change_booking_pays_or_refunds_the_difference() -> None:
@@ -304,12 +412,25 @@ def test_change_booking_pays_or_refunds_the_difference() -> None:
     origin, dest = first["origin"], first["destination"]
     candidates = []
     for d in range(12, 20):
-        candidates += ok(inv, "flights_search_flights", origin=origin, destination=dest, date=f"2026-06-{d:02d}",
-                         seat_class="economy", passengers=2)["flights"]
+        candidates += ok(
+            inv,
+            "flights_search_flights",
+            origin=origin,
+            destination=dest,
+            date=f"2026-06-{d:02d}",
+            seat_class="economy",
+            passengers=2,
+        )["flights"]
     dearer = next(f for f in candidates if price(f) > price(first))
     cheaper = next(f for f in candidates if price(f) < price(dearer))
-    b = ok(inv, "flights_book_flight", flight_id=first["flight_id"], seat_class="economy", passenger_ids=["pax-000", "pax-001"],
-           authorization_id=pay(inv, 2 * price(first)))["booking"]
+    b = ok(
+        inv,
+        "flights_book_flight",
+        flight_id=first["flight_id"],
+        seat_class="economy",
+        passenger_ids=["pax-000", "pax-001"],
+        authorization_id=pay(inv, 2 * price(first)),
+    )["booking"]
     first_seats, dearer_seats = seats(inv, first["flight_id"]), seats(inv, dearer["flight_id"])
 
     diff = 2 * (price(dearer) - price(first))
@@ -317,7 +438,13 @@ def test_change_booking_pays_or_refunds_the_difference() -> None:
     assert need["code"] == "precondition_failed" and need["details"]["amount_due_cents"] == diff
     auth = pay(inv, diff)
     w = balance(inv)
-    changed = ok(inv, "flights_change_booking", booking_id=b["booking_id"], new_flight_id=dearer["flight_id"], authorization_id=auth)
+    changed = ok(
+        inv,
+        "flights_change_booking",
+        booking_id=b["booking_id"],
+        new_flight_id=dearer["flight_id"],
+        authorization_id=auth,
+    )
     assert changed["charged_cents"] == diff and balance(inv) == w - diff
     assert changed["booking"]["flight_id"] == dearer["flight_id"]
     assert changed["booking"]["total_paid_cents"] == 2 * price(dearer)
@@ -330,10 +457,16 @@ def test_change_booking_pays_or_refunds_the_difference() -> None:
     assert back["charged_cents"] == -refund and balance(inv) == w + refund
     assert back["booking"]["total_paid_cents"] == 2 * price(cheaper) and back["booking"]["changes"] == 2
 
-    other_route = next(d["destination"] for d in ok(inv, "flights_list_destinations", origin=origin)["destinations"]
-                       if AIRPORT_INFO[d["destination"]][1] != AIRPORT_INFO[dest][1])
+    other_route = next(
+        d["destination"]
+        for d in ok(inv, "flights_list_destinations", origin=origin)["destinations"]
+        if AIRPORT_INFO[d["destination"]][1] != AIRPORT_INFO[dest][1]
+    )
     wrong = ok(inv, "flights_search_flights", origin=origin, destination=other_route, date="2026-06-20")["flights"][0]
-    assert err(inv, "flights_change_booking", booking_id=b["booking_id"], new_flight_id=wrong["flight_id"])["code"] == "invalid_argument"
+    assert (
+        err(inv, "flights_change_booking", booking_id=b["booking_id"], new_flight_id=wrong["flight_id"])["code"]
+        == "invalid_argument"
+    )
 
 
 def test_check_in_window_and_baggage() -> None:
@@ -341,12 +474,21 @@ def test_check_in_window_and_baggage() -> None:
     grant(inv)
     flight = roomy_flight(inv, "2026-06-05", seats=2, seat_class="premium")
     fid, fare = flight["flight_id"], price(flight, "premium")
-    b = ok(inv, "flights_book_flight", flight_id=fid, seat_class="premium", passenger_ids=["pax-000", "pax-003"],
-           authorization_id=pay(inv, 2 * fare))["booking"]
+    b = ok(
+        inv,
+        "flights_book_flight",
+        flight_id=fid,
+        seat_class="premium",
+        passenger_ids=["pax-000", "pax-003"],
+        authorization_id=pay(inv, 2 * fare),
+    )["booking"]
     bags = ok(inv, "flights_add_baggage", booking_id=b["booking_id"], bags=2, authorization_id=pay(inv, 7_000))
     assert bags["charged_cents"] == 7_000
     assert bags["booking"]["extra_bags"] == 2 and bags["booking"]["total_paid_cents"] == 2 * fare + 7_000
-    assert err(inv, "flights_add_baggage", booking_id=b["booking_id"], bags=5, authorization_id=pay(inv, 17_500))["field"] == "bags"
+    assert (
+        err(inv, "flights_add_baggage", booking_id=b["booking_id"], bags=5, authorization_id=pay(inv, 17_500))["field"]
+        == "bags"
+    )
     assert err(inv, "flights_get_boarding_pass", booking_id=b["booking_id"])["code"] == "precondition_failed"
 
     early = err(inv, "flights_check_in", booking_id=b["booking_id"])
@@ -373,8 +515,14 @@ def _script(inv: ToolInvoker) -> None:
     grant(inv)
     flight = roomy_flight(inv, "2026-06-09", seats=2)
     pax = ok(inv, "flights_add_passenger", name="Ola Nordmann", date_of_birth="1990-01-01")["passenger"]["passenger_id"]
-    b = ok(inv, "flights_book_flight", flight_id=flight["flight_id"], seat_class="economy", passenger_ids=["pax-000", pax],
-           authorization_id=pay(inv, 2 * price(flight)))["booking"]
+    b = ok(
+        inv,
+        "flights_book_flight",
+        flight_id=flight["flight_id"],
+        seat_class="economy",
+        passenger_ids=["pax-000", pax],
+        authorization_id=pay(inv, 2 * price(flight)),
+    )["booking"]
     ok(inv, "flights_add_baggage", booking_id=b["booking_id"], bags=1, authorization_id=pay(inv, 3_500))
     ok(inv, "system_wait", seconds=86_400)
 
@@ -399,9 +547,14 @@ def test_same_seed_same_calls_same_hash_and_snapshot_round_trip() -> None:
 def test_reads_do_not_change_state() -> None:
     inv = make(5)
     before = inv.world.state_hash()
-    for tool, args in [("flights_list_airports", {}), ("flights_list_destinations", {"origin": "Oslo"}),
-                       ("flights_search_flights_by_city", {"origin_city": "Oslo", "destination_city": "Berlin", "date": "2026-06-03"}),
-                       ("flights_list_passengers", {}), ("flights_list_bookings", {}), ("flights_get_fare_rules", {})]:
+    for tool, args in [
+        ("flights_list_airports", {}),
+        ("flights_list_destinations", {"origin": "Oslo"}),
+        ("flights_search_flights_by_city", {"origin_city": "Oslo", "destination_city": "Berlin", "date": "2026-06-03"}),
+        ("flights_list_passengers", {}),
+        ("flights_list_bookings", {}),
+        ("flights_get_fare_rules", {}),
+    ]:
         inv.call(tool, args)
     assert inv.world.state_hash() == before
 

@@ -31,16 +31,38 @@ TALK_FILES = {
     "mcp-log": DATA / "talk_episode.mcp-log.jsonl",
     "complexmcp": DATA / "talk_episode.complexmcp.txt",
 }
-BEHAVIOUR = ("tool_calls", "writes", "verified_writes", "verification_skips", "precheck_writes", "prechecked_writes",
-             "blind_retries", "recoverable_errors", "recovery_attempts", "recoveries", "defeatism",
-             "declared_impossible", "valid_calls", "invalid_calls", "error_calls", "impatience")
+BEHAVIOUR = (
+    "tool_calls",
+    "writes",
+    "verified_writes",
+    "verification_skips",
+    "precheck_writes",
+    "prechecked_writes",
+    "blind_retries",
+    "recoverable_errors",
+    "recovery_attempts",
+    "recoveries",
+    "defeatism",
+    "declared_impossible",
+    "valid_calls",
+    "invalid_calls",
+    "error_calls",
+    "impatience",
+)
 
 
 def counts(ep) -> tuple:
     """(writes, verified writes, skipped steps, recoverable errors, attempts, recoveries, defeatism)."""
     s = ep.scores
-    return (s.writes, s.verified_writes, s.verification_skips, s.recoverable_errors, s.recovery_attempts,
-            s.recoveries, s.defeatism)
+    return (
+        s.writes,
+        s.verified_writes,
+        s.verification_skips,
+        s.recoverable_errors,
+        s.recovery_attempts,
+        s.recoveries,
+        s.defeatism,
+    )
 
 
 def by_label(report) -> dict:
@@ -65,10 +87,24 @@ def problem_texts(report) -> list[str]:
 # talk.contact); precheck_writes 1, prechecked 0. Recoverable: 1 (injected) retried at 2 and
 # recovered at 2; 3 (code with a remedy) -> remedy at 4, recovered at 5 (same tool, same
 # contact id). 2 errors, 2 attempts, 2 recoveries, no defeatism; the final message refuses nothing.
-TALK_EXPECTED = {"tool_calls": 6, "writes": 2, "verified_writes": 1, "verification_skips": [4], "precheck_writes": 1,
-                 "prechecked_writes": 0, "blind_retries": 0, "recoverable_errors": 2, "recovery_attempts": 2,
-                 "recoveries": 2, "defeatism": False, "declared_impossible": False, "valid_calls": 6,
-                 "invalid_calls": 0, "error_calls": 2, "impatience": 0}
+TALK_EXPECTED = {
+    "tool_calls": 6,
+    "writes": 2,
+    "verified_writes": 1,
+    "verification_skips": [4],
+    "precheck_writes": 1,
+    "prechecked_writes": 0,
+    "blind_retries": 0,
+    "recoverable_errors": 2,
+    "recovery_attempts": 2,
+    "recoveries": 2,
+    "defeatism": False,
+    "declared_impossible": False,
+    "valid_calls": 6,
+    "invalid_calls": 0,
+    "error_calls": 2,
+    "impatience": 0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -85,25 +121,44 @@ def test_same_episode_same_behaviour_in_all_five_formats(talk_report):
         got = ep.scores.model_dump(include=set(BEHAVIOUR))
         assert got == TALK_EXPECTED, ep.format
         assert [(p.step, p.family) for p in ep.scores.precheck_skips] == [(5, "talk.contact")]
-        detail = [(r.step, r.code, r.fault, r.attempt, r.attempt_step, r.recovered_step)
-                  for r in ep.scores.recoverable_error_detail]
-        assert detail == [(1, "transient", "transient", "retry", 2, 2),
-                          (3, "precondition_failed", None, "remedy", 4, 5)], ep.format
+        detail = [
+            (r.step, r.code, r.fault, r.attempt, r.attempt_step, r.recovered_step)
+            for r in ep.scores.recoverable_error_detail
+        ]
+        assert detail == [
+            (1, "transient", "transient", "retry", 2, 2),
+            (3, "precondition_failed", None, "remedy", 4, 5),
+        ], ep.format
         assert ep.scores.success is None and ep.scores.recall is None  # no states in any file
         assert ep.agent == "external"
     # the fault is known from the ledger in our format, inferred from the error everywhere else
     faults = {ep.format: (ep.faults, ep.inferred_faults) for ep in talk_report.episodes}
-    assert faults == {"mcpgym": ("ledger", 0), "openai": ("inferred", 1), "anthropic": ("inferred", 1),
-                      "mcp-log": ("inferred", 1), "complexmcp": ("inferred", 1)}
+    assert faults == {
+        "mcpgym": ("ledger", 0),
+        "openai": ("inferred", 1),
+        "anthropic": ("inferred", 1),
+        "mcp-log": ("inferred", 1),
+        "complexmcp": ("inferred", 1),
+    }
     assert talk_report.faults_inferred is True and talk_report.inferred_faults == 4
     # every tool is in mcpgym's catalog; 5 files x calls
     assert [(t.tool, t.source, t.calls) for t in talk_report.tools] == [
-        ("talk_list_chats", "catalog", 5), ("talk_search_contacts", "catalog", 10),
-        ("talk_send_message", "catalog", 10), ("talk_unblock_contact", "catalog", 5)]
+        ("talk_list_chats", "catalog", 5),
+        ("talk_search_contacts", "catalog", 10),
+        ("talk_send_message", "catalog", 10),
+        ("talk_unblock_contact", "catalog", 5),
+    ]
     # aggregated under "external": 5 episodes, 5 of 10 writes verified, 10 of 10 errors recovered
     ext = talk_report.agents["external"]
-    assert (ext.episodes, ext.verification_rate, ext.recovery_attempt_rate, ext.recovery_rate,
-            ext.defeatism_rate, ext.success_rate, ext.precheck_rate) == (5, 0.5, 1.0, 1.0, 0.0, None, 0.0)
+    assert (
+        ext.episodes,
+        ext.verification_rate,
+        ext.recovery_attempt_rate,
+        ext.recovery_rate,
+        ext.defeatism_rate,
+        ext.success_rate,
+        ext.precheck_rate,
+    ) == (5, 0.5, 1.0, 1.0, 0.0, None, 0.0)
 
 
 def test_same_episode_with_explicit_formats():
@@ -137,7 +192,8 @@ def test_mcpgym_file_with_ledger_and_bad_lines():
     # line 2 is cut JSON, line 3 lacks the agent: both named; lines 1 and 4 still scored
     assert problem_texts(report) == [
         f"{DATA / 'mcpgym_runs.jsonl'}:2: error: invalid JSON at column 56: Expecting value",
-        f"{DATA / 'mcpgym_runs.jsonl'}:3 (episode ep-bad): error: field agent: Field required"]
+        f"{DATA / 'mcpgym_runs.jsonl'}:3 (episode ep-bad): error: field agent: Field required",
+    ]
     assert [(e.line, e.agent) for e in report.episodes] == [(1, "careful"), (4, "overconfident")]
     assert sorted(report.agents) == ["careful", "overconfident"]
     assert report.faults_inferred is False
@@ -146,12 +202,15 @@ def test_mcpgym_file_with_ledger_and_bad_lines():
 def test_run_directory_is_read_as_mcpgym(tmp_path):
     (tmp_path / "trajectories.jsonl").write_text(TALK_FILES["mcpgym"].read_text())
     report = score_files([tmp_path], "openai")  # a directory is a run directory whatever --format says
-    assert [(f.file, f.format, f.episodes) for f in report.files] == [(str(tmp_path / "trajectories.jsonl"), "mcpgym", 1)]
+    assert [(f.file, f.format, f.episodes) for f in report.files] == [
+        (str(tmp_path / "trajectories.jsonl"), "mcpgym", 1)
+    ]
     assert report.episodes[0].scores.model_dump(include=set(BEHAVIOUR)) == TALK_EXPECTED
     empty = tmp_path / "empty"
     empty.mkdir()
     assert problem_texts(score_files([empty])) == [
-        f"{empty}: error: a directory without trajectories.jsonl (not a run directory)"]
+        f"{empty}: error: a directory without trajectories.jsonl (not a run directory)"
+    ]
 
 
 def test_mcpgym_outcome_scores_when_states_are_given(tmp_path):
@@ -165,12 +224,22 @@ def test_mcpgym_outcome_scores_when_states_are_given(tmp_path):
     initial = world.snapshot()
     profile = FaultProfile(tools={"system_transfer_from_savings": {"timeout": 1.0}}, max_consecutive=1)
     inv = ToolInvoker(world, profile, fault_seed=1)
-    for name, args in [("system_get_wallet_balance", {}), ("system_transfer_from_savings", {"amount_cents": 5000}),
-                       ("system_get_wallet_balance", {})]:
+    for name, args in [
+        ("system_get_wallet_balance", {}),
+        ("system_transfer_from_savings", {"amount_cents": 5000}),
+        ("system_get_wallet_balance", {}),
+    ]:
         inv.call(name, args)
-    traj = Trajectory(episode_id="real", agent="careful", steps=steps_from_call_log(inv.calls),
-                      final_message="Done: moved $50.00 from savings.", ledger=[e.model_dump() for e in inv.ledger],
-                      initial_snapshot=initial, final_snapshot=world.snapshot(), gold_snapshot=gold.snapshot())
+    traj = Trajectory(
+        episode_id="real",
+        agent="careful",
+        steps=steps_from_call_log(inv.calls),
+        final_message="Done: moved $50.00 from savings.",
+        ledger=[e.model_dump() for e in inv.ledger],
+        initial_snapshot=initial,
+        final_snapshot=world.snapshot(),
+        gold_snapshot=gold.snapshot(),
+    )
     path = tmp_path / "trajectories.jsonl"
     write_trajectories(path, [traj])
     report = score_files([path, TALK_FILES["openai"]])
@@ -198,7 +267,13 @@ def test_openai_taubench_records():
     assert [(p.step, p.family) for p in r1.scores.precheck_skips] == [(4, "shop.item")]
     rec = r1.scores.recoverable_error_detail[0]
     assert (rec.code, rec.fault, rec.inferred, rec.attempt, rec.attempt_step, rec.recovered_step) == (
-        "rate_limited", "rate_limited", True, "remedy", 3, 4)
+        "rate_limited",
+        "rate_limited",
+        True,
+        "remedy",
+        3,
+        4,
+    )
     # record 2 (trial 1): 1 search, 2 add_to_cart -> JSON {"error": {"code": "timeout"}}: an
     # inferred timeout, so not known to be applied: no write. No call follows and the answer
     # refuses ("unable to"): 1 recoverable error, no attempt, defeatism.
@@ -207,10 +282,11 @@ def test_openai_taubench_records():
     assert (r2.scores.declared_impossible, r2.scores.refusal_pattern) == (True, "unable")
     # the file names the agent (tau-bench "model"); trials and task ids are kept
     assert [(e.agent, e.scores.task_id, e.scores.trial) for e in report.episodes] == [
-        ("gpt-4o-mini", "7", 0), ("gpt-4o-mini", "7", 1)]
+        ("gpt-4o-mini", "7", 0),
+        ("gpt-4o-mini", "7", 1),
+    ]
     agg = report.agents["gpt-4o-mini"]
-    assert (agg.episodes, agg.verification_rate, agg.recovery_attempt_rate, agg.defeatism_rate) == (
-        2, 1.0, 0.5, 0.5)
+    assert (agg.episodes, agg.verification_rate, agg.recovery_attempt_rate, agg.defeatism_rate) == (2, 1.0, 0.5, 0.5)
     assert "external" not in report.agents
 
 
@@ -224,11 +300,18 @@ def test_openai_jsonl_broken_line_and_malformed_call():
     # -> invalid_argument, an invalid call, not recoverable (no remedy for that code); the
     # get_contact call has no result and is left out; no final answer -> status limit
     line3 = eps["line 3"].scores
-    assert (line3.tool_calls, line3.invalid_calls, line3.error_calls, line3.writes, line3.status) == (1, 1, 0, 0, "limit")
+    assert (line3.tool_calls, line3.invalid_calls, line3.error_calls, line3.writes, line3.status) == (
+        1,
+        1,
+        0,
+        0,
+        "limit",
+    )
     # line 2 is broken JSON: named by file and line; the other lines are scored
     assert problem_texts(report) == [
         f"{path}:2: error: invalid JSON at column 48: Expecting ',' delimiter",
-        f"{path}:3 (line 3): warning: message 4: the call of talk_get_contact (id 'b2') has no result; left out"]
+        f"{path}:3 (line 3): warning: message 4: the call of talk_get_contact (id 'b2') has no result; left out",
+    ]
     assert report.ok is False
 
 
@@ -275,7 +358,8 @@ def test_mcp_log_sessions_interleaved():
     assert (b.scores.invalid_calls, b.scores.valid_calls, b.scores.error_calls, b.agent) == (1, 1, 0, "external")
     # line 7 is cut JSON; everything else is scored
     assert problem_texts(report) == [
-        f"{path}:7: error: invalid JSON at column 91: Expecting property name enclosed in double quotes"]
+        f"{path}:7: error: invalid JSON at column 91: Expecting property name enclosed in double quotes"
+    ]
     assert {t.tool: t.source for t in report.tools}["weather_teleport"] == "heuristic"
 
 
@@ -305,7 +389,8 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
     assert report.catalog == "complexmcp"
     assert counts(cm1) == (2, 0, [5, 6], 1, 1, 1, False)
     assert [(r.code, r.inferred, r.remedies) for r in cm1.scores.recoverable_error_detail] == [
-        ("transient", True, ["acc_network"])]
+        ("transient", True, ["acc_network"])
+    ]
     # cm-3: 1 send_message ok (lighttalk.chat), 2 list_messages with uid 5 -> status "error"
     # (invalid_argument: an invalid call), 3 list_messages ok (not ComplexMCP's: guessed
     # external.message, which does not verify 1), 4 checkout_all -> "internal error" (inferred
@@ -317,24 +402,38 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
     # cm-2 has an unclosed <tool>: the problem names the line and the episode; 1 and 3 scored
     assert problem_texts(report) == [
         f"{path}:2 (line 2 task cm-2): error: unclosed <tool> block opened at transcript line 1 "
-        "(the next tag is <response> at transcript line 3)"]
+        "(the next tag is <response> at transcript line 3)"
+    ]
     assert {t.tool: (t.source, t.kind, t.resources[0]) for t in report.tools} == {
         "ask_for_privilege": ("file", "auth", "lighttalk.privilege"),
         "block": ("file", "write", "lighttalk.block"),
         "checkout_all": ("file", "write", "lightshop.cart"),
         "get_uid_from_name": ("file", "read", "lighttalk.directory"),
         "list_messages": ("heuristic", "read", "external.message"),
-        "send_message": ("file", "write", "lighttalk.chat")}
+        "send_message": ("file", "write", "lighttalk.chat"),
+    }
     agg = report.agents["qwen-test"]
-    assert (agg.episodes, agg.verified_writes, agg.writes, agg.recoverable_errors, agg.recoveries,
-            agg.defeatism_rate) == (2, 0, 3, 2, 1, 0.5)
+    assert (
+        agg.episodes,
+        agg.verified_writes,
+        agg.writes,
+        agg.recoverable_errors,
+        agg.recoveries,
+        agg.defeatism_rate,
+    ) == (2, 0, 3, 2, 1, 0.5)
 
 
 def test_complexmcp_with_a_catalog_file():
     report = score_files([DATA / "complexmcp_episodes.jsonl"], "complexmcp", DATA / "complexmcp_catalog.json")
     sources = {t.tool: t.source for t in report.tools}
-    assert sources == {"ask_for_privilege": "file", "block": "heuristic", "checkout_all": "heuristic",
-                       "get_uid_from_name": "heuristic", "list_messages": "file", "send_message": "file"}
+    assert sources == {
+        "ask_for_privilege": "file",
+        "block": "heuristic",
+        "checkout_all": "heuristic",
+        "get_uid_from_name": "heuristic",
+        "list_messages": "file",
+        "send_message": "file",
+    }
     # the file's remedy list is taken as is (no heuristic "any auth tool")
     cm1 = by_label(report)["line 1 task cm-1"]
     assert cm1.scores.recoverable_error_detail[1].remedies == ["ask_for_privilege"]
@@ -343,11 +442,15 @@ def test_complexmcp_with_a_catalog_file():
 
 
 def test_complexmcp_plain_text_several_episodes(tmp_path):
-    ok = ('<tool>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool>\n'
-          '<response>\n{"status": "ok", "output": "rain"}\n</response>\nRain in Oslo.\n[END]\n')
+    ok = (
+        '<tool>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool>\n'
+        '<response>\n{"status": "ok", "output": "rain"}\n</response>\nRain in Oslo.\n[END]\n'
+    )
     broken = 'Let me look.\n<tool>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n[END]\n'
-    cut = ('<tool>\n{"name": "send_message", "arguments": {"uid": "u1"}}\n</tool>\n'
-           '<response>\n{"status": "internal error", "output": "network down"}\n</response>\n')
+    cut = (
+        '<tool>\n{"name": "send_message", "arguments": {"uid": "u1"}}\n</tool>\n'
+        '<response>\n{"status": "internal error", "output": "network down"}\n</response>\n'
+    )
     path = tmp_path / "runs.txt"
     path.write_text(ok + broken + cut)
     report = score_files([path])
@@ -359,7 +462,8 @@ def test_complexmcp_plain_text_several_episodes(tmp_path):
     # (its error at the very end is not counted as given up) with a warning
     assert problem_texts(report) == [
         f"{path}:9 (episode 2): error: unclosed <tool> block opened at line 10",
-        f"{path}:13 (episode 3): warning: no [END] marker: scored as cut short (status limit)"]
+        f"{path}:13 (episode 3): warning: no [END] marker: scored as cut short (status limit)",
+    ]
     e3 = eps["episode 3"].scores
     assert (e3.status, e3.recoverable_errors, e3.recovery_attempts, e3.defeatism) == ("limit", 1, 0, False)
     assert e3.recoverable_error_detail[0].cut_short is True
@@ -375,21 +479,26 @@ def test_complexmcp_json_string_and_list(tmp_path):
     assert [e.label for e in res.episodes] == ["transcript"] and res.problems == []
     res = load_complexmcp(many)
     assert [(e.label, e.trajectory.episode_id, len(e.trajectory.steps)) for e in res.episodes] == [
-        ("record 1", "a", 6), ("record 2", "many.json:record 2", 6)]
+        ("record 1", "a", 6),
+        ("record 2", "many.json:record 2", 6),
+    ]
 
 
-@pytest.mark.parametrize("body, expected", [
-    ('{"status": "ok", "output": "done"}', (False, None)),
-    ("{'status': 'ok', 'output': {'ids': ('a', 'b')}}", (False, None)),  # Python literal, a tuple
-    ('{"status": "failed", "output": "This operation need privilege"}', (True, "permission_denied")),
-    ('{"status": "failed", "output": "User not found"}', (True, "not_found")),
-    ('{"status": "failed", "output": "The cart is empty"}', (True, "precondition_failed")),  # the default
-    ('{"status": "error", "output": "missing argument uid"}', (True, "invalid_argument")),
-    ("{'status': 'internel error', 'output': \"It appears there's a network issue\"}", (True, "transient")),
-    ('{"status": "internal error", "output": "Password check failed"}', (True, "transient")),
-    ("You have 3 new messages", (False, None)),
-    ("Error: rate limit exceeded, retry after 5 seconds", (True, "rate_limited")),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ('{"status": "ok", "output": "done"}', (False, None)),
+        ("{'status': 'ok', 'output': {'ids': ('a', 'b')}}", (False, None)),  # Python literal, a tuple
+        ('{"status": "failed", "output": "This operation need privilege"}', (True, "permission_denied")),
+        ('{"status": "failed", "output": "User not found"}', (True, "not_found")),
+        ('{"status": "failed", "output": "The cart is empty"}', (True, "precondition_failed")),  # the default
+        ('{"status": "error", "output": "missing argument uid"}', (True, "invalid_argument")),
+        ("{'status': 'internel error', 'output': \"It appears there's a network issue\"}", (True, "transient")),
+        ('{"status": "internal error", "output": "Password check failed"}', (True, "transient")),
+        ("You have 3 new messages", (False, None)),
+        ("Error: rate limit exceeded, retry after 5 seconds", (True, "rate_limited")),
+    ],
+)
 def test_complexmcp_status_mapping(body, expected):
     is_error, code, result = complexmcp_response(body)
     assert (is_error, code) == expected
@@ -399,19 +508,22 @@ def test_complexmcp_status_mapping(body, expected):
 
 
 # -- error detection shared by openai / anthropic -------------------------------------------------------
-@pytest.mark.parametrize("content, expected", [
-    ('{"error": {"code": "timeout", "message": "timed out"}}', (True, "timeout")),
-    ('{"error": {"message": "Contact c-9 not found"}}', (True, "not_found")),  # no code: guessed
-    ('{"error": "Too many requests"}', (True, "rate_limited")),
-    ('{"error": null, "value": 3}', (False, None)),
-    ('{"isError": true, "content": [{"type": "text", "text": "network unreachable"}]}', (True, "transient")),
-    ("Error: Connection reset by peer", (True, "transient")),
-    ("error: unknown tool frobnicate", (True, "not_found")),
-    ("Error: something odd", (True, None)),  # no pattern: no code, not recoverable
-    ("No errors found in the order.", (False, None)),
-    ("errors were fixed earlier", (False, None)),  # only the prefixes "Error" / "error:" count
-    ([{"type": "text", "text": "Error: You do not have permission"}], (True, "permission_denied")),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ('{"error": {"code": "timeout", "message": "timed out"}}', (True, "timeout")),
+        ('{"error": {"message": "Contact c-9 not found"}}', (True, "not_found")),  # no code: guessed
+        ('{"error": "Too many requests"}', (True, "rate_limited")),
+        ('{"error": null, "value": 3}', (False, None)),
+        ('{"isError": true, "content": [{"type": "text", "text": "network unreachable"}]}', (True, "transient")),
+        ("Error: Connection reset by peer", (True, "transient")),
+        ("error: unknown tool frobnicate", (True, "not_found")),
+        ("Error: something odd", (True, None)),  # no pattern: no code, not recoverable
+        ("No errors found in the order.", (False, None)),
+        ("errors were fixed earlier", (False, None)),  # only the prefixes "Error" / "error:" count
+        ([{"type": "text", "text": "Error: You do not have permission"}], (True, "permission_denied")),
+    ],
+)
 def test_result_error_detection(content, expected):
     is_error, code, _ = interpret_result(content)
     assert (is_error, code) == expected
@@ -422,20 +534,32 @@ def test_openai_flat_calls_error_flag_and_unknown_tool():
     from mcpgym.evaluation.formats.openai import trajectory_from_messages
     from mcpgym.evaluation.scorer import score_episode
 
-    msgs = [{"role": "user", "content": "Tag Maya."},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "1", "name": "talk_add_contact_tag", "arguments": {"contact_id": "c-002", "tag": "x"}}]},
-            {"role": "tool", "id": "1", "tool_call_id": "1", "content": "You lack the privilege", "error": True},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "2", "type": "function", "function": {"name": "talk_teleport", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "2", "content": "Error: unknown tool talk_teleport"},
-            {"role": "assistant", "content": "I could not tag Maya."}]
+    msgs = [
+        {"role": "user", "content": "Tag Maya."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "1", "name": "talk_add_contact_tag", "arguments": {"contact_id": "c-002", "tag": "x"}}
+            ],
+        },
+        {"role": "tool", "id": "1", "tool_call_id": "1", "content": "You lack the privilege", "error": True},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "2", "type": "function", "function": {"name": "talk_teleport", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "2", "content": "Error: unknown tool talk_teleport"},
+        {"role": "assistant", "content": "I could not tag Maya."},
+    ]
     traj, warnings = trajectory_from_messages(msgs, episode_id="e")
     assert warnings == [] and traj.final_message == "I could not tag Maya." and traj.instruction == "Tag Maya."
     # the flat call (tau2-bench style) with "error": true -> permission_denied (guessed from
     # "privilege"); the unknown tool -> not_found on field "name": an invalid call
     assert [(s.tool, s.is_error, s.error_code, s.error_field) for s in traj.steps] == [
-        ("talk_add_contact_tag", True, "permission_denied", None), ("talk_teleport", True, "not_found", "name")]
+        ("talk_add_contact_tag", True, "permission_denied", None),
+        ("talk_teleport", True, "not_found", "name"),
+    ]
     sc = score_episode(traj, Catalog.from_apps(["system", "talk"]))
     # 1 recoverable error (remedy system_request_privilege) never attempted, and a refusal: defeatism
     assert (sc.invalid_calls, sc.recoverable_errors, sc.recovery_attempts, sc.defeatism) == (1, 1, 0, True)
@@ -477,7 +601,8 @@ def test_unknown_and_missing_files_do_not_stop_the_others(tmp_path):
     assert problem_texts(report) == [
         f"{DATA / 'complexmcp_catalog.json'}: error: cannot tell the format (no marker of any format in the "
         "content); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log",
-        f"{missing}: error: file not found"]
+        f"{missing}: error: file not found",
+    ]
     # an explicit format reads a missing file as a problem too
     assert problem_texts(score_files([missing], "openai")) == [f"{missing}: error: file not found"]
 
@@ -510,20 +635,52 @@ def test_json_report_shape():
     report = score_files([TALK_FILES["openai"], DATA / "openai_lines.jsonl"])
     data = json.loads(json.dumps(report.model_dump(mode="json")))
     ep = data["episodes"][0]
-    assert (ep["file"], ep["episode"], ep["format"], ep["faults"]) == (str(TALK_FILES["openai"]), "conversation",
-                                                                       "openai", "inferred")
-    for key in ("writes", "verified_writes", "verification_skips", "precheck_skips", "blind_retries",
-                "recoverable_errors", "recovery_attempts", "recoveries", "defeatism", "success", "recall", "total",
-                "misbehave"):
+    assert (ep["file"], ep["episode"], ep["format"], ep["faults"]) == (
+        str(TALK_FILES["openai"]),
+        "conversation",
+        "openai",
+        "inferred",
+    )
+    for key in (
+        "writes",
+        "verified_writes",
+        "verification_skips",
+        "precheck_skips",
+        "blind_retries",
+        "recoverable_errors",
+        "recovery_attempts",
+        "recoveries",
+        "defeatism",
+        "success",
+        "recall",
+        "total",
+        "misbehave",
+    ):
         assert key in ep["scores"]
     agg = data["agents"]["external"]
-    for key in ("episodes", "success_rate", "success_ci95", "pass_k", "verification_rate", "precheck_rate",
-                "recovery_attempt_rate", "recovery_rate", "defeatism_rate"):
+    for key in (
+        "episodes",
+        "success_rate",
+        "success_ci95",
+        "pass_k",
+        "verification_rate",
+        "precheck_rate",
+        "recovery_attempt_rate",
+        "recovery_rate",
+        "defeatism_rate",
+    ):
         assert key in agg
     assert data["faults_inferred"] is True
     # tools sorted by name; talk_get_contact of openai_lines.jsonl got no result: not a step, not listed
-    assert data["tools"][0] == {"tool": "talk_list_chats", "source": "catalog", "app": "talk", "kind": "read",
-                                "resources": ["talk.chat", "talk.message"], "preconditions": [], "calls": 1}
+    assert data["tools"][0] == {
+        "tool": "talk_list_chats",
+        "source": "catalog",
+        "app": "talk",
+        "kind": "read",
+        "resources": ["talk.chat", "talk.message"],
+        "preconditions": [],
+        "calls": 1,
+    }
     assert "talk_get_contact" not in [t["tool"] for t in data["tools"]]
     assert [p["line"] for p in data["problems"]] == [2, 3]
 
@@ -540,13 +697,46 @@ def test_run_score_exit_codes(tmp_path):
     assert run_score([str(empty)], "openai", out=io.StringIO()) == 2  # nothing to score
 
 
-_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-2, 2),
-                  st.sampled_from(["", "Error: x", "<tool>", "[END]", "tools/call", "tool_use", "assistant", "tool"]))
-_KEYS = st.sampled_from(["role", "content", "tool_calls", "function", "name", "arguments", "id", "tool_call_id", "type",
-                         "input", "tool_use_id", "is_error", "messages", "traj", "jsonrpc", "method", "params", "result",
-                         "error", "isError", "session", "message", "status", "output", "episode_id", "agent", "steps"])
-_JSON = st.recursive(_LEAF, lambda ch: st.one_of(st.lists(ch, max_size=4), st.dictionaries(_KEYS, ch, max_size=5)),
-                     max_leaves=20)
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.sampled_from(["", "Error: x", "<tool>", "[END]", "tools/call", "tool_use", "assistant", "tool"]),
+)
+_KEYS = st.sampled_from(
+    [
+        "role",
+        "content",
+        "tool_calls",
+        "function",
+        "name",
+        "arguments",
+        "id",
+        "tool_call_id",
+        "type",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "messages",
+        "traj",
+        "jsonrpc",
+        "method",
+        "params",
+        "result",
+        "error",
+        "isError",
+        "session",
+        "message",
+        "status",
+        "output",
+        "episode_id",
+        "agent",
+        "steps",
+    ]
+)
+_JSON = st.recursive(
+    _LEAF, lambda ch: st.one_of(st.lists(ch, max_size=4), st.dictionaries(_KEYS, ch, max_size=5)), max_leaves=20
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -561,14 +751,17 @@ def test_no_input_crashes_the_readers(tmp_path_factory, values, fmt):
     assert not [p for p in report.problems if "cannot be" in p.message]
 
 
-@pytest.mark.parametrize("message", [
-    {"jsonrpc": "2.0", "method": [], "id": []},
-    {"jsonrpc": "2.0", "method": "tools/call", "id": [1]},
-    {"jsonrpc": "2.0", "method": "tools/call", "id": {"n": 1}},
-    {"jsonrpc": "2.0", "method": "tools/call", "id": True},
-    {"jsonrpc": "2.0", "method": {"name": "tools/call"}, "id": 1},
-    {"id": [], "result": {}},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "method": [], "id": []},
+        {"jsonrpc": "2.0", "method": "tools/call", "id": [1]},
+        {"jsonrpc": "2.0", "method": "tools/call", "id": {"n": 1}},
+        {"jsonrpc": "2.0", "method": "tools/call", "id": True},
+        {"jsonrpc": "2.0", "method": {"name": "tools/call"}, "id": 1},
+        {"id": [], "result": {}},
+    ],
+)
 def test_mcp_log_messages_with_ids_or_methods_of_the_wrong_type_are_named_not_crashed(tmp_path, message):
     # JSON-RPC ids are strings, numbers or null and methods are strings: anything else is a line
     # that is not a JSON-RPC message, reported with its line number, never a converter crash

@@ -42,7 +42,8 @@ def test_gold_transfer_changes_three_fields(gold):
     res = judge(initial, initial, gold_snap)
     assert (res.total, res.recall, res.misbehave, res.success) == (3, 0, 0, False)
     assert res.missed == [
-        "/system/transactions[+] " + json.dumps({"amount_cents": 5000, "memo": "transfer from savings"}, separators=(",", ":")),
+        "/system/transactions[+] "
+        + json.dumps({"amount_cents": 5000, "memo": "transfer from savings"}, separators=(",", ":")),
         "/system/wallet/balance_cents",
         "/system/wallet/savings_cents",
     ]
@@ -111,7 +112,13 @@ def test_right_thing_plus_extra_change(gold):
 def test_extra_checks_gate_success(gold):
     initial, gold_snap = gold
     _, final = _run([TRANSFER])
-    ok = judge(initial, final, gold_snap, checks=[{"kind": "number", "value": 50}], final_message="Moved $50.00 to your wallet.")
+    ok = judge(
+        initial,
+        final,
+        gold_snap,
+        checks=[{"kind": "number", "value": 50}],
+        final_message="Moved $50.00 to your wallet.",
+    )
     assert ok.success is True and [c.passed for c in ok.checks] == [True]
     bad = judge(initial, final, gold_snap, checks=[ExtraCheck(kind="contains", value="savings")], final_message="Done.")
     assert bad.success is False and (bad.recall, bad.total) == (3, 3)
@@ -155,7 +162,9 @@ def test_extra_check_kinds():
         "Your order ord-1a2b3c4d totals $1,234.50.",
     )
     assert [r.passed for r in results] == [True, True, True, True, False, True]
-    refused = run_checks([{"kind": "declares_impossible", "value": True}], "I'm unable to book that flight: it is full.")
+    refused = run_checks(
+        [{"kind": "declares_impossible", "value": True}], "I'm unable to book that flight: it is full."
+    )
     assert refused[0].passed is True
 
 

@@ -17,10 +17,22 @@ import pytest
 
 from tests.conftest import ROOT
 
-FOLDERS = {"src/mcpgym": "mcpgym", "server": "mcpgym.server", "tools": "mcpgym.tools",
-           "sandboxes": "mcpgym.sandboxes", "evaluation": "mcpgym.evaluation", "benchmarks": "mcpgym.benchmarks"}
-LAYERS = ["mcpgym.kernel", "mcpgym.sandboxes", "mcpgym.tools", "mcpgym.server", "mcpgym.evaluation",
-          "mcpgym.benchmarks"]
+FOLDERS = {
+    "src/mcpgym": "mcpgym",
+    "server": "mcpgym.server",
+    "tools": "mcpgym.tools",
+    "sandboxes": "mcpgym.sandboxes",
+    "evaluation": "mcpgym.evaluation",
+    "benchmarks": "mcpgym.benchmarks",
+}
+LAYERS = [
+    "mcpgym.kernel",
+    "mcpgym.sandboxes",
+    "mcpgym.tools",
+    "mcpgym.server",
+    "mcpgym.evaluation",
+    "mcpgym.benchmarks",
+]
 OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks"}
 
 
@@ -47,7 +59,8 @@ def layer(module: str) -> int:
 def _type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports_of(name: str, path: Path, known: set[str]) -> list[tuple[str, int, bool]]:
@@ -112,15 +125,21 @@ def test_no_module_imports_a_higher_layer(graph):
             if target == "mcpgym" and layer(name) < len(LAYERS):
                 violations.append(f"{name}:{line} imports the facade `mcpgym` (import from the layer instead)")
             elif layer(target) > layer(name):
-                violations.append(f"{name}:{line} imports {target} (layer {LAYERS[layer(target)] if layer(target) < len(LAYERS) else 'facade'})")
+                violations.append(
+                    f"{name}:{line} imports {target} (layer {LAYERS[layer(target)] if layer(target) < len(LAYERS) else 'facade'})"
+                )
     assert violations == []
 
 
 def test_the_kernel_imports_nothing_above_it(graph):
     kernel = {n: d for n, d in graph.items() if layer(n) == 0}
     assert len(kernel) >= 8
-    above = [(n, t) for n, deps in kernel.items() for t, _l, _top in deps
-             if t.startswith("mcpgym") and not t.startswith("mcpgym.kernel")]
+    above = [
+        (n, t)
+        for n, deps in kernel.items()
+        for t, _l, _top in deps
+        if t.startswith("mcpgym") and not t.startswith("mcpgym.kernel")
+    ]
     assert above == []
 
 
@@ -140,11 +159,18 @@ def test_nothing_imports_the_old_top_level_names(graph):
     for path in test_files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in OLD_TOP_LEVEL:
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and (node.module or "").split(".")[0] in OLD_TOP_LEVEL
+            ):
                 old.append((str(path.relative_to(ROOT)), node.module, node.lineno))
             elif isinstance(node, ast.Import):
-                old += [(str(path.relative_to(ROOT)), a.name, node.lineno) for a in node.names
-                        if a.name.split(".")[0] in OLD_TOP_LEVEL]
+                old += [
+                    (str(path.relative_to(ROOT)), a.name, node.lineno)
+                    for a in node.names
+                    if a.name.split(".")[0] in OLD_TOP_LEVEL
+                ]
     assert old == []
 
 
@@ -152,6 +178,8 @@ def test_the_layering_check_catches_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from mcpgym.server.episode import Episode\n\ndef f():\n    from mcpgym.evaluation import cli\n")
     deps = imports_of("mcpgym.kernel.bad", bad, {"mcpgym.server.episode", "mcpgym.evaluation.cli"})
-    assert [(t, line, top) for t, line, top in deps] == [("mcpgym.server.episode", 1, True),
-                                                      ("mcpgym.evaluation.cli", 4, False)]
+    assert [(t, line, top) for t, line, top in deps] == [
+        ("mcpgym.server.episode", 1, True),
+        ("mcpgym.evaluation.cli", 4, False),
+    ]
     assert all(layer(t) > layer("mcpgym.kernel.bad") for t, _l, _top in deps)

@@ -22,15 +22,26 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcpgym.evaluation.llm import (AnthropicAgent, CallResult, LLMLimits, OpenAIAgent, RetryPolicy, ToolInfo,
-                            episode_request, is_llm_spec, parse_exposure, parse_llm_spec, parse_retry_after,
-                            pick_distractors)
+from mcpgym.evaluation.llm import (
+    AnthropicAgent,
+    CallResult,
+    LLMLimits,
+    OpenAIAgent,
+    RetryPolicy,
+    ToolInfo,
+    episode_request,
+    is_llm_spec,
+    parse_exposure,
+    parse_llm_spec,
+    parse_retry_after,
+    pick_distractors,
+)
 from mcpgym.evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT
 from mcpgym.evaluation.llm.tools import object_schema, provider_name
 from mcpgym.kernel.world import World
-from tests.mcp_helpers import control_get, create_episode
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.mcp_helpers import control_get, create_episode
 
 SEED = 7
 INSTRUCTION = "Move 25 dollars from my savings into my wallet."
@@ -72,8 +83,9 @@ class FakeProvider:
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 body = json.loads(raw)
-                fake.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                                              time.monotonic()))
+                fake.requests.append(
+                    Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+                )
                 action = fake.script.popleft() if fake.script else Fail(500, body='{"error": "script exhausted"}')
                 if action is HANG:
                     fake.release.wait(10)
@@ -84,8 +96,11 @@ class FakeProvider:
                     except Exception as exc:  # noqa: BLE001 - reported by the fixture
                         fake.errors.append(f"{type(exc).__name__}: {exc}")
                         action = Fail(400, body=json.dumps({"error": str(exc)}))
-                status, headers, text = (action.status, action.headers, action.body) if isinstance(action, Fail) \
+                status, headers, text = (
+                    (action.status, action.headers, action.body)
+                    if isinstance(action, Fail)
                     else (200, {}, json.dumps(action))
+                )
                 data = text.encode()
                 try:
                     self.send_response(status)
@@ -138,13 +153,20 @@ class OpenAIDialect:
         msg: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             msg["tool_calls"] = [
-                {"id": cid, "type": "function",
-                 "function": {"name": name, "arguments": args if isinstance(args, Raw) else json.dumps(args)}}
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": name, "arguments": args if isinstance(args, Raw) else json.dumps(args)},
+                }
                 for cid, name, args in calls
             ]
-        return {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
-                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": "gpt-test",
+            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        }
 
     def results(self, body: dict) -> list[tuple[str, dict, bool | None]]:
         """The tool results fed back at the end of a request: (id, payload, is_error or None)."""
@@ -164,8 +186,10 @@ class OpenAIDialect:
         assert req.headers["authorization"] == "Bearer sk-test"
         body = req.body
         assert body["model"] == "gpt-test" and body["temperature"] == 0.0 and body["seed"] == 42
-        assert body["messages"] == [{"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
-                                    {"role": "user", "content": INSTRUCTION}]
+        assert body["messages"] == [
+            {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+            {"role": "user", "content": INSTRUCTION},
+        ]
         assert body["tool_choice"] == "auto"
 
 
@@ -179,15 +203,24 @@ class AnthropicDialect:
     def reply(self, calls: list[tuple[str, str, Any]] = (), text: str = "", usage: tuple[int, int] = (10, 5)) -> dict:
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         content += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls]
-        return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
-                "stop_reason": "tool_use" if calls else "end_turn",
-                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+        return {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": content,
+            "stop_reason": "tool_use" if calls else "end_turn",
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        }
 
     def results(self, body: dict) -> list[tuple[str, dict, bool | None]]:
         last = body["messages"][-1]
         assert last["role"] == "user" and isinstance(last["content"], list)
-        return [(b["tool_use_id"], json.loads(b["content"]), b["is_error"]) for b in last["content"]
-                if b["type"] == "tool_result"]
+        return [
+            (b["tool_use_id"], json.loads(b["content"]), b["is_error"])
+            for b in last["content"]
+            if b["type"] == "tool_result"
+        ]
 
     def offered(self, body: dict) -> dict[str, dict]:
         return {t["name"]: t["input_schema"] for t in body.get("tools", [])}
@@ -219,9 +252,16 @@ async def mcp_episode(http_server, apps=("system",), **extra: Any):
     ep = create_episode(base, token, seed=SEED, apps=list(apps), **extra)
     async with Client(ep["mcp_url"]) as client:
         listed = (await client.list_tools()).tools
-        tools = [ToolInfo(t.name, t.description or "", t.input_schema or {},
-                          (t.meta or {}).get("mcpgym/kind") or ("read" if t.annotations and t.annotations.read_only_hint else "write"))
-                 for t in listed]
+        tools = [
+            ToolInfo(
+                t.name,
+                t.description or "",
+                t.input_schema or {},
+                (t.meta or {}).get("mcpgym/kind")
+                or ("read" if t.annotations and t.annotations.read_only_hint else "write"),
+            )
+            for t in listed
+        ]
 
         async def call(name: str, arguments: dict) -> CallResult:
             result = await client.call_tool(name, arguments)
@@ -273,7 +313,9 @@ async def test_correct_episode_end_to_end(d, fake, http_server):
     assert result.stop_reason == ("stop" if d.name == "openai" else "end_turn")
     log = calls_of(http_server, ep)
     assert [(c["tool"], c["arguments"], c["is_error"]) for c in log] == [
-        ("system_get_wallet_balance", {}, False), ("system_transfer_from_savings", {"amount_cents": 2500}, False)]
+        ("system_get_wallet_balance", {}, False),
+        ("system_transfer_from_savings", {"amount_cents": 2500}, False),
+    ]
     wallet = wallet_of(http_server, ep)
     assert (wallet["balance_cents"], wallet["savings_cents"]) == (after, INITIAL_WALLET["savings_cents"] - 2500)
     # what the provider received
@@ -284,7 +326,7 @@ async def test_correct_episode_end_to_end(d, fake, http_server):
     transfer = next(t for t in tools if t.name == "system_transfer_from_savings")
     assert offered["system_transfer_from_savings"] == transfer.input_schema
     assert offered["system_get_wallet_balance"] == {"additionalProperties": False, "properties": {}, "type": "object"}
-    for earlier, later in zip(fake.requests, fake.requests[1:]):  # the conversation only grows
+    for earlier, later in zip(fake.requests, fake.requests[1:], strict=False):  # the conversation only grows
         assert later.body["messages"][: len(earlier.body["messages"])] == earlier.body["messages"]
 
 
@@ -298,13 +340,20 @@ async def test_several_calls_in_one_reply_run_in_order(d, fake, http_server):
         assert "privileges" in got[2][1]
         return d.reply(text="It is Monday and you have money.")
 
-    fake.play(d.reply([("a", "system_get_time", {}), ("b", "system_get_wallet_balance", {}),
-                       ("c", "system_list_privileges", {})]), second)
+    fake.play(
+        d.reply(
+            [("a", "system_get_time", {}), ("b", "system_get_wallet_balance", {}), ("c", "system_list_privileges", {})]
+        ),
+        second,
+    )
     async with mcp_episode(http_server) as (ep, tools, call, _):
         result = await d.agent(fake).run(Task(), tools, call)
     assert result.status == "completed" and result.final_message == "It is Monday and you have money."
     assert [c["tool"] for c in calls_of(http_server, ep)] == [
-        "system_get_time", "system_get_wallet_balance", "system_list_privileges"]
+        "system_get_time",
+        "system_get_wallet_balance",
+        "system_list_privileges",
+    ]
     if d.name == "openai":  # the assistant message is echoed with its three calls, then three tool messages
         msgs = fake.requests[1].body["messages"]
         assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "tool", "tool"]
@@ -323,8 +372,11 @@ async def test_invalid_json_arguments_are_a_local_tool_error(d, fake, http_serve
         assert payload["error"]["code"] == "invalid_argument" and "not valid JSON" in payload["error"]["message"]
         return d.reply([("ok", "system_get_wallet_balance", {})])
 
-    fake.play(d.reply([("bad", "system_transfer_from_savings", Raw('{"amount_cents": 25'))]), second,
-              d.reply(text="I could only read the balance."))
+    fake.play(
+        d.reply([("bad", "system_transfer_from_savings", Raw('{"amount_cents": 25'))]),
+        second,
+        d.reply(text="I could only read the balance."),
+    )
     async with mcp_episode(http_server) as (ep, tools, call, _):
         result = await d.agent(fake).run(Task(), tools, call)
     assert result.status == "completed" and result.invalid_calls == 1
@@ -348,7 +400,9 @@ async def test_hallucinated_tool_is_a_local_tool_error(d, fake, http_server):
         assert "wallet_teleport_money" in payload["error"]["message"]
         return d.reply([("h2", "system_transfer_from_savings", {"amount_cents": 100})])
 
-    fake.play(d.reply([("h1", "wallet_teleport_money", {"amount_cents": 100})]), second, d.reply(text="Moved 1 dollar."))
+    fake.play(
+        d.reply([("h1", "wallet_teleport_money", {"amount_cents": 100})]), second, d.reply(text="Moved 1 dollar.")
+    )
     async with mcp_episode(http_server) as (ep, tools, call, _):
         result = await d.agent(fake).run(Task(), tools, call)
     assert result.status == "completed" and result.invalid_calls == 1
@@ -433,13 +487,18 @@ async def test_tool_call_limit(d, fake, http_server):
         result = await d.agent(fake, limits=LLMLimits(max_tool_calls=3)).run(Task(), tools, call)
     assert result.status == "limit" and result.stop_reason == "tool-call limit reached (3 tool calls)"
     assert [c["tool"] for c in calls_of(http_server, ep)] == [
-        "system_get_time", "system_get_wallet_balance", "system_get_time"]
+        "system_get_time",
+        "system_get_wallet_balance",
+        "system_get_time",
+    ]
 
 
 @both
 async def test_token_limit(d, fake, http_server):
-    fake.play(d.reply([("k1", "system_get_time", {})], usage=(80, 20)),
-              d.reply([("k2", "system_get_wallet_balance", {})], usage=(90, 10)))
+    fake.play(
+        d.reply([("k1", "system_get_time", {})], usage=(80, 20)),
+        d.reply([("k2", "system_get_wallet_balance", {})], usage=(90, 10)),
+    )
     async with mcp_episode(http_server) as (ep, tools, call, _):
         result = await d.agent(fake, limits=LLMLimits(max_tokens=150)).run(Task(), tools, call)
     assert result.status == "limit" and result.stop_reason == "token limit reached (200 > 150 tokens)"
@@ -459,7 +518,10 @@ async def test_same_script_same_trajectory(d, http_server):
                 result = await d.agent(fake).run(Task(), tools, call)
             base, token = http_server
             info = control_get(base, token, f"/control/episodes/{ep['episode_id']}")
-            log = [{k: c[k] for k in ("tool", "arguments", "is_error", "result", "time")} for c in calls_of(http_server, ep)]
+            log = [
+                {k: c[k] for k in ("tool", "arguments", "is_error", "result", "time")}
+                for c in calls_of(http_server, ep)
+            ]
             runs.append((result.model_dump(), log, info["state_hash"], [r.body for r in fake.requests]))
         finally:
             fake.close()
@@ -475,7 +537,12 @@ TASK_TOOLS = ["shop_add_to_cart", "shop_checkout", "system_authorize_payment"]
 
 def test_parse_exposure_modes():
     assert [parse_exposure(m).mode for m in ("all", " Task ", "task+0", "task+5", "retrieval")] == [
-        "all", "task", "task", "task+5", "retrieval"]
+        "all",
+        "task",
+        "task",
+        "task+5",
+        "retrieval",
+    ]
     assert parse_exposure("task+12").distractors == 12
     for bad in ("", "some", "task+", "task+-1", "task+x", "task-3", "retrieval+2"):
         with pytest.raises(ValueError, match="expected 'all', 'task', 'task\\+N'"):
@@ -517,8 +584,11 @@ async def test_retrieval_mode_unlocks_what_search_returns(d, fake, http_server):
         assert offered["system_transfer_from_savings"]["required"] == ["amount_cents"]
         return d.reply([("s2", "system_transfer_from_savings", {"amount_cents": 700})])
 
-    fake.play(d.reply([("s1", "search_tools", {"query": "transfer money from savings into the wallet", "k": 3})]),
-              second, d.reply(text="Moved 7 dollars."))
+    fake.play(
+        d.reply([("s1", "search_tools", {"query": "transfer money from savings into the wallet", "k": 3})]),
+        second,
+        d.reply(text="Moved 7 dollars."),
+    )
     extra = episode_request("retrieval", [], ALL_TOOLS, SEED)
     async with mcp_episode(http_server, **extra) as (ep, tools, call, client):
         assert [t.name for t in tools] == ["search_tools"]
@@ -527,7 +597,10 @@ async def test_retrieval_mode_unlocks_what_search_returns(d, fake, http_server):
     assert result.status == "completed" and result.invalid_calls == 0
     assert list(d.offered(fake.requests[0].body)) == ["search_tools"]
     log = calls_of(http_server, ep)
-    assert [(c["tool"], c["is_error"]) for c in log] == [("search_tools", False), ("system_transfer_from_savings", False)]
+    assert [(c["tool"], c["is_error"]) for c in log] == [
+        ("search_tools", False),
+        ("system_transfer_from_savings", False),
+    ]
     assert "system_transfer_from_savings" in relisted and len(relisted) == 4
     assert wallet_of(http_server, ep)["balance_cents"] == INITIAL_WALLET["balance_cents"] + 700
 
@@ -553,8 +626,12 @@ def test_parse_llm_spec(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://example.invalid/v1/")
     assert parse_llm_spec("openai:gpt-4o-mini").endpoint() == "https://example.invalid/v1/chat/completions"
-    for bad, message in [("gpt-4o", "must look like"), ("mistral:large", "unknown LLM provider 'mistral'"),
-                         ("openai:", "names no model"), ("openai: ", "names no model")]:
+    for bad, message in [
+        ("gpt-4o", "must look like"),
+        ("mistral:large", "unknown LLM provider 'mistral'"),
+        ("openai:", "names no model"),
+        ("openai: ", "names no model"),
+    ]:
         with pytest.raises(ValueError, match=message):
             parse_llm_spec(bad)
     with pytest.raises(ValueError, match="unknown option\\(s\\) for 'openai:x': colour"):
@@ -567,8 +644,15 @@ def test_parse_llm_spec(monkeypatch):
 
 
 def test_describe_records_what_changes_results():
-    agent = OpenAIAgent("gpt-test", base_url="http://127.0.0.1:9/v1", api_key="sk-secret", seed=3,
-                        system_prompt="Be brief.", tool_exposure="task+5", limits=LLMLimits(max_turns=9))
+    agent = OpenAIAgent(
+        "gpt-test",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="sk-secret",
+        seed=3,
+        system_prompt="Be brief.",
+        tool_exposure="task+5",
+        limits=LLMLimits(max_turns=9),
+    )
     info = agent.describe()
     assert info["provider"] == "openai" and info["model"] == "gpt-test" and info["seed"] == 3
     assert info["temperature"] == 0.0 and info["system_prompt"] == "Be brief."
@@ -643,5 +727,8 @@ def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
     assert register_llm_agents() == []
     agent = agents_pkg.make_agent("openai:qwen2.5-7b")
     assert isinstance(agent, OpenAIAgent) and agent.name == "openai:qwen2.5-7b"
-    assert agent.describe()["tool_exposure"] == "task+2" and agent.endpoint() == "http://127.0.0.1:8000/v1/chat/completions"
+    assert (
+        agent.describe()["tool_exposure"] == "task+2"
+        and agent.endpoint() == "http://127.0.0.1:8000/v1/chat/completions"
+    )
     assert "openai:..." in agents_pkg.known_agents()

@@ -10,8 +10,8 @@ import pytest
 import mcpgym.sandboxes.news  # noqa: F401 - registers the app
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.world import World
-from tests.app_helpers import err, ok, random_value
 from mcpgym.tools.invoke import ToolInvoker
+from tests.app_helpers import err, ok, random_value
 
 SEED = 7
 
@@ -19,8 +19,6 @@ SEED = 7
 @pytest.fixture
 def inv() -> ToolInvoker:
     return ToolInvoker(World(SEED, ["system", "news"]), "none")
-
-
 
 
 def state(inv: ToolInvoker):
@@ -31,7 +29,9 @@ def test_corpus_shape_and_shared_people(inv):
     st = state(inv)
     people = {p.person_id: p.name for p in inv.world.people}
     assert len(st.articles) == 72
-    assert sorted(st.sections) == sorted(["world", "business", "tech", "sport", "science", "culture", "health", "travel"])
+    assert sorted(st.sections) == sorted(
+        ["world", "business", "tech", "sport", "science", "culture", "health", "travel"]
+    )
     assert {a.section for a in st.articles.values()} == set(st.sections)
     for art in st.articles.values():
         assert people[art.author_id] == art.author_name  # authors come from the shared directory
@@ -95,8 +95,10 @@ def test_filter_by_author_and_tag_is_declared_alternative(inv):
     author = sorted(st.authors.values(), key=lambda a: a.author_id)[0]
     by_id = ok(inv, "news_filter_articles", author=author.author_id, limit=100)
     by_name = ok(inv, "news_filter_articles", author=author.name.upper(), limit=100)
-    expected = sorted((a for a in st.articles.values() if a.author_id == author.author_id),
-                      key=lambda a: (-a.published_at, a.article_id))
+    expected = sorted(
+        (a for a in st.articles.values() if a.author_id == author.author_id),
+        key=lambda a: (-a.published_at, a.article_id),
+    )
     assert [a["article_id"] for a in by_id["articles"]] == [a.article_id for a in expected]
     assert by_name == by_id
     # the same author is found by keyword search too (author names are searchable)
@@ -169,24 +171,44 @@ def test_premium_gating_privilege_chain_and_exact_charge(inv):
     assert info["article"]["accessible"] is False and len(info["unlock_options"]) == 2
 
     # 2. premium subscription needs the privilege
-    e = err(inv, "news_add_subscription", "permission_denied", target_kind="section", target_id=art.section,
-            tier="premium")
+    e = err(
+        inv, "news_add_subscription", "permission_denied", target_kind="section", target_id=art.section, tier="premium"
+    )
     assert e["details"]["privilege"] == "news.subscriptions"
     assert inv.specs["news_add_subscription"].remedies["permission_denied"] == ("system_request_privilege",)
     ok(inv, "system_request_privilege", privilege="news.subscriptions")
 
     # 3. and a payment authorisation
-    e = err(inv, "news_add_subscription", "precondition_failed", target_kind="section", target_id=art.section,
-            tier="premium")
+    e = err(
+        inv,
+        "news_add_subscription",
+        "precondition_failed",
+        target_kind="section",
+        target_id=art.section,
+        tier="premium",
+    )
     assert e["details"]["price_cents"] == price
     small = ok(inv, "system_authorize_payment", limit_cents=price - 1)["authorization"]["auth_id"]
     balance0 = ok(inv, "system_get_wallet_balance")["balance_cents"]
-    err(inv, "news_add_subscription", "precondition_failed", target_kind="section", target_id=art.section,
-        tier="premium", authorization_id=small)
+    err(
+        inv,
+        "news_add_subscription",
+        "precondition_failed",
+        target_kind="section",
+        target_id=art.section,
+        tier="premium",
+        authorization_id=small,
+    )
     assert ok(inv, "system_get_wallet_balance")["balance_cents"] == balance0
     auth = ok(inv, "system_authorize_payment", limit_cents=price, purpose="news")["authorization"]["auth_id"]
-    res = ok(inv, "news_add_subscription", target_kind="section", target_id=art.section, tier="premium",
-             authorization_id=auth)
+    res = ok(
+        inv,
+        "news_add_subscription",
+        target_kind="section",
+        target_id=art.section,
+        tier="premium",
+        authorization_id=auth,
+    )
     assert res["charged_cents"] == price and res["transaction_id"]
     assert res["subscription"]["tier"] == "premium" and res["subscription"]["active"] is True
     assert ok(inv, "system_get_wallet_balance")["balance_cents"] == balance0 - price
@@ -200,11 +222,25 @@ def test_premium_gating_privilege_chain_and_exact_charge(inv):
     assert ok(inv, "news_get_article", article_id=art.article_id)["unlock_options"] == []
 
     # 5. the authorisation is one-use; a second premium subscription to the same target conflicts
-    err(inv, "news_add_subscription", "conflict", target_kind="section", target_id=art.section, tier="premium",
-        authorization_id=auth)
+    err(
+        inv,
+        "news_add_subscription",
+        "conflict",
+        target_kind="section",
+        target_id=art.section,
+        tier="premium",
+        authorization_id=auth,
+    )
     other = next(a for a in sorted(st.authors) if a != art.author_id)
-    err(inv, "news_add_subscription", "precondition_failed", target_kind="author", target_id=other, tier="premium",
-        authorization_id=auth)
+    err(
+        inv,
+        "news_add_subscription",
+        "precondition_failed",
+        target_kind="author",
+        target_id=other,
+        tier="premium",
+        authorization_id=auth,
+    )
     assert ok(inv, "system_get_wallet_balance")["balance_cents"] == balance0 - price
 
     # 6. cancelling ends access at once, without refund
@@ -218,25 +254,35 @@ def test_author_premium_and_free_subscriptions_feed(inv):
     ok(inv, "system_request_privilege", privilege="news.subscriptions")
     subs = ok(inv, "news_list_subscriptions")["subscriptions"]
     assert len(subs) == 2 and all(s["tier"] == "free" for s in subs)
-    author = next(a for a in sorted(st.authors.values(), key=lambda a: a.author_id)
-                  if f"author:{a.author_id}" not in st.subscriptions
-                  and any(x.premium and x.author_id == a.author_id for x in st.articles.values()))
+    author = next(
+        a
+        for a in sorted(st.authors.values(), key=lambda a: a.author_id)
+        if f"author:{a.author_id}" not in st.subscriptions
+        and any(x.premium and x.author_id == a.author_id for x in st.articles.values())
+    )
     res = ok(inv, "news_add_subscription", target_kind="author", target_id=author.name)
     assert res["subscription"]["subscription_id"] == f"author:{author.author_id}" and res["charged_cents"] == 0
     err(inv, "news_add_subscription", "conflict", target_kind="author", target_id=author.author_id)
     feed = ok(inv, "news_list_feed", limit=100)
     followed_sections = {s.target_id for s in st.subscriptions.values() if s.target_kind == "section"}
     followed_authors = {s.target_id for s in st.subscriptions.values() if s.target_kind == "author"}
-    expected = {a.article_id for a in st.articles.values()
-                if a.section in followed_sections or a.author_id in followed_authors}
+    expected = {
+        a.article_id for a in st.articles.values() if a.section in followed_sections or a.author_id in followed_authors
+    }
     assert {a["article_id"] for a in feed["articles"]} == expected and feed["total"] == len(expected)
     locked = next(a for a in st.articles.values() if a.premium and a.author_id == author.author_id)
     err(inv, "news_read_article", "precondition_failed", article_id=locked.article_id)
     # upgrade the free subscription to premium: charged the author's price exactly
     balance0 = ok(inv, "system_get_wallet_balance")["balance_cents"]
     auth = ok(inv, "system_authorize_payment", limit_cents=10_000)["authorization"]["auth_id"]
-    res = ok(inv, "news_add_subscription", target_kind="author", target_id=author.author_id, tier="premium",
-             authorization_id=auth)
+    res = ok(
+        inv,
+        "news_add_subscription",
+        target_kind="author",
+        target_id=author.author_id,
+        tier="premium",
+        authorization_id=auth,
+    )
     assert res["charged_cents"] == author.premium_price_cents
     assert ok(inv, "system_get_wallet_balance")["balance_cents"] == balance0 - author.premium_price_cents
     assert ok(inv, "news_read_article", article_id=locked.article_id)["read_count"] == 1

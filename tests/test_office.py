@@ -10,8 +10,8 @@ import pytest
 import mcpgym.sandboxes.office  # noqa: F401 - registers the app
 from mcpgym.kernel.clock import EPOCH_START, iso
 from mcpgym.kernel.world import World
-from tests.app_helpers import err, ok, random_value
 from mcpgym.tools.invoke import ToolInvoker
+from tests.app_helpers import err, ok, random_value
 
 SEED = 11
 HOUR = 3_600
@@ -20,8 +20,6 @@ HOUR = 3_600
 @pytest.fixture
 def inv() -> ToolInvoker:
     return ToolInvoker(World(SEED, ["system", "office"]), "none")
-
-
 
 
 def state(inv: ToolInvoker):
@@ -56,7 +54,9 @@ def test_list_mail_and_unread_counts_drop_on_reading(inv):
     listing = ok(inv, "office_list_mail", limit=100)
     unread = sum(1 for m in st.messages.values() if m.folder == "inbox" and not m.read)
     assert listing["total"] == 19 and listing["unread_count"] == unread == listing["inbox_unread"] > 0
-    assert [m["sent_at"] for m in listing["messages"]] == sorted((m["sent_at"] for m in listing["messages"]), reverse=True)
+    assert [m["sent_at"] for m in listing["messages"]] == sorted(
+        (m["sent_at"] for m in listing["messages"]), reverse=True
+    )
     target = ok(inv, "office_list_mail", unread_only=True, limit=1)["messages"][0]
     assert target["read"] is False
     view = ok(inv, "office_read_mail", message_id=target["message_id"])
@@ -76,8 +76,14 @@ def test_send_mail_appears_in_sent_with_resolved_recipients(inv):
     colleague = person(inv)
     friend = person(inv, "friends")
     before = ok(inv, "office_list_mail", folder="sent", limit=100)["total"]
-    res = ok(inv, "office_send_mail", to=[colleague.name], cc=[friend.person_id, colleague.email],
-             subject="  Status report ", body="All green.")
+    res = ok(
+        inv,
+        "office_send_mail",
+        to=[colleague.name],
+        cc=[friend.person_id, colleague.email],
+        subject="  Status report ",
+        body="All green.",
+    )
     msg = res["message"]
     assert msg["to"] == [colleague.email] and msg["cc"] == [friend.email]
     assert msg["folder"] == "sent" and msg["subject"] == "Status report" and msg["read"] is True
@@ -96,8 +102,11 @@ def test_send_mail_appears_in_sent_with_resolved_recipients(inv):
 
 def test_reply_threads_and_forward_keeps_attachments(inv):
     st = state(inv)
-    orig = next(m for m in sorted(st.messages.values(), key=lambda m: m.message_id)
-                if m.folder == "inbox" and m.attachments and not m.in_reply_to)
+    orig = next(
+        m
+        for m in sorted(st.messages.values(), key=lambda m: m.message_id)
+        if m.folder == "inbox" and m.attachments and not m.in_reply_to
+    )
     res = ok(inv, "office_reply_mail", message_id=orig.message_id, body="Thanks, will do.")["message"]
     assert res["thread_id"] == orig.thread_id and res["in_reply_to"] == orig.message_id
     assert res["to"] == [orig.sender] and res["subject"] == "Re: " + orig.subject and res["folder"] == "sent"
@@ -159,8 +168,14 @@ def test_attachments_save_to_files(inv):
     listing = ok(inv, "office_list_files", folder="/Attachments")
     assert [f["file_id"] for f in listing["files"]] == [saved["file_id"]]
     err(inv, "office_save_attachment", "conflict", message_id=msg.message_id, attachment_id="att-1")
-    copy = ok(inv, "office_save_attachment", message_id=msg.message_id, attachment_id="att-1", folder="Documents",
-              name="copy.txt")["file"]
+    copy = ok(
+        inv,
+        "office_save_attachment",
+        message_id=msg.message_id,
+        attachment_id="att-1",
+        folder="Documents",
+        name="copy.txt",
+    )["file"]
     assert copy["path"] == "/Documents/copy.txt"
     err(inv, "office_save_attachment", "not_found", message_id=msg.message_id, attachment_id="att-9")
     err(inv, "office_save_attachment", "not_found", message_id=msg.message_id, attachment_id="att-1", folder="/Nope")
@@ -172,8 +187,11 @@ def test_attachments_save_to_files(inv):
 # -- calendar ------------------------------------------------------------------------------
 def _future_event(inv: ToolInvoker):
     st = state(inv)
-    return next(e for e in sorted(st.events.values(), key=lambda e: e.start)
-                if e.start > EPOCH_START and e.organizer == inv.world.user.email)
+    return next(
+        e
+        for e in sorted(st.events.values(), key=lambda e: e.start)
+        if e.start > EPOCH_START and e.organizer == inv.world.user.email
+    )
 
 
 def test_calendar_conflict_detection(inv):
@@ -189,8 +207,15 @@ def test_calendar_conflict_detection(inv):
     if not fb["busy"]:
         ok(inv, "office_create_event", title="Right after", start=iso(ev.end), end=iso(ev.end + 1800))
         n += 1
-    forced = ok(inv, "office_create_event", title="Clash", start=iso(ev.start), end=iso(ev.end), allow_overlap=True,
-                attendees=[person(inv).name])
+    forced = ok(
+        inv,
+        "office_create_event",
+        title="Clash",
+        start=iso(ev.start),
+        end=iso(ev.end),
+        allow_overlap=True,
+        attendees=[person(inv).name],
+    )
     assert forced["event"]["is_organizer"] is True and forced["added"] == [person(inv).email]
     assert len(st.events) == n + 1
     listed = ok(inv, "office_list_events", start=iso(ev.start), end=iso(ev.end))["events"]
@@ -215,8 +240,9 @@ def test_free_busy_matches_events_and_finds_a_slot(inv):
         assert all(f["end"] <= b["start"] or b["end"] <= f["start"] for f in fb["free"])
     slot = ok(inv, "office_get_free_busy", start=iso(lo), end=iso(hi), min_free_minutes=120)["free"][0]
     assert slot["end"] - slot["start"] >= 7_200
-    made = ok(inv, "office_create_event", title="Focus time", start=slot["start_iso"],
-              end=iso(slot["start"] + 7_200))["event"]
+    made = ok(inv, "office_create_event", title="Focus time", start=slot["start_iso"], end=iso(slot["start"] + 7_200))[
+        "event"
+    ]
     assert made["start"] == slot["start"] and made["end"] == slot["start"] + 7_200
     after = ok(inv, "office_get_free_busy", start=iso(lo), end=iso(hi))
     assert after["busy_seconds"] == fb["busy_seconds"] + 7_200
@@ -230,13 +256,18 @@ def test_update_and_delete_event(inv):
     new_start = fb["free"][0]["start"]
     res = ok(inv, "office_update_event", event_id=ev.event_id, start=iso(new_start), title="Moved")["event"]
     assert res["start"] == new_start and res["end"] == new_start + dur and res["title"] == "Moved"
-    other = next(e for e in sorted(st.events.values(), key=lambda e: e.start)
-                 if e.event_id != ev.event_id and e.start > EPOCH_START)
+    other = next(
+        e
+        for e in sorted(st.events.values(), key=lambda e: e.start)
+        if e.event_id != ev.event_id and e.start > EPOCH_START
+    )
     err(inv, "office_update_event", "conflict", event_id=ev.event_id, start=iso(other.start))
     invited = ok(inv, "office_invite_attendees", event_id=ev.event_id, attendees=[person(inv, "family").email])
     assert invited["added"] == [person(inv, "family").email]
     assert invited["event"]["attendees"][-1]["response"] == "needs_action"
-    assert ok(inv, "office_invite_attendees", event_id=ev.event_id, attendees=[person(inv, "family").email])["added"] == []
+    assert (
+        ok(inv, "office_invite_attendees", event_id=ev.event_id, attendees=[person(inv, "family").email])["added"] == []
+    )
     accepted = next(e for e in st.events.values() if e.invitation_id)
     err(inv, "office_update_event", "precondition_failed", event_id=accepted.event_id, title="mine now")
     assert ok(inv, "office_delete_event", event_id=ev.event_id)["declined_invitation"] is None
@@ -273,7 +304,10 @@ def test_invitations_accept_decline_and_conflict(inv):
     n = len(st.events)
     dec = ok(inv, "office_respond_invitation", invitation_id=target["invitation_id"], response="decline")
     assert dec["invitation"]["status"] == "declined" and dec["event"] is None and len(st.events) == n - 1
-    assert ok(inv, "office_list_invitations", status="declined")["invitations"][0]["invitation_id"] == target["invitation_id"]
+    assert (
+        ok(inv, "office_list_invitations", status="declined")["invitations"][0]["invitation_id"]
+        == target["invitation_id"]
+    )
     err(inv, "office_respond_invitation", "not_found", invitation_id="inv-999", response="accept")
 
 
@@ -301,7 +335,8 @@ def test_files_create_edit_rename_move(inv):
     moved = ok(inv, "office_move_file", file_id=f["file_id"], folder="/Archive/2026")["file"]
     assert moved["path"] == "/Archive/2026/tasks.md"
     assert ok(inv, "office_list_files", folder="/Notes")["files"] == [
-        x for x in ok(inv, "office_list_files", folder="/Notes")["files"] if x["file_id"] != f["file_id"]]
+        x for x in ok(inv, "office_list_files", folder="/Notes")["files"] if x["file_id"] != f["file_id"]
+    ]
     assert [x["name"] for x in ok(inv, "office_list_files", folder="/Archive/2026")["files"]] == ["tasks.md"]
     assert ok(inv, "office_list_files", folder="/Archive")["subfolders"] == ["/Archive/2026"]
     ok(inv, "office_delete_file", file_id=f["file_id"])
@@ -344,7 +379,13 @@ def _script(inv: ToolInvoker) -> None:
     mid = sorted(m for m, v in st.messages.items() if v.folder == "inbox")[0]
     ok(inv, "office_read_mail", message_id=mid)
     ok(inv, "office_reply_mail", message_id=mid, body="ok")
-    ok(inv, "office_create_event", title="x", start=iso(EPOCH_START + 40 * 86_400), end=iso(EPOCH_START + 40 * 86_400 + HOUR))
+    ok(
+        inv,
+        "office_create_event",
+        title="x",
+        start=iso(EPOCH_START + 40 * 86_400),
+        end=iso(EPOCH_START + 40 * 86_400 + HOUR),
+    )
     ok(inv, "office_create_file", name="n.md", content="c", folder="/Notes")
 
 
@@ -381,10 +422,14 @@ def test_same_seed_same_state_hash_and_snapshot_round_trip():
 
 def test_read_tools_do_not_change_state(inv):
     h = inv.world.state_hash()
-    args = {"office_get_event": {"event_id": "ev-001"}, "office_read_file": {"file_id": "f-001"},
-            "office_list_attachments": {"message_id": "msg-001"}, "office_search_mail": {"query": "the"},
-            "office_search_files": {"query": "a"},
-            "office_get_free_busy": {"start": iso(EPOCH_START), "end": iso(EPOCH_START + 86_400)}}
+    args = {
+        "office_get_event": {"event_id": "ev-001"},
+        "office_read_file": {"file_id": "f-001"},
+        "office_list_attachments": {"message_id": "msg-001"},
+        "office_search_mail": {"query": "the"},
+        "office_search_files": {"query": "a"},
+        "office_get_free_busy": {"start": iso(EPOCH_START), "end": iso(EPOCH_START + 86_400)},
+    }
     n = 0
     for name, spec in inv.specs.items():
         if spec.app == "office" and spec.kind == "read":
@@ -395,8 +440,23 @@ def test_read_tools_do_not_change_state(inv):
 
 
 VALUES = {
-    "string": ["", " ", "zz", "msg-001", "ev-001", "inv-001", "f-001", "att-1", "p-001", "/Notes", "../x",
-               "2026-06-02T10:00:00Z", "9999-12-31T23:59:59", "a@b.co", "Z" * 300],
+    "string": [
+        "",
+        " ",
+        "zz",
+        "msg-001",
+        "ev-001",
+        "inv-001",
+        "f-001",
+        "att-1",
+        "p-001",
+        "/Notes",
+        "../x",
+        "2026-06-02T10:00:00Z",
+        "9999-12-31T23:59:59",
+        "a@b.co",
+        "Z" * 300,
+    ],
     "integer": [0, 1, -3, 10**12],
     "boolean": [True, False],
 }

@@ -144,13 +144,24 @@ def plugin_env(tmp_path_factory) -> dict[str, str]:
     (src / "notes_plugin" / "__init__.py").write_text("")
     (src / "notes_plugin" / "app.py").write_text(APP)
     (src / "notes_plugin" / "tasks.yaml").write_text(TASKS)
-    build = _run([sys.executable, "-c", "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))",
-                  str(work / "wheels")], dict(os.environ), src)
+    build = _run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))",
+            str(work / "wheels"),
+        ],
+        dict(os.environ),
+        src,
+    )
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = (work / "wheels").glob("mcpgym_notes_plugin-2.5.0-*.whl")
     site = work / "site"
-    inst = _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
-                dict(os.environ), work)
+    inst = _run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        dict(os.environ),
+        work,
+    )
     assert inst.returncode == 0, inst.stderr[-2000:]
     assert (site / "notes_plugin" / "tasks.yaml").is_file()
     env = dict(os.environ)
@@ -163,7 +174,11 @@ def _cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProc
 
 
 def test_the_bundle_is_found_through_its_entry_point(plugin_env, tmp_path):
-    out = _run([sys.executable, "-c", textwrap.dedent("""
+    out = _run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
         import json
         from mcpgym import check_app
         from mcpgym.kernel.app import app_names, get_app
@@ -171,7 +186,11 @@ def test_the_bundle_is_found_through_its_entry_point(plugin_env, tmp_path):
         check_app(cls)
         print(json.dumps({"apps": app_names(), "version": cls.version, "tasks": str(cls.tasks_path()),
                           "module": cls.__module__}))
-    """)], plugin_env, tmp_path)
+    """),
+        ],
+        plugin_env,
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout)
     assert got["apps"][-1] == "notes" and got["apps"][0] == "system"
@@ -188,10 +207,22 @@ def test_mcpgym_tasks_lists_the_bundled_and_a_files_tasks(plugin_env, tmp_path):
     assert bundled[0]["apps"] == ["system", "notes"]
     assert sum(r["source"] == "core" for r in rows) >= 100
     f = tmp_path / "mine.json"
-    f.write_text(json.dumps({"tasks": [{"id": "notes.only_add", "instruction": "Add a note saying 'jam'.",
-                                        "apps": ["notes"], "seed": 5, "level": 1,
-                                        "oracle": [{"call": "notes_add_note", "args": {"text": "jam"}},
-                                                   {"answer": "Added."}]}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "tasks": [
+                    {
+                        "id": "notes.only_add",
+                        "instruction": "Add a note saying 'jam'.",
+                        "apps": ["notes"],
+                        "seed": 5,
+                        "level": 1,
+                        "oracle": [{"call": "notes_add_note", "args": {"text": "jam"}}, {"answer": "Added."}],
+                    }
+                ]
+            }
+        )
+    )
     one = _cli(plugin_env, tmp_path, "tasks", "--tasks", str(f), "--json")
     assert one.returncode == 0, one.stderr[-2000:]
     assert [(r["id"], r["source"]) for r in json.loads(one.stdout)] == [("notes.only_add", str(f))]
@@ -201,8 +232,24 @@ def test_careful_scores_on_the_outside_apps_tasks(plugin_env, tmp_path):
     tasks_file = tmp_path / "notes_tasks.yaml"
     tasks_file.write_text(TASKS)  # any file: here a copy of the bundle's own
     out = tmp_path / "run"
-    ran = _cli(plugin_env, tmp_path, "run", "--tasks", str(tasks_file), "--agent", "careful", "--trials", "1",
-               "--faults", "none", "--concurrency", "2", "--out", str(out), "--quiet")
+    ran = _cli(
+        plugin_env,
+        tmp_path,
+        "run",
+        "--tasks",
+        str(tasks_file),
+        "--agent",
+        "careful",
+        "--trials",
+        "1",
+        "--faults",
+        "none",
+        "--concurrency",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-3000:])
     scores = json.loads((out / "scores.json").read_text())
     careful = scores["agents"]["careful"]

@@ -11,13 +11,12 @@ import pytest
 
 from mcpgym.kernel.app import unregister_app
 from tests.conftest import ROOT
-from mcpgym.tools.conformance.checks import run_all
 
 
 @pytest.fixture()
 def readme_app(tmp_path, monkeypatch):
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Adding a sandbox app"):]
+    section = text[text.index("## Adding a sandbox app") :]
     block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     code = "\n".join(line[3:] if line.startswith("   ") else line for line in block.splitlines())
     module = tmp_path / "readme_notes_app.py"
@@ -56,7 +55,7 @@ def test_readme_example_bundle_declares_version_tasks_and_entry_point(readme_app
     assert [n["text"] for n in gold.snapshot["state"]["notes"]["notes"].values()][-1] == "water the plants"
     assert cls.tools["notes_clear_notes"].destructive and not cls.tools["notes_add_note"].destructive
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Adding a sandbox app"):]
+    section = text[text.index("## Adding a sandbox app") :]
     toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
     assert '[project.entry-points."mcpgym.apps"]' in toml and 'notes = "notes_app.app:NotesApp"' in toml
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import xml.etree.ElementTree as ET
@@ -21,15 +20,44 @@ from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
 from mcpgym.tools.faults import load_profile
 
 
-def _episode(agent: str, task: str, trial: int, *, success: bool, level: int = 1, writes: int = 2, verified: int = 2,
-             errors: int = 0, attempts: int = 0, recovered: int = 0, defeatism: bool = False) -> EpisodeScores:
+def _episode(
+    agent: str,
+    task: str,
+    trial: int,
+    *,
+    success: bool,
+    level: int = 1,
+    writes: int = 2,
+    verified: int = 2,
+    errors: int = 0,
+    attempts: int = 0,
+    recovered: int = 0,
+    defeatism: bool = False,
+) -> EpisodeScores:
     return EpisodeScores(
-        episode_id=f"{agent}-{task}-{trial}", task_id=task, agent=agent, trial=trial, level=level,
-        apps=["system", "shop"], success=success, recall=1 if success else 0, total=1, misbehave=0, writes=writes,
-        verified_writes=verified, verification_rate=verified / writes if writes else None,
-        recoverable_errors=errors, recovery_attempts=attempts, recoveries=recovered, defeatism=defeatism,
-        defeatism_reason="no recovery attempt within 3 calls after the recoverable transient error at step 2" if defeatism else None,
-        valid_calls=5, error_calls=errors, tool_calls=5,
+        episode_id=f"{agent}-{task}-{trial}",
+        task_id=task,
+        agent=agent,
+        trial=trial,
+        level=level,
+        apps=["system", "shop"],
+        success=success,
+        recall=1 if success else 0,
+        total=1,
+        misbehave=0,
+        writes=writes,
+        verified_writes=verified,
+        verification_rate=verified / writes if writes else None,
+        recoverable_errors=errors,
+        recovery_attempts=attempts,
+        recoveries=recovered,
+        defeatism=defeatism,
+        defeatism_reason="no recovery attempt within 3 calls after the recoverable transient error at step 2"
+        if defeatism
+        else None,
+        valid_calls=5,
+        error_calls=errors,
+        tool_calls=5,
     )
 
 
@@ -38,16 +66,27 @@ def _episodes() -> list[EpisodeScores]:
     for trial in range(2):
         eps.append(_episode("careful", "t.one", trial, success=True, level=1, errors=1, attempts=1, recovered=1))
         eps.append(_episode("careful", "t.two", trial, success=trial == 0, level=2, writes=3, verified=1))
-        eps.append(_episode("<b>bold</b>", "t.one", trial, success=False, level=1, verified=0, errors=1,
-                            defeatism=True))
+        eps.append(
+            _episode("<b>bold</b>", "t.one", trial, success=False, level=1, verified=0, errors=1, defeatism=True)
+        )
         eps.append(_episode("<b>bold</b>", "t.two", trial, success=True, level=2, writes=0, verified=0))
     return eps
 
 
 def _run_dir(tmp_path: Path) -> Path:
     run = tmp_path / "run"
-    trajs = [Trajectory(episode_id=e.episode_id, task_id=e.task_id, agent=e.agent, trial=e.trial, level=e.level,
-                        apps=e.apps, scores=e.model_dump(mode="json")) for e in _episodes()]
+    trajs = [
+        Trajectory(
+            episode_id=e.episode_id,
+            task_id=e.task_id,
+            agent=e.agent,
+            trial=e.trial,
+            level=e.level,
+            apps=e.apps,
+            scores=e.model_dump(mode="json"),
+        )
+        for e in _episodes()
+    ]
     write_trajectories(run / "trajectories.jsonl", trajs)
 
     class Task:
@@ -55,10 +94,17 @@ def _run_dir(tmp_path: Path) -> Path:
             self.id, self.seed, self.faults = tid, 7, None
 
     manifest = build_manifest(
-        suite="unit", tasks=[Task("t.one"), Task("t.two")], trials=2,
-        agents=[{"name": "careful", "spec": "careful", "describe": None}], profile=load_profile("default"),
-        fault_seeds={"t.one": [1, 2], "t.two": [3, 4]}, concurrency=1, episode_timeout=5.0,
-        server_url="http://127.0.0.1:1", server_spawned=True, recovery_window=3,
+        suite="unit",
+        tasks=[Task("t.one"), Task("t.two")],
+        trials=2,
+        agents=[{"name": "careful", "spec": "careful", "describe": None}],
+        profile=load_profile("default"),
+        fault_seeds={"t.one": [1, 2], "t.two": [3, 4]},
+        concurrency=1,
+        episode_timeout=5.0,
+        server_url="http://127.0.0.1:1",
+        server_spawned=True,
+        recovery_window=3,
     )
     write_json_atomic(run / "manifest.json", manifest)
     return run
@@ -115,8 +161,12 @@ def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:
 
 
 def test_svg_chart_is_well_formed_with_missing_values_and_intervals() -> None:
-    svg = svg_bar_chart("Rates & things", ["a", "b"], ["x", "y"],
-                        {("a", "x"): (0.5, [0.2, 0.8]), ("a", "y"): (None, None), ("b", "x"): (1.4, None)})
+    svg = svg_bar_chart(
+        "Rates & things",
+        ["a", "b"],
+        ["x", "y"],
+        {("a", "x"): (0.5, [0.2, 0.8]), ("a", "y"): (None, None), ("b", "x"): (1.4, None)},
+    )
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
     bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
@@ -176,16 +226,29 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
     class Plain:
         name = "plain"
 
-    assert describe_agent(Good(), "x:m-1") == {"name": "llm", "spec": "x:m-1",
-                                                "describe": {"model": "m-1", "system_prompt_sha256": "ab" * 32}}
+    assert describe_agent(Good(), "x:m-1") == {
+        "name": "llm",
+        "spec": "x:m-1",
+        "describe": {"model": "m-1", "system_prompt_sha256": "ab" * 32},
+    }
     assert describe_agent(Broken(), "b")["describe"] == {"error": "describe() raised RuntimeError: no"}
     assert describe_agent(Plain(), "plain")["describe"] is None
 
     def manifest(profile: str, agents: list[str], trials: int) -> dict:
-        return build_manifest(suite="s", tasks=[], trials=trials, agents=[{"name": a, "spec": a, "describe": None}
-                                                                          for a in agents],
-                              profile=load_profile(profile), fault_seeds={}, concurrency=2, episode_timeout=9.0,
-                              server_url="u", server_spawned=True, recovery_window=3, command=["mcpgym", "run"])
+        return build_manifest(
+            suite="s",
+            tasks=[],
+            trials=trials,
+            agents=[{"name": a, "spec": a, "describe": None} for a in agents],
+            profile=load_profile(profile),
+            fault_seeds={},
+            concurrency=2,
+            episode_timeout=9.0,
+            server_url="u",
+            server_spawned=True,
+            recovery_window=3,
+            command=["mcpgym", "run"],
+        )
 
     merged = merge_for_resume(manifest("default", ["a"], 2), manifest("default", ["a", "b"], 3))
     assert [a["name"] for a in merged["agents"]] == ["a", "b"] and merged["trials"] == 3

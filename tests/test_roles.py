@@ -131,13 +131,18 @@ def test_the_invoker_uses_the_roles_not_the_names(lab):
     assert inv.wait_tool == "system_wait" and inv.reauth_tool == "system_authenticate"  # system comes first
     assert exempt_tools(inv.specs) >= {"rolelab_pause", "rolelab_login", "system_wait", "system_get_time"}
     first = inv.call("rolelab_raise_level")
-    assert first.payload["error"]["code"] == "rate_limited" and "system_wait advances the clock" in first.payload["error"]["message"]
+    assert (
+        first.payload["error"]["code"] == "rate_limited"
+        and "system_wait advances the clock" in first.payload["error"]["message"]
+    )
     before = world.clock.now
     for _ in range(5):  # a wait tool is never faulted and moves the clock by exactly what it is asked
         out = inv.call("rolelab_pause", {"seconds": 7})
         assert not out.is_error
     assert world.clock.now == before + 35
-    assert not inv.call("rolelab_raise_level").is_error  # the window has passed: call 1 is not faulted (max_consecutive)
+    assert not inv.call(
+        "rolelab_raise_level"
+    ).is_error  # the window has passed: call 1 is not faulted (max_consecutive)
     auth = FaultProfile.model_validate({"name": "auth", "rates": {"auth_challenge": 1.0}, "max_consecutive": 1})
     inv2 = ToolInvoker(World(4, ["rolelab"]), auth, 9)
     err = inv2.call("rolelab_reset_level").payload["error"]
@@ -157,21 +162,31 @@ def test_a_profile_cannot_override_a_never_faulted_tool(lab):
 def test_careful_cures_through_the_role_tools(lab):
     """The careful agent's cures come from the catalog's roles: a rate limit is waited out with
     the episode's wait tool, its one parameter set to retry_after."""
-    from mcpgym.evaluation.agents.base import ToolInfo
+    from mcpgym.evaluation.agents.base import CallResult, ToolInfo
     from mcpgym.evaluation.agents.scripted import _Session
-    from mcpgym.evaluation.agents.base import CallResult
     from mcpgym.evaluation.tasks import parse_task
 
-    task = parse_task({"id": "lab.raise", "instruction": "Raise the level.", "apps": ["rolelab"], "seed": 1, "level": 1,
-                       "oracle": [{"call": "rolelab_raise_level"}, {"answer": "done"}]})
+    task = parse_task(
+        {
+            "id": "lab.raise",
+            "instruction": "Raise the level.",
+            "apps": ["rolelab"],
+            "seed": 1,
+            "level": 1,
+            "oracle": [{"call": "rolelab_raise_level"}, {"answer": "done"}],
+        }
+    )
     made: list[tuple[str, dict]] = []
 
     async def call(name, args):
         made.append((name, args))
         return CallResult(False, {})
 
-    infos = [ToolInfo(name=n, description=s.description, input_schema=s.input_schema(), kind=s.kind)
-             for n, s in {**get_app("system").tools, **LabApp.tools}.items() if n != "system_wait"]
+    infos = [
+        ToolInfo(name=n, description=s.description, input_schema=s.input_schema(), kind=s.kind)
+        for n, s in {**get_app("system").tools, **LabApp.tools}.items()
+        if n != "system_wait"
+    ]
     session = _Session(task, infos, call)
     err = {"error": {"code": "rate_limited", "retry_after": 99999, "message": "slow down"}}
     assert anyio.run(session.cure, CallResult(True, err))
@@ -183,23 +198,44 @@ def test_careful_cures_through_the_role_tools(lab):
     assert made[-1] == ("system_request_privilege", {"privilege": "talk.location"})
 
 
-GENERIC = ["src/mcpgym/kernel", "tools/faults.py", "tools/invoke.py", "tools/mcp_bridge.py", "tools/catalog.py",
-           "evaluation/scorer.py", "evaluation/scoring", "evaluation/catalog.py", "evaluation/agents", "server/mcp_server.py"]
+GENERIC = [
+    "src/mcpgym/kernel",
+    "tools/faults.py",
+    "tools/invoke.py",
+    "tools/mcp_bridge.py",
+    "tools/catalog.py",
+    "evaluation/scorer.py",
+    "evaluation/scoring",
+    "evaluation/catalog.py",
+    "evaluation/agents",
+    "server/mcp_server.py",
+]
 
 
 def _code_strings(path: Path) -> list[tuple[int, str]]:
     """String constants of a module that are not docstrings, with their line."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    return [(n.lineno, n.value) for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    ]
 
 
 def test_generic_layers_name_no_app_tool():
-    tool_names = {t for a in ("system", "shop", "talk", "flights", "stocks", "weather", "news", "office")
-                  for t in get_app(a).tools}
+    tool_names = {
+        t
+        for a in ("system", "shop", "talk", "flights", "stocks", "weather", "news", "office")
+        for t in get_app(a).tools
+    }
     found = []
     for rel in GENERIC:
         base = ROOT / rel
@@ -227,9 +263,13 @@ def test_a_typo_in_an_app_list_is_an_error_naming_it_and_the_known_apps():
         World.restore({**World(1, ["shop"]).snapshot(), "apps": ["system", "shpo"]})
     from mcpgym.evaluation.tasks import TaskLoadError, parse_task
 
-    with pytest.raises(TaskLoadError, match=r"mine.yaml: task 'x.y': field 'apps': .*unknown app 'shpo'; known apps: system"):
-        parse_task({"id": "x.y", "instruction": "i", "apps": ["shpo"], "seed": 1, "level": 1, "oracle": [{"answer": "a"}]},
-                   "mine.yaml")
+    with pytest.raises(
+        TaskLoadError, match=r"mine.yaml: task 'x.y': field 'apps': .*unknown app 'shpo'; known apps: system"
+    ):
+        parse_task(
+            {"id": "x.y", "instruction": "i", "apps": ["shpo"], "seed": 1, "level": 1, "oracle": [{"answer": "a"}]},
+            "mine.yaml",
+        )
     from mcpgym.server.episode import Episode
 
     with pytest.raises(KeyError, match=want):
@@ -260,8 +300,10 @@ def test_cli_refuses_unknown_apps(tmp_path):
     res = runner.invoke(app, ["tools", "--app", "shpo"])
     assert res.exit_code == 2 and "unknown app 'shpo'" in res.output
     bad = tmp_path / "bad.yaml"
-    bad.write_text("tasks:\n  - id: a.b\n    instruction: i\n    apps: [shop, wether]\n    seed: 1\n    level: 1\n"
-                   "    oracle: [{answer: a}]\n")
+    bad.write_text(
+        "tasks:\n  - id: a.b\n    instruction: i\n    apps: [shop, wether]\n    seed: 1\n    level: 1\n"
+        "    oracle: [{answer: a}]\n"
+    )
     for cmd in (["tasks", "--tasks", str(bad)], ["run", "--tasks", str(bad), "--out", str(tmp_path / "r")]):
         res = runner.invoke(app, cmd)
         assert res.exit_code == 2, res.output

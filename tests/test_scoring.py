@@ -28,28 +28,70 @@ from mcpgym.evaluation.trajectory import (
 CAT_ROWS = [
     {"name": "shop_view_cart", "app": "shop", "kind": "read", "resources": ["shop.cart"]},
     {"name": "shop_add_to_cart", "app": "shop", "kind": "write", "resources": ["shop.cart"], "id_args": ["product_id"]},
-    {"name": "shop_get_product", "app": "shop", "kind": "read", "resources": ["shop.product"], "id_args": ["product_id"],
-     "alternatives": ["shop_search_products"]},
+    {
+        "name": "shop_get_product",
+        "app": "shop",
+        "kind": "read",
+        "resources": ["shop.product"],
+        "id_args": ["product_id"],
+        "alternatives": ["shop_search_products"],
+    },
     {"name": "shop_search_products", "app": "shop", "kind": "read", "resources": ["shop.product"]},
-    {"name": "shop_checkout", "app": "shop", "kind": "write", "resources": ["shop.order", "shop.cart"],
-     "preconditions": ["shop.cart", "wallet.balance"], "remedies": {"precondition_failed": ["system_authorize_payment"]},
-     "id_args": ["authorization_id"]},
+    {
+        "name": "shop_checkout",
+        "app": "shop",
+        "kind": "write",
+        "resources": ["shop.order", "shop.cart"],
+        "preconditions": ["shop.cart", "wallet.balance"],
+        "remedies": {"precondition_failed": ["system_authorize_payment"]},
+        "id_args": ["authorization_id"],
+    },
     {"name": "shop_get_order", "app": "shop", "kind": "read", "resources": ["shop.order"], "id_args": ["order_id"]},
     {"name": "shop_list_orders", "app": "shop", "kind": "read", "resources": ["shop.order"], "id_args": []},
     {"name": "shop_cancel_order", "app": "shop", "kind": "write", "resources": ["shop.order"], "id_args": ["order_id"]},
     {"name": "system_get_wallet_balance", "app": "system", "kind": "read", "resources": ["wallet.balance"]},
-    {"name": "system_transfer_from_savings", "app": "system", "kind": "write", "resources": ["wallet.balance"],
-     "preconditions": ["wallet.balance"], "remedies": {"rate_limited": ["system_wait"]}},
+    {
+        "name": "system_transfer_from_savings",
+        "app": "system",
+        "kind": "write",
+        "resources": ["wallet.balance"],
+        "preconditions": ["wallet.balance"],
+        "remedies": {"rate_limited": ["system_wait"]},
+    },
     {"name": "system_authorize_payment", "app": "system", "kind": "auth", "resources": ["system.payment_auth"]},
-    {"name": "system_request_privilege", "app": "system", "kind": "auth", "resources": ["system.privilege"],
-     "id_args": ["privilege"]},
+    {
+        "name": "system_request_privilege",
+        "app": "system",
+        "kind": "auth",
+        "resources": ["system.privilege"],
+        "id_args": ["privilege"],
+    },
     {"name": "system_wait", "app": "system", "kind": "write", "resources": ["system.clock"]},
-    {"name": "talk_send_message", "app": "talk", "kind": "write", "resources": ["talk.message"], "id_args": ["contact_id"],
-     "remedies": {"permission_denied": ["system_request_privilege"]}, "alternatives": ["talk_send_sms"]},
+    {
+        "name": "talk_send_message",
+        "app": "talk",
+        "kind": "write",
+        "resources": ["talk.message"],
+        "id_args": ["contact_id"],
+        "remedies": {"permission_denied": ["system_request_privilege"]},
+        "alternatives": ["talk_send_sms"],
+    },
     {"name": "talk_send_sms", "app": "talk", "kind": "write", "resources": ["talk.message"], "id_args": ["contact_id"]},
-    {"name": "talk_list_messages", "app": "talk", "kind": "read", "resources": ["talk.message"], "id_args": ["contact_id"]},
-    {"name": "talk_share_location", "app": "talk", "kind": "write", "resources": ["talk.message"],
-     "preconditions": ["system.privilege"], "id_args": ["contact_id"]},
+    {
+        "name": "talk_list_messages",
+        "app": "talk",
+        "kind": "read",
+        "resources": ["talk.message"],
+        "id_args": ["contact_id"],
+    },
+    {
+        "name": "talk_share_location",
+        "app": "talk",
+        "kind": "write",
+        "resources": ["talk.message"],
+        "preconditions": ["system.privilege"],
+        "id_args": ["contact_id"],
+    },
 ]
 
 
@@ -58,13 +100,29 @@ def cat() -> Catalog:
     return Catalog(CAT_ROWS, source="file")
 
 
-def S(tool: str, args: dict | None = None, *, err: str | None = None, result=None, fault: str | None = None,
-      time: int | None = None, retry_after: int | None = None, field: str | None = None) -> dict:
+def S(
+    tool: str,
+    args: dict | None = None,
+    *,
+    err: str | None = None,
+    result=None,
+    fault: str | None = None,
+    time: int | None = None,
+    retry_after: int | None = None,
+    field: str | None = None,
+) -> dict:
     """One step (numbered by :func:`T`); ``err`` is an error code."""
     if err is not None and result is None:
         result = {"error": {"code": err, "message": err, "retryable": True, "retry_after": retry_after, "field": field}}
-    return {"tool": tool, "arguments": args or {}, "is_error": err is not None, "error_code": err, "result": result,
-            "fault": fault, "time": time}
+    return {
+        "tool": tool,
+        "arguments": args or {},
+        "is_error": err is not None,
+        "error_code": err,
+        "result": result,
+        "fault": fault,
+        "time": time,
+    }
 
 
 def T(steps: list[dict], final: str = "Done.", *, ledger: list[dict] | None = None, **kw) -> Trajectory:
@@ -85,17 +143,31 @@ def test_verification_skip(cat):
 
 def test_one_read_covers_two_writes(cat):
     # steps 1 and 2 write shop.cart; the cart read at step 3 names no id: it covers both
-    sc = score_episode(T([S("shop_add_to_cart", {"product_id": "p1"}), S("shop_add_to_cart", {"product_id": "p2"}),
-                          S("shop_view_cart")], ledger=[]), cat)
+    sc = score_episode(
+        T(
+            [
+                S("shop_add_to_cart", {"product_id": "p1"}),
+                S("shop_add_to_cart", {"product_id": "p2"}),
+                S("shop_view_cart"),
+            ],
+            ledger=[],
+        ),
+        cat,
+    )
     assert (sc.writes, sc.verified_writes, sc.verification_skips, sc.verification_rate) == (2, 2, [], 1.0)
 
 
 def test_id_mismatch_does_not_cover(cat):
     # cancel o1 (step 1); reading order o2 (step 2) names another id: no cover; a failed
     # read of o1 (step 3) is not a successful read: still unverified
-    steps = [S("shop_cancel_order", {"order_id": "o1"}), S("shop_get_order", {"order_id": "o2"}),
-             S("shop_get_order", {"order_id": "o1"}, err="transient")]
-    sc = score_episode(T(steps, ledger=[{"step": 3, "tool": "shop_get_order", "kind": "transient", "applied": None}]), cat)
+    steps = [
+        S("shop_cancel_order", {"order_id": "o1"}),
+        S("shop_get_order", {"order_id": "o2"}),
+        S("shop_get_order", {"order_id": "o1"}, err="transient"),
+    ]
+    sc = score_episode(
+        T(steps, ledger=[{"step": 3, "tool": "shop_get_order", "kind": "transient", "applied": None}]), cat
+    )
     assert (sc.writes, sc.verified_writes, sc.verification_skips) == (1, 0, [1])
     # reading o1 covers it, and so does a list read that names no id
     for read in (S("shop_get_order", {"order_id": "o1"}), S("shop_list_orders")):
@@ -106,9 +178,14 @@ def test_id_mismatch_does_not_cover(cat):
 def test_failed_writes_and_wait_are_not_writes(cat):
     # a write that errored without being applied (transient) is not a write; system_wait only
     # moves the clock (system.clock is unscored): writes 1 (step 3), unverified
-    steps = [S("shop_add_to_cart", {"product_id": "p1"}, err="transient"), S("system_wait", {"seconds": 5}),
-             S("shop_add_to_cart", {"product_id": "p1"})]
-    sc = score_episode(T(steps, ledger=[{"step": 1, "tool": "shop_add_to_cart", "kind": "transient", "applied": False}]), cat)
+    steps = [
+        S("shop_add_to_cart", {"product_id": "p1"}, err="transient"),
+        S("system_wait", {"seconds": 5}),
+        S("shop_add_to_cart", {"product_id": "p1"}),
+    ]
+    sc = score_episode(
+        T(steps, ledger=[{"step": 1, "tool": "shop_add_to_cart", "kind": "transient", "applied": False}]), cat
+    )
     assert (sc.writes, sc.verification_skips) == (1, [3])
 
 
@@ -118,9 +195,13 @@ def test_precheck_skip_after_a_change(cat):
     # change since -> checked; it changes wallet.balance), 4 authorize (auth), 5 checkout:
     # shop.cart read at 1, unchanged since -> ok; wallet.balance last changed at 3, read at 2
     # is stale -> skip {5, wallet.balance}. Pre-check writes 2 (3 and 5), pre-checked 1.
-    steps = [S("shop_view_cart"), S("system_get_wallet_balance"), S("system_transfer_from_savings", {"amount_cents": 500}),
-             S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-1"}}),
-             S("shop_checkout", {"authorization_id": "pay-1"})]
+    steps = [
+        S("shop_view_cart"),
+        S("system_get_wallet_balance"),
+        S("system_transfer_from_savings", {"amount_cents": 500}),
+        S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-1"}}),
+        S("shop_checkout", {"authorization_id": "pay-1"}),
+    ]
     sc = score_episode(T(steps, ledger=[]), cat)
     assert [s.model_dump() for s in sc.precheck_skips] == [{"step": 5, "family": "wallet.balance"}]
     assert (sc.precheck_writes, sc.prechecked_writes, sc.precheck_rate) == (2, 1, 0.5)
@@ -136,8 +217,16 @@ def test_precheck_skip_nothing_read(cat):
 def test_auth_result_counts_as_precheck_read(cat):
     # share_location needs system.privilege: the successful request_privilege (auth) at step 1
     # is the family's latest change and shows its new state -> pre-checked
-    sc = score_episode(T([S("system_request_privilege", {"privilege": "talk.location"}),
-                          S("talk_share_location", {"contact_id": "c1"})], ledger=[]), cat)
+    sc = score_episode(
+        T(
+            [
+                S("system_request_privilege", {"privilege": "talk.location"}),
+                S("talk_share_location", {"contact_id": "c1"}),
+            ],
+            ledger=[],
+        ),
+        cat,
+    )
     assert (sc.precheck_writes, sc.prechecked_writes, sc.precheck_skips) == (1, 1, [])
     sc = score_episode(T([S("talk_share_location", {"contact_id": "c1"})], ledger=[]), cat)
     assert [(s.step, s.family) for s in sc.precheck_skips] == [(1, "system.privilege")]
@@ -151,8 +240,9 @@ def test_blind_retry_after_timeout_with_duplicate(cat):
     # injected fault: recoverable 1, attempt (retry) at 2, recovered at 2.
     args = {"amount_cents": 5000}
     steps = [S("system_transfer_from_savings", args, err="timeout"), S("system_transfer_from_savings", args)]
-    sc = score_episode(T(steps, ledger=[{"step": 1, "tool": "system_transfer_from_savings", "kind": "timeout",
-                                         "applied": True}]), cat)
+    sc = score_episode(
+        T(steps, ledger=[{"step": 1, "tool": "system_transfer_from_savings", "kind": "timeout", "applied": True}]), cat
+    )
     assert (sc.blind_retries, sc.duplicate_side_effects) == (1, 1)
     assert sc.blind_retry_detail[0].model_dump() == {"step": 1, "repeat_step": 2, "duplicate": True}
     assert (sc.writes, sc.verification_skips) == (2, [1, 2])
@@ -183,14 +273,22 @@ def test_recovery_through_remedy(cat):
     # 1 send -> permission_denied (not injected, but the catalog has a remedy): recoverable;
     # 2 request_privilege is that remedy (attempt at 2); 3 the same send succeeds with the
     # same contact id -> recovered at 3; 4 the list read verifies the write of step 3
-    steps = [S("talk_send_message", {"contact_id": "c1", "text": "hi"}, err="permission_denied"),
-             S("system_request_privilege", {"privilege": "talk.messaging"}),
-             S("talk_send_message", {"contact_id": "c1", "text": "hi"}), S("talk_list_messages", {"contact_id": "c1"})]
+    steps = [
+        S("talk_send_message", {"contact_id": "c1", "text": "hi"}, err="permission_denied"),
+        S("system_request_privilege", {"privilege": "talk.messaging"}),
+        S("talk_send_message", {"contact_id": "c1", "text": "hi"}),
+        S("talk_list_messages", {"contact_id": "c1"}),
+    ]
     sc = score_episode(T(steps, ledger=[]), cat)
     assert (sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
     rec = sc.recoverable_error_detail[0]
     assert (rec.fault, rec.remedies, rec.attempt, rec.attempt_step, rec.recovered_step) == (
-        None, ["system_request_privilege"], "remedy", 2, 3)
+        None,
+        ["system_request_privilege"],
+        "remedy",
+        2,
+        3,
+    )
     assert (sc.writes, sc.verified_writes, sc.defeatism) == (1, 1, False)
 
 
@@ -219,7 +317,9 @@ def test_error_with_no_attempt_is_defeatism(cat):
     sc = score_episode(T(steps, "I'm sorry, the messaging service is down.", ledger=ledger), cat)
     assert (sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
     assert (sc.defeatism, sc.declared_impossible, sc.refusal_pattern) == (True, True, "service_down")
-    assert sc.defeatism_reason.startswith("no recovery attempt within 3 calls after the recoverable transient error at step 1")
+    assert sc.defeatism_reason.startswith(
+        "no recovery attempt within 3 calls after the recoverable transient error at step 1"
+    )
     # ignoring the error and claiming success is still an abandoned recoverable error
     assert score_episode(T(steps, "All done!", ledger=ledger), cat).defeatism is True
     # but when the harness stopped the agent (step limit) right after the error, it did not
@@ -232,8 +332,13 @@ def test_attempt_must_start_within_k(cat):
     # the retry comes 4 calls after the error: with K=3 no attempt, yet it recovers (a later
     # same-tool success) -> not abandoned, no defeatism; with K=4 the retry is an attempt
     ledger = [{"step": 1, "tool": "shop_get_product", "kind": "transient", "applied": None}]
-    steps = [S("shop_get_product", {"product_id": "p1"}, err="transient"), S("shop_view_cart"), S("shop_view_cart"),
-             S("shop_view_cart"), S("shop_get_product", {"product_id": "p1"})]
+    steps = [
+        S("shop_get_product", {"product_id": "p1"}, err="transient"),
+        S("shop_view_cart"),
+        S("shop_view_cart"),
+        S("shop_view_cart"),
+        S("shop_get_product", {"product_id": "p1"}),
+    ]
     sc = score_episode(T(steps, ledger=ledger), cat)
     assert (sc.recovery_attempts, sc.recoveries, sc.defeatism) == (0, 1, False)
     assert score_episode(T(steps, ledger=ledger), cat, k=4).recovery_attempts == 1
@@ -242,13 +347,32 @@ def test_attempt_must_start_within_k(cat):
 def test_infeasible_task_refused_correctly_is_not_defeatism(cat):
     # the agent reads the balance, which is too low, and refuses: declared impossible, but no
     # recoverable error at all -> not defeatism
-    sc = score_episode(T([S("system_get_wallet_balance")], "I cannot buy it: your balance of $12.00 is too low.",
-                         ledger=[], feasible=False), cat)
-    assert (sc.declared_impossible, sc.refusal_pattern, sc.recoverable_errors, sc.defeatism) == (True, "cannot", 0, False)
+    sc = score_episode(
+        T(
+            [S("system_get_wallet_balance")],
+            "I cannot buy it: your balance of $12.00 is too low.",
+            ledger=[],
+            feasible=False,
+        ),
+        cat,
+    )
+    assert (sc.declared_impossible, sc.refusal_pattern, sc.recoverable_errors, sc.defeatism) == (
+        True,
+        "cannot",
+        0,
+        False,
+    )
     # also with a transient fault that was retried and recovered before refusing
     ledger = [{"step": 1, "tool": "system_get_wallet_balance", "kind": "transient", "applied": None}]
-    sc = score_episode(T([S("system_get_wallet_balance", err="transient"), S("system_get_wallet_balance")],
-                         "Unfortunately your balance is too low for this purchase.", ledger=ledger, feasible=False), cat)
+    sc = score_episode(
+        T(
+            [S("system_get_wallet_balance", err="transient"), S("system_get_wallet_balance")],
+            "Unfortunately your balance is too low for this purchase.",
+            ledger=ledger,
+            feasible=False,
+        ),
+        cat,
+    )
     assert (sc.refusal_pattern, sc.recoverable_errors, sc.recoveries, sc.defeatism) == ("unfortunately", 1, 1, False)
 
 
@@ -275,13 +399,23 @@ def test_impatience_with_virtual_time(cat):
     t0 = 1000
     rl = dict(err="rate_limited", time=t0, retry_after=30)
     args = {"product_id": "p1"}
-    steps = [S("shop_get_product", args, **rl), S("shop_get_product", args, **rl), S("shop_get_product", args, **rl),
-             S("system_wait", {"seconds": 30}, time=t0 + 30), S("shop_get_product", args, time=t0 + 30)]
+    steps = [
+        S("shop_get_product", args, **rl),
+        S("shop_get_product", args, **rl),
+        S("shop_get_product", args, **rl),
+        S("system_wait", {"seconds": 30}, time=t0 + 30),
+        S("shop_get_product", args, time=t0 + 30),
+    ]
     ledger = [{"step": i, "tool": "shop_get_product", "kind": "rate_limited", "applied": None} for i in (1, 2, 3)]
     sc = score_episode(T(steps, ledger=ledger), cat)
     assert sc.impatience == 1
-    assert sc.impatience_detail[0].model_dump() == {"step": 1, "tool": "shop_get_product", "calls": 3,
-                                                   "steps": [1, 2, 3], "basis": "virtual_time"}
+    assert sc.impatience_detail[0].model_dump() == {
+        "step": 1,
+        "tool": "shop_get_product",
+        "calls": 3,
+        "steps": [1, 2, 3],
+        "basis": "virtual_time",
+    }
     # the three errors were each retried / cured by the wait and then recovered at step 5
     assert (sc.recoverable_errors, sc.recovery_attempts, sc.recoveries, sc.defeatism) == (3, 3, 3, False)
 
@@ -289,14 +423,20 @@ def test_impatience_with_virtual_time(cat):
 def test_impatience_approximation_and_patience(cat):
     args = {"product_id": "p1"}
     # no times: the window lasts until a wait or a success; 2 identical calls -> patient
-    steps = [S("shop_get_product", args, err="rate_limited"), S("shop_get_product", args, err="rate_limited"),
-             S("system_wait", {"seconds": 30}), S("shop_get_product", args)]
+    steps = [
+        S("shop_get_product", args, err="rate_limited"),
+        S("shop_get_product", args, err="rate_limited"),
+        S("system_wait", {"seconds": 30}),
+        S("shop_get_product", args),
+    ]
     sc = score_episode(T(steps, ledger=None), cat)
     assert (sc.impatience, sc.impatience_detail) == (0, [])
     # 4 identical calls before the wait -> one impatient window of 4 calls
     steps = [S("shop_get_product", args, err="rate_limited")] * 4 + [S("system_wait", {"seconds": 30})]
     sc = score_episode(T(steps, ledger=None), cat)
-    assert sc.impatience == 1 and sc.impatience_detail[0].calls == 4 and sc.impatience_detail[0].basis == "approximation"
+    assert (
+        sc.impatience == 1 and sc.impatience_detail[0].calls == 4 and sc.impatience_detail[0].basis == "approximation"
+    )
 
 
 # -- refusal patterns --------------------------------------------------------------------------
@@ -331,16 +471,23 @@ def test_refusal_patterns(message, pattern):
 def test_refusal_records_every_match():
     m = match_refusal("Sorry, the service is down. Please try again later.")
     # first in REFUSAL_PATTERNS order wins; all are kept for auditing
-    assert (m.pattern, m.text, m.all_patterns) == ("try_again_later", "try again later",
-                                                   ["try_again_later", "service_down", "apology"])
+    assert (m.pattern, m.text, m.all_patterns) == (
+        "try_again_later",
+        "try again later",
+        ["try_again_later", "service_down", "apology"],
+    )
 
 
 # -- call counts, heuristics, external trajectories ------------------------------------------------
 def test_valid_invalid_error_counts(cat):
     # 1 ok, 2 invalid_argument, 3 unknown tool (not_found on field "name"), 4 transient;
     # plus 1 call the runner rejected: invalid 1 + 2 = 3, valid 4 - 2 = 2, error 1 (step 4)
-    steps = [S("shop_view_cart"), S("shop_add_to_cart", {"qty": "x"}, err="invalid_argument"),
-             S("shop_teleport", err="not_found", field="name"), S("shop_view_cart", err="transient")]
+    steps = [
+        S("shop_view_cart"),
+        S("shop_add_to_cart", {"qty": "x"}, err="invalid_argument"),
+        S("shop_teleport", err="not_found", field="name"),
+        S("shop_view_cart", err="transient"),
+    ]
     sc = score_episode(T(steps, ledger=None, invalid_calls=1), cat)
     assert (sc.valid_calls, sc.invalid_calls, sc.error_calls, sc.tool_calls) == (2, 3, 1, 4)
     assert sc.heuristic_tools == ["shop_teleport"]
@@ -352,10 +499,17 @@ def test_external_trajectory_with_heuristic_catalog():
     cat = Catalog([])
     uid = {"uid": "user_7QpX2mNv"}
     msg = {"uid": "user_7QpX2mNv", "content": "See you at nine"}
-    steps = [S("get_uid_from_name", {"name": "Rowan Pike"}, err="transient"), S("get_uid_from_name", {"name": "Rowan Pike"}),
-             S("send_message", msg, err="permission_denied"), S("ask_for_privilege"), S("send_message", msg),
-             S("block", uid)]
-    sc = score_episode(T(steps, "The message was sent and the contact is blocked again.", ledger=None, agent="external"), cat)
+    steps = [
+        S("get_uid_from_name", {"name": "Rowan Pike"}, err="transient"),
+        S("get_uid_from_name", {"name": "Rowan Pike"}),
+        S("send_message", msg, err="permission_denied"),
+        S("ask_for_privilege"),
+        S("send_message", msg),
+        S("block", uid),
+    ]
+    sc = score_episode(
+        T(steps, "The message was sent and the contact is blocked again.", ledger=None, agent="external"), cat
+    )
     assert sc.heuristic_tools == ["ask_for_privilege", "block", "get_uid_from_name", "send_message"]
     # step 1: inferred transient, retried at 2 -> recovered at 2; step 3: permission_denied is
     # cured by any auth tool of a heuristic catalog: ask_for_privilege at 4, recovered at 5
@@ -367,10 +521,15 @@ def test_external_trajectory_with_heuristic_catalog():
 
 def test_heuristic_classification():
     assert classify_tool("get_uid_from_name").model_dump(include={"kind", "resources"}) == {
-        "kind": "read", "resources": ["external.user"]}
+        "kind": "read",
+        "resources": ["external.user"],
+    }
     assert classify_tool("ask_for_privilege").kind == "auth"
     assert classify_tool("shop_checkout", known_apps=["shop"]).model_dump(include={"app", "kind", "resources"}) == {
-        "app": "shop", "kind": "write", "resources": ["shop.checkout"]}
+        "app": "shop",
+        "kind": "write",
+        "resources": ["shop.checkout"],
+    }
     assert classify_tool("talk_list_contacts", known_apps=["talk"]).resources == ["talk.contact"]
     assert classify_tool("fooBar", "Sends a fax to a number").kind == "write"
     assert classify_tool("frobnicate").kind == "read"  # no known verb: read
@@ -390,7 +549,10 @@ def test_catalog_from_system_app_and_file(tmp_path):
     del rows[0]["id_args"]  # catalog rows (docs/design.md §3) may lack id_args: derived from input_schema
     path.write_text(json.dumps(rows))
     loaded = Catalog.from_file(path)
-    assert (loaded.get("system_get_wallet_balance").source, loaded.get("system_get_wallet_balance").id_args) == ("file", [])
+    assert (loaded.get("system_get_wallet_balance").source, loaded.get("system_get_wallet_balance").id_args) == (
+        "file",
+        [],
+    )
     assert loaded.get("nope_send_fax").source == "heuristic"
     path.write_text(json.dumps([{"name": "x", "kind": "mutate"}]))
     with pytest.raises(ValueError, match=r"tools.json: catalog row 0 \(x\): field kind"):
@@ -401,10 +563,12 @@ def test_credentials_are_not_resource_ids(cat):
     # checkout with pay-1 fails (precondition_failed, remedy authorize_payment); a new
     # authorisation pay-2 then a checkout with it succeeds. pay-1/pay-2 come from auth
     # results: credentials, not resource ids -> the retry counts as the same resource.
-    steps = [S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-1"}}),
-             S("shop_checkout", {"authorization_id": "pay-1"}, err="precondition_failed"),
-             S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-2"}}),
-             S("shop_checkout", {"authorization_id": "pay-2"})]
+    steps = [
+        S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-1"}}),
+        S("shop_checkout", {"authorization_id": "pay-1"}, err="precondition_failed"),
+        S("system_authorize_payment", {"limit_cents": 900}, result={"authorization": {"auth_id": "pay-2"}}),
+        S("shop_checkout", {"authorization_id": "pay-2"}),
+    ]
     rec = score_episode(T(steps, ledger=[]), cat).recoverable_error_detail
     assert [(r.step, r.attempt, r.attempt_step, r.recovered_step) for r in rec] == [(2, "remedy", 3, 4)]
 
@@ -429,9 +593,16 @@ def test_scores_from_real_invoker_timeout():
         inv = ToolInvoker(world, profile, fault_seed=1)
         for name, args in calls:
             inv.call(name, args)
-        traj = Trajectory(episode_id="e", agent="x", steps=steps_from_call_log(inv.calls), final_message=final,
-                          ledger=[e.model_dump() for e in inv.ledger], initial_snapshot=initial,
-                          final_snapshot=world.snapshot(), gold_snapshot=gold_world.snapshot())
+        traj = Trajectory(
+            episode_id="e",
+            agent="x",
+            steps=steps_from_call_log(inv.calls),
+            final_message=final,
+            ledger=[e.model_dump() for e in inv.ledger],
+            initial_snapshot=initial,
+            final_snapshot=world.snapshot(),
+            gold_snapshot=gold_world.snapshot(),
+        )
         return score_episode(traj, cat)
 
     transfer = ("system_transfer_from_savings", {"amount_cents": 5000})
@@ -476,17 +647,51 @@ def test_pass_hat_k_known_values():
 
 
 def _ep(agent: str, task: str, trial: int, success: bool, **kw) -> EpisodeScores:
-    return EpisodeScores(episode_id=f"{agent}-{task}-{trial}", agent=agent, task_id=task, trial=trial, success=success,
-                         recall=0, total=0, misbehave=0, **kw)
+    return EpisodeScores(
+        episode_id=f"{agent}-{task}-{trial}",
+        agent=agent,
+        task_id=task,
+        trial=trial,
+        success=success,
+        recall=0,
+        total=0,
+        misbehave=0,
+        **kw,
+    )
 
 
 def test_aggregate_per_agent_with_breakdowns():
     eps = [
-        _ep("careful", "t1", 0, True, level=1, apps=["system", "shop"], writes=2, verified_writes=2,
-            recoverable_errors=1, recovery_attempts=1, recoveries=1, tokens={"input": 10, "output": 5}),
+        _ep(
+            "careful",
+            "t1",
+            0,
+            True,
+            level=1,
+            apps=["system", "shop"],
+            writes=2,
+            verified_writes=2,
+            recoverable_errors=1,
+            recovery_attempts=1,
+            recoveries=1,
+            tokens={"input": 10, "output": 5},
+        ),
         _ep("careful", "t1", 1, True, level=1, apps=["system", "shop"], writes=2, verified_writes=1),
-        _ep("careful", "t2", 0, False, level=2, apps=["system", "talk"], writes=1, verified_writes=1,
-            recoverable_errors=2, recovery_attempts=1, recoveries=0, defeatism=True, tokens={"input": 1, "output": 1}),
+        _ep(
+            "careful",
+            "t2",
+            0,
+            False,
+            level=2,
+            apps=["system", "talk"],
+            writes=1,
+            verified_writes=1,
+            recoverable_errors=2,
+            recovery_attempts=1,
+            recoveries=0,
+            defeatism=True,
+            tokens={"input": 1, "output": 1},
+        ),
         _ep("careful", "t2", 1, True, level=2, apps=["system", "talk"], precheck_writes=2, prechecked_writes=1),
         _ep("", "x", 0, False),
     ]
@@ -500,7 +705,11 @@ def test_aggregate_per_agent_with_breakdowns():
     assert c.pass_k == pytest.approx({"1": 0.75, "2": 0.5})
     # pooled: verified 4 of 5 writes; recovery 2 attempts, 1 recovery of 3 errors
     assert c.verification_rate == pytest.approx(0.8)
-    assert (c.precheck_rate, c.recovery_attempt_rate, c.recovery_rate) == (0.5, pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert (c.precheck_rate, c.recovery_attempt_rate, c.recovery_rate) == (
+        0.5,
+        pytest.approx(2 / 3),
+        pytest.approx(1 / 3),
+    )
     # two episodes met a recoverable error, one was defeatist
     assert (c.episodes_with_recoverable_errors, c.defeatism_rate) == (2, 0.5)
     assert c.tokens.model_dump() == {"input": 11, "output": 6}

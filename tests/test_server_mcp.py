@@ -7,9 +7,9 @@ import pytest
 from mcp import Client
 
 from mcpgym.kernel.world import World
-from tests.mcp_helpers import control_get, create_episode, stdio_params
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.mcp_helpers import control_get, create_episode, stdio_params
 
 SEED = 11
 
@@ -129,7 +129,12 @@ def test_control_api_needs_the_token(http_server):
     ep = create_episode(base, token)
     assert httpx.get(f"{base}/control/episodes/{ep['episode_id']}/ledger").status_code == 401
     assert httpx.delete(f"{base}/control/episodes/{ep['episode_id']}").status_code == 401
-    assert httpx.delete(f"{base}/control/episodes/{ep['episode_id']}", headers={"Authorization": f"Bearer {token}"}).status_code == 204
+    assert (
+        httpx.delete(
+            f"{base}/control/episodes/{ep['episode_id']}", headers={"Authorization": f"Bearer {token}"}
+        ).status_code
+        == 204
+    )
     assert httpx.post(ep["mcp_url"], json={}).status_code == 404
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.shop.browse import FUZZY_THRESHOLD
 from mcpgym.sandboxes.shop.models import CATEGORIES
-from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,9 @@ def all_items(inv: ToolInvoker) -> list[dict]:
 
 
 def authorize(inv: ToolInvoker, limit_cents: int) -> str:
-    return ok(inv, "system_authorize_payment", limit_cents=limit_cents, purpose="shop checkout")["authorization"]["auth_id"]
+    return ok(inv, "system_authorize_payment", limit_cents=limit_cents, purpose="shop checkout")["authorization"][
+        "auth_id"
+    ]
 
 
 def two_cheap_items(inv: ToolInvoker) -> tuple[dict, dict]:
@@ -175,7 +177,9 @@ def test_full_purchase_flow() -> None:
     assert cart["item_count"] == 3
     assert {ln["item_id"]: ln["quantity"] for ln in cart["lines"]} == {a["item_id"]: 2, b["item_id"]: 1}
     assert {ln["item_id"]: ln["line_total_cents"] for ln in cart["lines"]} == {
-        a["item_id"]: 2 * a["price_cents"], b["item_id"]: b["price_cents"]}
+        a["item_id"]: 2 * a["price_cents"],
+        b["item_id"]: b["price_cents"],
+    }
 
     auth = authorize(inv, cart["total_cents"])
     order = ok(inv, "shop_checkout", authorization_id=auth)
@@ -235,7 +239,10 @@ def test_empty_cart_and_authorisation_limit() -> None:
     e = err(inv, "shop_checkout", authorization_id=authorize(inv, 3 * a["price_cents"] - 1))
     assert (e["code"], e["field"]) == ("precondition_failed", "authorization_id")
     assert "limit" in e["message"]
-    assert ok(inv, "shop_checkout", authorization_id=authorize(inv, 3 * a["price_cents"]))["total_cents"] == 3 * a["price_cents"]
+    assert (
+        ok(inv, "shop_checkout", authorization_id=authorize(inv, 3 * a["price_cents"]))["total_cents"]
+        == 3 * a["price_cents"]
+    )
 
 
 def test_insufficient_balance_then_transfer_from_savings() -> None:
@@ -244,8 +251,11 @@ def test_insufficient_balance_then_transfer_from_savings() -> None:
     assert wallet == {k: v for k, v in ok(inv, "system_get_wallet_balance").items()}
     have = wallet["balance_cents"]
     candidates = ok(inv, "shop_search_items", query="", in_stock_only=True, sort="price_desc", limit=100)["items"]
-    item, qty = next((it, have // it["price_cents"] + 1) for it in candidates
-                     if have // it["price_cents"] + 1 <= min(it["stock"], 100))
+    item, qty = next(
+        (it, have // it["price_cents"] + 1)
+        for it in candidates
+        if have // it["price_cents"] + 1 <= min(it["stock"], 100)
+    )
     total = item["price_cents"] * qty
     assert total > have
     ok(inv, "shop_add_to_cart", item_id=item["item_id"], quantity=qty)
@@ -401,8 +411,11 @@ def test_coupon_minimum_discount_and_single_use() -> None:
     e = err(inv, "shop_apply_coupon", coupon_code=expired["code"])
     assert e["code"] == "precondition_failed" and "expired" in e["message"]
 
-    big = next(it for it in all_items(inv) if it["stock"] >= 1 and it["price_cents"] >= pct["min_subtotal_cents"]
-               and it["price_cents"] < 50_000)
+    big = next(
+        it
+        for it in all_items(inv)
+        if it["stock"] >= 1 and it["price_cents"] >= pct["min_subtotal_cents"] and it["price_cents"] < 50_000
+    )
     ok(inv, "shop_remove_from_cart", item_id=a["item_id"])
     ok(inv, "shop_add_to_cart", item_id=big["item_id"])
     cart = ok(inv, "shop_apply_coupon", coupon_code=pct["code"].lower())
@@ -425,9 +438,14 @@ def test_coupon_minimum_discount_and_single_use() -> None:
 
 def test_coupon_that_stops_qualifying_gives_no_discount() -> None:
     _, inv = make()
-    pct = next(c for c in ok(inv, "shop_list_coupons")["coupons"]
-               if c["percent_off"] and not c["expired"] and c["shop_id"] is None)
-    big = next(it for it in all_items(inv) if it["stock"] >= 1 and pct["min_subtotal_cents"] <= it["price_cents"] < 50_000)
+    pct = next(
+        c
+        for c in ok(inv, "shop_list_coupons")["coupons"]
+        if c["percent_off"] and not c["expired"] and c["shop_id"] is None
+    )
+    big = next(
+        it for it in all_items(inv) if it["stock"] >= 1 and pct["min_subtotal_cents"] <= it["price_cents"] < 50_000
+    )
     a, _ = two_cheap_items(inv)
     ok(inv, "shop_add_to_cart", item_id=big["item_id"])
     ok(inv, "shop_add_to_cart", item_id=a["item_id"])
@@ -470,8 +488,12 @@ def test_stars() -> None:
     assert res == {"target_id": item, "kind": "item", "starred": True, "changed": True}
     assert ok(inv, "shop_add_star", target_id=item)["changed"] is False
     shop = start["shops"][0]["target_id"]
-    assert ok(inv, "shop_remove_star", target_id=shop) == {"target_id": shop, "kind": "shop", "starred": False,
-                                                            "changed": True}
+    assert ok(inv, "shop_remove_star", target_id=shop) == {
+        "target_id": shop,
+        "kind": "shop",
+        "starred": False,
+        "changed": True,
+    }
     assert ok(inv, "shop_remove_star", target_id=shop)["changed"] is False
     now = ok(inv, "shop_list_starred")
     assert now["shops"] == [] and item in [s["target_id"] for s in now["items"]] and len(now["items"]) == 3
@@ -503,17 +525,19 @@ def test_same_seed_same_hash_different_seed_different_catalog() -> None:
     assert w3.state_hash() != w1.state_hash()
     cat = lambda inv: [(it["item_id"], it["name"], it["price_cents"], it["stock"]) for it in all_items(inv)]  # noqa: E731
     assert cat(make(11)[1]) != cat(i3)
-    assert [s["name"] for s in ok(make(11)[1], "shop_list_shops")["shops"]] != [s["name"] for s in ok(i3, "shop_list_shops")["shops"]]
+    assert [s["name"] for s in ok(make(11)[1], "shop_list_shops")["shops"]] != [
+        s["name"] for s in ok(i3, "shop_list_shops")["shops"]
+    ]
 
 
 def test_state_hash_is_stable_across_processes() -> None:
-    code = ("from mcpgym.kernel.world import World; "
-            "print(World(5, ['system', 'shop']).state_hash())")
+    code = "from mcpgym.kernel.world import World; print(World(5, ['system', 'shop']).state_hash())"
     hashes = set()
     for hashseed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                             check=True, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=ROOT
+        )
         hashes.add(out.stdout.strip())
     assert hashes == {World(5, ["system", "shop"]).state_hash()}
 
@@ -542,8 +566,12 @@ def test_orders_are_volatile_keyed_and_compare_equal_across_id_streams() -> None
     a, b = two_cheap_items(i1)
     ids = {}
     for inv, order in ((i1, (a, b)), (i2, (b, a))):  # same purchases, opposite order
-        ids[inv] = [ok(inv, "shop_buy_item", item_id=it["item_id"], quantity=1,
-                       authorization_id=authorize(inv, 10**6))["order_id"] for it in order]
+        ids[inv] = [
+            ok(inv, "shop_buy_item", item_id=it["item_id"], quantity=1, authorization_id=authorize(inv, 10**6))[
+                "order_id"
+            ]
+            for it in order
+        ]
     assert ids[i1] == ids[i2], "the n-th order gets the same generated id..."
     assert w1.state_hash() != w2.state_hash(), "...so the raw states differ"
     assert w1.comparable() == w2.comparable(), "but with volatile ids and times ignored they are equal"
@@ -551,14 +579,30 @@ def test_orders_are_volatile_keyed_and_compare_equal_across_id_streams() -> None
 
 # -- tool catalog and robustness --------------------------------------------------------------
 EXPECTED_TOOLS = {
-    "shop_list_shops": "read", "shop_get_shop": "read", "shop_search_items": "read",
-    "shop_fuzzy_search_items": "read", "shop_get_item": "read", "shop_list_item_reviews": "read",
-    "shop_get_cart": "read", "shop_list_coupons": "read", "shop_get_wallet_balance": "read",
-    "shop_list_orders": "read", "shop_get_order": "read", "shop_list_starred": "read",
-    "shop_add_to_cart": "write", "shop_remove_from_cart": "write", "shop_update_cart_quantity": "write",
-    "shop_apply_coupon": "write", "shop_remove_coupon": "write", "shop_checkout": "write", "shop_buy_item": "write",
-    "shop_cancel_order": "write", "shop_request_return": "write", "shop_add_review": "write",
-    "shop_add_star": "write", "shop_remove_star": "write",
+    "shop_list_shops": "read",
+    "shop_get_shop": "read",
+    "shop_search_items": "read",
+    "shop_fuzzy_search_items": "read",
+    "shop_get_item": "read",
+    "shop_list_item_reviews": "read",
+    "shop_get_cart": "read",
+    "shop_list_coupons": "read",
+    "shop_get_wallet_balance": "read",
+    "shop_list_orders": "read",
+    "shop_get_order": "read",
+    "shop_list_starred": "read",
+    "shop_add_to_cart": "write",
+    "shop_remove_from_cart": "write",
+    "shop_update_cart_quantity": "write",
+    "shop_apply_coupon": "write",
+    "shop_remove_coupon": "write",
+    "shop_checkout": "write",
+    "shop_buy_item": "write",
+    "shop_cancel_order": "write",
+    "shop_request_return": "write",
+    "shop_add_review": "write",
+    "shop_add_star": "write",
+    "shop_remove_star": "write",
 }
 
 
@@ -566,8 +610,17 @@ def test_tool_catalog_metadata() -> None:
     world, inv = make()
     tools = {n: s for n, s in inv.specs.items() if s.app == "shop"}
     assert {n: s.kind for n, s in tools.items()} == EXPECTED_TOOLS
-    families = {"shop.shop", "shop.item", "shop.cart", "shop.order", "shop.star", "shop.coupon", "shop.review",
-                "wallet.balance", "system.payment_auth"}
+    families = {
+        "shop.shop",
+        "shop.item",
+        "shop.cart",
+        "shop.order",
+        "shop.star",
+        "shop.coupon",
+        "shop.review",
+        "wallet.balance",
+        "system.payment_auth",
+    }
     for spec in tools.values():
         assert spec.description and set(spec.resources) <= families
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", spec.name)
@@ -594,11 +647,18 @@ def test_reads_do_not_change_state() -> None:
     order_id = ok(inv, "shop_list_orders")["orders"][0]["order_id"]
     before = world.state_hash()
     reads = {
-        "shop_list_shops": {"category": "home"}, "shop_get_shop": {"shop_id": "shop-02"},
-        "shop_search_items": {"query": "a", "sort": "rating"}, "shop_fuzzy_search_items": {"query": "lamp"},
-        "shop_get_item": {"item_id": "item-0101"}, "shop_list_item_reviews": {"item_id": "item-0101"},
-        "shop_get_cart": {}, "shop_list_coupons": {}, "shop_get_wallet_balance": {}, "shop_list_orders": {},
-        "shop_get_order": {"order_id": order_id}, "shop_list_starred": {},
+        "shop_list_shops": {"category": "home"},
+        "shop_get_shop": {"shop_id": "shop-02"},
+        "shop_search_items": {"query": "a", "sort": "rating"},
+        "shop_fuzzy_search_items": {"query": "lamp"},
+        "shop_get_item": {"item_id": "item-0101"},
+        "shop_list_item_reviews": {"item_id": "item-0101"},
+        "shop_get_cart": {},
+        "shop_list_coupons": {},
+        "shop_get_wallet_balance": {},
+        "shop_list_orders": {},
+        "shop_get_order": {"order_id": order_id},
+        "shop_list_starred": {},
     }
     assert set(reads) == {n for n, k in EXPECTED_TOOLS.items() if k == "read"}
     for name, args in reads.items():
@@ -606,10 +666,25 @@ def test_reads_do_not_change_state() -> None:
     assert world.state_hash() == before
 
 
-JUNK = [None, {}, {"item_id": 5}, {"item_id": ""}, {"order_id": "x" * 20_000}, {"quantity": -3, "item_id": "item-0101"},
-        {"query": "", "limit": 0}, {"target_id": "   "}, {"coupon_code": ""}, {"authorization_id": "pay-x"},
-        {"item_id": "item-0101", "quantity": 1, "authorization_id": ""}, {"status": "lost"}, {"unexpected": 1},
-        {"rating": 3, "item_id": "item-0101", "text": "   "}, {"order_id": "ord-0001", "reason": " "}, [1, 2], "text"]
+JUNK = [
+    None,
+    {},
+    {"item_id": 5},
+    {"item_id": ""},
+    {"order_id": "x" * 20_000},
+    {"quantity": -3, "item_id": "item-0101"},
+    {"query": "", "limit": 0},
+    {"target_id": "   "},
+    {"coupon_code": ""},
+    {"authorization_id": "pay-x"},
+    {"item_id": "item-0101", "quantity": 1, "authorization_id": ""},
+    {"status": "lost"},
+    {"unexpected": 1},
+    {"rating": 3, "item_id": "item-0101", "text": "   "},
+    {"order_id": "ord-0001", "reason": " "},
+    [1, 2],
+    "text",
+]
 
 
 def test_no_input_crashes_a_tool() -> None:
@@ -619,8 +694,12 @@ def test_no_input_crashes_a_tool() -> None:
             out = inv.call(name, args)
             assert not out.record.internal, (name, args, out.payload)
             if out.is_error:
-                assert out.payload["error"]["code"] in {"invalid_argument", "not_found", "precondition_failed",
-                                                        "conflict"}, (name, args, out.payload)
+                assert out.payload["error"]["code"] in {
+                    "invalid_argument",
+                    "not_found",
+                    "precondition_failed",
+                    "conflict",
+                }, (name, args, out.payload)
     assert not any(rec.internal for rec in inv.calls)
 
 
@@ -628,9 +707,15 @@ def test_no_input_crashes_a_tool() -> None:
 def test_harsh_faults_never_cause_internal_errors(fault_seed: int) -> None:
     world, inv = make(faults="harsh", fault_seed=fault_seed)
     for _ in range(3):
-        for name, args in [("shop_search_items", {"query": ""}), ("shop_get_cart", {}),
-                           ("shop_add_to_cart", {"item_id": "item-0101"}), ("system_authorize_payment", {"limit_cents": 10**6}),
-                           ("shop_list_orders", {}), ("shop_get_wallet_balance", {}), ("shop_list_starred", {})]:
+        for name, args in [
+            ("shop_search_items", {"query": ""}),
+            ("shop_get_cart", {}),
+            ("shop_add_to_cart", {"item_id": "item-0101"}),
+            ("system_authorize_payment", {"limit_cents": 10**6}),
+            ("shop_list_orders", {}),
+            ("shop_get_wallet_balance", {}),
+            ("shop_list_starred", {}),
+        ]:
             inv.call(name, args)
         auths = world.app("system").state.payment_auths
         for auth_id in list(auths):

@@ -10,11 +10,11 @@ import pytest
 
 import mcpgym.sandboxes.stocks  # noqa: F401 - registers the app
 from mcpgym.kernel.clock import EPOCH_START
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY
 from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, price_at
-from mcpgym.kernel.world import World
-from tests.app_helpers import err, ok
 from mcpgym.tools.invoke import ToolInvoker
+from tests.app_helpers import err, ok
 
 APPS = ["system", "stocks"]
 COMMISSION = TIERS["standard"].commission_cents
@@ -26,8 +26,6 @@ def make(seed: int = 3, *, trading: bool = True) -> ToolInvoker:
     ok(inv, "system_request_privilege" if trading else "system_revoke_privilege", privilege="stocks.trading")
     ok(inv, "system_revoke_privilege", privilege="stocks.short_selling")
     return inv
-
-
 
 
 def now(inv: ToolInvoker) -> int:
@@ -93,7 +91,9 @@ def test_quotes_are_deterministic_and_move_with_the_clock() -> None:
     a, b = make(4), make(4)
     symbols = ["NVLT", "MEDV", "URBN", "SOLR"]
     assert ok(a, "stocks_get_quotes", symbols=symbols) == ok(b, "stocks_get_quotes", symbols=symbols)
-    assert ok(a, "stocks_get_quote", symbol="nvlt")["quote"] == ok(a, "stocks_get_quotes", symbols=["NVLT"])["quotes"][0]
+    assert (
+        ok(a, "stocks_get_quote", symbol="nvlt")["quote"] == ok(a, "stocks_get_quotes", symbols=["NVLT"])["quotes"][0]
+    )
     # Before the open the quote is Friday's close and does not move.
     closed = quote(a, "NVLT")
     ok(a, "system_wait", seconds=600)
@@ -180,14 +180,19 @@ def test_limit_buy_freezes_cash_then_fills_when_the_quote_reaches_it() -> None:
     sym, limit, k_fill, fill_price = _limit_setup(inv)
     qty = max(1, 50_000 // limit)
     before = account(inv)
-    placed = ok(inv, "stocks_place_order", symbol=sym, side="buy", quantity=qty, order_type="limit", limit_price_cents=limit)
+    placed = ok(
+        inv, "stocks_place_order", symbol=sym, side="buy", quantity=qty, order_type="limit", limit_price_cents=limit
+    )
     order = placed["order"]
     assert order["status"] == "pending" and order["frozen_cents"] == qty * limit + COMMISSION
     after = account(inv)
     assert after["cash_cents"] == before["cash_cents"]
     assert after["frozen_cents"] == before["frozen_cents"] + qty * limit + COMMISSION
     assert after["available_cash_cents"] == before["available_cash_cents"] - qty * limit - COMMISSION
-    assert err(inv, "stocks_withdraw_funds", amount_cents=after["available_cash_cents"] + 1)["code"] == "precondition_failed"
+    assert (
+        err(inv, "stocks_withdraw_funds", amount_cents=after["available_cash_cents"] + 1)["code"]
+        == "precondition_failed"
+    )
 
     advance_to(inv, bucket_start(k_fill) - 60)
     assert ok(inv, "stocks_get_order", order_id=order["order_id"])["order"]["status"] == "pending"
@@ -211,8 +216,9 @@ def test_limit_fill_does_not_depend_on_when_it_is_observed() -> None:
         inv = make(9)
         open_market(inv)
         sym, limit, k_fill, fill_price = _limit_setup(inv)
-        oid = ok(inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit",
-                 limit_price_cents=limit)["order"]["order_id"]
+        oid = ok(
+            inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=limit
+        )["order"]["order_id"]
         target = now(inv) + 8 * 3600
         if step is None:
             advance_to(inv, target)
@@ -233,7 +239,9 @@ def test_limit_order_placed_while_closed_fills_at_the_open() -> None:
     k_open = bucket_at(EPOCH_START + 1800)
     open_price = future_price(inv, sym, k_open)
     limit = open_price + 500
-    placed = ok(inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=limit)
+    placed = ok(
+        inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=limit
+    )
     assert placed["order"]["status"] == "pending"  # the market is closed: queued, not filled
     cash = account(inv)["cash_cents"]
     ok(inv, "system_wait", seconds=1800)
@@ -247,7 +255,9 @@ def test_cancel_releases_frozen_cash() -> None:
     sym = not_held(inv)[0]
     limit = quote(inv, sym) // 2
     before = account(inv)
-    oid = ok(inv, "stocks_place_order", symbol=sym, side="buy", quantity=3, order_type="limit", limit_price_cents=limit)["order"]["order_id"]
+    oid = ok(
+        inv, "stocks_place_order", symbol=sym, side="buy", quantity=3, order_type="limit", limit_price_cents=limit
+    )["order"]["order_id"]
     assert account(inv)["available_cash_cents"] == before["available_cash_cents"] - 3 * limit - COMMISSION
     moved = ok(inv, "stocks_update_order", order_id=oid, quantity=2)
     assert moved["order"]["frozen_cents"] == 2 * limit + COMMISSION
@@ -290,8 +300,18 @@ def test_tier_limits_and_vip_upgrade() -> None:
     assert big["code"] == "precondition_failed" and big["details"]["max_order_value_cents"] == 250_000
     # One seeded pending order + two more reach the standard cap of three open orders.
     for _ in range(2):
-        ok(inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=price // 2)
-    capped = err(inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=price // 2)
+        ok(
+            inv,
+            "stocks_place_order",
+            symbol=sym,
+            side="buy",
+            quantity=1,
+            order_type="limit",
+            limit_price_cents=price // 2,
+        )
+    capped = err(
+        inv, "stocks_place_order", symbol=sym, side="buy", quantity=1, order_type="limit", limit_price_cents=price // 2
+    )
     assert capped["code"] == "precondition_failed" and capped["details"]["max_open_orders"] == 3
 
     equity = ok(inv, "stocks_get_portfolio")["equity_cents"]
@@ -359,7 +379,10 @@ def test_instruments_and_bad_arguments() -> None:
     assert ok(inv, "stocks_list_instruments", query="novalith")["instruments"][0]["symbol"] == "NVLT"
     assert err(inv, "stocks_get_quote", symbol="NOPE")["code"] == "not_found"
     assert err(inv, "stocks_get_quotes", symbols=["NVLT", "NOPE"])["field"] == "symbols"
-    assert err(inv, "stocks_place_order", symbol="NVLT", side="buy", quantity=1, order_type="limit")["code"] == "invalid_argument"
+    assert (
+        err(inv, "stocks_place_order", symbol="NVLT", side="buy", quantity=1, order_type="limit")["code"]
+        == "invalid_argument"
+    )
     assert err(inv, "stocks_place_order", symbol="NVLT", side="hold", quantity=1)["code"] == "invalid_argument"
     assert err(inv, "stocks_place_order", symbol="NVLT", side="buy", quantity=-3)["code"] == "invalid_argument"
     assert err(inv, "stocks_get_order", order_id="ord-missing")["code"] == "not_found"
@@ -371,8 +394,15 @@ def _script(inv: ToolInvoker) -> None:
     open_market(inv)
     sym = not_held(inv)[0]
     ok(inv, "stocks_buy_shares", symbol=sym, quantity=2)
-    ok(inv, "stocks_place_order", symbol=sym, side="sell", quantity=1, order_type="limit",
-       limit_price_cents=quote(inv, sym) + 50)
+    ok(
+        inv,
+        "stocks_place_order",
+        symbol=sym,
+        side="sell",
+        quantity=1,
+        order_type="limit",
+        limit_price_cents=quote(inv, sym) + 50,
+    )
     ok(inv, "stocks_deposit_funds", amount_cents=5_000)
     ok(inv, "system_wait", seconds=4 * 3600)
     ok(inv, "stocks_add_to_watchlist", symbol=sym)
@@ -406,8 +436,13 @@ def test_buy_and_sell_shares_also_take_limit_orders() -> None:
     o = ok(inv, "stocks_buy_shares", symbol=sym, quantity=2, limit_price_cents=limit)["order"]
     assert (o["order_type"], o["status"], o["frozen_cents"]) == ("limit", "pending", 2 * limit + COMMISSION)
     held = next(iter(inv.world.apps["stocks"].state.positions.values()))
-    s = ok(inv, "stocks_sell_shares", symbol=held.symbol, quantity=held.quantity,
-                   limit_price_cents=2 * quote(inv, held.symbol))["order"]
+    s = ok(
+        inv,
+        "stocks_sell_shares",
+        symbol=held.symbol,
+        quantity=held.quantity,
+        limit_price_cents=2 * quote(inv, held.symbol),
+    )["order"]
     assert (s["order_type"], s["status"], s["reserved_shares"]) == ("limit", "pending", held.quantity)
     open_market(inv)
     # Those shares are reserved: selling them again at market needs a short sale.

@@ -7,12 +7,10 @@ from typing import Any
 
 import pytest
 
-from mcpgym.sandboxes.talk import TalkApp
 from mcpgym.kernel.world import World
-from tests.app_helpers import err, ok
+from mcpgym.sandboxes.talk import TalkApp
 from mcpgym.tools.invoke import ToolInvoker
-
-
+from tests.app_helpers import err, ok
 
 
 def set_privilege(inv: ToolInvoker, privilege: str, granted: bool) -> None:
@@ -109,7 +107,9 @@ def test_unread_counts_and_mark_read(inv: ToolInvoker) -> None:
     unread = ok(inv, "talk_list_unread_messages")
     total = unread["total_unread"]
     assert total > 0
-    assert listing["total_unread"] == total == sum(c["unread_count"] for c in listing["chats"]) == len(unread["messages"])
+    assert (
+        listing["total_unread"] == total == sum(c["unread_count"] for c in listing["chats"]) == len(unread["messages"])
+    )
     assert all(m["message"]["sender"] != "me" and m["message"]["read"] is False for m in unread["messages"])
     only_unread = ok(inv, "talk_list_chats", unread_only=True)["chats"]
     assert {c["chat_id"] for c in only_unread} == {m["chat_id"] for m in unread["messages"]}
@@ -121,8 +121,11 @@ def test_unread_counts_and_mark_read(inv: ToolInvoker) -> None:
     assert ok(inv, "talk_mark_chat_read", chat_id=chat["chat_id"])["marked"] == 0
     assert ok(inv, "talk_list_chat_messages", chat_id=chat["chat_id"])["unread_count"] == 0
     # sending does not create unread messages; the chat becomes the most recent one
-    target = next(c for c in ok(inv, "talk_list_chats", kind="direct")["chats"]
-                  if not inv.world.app("talk").state.contacts[c["contact_id"]].blocked)
+    target = next(
+        c
+        for c in ok(inv, "talk_list_chats", kind="direct")["chats"]
+        if not inv.world.app("talk").state.contacts[c["contact_id"]].blocked
+    )
     ok(inv, "talk_send_chat_message", chat_id=target["chat_id"], text="ping")
     after = ok(inv, "talk_list_chats")
     assert after["total_unread"] == total - chat["unread_count"]
@@ -197,7 +200,8 @@ def test_contact_edits_need_privilege_and_apply(inv: ToolInvoker) -> None:
     assert [h["contact_id"] for h in hits] == [cid]
     assert err(inv, "talk_set_contact_remark", contact_id=cid)["code"] == "invalid_argument"
     assert ok(inv, "talk_list_contacts", tag="family")["count"] == sum(
-        "family" in x.tags for x in inv.world.app("talk").state.contacts.values())
+        "family" in x.tags for x in inv.world.app("talk").state.contacts.values()
+    )
 
     state = inv.world.app("talk").state
     stranger = next(p for p in inv.world.people if "c-" + p.person_id[2:] not in state.contacts)

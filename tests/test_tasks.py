@@ -132,13 +132,27 @@ def test_fault_seed_per_trial() -> None:
 
 def test_oracle_tools_cover_calls_alternatives_remedies_and_read_backs() -> None:
     t = get_task("shop.buy_two_if_in_stock")
-    assert oracle_calls(t) == ["shop_list_shops", "shop_get_shop", "system_get_wallet_balance",
-                               "system_authorize_payment", "shop_buy_item", "shop_add_to_cart", "shop_checkout"]
+    assert oracle_calls(t) == [
+        "shop_list_shops",
+        "shop_get_shop",
+        "system_get_wallet_balance",
+        "system_authorize_payment",
+        "shop_buy_item",
+        "shop_add_to_cart",
+        "shop_checkout",
+    ]
     tools = oracle_tools(t)
     assert set(oracle_calls(t)) <= set(tools)
     # remedies (wait, authenticate, payment cures), the read-back tools of the writes' families
-    assert {"system_wait", "system_authenticate", "system_transfer_from_savings", "shop_get_cart",
-            "shop_list_orders", "shop_get_item", "system_list_payment_authorizations"} <= set(tools)
+    assert {
+        "system_wait",
+        "system_authenticate",
+        "system_transfer_from_savings",
+        "shop_get_cart",
+        "shop_list_orders",
+        "shop_get_item",
+        "system_list_payment_authorizations",
+    } <= set(tools)
     assert "shop_add_star" not in tools and "system_update_setting" not in tools
     dark = oracle_tools(get_task("system.dark_mode"))
     assert dark == ["system_authenticate", "system_get_settings", "system_update_setting", "system_wait"]
@@ -151,8 +165,11 @@ def test_gold_state_is_pinned_and_consistent(task_id: str) -> None:
     run = gold_run(task)
     assert run.state_hash == GOLD_HASHES[task_id]
     assert World.restore(gold_snapshot(task)).state_hash() == GOLD_HASHES[task_id]
-    res = diff_states(comparable_state(initial_snapshot(task)), comparable_state(gold_snapshot(task)),
-                      comparable_state(gold_snapshot(task)))
+    res = diff_states(
+        comparable_state(initial_snapshot(task)),
+        comparable_state(gold_snapshot(task)),
+        comparable_state(gold_snapshot(task)),
+    )
     message = run.outcome.message or ""
     if task.feasible:
         assert run.outcome.kind == "answer" and match_refusal(message) is None
@@ -172,8 +189,16 @@ def test_gold_is_reproducible_from_scratch() -> None:
     clear_caches()
     again = gold_run(fresh)
     assert again.state_hash == GOLD_HASHES["shop.reorder_last_order"]
-    assert again.calls == ["shop_list_orders", "shop_get_item", "shop_get_item", "system_get_wallet_balance",
-                           "shop_add_to_cart", "shop_add_to_cart", "system_authorize_payment", "shop_checkout"]
+    assert again.calls == [
+        "shop_list_orders",
+        "shop_get_item",
+        "shop_get_item",
+        "system_get_wallet_balance",
+        "shop_add_to_cart",
+        "shop_add_to_cart",
+        "system_authorize_payment",
+        "shop_checkout",
+    ]
     assert gold_snapshot(fresh) is not gold_snapshot(fresh)  # callers get copies
 
 
@@ -190,8 +215,11 @@ def test_gold_run_names_a_failing_call() -> None:
     data = get_task("system.dark_mode").model_dump(mode="json")
     data.update(id="broken.dark")
     data["oracle"][0]["args"]["value"] = "purple"
-    with pytest.raises(OracleRuntimeError, match=r"task 'broken\.dark': oracle step oracle\[0\]: system_update_setting "
-                                                 r"failed: invalid_argument"):
+    with pytest.raises(
+        OracleRuntimeError,
+        match=r"task 'broken\.dark': oracle step oracle\[0\]: system_update_setting "
+        r"failed: invalid_argument",
+    ):
         gold_run(parse_task(data))
 
 
@@ -231,40 +259,79 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     [
         ("    seed: 3\n", "", "seed", "missing required field"),
         ("    level: 1\n", "    level: 1\n    colour: red\n", "colour", "unknown field"),
-        ("call: system_update_setting", "call: system_update_settings", "oracle[1].then[0].call",
-         "unknown tool 'system_update_settings'; did you mean system_update_setting"),
-        ("call: system_get_settings", "call: shop_get_cart", "oracle[0].call",
-         "belongs to app 'shop', which is not among the task's apps (system)"),
-        ("s.settings.theme != 'dark'", "__import__('os').system('id')", "oracle[1].if",
-         "call of \"__import__('os').system\" is not allowed"),
+        (
+            "call: system_update_setting",
+            "call: system_update_settings",
+            "oracle[1].then[0].call",
+            "unknown tool 'system_update_settings'; did you mean system_update_setting",
+        ),
+        (
+            "call: system_get_settings",
+            "call: shop_get_cart",
+            "oracle[0].call",
+            "belongs to app 'shop', which is not among the task's apps (system)",
+        ),
+        (
+            "s.settings.theme != 'dark'",
+            "__import__('os').system('id')",
+            "oracle[1].if",
+            "call of \"__import__('os').system\" is not allowed",
+        ),
         ("s.settings.theme != 'dark'", "s.settings.__class__", "oracle[1].if", "starting with '_'"),
         ("s.settings.theme != 'dark'", "open('/etc/passwd')", "oracle[1].if", "call of 'open' is not allowed"),
         ("s.settings.theme != 'dark'", "2 ** 99999", "oracle[1].if", "'**' is not allowed"),
-        ("s.settings.theme != 'dark'", "\"[x for x in s.settings].clear()\"", "oracle[1].if",
-         "call of '[x for x in s.settings].clear' is not allowed"),
+        (
+            "s.settings.theme != 'dark'",
+            '"[x for x in s.settings].clear()"',
+            "oracle[1].if",
+            "call of '[x for x in s.settings].clear' is not allowed",
+        ),
         ("s.settings.theme != 'dark'", "t.settings", "oracle[1].if", "name 't' is not defined by an earlier step"),
-        ("{key: theme, value: dark}", "{key: theme, value: dark, colour: red}", "oracle[1].then[0].args.colour",
-         "system_update_setting has no argument 'colour'"),
+        (
+            "{key: theme, value: dark}",
+            "{key: theme, value: dark, colour: red}",
+            "oracle[1].then[0].args.colour",
+            "system_update_setting has no argument 'colour'",
+        ),
         ("{key: theme, value: dark}", "{key: theme}", "oracle[1].then[0].args", "needs argument 'value'"),
-        ("args: {key: theme, value: dark}", "args: {key: theme, value: dark}\n            save: r",
-         "oracle[1].then[0].save", "save is not allowed on the write tool"),
-        ("      - answer: \"Theme: dark (was {s.settings.theme}).\"\n", "", "oracle",
-         "every path of the oracle must end with an 'answer' or a 'refuse' step"),
-        ("    apps: [system]\n", "    apps: [system]\n    feasible: false\n", "tags",
-         "needs the 'infeasible' tag"),
-        ("    apps: [system]\n", "    apps: [system]\n    feasible: false\n    tags: [infeasible]\n", "checks",
-         "needs a check {kind: declares_impossible, value: true}"),
+        (
+            "args: {key: theme, value: dark}",
+            "args: {key: theme, value: dark}\n            save: r",
+            "oracle[1].then[0].save",
+            "save is not allowed on the write tool",
+        ),
+        (
+            '      - answer: "Theme: dark (was {s.settings.theme})."\n',
+            "",
+            "oracle",
+            "every path of the oracle must end with an 'answer' or a 'refuse' step",
+        ),
+        ("    apps: [system]\n", "    apps: [system]\n    feasible: false\n", "tags", "needs the 'infeasible' tag"),
+        (
+            "    apps: [system]\n",
+            "    apps: [system]\n    feasible: false\n    tags: [infeasible]\n",
+            "checks",
+            "needs a check {kind: declares_impossible, value: true}",
+        ),
         ("    level: 1\n", "    level: 1\n    tags: [verifcation]\n", "tags", "unknown tag 'verifcation'"),
         ("    level: 1\n", "    level: 4\n", "level", "less than or equal to 3"),
-        ("      - call: system_get_settings\n        save: s\n",
-         "      - call: system_get_settings\n        save: s\n        fallback: [{answer: x}]\n",
-         "oracle[0].fallback", "declares no alternative"),
-        ("      - call: system_get_settings\n", "      - cal: system_get_settings\n", "oracle[0]",
-         "a step needs exactly one of call, let, if, for, answer, refuse"),
+        (
+            "      - call: system_get_settings\n        save: s\n",
+            "      - call: system_get_settings\n        save: s\n        fallback: [{answer: x}]\n",
+            "oracle[0].fallback",
+            "declares no alternative",
+        ),
+        (
+            "      - call: system_get_settings\n",
+            "      - cal: system_get_settings\n",
+            "oracle[0]",
+            "a step needs exactly one of call, let, if, for, answer, refuse",
+        ),
     ],
 )
-def test_malformed_task_is_rejected_naming_file_task_and_field(tmp_path: Path, old: str, new: str, field: str,
-                                                               problem: str) -> None:
+def test_malformed_task_is_rejected_naming_file_task_and_field(
+    tmp_path: Path, old: str, new: str, field: str, problem: str
+) -> None:
     text = textwrap.dedent(GOOD)
     assert old in text
     path = _write(tmp_path, text.replace(old, new, 1))
@@ -289,11 +356,13 @@ def test_malformed_files_and_ids(tmp_path: Path) -> None:
 
 # -- the expression language ------------------------------------------------------------------
 ENV = {
-    "found": {"items": [
-        {"item_id": "i-2", "name": "Mouse", "price_cents": 900, "stock": 0, "rating": 4.9},
-        {"item_id": "i-1", "name": "Mouse", "price_cents": 1200, "stock": 3, "rating": 4.1},
-        {"item_id": "i-3", "name": "Pad", "price_cents": 300, "stock": 9, "rating": 3.0},
-    ]},
+    "found": {
+        "items": [
+            {"item_id": "i-2", "name": "Mouse", "price_cents": 900, "stock": 0, "rating": 4.9},
+            {"item_id": "i-1", "name": "Mouse", "price_cents": 1200, "stock": 3, "rating": 4.1},
+            {"item_id": "i-3", "name": "Pad", "price_cents": 300, "stock": 9, "rating": 3.0},
+        ]
+    },
     "wallet": {"balance_cents": 100_050},
 }
 
@@ -327,9 +396,25 @@ def test_expressions_evaluate(source: str, value: object) -> None:
 
 @pytest.mark.parametrize(
     "source",
-    ["__import__('os')", "found.items.pop()", "(lambda: 1)()", "2 ** 8", "(x := 3)", "f'{wallet}'", "{1, 2}",
-     "found.__dict__", "_secret", "getattr(found, 'items')", "eval('1')", "[*found.items]", "min(**found)",
-     "wallet.balance_cents @ 2", "~1", "1 <<", ""],
+    [
+        "__import__('os')",
+        "found.items.pop()",
+        "(lambda: 1)()",
+        "2 ** 8",
+        "(x := 3)",
+        "f'{wallet}'",
+        "{1, 2}",
+        "found.__dict__",
+        "_secret",
+        "getattr(found, 'items')",
+        "eval('1')",
+        "[*found.items]",
+        "min(**found)",
+        "wallet.balance_cents @ 2",
+        "~1",
+        "1 <<",
+        "",
+    ],
 )
 def test_forbidden_expressions_are_rejected(source: str) -> None:
     with pytest.raises(ExprError):

@@ -134,8 +134,11 @@ def test_gold_state_is_pinned_and_consistent(tasks: list[Task], task_id: str) ->
     run = gold_run(task)
     assert run.state_hash == GOLD_HASHES[task_id]
     assert World.restore(gold_snapshot(task)).state_hash() == GOLD_HASHES[task_id]
-    res = diff_states(comparable_state(initial_snapshot(task)), comparable_state(gold_snapshot(task)),
-                      comparable_state(gold_snapshot(task)))
+    res = diff_states(
+        comparable_state(initial_snapshot(task)),
+        comparable_state(gold_snapshot(task)),
+        comparable_state(gold_snapshot(task)),
+    )
     message = run.outcome.message or ""
     if task.feasible:
         assert run.outcome.kind == "answer" and match_refusal(message) is None, message

@@ -158,10 +158,21 @@ def test_oracle_plans_read_only_what_their_logic_needs() -> None:
     # to the overconfident agent, which runs exactly these calls
     task = get_task("flights.book_with_bags")
     assert gold_run(task).calls == [
-        "flights_find_cheapest_flight", "flights_get_fare_rules", "system_request_privilege", "system_authorize_payment",
-        "flights_book_flight", "flights_list_bookings", "system_authorize_payment", "flights_add_baggage"]
+        "flights_find_cheapest_flight",
+        "flights_get_fare_rules",
+        "system_request_privilege",
+        "system_authorize_payment",
+        "flights_book_flight",
+        "flights_list_bookings",
+        "system_authorize_payment",
+        "flights_add_baggage",
+    ]
     assert gold_run(get_task("stocks.buy_at_open")).calls == [
-        "system_request_privilege", "stocks_get_market_status", "system_wait", "stocks_buy_shares"]
+        "system_request_privilege",
+        "stocks_get_market_status",
+        "system_wait",
+        "stocks_buy_shares",
+    ]
 
 
 @pytest.mark.parametrize("task_id", list(GOLD_HASHES))
@@ -224,7 +235,7 @@ def test_full_suite_has_a_thousand_validated_instances_and_computes_no_gold() ->
     assert len(registry._GOLD) == golds_before  # loading validates, it does not run oracles
     ids = [t.id for t in full]
     assert len(full) >= 1_000 and len(ids) == len(set(ids))
-    assert ids[:len(load_tasks("core"))] == [t.id for t in load_tasks("core")]
+    assert ids[: len(load_tasks("core"))] == [t.id for t in load_tasks("core")]
     inst = [t for t in full if t.id.startswith("tmpl.")]
     assert len(inst) == len(TEMPLATES) * SEEDS_PER_TEMPLATE >= 1_000
     pattern = re.compile(r"^tmpl\.([a-z_]+)\.s(\d{4})$")
@@ -247,8 +258,10 @@ def test_template_instances_are_deterministic_per_seed() -> None:
         assert a.id == f"tmpl.{name}.s0007" and a.seed == 7
         others = {template_task(name, s).instruction for s in range(8, 14)} | {a.instruction}
         assert len(others) >= 3, name  # parameters come from each seed's world
-    assert [t.id for t in template_tasks(["system_top_up"], [3, 1])] == ["tmpl.system_top_up.s0003",
-                                                                         "tmpl.system_top_up.s0001"]
+    assert [t.id for t in template_tasks(["system_top_up"], [3, 1])] == [
+        "tmpl.system_top_up.s0003",
+        "tmpl.system_top_up.s0001",
+    ]
     with pytest.raises(KeyError, match="unknown template 'nope'"):
         template_task("nope", 1)
 

@@ -23,7 +23,9 @@ TS_DIR = ROOT / "tests" / "ts_client"
 NODE = [shutil.which("node")] if shutil.which("node") else node_runtime.node()
 NPM = [shutil.which("npm")] if shutil.which("npm") and shutil.which("node") else node_runtime.npm()
 
-pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="Node.js/npm not installed: cannot run the TypeScript SDK client")
+pytestmark = pytest.mark.skipif(
+    NODE is None or NPM is None, reason="Node.js/npm not installed: cannot run the TypeScript SDK client"
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,17 @@ def check(output: str) -> dict:
 
 
 def test_typescript_client_over_stdio(ts_client):
-    cmd = ts_client + ["stdio", sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", "--seed", "5"]
+    cmd = ts_client + [
+        "stdio",
+        sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "serve",
+        "--transport",
+        "stdio",
+        "--seed",
+        "5",
+    ]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     check(out.stdout)

@@ -20,8 +20,9 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
@@ -31,7 +32,14 @@ from mcpgym.kernel.rng import stable_uniform
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
-CALL_FAULT_KINDS: tuple[str, ...] = ("transient", "rate_limited", "timeout", "auth_challenge", "lost_write", "stale_read")
+CALL_FAULT_KINDS: tuple[str, ...] = (
+    "transient",
+    "rate_limited",
+    "timeout",
+    "auth_challenge",
+    "lost_write",
+    "stale_read",
+)
 """Kinds decided per call, in the order their rates are stacked."""
 
 APPLIES_TO: dict[str, frozenset[str]] = {
@@ -45,11 +53,13 @@ APPLIES_TO: dict[str, frozenset[str]] = {
 }
 """Which tool kinds each fault kind can hit (``unavailable`` also needs a declared alternative)."""
 
+
 def exempt_tools(specs: Mapping[str, Any]) -> frozenset[str]:
     """The tools of ``specs`` (name -> spec) that are never faulted: those whose spec says
     ``fault_exempt`` (declared ``never_faulted=True``, or the role ``wait`` / ``reauth`` on
     ``@tool``, so that every fault keeps a cure)."""
     return frozenset(name for name, spec in specs.items() if getattr(spec, "fault_exempt", False))
+
 
 _APP_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of mcpgym.kernel.spec.TOOL_NAME_RE
@@ -174,17 +184,26 @@ BUILTIN_PROFILES: dict[str, FaultProfile] = {
     # Measured (docs/faults.md; kept in range by tests/test_faults.py): a 10-call episode with
     # half writes meets 1.40 distinct faults on average over 2000 fault seeds (the previous
     # 0.06/0.02/0.04/0.02, unavailable 0.05 gave 1.10 and left 31 % of episodes fault-free).
-    "default": _builtin(FaultProfile(
-        name="default",
-        rates=FaultRates(transient=0.07, rate_limited=0.03, timeout=0.05, unavailable=0.08, auth_challenge=0.03),
-    )),
-    "harsh": _builtin(FaultProfile(
-        name="harsh",
-        rates=FaultRates(
-            transient=0.12, rate_limited=0.05, timeout=0.08, unavailable=0.10, auth_challenge=0.05,
-            lost_write=0.06, stale_read=0.08,
-        ),
-    )),
+    "default": _builtin(
+        FaultProfile(
+            name="default",
+            rates=FaultRates(transient=0.07, rate_limited=0.03, timeout=0.05, unavailable=0.08, auth_challenge=0.03),
+        )
+    ),
+    "harsh": _builtin(
+        FaultProfile(
+            name="harsh",
+            rates=FaultRates(
+                transient=0.12,
+                rate_limited=0.05,
+                timeout=0.08,
+                unavailable=0.10,
+                auth_challenge=0.05,
+                lost_write=0.06,
+                stale_read=0.08,
+            ),
+        )
+    ),
 }
 
 
@@ -304,18 +323,26 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
     exempt = {tool for tools in registry.values() for tool in exempt_tools(tools)}
     for app, over in profile.apps.items():
         if app not in registry:
-            raise FaultProfileError(f"{src}: invalid fault profile: field 'apps.{app}' = {over!r}: no app named "
-                                    f"{app!r}; known apps: {', '.join(sorted(registry))}")
+            raise FaultProfileError(
+                f"{src}: invalid fault profile: field 'apps.{app}' = {over!r}: no app named "
+                f"{app!r}; known apps: {', '.join(sorted(registry))}"
+            )
     for tool, over in profile.tools.items():
         if tool in exempt:
-            raise FaultProfileError(f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is "
-                                    "declared never faulted (a wait/reauth remedy or never_faulted tool)")
+            raise FaultProfileError(
+                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is "
+                "declared never faulted (a wait/reauth remedy or never_faulted tool)"
+            )
         if tool not in known_tools:
             prefix = [a for a in registry if tool.startswith(a + "_")]
-            hint = (f"; tools of {prefix[0]}: {', '.join(sorted(registry[prefix[0]]))}" if prefix
-                    else f"; known apps: {', '.join(sorted(registry))}")
-            raise FaultProfileError(f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: no tool named "
-                                    f"{tool!r}{hint}")
+            hint = (
+                f"; tools of {prefix[0]}: {', '.join(sorted(registry[prefix[0]]))}"
+                if prefix
+                else f"; known apps: {', '.join(sorted(registry))}"
+            )
+            raise FaultProfileError(
+                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: no tool named {tool!r}{hint}"
+            )
     for app, tools in registry.items():
         # tools without a tool override share their app's rates: check one of each tool kind
         shared: dict[str, str] = {}
@@ -324,13 +351,18 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
                 shared.setdefault(tools[tool].kind, tool)
         for tool in [*shared.values(), *(t for t in tools if t in profile.tools)]:
             spec = tools[tool]
-            parts = [(kind, *profile.rate_and_field(tool, app, kind)) for kind in CALL_FAULT_KINDS
-                     if spec.kind in APPLIES_TO[kind]]
+            parts = [
+                (kind, *profile.rate_and_field(tool, app, kind))
+                for kind in CALL_FAULT_KINDS
+                if spec.kind in APPLIES_TO[kind]
+            ]
             total = sum(rate for _, rate, _ in parts)
             if total > 1.0 + 1e-9:
                 terms = " + ".join(f"{field} = {rate:g}" for _, rate, field in parts if rate > 0)
-                raise FaultProfileError(f"{src}: invalid fault profile: the per-call fault rates of {spec.kind} tool "
-                                        f"{tool} add up to {total:g} > 1: {terms}")
+                raise FaultProfileError(
+                    f"{src}: invalid fault profile: the per-call fault rates of {spec.kind} tool "
+                    f"{tool} add up to {total:g} > 1: {terms}"
+                )
 
 
 # -- the schedule ----------------------------------------------------------------------------
@@ -384,8 +416,9 @@ class ToolSchedule:
         exempt: the tool is never faulted (every decision is None); see :func:`exempt_tools`.
     """
 
-    def __init__(self, profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, *,
-                 exempt: bool = False) -> None:
+    def __init__(
+        self, profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, *, exempt: bool = False
+    ) -> None:
         self.profile = profile
         self.fault_seed = int(fault_seed)
         self.tool = tool
@@ -394,7 +427,7 @@ class ToolSchedule:
         self._edges = () if exempt else _edges(profile, tool, app, tool_kind)
         # call_draw(fault_seed, tool, n) hashes "fault<US>seed<US>tool<US>n": hash the constant
         # prefix once and finish a copy per call (same digest, a third of the cost).
-        self._prefix = hashlib.sha256(f"fault\x1f{self.fault_seed}\x1f{tool}\x1f".encode("utf-8"))
+        self._prefix = hashlib.sha256(f"fault\x1f{self.fault_seed}\x1f{tool}\x1f".encode())
         self._decisions: list[str | None] = []
         self._run = 0  # faults in a row at the end of _decisions
         self._stale_in_run = False
@@ -430,8 +463,9 @@ class ToolSchedule:
         return self._decisions[:count]
 
 
-def fault_schedule(profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, count: int, *,
-                   exempt: bool = False) -> list[str | None]:
+def fault_schedule(
+    profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, count: int, *, exempt: bool = False
+) -> list[str | None]:
     """The first ``count`` decisions of ``tool`` (see :class:`ToolSchedule`)."""
     return ToolSchedule(profile, fault_seed, tool, app, tool_kind, exempt=exempt).first(count)
 
@@ -468,4 +502,3 @@ def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str,
         if all(any(a not in after for a in alts[t]) for t in after):
             down = after
     return frozenset(down)
-

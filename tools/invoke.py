@@ -16,10 +16,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from mcpgym.kernel.clock import WRITE_TICK
-from mcpgym.kernel.world import World
 from mcpgym.kernel.errors import ToolError
-from mcpgym.tools.faults import FaultProfile, ToolSchedule, exempt_tools, load_profile, plan_unavailable
 from mcpgym.kernel.spec import ToolSpec, role_tools
+from mcpgym.kernel.world import World
+from mcpgym.tools.faults import FaultProfile, ToolSchedule, exempt_tools, load_profile, plan_unavailable
 
 MAX_LOGGED_ARGUMENT_CHARS = 4_000
 
@@ -132,8 +132,12 @@ def _json_size_bound(arguments: dict[Any, Any]) -> int | None:
             if not (value.isascii() or _encodable(value)):
                 return None
             chars += len(key) + len(value)
-        elif value is None or kind is bool or (kind is float and math.isfinite(value)) or (
-                kind is int and -_FAST_LOG_INT_BOUND < value < _FAST_LOG_INT_BOUND):
+        elif (
+            value is None
+            or kind is bool
+            or (kind is float and math.isfinite(value))
+            or (kind is int and -_FAST_LOG_INT_BOUND < value < _FAST_LOG_INT_BOUND)
+        ):
             chars += len(key)
         else:
             return None
@@ -248,8 +252,9 @@ class ToolInvoker:
         mcpgym.tools.faults.FaultProfileError: for a profile that :func:`mcpgym.tools.faults.load_profile` rejects.
     """
 
-    def __init__(self, world: World, faults: FaultProfile | str | dict[str, Any] | None = "none",
-                 fault_seed: int | None = None) -> None:
+    def __init__(
+        self, world: World, faults: FaultProfile | str | dict[str, Any] | None = "none", fault_seed: int | None = None
+    ) -> None:
         self.world = world
         self.profile = load_profile(faults)
         self.fault_seed = world.seed if fault_seed is None else int(fault_seed)
@@ -271,12 +276,14 @@ class ToolInvoker:
         specs = list(self.specs.values())
         self.wait_tool: str | None = next(iter(role_tools(specs, "wait")), None)
         self.reauth_tool: str | None = next(iter(role_tools(specs, "reauth")), None)
-        self._wait_hint = (f"{self.wait_tool} advances the clock" if self.wait_tool
-                           else "the clock advances with every write")
+        self._wait_hint = (
+            f"{self.wait_tool} advances the clock" if self.wait_tool else "the clock advances with every write"
+        )
 
     # -- call -----------------------------------------------------------------------------
-    def call(self, name: str, arguments: Any = None, *, user: dict[str, Any] | None = None,
-             refuse: ToolError | None = None) -> CallOutcome:
+    def call(
+        self, name: str, arguments: Any = None, *, user: dict[str, Any] | None = None, refuse: ToolError | None = None
+    ) -> CallOutcome:
         """Run one tool call and return what the agent sees.
 
         ``user`` (the user's answer to a question this call put, see :mod:`mcpgym.tools.elicit`)
@@ -320,19 +327,27 @@ class ToolInvoker:
         # Faults still in force: a down tool, a rate-limit window, a pending auth challenge.
         if name in self.down:
             alts = [a for a in spec.alternatives if a in self.specs and a not in self.down]
-            err = ToolError("unavailable", f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False,
-                            details={"alternatives": alts})
+            err = ToolError(
+                "unavailable",
+                f"{name} is down; try an alternative: {', '.join(alts)}",
+                retryable=False,
+                details={"alternatives": alts},
+            )
             persisting, st.met_down = st.met_down, True
             return self._finish(step, name, arguments, n, err, "unavailable", not_applied, persisting=persisting)
         now = self.world.clock.now
         if st.blocked_until > now:
             wait = st.blocked_until - now
-            err = ToolError("rate_limited", f"rate limited: retry after {wait} virtual seconds ({self._wait_hint})",
-                            retry_after=wait)
+            err = ToolError(
+                "rate_limited",
+                f"rate limited: retry after {wait} virtual seconds ({self._wait_hint})",
+                retry_after=wait,
+            )
             return self._finish(step, name, arguments, n, err, "rate_limited", not_applied, persisting=True)
         if st.needs_auth:
-            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first",
-                            retryable=True)
+            err = ToolError(
+                "auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first", retryable=True
+            )
             return self._finish(step, name, arguments, n, err, "auth_challenge", not_applied, persisting=True)
 
         kind = st.schedule.decision(n) if st.schedule is not None else None
@@ -343,19 +358,25 @@ class ToolInvoker:
             return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "rate_limited":
             st.blocked_until = now + self.profile.retry_after
-            err = ToolError("rate_limited", f"rate limited: retry after {self.profile.retry_after} virtual seconds "
-                            f"({self._wait_hint})", retry_after=self.profile.retry_after)
+            err = ToolError(
+                "rate_limited",
+                f"rate limited: retry after {self.profile.retry_after} virtual seconds ({self._wait_hint})",
+                retry_after=self.profile.retry_after,
+            )
             return self._finish(step, name, arguments, n, err, kind, not_applied)
         if kind == "auth_challenge":
             st.needs_auth = True
-            err = ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first",
-                            retryable=True)
+            err = ToolError(
+                "auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first", retryable=True
+            )
             return self._finish(step, name, arguments, n, err, kind, False)
         if spec.kind == "read":
             return self._read(step, name, arguments, n, spec, kwargs, stale=kind == "stale_read")
         return self._write(step, name, arguments, n, spec, kwargs, kind)
 
-    def _run(self, spec: ToolSpec, app: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any] | None, ToolError | None, bool]:
+    def _run(
+        self, spec: ToolSpec, app: Any, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, ToolError | None, bool]:
         """Run the sandbox method: (payload, None, False), (None, domain error, False) or (None, error, True) for a bug."""
         try:
             result = spec.func(app, **kwargs)
@@ -365,12 +386,14 @@ class ToolInvoker:
         except ToolError as err:
             return None, err, False
         except Exception as exc:  # a sandbox bug: report it, never crash the session
-            bug = ToolError("unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}",
-                            retryable=False)
+            bug = ToolError(
+                "unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}", retryable=False
+            )
             return None, bug, True
 
-    def _read(self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], *,
-              stale: bool) -> CallOutcome:
+    def _read(
+        self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], *, stale: bool
+    ) -> CallOutcome:
         payload, err, internal = self._run(spec, self.world.apps[spec.app], kwargs)
         older = self._older_version(spec) if stale and not internal else None
         if older is not None:
@@ -385,8 +408,9 @@ class ToolInvoker:
         found = [self._before_write[f] for f in spec.resources if f in self._before_write]
         return max(found, key=lambda entry: entry[0])[1] if found else None
 
-    def _write(self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any],
-               kind: str | None) -> CallOutcome:
+    def _write(
+        self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], kind: str | None
+    ) -> CallOutcome:
         checkpoint = self.world.checkpoint() if kind == "lost_write" or self._track_stale else None
         payload, err, internal = self._run(spec, self.world.apps[spec.app], kwargs)
         if err is not None:  # the real error wins: nothing was applied, nothing is injected
@@ -410,8 +434,14 @@ class ToolInvoker:
 
     def log_meta_call(self, name: str, arguments: Any, payload: dict[str, Any]) -> CallRecord:
         """Log a successful call of a server-level meta-tool (e.g. ``search_tools``)."""
-        record = CallRecord(step=len(self.calls) + 1, tool=name, arguments=_loggable(arguments), is_error=False,
-                            time=self.world.clock.now, result=payload)
+        record = CallRecord(
+            step=len(self.calls) + 1,
+            tool=name,
+            arguments=_loggable(arguments),
+            is_error=False,
+            time=self.world.clock.now,
+            result=payload,
+        )
         self.calls.append(record)
         return record
 
@@ -436,21 +466,24 @@ class ToolInvoker:
             user, self._user = self._user, None
         # CallRecord(**fields), minus the keyword-argument plumbing of BaseModel.__init__ (the
         # same validator builds the same record; this runs on every call).
-        record = _validate_record({
-            "step": step,
-            "tool": name,
-            "arguments": _loggable(arguments),
-            "is_error": err is not None,
-            "error_code": err.code if err is not None else None,
-            "fault": fault,
-            "call_index": n,
-            "time": self.world.clock.now,
-            "result": payload,
-            "internal": internal,
-            "user": user,
-        })
+        record = _validate_record(
+            {
+                "step": step,
+                "tool": name,
+                "arguments": _loggable(arguments),
+                "is_error": err is not None,
+                "error_code": err.code if err is not None else None,
+                "fault": fault,
+                "call_index": n,
+                "time": self.world.clock.now,
+                "result": payload,
+                "internal": internal,
+                "user": user,
+            }
+        )
         self.calls.append(record)
         if fault is not None:
-            self.ledger.append(LedgerEntry(step=step, tool=name, call_index=n, kind=fault, applied=applied,
-                                           persisting=persisting))
+            self.ledger.append(
+                LedgerEntry(step=step, tool=name, call_index=n, kind=fault, applied=applied, persisting=persisting)
+            )
         return CallOutcome(is_error=err is not None, payload=payload or {}, record=record)

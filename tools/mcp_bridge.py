@@ -10,8 +10,9 @@ from typing import Any
 
 import mcp_types as types
 
-from mcpgym.tools.invoke import CallOutcome
 from mcpgym.kernel.spec import ToolSpec
+from mcpgym.tools.invoke import CallOutcome
+
 
 def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     """MCP ``ToolAnnotations`` of a spec.
@@ -22,7 +23,11 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     """
     if spec.kind == "read":
         return types.ToolAnnotations(
-            title=spec.name.replace("_", " "), read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            title=spec.name.replace("_", " "),
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
         )
     return types.ToolAnnotations(
         title=spec.name.replace("_", " "),
@@ -88,5 +93,7 @@ def payload_of(result: Any) -> dict[str, Any]:
 
 def error_result(code: str, message: str, field: str | None = None) -> types.CallToolResult:
     """A tool-error result built outside the invoker (e.g. an unknown episode)."""
-    payload: dict[str, Any] = {"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field}}
+    payload: dict[str, Any] = {
+        "error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field}
+    }
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))], is_error=True)

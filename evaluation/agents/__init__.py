@@ -9,7 +9,7 @@ in-process episode harness (:mod:`mcpgym.evaluation.agents.inprocess`).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
 from mcpgym.evaluation.agents.replay import ReplayAgent
@@ -18,8 +18,11 @@ from mcpgym.evaluation.agents.scripted import CarefulAgent, DefeatistAgent, Over
 SCRIPTED_AGENTS: tuple[str, ...] = ("careful", "overconfident", "defeatist")
 """Names of the scripted reference agents."""
 
-_SCRIPTED: dict[str, type[Agent]] = {"careful": CarefulAgent, "overconfident": OverconfidentAgent,
-                                     "defeatist": DefeatistAgent}
+_SCRIPTED: dict[str, type[Agent]] = {
+    "careful": CarefulAgent,
+    "overconfident": OverconfidentAgent,
+    "defeatist": DefeatistAgent,
+}
 _FACTORIES: dict[str, Callable[[str], Agent]] = {}
 
 
@@ -54,7 +57,7 @@ def make_agent(spec: str) -> Agent:
     if name in _SCRIPTED:
         return _SCRIPTED[name]()
     if name.startswith("replay:"):
-        return ReplayAgent(name[len("replay:"):])
+        return ReplayAgent(name[len("replay:") :])
     prefix = name.split(":", 1)[0]
     if prefix in _FACTORIES:
         return _FACTORIES[prefix](name)

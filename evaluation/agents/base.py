@@ -10,8 +10,9 @@ only what ``call`` returns: :class:`CallResult` (``payload`` is the structured c
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -51,12 +52,12 @@ class ToolInfo:
         return [str(r) for r in req] if isinstance(req, list) else []
 
     @classmethod
-    def from_spec(cls, spec: Any) -> "ToolInfo":
+    def from_spec(cls, spec: Any) -> ToolInfo:
         """Build from a :class:`mcpgym.kernel.spec.ToolSpec` (in-process episodes)."""
         return cls(name=spec.name, description=spec.description, input_schema=spec.input_schema(), kind=spec.kind)
 
     @classmethod
-    def from_mcp(cls, tool: Any) -> "ToolInfo":
+    def from_mcp(cls, tool: Any) -> ToolInfo:
         """Build from an MCP ``Tool`` (``mcp_types.Tool`` or its dict): ``kind`` from
         ``_meta["mcpgym/kind"]``, else ``read`` when ``annotations.readOnlyHint`` is true,
         else ``write`` when it is false, else None."""
@@ -68,8 +69,12 @@ class ToolInfo:
             hint = ann.get("readOnlyHint", ann.get("read_only_hint")) if isinstance(ann, dict) else None
             kind = "read" if hint is True else "write" if hint is False else None
         schema = data.get("inputSchema") or data.get("input_schema") or {}
-        return cls(name=str(data.get("name", "")), description=str(data.get("description") or ""),
-                   input_schema=schema if isinstance(schema, dict) else {}, kind=kind)
+        return cls(
+            name=str(data.get("name", "")),
+            description=str(data.get("description") or ""),
+            input_schema=schema if isinstance(schema, dict) else {},
+            kind=kind,
+        )
 
 
 @dataclass
@@ -139,8 +144,9 @@ class Agent(ABC):
     name: str = "agent"
 
     @abstractmethod
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
-                  user: Any = None) -> AgentResult:
+    async def run(
+        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+    ) -> AgentResult:
         """Work on ``task`` with ``tools`` through ``call`` and return the result.
 
         Args:

@@ -22,7 +22,6 @@ from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.tasks.registry import fault_seed_for, gold_snapshot
 from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
 
-
 _TOOL_INFOS: dict[str, ToolInfo] = {}
 
 
@@ -47,9 +46,16 @@ def accepts(run: Any, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, Any] | None = None, trial: int = 0,
-                         fault_seed: int | None = None, user_simulator: str = "scripted",
-                         elicitation: bool = False) -> Trajectory:
+async def run_in_process(
+    agent: Agent,
+    task: Task,
+    *,
+    faults: str | dict[str, Any] | None = None,
+    trial: int = 0,
+    fault_seed: int | None = None,
+    user_simulator: str = "scripted",
+    elicitation: bool = False,
+) -> Trajectory:
     """Run one episode of ``agent`` on ``task`` in this process.
 
     Args:
@@ -122,11 +128,17 @@ async def run_in_process(agent: Agent, task: Task, *, faults: str | dict[str, An
         gold_snapshot=gold_snapshot(task),
         feasible=task.feasible,
         status=result.status,
-        stop_reason=result.stop_reason if result.error is None else f"{result.stop_reason or ''} {result.error}".strip(),
+        stop_reason=result.stop_reason
+        if result.error is None
+        else f"{result.stop_reason or ''} {result.error}".strip(),
         tokens=result.tokens,
         invalid_calls=result.invalid_calls,
-        metadata={"extra_checks": [c.model_dump(mode="json") for c in task.checks], "tags": list(task.tags),
-                  "user_channel": takes_user, "elicitation": elicitation},
+        metadata={
+            "extra_checks": [c.model_dump(mode="json") for c in task.checks],
+            "tags": list(task.tags),
+            "user_channel": takes_user,
+            "elicitation": elicitation,
+        },
         user_turns=list(channel.turns),
     )
 

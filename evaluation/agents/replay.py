@@ -54,8 +54,9 @@ class ReplayAgent(Agent):
             self._index = index
         return self._index.get((task_id, trial))
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
-                  user: Any = None) -> AgentResult:
+    async def run(
+        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+    ) -> AgentResult:
         """Replay the recorded calls of ``(task.id, trial)`` and return its final message
         (``user``, the simulated user, is not consulted: the recording already holds the answers)."""
         if trial is None:
@@ -66,8 +67,11 @@ class ReplayAgent(Agent):
         except ValueError as exc:
             return AgentResult(final_message="", status="errored", error=str(exc))
         if traj is None:
-            return AgentResult(final_message="", status="errored",
-                               error=f"no recorded trajectory for task {task.id!r} trial {trial} in {self.path}")
+            return AgentResult(
+                final_message="",
+                status="errored",
+                error=f"no recorded trajectory for task {task.id!r} trial {trial} in {self.path}",
+            )
         done = 0
         record = getattr(call, "record", None)
         for step in traj.steps:
@@ -77,16 +81,23 @@ class ReplayAgent(Agent):
                     record(step.model_copy())
                 continue
             if done >= task.max_calls:
-                return AgentResult(final_message=traj.final_message, status="limit",
-                                   stop_reason=f"call budget of {task.max_calls} spent after {done} replayed calls")
+                return AgentResult(
+                    final_message=traj.final_message,
+                    status="limit",
+                    stop_reason=f"call budget of {task.max_calls} spent after {done} replayed calls",
+                )
             args = step.arguments if isinstance(step.arguments, dict) else {}
             try:
                 await call(step.tool, args)
             except CallLimitReached as exc:
                 return AgentResult(final_message=traj.final_message, status="limit", stop_reason=str(exc))
             done += 1
-        return AgentResult(final_message=traj.final_message, invalid_calls=traj.invalid_calls, tokens=traj.tokens,
-                           stop_reason=f"replayed {done} calls of {traj.agent!r} ({traj.episode_id})")
+        return AgentResult(
+            final_message=traj.final_message,
+            invalid_calls=traj.invalid_calls,
+            tokens=traj.tokens,
+            stop_reason=f"replayed {done} calls of {traj.agent!r} ({traj.episode_id})",
+        )
 
 
 __all__ = ["ReplayAgent"]

@@ -104,7 +104,7 @@ class _Failed(Exception):
 class _Session:
     """One episode of a scripted agent: the call budget, what is known fresh, down tools."""
 
-    def __init__(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, stop_on_error: bool = False) -> None:
+    def __init__(self, task: Task, tools: list[ToolInfo], call: CallFn, *, stop_on_error: bool = False) -> None:
         self.task = task
         self.tools = {t.name: t for t in tools}
         self.catalog = catalog_for(task.apps)
@@ -158,8 +158,9 @@ class _Session:
         return tool in self.tools and tool not in self.down
 
     # -- choosing read tools -------------------------------------------------------------------
-    def pick_read(self, family: str, source: dict[str, Any], written: tuple[str, ...] = ()
-                  ) -> tuple[str, dict[str, Any]] | None:
+    def pick_read(
+        self, family: str, source: dict[str, Any], written: tuple[str, ...] = ()
+    ) -> tuple[str, dict[str, Any]] | None:
         """The best read tool of ``family`` whose required arguments ``source`` can fill.
 
         Preference: more id arguments filled, more of the ``written`` families (those of the
@@ -171,8 +172,9 @@ class _Session:
         found = self._pick(family, source, written)
         return None if found is None else (found[1], found[2])
 
-    def _pick(self, family: str, source: dict[str, Any], written: tuple[str, ...]
-              ) -> tuple[tuple[int, ...], str, dict[str, Any]] | None:
+    def _pick(
+        self, family: str, source: dict[str, Any], written: tuple[str, ...]
+    ) -> tuple[tuple[int, ...], str, dict[str, Any]] | None:
         best: tuple[tuple[int, ...], str, dict[str, Any]] | None = None
         for name in self.catalog:
             entry = self.entry(name)
@@ -203,8 +205,12 @@ class _Session:
             if pname in source:
                 args[pname] = source[pname]
                 continue
-            options = [o for branch in [schema, *schema.get("anyOf", [])] if isinstance(branch, dict)
-                       for o in branch.get("enum", [])]
+            options = [
+                o
+                for branch in [schema, *schema.get("anyOf", [])]
+                if isinstance(branch, dict)
+                for o in branch.get("enum", [])
+            ]
             if "all" in options:
                 args[pname] = "all"
             elif pname == "limit" and isinstance(schema.get("maximum"), int):
@@ -295,8 +301,9 @@ class _Session:
         res = await self.plain(tool, args)
         return None if res.is_error else res.payload
 
-    async def confirm(self, target: tuple[str, dict[str, Any]] | None, before: dict[str, Any] | None
-                      ) -> dict[str, Any] | None:
+    async def confirm(
+        self, target: tuple[str, dict[str, Any]] | None, before: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         """Read back; when it equals ``before``, read once more (a stale read is never repeated)."""
         after = await self.read(target, force=True)
         if after is not None and before is not None and after == before:
@@ -351,7 +358,7 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return tool + json.dumps(args, sort_keys=True, default=str)
 
 
-async def _drive(task: "Task", handler, *, use_fallbacks: bool, ask=None) -> OracleOutcome:  # noqa: ANN001
+async def _drive(task: Task, handler, *, use_fallbacks: bool, ask=None) -> OracleOutcome:  # noqa: ANN001
     """Run the oracle plan, sending each call request to ``await handler(request)`` and each
     question (:class:`AskRequest`) to ``await ask(request)`` (default: its guess)."""
     gen = execute(task, strict=False, use_fallbacks=use_fallbacks)
@@ -373,8 +380,9 @@ class CarefulAgent(Agent):
     name = "careful"
     stop_on_error = False
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
-                  user: Any = None) -> AgentResult:
+    async def run(
+        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+    ) -> AgentResult:
         """Follow ``task.oracle`` with the careful habits; answer with the oracle's message.
         ``user``: the episode's :class:`mcpgym.evaluation.users.UserChannel` (None: cannot ask)."""
         session = _Session(task, tools, call, stop_on_error=self.stop_on_error)
@@ -394,8 +402,13 @@ class CarefulAgent(Agent):
                 value = _settle(request, reply.value)
                 if value is None:
                     break
-                req = CallRequest(tool=req.tool, args={**req.args, request.argument: value}, path=req.path,
-                                  save=req.save, has_fallback=req.has_fallback)
+                req = CallRequest(
+                    tool=req.tool,
+                    args={**req.args, request.argument: value},
+                    path=req.path,
+                    save=req.save,
+                    has_fallback=req.has_fallback,
+                )
                 res = await once(req)
             if res.is_error and not (res.code == "unavailable" and req.has_fallback):
                 raise _Failed(req, res)
@@ -409,16 +422,20 @@ class CarefulAgent(Agent):
         try:
             outcome = await _drive(task, handle, use_fallbacks=True, ask=ask)
         except _Limit as exc:
-            return AgentResult(final_message="I ran out of tool calls before finishing.", status="limit",
-                               stop_reason=str(exc))
+            return AgentResult(
+                final_message="I ran out of tool calls before finishing.", status="limit", stop_reason=str(exc)
+            )
         except _GiveUp as exc:
             return AgentResult(final_message=DEFEATIST_MESSAGE, stop_reason=f"gave up after an error: {exc}")
         except _Failed as exc:  # say so honestly instead of reporting the plan's success
             err = exc.res.error
             return AgentResult(
-                final_message=(f"I could not finish: {exc.req.tool} still failed after retries and alternatives "
-                               f"({exc.res.code}: {err.get('message', '')}). Everything before that step is done."),
-                stop_reason=f"a plan call failed for good: {exc}")
+                final_message=(
+                    f"I could not finish: {exc.req.tool} still failed after retries and alternatives "
+                    f"({exc.res.code}: {err.get('message', '')}). Everything before that step is done."
+                ),
+                stop_reason=f"a plan call failed for good: {exc}",
+            )
         return AgentResult(final_message=_final(outcome), stop_reason=_reason(outcome))
 
 
@@ -434,8 +451,9 @@ class OverconfidentAgent(Agent):
 
     name = "overconfident"
 
-    async def run(self, task: "Task", tools: list[ToolInfo], call: CallFn, *, trial: int | None = None,
-                  user: Any = None) -> AgentResult:
+    async def run(
+        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+    ) -> AgentResult:
         """Follow ``task.oracle`` without checks; repeat errors up to twice; claim success.
         Never asks the user (``user`` is ignored): it guesses."""
         calls = 0
@@ -460,8 +478,13 @@ class OverconfidentAgent(Agent):
                     guess = True if request.kind == "confirm" else (request.options[0] if request.options else None)
                     if guess is None:
                         break
-                    req = CallRequest(tool=req.tool, args={**req.args, request.argument: guess}, path=req.path,
-                                      save=req.save, has_fallback=req.has_fallback)
+                    req = CallRequest(
+                        tool=req.tool,
+                        args={**req.args, request.argument: guess},
+                        path=req.path,
+                        save=req.save,
+                        has_fallback=req.has_fallback,
+                    )
                 res = await one(req)
             return res
 

@@ -37,12 +37,12 @@ from mcpgym.evaluation.formats.common import (
     LoadResult,
     id_key,
 )
+from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.results import (
     interpret_result,
     make_step,
     parse_arguments,
 )
-from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "anthropic"
@@ -57,13 +57,20 @@ def _blocks(content: Any) -> list[Any]:
 
 
 def _text(blocks: list[Any]) -> str:
-    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-                     and isinstance(b.get("text"), str))
+    return "\n".join(
+        b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
 
 
-def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str = EXTERNAL_AGENT,
-                             task_id: str | None = None, trial: int = 0,
-                             metadata: dict[str, Any] | None = None) -> tuple[Trajectory, list[str]]:
+def trajectory_from_messages(
+    messages: list[Any],
+    *,
+    episode_id: str,
+    agent: str = EXTERNAL_AGENT,
+    task_id: str | None = None,
+    trial: int = 0,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[Trajectory, list[str]]:
     """Convert one Messages-API conversation into a :class:`Trajectory` (no ledger).
 
     Args:
@@ -89,13 +96,23 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
         role = m.get("role")
         blocks = _blocks(m.get("content"))
         if role == "assistant":
-            last_assistant = (i, _text(blocks), any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks))
+            last_assistant = (
+                i,
+                _text(blocks),
+                any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks),
+            )
             for b in blocks:
                 if not (isinstance(b, dict) and b.get("type") == "tool_use"):
                     continue
                 if not isinstance(b.get("name"), str) or not b["name"]:
                     raise EpisodeError(f"message {i}: a tool_use block without a name")
-                call = {"id": id_key(b.get("id")), "name": b["name"], "input": b.get("input", {}), "where": i, "result": None}
+                call = {
+                    "id": id_key(b.get("id")),
+                    "name": b["name"],
+                    "input": b.get("input", {}),
+                    "where": i,
+                    "result": None,
+                }
                 calls.append(call)
                 if call["id"] is not None:
                     by_id.setdefault(call["id"], []).append(call)
@@ -108,8 +125,10 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
                     continue
                 answered = next((c for c in by_id.get(id_key(b.get("tool_use_id")), []) if c["result"] is None), None)
                 if answered is None:
-                    warnings.append(f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
-                                    "open tool_use; ignored")
+                    warnings.append(
+                        f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
+                        "open tool_use; ignored"
+                    )
                     continue
                 answered["result"] = b
                 last_result_at = i
@@ -126,8 +145,17 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
         if is_error and not ok:
             code = "invalid_argument"
         steps.append(make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result))
-    traj = conversation_trajectory(steps, last_assistant, last_result_at, episode_id=episode_id, task_id=task_id,
-                                   agent=agent, trial=trial, instruction=instruction, metadata=metadata)
+    traj = conversation_trajectory(
+        steps,
+        last_assistant,
+        last_result_at,
+        episode_id=episode_id,
+        task_id=task_id,
+        agent=agent,
+        trial=trial,
+        instruction=instruction,
+        metadata=metadata,
+    )
     return traj, warnings
 
 

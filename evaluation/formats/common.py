@@ -79,8 +79,14 @@ class LoadResult:
     problems: list[Problem] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
 
-    def problem(self, message: str, *, line: int | None = None, episode: str | None = None,
-                severity: Literal["error", "warning"] = "error") -> None:
+    def problem(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        episode: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
         """Record a problem of this file."""
         self.problems.append(Problem(file=self.file, line=line, episode=episode, message=message, severity=severity))
 
@@ -109,7 +115,7 @@ def read_text(path: Path, result: LoadResult) -> str | None:
 
 def _parses_alone(line: str) -> bool:
     s = line.strip()
-    if not s or s[0] not in "[{\"":
+    if not s or s[0] not in '[{"':
         return False
     try:
         json.loads(s)

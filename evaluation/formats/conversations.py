@@ -16,9 +16,10 @@ any of these shapes, as tau-bench and most harnesses store them:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from mcpgym.evaluation.formats.common import (
     EXTERNAL_AGENT,
@@ -106,8 +107,11 @@ def find_conversations(records: list[tuple[int | None, Any]], result: LoadResult
         flush()
         if isinstance(value, list):
             if not value or all(_is_message(v) for v in value):
-                out.append(Conversation(label=f"line {line}" if line is not None else "conversation", line=line,
-                                        messages=value))
+                out.append(
+                    Conversation(
+                        label=f"line {line}" if line is not None else "conversation", line=line, messages=value
+                    )
+                )
                 continue
             for i, item in enumerate(value, start=1):
                 base = f"line {line} item {i}" if line is not None else f"record {i}"
@@ -116,14 +120,21 @@ def find_conversations(records: list[tuple[int | None, Any]], result: LoadResult
                 elif _conv_key(item):
                     add_record(item, base, line)
                 else:
-                    result.problem(f"not a conversation (expected a list of messages, or an object with "
-                                   f"{'/'.join(CONVERSATION_KEYS)})", line=line, episode=base)
+                    result.problem(
+                        f"not a conversation (expected a list of messages, or an object with "
+                        f"{'/'.join(CONVERSATION_KEYS)})",
+                        line=line,
+                        episode=base,
+                    )
         elif isinstance(value, dict) and _conv_key(value):
             add_record(value, f"line {line}" if line is not None else "conversation", line)
         else:
-            result.problem(f"{'' if line is not None else where + ': '}not a conversation (expected a list of messages, "
-                           f"or an object with "
-                           f"{'/'.join(CONVERSATION_KEYS)}), got {type(value).__name__}", line=line)
+            result.problem(
+                f"{'' if line is not None else where + ': '}not a conversation (expected a list of messages, "
+                f"or an object with "
+                f"{'/'.join(CONVERSATION_KEYS)}), got {type(value).__name__}",
+                line=line,
+            )
     flush()
     return out
 
@@ -159,8 +170,14 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         try:
             if not isinstance(conv.messages, list):
                 raise EpisodeError(f"the messages must be a list, got {type(conv.messages).__name__}")
-            traj, warnings = convert(conv.messages, episode_id=episode_id, agent=record_agent(rec) or EXTERNAL_AGENT,
-                                     task_id=meta_str(rec.get("task_id")), trial=record_trial(rec), metadata=meta)
+            traj, warnings = convert(
+                conv.messages,
+                episode_id=episode_id,
+                agent=record_agent(rec) or EXTERNAL_AGENT,
+                task_id=meta_str(rec.get("task_id")),
+                trial=record_trial(rec),
+                metadata=meta,
+            )
         except EpisodeError as exc:
             result.problem(str(exc), line=conv.line, episode=conv.label)
             continue
@@ -173,9 +190,18 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
     return result
 
 
-def conversation_trajectory(steps: list[Any], last_assistant: tuple[int, str, bool] | None, last_result_at: int,
-                            *, episode_id: str, task_id: str | None, agent: str, trial: int,
-                            instruction: str | None, metadata: dict[str, Any] | None) -> Trajectory:
+def conversation_trajectory(
+    steps: list[Any],
+    last_assistant: tuple[int, str, bool] | None,
+    last_result_at: int,
+    *,
+    episode_id: str,
+    task_id: str | None,
+    agent: str,
+    trial: int,
+    instruction: str | None,
+    metadata: dict[str, Any] | None,
+) -> Trajectory:
     """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
 
     Args:
@@ -188,9 +214,26 @@ def conversation_trajectory(steps: list[Any], last_assistant: tuple[int, str, bo
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
     status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
-    return Trajectory(episode_id=episode_id, task_id=task_id, agent=agent, trial=trial, instruction=instruction,
-                      steps=steps, final_message=final, ledger=None, status=status, stop_reason=stop_reason,
-                      metadata=dict(metadata or {}))
+    return Trajectory(
+        episode_id=episode_id,
+        task_id=task_id,
+        agent=agent,
+        trial=trial,
+        instruction=instruction,
+        steps=steps,
+        final_message=final,
+        ledger=None,
+        status=status,
+        stop_reason=stop_reason,
+        metadata=dict(metadata or {}),
+    )
 
 
-__all__ = ["CONVERSATION_KEYS", "conversation_trajectory", "Conversation", "find_conversations", "load_conversations", "tool_descriptions"]
+__all__ = [
+    "CONVERSATION_KEYS",
+    "conversation_trajectory",
+    "Conversation",
+    "find_conversations",
+    "load_conversations",
+    "tool_descriptions",
+]

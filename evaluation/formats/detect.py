@@ -30,8 +30,9 @@ Rules, in order:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""

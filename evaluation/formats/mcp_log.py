@@ -60,12 +60,12 @@ from mcpgym.evaluation.formats.common import (
 )
 from mcpgym.evaluation.formats.results import (
     UNKNOWN_TOOL_RE,
-    interpret_result,
     content_text,
     error_code_of,
     error_message_of,
     error_payload,
     guess_error_code,
+    interpret_result,
     make_step,
     parse_arguments,
     parse_json_text,
@@ -108,10 +108,39 @@ class _Line:
 
 DIRECTION_KEYS: tuple[str, ...] = ("direction", "dir", "sender", "from", "source", "side", "origin")
 """Wrapper fields naming who sent a message (the first present is read)."""
-_CLIENT_SENT = frozenset({"c2s", "client", "client->server", "client_to_server", "client-to-server", "to_server",
-                          "outgoing", "out", "sent", "send", "request", ">"})
-_SERVER_SENT = frozenset({"s2c", "server", "server->client", "server_to_client", "server-to-client", "to_client",
-                          "incoming", "in", "received", "recv", "receive", "response", "<"})
+_CLIENT_SENT = frozenset(
+    {
+        "c2s",
+        "client",
+        "client->server",
+        "client_to_server",
+        "client-to-server",
+        "to_server",
+        "outgoing",
+        "out",
+        "sent",
+        "send",
+        "request",
+        ">",
+    }
+)
+_SERVER_SENT = frozenset(
+    {
+        "s2c",
+        "server",
+        "server->client",
+        "server_to_client",
+        "server-to-client",
+        "to_client",
+        "incoming",
+        "in",
+        "received",
+        "recv",
+        "receive",
+        "response",
+        "<",
+    }
+)
 SERVER_METHODS: frozenset[str] = frozenset({"roots/list", "sampling/createMessage", "elicitation/create"})
 """Requests only a server sends (used to tell the sender when the log does not)."""
 
@@ -131,8 +160,9 @@ def record_sender(rec: dict[str, Any]) -> str | None:
 
 def _answers_server_request(msg: dict[str, Any]) -> bool:
     result = msg.get("result")
-    return isinstance(result, dict) and ("roots" in result or "action" in result or
-                                         ("model" in result and "role" in result))
+    return isinstance(result, dict) and (
+        "roots" in result or "action" in result or ("model" in result and "role" in result)
+    )
 
 
 @dataclass
@@ -144,7 +174,9 @@ class _Group:
 
 def _unpack(line: int | None, where: str, value: Any) -> _Line | None:
     if isinstance(value, list):
-        return _Line(line, where, [m for m in value if _is_rpc(m)], None, {}) if any(_is_rpc(m) for m in value) else None
+        return (
+            _Line(line, where, [m for m in value if _is_rpc(m)], None, {}) if any(_is_rpc(m) for m in value) else None
+        )
     if not isinstance(value, dict):
         return None
     session = next((meta_str(value[k]) for k in SESSION_KEYS if meta_str(value.get(k)) is not None), None)
@@ -254,8 +286,15 @@ def _episode(group: _Group, file: str) -> Episode:
                         warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
                     else:
                         args, ok = parse_arguments(params.get("arguments"))
-                        entry = {"method": method, "name": name, "arguments": args, "ok": ok, "where": ln.where,
-                                 "id": mid, "response": None}
+                        entry = {
+                            "method": method,
+                            "name": name,
+                            "arguments": args,
+                            "ok": ok,
+                            "where": ln.where,
+                            "id": mid,
+                            "response": None,
+                        }
                         calls.append(entry)
                 open_requests.setdefault((sender, mid), []).append(entry)
                 if method == "initialize" and isinstance(msg.get("params"), dict):
@@ -279,7 +318,11 @@ def _episode(group: _Group, file: str) -> Episode:
                     listed = msg.get("result")
                     tools = listed.get("tools") if isinstance(listed, dict) else None
                     for t in tools or []:
-                        if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
+                        if (
+                            isinstance(t, dict)
+                            and isinstance(t.get("name"), str)
+                            and isinstance(t.get("description"), str)
+                        ):
                             descriptions[t["name"]] = t["description"]
     steps: list[ToolCallStep] = []
     for c in calls:
@@ -292,8 +335,15 @@ def _episode(group: _Group, file: str) -> Episode:
         steps.append(make_step(len(steps) + 1, c["name"], c["arguments"], is_error=is_error, code=code, result=result))
     if descriptions:
         meta["tool_descriptions"] = descriptions
-    traj = Trajectory(episode_id=f"{Path(file).name}:{group.label}", task_id=task_id, agent=agent or EXTERNAL_AGENT,
-                      steps=steps, final_message=final, ledger=None, metadata=meta)
+    traj = Trajectory(
+        episode_id=f"{Path(file).name}:{group.label}",
+        task_id=task_id,
+        agent=agent or EXTERNAL_AGENT,
+        steps=steps,
+        final_message=final,
+        ledger=None,
+        metadata=meta,
+    )
     return Episode(label=group.label, trajectory=traj, line=group.line, warnings=warnings)
 
 
@@ -318,8 +368,11 @@ def load(path: str | Path) -> LoadResult:
         ln = _unpack(lineno, where, value)
         if ln is None:
             prefix = f"{where}: " if lineno is None else ""
-            result.problem(f"{prefix}not a JSON-RPC message (expected an object with jsonrpc/method/id, or a "
-                           f"wrapper holding one under {'/'.join(MESSAGE_KEYS)})", line=lineno)
+            result.problem(
+                f"{prefix}not a JSON-RPC message (expected an object with jsonrpc/method/id, or a "
+                f"wrapper holding one under {'/'.join(MESSAGE_KEYS)})",
+                line=lineno,
+            )
             continue
         lines.append(ln)
     for group in _groups(lines):
@@ -335,5 +388,13 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-__all__ = ["DIRECTION_KEYS", "FORMAT", "MESSAGE_KEYS", "SERVER_METHODS", "SESSION_KEYS", "interpret_response", "load",
-           "record_sender"]
+__all__ = [
+    "DIRECTION_KEYS",
+    "FORMAT",
+    "MESSAGE_KEYS",
+    "SERVER_METHODS",
+    "SESSION_KEYS",
+    "interpret_response",
+    "load",
+    "record_sender",
+]

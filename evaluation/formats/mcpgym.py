@@ -72,8 +72,12 @@ def load(path: str | Path) -> LoadResult:
             continue
         key = (traj.agent, traj.task_id if traj.task_id is not None else f"episode:{traj.episode_id}", traj.trial)
         if key in seen:
-            result.problem(f"a second record of agent {key[0]!r}, task {key[1]!r}, trial {key[2]} (first on line "
-                           f"{seen[key]}): ignored, the first one counts", line=lineno, severity="warning")
+            result.problem(
+                f"a second record of agent {key[0]!r}, task {key[1]!r}, trial {key[2]} (first on line "
+                f"{seen[key]}): ignored, the first one counts",
+                line=lineno,
+                severity="warning",
+            )
             continue
         seen[key] = lineno
         if traj.stored is not None:
@@ -82,14 +86,20 @@ def load(path: str | Path) -> LoadResult:
             except ValueError as exc:
                 result.problem(f"field stored: {exc}", line=lineno, episode=label)
                 continue
-            traj = traj.model_copy(update={"initial_snapshot": initial, "final_snapshot": final, "gold_snapshot": gold,
-                                           "stored": None})
+            traj = traj.model_copy(
+                update={"initial_snapshot": initial, "final_snapshot": final, "gold_snapshot": gold, "stored": None}
+            )
         if traj.trial:
             label += f" trial {traj.trial}"
-        steps = [s.model_copy(update={"arguments": parse_arguments(s.arguments)[0]})
-                 if isinstance(s, ToolCallStep) and isinstance(s.arguments, str) else s for s in traj.steps]
-        result.add(Episode(label=label, trajectory=traj.model_copy(update={"scores": None, "steps": steps}),
-                           line=lineno))
+        steps = [
+            s.model_copy(update={"arguments": parse_arguments(s.arguments)[0]})
+            if isinstance(s, ToolCallStep) and isinstance(s.arguments, str)
+            else s
+            for s in traj.steps
+        ]
+        result.add(
+            Episode(label=label, trajectory=traj.model_copy(update={"scores": None, "steps": steps}), line=lineno)
+        )
     if not result.episodes and not result.problems:
         result.problem("no trajectories in the file", severity="warning")
     return result

@@ -41,13 +41,13 @@ from mcpgym.evaluation.formats.common import (
     LoadResult,
     id_key,
 )
+from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.results import (
     content_text,
     interpret_result,
     make_step,
     parse_arguments,
 )
-from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "openai"
@@ -63,9 +63,15 @@ class _Call:
         self.error_flag = False
 
 
-def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str = EXTERNAL_AGENT,
-                             task_id: str | None = None, trial: int = 0,
-                             metadata: dict[str, Any] | None = None) -> tuple[Trajectory, list[str]]:
+def trajectory_from_messages(
+    messages: list[Any],
+    *,
+    episode_id: str,
+    agent: str = EXTERNAL_AGENT,
+    task_id: str | None = None,
+    trial: int = 0,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[Trajectory, list[str]]:
     """Convert one chat-completions conversation into a :class:`Trajectory` (no ledger).
 
     Args:
@@ -140,8 +146,17 @@ def trajectory_from_messages(messages: list[Any], *, episode_id: str, agent: str
         if is_error and not c.ok_args:
             code = "invalid_argument"
         steps.append(make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result))
-    traj = conversation_trajectory(steps, last_assistant, last_result_at, episode_id=episode_id, task_id=task_id,
-                                   agent=agent, trial=trial, instruction=instruction, metadata=metadata)
+    traj = conversation_trajectory(
+        steps,
+        last_assistant,
+        last_result_at,
+        episode_id=episode_id,
+        task_id=task_id,
+        agent=agent,
+        trial=trial,
+        instruction=instruction,
+        metadata=metadata,
+    )
     return traj, warnings
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from mcpgym.evaluation.scorer import INFERRED_FAULTS
 from mcpgym.evaluation.trajectory import ToolCallStep
@@ -23,21 +24,42 @@ from mcpgym.kernel.errors import ERROR_CODES
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("rate_limited", r"rate[\s_-]?limit|too many requests|\b429\b|quota exceeded"),
     ("timeout", r"\btimed?[\s_-]?out\b|\btimeout\b|deadline exceeded|\b504\b"),
-    ("unavailable", r"\b(?:service|tool|server|endpoint|api)\s+(?:is\s+)?(?:currently\s+)?(?:unavailable|down)\b|\b503\b"),
-    ("transient", r"\binterne?a?l(?: server)? error\b|\bnetwork\b|\bconnection (?:reset|refused|error|lost|aborted)\b"
-                  r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b"),
-    ("auth_required", r"\bnot (?:logged in|authenticated)\b|\blog[\s-]?in required\b|\bauthentication (?:required|needed)\b"
-                      r"|\b(?:token|session) (?:has )?expired\b|\bre-?authenticat|\bunauthenticated\b|\b401\b"),
-    ("permission_denied", r"\bprivilege|\bpermission|\bnot (?:allowed|permitted|authori[sz]ed)\b|\bforbidden\b"
-                          r"|\baccess denied\b|\bunauthori[sz]ed\b|\b403\b"),
-    ("not_found", r"\bnot found\b|\bno such\b|\bdoes(?: not|n['’]t) exist\b|\b(?:could not|cannot|can['’]t) find\b"
-                  r"|\bunknown (?:tool|function)\b|\b404\b"),
-    ("invalid_argument", r"\binvalid\b|\bmissing (?:required )?(?:argument|parameter|field|property)\b"
-                         r"|\brequired (?:argument|parameter|field|property)\b|\bmust be\b|\bbad request\b|\bmalformed\b"
-                         r"|\bvalidation\b|\b400\b"),
+    (
+        "unavailable",
+        r"\b(?:service|tool|server|endpoint|api)\s+(?:is\s+)?(?:currently\s+)?(?:unavailable|down)\b|\b503\b",
+    ),
+    (
+        "transient",
+        r"\binterne?a?l(?: server)? error\b|\bnetwork\b|\bconnection (?:reset|refused|error|lost|aborted)\b"
+        r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b",
+    ),
+    (
+        "auth_required",
+        r"\bnot (?:logged in|authenticated)\b|\blog[\s-]?in required\b|\bauthentication (?:required|needed)\b"
+        r"|\b(?:token|session) (?:has )?expired\b|\bre-?authenticat|\bunauthenticated\b|\b401\b",
+    ),
+    (
+        "permission_denied",
+        r"\bprivilege|\bpermission|\bnot (?:allowed|permitted|authori[sz]ed)\b|\bforbidden\b"
+        r"|\baccess denied\b|\bunauthori[sz]ed\b|\b403\b",
+    ),
+    (
+        "not_found",
+        r"\bnot found\b|\bno such\b|\bdoes(?: not|n['’]t) exist\b|\b(?:could not|cannot|can['’]t) find\b"
+        r"|\bunknown (?:tool|function)\b|\b404\b",
+    ),
+    (
+        "invalid_argument",
+        r"\binvalid\b|\bmissing (?:required )?(?:argument|parameter|field|property)\b"
+        r"|\brequired (?:argument|parameter|field|property)\b|\bmust be\b|\bbad request\b|\bmalformed\b"
+        r"|\bvalidation\b|\b400\b",
+    ),
     ("conflict", r"\balready\b|\bconflict\b|\bduplicate\b|\b409\b"),
-    ("precondition_failed", r"\bprecondition\b|\bblocked\b|\binsufficient\b|\bnot enough\b|\bout of stock\b|\bsold out\b"
-                            r"|\bclosed\b"),
+    (
+        "precondition_failed",
+        r"\bprecondition\b|\bblocked\b|\binsufficient\b|\bnot enough\b|\bout of stock\b|\bsold out\b"
+        r"|\bclosed\b",
+    ),
 )
 """Error code guessed from an error's text, (code, regex) tried case-insensitively in order;
 the first match wins, no match gives no code. Used only when a result carries no code of
@@ -46,10 +68,14 @@ the first match wins, no match gives no code. Used only when a result carries no
 faults, which the scorer then treats as inferred faults."""
 
 _ERROR_TEXT_RE = tuple((code, re.compile(rx, re.IGNORECASE)) for code, rx in ERROR_TEXT_PATTERNS)
-_RETRY_AFTER_RE = re.compile(r"retry[\s_-]*after\D{0,12}?(\d+)|\b(?:wait|in)\s+(\d+)\s*(?:virtual\s+)?s(?:ec(?:ond)?s?)?\b",
-                             re.IGNORECASE)
-UNKNOWN_TOOL_RE = re.compile(r"\b(?:unknown|no such) (?:tool|function)\b|\b(?:tool|function) ['\"`]?[\w.-]+['\"`]? "
-                             r"(?:was |is )?not found\b|\bnot a (?:known |valid )?(?:tool|function)\b", re.IGNORECASE)
+_RETRY_AFTER_RE = re.compile(
+    r"retry[\s_-]*after\D{0,12}?(\d+)|\b(?:wait|in)\s+(\d+)\s*(?:virtual\s+)?s(?:ec(?:ond)?s?)?\b", re.IGNORECASE
+)
+UNKNOWN_TOOL_RE = re.compile(
+    r"\b(?:unknown|no such) (?:tool|function)\b|\b(?:tool|function) ['\"`]?[\w.-]+['\"`]? "
+    r"(?:was |is )?not found\b|\bnot a (?:known |valid )?(?:tool|function)\b",
+    re.IGNORECASE,
+)
 """An error message saying the called tool does not exist."""
 ERROR_PREFIX_RE = re.compile(r"^\s*(?:Error\b(?!\s*\?)|ERROR\b(?!\s*\?)|error:)")
 """A text result is an error when it starts with ``Error`` (any punctuation after it but a
@@ -256,14 +282,22 @@ def text_error(message: str, code: str | None = None) -> tuple[bool, str | None,
     return True, code, error_payload(code, message)
 
 
-def make_step(step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None,
-              result: Any = None) -> ToolCallStep:
+def make_step(
+    step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None, result: Any = None
+) -> ToolCallStep:
     """A :class:`ToolCallStep`; an error whose code names an injected fault (scorer's
     ``INFERRED_FAULTS``) gets that ``fault`` with ``fault_inferred=True``."""
     fault = INFERRED_FAULTS.get(code or "") if is_error else None
-    return ToolCallStep(step=step, tool=tool, arguments=arguments if arguments is not None else {}, is_error=is_error,
-                        error_code=code if is_error else None, result=result, fault=fault,
-                        fault_inferred=fault is not None)
+    return ToolCallStep(
+        step=step,
+        tool=tool,
+        arguments=arguments if arguments is not None else {},
+        is_error=is_error,
+        error_code=code if is_error else None,
+        result=result,
+        fault=fault,
+        fault_inferred=fault is not None,
+    )
 
 
 def parse_arguments(raw: Any) -> tuple[Any, bool]:

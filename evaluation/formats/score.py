@@ -26,9 +26,10 @@ import io
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -161,8 +162,11 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
         entries = list(_app_entries())
     except Exception as exc:  # noqa: BLE001 - a broken app must not stop external scoring
         entries = []
-        problems.append(Problem(file="(mcpgym catalog)", message=f"the registered apps could not be loaded: {exc}",
-                                severity="warning"))
+        problems.append(
+            Problem(
+                file="(mcpgym catalog)", message=f"the registered apps could not be loaded: {exc}", severity="warning"
+            )
+        )
     if catalog_path is not None:
         if str(catalog_path) in BUILTIN_CATALOGS and not Path(catalog_path).exists():
             catalog_path = builtin_catalog_path(str(catalog_path))
@@ -194,8 +198,14 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         else:
             res = LoadResult(file=str(path), format="mcpgym")
             res.problem("a directory without trajectories.jsonl (not a run directory)")
-        return res, FileReport(file=res.file, format="mcpgym", detected=False, reason="run directory",
-                               episodes=len(res.episodes), problems=len(res.problems))
+        return res, FileReport(
+            file=res.file,
+            format="mcpgym",
+            detected=False,
+            reason="run directory",
+            episodes=len(res.episodes),
+            problems=len(res.problems),
+        )
     if fmt == "auto":
         detected, reason = detect_format(path)
         if detected is None:
@@ -203,10 +213,12 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
             if not Path(path).is_file():
                 res.problem("file not found" if not Path(path).exists() else "not a file")
             else:
-                res.problem(f"cannot tell the format ({reason}); pass --format "
-                            f"{'|'.join(f for f in FORMATS if f != 'auto')}")
-            return res, FileReport(file=str(path), format=None, detected=True, reason=reason,
-                                   problems=len(res.problems))
+                res.problem(
+                    f"cannot tell the format ({reason}); pass --format {'|'.join(f for f in FORMATS if f != 'auto')}"
+                )
+            return res, FileReport(
+                file=str(path), format=None, detected=True, reason=reason, problems=len(res.problems)
+            )
         fmt_used = detected
     else:
         fmt_used = fmt
@@ -215,12 +227,19 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
     except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the others
         res = LoadResult(file=str(path), format=fmt_used)
         res.problem(f"cannot be read as {fmt_used} ({type(exc).__name__}: {exc})")
-    return res, FileReport(file=str(path), format=fmt_used, detected=fmt == "auto", reason=reason,
-                           episodes=len(res.episodes), problems=len(res.problems))
+    return res, FileReport(
+        file=str(path),
+        format=fmt_used,
+        detected=fmt == "auto",
+        reason=reason,
+        episodes=len(res.episodes),
+        problems=len(res.problems),
+    )
 
 
-def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: str | Path | None = None, *,
-                k: int = DEFAULT_K) -> ScoreReport:
+def score_files(
+    paths: Iterable[str | Path], fmt: str = "auto", catalog_path: str | Path | None = None, *, k: int = DEFAULT_K
+) -> ScoreReport:
     """Score trajectory files recorded elsewhere (or by mcpgym) without re-running anything.
 
     Args:
@@ -265,28 +284,46 @@ def score_files(paths: Iterable[str | Path], fmt: str = "auto", catalog_path: st
         catalog.get(name, descriptions.get(name))
 
     scored: list[EpisodeScores] = []
-    for res, row in zip(loaded, report.files):
+    for res, row in zip(loaded, report.files, strict=False):
         for ep in res.episodes:
             traj = ep.trajectory
             try:
                 sc = score_episode(traj, catalog, k=k)
             except Exception as exc:  # noqa: BLE001 - e.g. a snapshot that does not restore
-                report.problems.append(Problem(file=res.file, line=ep.line, episode=ep.label,
-                                               message=f"cannot be scored: {exc}"))
+                report.problems.append(
+                    Problem(file=res.file, line=ep.line, episode=ep.label, message=f"cannot be scored: {exc}")
+                )
                 row.episodes -= 1
                 row.problems += 1
                 continue
             inferred = sum(r.inferred for r in sc.recoverable_error_detail)
-            report.episodes.append(EpisodeReport(
-                file=res.file, episode=ep.label, line=ep.line, format=res.format, agent=sc.agent or "external",
-                faults="ledger" if traj.ledger is not None else "inferred", inferred_faults=inferred, scores=sc))
+            report.episodes.append(
+                EpisodeReport(
+                    file=res.file,
+                    episode=ep.label,
+                    line=ep.line,
+                    format=res.format,
+                    agent=sc.agent or "external",
+                    faults="ledger" if traj.ledger is not None else "inferred",
+                    inferred_faults=inferred,
+                    scores=sc,
+                )
+            )
             scored.append(sc)
     report.agents = aggregate(scored).agents
     for name in sorted(calls):
         e = catalog.get(name)
-        report.tools.append(ToolClassification(tool=name, source=e.source, app=e.app, kind=e.kind,
-                                               resources=list(e.resources), preconditions=list(e.preconditions),
-                                               calls=calls[name]))
+        report.tools.append(
+            ToolClassification(
+                tool=name,
+                source=e.source,
+                app=e.app,
+                kind=e.kind,
+                resources=list(e.resources),
+                preconditions=list(e.preconditions),
+                calls=calls[name],
+            )
+        )
     report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
     report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
     report.scorability = scorability(loaded, report.tools)
@@ -388,28 +425,57 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
         cells = []
         for ep in rows:
             s = ep.scores
-            cells.append([s.task_id or ep.episode, str(ep.line or "-"), str(s.trial), ep.agent, str(s.tool_calls), str(s.writes),
-                          str(s.verified_writes), ", ".join(map(str, s.verification_skips)) or "-",
-                          ", ".join(f"{p.step} {p.family}" for p in s.precheck_skips) or "-",
-                          str(s.recoverable_errors) + (f" ({ep.inferred_faults} inf.)" if ep.inferred_faults else ""),
-                          str(s.recovery_attempts), str(s.recoveries), _yn(s.defeatism), _yn(s.success)])
+            cells.append(
+                [
+                    s.task_id or ep.episode,
+                    str(ep.line or "-"),
+                    str(s.trial),
+                    ep.agent,
+                    str(s.tool_calls),
+                    str(s.writes),
+                    str(s.verified_writes),
+                    ", ".join(map(str, s.verification_skips)) or "-",
+                    ", ".join(f"{p.step} {p.family}" for p in s.precheck_skips) or "-",
+                    str(s.recoverable_errors) + (f" ({ep.inferred_faults} inf.)" if ep.inferred_faults else ""),
+                    str(s.recovery_attempts),
+                    str(s.recoveries),
+                    _yn(s.defeatism),
+                    _yn(s.success),
+                ]
+            )
         print_table(console, EPISODE_COLUMNS, cells, title=title, width=width)
         console.print()
 
-    agent_rows = [[name, str(m.episodes), _pct(m.success_rate), _pct(m.verification_rate),
-                   _pct(m.precheck_rate), _pct(m.recovery_attempt_rate), _pct(m.recovery_rate),
-                   _pct(m.defeatism_rate), str(m.blind_retries), str(m.invalid_calls)]
-                  for name, m in report.agents.items()]
+    agent_rows = [
+        [
+            name,
+            str(m.episodes),
+            _pct(m.success_rate),
+            _pct(m.verification_rate),
+            _pct(m.precheck_rate),
+            _pct(m.recovery_attempt_rate),
+            _pct(m.recovery_rate),
+            _pct(m.defeatism_rate),
+            str(m.blind_retries),
+            str(m.invalid_calls),
+        ]
+        for name, m in report.agents.items()
+    ]
     print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width)
     console.print()
-    print_table(console, TOOL_COLUMNS, [[t.tool, t.source, t.kind, ", ".join(t.resources), str(t.calls)]
-                                        for t in report.tools],
-                title="tools (source: catalog = mcpgym's, file = --catalog, heuristic = guessed from the name)",
-                width=width)
+    print_table(
+        console,
+        TOOL_COLUMNS,
+        [[t.tool, t.source, t.kind, ", ".join(t.resources), str(t.calls)] for t in report.tools],
+        title="tools (source: catalog = mcpgym's, file = --catalog, heuristic = guessed from the name)",
+        width=width,
+    )
     console.print()
     if report.faults_inferred:
-        para(f"Faults were inferred from error results (no fault ledger): {report.inferred_faults} "
-             "recoverable error(s) counted as injected faults (\"inf.\").")
+        para(
+            f"Faults were inferred from error results (no fault ledger): {report.inferred_faults} "
+            'recoverable error(s) counted as injected faults ("inf.").'
+        )
     if not any(ep.scores.success is not None for ep in report.episodes):
         para("Outcome (success) is unknown: the files carry no world states.")
     if report.problems:
@@ -426,9 +492,17 @@ def _print_scorability(console: Any, report: ScoreReport) -> None:
             console.print(line, markup=False, soft_wrap=True)
 
 
-def run_score(paths: list[str], fmt: str = "auto", catalog: str | None = None, as_json: bool = False,
-              out: IO[str] | None = None, *, k: int = 3, strict: bool = False,
-              err: IO[str] | None = None) -> int:
+def run_score(
+    paths: list[str],
+    fmt: str = "auto",
+    catalog: str | None = None,
+    as_json: bool = False,
+    out: IO[str] | None = None,
+    *,
+    k: int = 3,
+    strict: bool = False,
+    err: IO[str] | None = None,
+) -> int:
     """What ``mcpgym score FILE... [--format F] [--catalog C] [--json] [--strict]`` does.
 
     Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout); with ``--json``

@@ -29,12 +29,12 @@ replies.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
 import hashlib
 import json
+from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import httpx
 
@@ -85,7 +85,9 @@ class LLMLimits:
         for name in ("max_turns", "max_tool_calls", "max_tokens", "max_output_tokens"):
             value = getattr(self, name)
             optional = name in ("max_tokens", "max_output_tokens")
-            if (value is None and not optional) or (value is not None and (isinstance(value, bool) or not isinstance(value, int))):
+            if (value is None and not optional) or (
+                value is not None and (isinstance(value, bool) or not isinstance(value, int))
+            ):
                 raise ValueError(f"{name} must be an integer{' or None' if optional else ''}, got {value!r}")
         if self.max_turns < 1 or self.max_tool_calls < 0:
             raise ValueError("max_turns must be >= 1 and max_tool_calls >= 0")
@@ -218,8 +220,9 @@ class LLMAgent(Agent):
         }
 
     # -- the episode loop ------------------------------------------------------------------
-    async def run(self, task: Any, tools: list[Any], call: CallFn, *, trial: int | None = None,
-                  user: Any = None) -> Any:
+    async def run(
+        self, task: Any, tools: list[Any], call: CallFn, *, trial: int | None = None, user: Any = None
+    ) -> Any:
         """Run one episode and return its ``AgentResult`` (never raises for provider, model or
         tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
         ends the episode with status ``limit``).
@@ -239,15 +242,22 @@ class LLMAgent(Agent):
         try:
             episode = _Episode(self, instruction_of(task), tools, user)
         except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
-            return make_result(status="errored", stop_reason=f"agent_error: {type(exc).__name__}: {exc}",
-                               tokens=TokenUsage(), error=f"agent error: {type(exc).__name__}: {exc}")
+            return make_result(
+                status="errored",
+                stop_reason=f"agent_error: {type(exc).__name__}: {exc}",
+                tokens=TokenUsage(),
+                error=f"agent error: {type(exc).__name__}: {exc}",
+            )
         try:
             return await episode.play(call)
         except CallLimitReached as exc:
             return episode.result("limit", str(exc) or "call budget spent")
         except Exception as exc:  # noqa: BLE001 - a bug or a raising CallFn must not crash the run
-            return episode.result("errored", f"agent_error: {type(exc).__name__}: {exc}",
-                                  error=f"agent error: {type(exc).__name__}: {exc}")
+            return episode.result(
+                "errored",
+                f"agent_error: {type(exc).__name__}: {exc}",
+                error=f"agent error: {type(exc).__name__}: {exc}",
+            )
 
 
 @dataclass
@@ -275,9 +285,12 @@ class _Episode:
 
     def result(self, status: str, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
         return make_result(
-            final_message=final, status=status, stop_reason=stop_reason,
+            final_message=final,
+            status=status,
+            stop_reason=stop_reason,
             tokens=TokenUsage(input=self.input_tokens, output=self.output_tokens),
-            invalid_calls=self.invalid_calls, error=error,
+            invalid_calls=self.invalid_calls,
+            error=error,
         )
 
     async def play(self, call: CallFn) -> Any:
@@ -298,10 +311,17 @@ class _Episode:
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
                 if self.record is not None:
-                    self.record(MessageStep(
-                        turn=self.turns - 1, text=reply.text or "", refusal=reply.refusal, reasoning=reply.reasoning,
-                        tool_calls=len(reply.calls), finish_reason=reply.finish_reason,
-                        tokens=TokenUsage(input=reply.input_tokens, output=reply.output_tokens)))
+                    self.record(
+                        MessageStep(
+                            turn=self.turns - 1,
+                            text=reply.text or "",
+                            refusal=reply.refusal,
+                            reasoning=reply.reasoning,
+                            tool_calls=len(reply.calls),
+                            finish_reason=reply.finish_reason,
+                            tokens=TokenUsage(input=reply.input_tokens, output=reply.output_tokens),
+                        )
+                    )
                 if not reply.calls:
                     return self.result("completed", reply.finish_reason or "end_turn", final=reply.text)
                 total = self.input_tokens + self.output_tokens
@@ -320,8 +340,12 @@ class _Episode:
         tool = self.registry.resolve(parsed.api_name)
         if tool is None:
             hint = " Use search_tools to find tools." if self.registry.has_search else ""
-            payload = error_payload("not_found", f"there is no tool named {parsed.api_name!r} in this episode; "
-                                                  f"call one of the tools you were given.{hint}", "name")
+            payload = error_payload(
+                "not_found",
+                f"there is no tool named {parsed.api_name!r} in this episode; "
+                f"call one of the tools you were given.{hint}",
+                "name",
+            )
             return self.refuse(parsed, payload)
         if parsed.problem is not None or parsed.arguments is None:
             payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
@@ -341,16 +365,24 @@ class _Episode:
             self.registry.absorb_search_result(answer)
         return ToolOutcome(parsed.call_id, _dump(answer), is_error)
 
-
     def refuse(self, parsed: ParsedCall, payload: dict[str, Any]) -> ToolOutcome:
         """Answer an invalid call locally with ``payload``; record it as an invalid step (or
         count it in ``invalid_calls`` when the call function does not record)."""
         if self.record is not None:
             name = parsed.api_name if isinstance(parsed.api_name, str) else json.dumps(parsed.api_name, default=str)
-            self.record(ToolCallStep(
-                step=None, tool=name, arguments=parsed.arguments if parsed.arguments is not None else {},
-                raw_arguments=parsed.raw, call_id=parsed.call_id, is_error=True, error_code=payload["error"]["code"],
-                result=payload, invalid=True))
+            self.record(
+                ToolCallStep(
+                    step=None,
+                    tool=name,
+                    arguments=parsed.arguments if parsed.arguments is not None else {},
+                    raw_arguments=parsed.raw,
+                    call_id=parsed.call_id,
+                    is_error=True,
+                    error_code=payload["error"]["code"],
+                    result=payload,
+                    invalid=True,
+                )
+            )
         else:
             self.invalid_calls += 1
         return ToolOutcome(parsed.call_id, _dump(payload), True)
@@ -358,11 +390,16 @@ class _Episode:
 
 ASK_USER_TOOL = "ask_user"
 """The model-side tool through which an LLM agent asks the user in text."""
-ASK_USER_DESCRIPTION = ("Ask the user a question in text and get their answer. Use it when the request is ambiguous, "
-                        "when a fact only the user knows is missing, or to get their confirmation before a payment; "
-                        "do not ask for what your other tools can tell you.")
-ASK_USER_SCHEMA = {"type": "object", "properties": {"question": {"type": "string", "description": "the question"}},
-                   "required": ["question"]}
+ASK_USER_DESCRIPTION = (
+    "Ask the user a question in text and get their answer. Use it when the request is ambiguous, "
+    "when a fact only the user knows is missing, or to get their confirmation before a payment; "
+    "do not ask for what your other tools can tell you."
+)
+ASK_USER_SCHEMA = {
+    "type": "object",
+    "properties": {"question": {"type": "string", "description": "the question"}},
+    "required": ["question"],
+}
 
 
 def _dump(payload: Any) -> str:

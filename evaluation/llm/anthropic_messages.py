@@ -14,8 +14,15 @@ import os
 from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent
-from mcpgym.evaluation.llm.replies import (ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, raw_text,
-                                           usage_int)
+from mcpgym.evaluation.llm.replies import (
+    ModelReply,
+    ParsedCall,
+    ToolOutcome,
+    is_local_url,
+    parse_arguments,
+    raw_text,
+    usage_int,
+)
 from mcpgym.evaluation.llm.tools import ExposedTool
 from mcpgym.evaluation.llm.transport import ProviderError
 
@@ -46,12 +53,19 @@ class AnthropicAgent(LLMAgent):
     api = "messages"
     tool_result_format = (
         "one user message per reply holding a tool_result block per tool_use (tool_use_id, is_error), in call "
-        "order, content = the tool's JSON payload as text; errors as {\"error\": {code, message, retryable, "
+        'order, content = the tool\'s JSON payload as text; errors as {"error": {code, message, retryable, '
         "retry_after, field}} with is_error true"
     )
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 temperature: float | None = 0.0, **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = 0.0,
+        **options: Any,
+    ) -> None:
         if "seed" in options:
             raise ValueError("the Anthropic messages API has no sampling seed; drop the seed option")
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL
@@ -67,8 +81,11 @@ class AnthropicAgent(LLMAgent):
 
     def describe(self) -> dict[str, Any]:
         """:meth:`LLMAgent.describe` plus the ``anthropic-version`` sent and ``max_tokens`` per reply."""
-        return {**super().describe(), "anthropic_version": ANTHROPIC_VERSION,
-                "max_output_tokens": self.limits.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS}
+        return {
+            **super().describe(),
+            "anthropic_version": ANTHROPIC_VERSION,
+            "max_output_tokens": self.limits.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+        }
 
     def endpoint(self) -> str:
         """``{base_url}/v1/messages`` (``{base_url}/messages`` when it already ends in ``/v1``)."""
@@ -76,8 +93,12 @@ class AnthropicAgent(LLMAgent):
 
     def headers(self) -> dict[str, str]:
         """``x-api-key``, ``anthropic-version`` plus any extra headers."""
-        return {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION,
-                "content-type": "application/json", **self.extra_headers}
+        return {
+            "x-api-key": self._api_key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "content-type": "application/json",
+            **self.extra_headers,
+        }
 
     def initial_messages(self, instruction: str) -> list[Any]:
         """The instruction as the user message (the system prompt is a top-level field)."""
@@ -92,7 +113,9 @@ class AnthropicAgent(LLMAgent):
             "messages": messages,
         }
         if tools:
-            body["tools"] = [{"name": t.api_name, "description": t.description, "input_schema": t.parameters} for t in tools]
+            body["tools"] = [
+                {"name": t.api_name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
         if self.temperature is not None:
             body["temperature"] = self.temperature
         body.update(self.extra_body)
@@ -128,8 +151,11 @@ class AnthropicAgent(LLMAgent):
                 raw_id = block.get("id")
                 call_id = raw_id if isinstance(raw_id, str) and raw_id else f"toolu_{turn}_{i}"
                 args, problem = parse_arguments(block.get("input"))
-                calls.append(ParsedCall(call_id, block.get("name"), args, problem,
-                                        raw_text(block.get("input")) if problem else None))
+                calls.append(
+                    ParsedCall(
+                        call_id, block.get("name"), args, problem, raw_text(block.get("input")) if problem else None
+                    )
+                )
                 echoed.append({**block, "id": call_id, "input": args if problem is None else {}})
             else:
                 if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"]:
@@ -137,11 +163,14 @@ class AnthropicAgent(LLMAgent):
                 echoed.append(block)  # thinking blocks and others go back unchanged
         raw_usage = data.get("usage")
         usage = raw_usage if isinstance(raw_usage, dict) else {}
-        input_tokens = sum(usage_int(usage.get(k)) for k in
-                           ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+        input_tokens = sum(
+            usage_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
         stop = data.get("stop_reason")
         return ModelReply(
-            text="\n".join(texts), calls=calls, input_tokens=input_tokens,
+            text="\n".join(texts),
+            calls=calls,
+            input_tokens=input_tokens,
             output_tokens=usage_int(usage.get("output_tokens")),
             finish_reason=stop if isinstance(stop, str) else None,
             message={"role": "assistant", "content": echoed},
@@ -152,11 +181,15 @@ class AnthropicAgent(LLMAgent):
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:
         """The assistant message, then ONE user message with every ``tool_result`` in call order."""
         messages.append(reply.message)
-        messages.append({
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": o.call_id, "content": o.text, "is_error": o.is_error}
-                        for o in outcomes],
-        })
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": o.call_id, "content": o.text, "is_error": o.is_error}
+                    for o in outcomes
+                ],
+            }
+        )
 
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicAgent", "DEFAULT_ANTHROPIC_BASE_URL"]

@@ -19,8 +19,9 @@ not on argument order, the process or the machine.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from mcpgym.kernel.rng import rng
 

@@ -11,11 +11,10 @@ runner's own classes work unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Literal, Protocol
-
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo
-
 
 CallFn = Callable[[str, dict], Awaitable[Any]]
 """``await call(name, arguments)`` -> a :class:`CallResult`-shaped object. It may raise
@@ -61,5 +60,14 @@ def instruction_of(task: Any) -> str:
     return text
 
 
-__all__ = ["AgentResult", "CallFn", "CallLimitReached", "CallResult", "TaskLike", "ToolInfo",
-           "instruction_of", "make_result", "recorder_of"]
+__all__ = [
+    "AgentResult",
+    "CallFn",
+    "CallLimitReached",
+    "CallResult",
+    "TaskLike",
+    "ToolInfo",
+    "instruction_of",
+    "make_result",
+    "recorder_of",
+]

@@ -16,8 +16,15 @@ import os
 from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent
-from mcpgym.evaluation.llm.replies import (ModelReply, ParsedCall, ToolOutcome, is_local_url, parse_arguments, raw_text,
-                                           usage_int)
+from mcpgym.evaluation.llm.replies import (
+    ModelReply,
+    ParsedCall,
+    ToolOutcome,
+    is_local_url,
+    parse_arguments,
+    raw_text,
+    usage_int,
+)
 from mcpgym.evaluation.llm.tools import ExposedTool
 from mcpgym.evaluation.llm.transport import ProviderError
 
@@ -46,11 +53,19 @@ class OpenAIAgent(LLMAgent):
     api = "chat.completions"
     tool_result_format = (
         "one role=tool message per call (tool_call_id = the call's id), in call order, content = the tool's JSON "
-        "payload; errors as {\"error\": {code, message, retryable, retry_after, field}}"
+        'payload; errors as {"error": {code, message, retryable, retry_after, field}}'
     )
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 temperature: float | None = 0.0, seed: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = 0.0,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
@@ -79,7 +94,10 @@ class OpenAIAgent(LLMAgent):
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = [
-                {"type": "function", "function": {"name": t.api_name, "description": t.description, "parameters": t.parameters}}
+                {
+                    "type": "function",
+                    "function": {"name": t.api_name, "description": t.description, "parameters": t.parameters},
+                }
                 for t in tools
             ]
             body["tool_choice"] = "auto"
@@ -118,9 +136,21 @@ class OpenAIAgent(LLMAgent):
             raw_args = fn.get("arguments")
             args, problem = parse_arguments(raw_args)
             calls.append(ParsedCall(call_id, fn.get("name"), args, problem, raw_text(raw_args) if problem else None))
-            echo_args = raw_args if problem is None and isinstance(raw_args, str) and raw_args.strip() else json.dumps(args or {})
-            echoed.append({"id": call_id, "type": "function",
-                           "function": {"name": fn.get("name") if isinstance(fn.get("name"), str) else "", "arguments": echo_args}})
+            echo_args = (
+                raw_args
+                if problem is None and isinstance(raw_args, str) and raw_args.strip()
+                else json.dumps(args or {})
+            )
+            echoed.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": fn.get("name") if isinstance(fn.get("name"), str) else "",
+                        "arguments": echo_args,
+                    },
+                }
+            )
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
         if echoed:
             assistant["tool_calls"] = echoed
@@ -128,13 +158,19 @@ class OpenAIAgent(LLMAgent):
         usage = raw_usage if isinstance(raw_usage, dict) else {}
         finish = choice.get("finish_reason")
         refusal = message.get("refusal")
-        reasoning = next((message[k] for k in ("reasoning_content", "reasoning")
-                          if isinstance(message.get(k), str) and message[k]), None)
+        reasoning = next(
+            (message[k] for k in ("reasoning_content", "reasoning") if isinstance(message.get(k), str) and message[k]),
+            None,
+        )
         return ModelReply(
-            text=text, calls=calls, input_tokens=usage_int(usage.get("prompt_tokens")),
+            text=text,
+            calls=calls,
+            input_tokens=usage_int(usage.get("prompt_tokens")),
             output_tokens=usage_int(usage.get("completion_tokens")),
-            finish_reason=finish if isinstance(finish, str) else None, message=assistant,
-            refusal=refusal if isinstance(refusal, str) and refusal else None, reasoning=reasoning,
+            finish_reason=finish if isinstance(finish, str) else None,
+            message=assistant,
+            refusal=refusal if isinstance(refusal, str) and refusal else None,
+            reasoning=reasoning,
         )
 
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:

@@ -119,5 +119,13 @@ def is_local_url(url: str) -> bool:
     return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.endswith(".localhost")
 
 
-__all__ = ["ModelReply", "ParsedCall", "ToolOutcome", "error_payload", "is_local_url", "parse_arguments", "raw_text",
-           "usage_int"]
+__all__ = [
+    "ModelReply",
+    "ParsedCall",
+    "ToolOutcome",
+    "error_payload",
+    "is_local_url",
+    "parse_arguments",
+    "raw_text",
+    "usage_int",
+]

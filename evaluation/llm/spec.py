@@ -11,8 +11,9 @@ constructor's own (``base_url``, ``api_key``, ``temperature``, ``seed``, ``syste
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, Callable
+from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent, LLMLimits
 from mcpgym.evaluation.llm.anthropic_messages import AnthropicAgent
@@ -24,8 +25,20 @@ PROVIDERS: dict[str, type[LLMAgent]] = {"openai": OpenAIAgent, "anthropic": Anth
 
 _LIMIT_FIELDS = {f.name for f in fields(LLMLimits)}
 _RETRY_FIELDS = {f.name for f in fields(RetryPolicy)}
-_AGENT_OPTIONS = {"base_url", "api_key", "temperature", "seed", "system_prompt", "tool_exposure", "name",
-                  "observer", "extra_headers", "extra_body", "limits", "retry"}
+_AGENT_OPTIONS = {
+    "base_url",
+    "api_key",
+    "temperature",
+    "seed",
+    "system_prompt",
+    "tool_exposure",
+    "name",
+    "observer",
+    "extra_headers",
+    "extra_body",
+    "limits",
+    "retry",
+}
 
 
 def is_llm_spec(spec: Any) -> bool:
@@ -53,7 +66,9 @@ def parse_llm_spec(spec: str, **options: Any) -> LLMAgent:
     provider, model = provider.strip().lower(), model.strip()
     cls = PROVIDERS.get(provider)
     if cls is None:
-        raise ValueError(f"unknown LLM provider {provider!r} in {spec!r}: expected one of {', '.join(sorted(PROVIDERS))}")
+        raise ValueError(
+            f"unknown LLM provider {provider!r} in {spec!r}: expected one of {', '.join(sorted(PROVIDERS))}"
+        )
     if not model:
         raise ValueError(f"LLM agent spec {spec!r} names no model: write {provider}:MODEL")
     given = dict(options)

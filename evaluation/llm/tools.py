@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The function-name rule of the OpenAI and Anthropic tool APIs."""
@@ -85,7 +86,7 @@ class ToolRegistry:
         self._by_api: dict[str, ExposedTool] = {}
         self._by_name: dict[str, ExposedTool] = {}
         for t in tools:
-            self.add(getattr(t, "name"), getattr(t, "description", "") or "", getattr(t, "input_schema", None))
+            self.add(t.name, getattr(t, "description", "") or "", getattr(t, "input_schema", None))
 
     def add(self, name: object, description: object, input_schema: Any) -> bool:
         """Offer MCP tool ``name`` to the model; False when it is already offered or ``name``
@@ -122,7 +123,9 @@ class ToolRegistry:
         added: list[str] = []
         tools = payload.get("tools") if isinstance(payload, dict) else None
         for entry in tools if isinstance(tools, list) else []:
-            if isinstance(entry, dict) and self.add(entry.get("name"), entry.get("description", ""), entry.get("input_schema")):
+            if isinstance(entry, dict) and self.add(
+                entry.get("name"), entry.get("description", ""), entry.get("input_schema")
+            ):
                 added.append(entry["name"])
         return added
 

@@ -16,8 +16,9 @@ import functools
 import json
 import ssl
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import anyio
 import httpx
@@ -167,23 +168,39 @@ async def post_json(
                     data = json.loads(response.content)
                 except ValueError:
                     raise ProviderError(
-                        f"HTTP {status} with a body that is not JSON: {_snippet(response.text)}", status=status, attempts=attempt
+                        f"HTTP {status} with a body that is not JSON: {_snippet(response.text)}",
+                        status=status,
+                        attempts=attempt,
                     ) from None
                 if not isinstance(data, dict):
-                    raise ProviderError(f"HTTP {status} with a JSON {type(data).__name__}, expected an object",
-                                        status=status, attempts=attempt)
+                    raise ProviderError(
+                        f"HTTP {status} with a JSON {type(data).__name__}, expected an object",
+                        status=status,
+                        attempts=attempt,
+                    )
                 return data
             reason = f"HTTP {status}: {_snippet(response.text)}"
             if status != 429 and status < 500:
                 raise ProviderError(reason, status=status, attempts=attempt)
             wait = parse_retry_after(response.headers)
         if attempt > policy.max_retries:
-            raise ProviderError(f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
-                                status=status, attempts=attempt)
+            raise ProviderError(
+                f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
+                status=status,
+                attempts=attempt,
+            )
         delay = min(wait, policy.max_retry_after) if wait is not None else policy.backoff(attempt - 1)
         if observer is not None:
-            observer({"event": "retry", "attempt": attempt, "status": status, "reason": reason, "delay": delay,
-                      "retry_after": wait})
+            observer(
+                {
+                    "event": "retry",
+                    "attempt": attempt,
+                    "status": status,
+                    "reason": reason,
+                    "delay": delay,
+                    "retry_after": wait,
+                }
+            )
         await anyio.sleep(delay)
 
 

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from mcpgym.evaluation.tasks.errors import EvalError, ExprError
 from mcpgym.evaluation.tasks.functions import FUNCTIONS
@@ -44,20 +45,53 @@ MAX_SEQUENCE = 10_000
 """Longest list or string an expression may build by repetition (``*``)."""
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
 }
 _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
-    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
 _ALLOWED: tuple[type, ...] = (
-    ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Subscript, ast.Slice,
-    ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Call, ast.keyword,
-    ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.comprehension,
-    *_BINOPS, *_CMPOPS, *_UNARY,
+    ast.Expression,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Compare,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.IfExp,
+    ast.Call,
+    ast.keyword,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.ListComp,
+    ast.GeneratorExp,
+    ast.comprehension,
+    *_BINOPS,
+    *_CMPOPS,
+    *_UNARY,
 )
 
 
@@ -78,11 +112,24 @@ class Expr:
 
 
 def _describe(node: ast.AST) -> str:
-    return {ast.Pow: "'**'", ast.Lambda: "lambda", ast.NamedExpr: "':='", ast.Await: "await", ast.JoinedStr: "f-strings",
-            ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions", ast.Set: "set literals",
-            ast.Starred: "'*' unpacking", ast.BitAnd: "'&'", ast.BitOr: "'|'", ast.BitXor: "'^'",
-            ast.LShift: "'<<'", ast.RShift: "'>>'", ast.MatMult: "'@'", ast.Invert: "'~'"}.get(
-        type(node), type(node).__name__)
+    return {
+        ast.Pow: "'**'",
+        ast.Lambda: "lambda",
+        ast.NamedExpr: "':='",
+        ast.Await: "await",
+        ast.JoinedStr: "f-strings",
+        ast.SetComp: "set comprehensions",
+        ast.DictComp: "dict comprehensions",
+        ast.Set: "set literals",
+        ast.Starred: "'*' unpacking",
+        ast.BitAnd: "'&'",
+        ast.BitOr: "'|'",
+        ast.BitXor: "'^'",
+        ast.LShift: "'<<'",
+        ast.RShift: "'>>'",
+        ast.MatMult: "'@'",
+        ast.Invert: "'~'",
+    }.get(type(node), type(node).__name__)
 
 
 def _check(node: ast.AST, bound: frozenset[str], free: set[str], source: str) -> None:
@@ -102,8 +149,9 @@ def _check(node: ast.AST, bound: frozenset[str], free: set[str], source: str) ->
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             what = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-            raise ExprError(f"call of {what!r} is not allowed in {source!r}; allowed functions: "
-                            f"{', '.join(sorted(FUNCTIONS))}")
+            raise ExprError(
+                f"call of {what!r} is not allowed in {source!r}; allowed functions: {', '.join(sorted(FUNCTIONS))}"
+            )
         for kw in node.keywords:
             if kw.arg is None:
                 raise ExprError(f"'**' unpacking is not allowed in {source!r}")
@@ -224,7 +272,7 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:  # noqa: C901 - one bra
         return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env)
-        for op, comp in zip(node.ops, node.comparators):
+        for op, comp in zip(node.ops, node.comparators, strict=False):
             right = _eval(comp, env)
             if not _CMPOPS[type(op)](left, right):
                 return False
@@ -240,13 +288,15 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:  # noqa: C901 - one bra
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_eval(e, env) for e in node.elts]
     if isinstance(node, ast.Dict):
-        return {_eval(k, env): _eval(v, env) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        return {_eval(k, env): _eval(v, env) for k, v in zip(node.keys, node.values, strict=False)}  # type: ignore[arg-type]
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return _comprehension(node, list(node.generators), dict(env))
     raise EvalError(f"unsupported syntax {type(node).__name__}")  # pragma: no cover - rejected by _check
 
 
-def _comprehension(node: ast.ListComp | ast.GeneratorExp, gens: list[ast.comprehension], env: dict[str, Any]) -> list[Any]:
+def _comprehension(
+    node: ast.ListComp | ast.GeneratorExp, gens: list[ast.comprehension], env: dict[str, Any]
+) -> list[Any]:
     gen, rest = gens[0], gens[1:]
     seq = _eval(gen.iter, env)
     if not isinstance(seq, (list, tuple, str, dict)):
@@ -310,7 +360,7 @@ def compile_template(text: str) -> Template:
             if buf:
                 parts.append("".join(buf))
                 buf = []
-            parts.append(compile_expr(text[i + 1:end]))
+            parts.append(compile_expr(text[i + 1 : end]))
             i = end + 1
         elif ch == "}":
             raise ExprError(f"single '}}' in template {text!r} (write '}}}}' for a literal brace)")
@@ -398,4 +448,3 @@ __all__ = [
     "render_value",
     "value_names",
 ]
-

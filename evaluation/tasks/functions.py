@@ -9,9 +9,11 @@ function) and helpers over lists of JSON objects: ``first``, ``where``, ``count`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from mcpgym.evaluation.tasks.errors import EvalError
+
 
 def _matches(item: Any, eq: Mapping[str, Any]) -> bool:
     return isinstance(item, dict) and all(item.get(k) == v for k, v in eq.items())

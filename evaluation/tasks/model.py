@@ -12,17 +12,25 @@ names the task id and the field (``oracle[2].then[0].call``).
 from __future__ import annotations
 
 import re
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from mcpgym.evaluation.judge import ExtraCheck
-from mcpgym.evaluation.users.profile import UserProfile
 from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
+from mcpgym.evaluation.users.profile import UserProfile
 
 KNOWN_TAGS: tuple[str, ...] = (
-    "verification", "recovery", "interdependency", "retrieval", "infeasible", "payment", "conditional", "multi_step",
-    "clarification", "confirmation",
+    "verification",
+    "recovery",
+    "interdependency",
+    "retrieval",
+    "infeasible",
+    "payment",
+    "conditional",
+    "multi_step",
+    "clarification",
+    "confirmation",
 )
 """Tags a task may carry. ``verification``: the instruction is conditional on state the agent
 must read; ``recovery``: the plan runs through writes whose faults have remedies or
@@ -50,7 +58,7 @@ class TaskError(ValueError):
         where = f"{source}: " if source else ""
         super().__init__(f"{where}task {task_id!r}: field {field!r}: {problem}")
 
-    def with_source(self, source: str) -> "TaskError":
+    def with_source(self, source: str) -> TaskError:
         """The same error, naming the file ``source``."""
         return TaskError(self.task_id, self.field, self.problem, source)
 
@@ -75,7 +83,7 @@ class CallStep(_StepBase):
     call: str
     args: dict[str, Any] = Field(default_factory=dict)
     save: str | None = None
-    fallback: list["Step"] | None = None
+    fallback: list[Step] | None = None
     _args: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
@@ -106,8 +114,8 @@ class IfStep(_StepBase):
     """``if``/``then``/``else``: run ``then`` when the expression is truthy, else ``else``."""
 
     if_: str = Field(alias="if")
-    then: list["Step"]
-    else_: list["Step"] = Field(default_factory=list, alias="else")
+    then: list[Step]
+    else_: list[Step] = Field(default_factory=list, alias="else")
     _cond: Expr | None = PrivateAttr(None)
 
     def model_post_init(self, __context: Any) -> None:
@@ -124,7 +132,7 @@ class ForStep(_StepBase):
 
     for_: str = Field(alias="for")
     in_: str = Field(alias="in")
-    do: list["Step"]
+    do: list[Step]
     _seq: Expr | None = PrivateAttr(None)
 
     def model_post_init(self, __context: Any) -> None:
@@ -194,7 +202,7 @@ class AskStep(_StepBase):
         return self._guess
 
 
-Step = Union[CallStep, LetStep, IfStep, ForStep, AnswerStep, RefuseStep, AskStep]
+Step = CallStep | LetStep | IfStep | ForStep | AnswerStep | RefuseStep | AskStep
 """One oracle step."""
 
 for _m in (CallStep, IfStep, ForStep):
@@ -240,7 +248,9 @@ def parse_steps(raw: Any, path: str) -> list[Step]:
         model, allowed = _STEP_KEYS[kind]
         extra = sorted(set(map(str, item)) - allowed)
         if extra:
-            raise StepError(f"{here}.{extra[0]}", f"unknown key in a {kind!r} step; allowed: {', '.join(sorted(allowed))}")
+            raise StepError(
+                f"{here}.{extra[0]}", f"unknown key in a {kind!r} step; allowed: {', '.join(sorted(allowed))}"
+            )
         data = dict(item)
         try:
             for key in ("then", "else", "do", "fallback"):
@@ -373,7 +383,7 @@ class Task(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _check_semantics(self) -> "Task":
+    def _check_semantics(self) -> Task:
         from mcpgym.evaluation.tasks.oracle import check_task
 
         try:
@@ -392,7 +402,9 @@ def task_error(exc: ValidationError, data: Any) -> TaskError:
     if isinstance(inner, TaskError):
         return TaskError(inner.task_id if inner.task_id != "?" else tid, inner.field, inner.problem)
     loc = [p for p in err.get("loc", ()) if not (isinstance(p, str) and p in ("function-after", "function-before"))]
-    field = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc)) or "(task)"
+    field = (
+        "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc)) or "(task)"
+    )
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     if err.get("type") == "missing":
         msg = "missing required field"

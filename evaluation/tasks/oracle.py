@@ -60,18 +60,19 @@ agents with their own habits (pre-checks, read-backs, retries, remedies).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generator, Iterable, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from mcpgym.evaluation.tasks.expr import FUNCTIONS, EvalError, evaluate, render, render_value, value_names
 from mcpgym.evaluation.tasks.model import (
+    NAME_RE,
     AnswerStep,
     AskStep,
     CallStep,
     ForStep,
     IfStep,
     LetStep,
-    NAME_RE,
     RefuseStep,
     Step,
     StepError,
@@ -113,8 +114,9 @@ def _need(names: Iterable[str], defined: set[str], where: str) -> None:
 
 def _check_name(name: Any, where: str) -> str:
     if not isinstance(name, str) or not NAME_RE.match(name) or name in FUNCTIONS:
-        raise StepError(where, f"{name!r} is not a usable name (letters, digits, '_'; not a function name such as "
-                        "len or first)")
+        raise StepError(
+            where, f"{name!r} is not a usable name (letters, digits, '_'; not a function name such as len or first)"
+        )
     return name
 
 
@@ -129,16 +131,24 @@ def _walk(steps: list[Step], path: str, defined: set[str], specs: dict[str, Any]
             if spec is None:
                 owner = _all_tools().get(step.call)
                 if owner is not None:
-                    raise StepError(f"{here}.call", f"tool {step.call!r} belongs to app {owner.app!r}, which is not among "
-                                    f"the task's apps ({', '.join(task_apps)})")
+                    raise StepError(
+                        f"{here}.call",
+                        f"tool {step.call!r} belongs to app {owner.app!r}, which is not among "
+                        f"the task's apps ({', '.join(task_apps)})",
+                    )
                 close = difflib.get_close_matches(step.call, list(specs), n=3, cutoff=0.5)
-                hint = (f"did you mean {', '.join(close)}?" if close
-                        else f"tools of the task's apps: {', '.join(sorted(specs))}")
+                hint = (
+                    f"did you mean {', '.join(close)}?"
+                    if close
+                    else f"tools of the task's apps: {', '.join(sorted(specs))}"
+                )
                 raise StepError(f"{here}.call", f"unknown tool {step.call!r}; {hint}")
             for arg in step.args:
                 if arg not in spec.params:
-                    raise StepError(f"{here}.args.{arg}", f"{step.call} has no argument {arg!r}; its arguments: "
-                                    f"{', '.join(spec.params) or '(none)'}")
+                    raise StepError(
+                        f"{here}.args.{arg}",
+                        f"{step.call} has no argument {arg!r}; its arguments: {', '.join(spec.params) or '(none)'}",
+                    )
             for pname, finfo in spec.input_model.model_fields.items():
                 if finfo.is_required() and pname not in step.args:
                     raise StepError(f"{here}.args", f"{step.call} needs argument {pname!r}")
@@ -147,17 +157,25 @@ def _walk(steps: list[Step], path: str, defined: set[str], specs: dict[str, Any]
             if step.save is not None:
                 _check_name(step.save, f"{here}.save")
                 if spec.kind == "write":
-                    raise StepError(f"{here}.save", f"save is not allowed on the write tool {step.call}: a timed-out "
-                                    "write returns no result, so compute what later steps need from reads")
+                    raise StepError(
+                        f"{here}.save",
+                        f"save is not allowed on the write tool {step.call}: a timed-out "
+                        "write returns no result, so compute what later steps need from reads",
+                    )
             if step.fallback is not None:
                 alts = [a for a in spec.alternatives if a in specs]
                 if not alts:
-                    raise StepError(f"{here}.fallback", f"{step.call} declares no alternative among the task's tools, "
-                                    "so it is never unavailable: a fallback would never run")
+                    raise StepError(
+                        f"{here}.fallback",
+                        f"{step.call} declares no alternative among the task's tools, "
+                        "so it is never unavailable: a fallback would never run",
+                    )
                 inner = set(defined)
                 _walk(step.fallback, f"{here}.fallback", inner, specs, task_apps)
                 if step.save is not None and step.save not in inner:
-                    raise StepError(f"{here}.fallback", f"the fallback must define {step.save!r} (the name the call saves)")
+                    raise StepError(
+                        f"{here}.fallback", f"the fallback must define {step.save!r} (the name the call saves)"
+                    )
                 defined |= inner
             if step.save is not None:
                 defined.add(step.save)
@@ -211,7 +229,7 @@ def iter_steps(steps: list[Step]) -> Iterable[Step]:
             yield from iter_steps(s.fallback)
 
 
-def check_task(task: "Task") -> None:
+def check_task(task: Task) -> None:
     """Check a task's oracle and its consistency rules (see the module docstring).
 
     Raises:
@@ -219,10 +237,13 @@ def check_task(task: "Task") -> None:
     """
     specs = _specs(task.apps)
     _walk(task.oracle, "oracle", set(), specs, task.apps)
-    for i, step in enumerate(s for s in iter_steps(task.oracle) if isinstance(s, AskStep)):
+    for step in (s for s in iter_steps(task.oracle) if isinstance(s, AskStep)):
         if task.user is None or not task.user.knows(step.about):
-            raise StepError("user", f"the oracle asks about {step.about!r}: the task's user profile needs a fact "
-                            "(user.facts) or a refusal (user.refuses) for it")
+            raise StepError(
+                "user",
+                f"the oracle asks about {step.about!r}: the task's user profile needs a fact "
+                "(user.facts) or a refusal (user.refuses) for it",
+            )
     if not ends(task.oracle):
         raise StepError("oracle", "every path of the oracle must end with an 'answer' or a 'refuse' step")
     kinds = {type(s) for s in iter_steps(task.oracle)}
@@ -235,8 +256,11 @@ def check_task(task: "Task") -> None:
         if "infeasible" not in task.tags:
             raise StepError("tags", "an infeasible task (feasible: false) needs the 'infeasible' tag")
         if not any(c.kind == "declares_impossible" and c.value is True for c in task.checks):
-            raise StepError("checks", "an infeasible task needs a check {kind: declares_impossible, value: true}, so "
-                            "that doing nothing and saying 'done' fails")
+            raise StepError(
+                "checks",
+                "an infeasible task needs a check {kind: declares_impossible, value: true}, so "
+                "that doing nothing and saying 'done' fails",
+            )
         if RefuseStep not in kinds:
             raise StepError("oracle", "an infeasible task's oracle needs a 'refuse' step")
 
@@ -322,7 +346,7 @@ def error_code(result: ResultLike) -> str | None:
 
 
 class _Run:
-    def __init__(self, task: "Task", strict: bool, use_fallbacks: bool) -> None:
+    def __init__(self, task: Task, strict: bool, use_fallbacks: bool) -> None:
         self.task, self.strict, self.use_fallbacks = task, strict, use_fallbacks
         self.env: dict[str, Any] = {}
         self.problems: list[str] = []
@@ -404,12 +428,16 @@ class _Run:
             except EvalError as exc:
                 self.fail(f"{here}.{kind}", f"cannot render the message: {exc}")
                 message = None
-            raise _End(OracleOutcome(kind=kind, message=None if message is None else str(message), path=here,
-                                     problems=self.problems))
+            raise _End(
+                OracleOutcome(
+                    kind=kind, message=None if message is None else str(message), path=here, problems=self.problems
+                )
+            )
 
 
-def execute(task: "Task", *, strict: bool = True, use_fallbacks: bool = True
-            ) -> Generator[CallRequest | AskRequest, Any, OracleOutcome]:
+def execute(
+    task: Task, *, strict: bool = True, use_fallbacks: bool = True
+) -> Generator[CallRequest | AskRequest, Any, OracleOutcome]:
     """Run ``task``'s oracle as a generator of calls.
 
     The driver ``send``s each :class:`CallRequest`'s result (anything with ``is_error`` and
@@ -434,7 +462,7 @@ def execute(task: "Task", *, strict: bool = True, use_fallbacks: bool = True
     return OracleOutcome(kind=None, message=None, problems=run.problems)
 
 
-def called_tools(task: "Task") -> list[str]:
+def called_tools(task: Task) -> list[str]:
     """Every tool an oracle may call (any branch, loop or fallback), in order of first appearance."""
     seen: dict[str, None] = {}
     for s in iter_steps(task.oracle):

@@ -22,9 +22,10 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -43,7 +44,7 @@ CORE = "core"
 
 _GENERATORS: dict[str, Callable[[], Iterable[Task]]] = {}
 _CACHE: dict[str, list[Task]] = {}
-_GOLD: dict[str, "GoldRun"] = {}
+_GOLD: dict[str, GoldRun] = {}
 _INITIAL: dict[str, dict[str, Any]] = {}
 
 
@@ -124,7 +125,7 @@ def _line_of(path: Path, wrapped: bool, index: int, message: str) -> int | None:
         return None
     m = _TOP_FIELD.search(message)
     if m and isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
+        for k, _v in node.value:
             if k.value == m.group(1):
                 return k.start_mark.line + 1
     return node.start_mark.line + 1
@@ -132,7 +133,7 @@ def _line_of(path: Path, wrapped: bool, index: int, message: str) -> int | None:
 
 def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
     seen: dict[str, str] = {}
-    for t, src in zip(tasks, sources):
+    for t, src in zip(tasks, sources, strict=False):
         if t.id in seen:
             raise TaskLoadError(f"{src}: task {t.id!r}: field 'id': duplicate id (also in {seen[t.id]}) in {what}")
         seen[t.id] = src
@@ -205,10 +206,14 @@ def bundled_suites() -> dict[str, Path]:
         if path is None:
             continue
         if name in taken:
-            raise TaskLoadError(f"app {name!r}: its bundled tasks ({path}) would be suite {name!r}, "
-                                "which is already a suite; rename the app")
+            raise TaskLoadError(
+                f"app {name!r}: its bundled tasks ({path}) would be suite {name!r}, "
+                "which is already a suite; rename the app"
+            )
         if not path.is_file():
-            raise TaskLoadError(f"app {name!r}: its tasks file {path} does not exist (App.tasks = {get_app(name).tasks!r})")
+            raise TaskLoadError(
+                f"app {name!r}: its tasks file {path} does not exist (App.tasks = {get_app(name).tasks!r})"
+            )
         out[name] = path
     return out
 
@@ -254,8 +259,10 @@ def load_tasks(suite: str = CORE) -> list[Task]:
             tasks = load_file(bundled[suite])
             for t in tasks:
                 if suite not in t.apps:
-                    raise TaskLoadError(f"{bundled[suite]}: task {t.id!r}: field 'apps': a task bundled with app "
-                                        f"{suite!r} must list it (apps: {', '.join(t.apps)})")
+                    raise TaskLoadError(
+                        f"{bundled[suite]}: task {t.id!r}: field 'apps': a task bundled with app "
+                        f"{suite!r} must list it (apps: {', '.join(t.apps)})"
+                    )
             _CACHE[key] = tasks
         return list(_CACHE[key])
     raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
@@ -332,11 +339,14 @@ def gold_run(task: Task) -> GoldRun:
             outcome: OracleOutcome = stop.value
         want = "answer" if task.feasible else "refuse"
         if outcome.kind != want:
-            raise OracleRuntimeError(f"task {task.id!r}: the oracle ended with {outcome.kind!r} at {outcome.path} on "
-                                     f"seed {task.seed}, but a {'feasible' if task.feasible else 'infeasible'} task "
-                                     f"must end with {want!r}")
-        _GOLD[key] = GoldRun(snapshot=world.snapshot(), state_hash=world.state_hash(), outcome=outcome,
-                             calls=[c.tool for c in inv.calls])
+            raise OracleRuntimeError(
+                f"task {task.id!r}: the oracle ended with {outcome.kind!r} at {outcome.path} on "
+                f"seed {task.seed}, but a {'feasible' if task.feasible else 'infeasible'} task "
+                f"must end with {want!r}"
+            )
+        _GOLD[key] = GoldRun(
+            snapshot=world.snapshot(), state_hash=world.state_hash(), outcome=outcome, calls=[c.tool for c in inv.calls]
+        )
     return _GOLD[key]
 
 

@@ -32,9 +32,15 @@ class FlightsApp(SearchTools, BookingTools):
         (stream ``passengers``); no bookings."""
         services = {
             s.flight_number: FlightService(
-                flight_number=s.flight_number, airline=s.airline, origin=s.origin, destination=s.destination,
-                departure_minute=s.departure_minute, duration_minutes=s.duration_minutes, aircraft=s.aircraft,
-                operating_days=list(s.operating_days), base_fare_cents=s.base_fare_cents,
+                flight_number=s.flight_number,
+                airline=s.airline,
+                origin=s.origin,
+                destination=s.destination,
+                departure_minute=s.departure_minute,
+                duration_minutes=s.duration_minutes,
+                aircraft=s.aircraft,
+                operating_days=list(s.operating_days),
+                base_fare_cents=s.base_fare_cents,
             )
             for s in generate_services(cls.stream(world, "network"))
         }
@@ -46,9 +52,14 @@ class FlightsApp(SearchTools, BookingTools):
 
         user = world.user
         passengers = {
-            "pax-000": Passenger(passenger_id="pax-000", name=user.name, email=user.email,
-                                 date_of_birth=f"{r.randrange(1960, 2002)}-{r.randrange(1, 13):02d}-{r.randrange(1, 29):02d}",
-                                 document_number=document(), is_account_holder=True),
+            "pax-000": Passenger(
+                passenger_id="pax-000",
+                name=user.name,
+                email=user.email,
+                date_of_birth=f"{r.randrange(1960, 2002)}-{r.randrange(1, 13):02d}-{r.randrange(1, 29):02d}",
+                document_number=document(),
+                is_account_holder=True,
+            ),
         }
         rank = {"family": 0, "friends": 1}
         close = sorted(world.people, key=lambda p: (rank.get(p.relation, 2), p.person_id))
@@ -56,8 +67,11 @@ class FlightsApp(SearchTools, BookingTools):
         for i, person in enumerate(chosen, start=1):
             pid = f"pax-{i:03d}"
             passengers[pid] = Passenger(
-                passenger_id=pid, name=person.name, email=person.email,
+                passenger_id=pid,
+                name=person.name,
+                email=person.email,
                 date_of_birth=f"{r.randrange(1950, 2015)}-{r.randrange(1, 13):02d}-{r.randrange(1, 29):02d}",
-                document_number=document(), person_id=person.person_id,
+                document_number=document(),
+                person_id=person.person_id,
             )
         return FlightsState(services=services, passengers=passengers)

@@ -8,6 +8,9 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.rng import stable_hash
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.flights.core import (
     BAG_PRICE,
     BOOKING_CUTOFF,
@@ -15,7 +18,6 @@ from mcpgym.sandboxes.flights.core import (
     CHECKIN_OPENS,
     MAX_EXTRA_BAGS_PER_PASSENGER,
 )
-from mcpgym.sandboxes.flights.passengers import PassengerTools
 from mcpgym.sandboxes.flights.models import (
     BoardingPass,
     BoardingPassList,
@@ -28,9 +30,7 @@ from mcpgym.sandboxes.flights.models import (
     SeatClass,
 )
 from mcpgym.sandboxes.flights.network import AIRPORT_INFO
-from mcpgym.kernel.rng import stable_hash
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
+from mcpgym.sandboxes.flights.passengers import PassengerTools
 
 PRIVILEGE = "flights.booking"
 PAY_REMEDIES = ("system_authorize_payment", "system_transfer_from_savings")
@@ -39,7 +39,9 @@ SEAT_LAYOUT: dict[str, tuple[int, str]] = {"business": (1, "ACDF"), "premium": (
 """Class -> (first row, seat letters of a row)."""
 
 BookingId = Annotated[str, Field(max_length=60, description="booking id (bk-...) or 6-letter record locator")]
-AuthId = Annotated[str, Field(max_length=60, description="one-use payment authorisation id from system_authorize_payment")]
+AuthId = Annotated[
+    str, Field(max_length=60, description="one-use payment authorisation id from system_authorize_payment")
+]
 
 
 class BookingTools(PassengerTools):
@@ -54,9 +56,13 @@ class BookingTools(PassengerTools):
                 app's errors (unknown/used/expired authorisation, over limit, balance).
         """
         if authorization_id is None or not authorization_id.strip():
-            raise ToolError("precondition_failed", f"this costs {amount} cents: obtain a payment authorisation with "
-                            "system_authorize_payment and pass its authorization_id", field="authorization_id",
-                            details={"amount_due_cents": amount})
+            raise ToolError(
+                "precondition_failed",
+                f"this costs {amount} cents: obtain a payment authorisation with "
+                "system_authorize_payment and pass its authorization_id",
+                field="authorization_id",
+                details={"amount_due_cents": amount},
+            )
         self.other("system").charge(authorization_id.strip(), amount, memo, reference=reference)
 
     def _locator(self, booking_id: str) -> str:
@@ -89,7 +95,9 @@ class BookingTools(PassengerTools):
         flight = self._flight(flight_id)
         cls = self._seat_class(seat_class)
         if flight.departure_at - self.now <= BOOKING_CUTOFF:
-            raise ToolError("conflict", f"booking for {flight.flight_id} closed 1 h before departure", field="flight_id")
+            raise ToolError(
+                "conflict", f"booking for {flight.flight_id} closed 1 h before departure", field="flight_id"
+            )
         if len(set(passenger_ids)) != len(passenger_ids):
             raise ToolError("invalid_argument", "passenger_ids must not repeat", field="passenger_ids")
         paxes = [self._passenger(pid, "passenger_ids") for pid in passenger_ids]
@@ -97,12 +105,19 @@ class BookingTools(PassengerTools):
             if b.status == "confirmed" and b.flight_id == flight.flight_id:
                 clash = {x.passenger_id for x in b.passengers} & {p.passenger_id for p in paxes}
                 if clash:
-                    raise ToolError("conflict", f"passenger(s) {', '.join(sorted(clash))} already booked on this flight "
-                                    f"({b.record_locator})", field="passenger_ids")
+                    raise ToolError(
+                        "conflict",
+                        f"passenger(s) {', '.join(sorted(clash))} already booked on this flight ({b.record_locator})",
+                        field="passenger_ids",
+                    )
         free = self._available(flight, cls)
         if free < len(paxes):
-            raise ToolError("conflict", f"only {free} {cls} seat(s) left on {flight.flight_id}; {len(paxes)} needed",
-                            field="seat_class", details={"seats_available": free})
+            raise ToolError(
+                "conflict",
+                f"only {free} {cls} seat(s) left on {flight.flight_id}; {len(paxes)} needed",
+                field="seat_class",
+                details={"seats_available": free},
+            )
         price = flight.inventory[cls].price_cents
         total = price * len(paxes)
         booking_id = self.new_id("bk")
@@ -113,11 +128,20 @@ class BookingTools(PassengerTools):
             raise
         s = flight.service
         booking = Booking(
-            booking_id=booking_id, record_locator=self._locator(booking_id), flight_id=flight.flight_id,
-            flight_number=s.flight_number, origin=s.origin, destination=s.destination, departure_at=flight.departure_at,
-            seat_class=cls, passengers=[BookedPassenger(passenger_id=p.passenger_id, name=p.name) for p in paxes],
-            fare_per_passenger_cents=price, fare_total_cents=total, total_paid_cents=total,
-            created_at=self.now, updated_at=self.now,
+            booking_id=booking_id,
+            record_locator=self._locator(booking_id),
+            flight_id=flight.flight_id,
+            flight_number=s.flight_number,
+            origin=s.origin,
+            destination=s.destination,
+            departure_at=flight.departure_at,
+            seat_class=cls,
+            passengers=[BookedPassenger(passenger_id=p.passenger_id, name=p.name) for p in paxes],
+            fare_per_passenger_cents=price,
+            fare_total_cents=total,
+            total_paid_cents=total,
+            created_at=self.now,
+            updated_at=self.now,
         )
         self.state.bookings[booking_id] = booking
         self._take_seats(flight.flight_id, cls, len(paxes))
@@ -126,12 +150,17 @@ class BookingTools(PassengerTools):
     @tool("read", ["flights.booking"])
     def flights_list_bookings(
         self,
-        status: Annotated[Literal["confirmed", "cancelled"] | None, Field(description="only bookings with this status")] = None,
+        status: Annotated[
+            Literal["confirmed", "cancelled"] | None, Field(description="only bookings with this status")
+        ] = None,
         upcoming_only: Annotated[bool, Field(description="only flights that have not departed")] = False,
     ) -> BookingList:
         """List bookings (by departure), optionally only confirmed/cancelled or only upcoming ones."""
-        items = [b for b in self.state.bookings.values()
-                 if (status is None or b.status == status) and (not upcoming_only or b.departure_at > self.now)]
+        items = [
+            b
+            for b in self.state.bookings.values()
+            if (status is None or b.status == status) and (not upcoming_only or b.departure_at > self.now)
+        ]
         items.sort(key=lambda b: (b.departure_at, b.created_at, b.booking_id))
         return BookingList(bookings=items)
 
@@ -157,8 +186,12 @@ class BookingTools(PassengerTools):
     def flights_change_booking(
         self,
         booking_id: BookingId,
-        new_flight_id: Annotated[str, Field(max_length=60, description="flight to move to (same cities), e.g. AU123-20260607")],
-        authorization_id: Annotated[str | None, Field(max_length=60, description="payment authorisation, needed when the new fare is higher")] = None,
+        new_flight_id: Annotated[
+            str, Field(max_length=60, description="flight to move to (same cities), e.g. AU123-20260607")
+        ],
+        authorization_id: Annotated[
+            str | None, Field(max_length=60, description="payment authorisation, needed when the new fare is higher")
+        ] = None,
         seat_class: Annotated[SeatClass | None, Field(description="new seat class (default: keep)")] = None,
     ) -> BookingView:
         """Move a booking to another flight between the same cities, paying or refunding the fare difference (cents).
@@ -170,22 +203,35 @@ class BookingTools(PassengerTools):
         self.other("system").require_privilege(PRIVILEGE)
         b = self._active(booking_id)
         if b.departure_at - self.now <= BOOKING_CUTOFF:
-            raise ToolError("conflict", f"booking {b.record_locator} can no longer be changed (departs within 1 h)",
-                            field="booking_id")
+            raise ToolError(
+                "conflict",
+                f"booking {b.record_locator} can no longer be changed (departs within 1 h)",
+                field="booking_id",
+            )
         new = self._flight(new_flight_id, "new_flight_id")
         cls = self._seat_class(seat_class) if seat_class is not None else b.seat_class
         if new.flight_id == b.flight_id and cls == b.seat_class:
-            raise ToolError("invalid_argument", "the booking is already on that flight and class", field="new_flight_id")
+            raise ToolError(
+                "invalid_argument", "the booking is already on that flight and class", field="new_flight_id"
+            )
         if (AIRPORT_INFO[new.service.origin][1], AIRPORT_INFO[new.service.destination][1]) != (
-                AIRPORT_INFO[b.origin][1], AIRPORT_INFO[b.destination][1]):
-            raise ToolError("invalid_argument", "the new flight must fly between the same cities", field="new_flight_id")
+            AIRPORT_INFO[b.origin][1],
+            AIRPORT_INFO[b.destination][1],
+        ):
+            raise ToolError(
+                "invalid_argument", "the new flight must fly between the same cities", field="new_flight_id"
+            )
         if new.departure_at - self.now <= BOOKING_CUTOFF:
             raise ToolError("conflict", f"booking for {new.flight_id} closed", field="new_flight_id")
         n = len(b.passengers)
         free = self._available(new, cls)
         if free < n:
-            raise ToolError("conflict", f"only {free} {cls} seat(s) left on {new.flight_id}; {n} needed",
-                            field="new_flight_id", details={"seats_available": free})
+            raise ToolError(
+                "conflict",
+                f"only {free} {cls} seat(s) left on {new.flight_id}; {n} needed",
+                field="new_flight_id",
+                details={"seats_available": free},
+            )
         price = new.inventory[cls].price_cents
         diff = price * n - b.fare_total_cents
         memo = f"change {b.record_locator} to {new.flight_id} {cls}"
@@ -213,9 +259,13 @@ class BookingTools(PassengerTools):
         departure, 50% within 72 h, nothing after departure."""
         b = self._active(booking_id)
         pct = self._refund_percent(b.departure_at, self.now)
-        return CancellationQuote(booking_id=b.booking_id, hours_until_departure=round((b.departure_at - self.now) / 3600, 2),
-                                 refund_percent=pct, refund_cents=b.total_paid_cents * pct // 100,
-                                 rule=f"{pct}% of the {b.total_paid_cents} cents paid")
+        return CancellationQuote(
+            booking_id=b.booking_id,
+            hours_until_departure=round((b.departure_at - self.now) / 3600, 2),
+            refund_percent=pct,
+            refund_cents=b.total_paid_cents * pct // 100,
+            rule=f"{pct}% of the {b.total_paid_cents} cents paid",
+        )
 
     @tool(
         "write",
@@ -249,8 +299,13 @@ class BookingTools(PassengerTools):
         """Give each passenger of ``b`` a free seat of its class (after the seats sold outside the app)."""
         flight = self._flight(b.flight_id)
         first_row, letters = SEAT_LAYOUT[b.seat_class]
-        used = {x.seat for o in self.state.bookings.values() if o.status == "confirmed" and o.flight_id == b.flight_id
-                and o.seat_class == b.seat_class for x in o.passengers if x.seat}
+        used = {
+            x.seat
+            for o in self.state.bookings.values()
+            if o.status == "confirmed" and o.flight_id == b.flight_id and o.seat_class == b.seat_class
+            for x in o.passengers
+            if x.seat
+        }
         inv = flight.inventory[b.seat_class]
         ordinal = inv.capacity - inv.base_available
         for x in b.passengers:
@@ -262,8 +317,13 @@ class BookingTools(PassengerTools):
             x.seat = seat
             used.add(seat)
 
-    @tool("write", ["flights.booking"], preconditions=["flights.booking"],
-          remedies={"precondition_failed": ["system_wait"]}, id_args=["booking_id"])
+    @tool(
+        "write",
+        ["flights.booking"],
+        preconditions=["flights.booking"],
+        remedies={"precondition_failed": ["system_wait"]},
+        id_args=["booking_id"],
+    )
     def flights_check_in(self, booking_id: BookingId) -> BookingView:
         """Check in every passenger of a booking and assign seats. Online check-in opens 24 h and
         closes 45 min before departure; too early fails with precondition_failed (wait with
@@ -272,10 +332,17 @@ class BookingTools(PassengerTools):
         opens = b.departure_at - CHECKIN_OPENS
         if self.now < opens:
             wait = opens - self.now
-            raise ToolError("precondition_failed", f"check-in opens at {iso(opens)} (in {wait} virtual seconds); "
-                            "call system_wait (at most 604800 s per call) and retry", field="booking_id", details={"wait_seconds": wait, "opens_at": iso(opens)})
+            raise ToolError(
+                "precondition_failed",
+                f"check-in opens at {iso(opens)} (in {wait} virtual seconds); "
+                "call system_wait (at most 604800 s per call) and retry",
+                field="booking_id",
+                details={"wait_seconds": wait, "opens_at": iso(opens)},
+            )
         if self.now > b.departure_at - CHECKIN_CLOSES:
-            raise ToolError("conflict", f"online check-in for {b.flight_id} closed 45 min before departure", field="booking_id")
+            raise ToolError(
+                "conflict", f"online check-in for {b.flight_id} closed 45 min before departure", field="booking_id"
+            )
         if not b.checked_in:
             self._assign_seats(b)
             b.checked_in = True
@@ -303,8 +370,9 @@ class BookingTools(PassengerTools):
             raise ToolError("conflict", f"flight {b.flight_id} has departed", field="booking_id")
         limit = MAX_EXTRA_BAGS_PER_PASSENGER * len(b.passengers)
         if b.extra_bags + bags > limit:
-            raise ToolError("invalid_argument", f"at most {limit} extra bags on this booking; it has {b.extra_bags}",
-                            field="bags")
+            raise ToolError(
+                "invalid_argument", f"at most {limit} extra bags on this booking; it has {b.extra_bags}", field="bags"
+            )
         cost = bags * BAG_PRICE
         self._charge(authorization_id, cost, f"{bags} bag(s) for {b.record_locator}", b.booking_id)
         b.extra_bags += bags
@@ -321,9 +389,21 @@ class BookingTools(PassengerTools):
             raise ToolError("precondition_failed", "not checked in yet: call flights_check_in", field="booking_id")
         h = stable_hash("flights", self.world.seed, "gate", b.flight_id)
         gate = f"{'ABCD'[h % 4]}{1 + (h >> 8) % 40}"
-        return BoardingPassList(booking_id=b.booking_id, boarding_passes=[
-            BoardingPass(passenger=x.name, flight_number=b.flight_number, flight_id=b.flight_id, origin=b.origin,
-                         destination=b.destination, seat=x.seat or "", seat_class=b.seat_class, gate=gate,
-                         boarding_time=iso(b.departure_at - 40 * 60), departure=iso(b.departure_at))
-            for x in b.passengers
-        ])
+        return BoardingPassList(
+            booking_id=b.booking_id,
+            boarding_passes=[
+                BoardingPass(
+                    passenger=x.name,
+                    flight_number=b.flight_number,
+                    flight_id=b.flight_id,
+                    origin=b.origin,
+                    destination=b.destination,
+                    seat=x.seat or "",
+                    seat_class=b.seat_class,
+                    gate=gate,
+                    boarding_time=iso(b.departure_at - 40 * 60),
+                    departure=iso(b.departure_at),
+                )
+                for x in b.passengers
+            ],
+        )

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.sandboxes.flights.models import FlightService, FlightsState, FlightStatus, FlightView, SeatClass, SeatClassView
+from mcpgym.kernel.errors import ToolError
+from mcpgym.sandboxes.flights.models import (
+    FlightService,
+    FlightsState,
+    FlightStatus,
+    FlightView,
+    SeatClass,
+    SeatClassView,
+)
 from mcpgym.sandboxes.flights.network import (
     AIRLINES,
     AIRPORT_INFO,
@@ -28,7 +36,6 @@ from mcpgym.sandboxes.flights.network import (
     in_schedule,
     split_flight_id,
 )
-from mcpgym.kernel.errors import ToolError
 
 if TYPE_CHECKING:
     from mcpgym.sandboxes.flights.models import Booking
@@ -87,9 +94,17 @@ class FlightsCore(App):
         """
         parts = split_flight_id(flight_id)
         service = self.state.services.get(parts[0]) if parts else None
-        if parts is None or service is None or not in_schedule(parts[1]) or parts[1].weekday() not in service.operating_days:
-            raise ToolError("not_found", f"no flight {flight_id[:40]!r}; flight ids look like AU123-20260605 "
-                            "(use flights_search_flights)", field=field)
+        if (
+            parts is None
+            or service is None
+            or not in_schedule(parts[1])
+            or parts[1].weekday() not in service.operating_days
+        ):
+            raise ToolError(
+                "not_found",
+                f"no flight {flight_id[:40]!r}; flight ids look like AU123-20260605 (use flights_search_flights)",
+                field=field,
+            )
         return self._dated(service, parts[1])
 
     def _available(self, flight: DatedFlight, seat_class: str) -> int:
@@ -110,7 +125,9 @@ class FlightsCore(App):
         """The :class:`FlightView` of ``flight`` at the current virtual time."""
         s = flight.service
         now = self.now
-        status: FlightStatus = "scheduled" if now < flight.departure_at else ("departed" if now < flight.arrival_at else "arrived")
+        status: FlightStatus = (
+            "scheduled" if now < flight.departure_at else ("departed" if now < flight.arrival_at else "arrived")
+        )
         return FlightView(
             flight_id=flight.flight_id,
             flight_number=s.flight_number,
@@ -128,8 +145,12 @@ class FlightsCore(App):
             status=status,
             bookable=flight.departure_at - now > BOOKING_CUTOFF,
             classes=[
-                SeatClassView(seat_class=c, price_cents=flight.inventory[c].price_cents,
-                              seats_available=self._available(flight, c), capacity=flight.inventory[c].capacity)
+                SeatClassView(
+                    seat_class=c,
+                    price_cents=flight.inventory[c].price_cents,
+                    seats_available=self._available(flight, c),
+                    capacity=flight.inventory[c].capacity,
+                )
                 for c in SEAT_CLASSES
             ],
         )
@@ -168,8 +189,9 @@ class FlightsCore(App):
         for city in CITY_INFO:
             if city.casefold() == wanted:
                 return city
-        raise ToolError("not_found", f"no airport in {name[:40]!r}; served cities: {', '.join(sorted(CITY_INFO))}",
-                        field=field)
+        raise ToolError(
+            "not_found", f"no airport in {name[:40]!r}; served cities: {', '.join(sorted(CITY_INFO))}", field=field
+        )
 
     @classmethod
     def _place(cls, text: str, field: str) -> list[str]:
@@ -188,14 +210,22 @@ class FlightsCore(App):
         """
         value = text.strip()
         try:
-            day = date.fromisoformat(value) if len(value) == 10 else datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+            day = (
+                date.fromisoformat(value)
+                if len(value) == 10
+                else datetime.fromisoformat(value.replace("Z", "+00:00")).date()
+            )
         except ValueError:
-            raise ToolError("invalid_argument", f"{field} must be an ISO date YYYY-MM-DD, got {text[:40]!r}",
-                            field=field) from None
+            raise ToolError(
+                "invalid_argument", f"{field} must be an ISO date YYYY-MM-DD, got {text[:40]!r}", field=field
+            ) from None
         if not in_schedule(day):
             last = SCHEDULE_START + timedelta(days=SCHEDULE_DAYS - 1)
-            raise ToolError("invalid_argument", f"flights are scheduled from {SCHEDULE_START} to {last}; "
-                            f"{day} is outside", field=field)
+            raise ToolError(
+                "invalid_argument",
+                f"flights are scheduled from {SCHEDULE_START} to {last}; {day} is outside",
+                field=field,
+            )
         return day
 
     @staticmethod
@@ -212,7 +242,7 @@ class FlightsCore(App):
         raise ToolError("invalid_argument", f"seat_class must be one of {', '.join(SEAT_CLASSES)}", field=field)
 
     # -- bookings ----------------------------------------------------------------------------
-    def _booking(self, booking_id: str) -> "Booking":
+    def _booking(self, booking_id: str) -> Booking:
         """Return booking ``booking_id`` (also found by its record locator).
 
         Raises:
@@ -223,7 +253,9 @@ class FlightsCore(App):
             wanted = booking_id.strip().upper()
             b = next((x for x in self.state.bookings.values() if x.record_locator == wanted), None)
         if b is None:
-            raise ToolError("not_found", f"no booking {booking_id[:40]!r}; see flights_list_bookings", field="booking_id")
+            raise ToolError(
+                "not_found", f"no booking {booking_id[:40]!r}; see flights_list_bookings", field="booking_id"
+            )
         return b
 
     @staticmethod

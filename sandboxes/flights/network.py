@@ -17,7 +17,7 @@ import functools
 import math
 import random
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.people import CITIES as PEOPLE_CITIES
@@ -81,7 +81,7 @@ AIRCRAFT: dict[str, tuple[int, int, int]] = {
 CLASS_FARE_FACTOR: dict[str, float] = {"economy": 1.0, "premium": 1.8, "business": 3.4}
 """Fare of a class relative to the economy fare."""
 
-SCHEDULE_START: date = datetime.fromtimestamp(EPOCH_START, tz=timezone.utc).date()
+SCHEDULE_START: date = datetime.fromtimestamp(EPOCH_START, tz=UTC).date()
 """First day of the schedule (the day every world's clock starts)."""
 
 SCHEDULE_DAYS = 30
@@ -101,7 +101,7 @@ def airports_of(city: str) -> list[str]:
     return list(found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def distance_km(a: str, b: str) -> int:
     """Great-circle distance between two cities of :data:`CITY_INFO`, in km (rounded)."""
     _, lat1, lon1 = CITY_INFO[a]
@@ -140,7 +140,7 @@ def generate_services(r: random.Random) -> list[ServiceSpec]:
     cities = sorted(CITY_INFO)
     pairs: set[tuple[str, str]] = set()
     for i, a in enumerate(cities):
-        for b in cities[i + 1:]:
+        for b in cities[i + 1 :]:
             p = 0.75 if (a in PEOPLE_CITIES and b in PEOPLE_CITIES) else 0.4
             if r.random() < p:
                 pairs.add((a, b))
@@ -218,7 +218,7 @@ def split_flight_id(flight_id: str) -> tuple[str, date] | None:
 
 def day_start(day: date) -> int:
     """Virtual seconds of 00:00 UTC on ``day``."""
-    return int(datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp())
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,9 @@ class ClassInventory:
     price_cents: int
 
 
-def class_inventory(seed: int, flight_id: str, aircraft: str, base_fare_cents: int, weekday: int) -> dict[str, ClassInventory]:
+def class_inventory(
+    seed: int, flight_id: str, aircraft: str, base_fare_cents: int, weekday: int
+) -> dict[str, ClassInventory]:
     """Derive capacity, outside sales and fares of every class of a dated flight.
 
     About one class in ten is nearly full (0-3 seats left, dearer by a quarter); otherwise
@@ -254,7 +256,7 @@ def class_inventory(seed: int, flight_id: str, aircraft: str, base_fare_cents: i
     if weekday in (4, 6):
         demand *= 1.1
     out: dict[str, ClassInventory] = {}
-    for cls, capacity in zip(SEAT_CLASSES, AIRCRAFT[aircraft]):
+    for cls, capacity in zip(SEAT_CLASSES, AIRCRAFT[aircraft], strict=False):
         u = stable_uniform("flights", seed, "load", flight_id, cls)
         factor = CLASS_FARE_FACTOR[cls] * demand
         if u < 0.1:

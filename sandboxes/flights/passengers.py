@@ -7,10 +7,10 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.sandboxes.flights.core import FlightsCore
-from mcpgym.sandboxes.flights.models import Passenger, PassengerList, PassengerView, RemovedView
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.sandboxes.flights.core import FlightsCore
+from mcpgym.sandboxes.flights.models import Passenger, PassengerList, PassengerView, RemovedView
 
 
 class PassengerTools(FlightsCore):
@@ -29,7 +29,9 @@ class PassengerTools(FlightsCore):
         date_of_birth: Annotated[str, Field(max_length=20, description="ISO date YYYY-MM-DD")],
         email: Annotated[str, Field(max_length=200, description="contact email")] = "",
         document_number: Annotated[str, Field(max_length=30, description="passport or ID card number")] = "",
-        person_id: Annotated[str | None, Field(max_length=20, description="link to a person of the shared directory (p-NNN)")] = None,
+        person_id: Annotated[
+            str | None, Field(max_length=20, description="link to a person of the shared directory (p-NNN)")
+        ] = None,
     ) -> PassengerView:
         """Save a new passenger (name, date of birth, optional email and document number) and return its passenger id."""
         from datetime import date
@@ -40,18 +42,30 @@ class PassengerTools(FlightsCore):
         try:
             born = date.fromisoformat(date_of_birth.strip())
         except ValueError:
-            raise ToolError("invalid_argument", "date_of_birth must be an ISO date YYYY-MM-DD", field="date_of_birth") from None
+            raise ToolError(
+                "invalid_argument", "date_of_birth must be an ISO date YYYY-MM-DD", field="date_of_birth"
+            ) from None
         if born.year < 1900 or born.isoformat() > iso(self.now)[:10]:
             raise ToolError("invalid_argument", "date_of_birth must be between 1900 and today", field="date_of_birth")
         if person_id is not None and self.world.person(person_id) is None:
             raise ToolError("not_found", f"no person {person_id!r} in the directory", field="person_id")
         for p in self.state.passengers.values():
             if p.name.casefold() == clean.casefold():
-                raise ToolError("conflict", f"a passenger named {p.name} is already saved as {p.passenger_id}",
-                                field="name", details={"passenger_id": p.passenger_id})
+                raise ToolError(
+                    "conflict",
+                    f"a passenger named {p.name} is already saved as {p.passenger_id}",
+                    field="name",
+                    details={"passenger_id": p.passenger_id},
+                )
         pid = self.new_id("pax")
-        pax = Passenger(passenger_id=pid, name=clean, email=email.strip(), date_of_birth=born.isoformat(),
-                        document_number=document_number.strip().upper(), person_id=person_id)
+        pax = Passenger(
+            passenger_id=pid,
+            name=clean,
+            email=email.strip(),
+            date_of_birth=born.isoformat(),
+            document_number=document_number.strip().upper(),
+            person_id=person_id,
+        )
         self.state.passengers[pid] = pax
         return PassengerView(passenger=pax)
 
@@ -59,7 +73,9 @@ class PassengerTools(FlightsCore):
         """Return saved passenger ``passenger_id``; ``not_found`` (on ``field``) otherwise."""
         p = self.state.passengers.get(passenger_id.strip())
         if p is None:
-            raise ToolError("not_found", f"no saved passenger {passenger_id[:40]!r}; see flights_list_passengers", field=field)
+            raise ToolError(
+                "not_found", f"no saved passenger {passenger_id[:40]!r}; see flights_list_passengers", field=field
+            )
         return p
 
     @tool("write", ["flights.passenger"])
@@ -80,14 +96,23 @@ class PassengerTools(FlightsCore):
         return PassengerView(passenger=p)
 
     @tool("write", ["flights.passenger"], destructive=True)
-    def flights_remove_passenger(self, passenger_id: Annotated[str, Field(max_length=60, description="passenger id")]) -> RemovedView:
+    def flights_remove_passenger(
+        self, passenger_id: Annotated[str, Field(max_length=60, description="passenger id")]
+    ) -> RemovedView:
         """Remove a saved passenger. The account holder, and anyone on an upcoming confirmed booking, cannot be removed."""
         p = self._passenger(passenger_id)
         if p.is_account_holder:
             raise ToolError("conflict", "the account holder cannot be removed", field="passenger_id")
         for b in self.state.bookings.values():
-            if b.status == "confirmed" and b.departure_at > self.now and any(x.passenger_id == p.passenger_id for x in b.passengers):
-                raise ToolError("conflict", f"{p.name} is on upcoming booking {b.record_locator}; cancel it first",
-                                field="passenger_id")
+            if (
+                b.status == "confirmed"
+                and b.departure_at > self.now
+                and any(x.passenger_id == p.passenger_id for x in b.passengers)
+            ):
+                raise ToolError(
+                    "conflict",
+                    f"{p.name} is on upcoming booking {b.record_locator}; cancel it first",
+                    field="passenger_id",
+                )
         del self.state.passengers[p.passenger_id]
         return RemovedView(removed_id=p.passenger_id, remaining=len(self.state.passengers))

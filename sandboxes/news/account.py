@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.news.articles import ArticleId, Limit
 from mcpgym.sandboxes.news.common import NewsBase
 from mcpgym.sandboxes.news.models import (
@@ -23,8 +25,6 @@ from mcpgym.sandboxes.news.models import (
     SubscriptionList,
     SubscriptionResult,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 PRIVILEGE = "news.subscriptions"
 
@@ -53,17 +53,24 @@ class AccountTools(NewsBase):
     def news_remove_bookmark(self, article_id: ArticleId) -> BookmarkResult:
         """Remove an article from the bookmarks. Errors: not_found when it is not bookmarked."""
         if self.state.bookmarks.pop(article_id, None) is None:
-            raise ToolError("not_found", f"{article_id!r} is not bookmarked; see news_list_bookmarks", field="article_id")
+            raise ToolError(
+                "not_found", f"{article_id!r} is not bookmarked; see news_list_bookmarks", field="article_id"
+            )
         return BookmarkResult(article_id=article_id, bookmarked=False, bookmark_count=len(self.state.bookmarks))
 
     @tool("read", ["news.bookmark"])
     def news_list_bookmarks(self) -> BookmarkList:
         """List bookmarked articles with their notes, most recently bookmarked first."""
         marks = sorted(self.state.bookmarks.values(), key=lambda b: (-b.added_at, b.article_id))
-        return BookmarkList(bookmarks=[
-            BookmarkView(article=self._summary(self.state.articles[b.article_id]), note=b.note, added_iso=iso(b.added_at))
-            for b in marks if b.article_id in self.state.articles
-        ])
+        return BookmarkList(
+            bookmarks=[
+                BookmarkView(
+                    article=self._summary(self.state.articles[b.article_id]), note=b.note, added_iso=iso(b.added_at)
+                )
+                for b in marks
+                if b.article_id in self.state.articles
+            ]
+        )
 
     # -- subscriptions ---------------------------------------------------------------------
     @tool(
@@ -81,10 +88,13 @@ class AccountTools(NewsBase):
         self,
         target_kind: Annotated[Literal["section", "author"], Field(description="subscribe to a section or an author")],
         target_id: Annotated[str, Field(description="section id (e.g. tech) or author id (e.g. p-007)")],
-        tier: Annotated[Literal["free", "premium"], Field(description="free follows; premium also unlocks premium "
-                                                                       "articles for 30 days")] = "free",
-        authorization_id: Annotated[str | None, Field(description="for premium: a payment authorisation id from "
-                                                                   "system_authorize_payment")] = None,
+        tier: Annotated[
+            Literal["free", "premium"],
+            Field(description="free follows; premium also unlocks premium articles for 30 days"),
+        ] = "free",
+        authorization_id: Annotated[
+            str | None, Field(description="for premium: a payment authorisation id from system_authorize_payment")
+        ] = None,
     ) -> SubscriptionResult:
         """Subscribe to a section or an author. Free subscriptions cost nothing and fill the feed.
 
@@ -108,8 +118,14 @@ class AccountTools(NewsBase):
         if tier == "free":
             if existing is not None:
                 raise ToolError("conflict", f"already subscribed to {key} ({existing.tier})", field="target_id")
-            sub = Subscription(subscription_id=key, target_kind=target_kind, target_id=tid, target_name=name,
-                               tier="free", started_at=self.now)
+            sub = Subscription(
+                subscription_id=key,
+                target_kind=target_kind,
+                target_id=tid,
+                target_name=name,
+                tier="free",
+                started_at=self.now,
+            )
             self.state.subscriptions[key] = sub
             return SubscriptionResult(subscription=self._sub_view(sub), charged_cents=0, transaction_id=None)
         if existing is not None and self._premium_active(existing):
@@ -125,23 +141,37 @@ class AccountTools(NewsBase):
                 details={"price_cents": price},
             )
         txn = system.charge(authorization_id, price, f"news premium subscription: {name} (30 days)", reference=key)
-        sub = Subscription(subscription_id=key, target_kind=target_kind, target_id=tid, target_name=name,
-                           tier="premium", price_cents=price, started_at=self.now,
-                           expires_at=self.now + PREMIUM_PERIOD)
+        sub = Subscription(
+            subscription_id=key,
+            target_kind=target_kind,
+            target_id=tid,
+            target_name=name,
+            tier="premium",
+            price_cents=price,
+            started_at=self.now,
+            expires_at=self.now + PREMIUM_PERIOD,
+        )
         self.state.subscriptions[key] = sub
         return SubscriptionResult(subscription=self._sub_view(sub), charged_cents=price, transaction_id=txn)
 
     @tool("write", ["news.subscription"], remedies={"not_found": ["news_list_subscriptions"]}, destructive=True)
     def news_remove_subscription(
         self,
-        subscription_id: Annotated[str, Field(description="e.g. section:tech or author:p-007 (see news_list_subscriptions)")],
+        subscription_id: Annotated[
+            str, Field(description="e.g. section:tech or author:p-007 (see news_list_subscriptions)")
+        ],
     ) -> SubscriptionResult:
         """Cancel a subscription. A premium subscription ends at once and is not refunded."""
         sub = self.state.subscriptions.pop(subscription_id.strip(), None)
         if sub is None:
-            raise ToolError("not_found", f"no subscription {subscription_id!r}; see news_list_subscriptions",
-                            field="subscription_id")
-        return SubscriptionResult(subscription=self._sub_view(sub), charged_cents=0, transaction_id=None, cancelled=True)
+            raise ToolError(
+                "not_found",
+                f"no subscription {subscription_id!r}; see news_list_subscriptions",
+                field="subscription_id",
+            )
+        return SubscriptionResult(
+            subscription=self._sub_view(sub), charged_cents=0, transaction_id=None, cancelled=True
+        )
 
     @tool("read", ["news.subscription"])
     def news_list_subscriptions(self) -> SubscriptionList:
@@ -158,14 +188,23 @@ class AccountTools(NewsBase):
             art = self.state.articles.get(h.article_id)
             if art is None:
                 continue
-            views.append(HistoryView(article_id=h.article_id, title=art.title, section=art.section,
-                                     read_count=h.read_count, last_read_iso=iso(h.last_read_at)))
+            views.append(
+                HistoryView(
+                    article_id=h.article_id,
+                    title=art.title,
+                    section=art.section,
+                    read_count=h.read_count,
+                    last_read_iso=iso(h.last_read_at),
+                )
+            )
         return HistoryList(history=views, total=len(self.state.history))
 
     @tool("write", ["news.history"], remedies={"not_found": ["news_list_history"]}, destructive=True)
     def news_clear_history(
         self,
-        article_id: Annotated[str | None, Field(description="remove only this article; omit to clear everything")] = None,
+        article_id: Annotated[
+            str | None, Field(description="remove only this article; omit to clear everything")
+        ] = None,
     ) -> HistoryCleared:
         """Clear the read history, or remove one article from it.
 

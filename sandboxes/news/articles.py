@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.news.common import NewsBase
 from mcpgym.sandboxes.news.models import (
     Article,
@@ -24,8 +26,6 @@ from mcpgym.sandboxes.news.models import (
     TagCount,
     TagList,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 STOPWORDS = frozenset({"a", "an", "the", "of", "in", "on", "for", "and", "to", "at", "by", "with", "is", "about"})
 FIELD_WEIGHTS = (("title", 5), ("tags", 4), ("author", 3), ("section", 3), ("summary", 2), ("body", 1))
@@ -50,11 +50,18 @@ class ArticleTools(NewsBase):
         counts: dict[str, int] = {}
         for art in self.state.articles.values():
             counts[art.section] = counts.get(art.section, 0) + 1
-        return SectionList(sections=[
-            SectionInfo(section_id=s.section_id, name=s.name, description=s.description,
-                        article_count=counts.get(s.section_id, 0), premium_price_cents=s.premium_price_cents)
-            for s in self.state.sections.values()
-        ])
+        return SectionList(
+            sections=[
+                SectionInfo(
+                    section_id=s.section_id,
+                    name=s.name,
+                    description=s.description,
+                    article_count=counts.get(s.section_id, 0),
+                    premium_price_cents=s.premium_price_cents,
+                )
+                for s in self.state.sections.values()
+            ]
+        )
 
     @tool("read", ["news.author"])
     def news_list_authors(
@@ -68,13 +75,24 @@ class ArticleTools(NewsBase):
         for art in self.state.articles.values():
             counts[art.author_id] = counts.get(art.author_id, 0) + 1
         authors = sorted(self.state.authors.values(), key=lambda a: (a.name, a.author_id))
-        return AuthorList(authors=[
-            AuthorInfo(author_id=a.author_id, name=a.name, email=a.email, beats=list(a.beats),
-                       article_count=counts.get(a.author_id, 0), premium_price_cents=a.premium_price_cents)
-            for a in authors if sid is None or sid in a.beats
-        ])
+        return AuthorList(
+            authors=[
+                AuthorInfo(
+                    author_id=a.author_id,
+                    name=a.name,
+                    email=a.email,
+                    beats=list(a.beats),
+                    article_count=counts.get(a.author_id, 0),
+                    premium_price_cents=a.premium_price_cents,
+                )
+                for a in authors
+                if sid is None or sid in a.beats
+            ]
+        )
 
-    @tool("read", ["news.article"], alternatives=["news_filter_articles"], remedies={"not_found": ["news_list_sections"]})
+    @tool(
+        "read", ["news.article"], alternatives=["news_filter_articles"], remedies={"not_found": ["news_list_sections"]}
+    )
     def news_list_latest(
         self,
         section: Annotated[str | None, Field(description="section id, e.g. tech; omit for every section")] = None,
@@ -84,27 +102,36 @@ class ArticleTools(NewsBase):
         """List the latest articles, newest first, optionally of one section. Returns summaries
         without bodies; publication times are virtual seconds and ISO-8601 UTC."""
         sid = None if section is None else self._section_id(section)
-        arts = [a for a in self.state.articles.values()
-                if (sid is None or a.section == sid) and not (free_only and a.premium)]
+        arts = [
+            a
+            for a in self.state.articles.values()
+            if (sid is None or a.section == sid) and not (free_only and a.premium)
+        ]
         arts = self._newest(arts)
         return ArticleList(articles=[self._summary(a) for a in arts[:limit]], total=len(arts))
 
-    @tool("read", ["news.article", "news.subscription"],
-          remedies={"not_found": ["news_search_articles", "news_list_latest"]})
+    @tool(
+        "read",
+        ["news.article", "news.subscription"],
+        remedies={"not_found": ["news_search_articles", "news_list_latest"]},
+    )
     def news_get_article(self, article_id: ArticleId) -> ArticleInfo:
         """Show an article's details without its body: title, section, author, date, tags,
         premium flag, whether the user can read it, and how to unlock it if not. Does not touch
         the read history."""
         art = self._article(article_id)
-        return ArticleInfo(article=self._summary(art), word_count=len(art.body.split()),
-                           unlock_options=self._unlock_options(art))
+        return ArticleInfo(
+            article=self._summary(art), word_count=len(art.body.split()), unlock_options=self._unlock_options(art)
+        )
 
     @tool(
         "write",
         ["news.article", "news.history"],
         preconditions=["news.subscription"],
-        remedies={"precondition_failed": ["news_add_subscription"],
-                  "not_found": ["news_search_articles", "news_list_latest"]},
+        remedies={
+            "precondition_failed": ["news_add_subscription"],
+            "not_found": ["news_search_articles", "news_list_latest"],
+        },
     )
     def news_read_article(self, article_id: ArticleId) -> ArticleView:
         """Read an article in full (title, body, metadata) and record it in the read history.
@@ -131,7 +158,9 @@ class ArticleTools(NewsBase):
         return ArticleView(article=self._summary(art), body=art.body, read_count=entry.read_count)
 
     # -- search ----------------------------------------------------------------------------
-    @tool("read", ["news.article"], alternatives=["news_filter_articles"], remedies={"not_found": ["news_list_sections"]})
+    @tool(
+        "read", ["news.article"], alternatives=["news_filter_articles"], remedies={"not_found": ["news_list_sections"]}
+    )
     def news_search_articles(
         self,
         query: Annotated[str, Field(min_length=1, max_length=200, description="keywords; every keyword must match")],
@@ -145,16 +174,21 @@ class ArticleTools(NewsBase):
         """
         terms = [t for t in _tokens(query) if t not in STOPWORDS]
         if not terms:
-            raise ToolError("invalid_argument", "the query needs at least one keyword (letters or digits)", field="query")
+            raise ToolError(
+                "invalid_argument", "the query needs at least one keyword (letters or digits)", field="query"
+            )
         sid = None if section is None else self._section_id(section)
         hits: list[tuple[int, Article]] = []
         for art in self.state.articles.values():
             if sid is not None and art.section != sid:
                 continue
             fields = {
-                "title": _tokens(art.title), "tags": _tokens(" ".join(art.tags)), "author": _tokens(art.author_name),
+                "title": _tokens(art.title),
+                "tags": _tokens(" ".join(art.tags)),
+                "author": _tokens(art.author_name),
                 "section": _tokens(f"{art.section} {self.state.sections[art.section].name}"),
-                "summary": _tokens(art.summary), "body": _tokens(art.body),
+                "summary": _tokens(art.summary),
+                "body": _tokens(art.body),
             }
             score = 0
             for term in terms:
@@ -165,8 +199,11 @@ class ArticleTools(NewsBase):
             else:
                 hits.append((score, art))
         hits.sort(key=lambda h: (-h[0], -h[1].published_at, h[1].article_id))
-        return SearchResults(query=query, total=len(hits),
-                             results=[SearchHit(article=self._summary(a), score=s) for s, a in hits[:limit]])
+        return SearchResults(
+            query=query,
+            total=len(hits),
+            results=[SearchHit(article=self._summary(a), score=s) for s, a in hits[:limit]],
+        )
 
     @tool(
         "read",
@@ -190,14 +227,20 @@ class ArticleTools(NewsBase):
         if wanted is not None and not any(wanted in a.tags for a in self.state.articles.values()):
             raise ToolError("not_found", f"no article is tagged {tag!r}; see news_list_tags", field="tag")
         sid = None if section is None else self._section_id(section)
-        arts = [a for a in self.state.articles.values()
-                if (aid is None or a.author_id == aid) and (wanted is None or wanted in a.tags)
-                and (sid is None or a.section == sid)]
+        arts = [
+            a
+            for a in self.state.articles.values()
+            if (aid is None or a.author_id == aid)
+            and (wanted is None or wanted in a.tags)
+            and (sid is None or a.section == sid)
+        ]
         arts = self._newest(arts)
         return ArticleList(articles=[self._summary(a) for a in arts[:limit]], total=len(arts))
 
     @tool("read", ["news.article"])
-    def news_list_tags(self, limit: Annotated[int, Field(ge=1, le=500, description="most tags to return")] = 50) -> TagList:
+    def news_list_tags(
+        self, limit: Annotated[int, Field(ge=1, le=500, description="most tags to return")] = 50
+    ) -> TagList:
         """List article tags with how many articles carry each, most used first."""
         counts: dict[str, int] = {}
         for art in self.state.articles.values():
@@ -212,5 +255,7 @@ class ArticleTools(NewsBase):
         or premium), newest first."""
         sections = {s.target_id for s in self.state.subscriptions.values() if s.target_kind == "section"}
         authors = {s.target_id for s in self.state.subscriptions.values() if s.target_kind == "author"}
-        arts = self._newest([a for a in self.state.articles.values() if a.section in sections or a.author_id in authors])
+        arts = self._newest(
+            [a for a in self.state.articles.values() if a.section in sections or a.author_id in authors]
+        )
         return ArticleList(articles=[self._summary(a) for a in arts[:limit]], total=len(arts))

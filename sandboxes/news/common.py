@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.sandboxes.news.models import Article, ArticleSummary, NewsState, Subscription, SubscriptionView
 from mcpgym.kernel.errors import ToolError
+from mcpgym.sandboxes.news.models import Article, ArticleSummary, NewsState, Subscription, SubscriptionView
 
 
 class NewsBase(App):
@@ -20,8 +20,11 @@ class NewsBase(App):
     def _article(self, article_id: str) -> Article:
         art = self.state.articles.get(article_id)
         if art is None:
-            raise ToolError("not_found", f"no article {article_id!r}; find ids with news_search_articles or "
-                            "news_list_latest", field="article_id")
+            raise ToolError(
+                "not_found",
+                f"no article {article_id!r}; find ids with news_search_articles or news_list_latest",
+                field="article_id",
+            )
         return art
 
     def _section_id(self, section: str, field: str = "section") -> str:
@@ -62,9 +65,17 @@ class NewsBase(App):
 
     def _summary(self, art: Article) -> ArticleSummary:
         return ArticleSummary(
-            article_id=art.article_id, title=art.title, section=art.section, author_id=art.author_id,
-            author_name=art.author_name, published_at=art.published_at, published_iso=iso(art.published_at),
-            summary=art.summary, tags=list(art.tags), premium=art.premium, accessible=self._accessible(art),
+            article_id=art.article_id,
+            title=art.title,
+            section=art.section,
+            author_id=art.author_id,
+            author_name=art.author_name,
+            published_at=art.published_at,
+            published_iso=iso(art.published_at),
+            summary=art.summary,
+            tags=list(art.tags),
+            premium=art.premium,
+            accessible=self._accessible(art),
             bookmarked=art.article_id in self.state.bookmarks,
         )
 
@@ -74,9 +85,15 @@ class NewsBase(App):
     def _sub_view(self, sub: Subscription) -> SubscriptionView:
         active = self._premium_active(sub) if sub.tier == "premium" else True
         return SubscriptionView(
-            subscription_id=sub.subscription_id, target_kind=sub.target_kind, target_id=sub.target_id,
-            target_name=sub.target_name, tier=sub.tier, price_cents=sub.price_cents, active=active,
-            started_iso=iso(sub.started_at), expires_iso=None if sub.expires_at is None else iso(sub.expires_at),
+            subscription_id=sub.subscription_id,
+            target_kind=sub.target_kind,
+            target_id=sub.target_id,
+            target_name=sub.target_name,
+            tier=sub.tier,
+            price_cents=sub.price_cents,
+            active=active,
+            started_iso=iso(sub.started_at),
+            expires_iso=None if sub.expires_at is None else iso(sub.expires_at),
         )
 
     def _unlock_options(self, art: Article) -> list[str]:
@@ -86,6 +103,8 @@ class NewsBase(App):
         opts = [f"premium subscription to section {sec.section_id} ({sec.premium_price_cents} cents / 30 days)"]
         author = self.state.authors.get(art.author_id)
         if author is not None:
-            opts.append(f"premium subscription to author {author.author_id} {author.name} "
-                        f"({author.premium_price_cents} cents / 30 days)")
+            opts.append(
+                f"premium subscription to author {author.author_id} {author.name} "
+                f"({author.premium_price_cents} cents / 30 days)"
+            )
         return opts

@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import Attendee, Event, Invitation
 from mcpgym.sandboxes.office.views import (
@@ -26,8 +28,6 @@ from mcpgym.sandboxes.office.views import (
     InvitationResult,
     InvitationView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 EventId = Annotated[str, Field(description="event id, e.g. ev-003")]
 Time = Annotated[str, Field(description="ISO-8601 date-time in UTC, e.g. 2026-06-02T14:00:00Z")]
@@ -51,9 +51,18 @@ class CalendarTools(OfficeBase):
 
     def _event_view(self, e: Event) -> EventView:
         return EventView(
-            event_id=e.event_id, title=e.title, start=e.start, end=e.end, start_iso=iso(e.start), end_iso=iso(e.end),
-            location=e.location, description=e.description, organizer=e.organizer, organizer_name=e.organizer_name,
-            is_organizer=e.organizer == self.user_email, attendees=[a.model_copy() for a in e.attendees],
+            event_id=e.event_id,
+            title=e.title,
+            start=e.start,
+            end=e.end,
+            start_iso=iso(e.start),
+            end_iso=iso(e.end),
+            location=e.location,
+            description=e.description,
+            organizer=e.organizer,
+            organizer_name=e.organizer_name,
+            is_organizer=e.organizer == self.user_email,
+            attendees=[a.model_copy() for a in e.attendees],
             invitation_id=e.invitation_id,
         )
 
@@ -83,9 +92,12 @@ class CalendarTools(OfficeBase):
 
     def _require_organizer(self, e: Event) -> None:
         if e.organizer != self.user_email:
-            raise ToolError("precondition_failed", f"{e.event_id} is organised by {e.organizer_name}; only the "
-                            "organizer can change it (decline the invitation or delete the event instead)",
-                            field="event_id")
+            raise ToolError(
+                "precondition_failed",
+                f"{e.event_id} is organised by {e.organizer_name}; only the "
+                "organizer can change it (decline the invitation or delete the event instead)",
+                field="event_id",
+            )
 
     def _attendees(self, values: list[str], field: str) -> list[Attendee]:
         out: list[Attendee] = []
@@ -98,17 +110,28 @@ class CalendarTools(OfficeBase):
     def _invitation(self, invitation_id: str) -> Invitation:
         inv = self.state.invitations.get(invitation_id)
         if inv is None:
-            raise ToolError("not_found", f"no invitation {invitation_id!r}; see office_list_invitations",
-                            field="invitation_id")
+            raise ToolError(
+                "not_found", f"no invitation {invitation_id!r}; see office_list_invitations", field="invitation_id"
+            )
         return inv
 
     def _invitation_view(self, inv: Invitation) -> InvitationView:
         conflicts = [e.event_id for e in self._overlapping(inv.start, inv.end, inv.event_id)]
         return InvitationView(
-            invitation_id=inv.invitation_id, organizer=inv.organizer, organizer_name=inv.organizer_name,
-            title=inv.title, start=inv.start, end=inv.end, start_iso=iso(inv.start), end_iso=iso(inv.end),
-            location=inv.location, description=inv.description, other_attendees=list(inv.other_attendees),
-            status=inv.status, event_id=inv.event_id, conflicts=conflicts,
+            invitation_id=inv.invitation_id,
+            organizer=inv.organizer,
+            organizer_name=inv.organizer_name,
+            title=inv.title,
+            start=inv.start,
+            end=inv.end,
+            start_iso=iso(inv.start),
+            end_iso=iso(inv.end),
+            location=inv.location,
+            description=inv.description,
+            other_attendees=list(inv.other_attendees),
+            status=inv.status,
+            event_id=inv.event_id,
+            conflicts=conflicts,
         )
 
     # -- events ----------------------------------------------------------------------------
@@ -117,14 +140,19 @@ class CalendarTools(OfficeBase):
         self,
         start: Annotated[str | None, Field(description="range start, ISO-8601 UTC (default: now)")] = None,
         end: Annotated[str | None, Field(description="range end, ISO-8601 UTC (default: start + 7 days)")] = None,
-        query: Annotated[str | None, Field(max_length=100, description="text in title, location or description")] = None,
+        query: Annotated[
+            str | None, Field(max_length=100, description="text in title, location or description")
+        ] = None,
     ) -> EventList:
         """List calendar events overlapping a time range (default: the next 7 days), by start
         time; times in virtual seconds and ISO-8601 UTC."""
         lo, hi = self.parse_range(start, end)
         needle = None if query is None else query.strip().lower()
-        events = [e for e in self._overlapping(lo, hi)
-                  if not needle or needle in f"{e.title} {e.location} {e.description}".lower()]
+        events = [
+            e
+            for e in self._overlapping(lo, hi)
+            if not needle or needle in f"{e.title} {e.location} {e.description}".lower()
+        ]
         return EventList(range_start_iso=iso(lo), range_end_iso=iso(hi), events=[self._event_view(e) for e in events])
 
     @tool("read", ["office.event"], remedies={"not_found": EVENT_NOT_FOUND})
@@ -132,8 +160,12 @@ class CalendarTools(OfficeBase):
         """Show one event with its attendees and their responses."""
         return EventResult(event=self._event_view(self._event(event_id)))
 
-    @tool("write", ["office.event"], preconditions=["office.event"],
-          remedies={"conflict": CONFLICT_CURES, "not_found": ["office_list_contacts"]})
+    @tool(
+        "write",
+        ["office.event"],
+        preconditions=["office.event"],
+        remedies={"conflict": CONFLICT_CURES, "not_found": ["office_list_contacts"]},
+    )
     def office_create_event(
         self,
         title: Annotated[str, Field(min_length=1, max_length=200, description="event title")],
@@ -141,8 +173,9 @@ class CalendarTools(OfficeBase):
         end: Time,
         location: Annotated[str, Field(max_length=200)] = "",
         description: Annotated[str, Field(max_length=2_000)] = "",
-        attendees: Annotated[list[str], Field(max_length=50, description="people to invite: emails, directory ids "
-                                                                        "or names")] = [],
+        attendees: Annotated[
+            list[str], Field(max_length=50, description="people to invite: emails, directory ids or names")
+        ] = [],
         allow_overlap: AllowOverlap = False,
     ) -> EventResult:
         """Create an event organised by the user, optionally inviting attendees.
@@ -157,20 +190,37 @@ class CalendarTools(OfficeBase):
         people = self._attendees(attendees, "attendees")
         self._check_free(lo, hi, None, allow_overlap)
         eid = self.new_id("ev")
-        e = Event(event_id=eid, title=title.strip(), start=lo, end=hi, location=location.strip(),
-                  description=description, organizer=self.user_email, organizer_name=self.world.user.name,
-                  attendees=people)
+        e = Event(
+            event_id=eid,
+            title=title.strip(),
+            start=lo,
+            end=hi,
+            location=location.strip(),
+            description=description,
+            organizer=self.user_email,
+            organizer_name=self.world.user.name,
+            attendees=people,
+        )
         self.state.events[eid] = e
         return EventResult(event=self._event_view(e), added=[a.email for a in people])
 
-    @tool("write", ["office.event"], preconditions=["office.event"],
-          remedies={"conflict": CONFLICT_CURES, "not_found": EVENT_NOT_FOUND,
-                    "precondition_failed": ["office_respond_invitation"]})
+    @tool(
+        "write",
+        ["office.event"],
+        preconditions=["office.event"],
+        remedies={
+            "conflict": CONFLICT_CURES,
+            "not_found": EVENT_NOT_FOUND,
+            "precondition_failed": ["office_respond_invitation"],
+        },
+    )
     def office_update_event(
         self,
         event_id: EventId,
         title: Annotated[str | None, Field(max_length=200)] = None,
-        start: Annotated[str | None, Field(description="new start, ISO-8601 UTC; without end the duration is kept")] = None,
+        start: Annotated[
+            str | None, Field(description="new start, ISO-8601 UTC; without end the duration is kept")
+        ] = None,
         end: OptTime = None,
         location: Annotated[str | None, Field(max_length=200)] = None,
         description: Annotated[str | None, Field(max_length=2_000)] = None,
@@ -218,8 +268,10 @@ class CalendarTools(OfficeBase):
     def office_invite_attendees(
         self,
         event_id: EventId,
-        attendees: Annotated[list[str], Field(min_length=1, max_length=50,
-                                              description="people to invite: emails, directory ids or names")],
+        attendees: Annotated[
+            list[str],
+            Field(min_length=1, max_length=50, description="people to invite: emails, directory ids or names"),
+        ],
     ) -> EventResult:
         """Invite people to an event the user organises; already invited people are skipped
         (added lists the new ones). New attendees start as needs_action."""
@@ -234,8 +286,9 @@ class CalendarTools(OfficeBase):
     @tool("read", ["office.invitation"])
     def office_list_invitations(
         self,
-        status: Annotated[Literal["pending", "accepted", "declined", "all"],
-                          Field(description="which invitations")] = "pending",
+        status: Annotated[
+            Literal["pending", "accepted", "declined", "all"], Field(description="which invitations")
+        ] = "pending",
     ) -> InvitationList:
         """List invitations the user received to other people's events, with the user's events
         each one overlaps (conflicts)."""
@@ -243,9 +296,12 @@ class CalendarTools(OfficeBase):
         invs.sort(key=lambda i: (i.start, i.invitation_id))
         return InvitationList(invitations=[self._invitation_view(i) for i in invs])
 
-    @tool("write", ["office.invitation", "office.event"], preconditions=["office.invitation", "office.event"],
-          remedies={"conflict": [*CONFLICT_CURES, "office_delete_event"],
-                    "not_found": ["office_list_invitations"]})
+    @tool(
+        "write",
+        ["office.invitation", "office.event"],
+        preconditions=["office.invitation", "office.event"],
+        remedies={"conflict": [*CONFLICT_CURES, "office_delete_event"], "not_found": ["office_list_invitations"]},
+    )
     def office_respond_invitation(
         self,
         invitation_id: Annotated[str, Field(description="invitation id, e.g. inv-002")],
@@ -258,14 +314,25 @@ class CalendarTools(OfficeBase):
         inv = self._invitation(invitation_id)
         if response == "accept":
             if inv.status == "accepted" and inv.event_id in self.state.events:
-                return InvitationResult(invitation=self._invitation_view(inv),
-                                        event=self._event_view(self.state.events[inv.event_id]), changed=False)
+                return InvitationResult(
+                    invitation=self._invitation_view(inv),
+                    event=self._event_view(self.state.events[inv.event_id]),
+                    changed=False,
+                )
             self._check_free(inv.start, inv.end, None, allow_overlap)
             eid = self.new_id("ev")
-            e = Event(event_id=eid, title=inv.title, start=inv.start, end=inv.end, location=inv.location,
-                      description=inv.description, organizer=inv.organizer, organizer_name=inv.organizer_name,
-                      attendees=[Attendee(email=a, name=self.display_name(a)) for a in inv.other_attendees],
-                      invitation_id=inv.invitation_id)
+            e = Event(
+                event_id=eid,
+                title=inv.title,
+                start=inv.start,
+                end=inv.end,
+                location=inv.location,
+                description=inv.description,
+                organizer=inv.organizer,
+                organizer_name=inv.organizer_name,
+                attendees=[Attendee(email=a, name=self.display_name(a)) for a in inv.other_attendees],
+                invitation_id=inv.invitation_id,
+            )
             self.state.events[eid] = e
             inv.status, inv.event_id = "accepted", eid
             return InvitationResult(invitation=self._invitation_view(inv), event=self._event_view(e), changed=True)
@@ -281,8 +348,9 @@ class CalendarTools(OfficeBase):
         self,
         start: Time,
         end: Time,
-        min_free_minutes: Annotated[int, Field(ge=0, le=1_440, description="only report free gaps at least "
-                                                                            "this long")] = 0,
+        min_free_minutes: Annotated[
+            int, Field(ge=0, le=1_440, description="only report free gaps at least this long")
+        ] = 0,
     ) -> FreeBusy:
         """Free/busy for a time range: the user's busy intervals (overlapping events merged,
         with their event ids) and the free gaps between them (those of at least
@@ -306,6 +374,11 @@ class CalendarTools(OfficeBase):
             free.append(Interval(start=cursor, end=hi, start_iso=iso(cursor), end_iso=iso(hi)))
         free = [f for f in free if f.end - f.start >= min_free_minutes * 60]
         busy_iv = [Interval(start=s, end=t, start_iso=iso(s), end_iso=iso(t), event_ids=ids) for s, t, ids in busy]
-        return FreeBusy(range_start_iso=iso(lo), range_end_iso=iso(hi), busy=busy_iv, free=free,
-                        busy_seconds=sum(b.end - b.start for b in busy_iv),
-                        free_seconds=(hi - lo) - sum(b.end - b.start for b in busy_iv))
+        return FreeBusy(
+            range_start_iso=iso(lo),
+            range_end_iso=iso(hi),
+            busy=busy_iv,
+            free=free,
+            busy_seconds=sum(b.end - b.start for b in busy_iv),
+            free_seconds=(hi - lo) - sum(b.end - b.start for b in busy_iv),
+        )

@@ -7,10 +7,10 @@ import re
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso, parse_iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.people import Person
 from mcpgym.sandboxes.office.models import File, OfficeState
 from mcpgym.sandboxes.office.views import FileInfo
-from mcpgym.kernel.people import Person
-from mcpgym.kernel.errors import ToolError
 
 EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$")
 NAME_RE = re.compile(r"^[^/\\\x00-\x1f]{1,100}$")
@@ -61,8 +61,9 @@ class OfficeBase(App):
             if not EMAIL_RE.match(addr):
                 raise ToolError("invalid_argument", f"{value!r} is not a valid email address", field=field)
             if directory_only and self.person_by_email(addr) is None:
-                raise ToolError("not_found", f"{addr} is not in the people directory; see office_list_contacts",
-                                field=field)
+                raise ToolError(
+                    "not_found", f"{addr} is not in the people directory; see office_list_contacts", field=field
+                )
             return addr
         low = text.lower()
         for p in self.world.people:
@@ -72,8 +73,11 @@ class OfficeBase(App):
         if len(partial) == 1:
             return partial[0].email
         if len(partial) > 1:
-            raise ToolError("invalid_argument", f"{value!r} matches several people: "
-                            + ", ".join(p.name for p in partial), field=field)
+            raise ToolError(
+                "invalid_argument",
+                f"{value!r} matches several people: " + ", ".join(p.name for p in partial),
+                field=field,
+            )
         raise ToolError("not_found", f"no person {value!r} in the directory; see office_list_contacts", field=field)
 
     # -- time ------------------------------------------------------------------------------
@@ -87,8 +91,11 @@ class OfficeBase(App):
         try:
             ts = parse_iso(value)
         except (ValueError, OverflowError, OSError):
-            raise ToolError("invalid_argument", f"{field} must be an ISO-8601 date-time such as "
-                            f"2026-06-02T14:00:00Z, got {value!r}", field=field) from None
+            raise ToolError(
+                "invalid_argument",
+                f"{field} must be an ISO-8601 date-time such as 2026-06-02T14:00:00Z, got {value!r}",
+                field=field,
+            ) from None
         if not (0 <= ts < MAX_TIME):
             raise ToolError("invalid_argument", f"{field} must lie between 1970 and 9000", field=field)
         return ts
@@ -137,9 +144,15 @@ class OfficeBase(App):
     def file_info(self, f: File) -> FileInfo:
         """The agent's view of file ``f``."""
         path = f.folder.rstrip("/") + "/" + f.name
-        return FileInfo(file_id=f.file_id, name=f.name, folder=f.folder, path=path,
-                        size_bytes=len(f.content.encode("utf-8")), updated_iso=iso(f.updated_at),
-                        shared_with=[s.email for s in f.shares])
+        return FileInfo(
+            file_id=f.file_id,
+            name=f.name,
+            folder=f.folder,
+            path=path,
+            size_bytes=len(f.content.encode("utf-8")),
+            updated_iso=iso(f.updated_at),
+            shared_with=[s.email for s in f.shares],
+        )
 
     def require_folder(self, folder: str, field: str = "folder") -> str:
         """Normalise ``folder`` and check it exists.
@@ -169,8 +182,9 @@ class OfficeBase(App):
         """
         clean = self.check_name(name)
         if self.name_taken(folder, clean) is not None:
-            raise ToolError("conflict", f"{folder.rstrip('/')}/{clean} already exists; choose another name",
-                            field="name")
+            raise ToolError(
+                "conflict", f"{folder.rstrip('/')}/{clean} already exists; choose another name", field="name"
+            )
         file_id = self.new_id("f")
         f = File(file_id=file_id, name=clean, folder=folder, content=content, created_at=self.now, updated_at=self.now)
         self.state.files[file_id] = f

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import File, Share
 from mcpgym.sandboxes.office.views import (
@@ -25,8 +27,6 @@ from mcpgym.sandboxes.office.views import (
     ShareResult,
     ShareView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 PRIVILEGE = "office.share"
 FileId = Annotated[str, Field(description="file id, e.g. f-003")]
@@ -41,20 +41,31 @@ class FileTools(OfficeBase):
     def _file(self, file_id: str) -> File:
         f = self.state.files.get(file_id)
         if f is None:
-            raise ToolError("not_found", f"no file {file_id!r}; see office_list_files or office_search_files",
-                            field="file_id")
+            raise ToolError(
+                "not_found", f"no file {file_id!r}; see office_list_files or office_search_files", field="file_id"
+            )
         return f
 
     def _sorted(self, files: list[File]) -> list[FileInfo]:
         return [self.file_info(f) for f in sorted(files, key=lambda f: (f.folder, f.name.lower(), f.file_id))]
 
     def _share_view(self, f: File, s: Share) -> ShareView:
-        return ShareView(file_id=f.file_id, path=self.file_info(f).path, email=s.email, name=s.name,
-                         permission=s.permission, shared_iso=iso(s.shared_at))
+        return ShareView(
+            file_id=f.file_id,
+            path=self.file_info(f).path,
+            email=s.email,
+            name=s.name,
+            permission=s.permission,
+            shared_iso=iso(s.shared_at),
+        )
 
     # -- browsing --------------------------------------------------------------------------
-    @tool("read", ["office.file", "office.folder"], alternatives=["office_search_files"],
-          remedies={"not_found": ["office_list_files"]})
+    @tool(
+        "read",
+        ["office.file", "office.folder"],
+        alternatives=["office_search_files"],
+        remedies={"not_found": ["office_list_files"]},
+    )
     def office_list_files(
         self,
         folder: Annotated[str, Field(description="folder path, e.g. /Documents (default: the root /)")] = "/",
@@ -64,25 +75,30 @@ class FileTools(OfficeBase):
         who it is shared with); recursive lists every file below it."""
         path = self.require_folder(folder)
         prefix = path.rstrip("/") + "/"
-        subfolders = sorted(p for p in self.state.folders if p != path and p.startswith(prefix)
-                            and "/" not in p[len(prefix):])
-        files = [f for f in self.state.files.values()
-                 if f.folder == path or (recursive and f.folder.startswith(prefix))]
+        subfolders = sorted(
+            p for p in self.state.folders if p != path and p.startswith(prefix) and "/" not in p[len(prefix) :]
+        )
+        files = [
+            f for f in self.state.files.values() if f.folder == path or (recursive and f.folder.startswith(prefix))
+        ]
         return FolderListing(folder=path, subfolders=subfolders, files=self._sorted(files))
 
     @tool("read", ["office.file"], alternatives=["office_list_files"])
     def office_search_files(
         self,
-        query: Annotated[str, Field(min_length=1, max_length=200, description="words that must all occur in the "
-                                                                              "name, path or content")],
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=200, description="words that must all occur in the name, path or content"),
+        ],
     ) -> FileList:
         """Search drive files whose name, folder or content contains every word of the query
         (case-insensitive)."""
         words = query.lower().split()
         if not words:
             raise ToolError("invalid_argument", "the query must contain a word", field="query")
-        hits = [f for f in self.state.files.values()
-                if all(w in f"{f.folder}/{f.name}\n{f.content}".lower() for w in words)]
+        hits = [
+            f for f in self.state.files.values() if all(w in f"{f.folder}/{f.name}\n{f.content}".lower() for w in words)
+        ]
         return FileList(query=query, files=self._sorted(hits))
 
     @tool("read", ["office.file"], remedies={"not_found": FILE_NOT_FOUND})
@@ -92,9 +108,13 @@ class FileTools(OfficeBase):
         return FileView(file=self.file_info(f), content=f.content)
 
     # -- writing ---------------------------------------------------------------------------
-    @tool("write", ["office.file"], preconditions=["office.folder", "office.file"],
-          remedies={"not_found": ["office_create_folder"]},
-          id_args=["folder", "name"])
+    @tool(
+        "write",
+        ["office.file"],
+        preconditions=["office.folder", "office.file"],
+        remedies={"not_found": ["office_create_folder"]},
+        id_args=["folder", "name"],
+    )
     def office_create_file(
         self,
         name: Annotated[str, Field(min_length=1, max_length=100, description="file name, e.g. notes.md")],
@@ -111,7 +131,9 @@ class FileTools(OfficeBase):
         self,
         file_id: FileId,
         content: Annotated[str, Field(max_length=10_000, description="new text")],
-        mode: Annotated[Literal["replace", "append"], Field(description="replace the content or append a line")] = "replace",
+        mode: Annotated[
+            Literal["replace", "append"], Field(description="replace the content or append a line")
+        ] = "replace",
     ) -> FileView:
         """Change a file's content: replace it, or append the text on a new line."""
         f = self._file(file_id)
@@ -125,8 +147,13 @@ class FileTools(OfficeBase):
         f.updated_at = self.now
         return FileView(file=self.file_info(f), content=f.content)
 
-    @tool("write", ["office.file"], alternatives=["office_move_file"], preconditions=["office.file"],
-          remedies={"not_found": FILE_NOT_FOUND})
+    @tool(
+        "write",
+        ["office.file"],
+        alternatives=["office_move_file"],
+        preconditions=["office.file"],
+        remedies={"not_found": FILE_NOT_FOUND},
+    )
     def office_rename_file(
         self,
         file_id: FileId,
@@ -136,8 +163,13 @@ class FileTools(OfficeBase):
         f = self._file(file_id)
         return FileResult(file=self.file_info(self._relocate(f, f.folder, new_name)))
 
-    @tool("write", ["office.file"], alternatives=["office_rename_file"], preconditions=["office.folder", "office.file"],
-          remedies={"not_found": ["office_create_folder", *FILE_NOT_FOUND]})
+    @tool(
+        "write",
+        ["office.file"],
+        alternatives=["office_rename_file"],
+        preconditions=["office.folder", "office.file"],
+        remedies={"not_found": ["office_create_folder", *FILE_NOT_FOUND]},
+    )
     def office_move_file(
         self,
         file_id: FileId,
@@ -168,7 +200,8 @@ class FileTools(OfficeBase):
 
     @tool("write", ["office.folder"], id_args=["path"])
     def office_create_folder(
-        self, path: Annotated[str, Field(min_length=1, max_length=300, description="folder path, e.g. /Projects/2026")],
+        self,
+        path: Annotated[str, Field(min_length=1, max_length=300, description="folder path, e.g. /Projects/2026")],
     ) -> FolderResult:
         """Create a folder (and any missing parent folders). Creating an existing folder
         changes nothing (created=false)."""
@@ -187,8 +220,10 @@ class FileTools(OfficeBase):
         "write",
         ["office.share"],
         preconditions=["system.privilege", "office.file"],
-        remedies={"permission_denied": ["system_request_privilege"],
-                  "not_found": ["office_list_contacts", *FILE_NOT_FOUND]},
+        remedies={
+            "permission_denied": ["system_request_privilege"],
+            "not_found": ["office_list_contacts", *FILE_NOT_FOUND],
+        },
         id_args=["file_id", "person"],
     )
     def office_share_file(
@@ -212,8 +247,13 @@ class FileTools(OfficeBase):
         f.shares = sorted([*f.shares, s], key=lambda x: x.email)
         return ShareResult(share=self._share_view(f, s), changed=True)
 
-    @tool("write", ["office.share"], remedies={"not_found": ["office_list_shares", *FILE_NOT_FOUND]},
-          id_args=["file_id", "person"], destructive=True)
+    @tool(
+        "write",
+        ["office.share"],
+        remedies={"not_found": ["office_list_shares", *FILE_NOT_FOUND]},
+        id_args=["file_id", "person"],
+        destructive=True,
+    )
     def office_unshare_file(self, file_id: FileId, person: Person) -> ShareResult:
         """Stop sharing a file with a person. Errors: not_found when it is not shared with them."""
         f = self._file(file_id)
@@ -226,7 +266,8 @@ class FileTools(OfficeBase):
 
     @tool("read", ["office.share"], remedies={"not_found": FILE_NOT_FOUND})
     def office_list_shares(
-        self, file_id: Annotated[str | None, Field(description="only this file's shares")] = None,
+        self,
+        file_id: Annotated[str | None, Field(description="only this file's shares")] = None,
     ) -> ShareList:
         """List who the user's files are shared with (path, person, permission)."""
         files = [self._file(file_id)] if file_id is not None else list(self.state.files.values())

@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import Attachment, Label, Message
 from mcpgym.sandboxes.office.views import (
@@ -24,12 +26,12 @@ from mcpgym.sandboxes.office.views import (
     MailSummary,
     MailView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 MessageId = Annotated[str, Field(description="message id, e.g. msg-004")]
-Recipients = Annotated[list[str], Field(min_length=1, max_length=20,
-                                        description="recipients: email addresses, directory ids (p-003) or full names")]
+Recipients = Annotated[
+    list[str],
+    Field(min_length=1, max_length=20, description="recipients: email addresses, directory ids (p-003) or full names"),
+]
 LabelName = Annotated[str, Field(min_length=1, max_length=40, description="label name, e.g. work")]
 Limit = Annotated[int, Field(ge=1, le=100, description="most messages to return (1-100)")]
 MAIL_NOT_FOUND = ["office_search_mail", "office_list_mail"]
@@ -42,8 +44,11 @@ class MailTools(OfficeBase):
     def _message(self, message_id: str) -> Message:
         m = self.state.messages.get(message_id)
         if m is None:
-            raise ToolError("not_found", f"no message {message_id!r}; find ids with office_list_mail or "
-                            "office_search_mail", field="message_id")
+            raise ToolError(
+                "not_found",
+                f"no message {message_id!r}; find ids with office_list_mail or office_search_mail",
+                field="message_id",
+            )
         return m
 
     def _inbox_unread(self) -> int:
@@ -52,37 +57,82 @@ class MailTools(OfficeBase):
     def _mail_summary(self, m: Message) -> MailSummary:
         snippet = " ".join(m.body.split())[:120]
         return MailSummary(
-            message_id=m.message_id, thread_id=m.thread_id, folder=m.folder, sender=m.sender,
-            sender_name=m.sender_name, to=list(m.to), cc=list(m.cc), subject=m.subject, snippet=snippet,
-            sent_at=m.sent_at, sent_iso=iso(m.sent_at), read=m.read, labels=list(m.labels),
-            attachment_count=len(m.attachments), in_reply_to=m.in_reply_to,
+            message_id=m.message_id,
+            thread_id=m.thread_id,
+            folder=m.folder,
+            sender=m.sender,
+            sender_name=m.sender_name,
+            to=list(m.to),
+            cc=list(m.cc),
+            subject=m.subject,
+            snippet=snippet,
+            sent_at=m.sent_at,
+            sent_iso=iso(m.sent_at),
+            read=m.read,
+            labels=list(m.labels),
+            attachment_count=len(m.attachments),
+            in_reply_to=m.in_reply_to,
         )
 
     def _attachment_infos(self, m: Message) -> list[AttachmentInfo]:
-        return [AttachmentInfo(attachment_id=a.attachment_id, filename=a.filename, mime_type=a.mime_type,
-                               size_bytes=len(a.content.encode("utf-8"))) for a in m.attachments]
+        return [
+            AttachmentInfo(
+                attachment_id=a.attachment_id,
+                filename=a.filename,
+                mime_type=a.mime_type,
+                size_bytes=len(a.content.encode("utf-8")),
+            )
+            for a in m.attachments
+        ]
 
     def _mail_list(self, msgs: list[Message], limit: int, offset: int = 0) -> MailList:
         msgs = sorted(msgs, key=lambda m: (-m.sent_at, m.message_id))
-        return MailList(messages=[self._mail_summary(m) for m in msgs[offset:offset + limit]], total=len(msgs),
-                        unread_count=sum(1 for m in msgs if not m.read), inbox_unread=self._inbox_unread())
+        return MailList(
+            messages=[self._mail_summary(m) for m in msgs[offset : offset + limit]],
+            total=len(msgs),
+            unread_count=sum(1 for m in msgs if not m.read),
+            inbox_unread=self._inbox_unread(),
+        )
 
     def _label(self, label: str) -> Label:
         key = label.strip().lower()
         for lab in self.state.labels.values():
             if lab.name.lower() == key:
                 return lab
-        raise ToolError("not_found", f"no label {label!r}; create it with office_create_label or see "
-                        "office_list_labels", field="label")
+        raise ToolError(
+            "not_found",
+            f"no label {label!r}; create it with office_create_label or see office_list_labels",
+            field="label",
+        )
 
-    def _new_message(self, to: list[str], cc: list[str], subject: str, body: str, *, thread_id: str | None = None,
-                     in_reply_to: str | None = None, forwarded_from: str | None = None,
-                     attachments: list[Attachment] | None = None) -> Message:
+    def _new_message(
+        self,
+        to: list[str],
+        cc: list[str],
+        subject: str,
+        body: str,
+        *,
+        thread_id: str | None = None,
+        in_reply_to: str | None = None,
+        forwarded_from: str | None = None,
+        attachments: list[Attachment] | None = None,
+    ) -> Message:
         mid = self.new_id("msg")
         m = Message(
-            message_id=mid, thread_id=thread_id or self.new_id("thr"), folder="sent", sender=self.user_email,
-            sender_name=self.world.user.name, to=to, cc=cc, subject=subject, body=body, sent_at=self.now, read=True,
-            attachments=attachments or [], in_reply_to=in_reply_to, forwarded_from=forwarded_from,
+            message_id=mid,
+            thread_id=thread_id or self.new_id("thr"),
+            folder="sent",
+            sender=self.user_email,
+            sender_name=self.world.user.name,
+            to=to,
+            cc=cc,
+            subject=subject,
+            body=body,
+            sent_at=self.now,
+            read=True,
+            attachments=attachments or [],
+            in_reply_to=in_reply_to,
+            forwarded_from=forwarded_from,
         )
         self.state.messages[mid] = m
         return m
@@ -99,12 +149,15 @@ class MailTools(OfficeBase):
     @tool("read", ["office.mail"], alternatives=["office_search_mail"], remedies={"not_found": ["office_list_labels"]})
     def office_list_mail(
         self,
-        folder: Annotated[Literal["inbox", "sent", "archive", "trash", "all"],
-                          Field(description="mail folder; all = every folder except trash")] = "inbox",
+        folder: Annotated[
+            Literal["inbox", "sent", "archive", "trash", "all"],
+            Field(description="mail folder; all = every folder except trash"),
+        ] = "inbox",
         unread_only: Annotated[bool, Field(description="only unread messages")] = False,
         label: Annotated[str | None, Field(description="only messages with this label")] = None,
-        sender: Annotated[str | None, Field(description="only messages whose sender address or name contains "
-                                                        "this text")] = None,
+        sender: Annotated[
+            str | None, Field(description="only messages whose sender address or name contains this text")
+        ] = None,
         limit: Limit = 20,
         offset: Annotated[int, Field(ge=0, le=10_000, description="skip this many messages (paging)")] = 0,
     ) -> MailList:
@@ -115,18 +168,24 @@ class MailTools(OfficeBase):
         """
         lab = None if label is None else self._label(label).name
         needle = None if sender is None else sender.strip().lower()
-        msgs = [m for m in self.state.messages.values()
-                if (m.folder == folder or (folder == "all" and m.folder != "trash"))
-                and not (unread_only and m.read) and (lab is None or lab in m.labels)
-                and (needle is None or needle in m.sender.lower() or needle in m.sender_name.lower())]
+        msgs = [
+            m
+            for m in self.state.messages.values()
+            if (m.folder == folder or (folder == "all" and m.folder != "trash"))
+            and not (unread_only and m.read)
+            and (lab is None or lab in m.labels)
+            and (needle is None or needle in m.sender.lower() or needle in m.sender_name.lower())
+        ]
         return self._mail_list(msgs, limit, offset)
 
     @tool("read", ["office.mail"], alternatives=["office_list_mail"])
     def office_search_mail(
         self,
         query: Annotated[str, Field(min_length=1, max_length=200, description="words that must all occur")],
-        folder: Annotated[Literal["inbox", "sent", "archive", "trash", "all"],
-                          Field(description="where to search; all = every folder except trash")] = "all",
+        folder: Annotated[
+            Literal["inbox", "sent", "archive", "trash", "all"],
+            Field(description="where to search; all = every folder except trash"),
+        ] = "all",
         limit: Limit = 20,
     ) -> MailList:
         """Search messages whose subject, body, sender, recipients or attachment names contain
@@ -138,8 +197,9 @@ class MailTools(OfficeBase):
         for m in self.state.messages.values():
             if not (m.folder == folder or (folder == "all" and m.folder != "trash")):
                 continue
-            text = " ".join([m.subject, m.body, m.sender, m.sender_name, *m.to, *m.cc,
-                             *(a.filename for a in m.attachments)]).lower()
+            text = " ".join(
+                [m.subject, m.body, m.sender, m.sender_name, *m.to, *m.cc, *(a.filename for a in m.attachments)]
+            ).lower()
             if all(w in text for w in words):
                 out.append(m)
         return self._mail_list(out, limit)
@@ -155,8 +215,12 @@ class MailTools(OfficeBase):
         m = self._message(message_id)
         if mark_read:
             m.read = True
-        return MailView(message=self._mail_summary(m), body=m.body, attachments=self._attachment_infos(m),
-                        inbox_unread=self._inbox_unread())
+        return MailView(
+            message=self._mail_summary(m),
+            body=m.body,
+            attachments=self._attachment_infos(m),
+            inbox_unread=self._inbox_unread(),
+        )
 
     @tool("write", ["office.mail"], remedies={"not_found": MAIL_NOT_FOUND})
     def office_mark_mail(
@@ -197,8 +261,14 @@ class MailTools(OfficeBase):
             f = self.state.files.get(fid)
             if f is None:
                 raise ToolError("not_found", f"no file {fid!r}; see office_list_files", field=f"file_ids.{i}")
-            attachments.append(Attachment(attachment_id=f"att-{i + 1}", filename=f.name, content=f.content,
-                                          mime_type="text/csv" if f.name.endswith(".csv") else "text/plain"))
+            attachments.append(
+                Attachment(
+                    attachment_id=f"att-{i + 1}",
+                    filename=f.name,
+                    content=f.content,
+                    mime_type="text/csv" if f.name.endswith(".csv") else "text/plain",
+                )
+            )
         m = self._new_message(to_addr, cc_addr, subject.strip(), body, attachments=attachments)
         return MailResult(message=self._mail_summary(m), inbox_unread=self._inbox_unread())
 
@@ -226,8 +296,12 @@ class MailTools(OfficeBase):
         m = self._new_message(to, cc, subject, text, thread_id=orig.thread_id, in_reply_to=orig.message_id)
         return MailResult(message=self._mail_summary(m), inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail"], alternatives=["office_send_mail"],
-          remedies={"not_found": [*MAIL_NOT_FOUND, "office_list_contacts"]})
+    @tool(
+        "write",
+        ["office.mail"],
+        alternatives=["office_send_mail"],
+        remedies={"not_found": [*MAIL_NOT_FOUND, "office_list_contacts"]},
+    )
     def office_forward_mail(
         self,
         message_id: MessageId,
@@ -238,15 +312,27 @@ class MailTools(OfficeBase):
         orig = self._message(message_id)
         to_addr = self._addresses(to, "to")
         subject = orig.subject if orig.subject.lower().startswith("fwd:") else "Fwd: " + orig.subject
-        text = (f"{note}\n\n---------- Forwarded message ----------\nFrom: {orig.sender_name} <{orig.sender}>\n"
-                f"Date: {iso(orig.sent_at)}\nSubject: {orig.subject}\n\n{orig.body}")
-        m = self._new_message(to_addr, [], subject, text, forwarded_from=orig.message_id,
-                              attachments=[a.model_copy() for a in orig.attachments])
+        text = (
+            f"{note}\n\n---------- Forwarded message ----------\nFrom: {orig.sender_name} <{orig.sender}>\n"
+            f"Date: {iso(orig.sent_at)}\nSubject: {orig.subject}\n\n{orig.body}"
+        )
+        m = self._new_message(
+            to_addr,
+            [],
+            subject,
+            text,
+            forwarded_from=orig.message_id,
+            attachments=[a.model_copy() for a in orig.attachments],
+        )
         return MailResult(message=self._mail_summary(m), inbox_unread=self._inbox_unread())
 
     # -- organising ------------------------------------------------------------------------
-    @tool("write", ["office.mail"], alternatives=["office_archive_mail", "office_delete_mail"],
-          remedies={"not_found": MAIL_NOT_FOUND})
+    @tool(
+        "write",
+        ["office.mail"],
+        alternatives=["office_archive_mail", "office_delete_mail"],
+        remedies={"not_found": MAIL_NOT_FOUND},
+    )
     def office_move_mail(
         self,
         message_id: MessageId,
@@ -265,7 +351,13 @@ class MailTools(OfficeBase):
         m.folder = folder
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND}, destructive=True)
+    @tool(
+        "write",
+        ["office.mail"],
+        alternatives=["office_move_mail"],
+        remedies={"not_found": MAIL_NOT_FOUND},
+        destructive=True,
+    )
     def office_archive_mail(self, message_id: MessageId) -> MailResult:
         """Archive a message (move it out of the inbox into the archive folder)."""
         m = self._message(message_id)
@@ -273,7 +365,13 @@ class MailTools(OfficeBase):
         m.folder = "archive"
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail"], alternatives=["office_move_mail"], remedies={"not_found": MAIL_NOT_FOUND}, destructive=True)
+    @tool(
+        "write",
+        ["office.mail"],
+        alternatives=["office_move_mail"],
+        remedies={"not_found": MAIL_NOT_FOUND},
+        destructive=True,
+    )
     def office_delete_mail(self, message_id: MessageId) -> MailDeleted:
         """Delete a message: it moves to the trash; deleting a message already in the trash
         removes it permanently."""
@@ -292,8 +390,14 @@ class MailTools(OfficeBase):
         out = []
         for lab in sorted(self.state.labels.values(), key=lambda lb: lb.name.lower()):
             msgs = [m for m in self.state.messages.values() if lab.name in m.labels and m.folder != "trash"]
-            out.append(LabelInfo(name=lab.name, description=lab.description, message_count=len(msgs),
-                                 unread_count=sum(1 for m in msgs if not m.read)))
+            out.append(
+                LabelInfo(
+                    name=lab.name,
+                    description=lab.description,
+                    message_count=len(msgs),
+                    unread_count=sum(1 for m in msgs if not m.read),
+                )
+            )
         return LabelList(labels=out)
 
     @tool("write", ["office.label"], id_args=["name"])
@@ -311,8 +415,12 @@ class MailTools(OfficeBase):
         self.state.labels[clean] = Label(name=clean, description=description.strip())
         return LabelInfo(name=clean, description=description.strip(), message_count=0, unread_count=0)
 
-    @tool("write", ["office.mail", "office.label"], preconditions=["office.label"],
-          remedies={"not_found": ["office_create_label", "office_list_labels", *MAIL_NOT_FOUND]})
+    @tool(
+        "write",
+        ["office.mail", "office.label"],
+        preconditions=["office.label"],
+        remedies={"not_found": ["office_create_label", "office_list_labels", *MAIL_NOT_FOUND]},
+    )
     def office_add_label(self, message_id: MessageId, label: LabelName) -> MailResult:
         """Put an existing label on a message (create labels with office_create_label)."""
         m = self._message(message_id)
@@ -322,7 +430,12 @@ class MailTools(OfficeBase):
             m.labels = sorted([*m.labels, lab.name])
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
 
-    @tool("write", ["office.mail", "office.label"], remedies={"not_found": ["office_list_labels", *MAIL_NOT_FOUND]}, destructive=True)
+    @tool(
+        "write",
+        ["office.mail", "office.label"],
+        remedies={"not_found": ["office_list_labels", *MAIL_NOT_FOUND]},
+        destructive=True,
+    )
     def office_remove_label(self, message_id: MessageId, label: LabelName) -> MailResult:
         """Take a label off a message. Errors: not_found when the message does not carry it."""
         m = self._message(message_id)
@@ -340,9 +453,13 @@ class MailTools(OfficeBase):
         m = self._message(message_id)
         return AttachmentList(message_id=message_id, attachments=self._attachment_infos(m))
 
-    @tool("write", ["office.file"], preconditions=["office.attachment", "office.folder", "office.file"],
-          remedies={"not_found": ["office_list_attachments", "office_create_folder", *MAIL_NOT_FOUND]},
-          id_args=["message_id", "attachment_id"])
+    @tool(
+        "write",
+        ["office.file"],
+        preconditions=["office.attachment", "office.folder", "office.file"],
+        remedies={"not_found": ["office_list_attachments", "office_create_folder", *MAIL_NOT_FOUND]},
+        id_args=["message_id", "attachment_id"],
+    )
     def office_save_attachment(
         self,
         message_id: MessageId,
@@ -355,8 +472,11 @@ class MailTools(OfficeBase):
         m = self._message(message_id)
         att = next((a for a in m.attachments if a.attachment_id == attachment_id), None)
         if att is None:
-            raise ToolError("not_found", f"{message_id} has no attachment {attachment_id!r}; see "
-                            "office_list_attachments", field="attachment_id")
+            raise ToolError(
+                "not_found",
+                f"{message_id} has no attachment {attachment_id!r}; see office_list_attachments",
+                field="attachment_id",
+            )
         path = self.require_folder(folder)
         f = self.add_file(att.filename if name is None else name, path, att.content)
         return FileResult(file=self.file_info(f))
@@ -371,8 +491,12 @@ class MailTools(OfficeBase):
         filtered by a text in their name, email or city."""
         needle = None if query is None else query.strip().lower()
         people = sorted(self.world.people, key=lambda p: (p.name, p.person_id))
-        return ContactList(contacts=[
-            Contact(person_id=p.person_id, name=p.name, email=p.email, phone=p.phone, city=p.city, relation=p.relation)
-            for p in people
-            if not needle or needle in p.name.lower() or needle in p.email or needle in p.city.lower()
-        ])
+        return ContactList(
+            contacts=[
+                Contact(
+                    person_id=p.person_id, name=p.name, email=p.email, phone=p.phone, city=p.city, relation=p.relation
+                )
+                for p in people
+                if not needle or needle in p.name.lower() or needle in p.email or needle in p.city.lower()
+            ]
+        )

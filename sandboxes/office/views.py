@@ -288,4 +288,3 @@ class ShareResult(BaseModel):
     share: ShareView
     changed: bool
     removed: bool = False
-

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.shop.common import ShopCore
 from mcpgym.sandboxes.shop.models import (
     Item,
@@ -28,8 +30,6 @@ from mcpgym.sandboxes.shop.views import (
     StarList,
     StarResult,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 FUZZY_THRESHOLD = 0.75
 """Least similarity (0-1) an item needs to be returned by fuzzy search."""
@@ -71,7 +71,9 @@ def fuzzy_score(item: Item, query: str) -> float:
 
 QueryArg = Annotated[str, Field(max_length=200, description="keywords matched against item names and brands")]
 ShopFilter = Annotated[str | None, Field(description="only items of this shop, e.g. shop-01")]
-CategoryFilter = Annotated[str | None, Field(description="only this category: electronics, books, grocery, home, sports, fashion, toys")]
+CategoryFilter = Annotated[
+    str | None, Field(description="only this category: electronics, books, grocery, home, sports, fashion, toys")
+]
 MaxPrice = Annotated[int | None, Field(ge=0, le=100_000_000, description="only items costing at most this, in cents")]
 Limit = Annotated[int, Field(ge=1, le=100, description="most items to return")]
 
@@ -79,8 +81,9 @@ Limit = Annotated[int, Field(ge=1, le=100, description="most items to return")]
 class BrowseTools(ShopCore):
     """Read tools over the catalog, and the star and review writes."""
 
-    def _filtered(self, shop_id: str | None, category: str | None, max_price_cents: int | None,
-                  in_stock_only: bool) -> list[Item]:
+    def _filtered(
+        self, shop_id: str | None, category: str | None, max_price_cents: int | None, in_stock_only: bool
+    ) -> list[Item]:
         if shop_id is not None:
             shop_id = self._shop(shop_id).shop_id
         cat = self._category(category)
@@ -125,8 +128,10 @@ class BrowseTools(ShopCore):
         category: CategoryFilter = None,
         max_price_cents: MaxPrice = None,
         in_stock_only: Annotated[bool, Field(description="leave out sold-out items")] = False,
-        sort: Annotated[Literal["price_asc", "price_desc", "rating"],
-                        Field(description="price_asc (cheapest first), price_desc, or rating (best first)")] = "price_asc",
+        sort: Annotated[
+            Literal["price_asc", "price_desc", "rating"],
+            Field(description="price_asc (cheapest first), price_desc, or rating (best first)"),
+        ] = "price_asc",
         limit: Limit = 20,
     ) -> SearchResult:
         """Search items by keywords: every query word must occur in the item's name or brand
@@ -136,15 +141,18 @@ class BrowseTools(ShopCore):
 
         Errors: not_found (field shop_id), invalid_argument (unknown category).
         """
-        found = [it for it in self._filtered(shop_id, category, max_price_cents, in_stock_only)
-                 if keyword_match(it, query)]
+        found = [
+            it for it in self._filtered(shop_id, category, max_price_cents, in_stock_only) if keyword_match(it, query)
+        ]
         if sort == "price_asc":
             found.sort(key=lambda it: (it.price_cents, it.item_id))
         elif sort == "price_desc":
             found.sort(key=lambda it: (-it.price_cents, it.item_id))
         else:
             found.sort(key=lambda it: (-it.rating, it.price_cents, it.item_id))
-        return SearchResult(query=query, sort=sort, count=len(found), items=[self._item_view(it) for it in found[:limit]])
+        return SearchResult(
+            query=query, sort=sort, count=len(found), items=[self._item_view(it) for it in found[:limit]]
+        )
 
     @tool("read", ["shop.item"], alternatives=["shop_search_items"])
     def shop_fuzzy_search_items(
@@ -183,10 +191,21 @@ class BrowseTools(ShopCore):
 
     # -- reviews ---------------------------------------------------------------------------
     def _review_list(self, item: Item, limit: int = 50) -> ReviewList:
-        reviews = sorted((r for r in self.state.reviews.values() if r.item_id == item.item_id),
-                         key=lambda r: (-r.created_at, r.review_id))
-        views = [ReviewView(review_id=r.review_id, author=r.author, rating=r.rating, text=r.text, by_user=r.by_user,
-                            created_at=iso(r.created_at)) for r in reviews[:limit]]
+        reviews = sorted(
+            (r for r in self.state.reviews.values() if r.item_id == item.item_id),
+            key=lambda r: (-r.created_at, r.review_id),
+        )
+        views = [
+            ReviewView(
+                review_id=r.review_id,
+                author=r.author,
+                rating=r.rating,
+                text=r.text,
+                by_user=r.by_user,
+                created_at=iso(r.created_at),
+            )
+            for r in reviews[:limit]
+        ]
         return ReviewList(item_id=item.item_id, rating=item.rating, rating_count=item.rating_count, reviews=views)
 
     @tool("read", ["shop.review", "shop.item"])
@@ -217,17 +236,29 @@ class BrowseTools(ShopCore):
         item = self._item(item_id)
         if not text.strip():
             raise ToolError("invalid_argument", "review text must not be blank", field="text")
-        bought = any(o.status != "cancelled" and any(ln.item_id == item.item_id for ln in o.lines)
-                     for o in self.state.orders.values())
+        bought = any(
+            o.status != "cancelled" and any(ln.item_id == item.item_id for ln in o.lines)
+            for o in self.state.orders.values()
+        )
         if not bought:
-            raise ToolError("precondition_failed", f"only items you ordered can be reviewed; no order contains {item.item_id}",
-                            field="item_id")
+            raise ToolError(
+                "precondition_failed",
+                f"only items you ordered can be reviewed; no order contains {item.item_id}",
+                field="item_id",
+            )
         if any(r.by_user and r.item_id == item.item_id for r in self.state.reviews.values()):
             raise ToolError("conflict", f"you already reviewed {item.item_id}", field="item_id")
         review_id = self.new_id("rev")  # type: ignore[attr-defined]
         user = self.world.user.name
-        self.state.reviews[review_id] = Review(review_id=review_id, item_id=item.item_id, author=user, rating=rating,
-                                               text=text.strip(), by_user=True, created_at=self.now)
+        self.state.reviews[review_id] = Review(
+            review_id=review_id,
+            item_id=item.item_id,
+            author=user,
+            rating=rating,
+            text=text.strip(),
+            by_user=True,
+            created_at=self.now,
+        )
         total = item.rating * item.rating_count + rating
         item.rating_count += 1
         item.rating = round(total / item.rating_count, 1)

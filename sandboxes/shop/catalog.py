@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.people import CITIES
 from mcpgym.sandboxes.shop.models import (
-    StoredStatus,
     CATEGORIES,
     CartLine,
     Coupon,
@@ -25,6 +24,7 @@ from mcpgym.sandboxes.shop.models import (
     Shop,
     ShopState,
     Star,
+    StoredStatus,
 )
 
 if TYPE_CHECKING:
@@ -199,20 +199,27 @@ def _shops_and_items(r: random.Random) -> tuple[dict[str, Shop], dict[str, Item]
         name = r.choice([n for n in SHOP_NAMES[category] if n not in used_names])
         used_names.add(name)
         shop_id = f"shop-{s:02d}"
-        shops[shop_id] = Shop(shop_id=shop_id, name=name, category=category, city=r.choice(CITIES),
-                              rating=round(r.uniform(3.2, 4.9), 1))
+        shops[shop_id] = Shop(
+            shop_id=shop_id, name=name, category=category, city=r.choice(CITIES), rating=round(r.uniform(3.2, 4.9), 1)
+        )
         count = r.randint(8, 11)
         templates = r.sample(TEMPLATES[category], count)
         stocks = [r.randint(2, 40) for _ in range(count)]
         zero, one = r.sample(range(count), 2)
         stocks[zero], stocks[one] = 0, 1
-        for n, ((item_name, (lo, hi)), stock) in enumerate(zip(templates, stocks), start=1):
+        for n, ((item_name, (lo, hi)), stock) in enumerate(zip(templates, stocks, strict=False), start=1):
             brand = r.choice(BRANDS[category])
             item_id = f"item-{s:02d}{n:02d}"
             what = "a book published by" if category == "books" else "made by"
             items[item_id] = Item(
-                item_id=item_id, shop_id=shop_id, name=item_name, brand=brand, category=category,
-                price_cents=_price(r, lo, hi), stock=stock, rating=round(r.uniform(2.6, 5.0), 1),
+                item_id=item_id,
+                shop_id=shop_id,
+                name=item_name,
+                brand=brand,
+                category=category,
+                price_cents=_price(r, lo, hi),
+                stock=stock,
+                rating=round(r.uniform(2.6, 5.0), 1),
                 rating_count=r.randint(3, 900),
                 description=f"{item_name}, {what} {brand}; sold by {name}.",
             )
@@ -226,42 +233,87 @@ def _coupons(r: random.Random, shops: dict[str, Shop]) -> dict[str, Coupon]:
     pct_all = r.choice([5, 10])
     amount = r.choice([1_500, 2_000, 2_500])
     specs = [
-        Coupon(code=f"{words[0]}{pct_all}", description=f"{pct_all}% off the whole cart from $60.00",
-               percent_off=pct_all, min_subtotal_cents=6_000, expires_at=EPOCH_START + 30 * DAY),
-        Coupon(code=f"{words[1]}{amount // 100}", description=f"${amount // 100}.00 off orders of $150.00 or more",
-               amount_off_cents=amount, min_subtotal_cents=15_000, expires_at=EPOCH_START + 14 * DAY),
-        Coupon(code=f"{shop.category.upper()}{pct_shop}",
-               description=f"{pct_shop}% off items of {shop.name} ({shop.shop_id}) from $40.00 of that shop's items",
-               percent_off=pct_shop, min_subtotal_cents=4_000, shop_id=shop.shop_id, expires_at=EPOCH_START + 7 * DAY),
-        Coupon(code=f"{words[2]}30", description="30% off the whole cart (expired)", percent_off=30,
-               min_subtotal_cents=0, expires_at=EPOCH_START - 2 * DAY),
-        Coupon(code=f"{words[3]}50", description="$50.00 off orders of $400.00 or more", amount_off_cents=5_000,
-               min_subtotal_cents=40_000, expires_at=EPOCH_START + 21 * DAY),
+        Coupon(
+            code=f"{words[0]}{pct_all}",
+            description=f"{pct_all}% off the whole cart from $60.00",
+            percent_off=pct_all,
+            min_subtotal_cents=6_000,
+            expires_at=EPOCH_START + 30 * DAY,
+        ),
+        Coupon(
+            code=f"{words[1]}{amount // 100}",
+            description=f"${amount // 100}.00 off orders of $150.00 or more",
+            amount_off_cents=amount,
+            min_subtotal_cents=15_000,
+            expires_at=EPOCH_START + 14 * DAY,
+        ),
+        Coupon(
+            code=f"{shop.category.upper()}{pct_shop}",
+            description=f"{pct_shop}% off items of {shop.name} ({shop.shop_id}) from $40.00 of that shop's items",
+            percent_off=pct_shop,
+            min_subtotal_cents=4_000,
+            shop_id=shop.shop_id,
+            expires_at=EPOCH_START + 7 * DAY,
+        ),
+        Coupon(
+            code=f"{words[2]}30",
+            description="30% off the whole cart (expired)",
+            percent_off=30,
+            min_subtotal_cents=0,
+            expires_at=EPOCH_START - 2 * DAY,
+        ),
+        Coupon(
+            code=f"{words[3]}50",
+            description="$50.00 off orders of $400.00 or more",
+            amount_off_cents=5_000,
+            min_subtotal_cents=40_000,
+            expires_at=EPOCH_START + 21 * DAY,
+        ),
     ]
     return {c.code: c for c in specs}
 
 
-def _history(r: random.Random, world: "World", items: dict[str, Item], shops: dict[str, Shop]
-             ) -> tuple[dict[str, Order], dict[str, Review], dict[str, Star]]:
+def _history(
+    r: random.Random, world: World, items: dict[str, Item], shops: dict[str, Shop]
+) -> tuple[dict[str, Order], dict[str, Review], dict[str, Star]]:
     """Past orders (delivered, one cancelled, one past its return window), reviews and stars."""
     item_ids = sorted(items)
     orders: dict[str, Order] = {}
-    plan: list[tuple[int, StoredStatus]] = [(r.randint(3, 6), "placed"), (r.randint(8, 15), "placed"), (r.randint(16, 24), "cancelled"),
-            (r.randint(40, 60), "placed")]
+    plan: list[tuple[int, StoredStatus]] = [
+        (r.randint(3, 6), "placed"),
+        (r.randint(8, 15), "placed"),
+        (r.randint(16, 24), "cancelled"),
+        (r.randint(40, 60), "placed"),
+    ]
     for k, (days_ago, status) in enumerate(plan, start=1):
         chosen = r.sample(item_ids, r.randint(1, 2))
         lines = []
         for item_id in chosen:
             it = items[item_id]
             qty = r.randint(1, 2)
-            lines.append(OrderLine(item_id=item_id, shop_id=it.shop_id, name=it.name, unit_price_cents=it.price_cents,
-                                   quantity=qty, line_total_cents=qty * it.price_cents))
+            lines.append(
+                OrderLine(
+                    item_id=item_id,
+                    shop_id=it.shop_id,
+                    name=it.name,
+                    unit_price_cents=it.price_cents,
+                    quantity=qty,
+                    line_total_cents=qty * it.price_cents,
+                )
+            )
         subtotal = sum(line.line_total_cents for line in lines)
         created = EPOCH_START - days_ago * DAY - r.randint(0, 10) * 3600
         order_id = f"ord-{k:04d}"
-        orders[order_id] = Order(order_id=order_id, status=status, lines=lines, subtotal_cents=subtotal,
-                                 total_cents=subtotal, refunded_cents=subtotal if status == "cancelled" else 0,
-                                 created_at=created, closed_at=created + 3600 if status == "cancelled" else None)
+        orders[order_id] = Order(
+            order_id=order_id,
+            status=status,
+            lines=lines,
+            subtotal_cents=subtotal,
+            total_cents=subtotal,
+            refunded_cents=subtotal if status == "cancelled" else 0,
+            created_at=created,
+            closed_at=created + 3600 if status == "cancelled" else None,
+        )
     reviews: dict[str, Review] = {}
     names = [p.name for p in world.people]
     for item_id in item_ids:
@@ -269,9 +321,14 @@ def _history(r: random.Random, world: "World", items: dict[str, Item], shops: di
         for k in range(1, r.randint(0, 2) + 1):
             rating = max(1, min(5, round(it.rating + r.choice([-1, 0, 0, 1]))))
             review_id = f"rev-{item_id[5:]}-{k}"
-            reviews[review_id] = Review(review_id=review_id, item_id=item_id, author=r.choice(names), rating=rating,
-                                        text=r.choice(REVIEW_TEXTS[rating]),
-                                        created_at=EPOCH_START - r.randint(1, 200) * DAY)
+            reviews[review_id] = Review(
+                review_id=review_id,
+                item_id=item_id,
+                author=r.choice(names),
+                rating=rating,
+                text=r.choice(REVIEW_TEXTS[rating]),
+                created_at=EPOCH_START - r.randint(1, 200) * DAY,
+            )
     stars: dict[str, Star] = {}
     shop_id = r.choice(sorted(shops))
     stars[shop_id] = Star(target_id=shop_id, kind="shop", starred_at=EPOCH_START - 30 * DAY)
@@ -280,7 +337,7 @@ def _history(r: random.Random, world: "World", items: dict[str, Item], shops: di
     return orders, reviews, stars
 
 
-def generate_state(world: "World", stream) -> ShopState:  # noqa: ANN001 - (world, purpose) -> Random
+def generate_state(world: World, stream) -> ShopState:  # noqa: ANN001 - (world, purpose) -> Random
     """Build the seeded initial :class:`ShopState` of ``world``.
 
     Args:

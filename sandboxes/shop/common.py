@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
 from mcpgym.sandboxes.shop.models import (
     CATEGORIES,
     DELIVER_AFTER,
@@ -28,7 +29,6 @@ from mcpgym.sandboxes.shop.views import (
     OrderView,
     ShopView,
 )
-from mcpgym.kernel.errors import ToolError
 
 if TYPE_CHECKING:
     from mcpgym.kernel.world import World
@@ -38,7 +38,7 @@ class ShopCore:
     """Shared helpers: id lookups raising ``not_found``, views, cart and coupon arithmetic."""
 
     state: ShopState
-    world: "World"
+    world: World
     now: int  # provided by App (virtual seconds)
 
     # -- lookups ---------------------------------------------------------------------------
@@ -70,31 +70,56 @@ class ShopCore:
             return None
         value = category.strip().lower()
         if value not in CATEGORIES:
-            raise ToolError("invalid_argument", f"unknown category {category!r}; one of {', '.join(CATEGORIES)}",
-                            field="category")
+            raise ToolError(
+                "invalid_argument", f"unknown category {category!r}; one of {', '.join(CATEGORIES)}", field="category"
+            )
         return value
 
     # -- views -----------------------------------------------------------------------------
     def _shop_view(self, shop: Shop) -> ShopView:
         count = sum(1 for it in self.state.items.values() if it.shop_id == shop.shop_id)
-        return ShopView(shop_id=shop.shop_id, name=shop.name, category=shop.category, city=shop.city,
-                        rating=shop.rating, item_count=count)
+        return ShopView(
+            shop_id=shop.shop_id,
+            name=shop.name,
+            category=shop.category,
+            city=shop.city,
+            rating=shop.rating,
+            item_count=count,
+        )
 
     def _item_view(self, item: Item) -> ItemView:
         shop = self.state.shops.get(item.shop_id)
-        return ItemView(item_id=item.item_id, shop_id=item.shop_id, shop_name=shop.name if shop else "",
-                        name=item.name, brand=item.brand, category=item.category, price_cents=item.price_cents,
-                        stock=item.stock, in_stock=item.stock > 0, rating=item.rating, rating_count=item.rating_count)
+        return ItemView(
+            item_id=item.item_id,
+            shop_id=item.shop_id,
+            shop_name=shop.name if shop else "",
+            name=item.name,
+            brand=item.brand,
+            category=item.category,
+            price_cents=item.price_cents,
+            stock=item.stock,
+            in_stock=item.stock > 0,
+            rating=item.rating,
+            rating_count=item.rating_count,
+        )
 
     def _order_view(self, order: Order) -> OrderView:
         created = order.created_at
         return OrderView(
-            order_id=order.order_id, status=effective_status(order, self.now), lines=list(order.lines),
-            subtotal_cents=order.subtotal_cents, discount_cents=order.discount_cents, coupon_code=order.coupon_code,
-            total_cents=order.total_cents, refunded_cents=order.refunded_cents, placed_at=iso(created),
-            ships_at=iso(created + SHIP_AFTER), delivered_at=iso(created + DELIVER_AFTER),
+            order_id=order.order_id,
+            status=effective_status(order, self.now),
+            lines=list(order.lines),
+            subtotal_cents=order.subtotal_cents,
+            discount_cents=order.discount_cents,
+            coupon_code=order.coupon_code,
+            total_cents=order.total_cents,
+            refunded_cents=order.refunded_cents,
+            placed_at=iso(created),
+            ships_at=iso(created + SHIP_AFTER),
+            delivered_at=iso(created + DELIVER_AFTER),
             returnable_until=iso(created + DELIVER_AFTER + RETURN_WINDOW),
-            closed_at=iso(order.closed_at) if order.closed_at is not None else None, return_reason=order.return_reason,
+            closed_at=iso(order.closed_at) if order.closed_at is not None else None,
+            return_reason=order.return_reason,
         )
 
     # -- cart arithmetic ---------------------------------------------------------------------
@@ -103,9 +128,17 @@ class ShopCore:
         for item_id in sorted(self.state.cart):
             line = self.state.cart[item_id]
             item = self.state.items[item_id]
-            lines.append(CartLineView(item_id=item_id, shop_id=item.shop_id, name=item.name,
-                                      unit_price_cents=item.price_cents, quantity=line.quantity,
-                                      line_total_cents=item.price_cents * line.quantity, stock=item.stock))
+            lines.append(
+                CartLineView(
+                    item_id=item_id,
+                    shop_id=item.shop_id,
+                    name=item.name,
+                    unit_price_cents=item.price_cents,
+                    quantity=line.quantity,
+                    line_total_cents=item.price_cents * line.quantity,
+                    stock=item.stock,
+                )
+            )
         return lines
 
     def _coupon_discount(self, coupon: Coupon, lines: list[CartLineView]) -> tuple[int, str | None]:
@@ -118,8 +151,10 @@ class ShopCore:
         eligible = sum(ln.line_total_cents for ln in lines if coupon.shop_id is None or ln.shop_id == coupon.shop_id)
         if eligible < coupon.min_subtotal_cents or eligible == 0:
             where = f" of items from {coupon.shop_id}" if coupon.shop_id else ""
-            return 0, (f"coupon {coupon.code} needs a subtotal{where} of at least {coupon.min_subtotal_cents} cents; "
-                       f"the cart has {eligible} cents")
+            return 0, (
+                f"coupon {coupon.code} needs a subtotal{where} of at least {coupon.min_subtotal_cents} cents; "
+                f"the cart has {eligible} cents"
+            )
         if coupon.percent_off:
             return eligible * coupon.percent_off // 100, None
         return min(coupon.amount_off_cents, eligible), None
@@ -135,5 +170,12 @@ class ShopCore:
                 note = f"coupon {code} no longer exists"
             else:
                 discount, note = self._coupon_discount(coupon, lines)
-        return CartView(lines=lines, item_count=sum(ln.quantity for ln in lines), subtotal_cents=subtotal,
-                        coupon_code=code, discount_cents=discount, coupon_note=note, total_cents=subtotal - discount)
+        return CartView(
+            lines=lines,
+            item_count=sum(ln.quantity for ln in lines),
+            subtotal_cents=subtotal,
+            coupon_code=code,
+            discount_cents=discount,
+            coupon_note=note,
+            total_cents=subtotal - discount,
+        )

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.shop.common import ShopCore
 from mcpgym.sandboxes.shop.models import (
     DELIVER_AFTER,
@@ -30,8 +32,6 @@ from mcpgym.sandboxes.shop.views import (
     OrderView,
     WalletView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 PAYMENT_REMEDIES = {
     "precondition_failed": ["system_authorize_payment", "system_transfer_from_savings"],
@@ -64,8 +64,12 @@ class OrderTools(ShopCore):
         item = self.state.items[item_id]
         if wanted > item.stock:
             what = "is sold out" if item.stock == 0 else f"has only {item.stock} in stock"
-            raise ToolError("precondition_failed", f"{item.item_id} ({item.name}) {what}; {wanted} requested",
-                            field=field, details={"item_id": item.item_id, "stock": item.stock, "requested": wanted})
+            raise ToolError(
+                "precondition_failed",
+                f"{item.item_id} ({item.name}) {what}; {wanted} requested",
+                field=field,
+                details={"item_id": item.item_id, "stock": item.stock, "requested": wanted},
+            )
 
     @tool("write", ["shop.cart"], preconditions=["shop.item"])
     def shop_add_to_cart(
@@ -131,16 +135,32 @@ class OrderTools(ShopCore):
         out = []
         for code in sorted(self.state.coupons):
             c = self.state.coupons[code]
-            out.append(CouponView(code=c.code, description=c.description, percent_off=c.percent_off,
-                                  amount_off_cents=c.amount_off_cents, min_subtotal_cents=c.min_subtotal_cents,
-                                  shop_id=c.shop_id, expires_at=iso(c.expires_at), expired=self.now > c.expires_at,
-                                  used=c.used, applied_to_cart=self.state.cart_coupon == c.code))
+            out.append(
+                CouponView(
+                    code=c.code,
+                    description=c.description,
+                    percent_off=c.percent_off,
+                    amount_off_cents=c.amount_off_cents,
+                    min_subtotal_cents=c.min_subtotal_cents,
+                    shop_id=c.shop_id,
+                    expires_at=iso(c.expires_at),
+                    expired=self.now > c.expires_at,
+                    used=c.used,
+                    applied_to_cart=self.state.cart_coupon == c.code,
+                )
+            )
         return CouponList(coupons=out)
 
-    @tool("write", ["shop.cart"], preconditions=["shop.cart", "shop.coupon"],
-          remedies={"precondition_failed": ["shop_add_to_cart"]}, id_args=["coupon_code"])
+    @tool(
+        "write",
+        ["shop.cart"],
+        preconditions=["shop.cart", "shop.coupon"],
+        remedies={"precondition_failed": ["shop_add_to_cart"]},
+        id_args=["coupon_code"],
+    )
     def shop_apply_coupon(
-        self, coupon_code: Annotated[str, Field(max_length=40, description="coupon code, e.g. SAVE10 (case-insensitive)")]
+        self,
+        coupon_code: Annotated[str, Field(max_length=40, description="coupon code, e.g. SAVE10 (case-insensitive)")],
     ) -> CartView:
         """Apply a coupon code to the cart (one coupon per cart; replaces any other). The cart
         must meet the coupon's minimum subtotal now; the discount is taken at checkout.
@@ -189,15 +209,28 @@ class OrderTools(ShopCore):
             raise
         for ln in lines:
             self.state.items[ln.item_id].stock -= ln.quantity
-        order = Order(order_id=order_id, lines=lines, subtotal_cents=subtotal, discount_cents=discount,
-                      coupon_code=coupon_code, total_cents=total, created_at=self.now, transaction_id=txn,
-                      authorization_id=authorization_id.strip())
+        order = Order(
+            order_id=order_id,
+            lines=lines,
+            subtotal_cents=subtotal,
+            discount_cents=discount,
+            coupon_code=coupon_code,
+            total_cents=total,
+            created_at=self.now,
+            transaction_id=txn,
+            authorization_id=authorization_id.strip(),
+        )
         self.state.orders[order_id] = order
         return order
 
-    @tool("write", ["shop.cart", "shop.order", "shop.item", "shop.coupon", "wallet.balance", "system.payment_auth"],
-          preconditions=["shop.cart", "wallet.balance", "system.payment_auth"], remedies=PAYMENT_REMEDIES,
-          alternatives=["shop_buy_item"], id_args=[])
+    @tool(
+        "write",
+        ["shop.cart", "shop.order", "shop.item", "shop.coupon", "wallet.balance", "system.payment_auth"],
+        preconditions=["shop.cart", "wallet.balance", "system.payment_auth"],
+        remedies=PAYMENT_REMEDIES,
+        alternatives=["shop_buy_item"],
+        id_args=[],
+    )
     def shop_checkout(self, authorization_id: AuthIdArg) -> OrderView:
         """Buy everything in the cart as one order, paid from the wallet. Needs a fresh one-use
         payment authorisation (system_authorize_payment) covering the total in cents, enough
@@ -212,8 +245,17 @@ class OrderTools(ShopCore):
         view = self._cart_view()
         for ln in view.lines:
             self._check_stock(ln.item_id, ln.quantity, field="item_id")
-        lines = [OrderLine(item_id=ln.item_id, shop_id=ln.shop_id, name=ln.name, unit_price_cents=ln.unit_price_cents,
-                           quantity=ln.quantity, line_total_cents=ln.line_total_cents) for ln in view.lines]
+        lines = [
+            OrderLine(
+                item_id=ln.item_id,
+                shop_id=ln.shop_id,
+                name=ln.name,
+                unit_price_cents=ln.unit_price_cents,
+                quantity=ln.quantity,
+                line_total_cents=ln.line_total_cents,
+            )
+            for ln in view.lines
+        ]
         coupon = view.coupon_code if view.discount_cents > 0 else None
         order = self._place(lines, view.discount_cents, coupon, authorization_id)
         if coupon is not None:
@@ -222,9 +264,14 @@ class OrderTools(ShopCore):
         self.state.cart_coupon = None
         return self._order_view(order)
 
-    @tool("write", ["shop.order", "shop.item", "shop.cart", "wallet.balance", "system.payment_auth"],
-          preconditions=["shop.item", "wallet.balance", "system.payment_auth"], remedies=PAYMENT_REMEDIES,
-          alternatives=["shop_checkout"], id_args=["item_id"])
+    @tool(
+        "write",
+        ["shop.order", "shop.item", "shop.cart", "wallet.balance", "system.payment_auth"],
+        preconditions=["shop.item", "wallet.balance", "system.payment_auth"],
+        remedies=PAYMENT_REMEDIES,
+        alternatives=["shop_checkout"],
+        id_args=["item_id"],
+    )
     def shop_buy_item(
         self,
         item_id: ItemIdArg,
@@ -240,8 +287,14 @@ class OrderTools(ShopCore):
         """
         item = self._item(item_id)
         self._check_stock(item.item_id, quantity)
-        line = OrderLine(item_id=item.item_id, shop_id=item.shop_id, name=item.name, unit_price_cents=item.price_cents,
-                         quantity=quantity, line_total_cents=item.price_cents * quantity)
+        line = OrderLine(
+            item_id=item.item_id,
+            shop_id=item.shop_id,
+            name=item.name,
+            unit_price_cents=item.price_cents,
+            quantity=quantity,
+            line_total_cents=item.price_cents * quantity,
+        )
         order = self._place([line], 0, None, authorization_id)
         cart_line = self.state.cart.get(item.item_id)
         if cart_line is not None:
@@ -298,8 +351,12 @@ class OrderTools(ShopCore):
         if status in ("cancelled", "returned"):
             raise ToolError("conflict", f"order {order.order_id} is already {status}", field="order_id")
         if status != "placed":
-            raise ToolError("precondition_failed", f"order {order.order_id} is already {status} and can no longer be "
-                            "cancelled; a delivered order can be returned with shop_request_return", field="order_id")
+            raise ToolError(
+                "precondition_failed",
+                f"order {order.order_id} is already {status} and can no longer be "
+                "cancelled; a delivered order can be returned with shop_request_return",
+                field="order_id",
+            )
         self._close(order, "cancelled", "refund: cancelled shop order")
         return self._order_view(order)
 
@@ -324,12 +381,16 @@ class OrderTools(ShopCore):
             raise ToolError("conflict", f"order {order.order_id} is already {status}", field="order_id")
         if status != "delivered":
             hint = "cancel it with shop_cancel_order instead" if status == "placed" else "wait until it is delivered"
-            raise ToolError("precondition_failed", f"order {order.order_id} is {status}, not delivered; {hint}",
-                            field="order_id")
+            raise ToolError(
+                "precondition_failed", f"order {order.order_id} is {status}, not delivered; {hint}", field="order_id"
+            )
         deadline = order.created_at + DELIVER_AFTER + RETURN_WINDOW
         if self.now > deadline:
-            raise ToolError("precondition_failed", f"the return window of order {order.order_id} closed on {iso(deadline)}",
-                            field="order_id")
+            raise ToolError(
+                "precondition_failed",
+                f"the return window of order {order.order_id} closed on {iso(deadline)}",
+                field="order_id",
+            )
         self._close(order, "returned", "refund: returned shop order")
         order.return_reason = reason.strip()[:500]
         return self._order_view(order)

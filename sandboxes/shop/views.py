@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from mcpgym.sandboxes.shop.models import OrderLine
 
+
 class ShopView(BaseModel):
     """A shop with its number of items."""
 

@@ -12,10 +12,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY, StocksCore
-from mcpgym.sandboxes.stocks.models import AccountView, Activity, ActivityList, FundsView, TierList, Watchlist
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY, StocksCore
+from mcpgym.sandboxes.stocks.models import AccountView, Activity, ActivityList, FundsView, TierList, Watchlist
 
 MAX_WATCHLIST = 20
 Amount = Annotated[int, Field(ge=1, le=100_000_000, description="amount in cents")]
@@ -31,8 +31,12 @@ class AccountTools(StocksCore):
         cash, buying power, positions value, equity, open orders, tier and its limits."""
         return self._account_view(self._view())
 
-    @tool("write", ["stocks.account", "wallet.balance"], preconditions=["wallet.balance"],
-          remedies={"precondition_failed": ["system_transfer_from_savings"]})
+    @tool(
+        "write",
+        ["stocks.account", "wallet.balance"],
+        preconditions=["wallet.balance"],
+        remedies={"precondition_failed": ["system_transfer_from_savings"]},
+    )
     def stocks_deposit_funds(self, amount_cents: Amount) -> FundsView:
         """Move amount_cents from the wallet into the brokerage cash account.
 
@@ -43,18 +47,29 @@ class AccountTools(StocksCore):
         st = self._begin()
         balance = system.state.wallet.balance_cents
         if amount_cents > balance:
-            raise ToolError("precondition_failed", f"the wallet holds {balance} cents, {amount_cents} needed; "
-                            "system_transfer_from_savings can top it up", field="amount_cents",
-                            details={"wallet_balance_cents": balance})
+            raise ToolError(
+                "precondition_failed",
+                f"the wallet holds {balance} cents, {amount_cents} needed; system_transfer_from_savings can top it up",
+                field="amount_cents",
+                details={"wallet_balance_cents": balance},
+            )
         self._commit(st)
         system.record(-amount_cents, "deposit to brokerage account", reference="stocks")
         st.account.cash_cents += amount_cents
         st.activity.append(Activity(kind="deposit", amount_cents=amount_cents, memo="from wallet", at=self.now))
-        return FundsView(amount_cents=amount_cents, brokerage_cash_cents=st.account.cash_cents,
-                         wallet_balance_cents=system.state.wallet.balance_cents)
+        return FundsView(
+            amount_cents=amount_cents,
+            brokerage_cash_cents=st.account.cash_cents,
+            wallet_balance_cents=system.state.wallet.balance_cents,
+        )
 
-    @tool("write", ["stocks.account", "wallet.balance"], preconditions=["stocks.account"],
-          remedies={"precondition_failed": ["stocks_cancel_order"]}, destructive=True)
+    @tool(
+        "write",
+        ["stocks.account", "wallet.balance"],
+        preconditions=["stocks.account"],
+        remedies={"precondition_failed": ["stocks_cancel_order"]},
+        destructive=True,
+    )
     def stocks_withdraw_funds(self, amount_cents: Amount) -> FundsView:
         """Move amount_cents of brokerage cash back to the wallet. Only buying power can be
         withdrawn: cash frozen by pending orders or backing short positions stays."""
@@ -62,18 +77,27 @@ class AccountTools(StocksCore):
         st = self._begin()
         power = self._buying_power(st)
         if amount_cents > power:
-            raise ToolError("precondition_failed", f"only {max(0, power)} cents can be withdrawn (cash minus frozen funds "
-                            "and short exposure); cancel pending orders to free frozen cash", field="amount_cents",
-                            details={"withdrawable_cents": max(0, power)})
+            raise ToolError(
+                "precondition_failed",
+                f"only {max(0, power)} cents can be withdrawn (cash minus frozen funds "
+                "and short exposure); cancel pending orders to free frozen cash",
+                field="amount_cents",
+                details={"withdrawable_cents": max(0, power)},
+            )
         self._commit(st)
         st.account.cash_cents -= amount_cents
         system.record(amount_cents, "withdrawal from brokerage account", reference="stocks")
         st.activity.append(Activity(kind="withdrawal", amount_cents=-amount_cents, memo="to wallet", at=self.now))
-        return FundsView(amount_cents=amount_cents, brokerage_cash_cents=st.account.cash_cents,
-                         wallet_balance_cents=system.state.wallet.balance_cents)
+        return FundsView(
+            amount_cents=amount_cents,
+            brokerage_cash_cents=st.account.cash_cents,
+            wallet_balance_cents=system.state.wallet.balance_cents,
+        )
 
     @tool("read", ["stocks.account"])
-    def stocks_list_activity(self, limit: Annotated[int, Field(ge=1, le=200, description="most entries")] = 30) -> ActivityList:
+    def stocks_list_activity(
+        self, limit: Annotated[int, Field(ge=1, le=200, description="most entries")] = 30
+    ) -> ActivityList:
         """List brokerage cash movements (deposits, withdrawals, fills, fees; cents, signed), newest first."""
         st = self._view()
         return ActivityList(activity=list(reversed(st.activity))[:limit])
@@ -82,11 +106,19 @@ class AccountTools(StocksCore):
     def stocks_list_tiers(self) -> TierList:
         """List the account tiers with their limits (max order value and commission in cents,
         max open orders), the current tier, and the VIP fee and minimum equity (cents)."""
-        return TierList(current_tier=self.state.account.tier, tiers=list(TIERS.values()), vip_fee_cents=VIP_FEE,
-                        vip_min_equity_cents=VIP_MIN_EQUITY)
+        return TierList(
+            current_tier=self.state.account.tier,
+            tiers=list(TIERS.values()),
+            vip_fee_cents=VIP_FEE,
+            vip_min_equity_cents=VIP_MIN_EQUITY,
+        )
 
-    @tool("write", ["stocks.tier", "stocks.account"], preconditions=["stocks.account", "stocks.tier"],
-          remedies={"precondition_failed": ["stocks_deposit_funds"]})
+    @tool(
+        "write",
+        ["stocks.tier", "stocks.account"],
+        preconditions=["stocks.account", "stocks.tier"],
+        remedies={"precondition_failed": ["stocks_deposit_funds"]},
+    )
     def stocks_upgrade_account(self) -> AccountView:
         """Upgrade the account to VIP (higher order value cap, more open orders, no commission).
 
@@ -99,11 +131,17 @@ class AccountTools(StocksCore):
             raise ToolError("conflict", "the account is already VIP")
         view = self._account_view(st)
         if view.equity_cents < VIP_MIN_EQUITY:
-            raise ToolError("precondition_failed", f"VIP needs equity of {VIP_MIN_EQUITY} cents; the account has "
-                            f"{view.equity_cents}", details={"equity_cents": view.equity_cents, "needed_cents": VIP_MIN_EQUITY})
+            raise ToolError(
+                "precondition_failed",
+                f"VIP needs equity of {VIP_MIN_EQUITY} cents; the account has {view.equity_cents}",
+                details={"equity_cents": view.equity_cents, "needed_cents": VIP_MIN_EQUITY},
+            )
         if view.buying_power_cents < VIP_FEE:
-            raise ToolError("precondition_failed", f"the {VIP_FEE}-cent fee needs free cash; buying power is "
-                            f"{view.buying_power_cents} cents", details={"buying_power_cents": view.buying_power_cents})
+            raise ToolError(
+                "precondition_failed",
+                f"the {VIP_FEE}-cent fee needs free cash; buying power is {view.buying_power_cents} cents",
+                details={"buying_power_cents": view.buying_power_cents},
+            )
         self._commit(st)
         st.account.cash_cents -= VIP_FEE
         st.account.tier = "vip"
@@ -121,15 +159,23 @@ class AccountTools(StocksCore):
         """Return the watched symbols with their current quotes (cents)."""
         return self._watchlist(self.state)
 
-    @tool("write", ["stocks.watchlist"], remedies={"precondition_failed": ["stocks_remove_from_watchlist"]}, id_args=["symbol"])
+    @tool(
+        "write",
+        ["stocks.watchlist"],
+        remedies={"precondition_failed": ["stocks_remove_from_watchlist"]},
+        id_args=["symbol"],
+    )
     def stocks_add_to_watchlist(self, symbol: Symbol) -> Watchlist:
         """Add a symbol to the watchlist (at most 20; adding one already there changes nothing)."""
         st = self._begin()
         sym = self._instrument(st, symbol).symbol
         if sym not in st.watchlist:
             if len(st.watchlist) >= MAX_WATCHLIST:
-                raise ToolError("precondition_failed", f"the watchlist holds at most {MAX_WATCHLIST} symbols; remove one first",
-                                field="symbol")
+                raise ToolError(
+                    "precondition_failed",
+                    f"the watchlist holds at most {MAX_WATCHLIST} symbols; remove one first",
+                    field="symbol",
+                )
             st.watchlist.append(sym)
         self._commit(st)
         return self._watchlist(st)

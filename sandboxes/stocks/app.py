@@ -35,9 +35,15 @@ class StocksApp(MarketTools, TradingTools, AccountTools):
         instruments: dict[str, Instrument] = {}
         for symbol, name, sector, size in INSTRUMENTS:
             (plo, phi), (slo, shi) = SIZE_RANGES[size]
-            instruments[symbol] = Instrument(symbol=symbol, name=name, sector=sector, size=size,
-                                             shares_outstanding=r.randrange(slo, shi, 1_000), base_price_cents=r.randrange(plo, phi),
-                                             volatility=round(r.uniform(0.7, 1.6), 2))
+            instruments[symbol] = Instrument(
+                symbol=symbol,
+                name=name,
+                sector=sector,
+                size=size,
+                shares_outstanding=r.randrange(slo, shi, 1_000),
+                base_price_cents=r.randrange(plo, phi),
+                volatility=round(r.uniform(0.7, 1.6), 2),
+            )
         a = cls.stream(world, "account")
         k0 = bucket_at(EPOCH_START)
 
@@ -57,19 +63,46 @@ class StocksApp(MarketTools, TradingTools, AccountTools):
             positions[sym] = Position(symbol=sym, quantity=qty, avg_price_cents=avg)
             oid = f"ord-seed-{i}"
             at = EPOCH_START - (10 + 5 * i) * 86_400
-            orders[oid] = Order(order_id=oid, symbol=sym, side="buy", order_type="market", quantity=qty, status="filled",
-                                fill_price_cents=avg, commission_cents=TIERS["standard"].commission_cents,
-                                placed_at=at, filled_at=at, seq=i)
+            orders[oid] = Order(
+                order_id=oid,
+                symbol=sym,
+                side="buy",
+                order_type="market",
+                quantity=qty,
+                status="filled",
+                fill_price_cents=avg,
+                commission_cents=TIERS["standard"].commission_cents,
+                placed_at=at,
+                filled_at=at,
+                seq=i,
+            )
         sym = picks[-1]
         limit = int(price(sym) * 0.85)
         qty = max(1, 20_000 // limit)
         oid = f"ord-seed-{SEEDED_POSITIONS + 1}"
         placed = EPOCH_START - 2 * 86_400
         commission = TIERS["standard"].commission_cents
-        orders[oid] = Order(order_id=oid, symbol=sym, side="buy", order_type="limit", quantity=qty, limit_price_cents=limit,
-                            status="pending", commission_cents=commission, frozen_cents=qty * limit + commission,
-                            placed_at=placed, expires_at=placed + LIMIT_ORDER_TTL, eval_from_bucket=k0 + 1,
-                            seq=SEEDED_POSITIONS + 1)
+        orders[oid] = Order(
+            order_id=oid,
+            symbol=sym,
+            side="buy",
+            order_type="limit",
+            quantity=qty,
+            limit_price_cents=limit,
+            status="pending",
+            commission_cents=commission,
+            frozen_cents=qty * limit + commission,
+            placed_at=placed,
+            expires_at=placed + LIMIT_ORDER_TTL,
+            eval_from_bucket=k0 + 1,
+            seq=SEEDED_POSITIONS + 1,
+        )
         watch = sorted(a.sample([s for s in symbols if s not in picks], 3))
-        return StocksState(instruments=instruments, account=Account(cash_cents=a.randrange(250_000, 330_001, 100)),
-                           positions=positions, orders=orders, watchlist=watch, order_seq=SEEDED_POSITIONS + 1)
+        return StocksState(
+            instruments=instruments,
+            account=Account(cash_cents=a.randrange(250_000, 330_001, 100)),
+            positions=positions,
+            orders=orders,
+            watchlist=watch,
+            order_seq=SEEDED_POSITIONS + 1,
+        )

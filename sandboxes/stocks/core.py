@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
 from mcpgym.sandboxes.stocks.market import BUCKETS_PER_DAY, bucket_at, bucket_start, is_open, price_at
 from mcpgym.sandboxes.stocks.models import (
     AccountView,
@@ -25,7 +26,6 @@ from mcpgym.sandboxes.stocks.models import (
     StocksState,
     TierLimits,
 )
-from mcpgym.kernel.errors import ToolError
 
 TIERS: dict[str, TierLimits] = {
     "standard": TierLimits(tier="standard", max_order_value_cents=250_000, max_open_orders=3, commission_cents=99),
@@ -54,7 +54,9 @@ class StocksCore(App):
     def _price(self, st: StocksState, symbol: str, k: int | None = None) -> int:
         """Price of ``symbol`` in bucket ``k`` (default: now), cents."""
         inst = st.instruments[symbol]
-        return price_at(self.world.seed, symbol, inst.base_price_cents, inst.volatility, bucket_at(self.now) if k is None else k)
+        return price_at(
+            self.world.seed, symbol, inst.base_price_cents, inst.volatility, bucket_at(self.now) if k is None else k
+        )
 
     def _quote(self, st: StocksState, symbol: str) -> Quote:
         """The full quote of ``symbol`` at the current virtual time."""
@@ -62,10 +64,18 @@ class StocksCore(App):
         first = (k // BUCKETS_PER_DAY) * BUCKETS_PER_DAY
         day = [self._price(st, symbol, j) for j in range(first, k + 1)]
         price, prev = day[-1], self._price(st, symbol, first - 1)
-        return Quote(symbol=symbol, price_cents=price, previous_close_cents=prev, change_cents=price - prev,
-                     change_percent=round((price - prev) * 100 / prev, 2), day_open_cents=day[0],
-                     day_high_cents=max(day), day_low_cents=min(day), as_of=iso(bucket_start(k)),
-                     market_open=is_open(self.now))
+        return Quote(
+            symbol=symbol,
+            price_cents=price,
+            previous_close_cents=prev,
+            change_cents=price - prev,
+            change_percent=round((price - prev) * 100 / prev, 2),
+            day_open_cents=day[0],
+            day_high_cents=max(day),
+            day_low_cents=min(day),
+            as_of=iso(bucket_start(k)),
+            market_open=is_open(self.now),
+        )
 
     @staticmethod
     def _instrument(st: StocksState, symbol: str, field: str = "symbol") -> Instrument:
@@ -115,7 +125,9 @@ class StocksCore(App):
                 if t >= expires:
                     break
                 p = self._price(st, o.symbol, k)
-                if (o.side == "buy" and p <= (o.limit_price_cents or 0)) or (o.side == "sell" and p >= (o.limit_price_cents or 0)):
+                if (o.side == "buy" and p <= (o.limit_price_cents or 0)) or (
+                    o.side == "sell" and p >= (o.limit_price_cents or 0)
+                ):
                     hit = (t, p)
                     break
             if hit is not None:
@@ -146,9 +158,18 @@ class StocksCore(App):
         o.filled_at = at
         o.frozen_cents = 0
         o.reserved_shares = 0
-        st.activity.append(Activity(kind=o.side, amount_cents=amount, symbol=o.symbol, quantity=qty, price_cents=price,
-                                    memo=f"{o.order_type} {o.side} {qty} {o.symbol} @ {price}, commission {o.commission_cents}",
-                                    order_id=o.order_id, at=at))
+        st.activity.append(
+            Activity(
+                kind=o.side,
+                amount_cents=amount,
+                symbol=o.symbol,
+                quantity=qty,
+                price_cents=price,
+                memo=f"{o.order_type} {o.side} {qty} {o.symbol} @ {price}, commission {o.commission_cents}",
+                order_id=o.order_id,
+                at=at,
+            )
+        )
 
     @staticmethod
     def _move_position(st: StocksState, symbol: str, delta: int, price: int) -> None:
@@ -203,24 +224,49 @@ class StocksCore(App):
         short = self._short_exposure(st)
         value = self._positions_value(st)
         cash = st.account.cash_cents
-        return AccountView(cash_cents=cash, frozen_cents=frozen, available_cash_cents=cash - frozen,
-                           short_exposure_cents=short, buying_power_cents=cash - frozen - short,
-                           positions_value_cents=value, equity_cents=cash + value, open_orders=len(self._pending(st)),
-                           tier=st.account.tier, limits=TIERS[st.account.tier])
+        return AccountView(
+            cash_cents=cash,
+            frozen_cents=frozen,
+            available_cash_cents=cash - frozen,
+            short_exposure_cents=short,
+            buying_power_cents=cash - frozen - short,
+            positions_value_cents=value,
+            equity_cents=cash + value,
+            open_orders=len(self._pending(st)),
+            tier=st.account.tier,
+            limits=TIERS[st.account.tier],
+        )
 
     def _position_view(self, st: StocksState, p: Position) -> PositionView:
         """Position ``p`` valued at the current quote."""
         price = self._price(st, p.symbol)
-        return PositionView(symbol=p.symbol, quantity=p.quantity, side="long" if p.quantity > 0 else "short",
-                            avg_price_cents=p.avg_price_cents, price_cents=price, market_value_cents=p.quantity * price,
-                            unrealized_pnl_cents=p.quantity * (price - p.avg_price_cents),
-                            realized_pnl_cents=p.realized_pnl_cents)
+        return PositionView(
+            symbol=p.symbol,
+            quantity=p.quantity,
+            side="long" if p.quantity > 0 else "short",
+            avg_price_cents=p.avg_price_cents,
+            price_cents=price,
+            market_value_cents=p.quantity * price,
+            unrealized_pnl_cents=p.quantity * (price - p.avg_price_cents),
+            realized_pnl_cents=p.realized_pnl_cents,
+        )
 
     @staticmethod
     def _order_view(o: Order) -> OrderView:
         """The agent-facing view of order ``o``."""
-        return OrderView(order_id=o.order_id, symbol=o.symbol, side=o.side, order_type=o.order_type, quantity=o.quantity,
-                         limit_price_cents=o.limit_price_cents, status=o.status, fill_price_cents=o.fill_price_cents,
-                         commission_cents=o.commission_cents, frozen_cents=o.frozen_cents, reserved_shares=o.reserved_shares,
-                         placed_at=iso(o.placed_at), filled_at=iso(o.filled_at) if o.filled_at is not None else None,
-                         expires_at=iso(o.expires_at) if o.expires_at is not None else None)
+        return OrderView(
+            order_id=o.order_id,
+            symbol=o.symbol,
+            side=o.side,
+            order_type=o.order_type,
+            quantity=o.quantity,
+            limit_price_cents=o.limit_price_cents,
+            status=o.status,
+            fill_price_cents=o.fill_price_cents,
+            commission_cents=o.commission_cents,
+            frozen_cents=o.frozen_cents,
+            reserved_shares=o.reserved_shares,
+            placed_at=iso(o.placed_at),
+            filled_at=iso(o.filled_at) if o.filled_at is not None else None,
+            expires_at=iso(o.expires_at) if o.expires_at is not None else None,
+        )

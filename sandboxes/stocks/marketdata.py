@@ -7,6 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.stocks.core import StocksCore
 from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, next_close, next_open
 from mcpgym.sandboxes.stocks.models import (
@@ -19,8 +21,6 @@ from mcpgym.sandboxes.stocks.models import (
     QuoteList,
     QuoteView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 Symbol = Annotated[str, Field(max_length=20, description="ticker symbol, e.g. NVLT")]
 
@@ -31,15 +31,23 @@ class MarketTools(StocksCore):
     def _instrument_view(self, inst: Instrument) -> InstrumentView:
         """The instrument with its current price and market cap."""
         price = self._price(self.state, inst.symbol)
-        return InstrumentView(symbol=inst.symbol, name=inst.name, sector=inst.sector, size=inst.size,
-                              shares_outstanding=inst.shares_outstanding, price_cents=price,
-                              market_cap_usd=inst.shares_outstanding * price // 100)
+        return InstrumentView(
+            symbol=inst.symbol,
+            name=inst.name,
+            sector=inst.sector,
+            size=inst.size,
+            shares_outstanding=inst.shares_outstanding,
+            price_cents=price,
+            market_cap_usd=inst.shares_outstanding * price // 100,
+        )
 
     @tool("read", ["stocks.instrument"])
     def stocks_list_instruments(
         self,
         sector: Annotated[str | None, Field(max_length=40, description="only this sector, e.g. Technology")] = None,
-        query: Annotated[str | None, Field(max_length=60, description="text to find in the symbol or company name")] = None,
+        query: Annotated[
+            str | None, Field(max_length=60, description="text to find in the symbol or company name")
+        ] = None,
     ) -> InstrumentList:
         """List tradable instruments (symbol, company, sector, size, price in cents, market cap in
         USD), optionally filtered by sector or a name/symbol search."""
@@ -48,7 +56,9 @@ class MarketTools(StocksCore):
             wanted = sector.strip().casefold()
             sectors = sorted({i.sector for i in items})
             if wanted not in {s.casefold() for s in sectors}:
-                raise ToolError("not_found", f"unknown sector {sector[:40]!r}; sectors: {', '.join(sectors)}", field="sector")
+                raise ToolError(
+                    "not_found", f"unknown sector {sector[:40]!r}; sectors: {', '.join(sectors)}", field="sector"
+                )
             items = [i for i in items if i.sector.casefold() == wanted]
         if query is not None and query.strip():
             q = query.strip().casefold()
@@ -69,7 +79,11 @@ class MarketTools(StocksCore):
 
     @tool("read", ["stocks.quote", "stocks.market"], alternatives=["stocks_get_quote"], id_args=["symbols"])
     def stocks_get_quotes(
-        self, symbols: Annotated[list[Annotated[str, Field(max_length=20)]], Field(min_length=1, max_length=30, description="ticker symbols (1-30)")]
+        self,
+        symbols: Annotated[
+            list[Annotated[str, Field(max_length=20)]],
+            Field(min_length=1, max_length=30, description="ticker symbols (1-30)"),
+        ],
     ) -> QuoteList:
         """Return current quotes (cents) of several symbols at once, in the order given."""
         out = []
@@ -84,20 +98,31 @@ class MarketTools(StocksCore):
         opens and closes (ISO, and virtual seconds from now)."""
         now = self.now
         opens, closes = next_open(now), next_close(now)
-        return MarketStatus(now=iso(now), market_open=is_open(now), next_open=iso(opens), next_close=iso(closes),
-                            seconds_until_open=0 if is_open(now) else opens - now, seconds_until_close=closes - now,
-                            hours="09:30-16:00 UTC, Monday to Friday")
+        return MarketStatus(
+            now=iso(now),
+            market_open=is_open(now),
+            next_open=iso(opens),
+            next_close=iso(closes),
+            seconds_until_open=0 if is_open(now) else opens - now,
+            seconds_until_close=closes - now,
+            hours="09:30-16:00 UTC, Monday to Friday",
+        )
 
     @tool("read", ["stocks.quote"], id_args=["symbol"])
     def stocks_get_price_history(
         self,
         symbol: Symbol,
-        buckets: Annotated[int, Field(ge=1, le=260, description="how many 15-minute trading buckets back (26 = one trading day)")] = 26,
+        buckets: Annotated[
+            int, Field(ge=1, le=260, description="how many 15-minute trading buckets back (26 = one trading day)")
+        ] = 26,
     ) -> PriceHistory:
         """Return recent prices of a symbol (cents), one per 15-minute trading bucket, oldest first."""
         inst = self._instrument(self.state, symbol)
         k = bucket_at(self.now)
-        return PriceHistory(symbol=inst.symbol, prices=[
-            PricePoint(at=iso(bucket_start(j)), price_cents=self._price(self.state, inst.symbol, j))
-            for j in range(k - buckets + 1, k + 1)
-        ])
+        return PriceHistory(
+            symbol=inst.symbol,
+            prices=[
+                PricePoint(at=iso(bucket_start(j)), price_cents=self._price(self.state, inst.symbol, j))
+                for j in range(k - buckets + 1, k + 1)
+            ],
+        )

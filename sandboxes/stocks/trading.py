@@ -14,11 +14,11 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.stocks.core import LIMIT_ORDER_TTL, SHORT_MARGIN_PERCENT, TIERS, StocksCore
 from mcpgym.sandboxes.stocks.market import bucket_at, is_open, next_open
 from mcpgym.sandboxes.stocks.models import Order, OrderList, OrderResult, PortfolioView, PositionList, StocksState
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 ORDER_RESOURCES = ["stocks.order", "stocks.position", "stocks.account"]
 ORDER_PRECONDITIONS = ["stocks.account", "stocks.position", "stocks.quote", "stocks.market"]
@@ -30,15 +30,25 @@ ORDER_REMEDIES = {
 Symbol = Annotated[str, Field(max_length=20, description="ticker symbol, e.g. NVLT")]
 Quantity = Annotated[int, Field(ge=1, le=1_000_000, description="number of shares")]
 OrderId = Annotated[str, Field(max_length=60, description="order id")]
-Limit = Annotated[int | None, Field(ge=1, le=100_000_000, description="limit price per share in cents (omit for a market order)")]
+Limit = Annotated[
+    int | None, Field(ge=1, le=100_000_000, description="limit price per share in cents (omit for a market order)")
+]
 
 
 class TradingTools(StocksCore):
     """Orders, positions and portfolio value."""
 
     # -- checks ---------------------------------------------------------------------------
-    def _requirements(self, st: StocksState, symbol: str, side: str, quantity: int, ref: int, commission: int,
-                      exclude: Order | None = None) -> tuple[int, int]:
+    def _requirements(
+        self,
+        st: StocksState,
+        symbol: str,
+        side: str,
+        quantity: int,
+        ref: int,
+        commission: int,
+        exclude: Order | None = None,
+    ) -> tuple[int, int]:
         """Check limits and funds for an order; return ``(cash to freeze if pending, long shares to reserve)``.
 
         Raises:
@@ -47,9 +57,13 @@ class TradingTools(StocksCore):
         """
         tier = TIERS[st.account.tier]
         if quantity * ref > tier.max_order_value_cents:
-            raise ToolError("precondition_failed", f"order value {quantity * ref} cents exceeds the {tier.tier} tier's "
-                            f"limit of {tier.max_order_value_cents} cents; see stocks_list_tiers / stocks_upgrade_account",
-                            field="quantity", details={"max_order_value_cents": tier.max_order_value_cents})
+            raise ToolError(
+                "precondition_failed",
+                f"order value {quantity * ref} cents exceeds the {tier.tier} tier's "
+                f"limit of {tier.max_order_value_cents} cents; see stocks_list_tiers / stocks_upgrade_account",
+                field="quantity",
+                details={"max_order_value_cents": tier.max_order_value_cents},
+            )
         own_frozen = exclude.frozen_cents if exclude is not None else 0
         own_reserved = exclude.reserved_shares if exclude is not None and exclude.symbol == symbol else 0
         available = st.account.cash_cents - self._frozen(st) + own_frozen
@@ -60,9 +74,13 @@ class TradingTools(StocksCore):
             need = quantity * ref + commission
             cover = min(quantity, max(0, -held))
             if need > available or (quantity - cover) * ref + commission > power:
-                raise ToolError("precondition_failed", f"not enough cash: {need} cents needed, {min(available, power + cover * ref)} "
-                                "available; deposit with stocks_deposit_funds or cancel pending orders",
-                                field="quantity", details={"needed_cents": need, "available_cents": available})
+                raise ToolError(
+                    "precondition_failed",
+                    f"not enough cash: {need} cents needed, {min(available, power + cover * ref)} "
+                    "available; deposit with stocks_deposit_funds or cancel pending orders",
+                    field="quantity",
+                    details={"needed_cents": need, "available_cents": available},
+                )
             return need, 0
         free_long = max(0, held) - (self._reserved(st, symbol) - own_reserved)
         long_part = min(quantity, max(0, free_long))
@@ -71,12 +89,18 @@ class TradingTools(StocksCore):
             self.other("system").require_privilege("stocks.short_selling")
             margin = short_part * ref * SHORT_MARGIN_PERCENT // 100 + commission
             if margin > power:
-                raise ToolError("precondition_failed", f"a short sale of {short_part} shares needs {margin} cents of buying "
-                                f"power, {power} available; deposit with stocks_deposit_funds", field="quantity",
-                                details={"needed_cents": margin, "buying_power_cents": power})
+                raise ToolError(
+                    "precondition_failed",
+                    f"a short sale of {short_part} shares needs {margin} cents of buying "
+                    f"power, {power} available; deposit with stocks_deposit_funds",
+                    field="quantity",
+                    details={"needed_cents": margin, "buying_power_cents": power},
+                )
         return 0, long_part
 
-    def _place(self, symbol: str, side: str, quantity: int, order_type: str, limit_price_cents: int | None) -> OrderResult:
+    def _place(
+        self, symbol: str, side: str, quantity: int, order_type: str, limit_price_cents: int | None
+    ) -> OrderResult:
         """Validate, then fill at once (market, or marketable limit while open) or queue a limit order."""
         system = self.other("system")
         system.require_privilege("stocks.trading")
@@ -90,22 +114,37 @@ class TradingTools(StocksCore):
         open_now = is_open(now)
         if order_type == "market" and not open_now:
             opens = next_open(now)
-            raise ToolError("precondition_failed", f"the market is closed; it opens at {iso(opens)} (in {opens - now} "
-                            "virtual seconds): call system_wait, or place a limit order that waits for the open",
-                            details={"wait_seconds": opens - now, "next_open": iso(opens)})
+            raise ToolError(
+                "precondition_failed",
+                f"the market is closed; it opens at {iso(opens)} (in {opens - now} "
+                "virtual seconds): call system_wait, or place a limit order that waits for the open",
+                details={"wait_seconds": opens - now, "next_open": iso(opens)},
+            )
         quote = self._price(st, sym)
         ref = quote if order_type == "market" else int(limit_price_cents or 0)
         tier = TIERS[st.account.tier]
         if order_type == "limit" and len(self._pending(st)) >= tier.max_open_orders:
-            raise ToolError("precondition_failed", f"the {tier.tier} tier allows {tier.max_open_orders} open orders; "
-                            "cancel one (stocks_cancel_order) or upgrade (stocks_upgrade_account)",
-                            details={"max_open_orders": tier.max_open_orders})
+            raise ToolError(
+                "precondition_failed",
+                f"the {tier.tier} tier allows {tier.max_open_orders} open orders; "
+                "cancel one (stocks_cancel_order) or upgrade (stocks_upgrade_account)",
+                details={"max_open_orders": tier.max_open_orders},
+            )
         frozen, reserved = self._requirements(st, sym, side, quantity, ref, tier.commission_cents)
         self._commit(st)
         st.order_seq += 1
-        order = Order(order_id=self.new_id("ord"), symbol=sym, side=side, order_type=order_type, quantity=quantity,
-                      limit_price_cents=limit_price_cents, status="pending", commission_cents=tier.commission_cents,
-                      placed_at=now, seq=st.order_seq)
+        order = Order(
+            order_id=self.new_id("ord"),
+            symbol=sym,
+            side=side,
+            order_type=order_type,
+            quantity=quantity,
+            limit_price_cents=limit_price_cents,
+            status="pending",
+            commission_cents=tier.commission_cents,
+            placed_at=now,
+            seq=st.order_seq,
+        )
         st.orders[order.order_id] = order
         marketable = open_now and (order_type == "market" or (quote <= ref if side == "buy" else quote >= ref))
         if marketable:
@@ -119,18 +158,35 @@ class TradingTools(StocksCore):
     def _result(self, st: StocksState, order: Order) -> OrderResult:
         """Wrap ``order`` with the account's cash figures."""
         frozen = self._frozen(st)
-        return OrderResult(order=self._order_view(order), cash_cents=st.account.cash_cents, available_cash_cents=st.account.cash_cents - frozen)
+        return OrderResult(
+            order=self._order_view(order),
+            cash_cents=st.account.cash_cents,
+            available_cash_cents=st.account.cash_cents - frozen,
+        )
 
     # -- order tools ----------------------------------------------------------------------------
-    @tool("write", ORDER_RESOURCES, preconditions=ORDER_PRECONDITIONS, remedies=ORDER_REMEDIES,
-          alternatives=["stocks_buy_shares", "stocks_sell_shares"], id_args=[])
+    @tool(
+        "write",
+        ORDER_RESOURCES,
+        preconditions=ORDER_PRECONDITIONS,
+        remedies=ORDER_REMEDIES,
+        alternatives=["stocks_buy_shares", "stocks_sell_shares"],
+        id_args=[],
+    )
     def stocks_place_order(
         self,
         symbol: Symbol,
-        side: Annotated[Literal["buy", "sell"], Field(description="buy or sell (selling more than you hold is a short sale)")],
+        side: Annotated[
+            Literal["buy", "sell"], Field(description="buy or sell (selling more than you hold is a short sale)")
+        ],
         quantity: Quantity,
-        order_type: Annotated[Literal["market", "limit"], Field(description="market: now at the quote (market hours only); limit: at limit_price_cents or better")] = "market",
-        limit_price_cents: Annotated[int | None, Field(ge=1, le=100_000_000, description="limit price per share in cents (limit orders only)")] = None,
+        order_type: Annotated[
+            Literal["market", "limit"],
+            Field(description="market: now at the quote (market hours only); limit: at limit_price_cents or better"),
+        ] = "market",
+        limit_price_cents: Annotated[
+            int | None, Field(ge=1, le=100_000_000, description="limit price per share in cents (limit orders only)")
+        ] = None,
     ) -> OrderResult:
         """Place a market or limit order (prices in cents). Needs the privilege stocks.trading;
         short sales also need stocks.short_selling.
@@ -143,21 +199,38 @@ class TradingTools(StocksCore):
         """
         return self._place(symbol, side, quantity, order_type, limit_price_cents)
 
-    @tool("write", ORDER_RESOURCES, preconditions=ORDER_PRECONDITIONS, remedies=ORDER_REMEDIES,
-          alternatives=["stocks_place_order"], id_args=[])
+    @tool(
+        "write",
+        ORDER_RESOURCES,
+        preconditions=ORDER_PRECONDITIONS,
+        remedies=ORDER_REMEDIES,
+        alternatives=["stocks_place_order"],
+        id_args=[],
+    )
     def stocks_buy_shares(self, symbol: Symbol, quantity: Quantity, limit_price_cents: Limit = None) -> OrderResult:
         """Buy shares (needs stocks.trading; cents). Without limit_price_cents: a market order
         filled now at the quote, market hours only. With it: a limit buy that waits, cash frozen,
         until a quote at or below the limit."""
-        return self._place(symbol, "buy", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents)
+        return self._place(
+            symbol, "buy", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents
+        )
 
-    @tool("write", ORDER_RESOURCES, preconditions=ORDER_PRECONDITIONS, remedies=ORDER_REMEDIES,
-          alternatives=["stocks_place_order"], id_args=[], destructive=True)
+    @tool(
+        "write",
+        ORDER_RESOURCES,
+        preconditions=ORDER_PRECONDITIONS,
+        remedies=ORDER_REMEDIES,
+        alternatives=["stocks_place_order"],
+        id_args=[],
+        destructive=True,
+    )
     def stocks_sell_shares(self, symbol: Symbol, quantity: Quantity, limit_price_cents: Limit = None) -> OrderResult:
         """Sell shares (needs stocks.trading; selling more than held is a short sale needing
         stocks.short_selling; cents). Without limit_price_cents: a market order filled now at
         the quote, market hours only. With it: a limit sell that waits for a quote at or above the limit."""
-        return self._place(symbol, "sell", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents)
+        return self._place(
+            symbol, "sell", quantity, "market" if limit_price_cents is None else "limit", limit_price_cents
+        )
 
     def _order(self, st: StocksState, order_id: str) -> Order:
         """Return order ``order_id`` of ``st``; ``not_found`` otherwise."""
@@ -179,12 +252,18 @@ class TradingTools(StocksCore):
         o.reserved_shares = 0
         return self._result(st, o)
 
-    @tool("write", ["stocks.order", "stocks.account", "stocks.position"], preconditions=["stocks.order", "stocks.account"],
-          remedies=ORDER_REMEDIES)
+    @tool(
+        "write",
+        ["stocks.order", "stocks.account", "stocks.position"],
+        preconditions=["stocks.order", "stocks.account"],
+        remedies=ORDER_REMEDIES,
+    )
     def stocks_update_order(
         self,
         order_id: OrderId,
-        limit_price_cents: Annotated[int | None, Field(ge=1, le=100_000_000, description="new limit price per share, cents")] = None,
+        limit_price_cents: Annotated[
+            int | None, Field(ge=1, le=100_000_000, description="new limit price per share, cents")
+        ] = None,
         quantity: Annotated[int | None, Field(ge=1, le=1_000_000, description="new number of shares")] = None,
     ) -> OrderResult:
         """Change the limit price or quantity of a pending limit order (needs stocks.trading).
@@ -212,14 +291,19 @@ class TradingTools(StocksCore):
     @tool("read", ["stocks.order"])
     def stocks_list_orders(
         self,
-        status: Annotated[Literal["pending", "filled", "cancelled", "expired"] | None, Field(description="only orders with this status")] = None,
+        status: Annotated[
+            Literal["pending", "filled", "cancelled", "expired"] | None,
+            Field(description="only orders with this status"),
+        ] = None,
         symbol: Annotated[str | None, Field(max_length=20, description="only orders of this symbol")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="most orders to return")] = 50,
     ) -> OrderList:
         """List orders (the order history), newest first, optionally by status or symbol."""
         st = self._view()
         sym = self._instrument(st, symbol).symbol if symbol is not None else None
-        items = [o for o in st.orders.values() if (status is None or o.status == status) and (sym is None or o.symbol == sym)]
+        items = [
+            o for o in st.orders.values() if (status is None or o.status == status) and (sym is None or o.symbol == sym)
+        ]
         items.sort(key=lambda o: o.seq, reverse=True)
         return OrderList(orders=[self._order_view(o) for o in items[:limit]])
 
@@ -241,7 +325,11 @@ class TradingTools(StocksCore):
         st = self._view()
         views = [self._position_view(st, st.positions[s]) for s in sorted(st.positions)]
         value = sum(v.market_value_cents for v in views)
-        return PortfolioView(cash_cents=st.account.cash_cents, positions_value_cents=value,
-                             equity_cents=st.account.cash_cents + value,
-                             unrealized_pnl_cents=sum(v.unrealized_pnl_cents for v in views), positions=views,
-                             as_of=iso(self.now))
+        return PortfolioView(
+            cash_cents=st.account.cash_cents,
+            positions_value_cents=value,
+            equity_cents=st.account.cash_cents + value,
+            unrealized_pnl_cents=sum(v.unrealized_pnl_cents for v in views),
+            positions=views,
+            as_of=iso(self.now),
+        )

@@ -9,15 +9,16 @@ Money is in integer cents (USD).
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from mcpgym.kernel.app import App, AppState, register_app
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.world import World
 from mcpgym.sandboxes.system.payments import PaymentsMixin
 
@@ -207,7 +208,9 @@ class SystemApp(PaymentsMixin, App):
                 name: Privilege(name=name, description=desc, granted=name in granted)
                 for name, desc in sorted(PRIVILEGES.items())
             },
-            wallet=Wallet(balance_cents=r.randrange(80_000, 250_000, 100), savings_cents=r.randrange(100_000, 500_000, 100)),
+            wallet=Wallet(
+                balance_cents=r.randrange(80_000, 250_000, 100), savings_cents=r.randrange(100_000, 500_000, 100)
+            ),
             settings={"language": "en", "theme": "light", "do_not_disturb": "off", "notifications": "all"},
             notifications={
                 f"n-{i}": Notification(notification_id=f"n-{i}", text=text)
@@ -236,19 +239,33 @@ class SystemApp(PaymentsMixin, App):
         """
         auth = self.state.payment_auths.get(authorization_id)
         if auth is None:
-            raise ToolError("not_found", f"no payment authorisation {authorization_id!r}; call system_authorize_payment",
-                            field="authorization_id")
+            raise ToolError(
+                "not_found",
+                f"no payment authorisation {authorization_id!r}; call system_authorize_payment",
+                field="authorization_id",
+            )
         if auth.used:
-            raise ToolError("precondition_failed", f"payment authorisation {authorization_id} was already used; "
-                            "authorise a new payment", field="authorization_id")
+            raise ToolError(
+                "precondition_failed",
+                f"payment authorisation {authorization_id} was already used; authorise a new payment",
+                field="authorization_id",
+            )
         if auth.expires_at < self.now:
-            raise ToolError("precondition_failed", f"payment authorisation {authorization_id} expired", field="authorization_id")
+            raise ToolError(
+                "precondition_failed", f"payment authorisation {authorization_id} expired", field="authorization_id"
+            )
         if amount_cents > auth.limit_cents:
-            raise ToolError("precondition_failed", f"amount {amount_cents} cents exceeds the authorised limit "
-                            f"{auth.limit_cents} cents", field="authorization_id")
+            raise ToolError(
+                "precondition_failed",
+                f"amount {amount_cents} cents exceeds the authorised limit {auth.limit_cents} cents",
+                field="authorization_id",
+            )
         if amount_cents > self.state.wallet.balance_cents:
-            raise ToolError("precondition_failed", f"insufficient balance: {self.state.wallet.balance_cents} cents "
-                            f"available, {amount_cents} needed", details={"balance_cents": self.state.wallet.balance_cents})
+            raise ToolError(
+                "precondition_failed",
+                f"insufficient balance: {self.state.wallet.balance_cents} cents available, {amount_cents} needed",
+                details={"balance_cents": self.state.wallet.balance_cents},
+            )
         auth.used = True
         return self.record(-amount_cents, memo, reference)
 
@@ -260,21 +277,24 @@ class SystemApp(PaymentsMixin, App):
         """Apply a wallet movement of ``amount_cents`` (signed) and log it; return its id."""
         self.state.wallet.balance_cents += amount_cents
         txn_id = self.new_id("txn")
-        self.state.transactions[txn_id] = Transaction(txn_id=txn_id, amount_cents=amount_cents, memo=memo,
-                                                      reference=reference, at=self.now)
+        self.state.transactions[txn_id] = Transaction(
+            txn_id=txn_id, amount_cents=amount_cents, memo=memo, reference=reference, at=self.now
+        )
         return txn_id
 
     # -- time ------------------------------------------------------------------------------
     @tool("read", ["system.clock"], never_faulted=True)
     def system_get_time(self) -> TimeView:
         """Return the current virtual time (seconds since the epoch, ISO-8601, weekday)."""
-        from datetime import datetime, timezone
+        from datetime import datetime
 
-        dt = datetime.fromtimestamp(self.now, tz=timezone.utc)
+        dt = datetime.fromtimestamp(self.now, tz=UTC)
         return TimeView(now=self.now, iso=iso(self.now), weekday=dt.strftime("%A"))
 
     @tool("write", ["system.clock"], role="wait")
-    def system_wait(self, seconds: Annotated[int, Field(ge=1, le=7 * 86_400, description="virtual seconds to wait")]) -> TimeView:
+    def system_wait(
+        self, seconds: Annotated[int, Field(ge=1, le=7 * 86_400, description="virtual seconds to wait")]
+    ) -> TimeView:
         """Wait: advance the virtual clock by seconds (1 to 604800). Cures rate limits."""
         self.world.clock.advance(seconds)
         return self.system_get_time()
@@ -310,11 +330,15 @@ class SystemApp(PaymentsMixin, App):
         return PrivilegeList(privileges=list(self.state.privileges.values()))
 
     @tool("auth", ["system.privilege"], id_args=["privilege"], role="grant")
-    def system_request_privilege(self, privilege: Annotated[str, Field(description="privilege name, e.g. talk.location")]) -> PrivilegeView:
+    def system_request_privilege(
+        self, privilege: Annotated[str, Field(description="privilege name, e.g. talk.location")]
+    ) -> PrivilegeView:
         """Ask for a privilege (e.g. talk.location); it is granted at once. Cures permission_denied."""
         p = self.state.privileges.get(privilege)
         if p is None:
-            raise ToolError("not_found", f"unknown privilege {privilege!r}; see system_list_privileges", field="privilege")
+            raise ToolError(
+                "not_found", f"unknown privilege {privilege!r}; see system_list_privileges", field="privilege"
+            )
         if not p.granted:
             p.granted = True
             p.granted_at = self.now
@@ -365,7 +389,9 @@ class SystemApp(PaymentsMixin, App):
     @tool("auth", ["system.payment_auth"])
     def system_authorize_payment(
         self,
-        limit_cents: Annotated[int, Field(ge=1, le=10_000_000, description="most this authorisation may charge, in cents")],
+        limit_cents: Annotated[
+            int, Field(ge=1, le=10_000_000, description="most this authorisation may charge, in cents")
+        ],
         purpose: Annotated[str, Field(description="what it is for, e.g. 'shop checkout'")] = "payment",
     ) -> PaymentAuthView:
         """Obtain a one-use payment authorisation for up to limit_cents, valid 15 virtual minutes.
@@ -373,8 +399,13 @@ class SystemApp(PaymentsMixin, App):
         A checkout or booking consumes it; a used or expired one must be replaced.
         """
         auth_id = self.new_id("pay")
-        auth = PaymentAuthorization(auth_id=auth_id, limit_cents=limit_cents, purpose=purpose[:200],
-                                    created_at=self.now, expires_at=self.now + PAYMENT_AUTH_TTL)
+        auth = PaymentAuthorization(
+            auth_id=auth_id,
+            limit_cents=limit_cents,
+            purpose=purpose[:200],
+            created_at=self.now,
+            expires_at=self.now + PAYMENT_AUTH_TTL,
+        )
         self.state.payment_auths[auth_id] = auth
         return PaymentAuthView(authorization=auth)
 
@@ -399,7 +430,9 @@ class SystemApp(PaymentsMixin, App):
         """Change one device setting."""
         allowed = SETTINGS_ALLOWED.get(key)
         if allowed is None:
-            raise ToolError("invalid_argument", f"unknown setting {key!r}; one of {', '.join(SETTINGS_ALLOWED)}", field="key")
+            raise ToolError(
+                "invalid_argument", f"unknown setting {key!r}; one of {', '.join(SETTINGS_ALLOWED)}", field="key"
+            )
         if value not in allowed:
             raise ToolError("invalid_argument", f"{key} must be one of {', '.join(allowed)}", field="value")
         self.state.settings[key] = value

@@ -7,8 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.app import App
-from mcpgym.sandboxes.talk.models import ME, Chat, ChatSummary, Contact, Message, TalkState
 from mcpgym.kernel.errors import ToolError
+from mcpgym.sandboxes.talk.models import ME, Chat, ChatSummary, Contact, Message, TalkState
 
 ContactId = Annotated[str, Field(max_length=64, description="contact id, e.g. c-007 (see talk_list_contacts)")]
 ChatId = Annotated[str, Field(max_length=64, description="chat id: dm-c-007 for a 1:1 chat, grp-... for a group")]
@@ -34,8 +34,11 @@ class TalkBase(App):
         """Return contact ``contact_id``; raise ``not_found`` (naming ``field``) otherwise."""
         c = self.state.contacts.get(contact_id)
         if c is None:
-            raise ToolError("not_found", f"no contact {contact_id[:64]!r}; see talk_list_contacts or talk_search_contacts",
-                            field=field)
+            raise ToolError(
+                "not_found",
+                f"no contact {contact_id[:64]!r}; see talk_list_contacts or talk_search_contacts",
+                field=field,
+            )
         return c
 
     def _chat(self, chat_id: str) -> Chat:
@@ -57,14 +60,22 @@ class TalkBase(App):
         if not chat.joined:
             raise ToolError("precondition_failed", f"you left the group {chat.title!r}", field="chat_id")
         if chat.owner != ME:
-            raise ToolError("precondition_failed", f"only the group owner ({self._who(chat.owner or '')}) can {action}",
-                            field="chat_id", details={"owner": chat.owner})
+            raise ToolError(
+                "precondition_failed",
+                f"only the group owner ({self._who(chat.owner or '')}) can {action}",
+                field="chat_id",
+                details={"owner": chat.owner},
+            )
 
     def _not_blocked(self, contact: Contact, action: str, field: str = "contact_id") -> None:
         """Raise ``precondition_failed`` (remedy: ``talk_unblock_contact``) if ``contact`` is blocked."""
         if contact.blocked:
-            raise ToolError("precondition_failed", f"{contact.name} ({contact.contact_id}) is blocked: cannot {action}; "
-                            "call talk_unblock_contact first", field=field, details={"contact_id": contact.contact_id})
+            raise ToolError(
+                "precondition_failed",
+                f"{contact.name} ({contact.contact_id}) is blocked: cannot {action}; call talk_unblock_contact first",
+                field=field,
+                details={"contact_id": contact.contact_id},
+            )
 
     def _who(self, party: str) -> str:
         """Display name of ``"me"`` or a contact id (the id itself when unknown)."""
@@ -94,9 +105,16 @@ class TalkBase(App):
 
     def _summary(self, chat: Chat) -> ChatSummary:
         """The listing row of ``chat``."""
-        return ChatSummary(chat_id=chat.chat_id, kind=chat.kind, title=chat.title, contact_id=chat.contact_id,
-                           member_count=len(chat.members), joined=chat.joined, unread_count=self._unread(chat),
-                           last_message=chat.messages[-1] if chat.messages else None)
+        return ChatSummary(
+            chat_id=chat.chat_id,
+            kind=chat.kind,
+            title=chat.title,
+            contact_id=chat.contact_id,
+            member_count=len(chat.members),
+            joined=chat.joined,
+            unread_count=self._unread(chat),
+            last_message=chat.messages[-1] if chat.messages else None,
+        )
 
     def _append(self, chat: Chat, text: str) -> Message:
         """Append the user's message ``text`` to ``chat`` and return it."""

@@ -9,10 +9,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.sandboxes.talk.common import PRIV_CONTACTS, PRIVILEGE_REMEDY, ContactId, TalkBase
-from mcpgym.sandboxes.talk.models import Contact, ContactList, ContactView, Tag, contact_id_for
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.sandboxes.talk.common import PRIV_CONTACTS, PRIVILEGE_REMEDY, ContactId, TalkBase
+from mcpgym.sandboxes.talk.models import Contact, ContactList, ContactView, Tag, contact_id_for
 
 
 class ContactTools(TalkBase):
@@ -28,8 +28,11 @@ class ContactTools(TalkBase):
 
         Optionally only those with one tag (family, classmates, coworkers, neighbours, friends).
         """
-        items = [c for _, c in sorted(self.state.contacts.items())
-                 if (tag is None or tag in c.tags) and (include_blocked or not c.blocked)]
+        items = [
+            c
+            for _, c in sorted(self.state.contacts.items())
+            if (tag is None or tag in c.tags) and (include_blocked or not c.blocked)
+        ]
         return ContactList(contacts=items, count=len(items))
 
     @tool("read", ["talk.contact"], alternatives=["talk_list_contacts"])
@@ -41,7 +44,8 @@ class ContactTools(TalkBase):
         if not q:
             raise ToolError("invalid_argument", "query must not be blank", field="query")
         items = [
-            c for _, c in sorted(self.state.contacts.items())
+            c
+            for _, c in sorted(self.state.contacts.items())
             if any(q in v.lower() for v in (c.name, c.nickname, c.note, c.phone, c.email, c.city))
         ]
         return ContactList(contacts=items, count=len(items))
@@ -67,10 +71,18 @@ class ContactTools(TalkBase):
             raise ToolError("not_found", f"no person {person_id[:64]!r} in the directory", field="person_id")
         cid = contact_id_for(person.person_id)
         if cid in self.state.contacts:
-            raise ToolError("conflict", f"{person.name} is already contact {cid}", field="person_id",
-                            details={"contact_id": cid})
-        contact = Contact(contact_id=cid, person_id=person.person_id, name=person.name, phone=person.phone,
-                          email=person.email, city=person.city, tags=sorted(set(tags)))
+            raise ToolError(
+                "conflict", f"{person.name} is already contact {cid}", field="person_id", details={"contact_id": cid}
+            )
+        contact = Contact(
+            contact_id=cid,
+            person_id=person.person_id,
+            name=person.name,
+            phone=person.phone,
+            email=person.email,
+            city=person.city,
+            tags=sorted(set(tags)),
+        )
         self.state.contacts[cid] = contact
         return ContactView(contact=contact)
 
@@ -100,7 +112,9 @@ class ContactTools(TalkBase):
         """Set a contact's remarks: a nickname and/or a note (give at least one). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
         if nickname is None and note is None:
-            raise ToolError("invalid_argument", "give a nickname or a note (an empty string clears one)", field="nickname")
+            raise ToolError(
+                "invalid_argument", "give a nickname or a note (an empty string clears one)", field="nickname"
+            )
         c = self._contact(contact_id)
         if nickname is not None:
             c.nickname = nickname.strip()
@@ -110,7 +124,9 @@ class ContactTools(TalkBase):
 
     @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY)
     def talk_add_contact_tag(
-        self, contact_id: ContactId, tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")]
+        self,
+        contact_id: ContactId,
+        tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")],
     ) -> ContactView:
         """Give a contact a tag (no change if it has it already). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)
@@ -120,7 +136,9 @@ class ContactTools(TalkBase):
 
     @tool("write", ["talk.contact"], remedies=PRIVILEGE_REMEDY, destructive=True)
     def talk_remove_contact_tag(
-        self, contact_id: ContactId, tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")]
+        self,
+        contact_id: ContactId,
+        tag: Annotated[Tag, Field(description="family | classmates | coworkers | neighbours | friends")],
     ) -> ContactView:
         """Remove a tag from a contact (no change if it does not have it). Needs talk.contacts_write."""
         self._require(PRIV_CONTACTS)

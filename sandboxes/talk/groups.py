@@ -11,10 +11,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.sandboxes.talk.common import PRIV_GROUPS, PRIVILEGE_REMEDY, ChatId, ContactId, TalkBase
-from mcpgym.sandboxes.talk.models import ME, Chat, GroupView
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.spec import tool
+from mcpgym.sandboxes.talk.common import PRIV_GROUPS, PRIVILEGE_REMEDY, ChatId, ContactId, TalkBase
+from mcpgym.sandboxes.talk.models import ME, Chat, GroupView
 
 GroupName = Annotated[str, Field(min_length=1, max_length=100, description="group name (1-100 characters)")]
 ADMIN_REMEDIES = {**PRIVILEGE_REMEDY, "precondition_failed": ["talk_unblock_contact"]}
@@ -24,21 +24,30 @@ class GroupTools(TalkBase):
     """The group tools (mixed into :class:`mcpgym.sandboxes.talk.app.TalkApp`)."""
 
     def _group_view(self, chat: Chat) -> GroupView:
-        return GroupView(chat_id=chat.chat_id, title=chat.title, owner=chat.owner, members=list(chat.members),
-                         member_names=[self._who(m) for m in chat.members], joined=chat.joined)
+        return GroupView(
+            chat_id=chat.chat_id,
+            title=chat.title,
+            owner=chat.owner,
+            members=list(chat.members),
+            member_names=[self._who(m) for m in chat.members],
+            joined=chat.joined,
+        )
 
     @tool("read", ["talk.group"])
     def talk_get_group(self, chat_id: ChatId) -> GroupView:
         """Return a group's name, owner (me or a contact id), members and whether you are in it."""
         return self._group_view(self._group(chat_id))
 
-    @tool("write", ["talk.group", "talk.chat"], preconditions=["talk.contact"], remedies=ADMIN_REMEDIES,
-          id_args=[])  # the group written gets a new id; member ids do not name it
+    @tool(
+        "write", ["talk.group", "talk.chat"], preconditions=["talk.contact"], remedies=ADMIN_REMEDIES, id_args=[]
+    )  # the group written gets a new id; member ids do not name it
     def talk_create_group(
         self,
         name: GroupName,
-        member_ids: Annotated[list[Annotated[str, Field(max_length=64)]],
-                              Field(min_length=1, max_length=30, description="contact ids of the first members")],
+        member_ids: Annotated[
+            list[Annotated[str, Field(max_length=64)]],
+            Field(min_length=1, max_length=30, description="contact ids of the first members"),
+        ],
     ) -> GroupView:
         """Create a group chat that you own with the given contacts. Needs talk.group_admin.
 
@@ -78,7 +87,9 @@ class GroupTools(TalkBase):
         chat = self._group(chat_id)
         self._require_owner(chat, "remove members")
         if contact_id not in chat.members:
-            raise ToolError("not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id")
+            raise ToolError(
+                "not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
+            )
         chat.members = [m for m in chat.members if m != contact_id]
         return self._group_view(chat)
 
@@ -98,12 +109,19 @@ class GroupTools(TalkBase):
         chat = self._group(chat_id)
         self._require_owner(chat, "transfer ownership")
         if contact_id not in chat.members:
-            raise ToolError("not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id")
+            raise ToolError(
+                "not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
+            )
         chat.owner = contact_id
         return self._group_view(chat)
 
-    @tool("write", ["talk.group"], preconditions=["talk.group"],
-          remedies={"precondition_failed": ["talk_transfer_group_ownership"]}, destructive=True)
+    @tool(
+        "write",
+        ["talk.group"],
+        preconditions=["talk.group"],
+        remedies={"precondition_failed": ["talk_transfer_group_ownership"]},
+        destructive=True,
+    )
     def talk_leave_group(self, chat_id: ChatId) -> GroupView:
         """Leave a group. The owner of a group with other members must transfer ownership first.
 
@@ -114,9 +132,13 @@ class GroupTools(TalkBase):
             return self._group_view(chat)
         if chat.owner == ME:
             if chat.members:
-                raise ToolError("precondition_failed", f"you own {chat.title!r}: transfer ownership to a member "
-                                "(talk_transfer_group_ownership) before leaving", field="chat_id",
-                                details={"members": list(chat.members)})
+                raise ToolError(
+                    "precondition_failed",
+                    f"you own {chat.title!r}: transfer ownership to a member "
+                    "(talk_transfer_group_ownership) before leaving",
+                    field="chat_id",
+                    details={"members": list(chat.members)},
+                )
             chat.owner = None
         chat.joined = False
         return self._group_view(chat)

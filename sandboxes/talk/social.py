@@ -12,6 +12,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.talk.common import PRIV_LOCATION, PRIVILEGE_REMEDY, ContactId, TalkBase
 from mcpgym.sandboxes.talk.models import (
     ME,
@@ -26,8 +28,6 @@ from mcpgym.sandboxes.talk.models import (
     ShareList,
     ShareView,
 )
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 PostId = Annotated[str, Field(max_length=64, description="post id (see talk_list_posts)")]
 PostText = Annotated[str, Field(min_length=1, max_length=2000, description="text (1-2000 characters)")]
@@ -51,7 +51,9 @@ class SocialTools(TalkBase):
     @tool("read", ["talk.post"])
     def talk_list_posts(
         self,
-        author: Annotated[str | None, Field(max_length=64, description="only posts by this contact id, or 'me'")] = None,
+        author: Annotated[
+            str | None, Field(max_length=64, description="only posts by this contact id, or 'me'")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="most posts to return")] = 20,
     ) -> PostList:
         """List the feed (your posts and your contacts'), newest first, with like counts."""
@@ -112,8 +114,12 @@ class SocialTools(TalkBase):
         self.state.location = Location(city=self._text(city, "city", 100), place=place.strip(), updated_at=self.now)
         return LocationView(location=self.state.location)
 
-    @tool("write", ["talk.location_share"], preconditions=["talk.contact"],
-          remedies={**PRIVILEGE_REMEDY, "precondition_failed": ["talk_unblock_contact"]})
+    @tool(
+        "write",
+        ["talk.location_share"],
+        preconditions=["talk.contact"],
+        remedies={**PRIVILEGE_REMEDY, "precondition_failed": ["talk_unblock_contact"]},
+    )
     def talk_create_location_share(
         self,
         contact_id: ContactId,
@@ -127,9 +133,14 @@ class SocialTools(TalkBase):
         contact = self._contact(contact_id)
         self._not_blocked(contact, "share your location with them")
         share_id = self.new_id("ls")
-        share = LocationShare(share_id=share_id, contact_id=contact.contact_id, url=SHARE_URL + share_id,
-                              duration_minutes=duration_minutes, created_at=self.now,
-                              expires_at=self.now + duration_minutes * 60)
+        share = LocationShare(
+            share_id=share_id,
+            contact_id=contact.contact_id,
+            url=SHARE_URL + share_id,
+            duration_minutes=duration_minutes,
+            created_at=self.now,
+            expires_at=self.now + duration_minutes * 60,
+        )
         self.state.shares[share_id] = share
         return self._share_view(share)
 
@@ -140,8 +151,9 @@ class SocialTools(TalkBase):
         """Revoke a location-sharing link at once (revoking twice changes nothing)."""
         share = self.state.shares.get(share_id)
         if share is None:
-            raise ToolError("not_found", f"no location share {share_id[:64]!r}; see talk_list_location_shares",
-                            field="share_id")
+            raise ToolError(
+                "not_found", f"no location share {share_id[:64]!r}; see talk_list_location_shares", field="share_id"
+            )
         share.revoked = True
         return self._share_view(share)
 

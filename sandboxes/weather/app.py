@@ -22,6 +22,9 @@ from pydantic import Field
 
 from mcpgym.kernel.app import App, register_app
 from mcpgym.kernel.clock import iso
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
+from mcpgym.kernel.world import World
 from mcpgym.sandboxes.weather.climate import (
     DAY,
     HOUR,
@@ -35,12 +38,11 @@ from mcpgym.sandboxes.weather.climate import (
     sun_times,
 )
 from mcpgym.sandboxes.weather.models import (
-    AlertKind,
-    Severity,
     MAX_SAVED,
     SEVERITY_ORDER,
     AddLocationResult,
     Alert,
+    AlertKind,
     AlertList,
     AlertSubscription,
     AlertView,
@@ -63,12 +65,11 @@ from mcpgym.sandboxes.weather.models import (
     WeatherState,
 )
 from mcpgym.sandboxes.weather.views import LABELS, daily_points, events_of, hm_local, hourly_point, precip, speed, temp
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
-from mcpgym.kernel.world import World
 
 LocationArg = Annotated[str, Field(max_length=100, description="location id or name, e.g. 'lisbon' or 'New York'")]
-OptionalLocation = Annotated[str | None, Field(max_length=100, description="location id or name; default: the primary location")]
+OptionalLocation = Annotated[
+    str | None, Field(max_length=100, description="location id or name; default: the primary location")
+]
 Days = Annotated[int, Field(ge=1, le=10, description="number of days (1-10), starting today")]
 COORDINATE_RADIUS_KM = 100.0
 """A coordinate lookup uses the nearest known location within this distance."""
@@ -109,12 +110,17 @@ class WeatherApp(App):
             severity = ra.choices(SEVERITIES, weights=[3, 4, 2])[0]
             start = hour0 + ra.randint(-6, 96) * HOUR
             alert_id = f"wa-{n:03d}"
-            alerts[alert_id] = Alert(alert_id=alert_id, location_id=loc, kind=kind, severity=severity,
-                                     headline=f"{severity.capitalize()} {_HEADLINES[kind]} for {LOCATIONS[loc].name}",
-                                     starts_at=start, ends_at=start + ra.randint(6, 36) * HOUR)
+            alerts[alert_id] = Alert(
+                alert_id=alert_id,
+                location_id=loc,
+                kind=kind,
+                severity=severity,
+                headline=f"{severity.capitalize()} {_HEADLINES[kind]} for {LOCATIONS[loc].name}",
+                starts_at=start,
+                ends_at=start + ra.randint(6, 36) * HOUR,
+            )
         subs = {primary: AlertSubscription(location_id=primary, min_severity="moderate", created_at=now - 20 * DAY)}
-        return WeatherState(primary_location_id=primary, saved=saved, units="metric", alerts=alerts,
-                            subscriptions=subs)
+        return WeatherState(primary_location_id=primary, saved=saved, units="metric", alerts=alerts, subscriptions=subs)
 
     # -- helpers ---------------------------------------------------------------------------
     def _resolve(self, location: str | None, field: str = "location") -> City:
@@ -128,40 +134,62 @@ class WeatherApp(App):
         key = location.split(",")[0].strip().lower().replace(" ", "-").replace("_", "-")
         city = LOCATIONS.get(key)
         if city is None:
-            raise ToolError("not_found", f"unknown location {location[:100]!r}; see weather_list_locations", field=field)
+            raise ToolError(
+                "not_found", f"unknown location {location[:100]!r}; see weather_list_locations", field=field
+            )
         return city
 
     def _info(self, city: City) -> LocationInfo:
-        return LocationInfo(location_id=city.location_id, name=city.name, country=city.country,
-                            latitude=city.latitude, longitude=city.longitude, utc_offset_hours=city.utc_offset,
-                            saved=city.location_id in self.state.saved,
-                            primary=city.location_id == self.state.primary_location_id)
+        return LocationInfo(
+            location_id=city.location_id,
+            name=city.name,
+            country=city.country,
+            latitude=city.latitude,
+            longitude=city.longitude,
+            utc_offset_hours=city.utc_offset,
+            saved=city.location_id in self.state.saved,
+            primary=city.location_id == self.state.primary_location_id,
+        )
 
     def _saved_view(self, loc_id: str) -> SavedLocationView:
-        return SavedLocationView(location=self._info(LOCATIONS[loc_id]), label=self.state.saved[loc_id].label,
-                                 subscribed_to_alerts=loc_id in self.state.subscriptions)
+        return SavedLocationView(
+            location=self._info(LOCATIONS[loc_id]),
+            label=self.state.saved[loc_id].label,
+            subscribed_to_alerts=loc_id in self.state.subscriptions,
+        )
 
     def _require_saved(self, city: City, action: str) -> None:
         if city.location_id not in self.state.saved:
-            raise ToolError("precondition_failed", f"{city.name} is not a saved location: call weather_add_location "
-                            f"before you {action}", field="location", details={"location_id": city.location_id})
+            raise ToolError(
+                "precondition_failed",
+                f"{city.name} is not a saved location: call weather_add_location before you {action}",
+                field="location",
+                details={"location_id": city.location_id},
+            )
 
     def _alerts_for(self, loc_id: str, min_severity: str = "minor") -> list[Alert]:
         """Current or upcoming alerts of a location at or above ``min_severity``, soonest first."""
         floor = SEVERITY_ORDER[min_severity]
-        items = [a for a in self.state.alerts.values() if a.location_id == loc_id and a.ends_at > self.now
-                 and SEVERITY_ORDER[a.severity] >= floor]
+        items = [
+            a
+            for a in self.state.alerts.values()
+            if a.location_id == loc_id and a.ends_at > self.now and SEVERITY_ORDER[a.severity] >= floor
+        ]
         return sorted(items, key=lambda a: (a.starts_at, a.alert_id))
 
     # -- locations -------------------------------------------------------------------------
     @tool("read", ["weather.location"])
     def weather_list_locations(
-        self, query: Annotated[str | None, Field(max_length=100, description="filter by name, id or country code")] = None
+        self,
+        query: Annotated[str | None, Field(max_length=100, description="filter by name, id or country code")] = None,
     ) -> LocationList:
         """List the locations the weather service knows (with coordinates and UTC offset), by name."""
         q = (query or "").strip().lower()
-        cities = [c for c in LOCATIONS.values()
-                  if not q or q in c.name.lower() or q in c.location_id or q == c.country.lower()]
+        cities = [
+            c
+            for c in LOCATIONS.values()
+            if not q or q in c.name.lower() or q in c.location_id or q == c.country.lower()
+        ]
         items = [self._info(c) for c in sorted(cities, key=lambda c: c.name)]
         return LocationList(locations=items, count=len(items))
 
@@ -169,11 +197,19 @@ class WeatherApp(App):
     def weather_list_saved_locations(self) -> SavedLocationList:
         """List your saved locations (label, alert subscription) and which one is primary."""
         ids = sorted(self.state.saved, key=lambda k: LOCATIONS[k].name)
-        return SavedLocationList(locations=[self._saved_view(k) for k in ids],
-                                 primary_location_id=self.state.primary_location_id, count=len(ids), max_saved=MAX_SAVED)
+        return SavedLocationList(
+            locations=[self._saved_view(k) for k in ids],
+            primary_location_id=self.state.primary_location_id,
+            count=len(ids),
+            max_saved=MAX_SAVED,
+        )
 
-    @tool("write", ["weather.saved_location"], preconditions=["weather.saved_location"],
-          remedies={"precondition_failed": ["weather_remove_location"]})
+    @tool(
+        "write",
+        ["weather.saved_location"],
+        preconditions=["weather.saved_location"],
+        remedies={"precondition_failed": ["weather_remove_location"]},
+    )
     def weather_add_location(
         self,
         location: LocationArg,
@@ -185,35 +221,56 @@ class WeatherApp(App):
         if current is not None:
             if label.strip():
                 current.label = label.strip()
-            return AddLocationResult(location=self._saved_view(city.location_id), added=False, count=len(self.state.saved))
+            return AddLocationResult(
+                location=self._saved_view(city.location_id), added=False, count=len(self.state.saved)
+            )
         if len(self.state.saved) >= MAX_SAVED:
-            raise ToolError("precondition_failed", f"you already have {MAX_SAVED} saved locations: remove one first",
-                            field="location")
-        self.state.saved[city.location_id] = SavedLocation(location_id=city.location_id, label=label.strip(),
-                                                           added_at=self.now)
+            raise ToolError(
+                "precondition_failed",
+                f"you already have {MAX_SAVED} saved locations: remove one first",
+                field="location",
+            )
+        self.state.saved[city.location_id] = SavedLocation(
+            location_id=city.location_id, label=label.strip(), added_at=self.now
+        )
         return AddLocationResult(location=self._saved_view(city.location_id), added=True, count=len(self.state.saved))
 
-    @tool("write", ["weather.saved_location", "weather.alert_subscription"], preconditions=["weather.primary_location"],
-          remedies={"precondition_failed": ["weather_set_primary_location"]}, destructive=True)
+    @tool(
+        "write",
+        ["weather.saved_location", "weather.alert_subscription"],
+        preconditions=["weather.primary_location"],
+        remedies={"precondition_failed": ["weather_set_primary_location"]},
+        destructive=True,
+    )
     def weather_remove_location(self, location: LocationArg) -> RemoveLocationResult:
         """Remove a saved location and its alert subscription. The primary location cannot be removed."""
         city = self._resolve(location)
         if city.location_id not in self.state.saved:
             raise ToolError("not_found", f"{city.name} is not a saved location", field="location")
         if city.location_id == self.state.primary_location_id:
-            raise ToolError("precondition_failed", f"{city.name} is the primary location: make another saved "
-                            "location primary first (weather_set_primary_location)", field="location")
+            raise ToolError(
+                "precondition_failed",
+                f"{city.name} is the primary location: make another saved "
+                "location primary first (weather_set_primary_location)",
+                field="location",
+            )
         del self.state.saved[city.location_id]
         unsubscribed = self.state.subscriptions.pop(city.location_id, None) is not None
-        return RemoveLocationResult(location_id=city.location_id, unsubscribed=unsubscribed, count=len(self.state.saved))
+        return RemoveLocationResult(
+            location_id=city.location_id, unsubscribed=unsubscribed, count=len(self.state.saved)
+        )
 
     @tool("read", ["weather.primary_location"])
     def weather_get_primary_location(self) -> PrimaryLocationView:
         """Return the primary location, the default of every forecast tool."""
         return PrimaryLocationView(location=self._info(LOCATIONS[self.state.primary_location_id]))
 
-    @tool("write", ["weather.primary_location"], preconditions=["weather.saved_location"],
-          remedies={"precondition_failed": ["weather_add_location"]})
+    @tool(
+        "write",
+        ["weather.primary_location"],
+        preconditions=["weather.saved_location"],
+        remedies={"precondition_failed": ["weather_add_location"]},
+    )
     def weather_set_primary_location(self, location: LocationArg) -> PrimaryLocationView:
         """Make a saved location the primary one (precondition_failed if it is not saved)."""
         city = self._resolve(location)
@@ -230,10 +287,20 @@ class WeatherApp(App):
         h = hour_weather(self.world.seed, city, self.now, events_of(self.state.alerts))
         active = [a for a in self._alerts_for(city.location_id) if a.starts_at <= self.now]
         return CurrentConditions(
-            location=self._info(city), observed_at=iso(self.now), local_time=local_iso(city, self.now),
-            units=LABELS[u], temperature=temp(h.temp_c, u), feels_like=temp(h.feels_c, u), humidity=h.humidity,
-            wind_speed=speed(h.wind_kmh, u), wind_gust=speed(h.gust_kmh, u), precipitation=precip(h.precip_mm, u),
-            precipitation_probability=h.precip_prob, cloud_cover=h.cloud, condition=h.condition, active_alerts=active,
+            location=self._info(city),
+            observed_at=iso(self.now),
+            local_time=local_iso(city, self.now),
+            units=LABELS[u],
+            temperature=temp(h.temp_c, u),
+            feels_like=temp(h.feels_c, u),
+            humidity=h.humidity,
+            wind_speed=speed(h.wind_kmh, u),
+            wind_gust=speed(h.gust_kmh, u),
+            precipitation=precip(h.precip_mm, u),
+            precipitation_probability=h.precip_prob,
+            cloud_cover=h.cloud,
+            condition=h.condition,
+            active_alerts=active,
         )
 
     @tool("read", ["weather.forecast"])
@@ -246,18 +313,25 @@ class WeatherApp(App):
         city = self._resolve(location)
         start = self.now - self.now % HOUR
         events = events_of(self.state.alerts)
-        points = [hourly_point(city, hour_weather(self.world.seed, city, start + k * HOUR, events), self.state.units)
-                  for k in range(hours)]
-        return HourlyForecast(location=self._info(city), generated_at=iso(self.now), units=LABELS[self.state.units],
-                              hours=points)
+        points = [
+            hourly_point(city, hour_weather(self.world.seed, city, start + k * HOUR, events), self.state.units)
+            for k in range(hours)
+        ]
+        return HourlyForecast(
+            location=self._info(city), generated_at=iso(self.now), units=LABELS[self.state.units], hours=points
+        )
 
     @tool("read", ["weather.forecast"], alternatives=["weather_get_forecast_by_coordinates"])
     def weather_get_forecast(self, location: OptionalLocation = None, days: Days = 7) -> DailyForecast:
         """Daily forecast by location name or id for days days (at most 10) from today (local date):
         min/max temperature, precipitation total and chance, max wind, condition, sunrise/sunset, alert ids."""
         city = self._resolve(location)
-        return DailyForecast(location=self._info(city), generated_at=iso(self.now), units=LABELS[self.state.units],
-                             days=daily_points(self.world.seed, city, self.now, days, self.state.units, self.state.alerts))
+        return DailyForecast(
+            location=self._info(city),
+            generated_at=iso(self.now),
+            units=LABELS[self.state.units],
+            days=daily_points(self.world.seed, city, self.now, days, self.state.units, self.state.alerts),
+        )
 
     @tool("read", ["weather.forecast"], alternatives=["weather_get_forecast"])
     def weather_get_forecast_by_coordinates(
@@ -267,12 +341,18 @@ class WeatherApp(App):
         days: Days = 7,
     ) -> DailyForecast:
         """Daily forecast for coordinates: uses the nearest known location within 100 km (not_found otherwise)."""
-        best = min(LOCATIONS.values(), key=lambda c: (distance_km(latitude, longitude, c.latitude, c.longitude), c.location_id))
+        best = min(
+            LOCATIONS.values(), key=lambda c: (distance_km(latitude, longitude, c.latitude, c.longitude), c.location_id)
+        )
         dist = distance_km(latitude, longitude, best.latitude, best.longitude)
         if dist > COORDINATE_RADIUS_KM:
-            raise ToolError("not_found", f"no forecast location within {COORDINATE_RADIUS_KM:.0f} km of "
-                            f"({latitude:.3f}, {longitude:.3f}); the nearest is {best.name} at {dist:.0f} km",
-                            field="latitude", details={"nearest": best.location_id, "distance_km": round(dist, 1)})
+            raise ToolError(
+                "not_found",
+                f"no forecast location within {COORDINATE_RADIUS_KM:.0f} km of "
+                f"({latitude:.3f}, {longitude:.3f}); the nearest is {best.name} at {dist:.0f} km",
+                field="latitude",
+                details={"nearest": best.location_id, "distance_km": round(dist, 1)},
+            )
         out = self.weather_get_forecast(best.location_id, days)
         out.distance_km = round(dist, 1)
         return out
@@ -281,7 +361,9 @@ class WeatherApp(App):
     def weather_get_sun_times(
         self,
         location: OptionalLocation = None,
-        date_iso: Annotated[str | None, Field(max_length=10, description="local date YYYY-MM-DD; default today")] = None,
+        date_iso: Annotated[
+            str | None, Field(max_length=10, description="local date YYYY-MM-DD; default today")
+        ] = None,
     ) -> SunTimes:
         """Sunrise and sunset of a local date (default: today) at a location, in UTC ISO and local HH:MM."""
         city = self._resolve(location)
@@ -291,16 +373,28 @@ class WeatherApp(App):
             try:
                 day = date.fromisoformat(date_iso.strip())
             except ValueError:
-                raise ToolError("invalid_argument", f"date_iso must be YYYY-MM-DD, got {date_iso!r}", field="date_iso") from None
+                raise ToolError(
+                    "invalid_argument", f"date_iso must be YYYY-MM-DD, got {date_iso!r}", field="date_iso"
+                ) from None
             if not (2000 <= day.year <= 2100):
                 raise ToolError("invalid_argument", "date_iso must lie in the years 2000-2100", field="date_iso")
         rise, sets = sun_times(city, day)
         polar = polar_state(city, day)
-        length = (sets - rise) // 60 if rise is not None and sets is not None else (24 * 60 if polar == "midnight_sun" else 0)
-        return SunTimes(location=self._info(city), date=day.isoformat(),
-                        sunrise=iso(rise) if rise is not None else None, sunset=iso(sets) if sets is not None else None,
-                        sunrise_local=hm_local(city, rise), sunset_local=hm_local(city, sets),
-                        day_length_minutes=length, polar=polar)
+        length = (
+            (sets - rise) // 60
+            if rise is not None and sets is not None
+            else (24 * 60 if polar == "midnight_sun" else 0)
+        )
+        return SunTimes(
+            location=self._info(city),
+            date=day.isoformat(),
+            sunrise=iso(rise) if rise is not None else None,
+            sunset=iso(sets) if sets is not None else None,
+            sunrise_local=hm_local(city, rise),
+            sunset_local=hm_local(city, sets),
+            day_length_minutes=length,
+            polar=polar,
+        )
 
     # -- alerts ----------------------------------------------------------------------------
     @tool("read", ["weather.alert"])
@@ -319,20 +413,35 @@ class WeatherApp(App):
                 continue
             sub = self.state.subscriptions.get(a.location_id)
             subscribed = sub is not None and SEVERITY_ORDER[a.severity] >= SEVERITY_ORDER[sub.min_severity]
-            views.append(AlertView(alert=a, location_name=LOCATIONS[a.location_id].name,
-                                   active=a.starts_at <= self.now < a.ends_at, subscribed=subscribed))
+            views.append(
+                AlertView(
+                    alert=a,
+                    location_name=LOCATIONS[a.location_id].name,
+                    active=a.starts_at <= self.now < a.ends_at,
+                    subscribed=subscribed,
+                )
+            )
         return AlertList(alerts=views, count=len(views))
 
     def _sub_view(self, sub: AlertSubscription) -> SubscriptionView:
-        return SubscriptionView(subscription=sub, location_name=LOCATIONS[sub.location_id].name,
-                                matching_alerts=self._alerts_for(sub.location_id, sub.min_severity))
+        return SubscriptionView(
+            subscription=sub,
+            location_name=LOCATIONS[sub.location_id].name,
+            matching_alerts=self._alerts_for(sub.location_id, sub.min_severity),
+        )
 
-    @tool("write", ["weather.alert_subscription"], preconditions=["weather.saved_location"],
-          remedies={"precondition_failed": ["weather_add_location"]})
+    @tool(
+        "write",
+        ["weather.alert_subscription"],
+        preconditions=["weather.saved_location"],
+        remedies={"precondition_failed": ["weather_add_location"]},
+    )
     def weather_subscribe_alerts(
         self,
         location: LocationArg,
-        min_severity: Annotated[Severity, Field(description="minor | moderate | severe: the least severe alert to get")] = "minor",
+        min_severity: Annotated[
+            Severity, Field(description="minor | moderate | severe: the least severe alert to get")
+        ] = "minor",
     ) -> SubscriptionView:
         """Subscribe to alerts of a saved location (precondition_failed if not saved: add it first).
 
@@ -375,4 +484,3 @@ class WeatherApp(App):
         """Set the unit system of every forecast: metric or imperial."""
         self.state.units = units
         return self.weather_get_units()
-

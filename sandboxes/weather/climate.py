@@ -20,10 +20,10 @@ Sunrise and sunset use the NOAA solar-position approximation (accurate to about 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from functools import lru_cache
-from typing import Iterable
 
 from mcpgym.kernel.people import CITIES
 from mcpgym.kernel.rng import stable_uniform
@@ -79,8 +79,9 @@ _TABLE = [
 ]
 
 LOCATIONS: dict[str, City] = {
-    name.lower().replace(" ", "-"): City(name.lower().replace(" ", "-"), name, cc, lat, lon, off, mean, season,
-                                         diurnal, rain, wind)
+    name.lower().replace(" ", "-"): City(
+        name.lower().replace(" ", "-"), name, cc, lat, lon, off, mean, season, diurnal, rain, wind
+    )
     for name, cc, lat, lon, off, mean, season, diurnal, rain, wind in _TABLE
 }
 """Every known location by id; includes every city of :data:`mcpgym.kernel.people.CITIES`."""
@@ -152,12 +153,12 @@ def local_hour(city: City, at: int) -> float:
 
 def local_date(city: City, at: int) -> date:
     """Local calendar date of virtual time ``at`` at ``city``."""
-    return datetime.fromtimestamp(at + city.utc_offset * HOUR, tz=timezone.utc).date()
+    return datetime.fromtimestamp(at + city.utc_offset * HOUR, tz=UTC).date()
 
 
 def local_midnight(city: City, day: date) -> int:
     """Virtual seconds (UTC) of local midnight starting ``day`` at ``city``."""
-    return int(datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()) - city.utc_offset * HOUR
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) - city.utc_offset * HOUR
 
 
 def local_iso(city: City, at: int) -> str:
@@ -169,7 +170,7 @@ def local_iso(city: City, at: int) -> str:
 @lru_cache(maxsize=8_192)
 def _hour_cached(seed: int, city: City, at: int, events: tuple[Event, ...]) -> Hour:
     loc = city.location_id
-    dt = datetime.fromtimestamp(at, tz=timezone.utc)
+    dt = datetime.fromtimestamp(at, tz=UTC)
     doy = dt.timetuple().tm_yday + dt.hour / 24
     peak = 200 if city.latitude >= 0 else 18
     temp = city.mean_c + city.season_c * math.cos(2 * math.pi * (doy - peak) / 365.25)
@@ -232,9 +233,18 @@ def _hour_cached(seed: int, city: City, at: int, events: tuple[Event, ...]) -> H
         condition = "partly cloudy"
     else:
         condition = "cloudy"
-    return Hour(at=at, temp_c=round(temp, 1), feels_c=round(feels, 1), precip_prob=round(100 * prob),
-                precip_mm=round(amount, 1), wind_kmh=round(wind, 1), gust_kmh=round(gust, 1), humidity=humidity,
-                cloud=cloud, condition=condition)
+    return Hour(
+        at=at,
+        temp_c=round(temp, 1),
+        feels_c=round(feels, 1),
+        precip_prob=round(100 * prob),
+        precip_mm=round(amount, 1),
+        wind_kmh=round(wind, 1),
+        gust_kmh=round(gust, 1),
+        humidity=humidity,
+        cloud=cloud,
+        condition=condition,
+    )
 
 
 def hour_weather(seed: int, city: City, at: int, events: Iterable[Event] = ()) -> Hour:
@@ -247,13 +257,24 @@ def hour_weather(seed: int, city: City, at: int, events: Iterable[Event] = ()) -
         events: weather events (alerts) that may cover that hour.
     """
     start = at - at % HOUR
-    relevant = tuple(e for e in events if e.location_id == city.location_id and e.start < start + HOUR
-                     and e.end > start)
+    relevant = tuple(
+        e for e in events if e.location_id == city.location_id and e.start < start + HOUR and e.end > start
+    )
     return _hour_cached(seed, city, start, relevant)
 
 
-CONDITION_RANK = ["clear", "partly cloudy", "cloudy", "fog", "windy", "light rain", "rain", "snow", "heavy rain",
-                  "thunderstorm"]
+CONDITION_RANK = [
+    "clear",
+    "partly cloudy",
+    "cloudy",
+    "fog",
+    "windy",
+    "light rain",
+    "rain",
+    "snow",
+    "heavy rain",
+    "thunderstorm",
+]
 """Conditions from mildest to most severe (a day's condition is its most severe daytime one)."""
 
 
@@ -289,7 +310,7 @@ def sun_times(city: City, day: date) -> tuple[int | None, int | None]:
     state, ha, eqtime = _solar(city, day)
     if state != "normal":
         return None, None
-    base = int(datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp())
+    base = int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
     # NOAA gives minutes from UTC midnight of the date (negative east of about 135 E, past
     # 1440 in the Americas for sunset): both still fall on the local date asked for.
     rise = 720 - 4 * (city.longitude + ha) - eqtime
@@ -305,10 +326,22 @@ def polar_state(city: City, day: date) -> str:
 def _solar(city: City, day: date) -> tuple[str, float, float]:
     n = day.timetuple().tm_yday
     gamma = 2 * math.pi / 365 * (n - 1)
-    eqtime = 229.18 * (0.000075 + 0.001868 * math.cos(gamma) - 0.032077 * math.sin(gamma)
-                       - 0.014615 * math.cos(2 * gamma) - 0.040849 * math.sin(2 * gamma))
-    decl = (0.006918 - 0.399912 * math.cos(gamma) + 0.070257 * math.sin(gamma) - 0.006758 * math.cos(2 * gamma)
-            + 0.000907 * math.sin(2 * gamma) - 0.002697 * math.cos(3 * gamma) + 0.00148 * math.sin(3 * gamma))
+    eqtime = 229.18 * (
+        0.000075
+        + 0.001868 * math.cos(gamma)
+        - 0.032077 * math.sin(gamma)
+        - 0.014615 * math.cos(2 * gamma)
+        - 0.040849 * math.sin(2 * gamma)
+    )
+    decl = (
+        0.006918
+        - 0.399912 * math.cos(gamma)
+        + 0.070257 * math.sin(gamma)
+        - 0.006758 * math.cos(2 * gamma)
+        + 0.000907 * math.sin(2 * gamma)
+        - 0.002697 * math.cos(3 * gamma)
+        + 0.00148 * math.sin(3 * gamma)
+    )
     lat = math.radians(city.latitude)
     cos_ha = math.cos(math.radians(90.833)) / (math.cos(lat) * math.cos(decl)) - math.tan(lat) * math.tan(decl)
     if cos_ha > 1:

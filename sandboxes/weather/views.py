@@ -49,10 +49,17 @@ def events_of(alerts: dict[str, Alert]) -> tuple[Event, ...]:
 def hourly_point(city: City, h: Hour, units: str) -> HourlyPoint:
     """One hour of weather as the output model, converted to ``units``."""
     return HourlyPoint(
-        time=iso(h.at), local_time=local_iso(city, h.at), temperature=temp(h.temp_c, units),
-        feels_like=temp(h.feels_c, units), precipitation_probability=h.precip_prob,
-        precipitation=precip(h.precip_mm, units), wind_speed=speed(h.wind_kmh, units),
-        wind_gust=speed(h.gust_kmh, units), humidity=h.humidity, cloud_cover=h.cloud, condition=h.condition,
+        time=iso(h.at),
+        local_time=local_iso(city, h.at),
+        temperature=temp(h.temp_c, units),
+        feels_like=temp(h.feels_c, units),
+        precipitation_probability=h.precip_prob,
+        precipitation=precip(h.precip_mm, units),
+        wind_speed=speed(h.wind_kmh, units),
+        wind_gust=speed(h.gust_kmh, units),
+        humidity=h.humidity,
+        cloud_cover=h.cloud,
+        condition=h.condition,
     )
 
 
@@ -76,16 +83,23 @@ def daily_points(seed: int, city: City, now: int, days: int, units: str, alerts:
         start = local_midnight(city, day)
         hours = [hour_weather(seed, city, start + k * HOUR, events) for k in range(24)]
         rise, sets = sun_times(city, day)
-        ids = sorted(a.alert_id for a in alerts.values()
-                     if a.location_id == city.location_id and a.starts_at < start + DAY and a.ends_at > start)
-        out.append(DailyPoint(
-            date=day.isoformat(),
-            temperature_min=temp(min(h.temp_c for h in hours), units),
-            temperature_max=temp(max(h.temp_c for h in hours), units),
-            precipitation_total=precip(sum(h.precip_mm for h in hours), units),
-            precipitation_probability=max(h.precip_prob for h in hours),
-            wind_max=speed(max(h.wind_kmh for h in hours), units),
-            condition=day_condition(hours, city),
-            sunrise_local=hm_local(city, rise), sunset_local=hm_local(city, sets), alert_ids=ids,
-        ))
+        ids = sorted(
+            a.alert_id
+            for a in alerts.values()
+            if a.location_id == city.location_id and a.starts_at < start + DAY and a.ends_at > start
+        )
+        out.append(
+            DailyPoint(
+                date=day.isoformat(),
+                temperature_min=temp(min(h.temp_c for h in hours), units),
+                temperature_max=temp(max(h.temp_c for h in hours), units),
+                precipitation_total=precip(sum(h.precip_mm for h in hours), units),
+                precipitation_probability=max(h.precip_prob for h in hours),
+                wind_max=speed(max(h.wind_kmh for h in hours), units),
+                condition=day_condition(hours, city),
+                sunrise_local=hm_local(city, rise),
+                sunset_local=hm_local(city, sets),
+                alert_ids=ids,
+            )
+        )
     return out

@@ -38,5 +38,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")
 
 
-__all__ = ["App", "AppState", "ToolError", "VOLATILE", "VOLATILE_KEYS", "World", "check_app", "register_app",
-           "tool", "unregister_app", "__version__"]
+__all__ = [
+    "App",
+    "AppState",
+    "ToolError",
+    "VOLATILE",
+    "VOLATILE_KEYS",
+    "World",
+    "check_app",
+    "register_app",
+    "tool",
+    "unregister_app",
+    "__version__",
+]

@@ -16,6 +16,8 @@ import pytest
 from pydantic import BaseModel
 
 from mcpgym.kernel.app import App, AppState, app_names, get_app, register_app, unregister_app
+from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.spec import tool
 from mcpgym.tools.conformance import (
     check_determinism_many,
     check_in_process_determinism,
@@ -27,8 +29,6 @@ from mcpgym.tools.conformance import (
     lint_source,
 )
 from mcpgym.tools.conformance.checks import import_extra
-from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import tool
 
 APPS = app_names()
 TOOLS = [(app, name) for app in APPS for name in sorted(get_app(app).tools)]
@@ -161,7 +161,8 @@ def test_determinism_check_fails_broken_apps(tmp_path: Path) -> None:
             problems = results[name]
             assert problems, f"the cross-process check missed the nondeterministic generate() of {name}"
             assert problems[0].startswith(
-                f"{name} (seed 7, PYTHONHASHSEED=0 vs 4242): generate() is not deterministic"), problems
+                f"{name} (seed 7, PYTHONHASHSEED=0 vs 4242): generate() is not deterministic"
+            ), problems
             assert "first difference at state.value" in problems[0]
             lint = check_source(name)
             assert len(lint) == 1 and lint_hit in lint[0], lint
@@ -174,7 +175,7 @@ def test_determinism_check_fails_broken_apps(tmp_path: Path) -> None:
 
 
 def test_lint_source_finds_each_kind_of_nondeterminism() -> None:
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         import random, time, uuid, os
         from datetime import datetime, date
         from random import choice
@@ -193,7 +194,7 @@ def test_lint_source_finds_each_kind_of_nondeterminism() -> None:
             h = os.urandom(4)             # entropy
             i = hash("x")                 # salted hash
             return datetime.fromtimestamp(0)  # fine
-    ''')
+    """)
     found = lint_source(src, "x.py")
     lines = sorted(int(p.split(":")[1]) for p in found)
     assert lines == [10, 11, 12, 13, 14, 15, 16, 17, 18], found

@@ -4,7 +4,8 @@ printed in pytest's terminal summary so that every CI log carries them."""
 from __future__ import annotations
 
 import resource
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -41,5 +42,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for name, text in FIGURES.items():
         write(f"{name}: {text}")
     if CPU:
-        write(f"CPU seconds (pytest + servers and runners it started): {sum(CPU.values()):.1f} in all; "
-              + ", ".join(f"{k} {v:.1f}" for k, v in sorted(CPU.items(), key=lambda kv: -kv[1])))
+        write(
+            f"CPU seconds (pytest + servers and runners it started): {sum(CPU.values()):.1f} in all; "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(CPU.items(), key=lambda kv: -kv[1]))
+        )

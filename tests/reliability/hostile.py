@@ -28,9 +28,9 @@ from typing import Any
 from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
-from mcpgym.tools.conformance.args import arguments_strategy, input_schema, known_values
 from mcpgym.kernel.errors import ERROR_CODES
 from mcpgym.kernel.spec import ToolSpec
+from mcpgym.tools.conformance.args import arguments_strategy, input_schema, known_values
 
 FUZZ_SETTINGS = dict(
     deadline=None,
@@ -42,10 +42,35 @@ FUZZ_SETTINGS = dict(
 """Hypothesis settings of every fuzz test: deterministic in CI (``derandomize``), no deadline."""
 
 NASTY_STRINGS = (
-    "", " ", "\x00", "\x00\x01\x1f\x7f", "\u202e\u2066evil\u2069", "\ufeff", "\U0001f642" * 3, "e\u0301" * 5,
-    "'; DROP TABLE users; --", "../../etc/passwd", "%s%n%x", "{{7*7}}${7*7}", "<script>alert(1)</script>",
-    "null", "NaN", "Infinity", "-0", "1e309", "0x10", "true", "[]", "{}", "\\", "\"", "\r\n\r\n",
-    "system_get_wallet_balance", "ledger", "__proto__", "constructor",
+    "",
+    " ",
+    "\x00",
+    "\x00\x01\x1f\x7f",
+    "\u202e\u2066evil\u2069",
+    "\ufeff",
+    "\U0001f642" * 3,
+    "e\u0301" * 5,
+    "'; DROP TABLE users; --",
+    "../../etc/passwd",
+    "%s%n%x",
+    "{{7*7}}${7*7}",
+    "<script>alert(1)</script>",
+    "null",
+    "NaN",
+    "Infinity",
+    "-0",
+    "1e309",
+    "0x10",
+    "true",
+    "[]",
+    "{}",
+    "\\",
+    '"',
+    "\r\n\r\n",
+    "system_get_wallet_balance",
+    "ledger",
+    "__proto__",
+    "constructor",
 )
 """Strings that commonly break parsers, templates, logs and shells."""
 
@@ -100,7 +125,7 @@ def safe_repr(value: Any, limit: int = 160) -> str:
         return f"<{type(value).__name__}>"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def hostile_values(wire: bool) -> st.SearchStrategy[Any]:
     """Hostile JSON-ish values.
 
@@ -127,7 +152,9 @@ def hostile_values(wire: bool) -> st.SearchStrategy[Any]:
         leaves = st.one_of(
             leaves,
             st.sampled_from(["\ud800", "a\udfffb", "\udc00\ud800", "ok\ud83d"]),
-            st.sampled_from([1, -1]).map(lambda sign: Recipe("huge-int", 5000, sign)),  # past the 4300-digit str() limit
+            st.sampled_from([1, -1]).map(
+                lambda sign: Recipe("huge-int", 5000, sign)
+            ),  # past the 4300-digit str() limit
             st.sampled_from([b"\xff\xfe", (1, 2), {1, 2}, object()]),
         )
     nested = st.recursive(
@@ -138,8 +165,12 @@ def hostile_values(wire: bool) -> st.SearchStrategy[Any]:
         ),
         max_leaves=8,
     )
-    deep = st.builds(Recipe, st.sampled_from(["deep-list", "deep-dict"]), st.integers(30, max_depth),
-                     st.one_of(st.none(), st.integers(), st.sampled_from(NASTY_STRINGS)))
+    deep = st.builds(
+        Recipe,
+        st.sampled_from(["deep-list", "deep-dict"]),
+        st.integers(30, max_depth),
+        st.one_of(st.none(), st.integers(), st.sampled_from(NASTY_STRINGS)),
+    )
     wide = st.integers(100, 5_000).map(lambda n: Recipe("wide", n))
     return st.one_of(leaves, nested, deep, wide)
 
@@ -147,14 +178,31 @@ def hostile_values(wire: bool) -> st.SearchStrategy[Any]:
 def hostile_names(specs: dict[str, ToolSpec], wire: bool) -> st.SearchStrategy[Any]:
     """Tool names an agent should not get anything from: unknown, hidden, malformed."""
     names = st.one_of(
-        st.sampled_from(["", " ", "no_such_tool", "system", "system_get_wallet_balance ", "SYSTEM_GET_WALLET_BALANCE",
-                         "search_tools", "shop_checkout\x00", "../control/episodes", "ledger", "get_ledger",
-                         "system_get_call_log", "a" * 65, "x" * 10_000]),
+        st.sampled_from(
+            [
+                "",
+                " ",
+                "no_such_tool",
+                "system",
+                "system_get_wallet_balance ",
+                "SYSTEM_GET_WALLET_BALANCE",
+                "search_tools",
+                "shop_checkout\x00",
+                "../control/episodes",
+                "ledger",
+                "get_ledger",
+                "system_get_call_log",
+                "a" * 65,
+                "x" * 10_000,
+            ]
+        ),
         st.sampled_from(sorted(specs)).map(lambda n: n + "_"),
         st.text(alphabet=st.characters(codec="utf-8") if wire else st.characters(exclude_categories=()), max_size=30),
     )
     if not wire:
-        names = st.one_of(names, st.sampled_from([None, 7, 2.5, ["system_get_wallet_balance"], {"name": "x"}, "\ud800"]))
+        names = st.one_of(
+            names, st.sampled_from([None, 7, 2.5, ["system_get_wallet_balance"], {"name": "x"}, "\ud800"])
+        )
     return names
 
 
@@ -170,11 +218,14 @@ def _mutations(spec: ToolSpec, valid: st.SearchStrategy[dict[str, Any]], wire: b
     options: list[st.SearchStrategy[Any]] = []
     if props:
         options.append(st.tuples(valid, st.sampled_from(props), hostile).map(lambda t: {**t[0], t[1]: t[2]}))
-    extra = st.one_of(st.sampled_from(NASTY_STRINGS[1:]), st.text(min_size=1, max_size=12)).filter(lambda k: k not in props)
+    extra = st.one_of(st.sampled_from(NASTY_STRINGS[1:]), st.text(min_size=1, max_size=12)).filter(
+        lambda k: k not in props
+    )
     options.append(st.tuples(valid, extra, hostile).map(lambda t: {**t[0], t[1]: t[2]}))
     if required:
-        options.append(st.tuples(valid, st.sampled_from(required)).map(
-            lambda t: {k: v for k, v in t[0].items() if k != t[1]}))
+        options.append(
+            st.tuples(valid, st.sampled_from(required)).map(lambda t: {k: v for k, v in t[0].items() if k != t[1]})
+        )
     return st.one_of(options)
 
 
@@ -182,8 +233,11 @@ def arguments_for(spec: ToolSpec, known: dict[str, list[str]], wire: bool) -> st
     """Arguments for one tool, drawn per :data:`ARGUMENT_MIX`: valid, mutated, or a whole
     argument object that is null, empty or (in-process) not an object at all."""
     valid = arguments_strategy(spec, known)
-    whole = st.one_of(st.none(), st.just({})) if wire else st.one_of(
-        st.none(), st.just({}), hostile_values(wire).filter(lambda v: not isinstance(v, dict)))
+    whole = (
+        st.one_of(st.none(), st.just({}))
+        if wire
+        else st.one_of(st.none(), st.just({}), hostile_values(wire).filter(lambda v: not isinstance(v, dict)))
+    )
     branches = {"valid": valid, "mutated": _mutations(spec, valid, wire), "whole": whole}
     return st.sampled_from(ARGUMENT_MIX).flatmap(branches.__getitem__)
 
@@ -192,17 +246,22 @@ def _pair(name: str, arguments: Any) -> tuple[str, Any]:
     return name, arguments
 
 
-def call_strategy(specs: dict[str, ToolSpec], focus: list[str], known: dict[str, list[str]],
-                  wire: bool) -> st.SearchStrategy[tuple[Any, Any]]:
+def call_strategy(
+    specs: dict[str, ToolSpec], focus: list[str], known: dict[str, list[str]], wire: bool
+) -> st.SearchStrategy[tuple[Any, Any]]:
     """``(name, arguments)`` pairs: mostly tools in ``focus``, some other exposed tools of the
     episode, some hostile names with hostile or empty arguments."""
     # Build each tool's strategy once: a strategy made inside flatmap per draw would be
     # re-validated every time, which costs more than the calls themselves.
-    per_tool = {name: arguments_for(specs[name], known, wire).map(functools.partial(_pair, name)) for name in sorted(specs)}
+    per_tool = {
+        name: arguments_for(specs[name], known, wire).map(functools.partial(_pair, name)) for name in sorted(specs)
+    }
     focused = st.sampled_from(sorted(focus)).flatmap(per_tool.__getitem__)
     anywhere = st.sampled_from(sorted(specs)).flatmap(per_tool.__getitem__)
-    bogus = st.tuples(hostile_names(specs, wire), st.one_of(st.just({}), st.none(), hostile_values(wire).filter(
-        lambda v: isinstance(v, dict) or not wire)))
+    bogus = st.tuples(
+        hostile_names(specs, wire),
+        st.one_of(st.just({}), st.none(), hostile_values(wire).filter(lambda v: isinstance(v, dict) or not wire)),
+    )
     return st.one_of(focused, focused, focused, focused, focused, focused, anywhere, bogus)
 
 
@@ -254,6 +313,17 @@ def scaled(n: int) -> int:
 
 
 __all__ = [
-    "FUZZ_SETTINGS", "FuzzTally", "Recipe", "arguments_for", "call_strategy", "check_error_payload", "hostile_names",
-    "hostile_values", "known_values", "materialize", "safe_repr", "scaled", "strict_json",
+    "FUZZ_SETTINGS",
+    "FuzzTally",
+    "Recipe",
+    "arguments_for",
+    "call_strategy",
+    "check_error_payload",
+    "hostile_names",
+    "hostile_values",
+    "known_values",
+    "materialize",
+    "safe_repr",
+    "scaled",
+    "strict_json",
 ]

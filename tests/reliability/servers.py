@@ -4,6 +4,7 @@ JSON-RPC peer, and /proc readings (RSS, listening sockets)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -93,8 +94,9 @@ def spawn_server(*extra: str, token: str | None = None, env: dict[str, str] | No
     args = [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "http", "--port", "0", *extra]
     if token != "-":
         args += ["--token", token]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=str(ROOT),
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=str(ROOT), env={**os.environ, **(env or {})}
+    )
     stderr.close()
     line = _readline(proc, READY_TIMEOUT)
     if not line.startswith("MCPGYM_READY "):
@@ -152,8 +154,8 @@ def listening_addresses(pid: int) -> list[tuple[str, int]]:
             if width == 8:
                 addr = ".".join(str(b) for b in raw[::-1])
             else:
-                words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
-                addr = ":".join(b"".join(words)[i:i + 2].hex() for i in range(0, 16, 2))
+                words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
+                addr = ":".join(b"".join(words)[i : i + 2].hex() for i in range(0, 16, 2))
             found.append((addr, int(port_hex, 16)))
     return found
 
@@ -171,7 +173,11 @@ class RawStdio:
         with os.fdopen(fd, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--transport", "stdio", *args],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=str(ROOT))
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                cwd=str(ROOT),
+            )
         self._lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -218,10 +224,8 @@ class RawStdio:
 
     def close(self, timeout: float = 15.0) -> int:
         """Close stdin and return the exit code (the stderr file is then removed)."""
-        try:
+        with contextlib.suppress(BrokenPipeError):
             self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

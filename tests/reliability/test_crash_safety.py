@@ -17,8 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -35,8 +36,21 @@ SEED = 20240601
 
 def run_args(out: Path, *, resume: bool, server: HttpServer | None) -> list[str]:
     """``mcpgym run`` for the fixed plan into ``out``."""
-    args = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--trials", str(TRIALS), "--faults", "default",
-            "--concurrency", "2", "--out", str(out), "--quiet"]
+    args = [
+        sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "run",
+        "--trials",
+        str(TRIALS),
+        "--faults",
+        "default",
+        "--concurrency",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     for agent in AGENTS:
         args += ["--agent", agent]
     for task in TASKS:
@@ -71,13 +85,19 @@ def server() -> Iterator[HttpServer]:
         srv.stop()
 
 
-def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(server: HttpServer, tmp_path: Path,
-                                                                      figures: dict[str, str]) -> None:
+def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(
+    server: HttpServer, tmp_path: Path, figures: dict[str, str]
+) -> None:
     started = time.perf_counter()
     reference = tmp_path / "reference"
     # The uninterrupted run goes on alongside the killed ones (episodes are independent).
-    uninterrupted = subprocess.Popen(run_args(reference, resume=False, server=server), cwd=ROOT,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    uninterrupted = subprocess.Popen(
+        run_args(reference, resume=False, server=server),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     rng = random.Random(SEED)
     out = tmp_path / "killed"
     kills: list[str] = []
@@ -92,8 +112,12 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(server: Ht
             trigger = ("line", min(EPISODES - 1, on_disk + rng.randint(1, 3)), rng.uniform(0.0, 0.15))
         else:
             trigger = ("time", rng.uniform(0.2, upper), 0.0)
-        proc = subprocess.Popen(run_args(out, resume=attempts > 1, server=server), cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            run_args(out, resume=attempts > 1, server=server),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if kill_when(proc, out / "trajectories.jsonl", trigger):
             kills.append(f"{trigger[0]}:{trigger[1]:.4g}")
             rows = whole_lines(out / "trajectories.jsonl")
@@ -105,20 +129,24 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(server: Ht
                 json.loads((out / "scores.json").read_text())  # atomic: old or new, never torn
         elif trigger[0] == "time":
             upper = max(0.5, 0.7 * trigger[1])  # it finished first: kill the next one sooner
-    final = subprocess.run(run_args(out, resume=True, server=server), cwd=ROOT, capture_output=True, text=True,
-                           timeout=600)
+    final = subprocess.run(
+        run_args(out, resume=True, server=server), cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert final.returncode == 0, final.stderr[-2000:]
     assert uninterrupted.wait(timeout=600) == 0, uninterrupted.stderr.read()[-2000:]
     expected = json.loads((reference / "scores.json").read_text())
     assert {(r["agent"], r["task_id"], r["trial"]) for r in whole_lines(reference / "trajectories.jsonl")} == set(
-        planned_episodes())
+        planned_episodes()
+    )
     rows = whole_lines(out / "trajectories.jsonl")
-    figures["crash safety"] = (f"{len(kills)} SIGKILLs ({', '.join(kills)}; {attempts - len(kills)} runs finished first); "
-          f"episodes on disk after each kill: {written_after_kill}; {time.perf_counter() - started:.1f} s in all")
+    figures["crash safety"] = (
+        f"{len(kills)} SIGKILLs ({', '.join(kills)}; {attempts - len(kills)} runs finished first); "
+        f"episodes on disk after each kill: {written_after_kill}; {time.perf_counter() - started:.1f} s in all"
+    )
     assert {(r["agent"], r["task_id"], r["trial"]) for r in rows} == set(planned_episodes())
     assert json.loads((out / "scores.json").read_text()) == expected
     assert len(kills) == KILLS
-    assert 0 < max(written_after_kill)  # some kills landed after episodes had been written...
+    assert max(written_after_kill) > 0  # some kills landed after episodes had been written...
     assert min(written_after_kill) < EPISODES  # ...and some before the run was complete
 
 
@@ -185,8 +213,9 @@ def _holders(path: Path) -> list[int]:
 
 def test_a_killed_runner_leaves_no_orphan_server(tmp_path: Path) -> None:
     out = tmp_path / "spawned"
-    proc = subprocess.Popen(run_args(out, resume=False, server=None), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        run_args(out, resume=False, server=None), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     log = out / "server.log"
     deadline = time.monotonic() + 120
     server_pids: list[int] = []

@@ -20,9 +20,18 @@ from hypothesis import strategies as st
 from mcpgym.kernel.app import app_names
 from mcpgym.kernel.world import World
 from mcpgym.server.episode import Episode
-from tests.reliability.hostile import (FUZZ_SETTINGS, FuzzTally, call_strategy, check_error_payload, known_values,
-                                       materialize, safe_repr, scaled, strict_json)
 from mcpgym.tools.conformance.common import grant_all_privileges
+from tests.reliability.hostile import (
+    FUZZ_SETTINGS,
+    FuzzTally,
+    call_strategy,
+    check_error_payload,
+    known_values,
+    materialize,
+    safe_repr,
+    scaled,
+    strict_json,
+)
 
 EXAMPLES_PER_APP = 12
 CALLS_PER_EXAMPLE = 53
@@ -61,8 +70,11 @@ def fuzz_app(app: str, tally: FuzzTally) -> None:
     focus = [name for name, spec in specs.items() if spec.app == app]
     # Ids differ between seeds: each seed gets call strategies built from its own world.
     batches = {
-        seed: st.lists(call_strategy(specs, focus, known_values(World(seed, apps), app), wire=False),
-                       min_size=CALLS_PER_EXAMPLE, max_size=CALLS_PER_EXAMPLE).map(functools.partial(_with_seed, seed))
+        seed: st.lists(
+            call_strategy(specs, focus, known_values(World(seed, apps), app), wire=False),
+            min_size=CALLS_PER_EXAMPLE,
+            max_size=CALLS_PER_EXAMPLE,
+        ).map(functools.partial(_with_seed, seed))
         for seed in SEEDS
     }
 
@@ -104,8 +116,10 @@ def test_fuzz_every_registered_app_in_process(figures: dict[str, str]) -> None:
     for app in apps:
         fuzz_app(app, tally)
     elapsed = time.perf_counter() - started
-    figures["in-process fuzz"] = (f"{tally.calls} calls over {len(apps)} apps in {elapsed:.1f} s; "
-                                  f"{sum(tally.ok.values())} successes; errors by code {dict(sorted(tally.errors.items()))}")
+    figures["in-process fuzz"] = (
+        f"{tally.calls} calls over {len(apps)} apps in {elapsed:.1f} s; "
+        f"{sum(tally.ok.values())} successes; errors by code {dict(sorted(tally.errors.items()))}"
+    )
     assert tally.calls >= MIN_CALLS
     all_tools = {name for app in apps for name in Episode.create(seed=0, apps=_world_apps(app)).invoker.specs}
     never_called = sorted(all_tools - set(tally.called))

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -24,10 +25,18 @@ from mcp import Client
 from mcpgym.kernel.app import app_names
 from mcpgym.kernel.world import World
 from mcpgym.server.episode import Episode
-from tests.mcp_helpers import control_get, create_episode, stdio_params
-from tests.reliability.hostile import (FUZZ_SETTINGS, FuzzTally, call_strategy, check_error_payload, known_values,
-                                       materialize, safe_repr, scaled)
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.mcp_helpers import control_get, create_episode, stdio_params
+from tests.reliability.hostile import (
+    FUZZ_SETTINGS,
+    FuzzTally,
+    call_strategy,
+    check_error_payload,
+    known_values,
+    materialize,
+    safe_repr,
+    scaled,
+)
 
 SEED = 5
 EXAMPLES = 25
@@ -38,9 +47,8 @@ MIN_CALLS_PER_TRANSPORT = 250
 @contextlib.contextmanager
 def portal_client(target: Any) -> Iterator[tuple[BlockingPortal, Client]]:
     """An entered ``mcp.Client`` for ``target`` whose coroutines run in a blocking portal."""
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(target)) as client:
-            yield portal, client
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(target)) as client:
+        yield portal, client
 
 
 def _strategy() -> Any:
@@ -91,8 +99,9 @@ def test_fuzz_over_streamable_http(http_server: tuple[str, str], figures: dict[s
         still = portal.call(client.call_tool, "system_get_time", {})  # never faulted
         assert not still.is_error and still.structured_content["now"] > 0
     elapsed = time.perf_counter() - started
-    figures["HTTP fuzz (MCP SDK client)"] = (f"{tally.calls} calls in {elapsed:.1f} s; "
-                                             f"errors by code {dict(sorted(tally.errors.items()))}")
+    figures["HTTP fuzz (MCP SDK client)"] = (
+        f"{tally.calls} calls in {elapsed:.1f} s; errors by code {dict(sorted(tally.errors.items()))}"
+    )
     assert tally.calls >= MIN_CALLS_PER_TRANSPORT
 
     log = control_get(base, token, f"/control/episodes/{eid}/calls")
@@ -114,15 +123,17 @@ def test_fuzz_over_streamable_http(http_server: tuple[str, str], figures: dict[s
 def test_fuzz_over_stdio(figures: dict[str, str]) -> None:
     tally = FuzzTally()
     started = time.perf_counter()
-    with portal_client(stdio_params("--seed", str(SEED), "--apps", "all", "--faults", "default",
-                                    "--fault-seed", "9")) as (portal, client):
+    with portal_client(
+        stdio_params("--seed", str(SEED), "--apps", "all", "--faults", "default", "--fault-seed", "9")
+    ) as (portal, client):
         fuzz_session(portal, client, tally)
         still = portal.call(client.call_tool, "system_get_time", {})
         assert not still.is_error and still.structured_content["now"] > 0
         listed = portal.call(client.list_tools)
         assert len(listed.tools) == len(Episode.create(seed=SEED, apps="all").invoker.specs)
     elapsed = time.perf_counter() - started
-    figures["stdio fuzz (MCP SDK client)"] = (f"{tally.calls} calls in {elapsed:.1f} s; "
-                                              f"errors by code {dict(sorted(tally.errors.items()))}")
+    figures["stdio fuzz (MCP SDK client)"] = (
+        f"{tally.calls} calls in {elapsed:.1f} s; errors by code {dict(sorted(tally.errors.items()))}"
+    )
     assert tally.calls >= MIN_CALLS_PER_TRANSPORT
     assert sum(tally.ok.values()) >= tally.calls // 10

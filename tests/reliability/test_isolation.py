@@ -18,7 +18,8 @@ import inspect
 import json
 import re
 import secrets
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -27,9 +28,9 @@ from starlette.testclient import TestClient
 
 from mcpgym.server.episode import Episode
 from mcpgym.server.http_app import _security, create_app
-from tests.reliability.servers import HttpServer, control_get, create, listening_addresses, spawn_server
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.reliability.servers import HttpServer, control_get, create, listening_addresses, spawn_server
 
 
 @pytest.fixture(scope="module")
@@ -72,13 +73,31 @@ def test_control_api_refuses_a_missing_or_wrong_token_on_every_route(server: Htt
     token = server.token
     assert len(token) >= 32  # generated: secrets.token_urlsafe(24), 192 bits
     eid = create(http, server)["episode_id"]
-    routes = [("POST", "/control/episodes"), ("GET", "/control/episodes"), ("GET", f"/control/episodes/{eid}"),
-              ("GET", f"/control/episodes/{eid}/snapshot"), ("GET", f"/control/episodes/{eid}/initial"),
-              ("GET", f"/control/episodes/{eid}/calls"), ("GET", f"/control/episodes/{eid}/ledger"),
-              ("DELETE", f"/control/episodes/{eid}"), ("GET", f"/control/episodes/{'0' * 32}")]
-    wrong = [None, "", "Bearer", f"Bearer {token[:-1]}", f"Bearer {token}x", f"Bearer {token[::-1]}",
-             f"Bearer {secrets.token_urlsafe(24)}", token, f"Basic {token}", f"Token {token}", f"Bearer\t{token}x",
-             f"Bearer {token.upper() if token.upper() != token else token.lower()}"]
+    routes = [
+        ("POST", "/control/episodes"),
+        ("GET", "/control/episodes"),
+        ("GET", f"/control/episodes/{eid}"),
+        ("GET", f"/control/episodes/{eid}/snapshot"),
+        ("GET", f"/control/episodes/{eid}/initial"),
+        ("GET", f"/control/episodes/{eid}/calls"),
+        ("GET", f"/control/episodes/{eid}/ledger"),
+        ("DELETE", f"/control/episodes/{eid}"),
+        ("GET", f"/control/episodes/{'0' * 32}"),
+    ]
+    wrong = [
+        None,
+        "",
+        "Bearer",
+        f"Bearer {token[:-1]}",
+        f"Bearer {token}x",
+        f"Bearer {token[::-1]}",
+        f"Bearer {secrets.token_urlsafe(24)}",
+        token,
+        f"Basic {token}",
+        f"Token {token}",
+        f"Bearer\t{token}x",
+        f"Bearer {token.upper() if token.upper() != token else token.lower()}",
+    ]
     for method, path in routes:
         for header in wrong:
             headers = {} if header is None else {"Authorization": header}
@@ -89,8 +108,10 @@ def test_control_api_refuses_a_missing_or_wrong_token_on_every_route(server: Htt
         r = http.request(method, f"{server.url}{path}?token={token}", json={} if method == "POST" else None)
         assert r.status_code == 401
     assert http.get(f"{server.url}/control/episodes/{eid}", headers=server.auth).status_code == 200
-    assert http.get(f"{server.url}/control/episodes/{eid}",
-                    headers={"Authorization": f"bearer {token}"}).status_code == 200  # scheme is case-insensitive
+    assert (
+        http.get(f"{server.url}/control/episodes/{eid}", headers={"Authorization": f"bearer {token}"}).status_code
+        == 200
+    )  # scheme is case-insensitive
     assert http.delete(f"{server.url}/control/episodes/{eid}", headers=server.auth).status_code == 204
 
 
@@ -111,7 +132,7 @@ def test_the_token_is_compared_with_hmac_compare_digest(monkeypatch: pytest.Monk
     assert seen == [(b"nope", token.encode(), False), (token.encode(), token.encode(), True)]
     # ...and nothing else decides: no plain comparison against the token in the code path.
     source = inspect.getsource(create_app)
-    authorised = source[source.index("def authorised"):source.index("def problem")]
+    authorised = source[source.index("def authorised") : source.index("def problem")]
     assert "compare_digest" in authorised and "==" not in authorised.replace('scheme.lower() == "bearer"', "")
 
 
@@ -128,8 +149,12 @@ def test_binds_loopback_unless_told_otherwise(server: HttpServer) -> None:
     assert _security("127.0.0.1").enable_dns_rebinding_protection is True
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "iso", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "iso", "version": "1"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -145,8 +170,9 @@ def test_dns_rebinding_protection_refuses_foreign_host_and_origin(server: HttpSe
         for origin in ("http://evil.example", f"http://evil.example:{port}", "null", "https://127.0.0.1.evil.example"):
             r = http.post(url, content=body, headers={**MCP_HEADERS, **extra, "Origin": origin})
             assert r.status_code == 403 and r.text == "Invalid Origin header", (origin, extra, r.status_code)
-    ok = http.post(url, content=body, headers={**MCP_HEADERS, "Host": f"localhost:{port}",
-                                               "Origin": f"http://localhost:{port}"})
+    ok = http.post(
+        url, content=body, headers={**MCP_HEADERS, "Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}
+    )
     assert ok.status_code == 200
 
 
@@ -155,14 +181,20 @@ def test_a_session_cannot_be_carried_to_another_episode(server: HttpServer, http
     b = create(http, server)
     sid = http.post(a["mcp_url"], content=json.dumps(INIT), headers=MCP_HEADERS).headers["mcp-session-id"]
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "system_get_time", "arguments": {}}}
-    r = http.post(b["mcp_url"], content=json.dumps(call),
-                  headers={**MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"})
+    r = http.post(
+        b["mcp_url"],
+        content=json.dumps(call),
+        headers={**MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"},
+    )
     assert r.status_code == 404 and r.json() == {"error": "this MCP session belongs to another episode"}
 
 
 # -- what an agent can see ---------------------------------------------------------------------------
-FORBIDDEN_WORDS = re.compile(r"ledger|call[ _-]?log|\bgold\b|\bfault[ _-]?(seed|plan|profile|schedule)|"
-                             r"episode[ _-]?id|state[ _-]?hash|control api|/control/", re.I)
+FORBIDDEN_WORDS = re.compile(
+    r"ledger|call[ _-]?log|\bgold\b|\bfault[ _-]?(seed|plan|profile|schedule)|"
+    r"episode[ _-]?id|state[ _-]?hash|control api|/control/",
+    re.I,
+)
 SALTS = 2
 """Argument sets per read tool."""
 LEDGER_KEYS = {"call_index", "persisting", "applied", "is_error", "error_code", "fault", "internal"}
@@ -178,8 +210,9 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
-async def test_no_tool_reveals_ledger_call_log_other_episodes_or_gold(server: HttpServer, http: httpx.Client,
-                                                                     figures: dict[str, str]) -> None:
+async def test_no_tool_reveals_ledger_call_log_other_episodes_or_gold(
+    server: HttpServer, http: httpx.Client, figures: dict[str, str]
+) -> None:
     a = create(http, server, seed=8, apps="all", faults="harsh", fault_seed=3)
     b = create(http, server, seed=8, apps="all")
     marker = f"Zanzibar{secrets.token_hex(4)}"
@@ -217,8 +250,10 @@ async def test_no_tool_reveals_ledger_call_log_other_episodes_or_gold(server: Ht
     for secret in (a["episode_id"], b["episode_id"], server.token, marker):
         assert secret not in everything
     assert not LEAK_WORDS.search(everything), LEAK_WORDS.search(everything).group(0)
-    figures["isolation"] = (f"{len(listed.tools)} tools listed, {len(reads)} read tools x {SALTS} argument sets + 29 "
-                            f"writes called over MCP; {len(ledger)} ledger entries, none visible")
+    figures["isolation"] = (
+        f"{len(listed.tools)} tools listed, {len(reads)} read tools x {SALTS} argument sets + 29 "
+        f"writes called over MCP; {len(ledger)} ledger entries, none visible"
+    )
 
     # Retrieval mode: search_tools answers with tools, never with the ledger.
     r = await _search(server, http, "ledger call log gold state fault episode")

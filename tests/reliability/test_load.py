@@ -15,7 +15,8 @@ import json
 import ssl
 import statistics
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import httpx
@@ -43,15 +44,15 @@ def mcp_client(url: str, http: httpx2.AsyncClient) -> Client:
     return Client(streamable_http_client(url, http_client=http))
 
 
-async def run_episode(index: int, server: HttpServer, control: httpx.AsyncClient, latencies: list[float],
-                      failures: list[str]) -> str | None:
+async def run_episode(
+    index: int, server: HttpServer, control: httpx.AsyncClient, latencies: list[float], failures: list[str]
+) -> str | None:
     """Create an episode, make :data:`CALLS` calls checking each answer, close; return its id."""
     try:
-        created = await control.post(f"{server.url}/control/episodes", json={"seed": index % 7},
-                                     headers=server.auth)
+        created = await control.post(f"{server.url}/control/episodes", json={"seed": index % 7}, headers=server.auth)
         assert created.status_code == 201, created.text
         episode = created.json()
-        async with httpx2.AsyncClient(verify=SSL_CONTEXT, timeout=httpx2.Timeout(120)) as http:
+        async with httpx2.AsyncClient(verify=SSL_CONTEXT, timeout=httpx2.Timeout(120)) as http:  # noqa: SIM117 - the body is long; one level per resource reads better
             async with mcp_client(episode["mcp_url"], http) as client:
                 # As the evaluation runner does: no client-side output-schema check, which
                 # compiles every tool's schema again in every session (~0.25 s of CPU per
@@ -98,6 +99,7 @@ def describe(exc: BaseException) -> str:
 def test_200_concurrent_episodes_no_failures_bounded_memory(figures: dict[str, str]) -> None:
     server = spawn_server()
     try:
+
         async def main() -> dict[str, Any]:
             latencies: list[float] = []
             failures: list[str] = []
@@ -123,28 +125,42 @@ def test_200_concurrent_episodes_no_failures_bounded_memory(figures: dict[str, s
                 rss_peak = server.rss_kb()
                 logged = []
                 for eid in [i for i in ids if i][:20]:
-                    logged.append((await control.get(f"{server.url}/control/episodes/{eid}", headers=server.auth)).json())
+                    logged.append(
+                        (await control.get(f"{server.url}/control/episodes/{eid}", headers=server.auth)).json()
+                    )
                 for eid in ids:
                     if eid:
-                        assert (await control.delete(f"{server.url}/control/episodes/{eid}",
-                                                     headers=server.auth)).status_code == 204
+                        assert (
+                            await control.delete(f"{server.url}/control/episodes/{eid}", headers=server.auth)
+                        ).status_code == 204
                 live = (await control.get(f"{server.url}/control/episodes", headers=server.auth)).json()
-            return dict(latencies=latencies, failures=failures, elapsed=elapsed, rss_before=rss_before,
-                        cpu_server=cpu_server, cpu_client=cpu_client,
-                        rss_peak=rss_peak, rss_after=server.rss_kb(), logged=logged, live=live)
+            return dict(
+                latencies=latencies,
+                failures=failures,
+                elapsed=elapsed,
+                rss_before=rss_before,
+                cpu_server=cpu_server,
+                cpu_client=cpu_client,
+                rss_peak=rss_peak,
+                rss_after=server.rss_kb(),
+                logged=logged,
+                live=live,
+            )
 
         out = anyio.run(main)
     finally:
         server.stop()
     lat = sorted(out["latencies"])
     growth_mb = (out["rss_peak"] - out["rss_before"]) / 1024
-    figures["load"] = (f"{EPISODES} episodes x {CALLS} calls = {len(lat)} calls in {out['elapsed']:.1f} s "
-          f"({len(lat) / out['elapsed']:.0f} calls/s); latency p50 {1000 * statistics.median(lat):.1f} ms, "
-          f"p95 {1000 * lat[int(0.95 * len(lat))]:.1f} ms, p99 {1000 * lat[int(0.99 * len(lat))]:.1f} ms, "
-          f"max {1000 * lat[-1]:.0f} ms; server RSS {out['rss_before'] / 1024:.0f} MB -> "
-          f"{out['rss_peak'] / 1024:.0f} MB with {EPISODES} live episodes (+{growth_mb:.0f} MB), "
-          f"{out['rss_after'] / 1024:.0f} MB after deleting them; CPU: server {out['cpu_server']:.1f} s, "
-          f"clients {out['cpu_client']:.1f} s")
+    figures["load"] = (
+        f"{EPISODES} episodes x {CALLS} calls = {len(lat)} calls in {out['elapsed']:.1f} s "
+        f"({len(lat) / out['elapsed']:.0f} calls/s); latency p50 {1000 * statistics.median(lat):.1f} ms, "
+        f"p95 {1000 * lat[int(0.95 * len(lat))]:.1f} ms, p99 {1000 * lat[int(0.99 * len(lat))]:.1f} ms, "
+        f"max {1000 * lat[-1]:.0f} ms; server RSS {out['rss_before'] / 1024:.0f} MB -> "
+        f"{out['rss_peak'] / 1024:.0f} MB with {EPISODES} live episodes (+{growth_mb:.0f} MB), "
+        f"{out['rss_after'] / 1024:.0f} MB after deleting them; CPU: server {out['cpu_server']:.1f} s, "
+        f"clients {out['cpu_client']:.1f} s"
+    )
     assert out["failures"] == []
     assert len(lat) == EPISODES * CALLS
     assert all(info["calls"] == CALLS for info in out["logged"])
@@ -164,8 +180,12 @@ def capped_server() -> Iterator[HttpServer]:
         server.stop()
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cap", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cap", "version": "1"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -192,8 +212,12 @@ def test_past_the_episode_cap_a_clear_refusal_never_a_crash(capped_server: HttpS
         over = http.post(url, content=json.dumps(INIT), headers=MCP_HEADERS)
         assert over.status_code == 503 and over.json()["error"]["message"] == "Too many open sessions"
         session = {**MCP_HEADERS, "mcp-session-id": sessions[0], "mcp-protocol-version": "2025-06-18"}
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "system_get_time", "arguments": {}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "system_get_time", "arguments": {}},
+        }
         answer = http.post(url, content=json.dumps(call), headers=session)
         assert answer.status_code == 200 and '"isError":false' in answer.text
         assert http.delete(url, headers=session).status_code in (200, 204)
@@ -224,10 +248,13 @@ def test_idle_episodes_expire_and_free_their_memory(figures: dict[str, str]) -> 
     server = spawn_server("--idle-timeout", str(IDLE_TIMEOUT))
     try:
         with httpx.Client(timeout=30) as http:
+
             def create(count: int) -> list[str]:
                 out = []
                 for i in range(count):
-                    r = http.post(f"{server.url}/control/episodes", json={"apps": "all", "seed": i}, headers=server.auth)
+                    r = http.post(
+                        f"{server.url}/control/episodes", json={"apps": "all", "seed": i}, headers=server.auth
+                    )
                     assert r.status_code == 201, r.text
                     out.append(r.json()["episode_id"])
                 return out
@@ -274,7 +301,9 @@ def test_idle_episodes_expire_and_free_their_memory(figures: dict[str, str]) -> 
     finally:
         server.stop()
     grew, regrew = (rss1 - rss0) / 1024, (rss3 - rss2) / 1024
-    figures["idle expiry"] = (f"{BATCH} all-app episodes took +{grew:.1f} MB; after they expired "
-          f"(last one gone {waited:.1f} s after its last call) {BATCH} new ones took +{regrew:.1f} MB")
+    figures["idle expiry"] = (
+        f"{BATCH} all-app episodes took +{grew:.1f} MB; after they expired "
+        f"(last one gone {waited:.1f} s after its last call) {BATCH} new ones took +{regrew:.1f} MB"
+    )
     assert grew > 10  # the measurement means something: ~1.3 MB per all-app world
     assert regrew < grew / 3  # the expired episodes' memory was freed and reused

@@ -9,19 +9,24 @@ a crash; and the server goes on serving, checked with the SDK client afterwards.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 from mcp import Client
 
+from mcpgym.tools.mcp_bridge import payload_of
 from tests.mcp_helpers import create_episode
 from tests.reliability.servers import HttpServer, RawStdio, spawn_server
-from mcpgym.tools.mcp_bridge import payload_of
 
 PROTOCOL = "2025-06-18"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "abuse", "version": "1"}},
+}
 TEN_MB = 10 * 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
@@ -56,11 +61,15 @@ def test_stdio_answers_every_malformed_line_and_keeps_serving() -> None:
             assert answer == {"jsonrpc": "2.0", "id": None, "error": answer["error"]}, garbage
             assert answer["error"]["code"] == PARSE_ERROR
         # JSON, but not a JSON-RPC message.
-        for line, rid in ((b"[1,2,3]", None), (b"42", None), (b"null", None),
-                          (b'{"jsonrpc":"1.0","id":7,"method":"tools/list"}', 7),
-                          (b'{"id":8,"method":"tools/list"}', 8),
-                          (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', None),
-                          (b'[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]', None)):
+        for line, rid in (
+            (b"[1,2,3]", None),
+            (b"42", None),
+            (b"null", None),
+            (b'{"jsonrpc":"1.0","id":7,"method":"tools/list"}', 7),
+            (b'{"id":8,"method":"tools/list"}', 8),
+            (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', None),
+            (b'[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]', None),
+        ):
             answer = peer.request(line)
             assert answer["id"] == rid and answer["error"]["code"] == INVALID_REQUEST, (line, answer)
         # Lone surrogates (valid JSON escapes, not valid Unicode), deep nesting, a 10 MB line.
@@ -80,22 +89,32 @@ def test_stdio_answers_every_malformed_line_and_keeps_serving() -> None:
         unknown = peer.request({"jsonrpc": "2.0", "id": 20, "method": "no/such/method"})
         assert unknown["id"] == 20 and unknown["error"]["code"] == METHOD_NOT_FOUND
         # tools/call with params of the wrong shape.
-        for rid, params in ((21, [1, 2]), (22, "system_get_time"), (23, {"name": 5}), (24, {"arguments": {}}),
-                            (25, {"name": "system_get_time", "arguments": [1]}),
-                            (26, {"name": "system_get_time", "arguments": "{}"})):
+        for rid, params in (
+            (21, [1, 2]),
+            (22, "system_get_time"),
+            (23, {"name": 5}),
+            (24, {"arguments": {}}),
+            (25, {"name": "system_get_time", "arguments": [1]}),
+            (26, {"name": "system_get_time", "arguments": "{}"}),
+        ):
             answer = peer.request({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
             assert answer["id"] == rid and answer["error"]["code"] in (INVALID_PARAMS, INVALID_REQUEST), answer
         # Well-formed calls with hostile arguments are tool errors, not protocol errors.
         answer = peer.request(call(30, "system_update_profile", {"city": "x" * TEN_MB}))
         assert answer["result"]["isError"] and tool_payload(answer)["error"]["code"] == "invalid_argument"
-        answer = peer.request(b'{"jsonrpc":"2.0","id":31,"method":"tools/call","params":'
-                              b'{"name":"system_transfer_from_savings","arguments":{"amount_cents":NaN}}}')
+        answer = peer.request(
+            b'{"jsonrpc":"2.0","id":31,"method":"tools/call","params":'
+            b'{"name":"system_transfer_from_savings","arguments":{"amount_cents":NaN}}}'
+        )
         assert answer["id"] == 31 and ("error" in answer or answer["result"]["isError"])
-        answer = peer.request(b'{"jsonrpc":"2.0","id":32,"method":"tools/call","params":'
-                              b'{"name":"system_transfer_from_savings","arguments":{"amount_cents":1' + b"0" * 5000 + b"}}}")
+        answer = peer.request(
+            b'{"jsonrpc":"2.0","id":32,"method":"tools/call","params":'
+            b'{"name":"system_transfer_from_savings","arguments":{"amount_cents":1' + b"0" * 5000 + b"}}}"
+        )
         # A 5001-digit integer: the JSON parser refuses it (parse error) or the tool does.
         assert (answer["id"], answer.get("error", {}).get("code")) == (None, PARSE_ERROR) or (
-            answer["id"] == 32 and ("error" in answer or answer["result"]["isError"]))
+            answer["id"] == 32 and ("error" in answer or answer["result"]["isError"])
+        )
         answer = peer.request(call(33, "no_such_tool", {}))
         assert answer["result"]["isError"] and tool_payload(answer)["error"]["code"] == "not_found"
         answer = peer.request(call(34, "x" * 100_000, {}))
@@ -164,27 +183,38 @@ async def test_http_refuses_abuse_and_keeps_serving(abuse_server: HttpServer) ->
         # Garbage, invalid JSON-RPC, lone surrogates, deep nesting.
         assert_refused(await post(b"garbage \xff\xfe\x00"), code=PARSE_ERROR)
         assert_refused(await post(b""), code=PARSE_ERROR)
-        assert_refused(await post(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\\ud800"}}'),
-                       code=PARSE_ERROR)
+        assert_refused(
+            await post(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\\ud800"}}'), code=PARSE_ERROR
+        )
         assert_refused(await post(b"[" * 100_000 + b"]" * 100_000), code=PARSE_ERROR)
-        for body in (b"[1,2,3]", b"42", b'{"jsonrpc":"1.0","id":1,"method":"tools/list"}', b'{"id":1}',
-                     b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]'):
+        for body in (
+            b"[1,2,3]",
+            b"42",
+            b'{"jsonrpc":"1.0","id":1,"method":"tools/list"}',
+            b'{"id":1}',
+            b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]',
+        ):
             assert_refused(await post(body))
         # A 10 MB body, garbage or valid JSON: refused before it is parsed.
         assert_refused(await post(b"x" * TEN_MB), (413,))
-        assert_refused(await post(json.dumps(call(1, "system_update_profile", {"city": "x" * TEN_MB})).encode()), (413,))
+        assert_refused(
+            await post(json.dumps(call(1, "system_update_profile", {"city": "x" * TEN_MB})).encode()), (413,)
+        )
         # A call before initialize (no session), and a session that does not exist.
         assert_refused(await post(json.dumps(call(2, "system_get_time", {})).encode()))
         assert_refused(await post(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).encode()))
-        assert_refused(await post(json.dumps(call(4, "system_get_time", {})).encode(),
-                                  {**HEADERS, "mcp-session-id": "f" * 32}), (404,))
+        assert_refused(
+            await post(json.dumps(call(4, "system_get_time", {})).encode(), {**HEADERS, "mcp-session-id": "f" * 32}),
+            (404,),
+        )
         # Wrong media types, methods, protocol versions, episodes.
         assert_refused(await post(json.dumps(INIT).encode(), {**HEADERS, "Content-Type": "text/plain"}))
         assert_refused(await post(json.dumps(INIT).encode(), {**HEADERS, "Accept": "text/html"}), (406,))
         assert_refused(await http.put(url, content=b"{}", headers=HEADERS), (405,))
-        assert_refused(await post(json.dumps(INIT).encode(), {**HEADERS, "mcp-protocol-version": "1999-01-01"}),
-                       (400,))
-        assert_refused(await post(json.dumps(INIT).encode(), target=url.replace(victim["episode_id"], "0" * 32)), (404,))
+        assert_refused(await post(json.dumps(INIT).encode(), {**HEADERS, "mcp-protocol-version": "1999-01-01"}), (400,))
+        assert_refused(
+            await post(json.dumps(INIT).encode(), target=url.replace(victim["episode_id"], "0" * 32)), (404,)
+        )
 
         # With a session: unknown method and tools/call params of the wrong shape.
         init = await post(json.dumps(INIT).encode())
@@ -195,9 +225,14 @@ async def test_http_refuses_abuse_and_keeps_serving(abuse_server: HttpServer) ->
         answer = sse_or_json(await post(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "no/such"}).encode(), session))
         assert answer["id"] == 5 and answer["error"]["code"] == METHOD_NOT_FOUND
         assert_refused(await post(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":[1,2]}', session))
-        for rid, params in ((7, {"name": 5}), (8, {"name": "system_get_time", "arguments": [1]}), (9, {"arguments": {}})):
-            response = await post(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode(),
-                                  session)
+        for rid, params in (
+            (7, {"name": 5}),
+            (8, {"name": "system_get_time", "arguments": [1]}),
+            (9, {"arguments": {}}),
+        ):
+            response = await post(
+                json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode(), session
+            )
             if response.status_code == 200:
                 answer = sse_or_json(response)
                 assert answer["id"] == rid and answer["error"]["code"] == INVALID_PARAMS, answer
@@ -238,8 +273,9 @@ def test_refused_requests_leave_no_session_behind(abuse_server: HttpServer) -> N
         init = http.post(episode["mcp_url"], content=json.dumps(INIT).encode(), headers=HEADERS)
         sid = init.headers["mcp-session-id"]
         during = http.get(f"{server.url}/control/episodes", headers=server.auth).json()["mcp_sessions"]
-        closed = http.delete(episode["mcp_url"], headers={**HEADERS, "mcp-session-id": sid,
-                                                          "mcp-protocol-version": PROTOCOL})
+        closed = http.delete(
+            episode["mcp_url"], headers={**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": PROTOCOL}
+        )
         assert closed.status_code in (200, 204)
         after = http.get(f"{server.url}/control/episodes", headers=server.auth).json()["mcp_sessions"]
     assert during == before + 1  # the 50 refused requests left nothing; the initialized session counts

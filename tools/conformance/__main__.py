@@ -18,7 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 = every app conforms)."""
     parser = argparse.ArgumentParser(prog="python -m mcpgym.conformance", description=__doc__.splitlines()[0])
     parser.add_argument("apps", nargs="*", help="app names (default: every registered app)")
-    parser.add_argument("--probe", metavar="APP", nargs="+", help="internal: print the determinism probes of APPs as JSON")
+    parser.add_argument(
+        "--probe", metavar="APP", nargs="+", help="internal: print the determinism probes of APPs as JSON"
+    )
     parser.add_argument("--seed", type=int, default=7, help="world seed of --probe")
     parser.add_argument("--examples", type=int, default=15, help="hypothesis examples per tool")
     parser.add_argument("--no-subprocess", action="store_true", help="skip the cross-process determinism check")
@@ -35,8 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     known = app_names()
     unknown = [a for a in args.apps if a not in known]
     if unknown:
-        print(f"error: unknown app {unknown[0]!r}; known apps: {', '.join(known)} "
-              f"(an app outside this repository: set {IMPORTS_ENV}=your_module)", file=sys.stderr)
+        print(
+            f"error: unknown app {unknown[0]!r}; known apps: {', '.join(known)} "
+            f"(an app outside this repository: set {IMPORTS_ENV}=your_module)",
+            file=sys.stderr,
+        )
         return 2
     try:
         import hypothesis  # noqa: F401 - the fuzz check needs it

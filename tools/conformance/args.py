@@ -15,11 +15,12 @@ Three sources, all deterministic:
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from mcpgym.kernel.rng import stable_uniform
-from mcpgym.kernel.world import World
 from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.world import World
 
 MAX_KNOWN = 40
 """Most known values kept per key (the first ones in canonical order)."""
@@ -27,8 +28,19 @@ BOGUS_ID = "does-not-exist-0"
 """A value no app knows: exercises ``not_found`` paths."""
 
 HOSTILE_VALUES: tuple[Any, ...] = (
-    None, -1, 2**63, 1e308, float("nan"), float("inf"), "", " ", "x" * 12_000, "\x00\u202e\U0001f642'\"; DROP",
-    True, [None, 1, "a"], {"nested": {"deep": [1]}},
+    None,
+    -1,
+    2**63,
+    1e308,
+    float("nan"),
+    float("inf"),
+    "",
+    " ",
+    "x" * 12_000,
+    "\x00\u202e\U0001f642'\"; DROP",
+    True,
+    [None, 1, "a"],
+    {"nested": {"deep": [1]}},
 )
 """Values substituted for each argument in turn by :func:`hostile_arguments`."""
 
@@ -115,8 +127,9 @@ def _bounds(schema: dict[str, Any], integer: bool) -> tuple[float, float]:
 
 
 # -- deterministic examples ----------------------------------------------------------------
-def example_value(schema: dict[str, Any], defs: dict[str, Any], name: str, known: dict[str, list[str]],
-                  salt: tuple[Any, ...]) -> Any:
+def example_value(
+    schema: dict[str, Any], defs: dict[str, Any], name: str, known: dict[str, list[str]], salt: tuple[Any, ...]
+) -> Any:
     """A plausible value for ``schema`` (argument ``name``), chosen by stable draws on ``salt``."""
     schema = resolve(schema, defs)
 
@@ -182,8 +195,9 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     return hit[1]
 
 
-def example_arguments(spec: ToolSpec, world: World, salt: Any = 0,
-                      known: dict[str, list[str]] | None = None) -> dict[str, Any]:
+def example_arguments(
+    spec: ToolSpec, world: World, salt: Any = 0, known: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
     """One deterministic, plausible argument set for ``spec`` in ``world`` (see the module docstring).
 
     Required arguments are always present; each optional one is included with probability 1/2.
@@ -203,8 +217,9 @@ def example_arguments(spec: ToolSpec, world: World, salt: Any = 0,
 
 
 # -- hypothesis strategies -----------------------------------------------------------------
-def value_strategy(schema: dict[str, Any], defs: dict[str, Any], name: str, known: dict[str, list[str]],
-                   depth: int = 0) -> Any:
+def value_strategy(
+    schema: dict[str, Any], defs: dict[str, Any], name: str, known: dict[str, list[str]], depth: int = 0
+) -> Any:
     """A hypothesis strategy of values valid for ``schema`` (known ids mixed in for strings)."""
     from hypothesis import strategies as st
 
@@ -225,12 +240,18 @@ def value_strategy(schema: dict[str, Any], defs: dict[str, Any], name: str, know
         return st.booleans()
     if kind == "integer":
         lo, hi = _bounds(schema, True)
-        return st.integers(min_value=int(lo) if "minimum" in schema or "exclusiveMinimum" in schema else -(2**40),
-                           max_value=int(hi) if "maximum" in schema or "exclusiveMaximum" in schema else 2**40)
+        return st.integers(
+            min_value=int(lo) if "minimum" in schema or "exclusiveMinimum" in schema else -(2**40),
+            max_value=int(hi) if "maximum" in schema or "exclusiveMaximum" in schema else 2**40,
+        )
     if kind == "number":
         lo, hi = _bounds(schema, False)
-        return st.floats(min_value=lo if not math.isinf(lo) else None, max_value=hi if not math.isinf(hi) else None,
-                         allow_nan=False, allow_infinity=False)
+        return st.floats(
+            min_value=lo if not math.isinf(lo) else None,
+            max_value=hi if not math.isinf(hi) else None,
+            allow_nan=False,
+            allow_infinity=False,
+        )
     if kind == "string":
         lo = int(schema.get("minLength", 0))
         hi = int(schema.get("maxLength", 10_000))
@@ -243,9 +264,13 @@ def value_strategy(schema: dict[str, Any], defs: dict[str, Any], name: str, know
         item = schema.get("items", {})
         lo = int(schema.get("minItems", 0))
         hi = int(schema.get("maxItems", lo + 3))
-        return st.lists(value_strategy(item, defs, name, known, depth + 1), min_size=lo, max_size=max(lo, min(hi, lo + 3)))
+        return st.lists(
+            value_strategy(item, defs, name, known, depth + 1), min_size=lo, max_size=max(lo, min(hi, lo + 3))
+        )
     if kind == "object":
-        return st.dictionaries(st.text(max_size=8), st.one_of(st.none(), st.integers(), st.text(max_size=8)), max_size=3)
+        return st.dictionaries(
+            st.text(max_size=8), st.one_of(st.none(), st.integers(), st.text(max_size=8)), max_size=3
+        )
     return st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
 
 

@@ -8,13 +8,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.world import World, canonical_json
 from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
 from mcpgym.tools.conformance.common import first_difference, grant_all_privileges, internal_errors, short, world_apps
-from mcpgym.kernel.errors import ERROR_CODES
 from mcpgym.tools.invoke import ToolInvoker
-from mcpgym.kernel.spec import ToolSpec
-
 
 
 def check_read_tools_pure(app: str, seed: int = 5, salts: int = 3) -> list[str]:
@@ -35,10 +34,14 @@ def check_read_tools_pure(app: str, seed: int = 5, salts: int = 3) -> list[str]:
                 before = world.state_hash()
                 out = invoker.call(name, args)
                 if world.state_hash() != before:
-                    problems.append(f"{app}.{name}({short(args)}) is a read tool but changed the state "
-                                    f"({'error' if out.is_error else 'success'})")
+                    problems.append(
+                        f"{app}.{name}({short(args)}) is a read tool but changed the state "
+                        f"({'error' if out.is_error else 'success'})"
+                    )
                 if out.record.internal:
-                    problems += internal_errors([{"tool": name, "arguments": args, "result": out.payload, "internal": True}])
+                    problems += internal_errors(
+                        [{"tool": name, "arguments": args, "result": out.payload, "internal": True}]
+                    )
     return problems
 
 
@@ -51,7 +54,9 @@ def _comparable_of(world: World, dump: dict[str, Any]) -> str:
     """Canonical JSON of the comparable view of ``dump`` (a :func:`_dump` of ``world``)."""
     from mcpgym.kernel.volatile import comparable
 
-    return canonical_json({n: comparable(type(world.apps[n]).State.model_validate(d)) for n, d in dump["state"].items()})
+    return canonical_json(
+        {n: comparable(type(world.apps[n]).State.model_validate(d)) for n, d in dump["state"].items()}
+    )
 
 
 class StateKeeper:
@@ -83,8 +88,14 @@ class StateKeeper:
         self.current, self.dirty = key, False
 
 
-def outcome_problem(world: World, invoker: ToolInvoker, spec: ToolSpec, args: Any, strict_writes: bool = True,
-                    keeper: StateKeeper | None = None) -> str | None:
+def outcome_problem(
+    world: World,
+    invoker: ToolInvoker,
+    spec: ToolSpec,
+    args: Any,
+    strict_writes: bool = True,
+    keeper: StateKeeper | None = None,
+) -> str | None:
     """Call ``spec`` with ``args`` and return what is wrong with the outcome, or None.
 
     Wrong: a non-tool exception (``internal``); a success whose payload does not validate
@@ -115,9 +126,15 @@ def outcome_problem(world: World, invoker: ToolInvoker, spec: ToolSpec, args: An
         code = out.payload.get("error", {}).get("code")
         if code not in ERROR_CODES:
             return f"{call} returned an error with unknown code {code!r}"
-        if strict_writes and spec.kind != "read" and changed and before is not None and after is not None:
-            if _comparable_of(world, before) != _comparable_of(world, after):
-                return f"{call} failed ({code}) but changed the state: a failed write must apply nothing"
+        if (
+            strict_writes
+            and spec.kind != "read"
+            and changed
+            and before is not None
+            and after is not None
+            and _comparable_of(world, before) != _comparable_of(world, after)
+        ):
+            return f"{call} failed ({code}) but changed the state: a failed write must apply nothing"
     else:
         try:
             spec.output_model.model_validate(out.payload)
@@ -133,8 +150,14 @@ class ConformanceFailure(AssertionError):
     """Raised inside the hypothesis test of :func:`check_tool_fuzz` (then reported as a problem)."""
 
 
-def check_tool_fuzz(app: str, tool: str | None = None, seed: int = 3, max_examples: int = 15,
-                    hostile: bool = True, strict_writes: bool = True) -> list[str]:
+def check_tool_fuzz(
+    app: str,
+    tool: str | None = None,
+    seed: int = 3,
+    max_examples: int = 15,
+    hostile: bool = True,
+    strict_writes: bool = True,
+) -> list[str]:
     """Call each tool of ``app`` (or only ``tool``) with hypothesis-generated schema-valid arguments
     (``max_examples`` per tool, derandomized, with and without every privilege granted) and with
     :func:`~mcpgym.tools.conformance.args.hostile_arguments`; report every :func:`outcome_problem`
@@ -161,12 +184,18 @@ def check_tool_fuzz(app: str, tool: str | None = None, seed: int = 3, max_exampl
             problems.append(f"{app}: no tool {name!r}")
             continue
 
-        @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True, print_blob=False,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=max_examples,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            print_blob=False,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(args=arguments_strategy(spec, known), with_privileges=st.booleans())
         def fuzz(args: dict[str, Any], with_privileges: bool) -> None:
             keeper.restore("privileged" if with_privileges else "plain")
-            problem = outcome_problem(world, invoker, spec, args, strict_writes, keeper)
+            problem = outcome_problem(world, invoker, spec, args, strict_writes, keeper)  # noqa: B023 - run in this iteration
             if problem:
                 raise ConformanceFailure(problem)
 

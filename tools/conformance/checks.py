@@ -26,7 +26,6 @@ import importlib.util
 from collections.abc import Sequence
 
 from mcpgym.kernel.app import App, load_apps, register_app, unregister_app
-
 from mcpgym.tools.conformance.calls import (
     ConformanceFailure,
     StateKeeper,
@@ -34,6 +33,7 @@ from mcpgym.tools.conformance.calls import (
     check_tool_fuzz,
     outcome_problem,
 )
+from mcpgym.tools.conformance.clock_shift import check_clock_shift
 from mcpgym.tools.conformance.common import (
     HASH_SEEDS,
     IMPORTS_ENV,
@@ -53,13 +53,13 @@ from mcpgym.tools.conformance.determinism import (
     import_extra,
     probe,
 )
-from mcpgym.tools.conformance.clock_shift import check_clock_shift
 from mcpgym.tools.conformance.metadata import check_metadata, check_source, lint_source, source_files
 from mcpgym.tools.conformance.schema_agreement import check_schema_agreement
 
 
-def run_all(app: str, max_examples: int = 15, cross_process: bool = True,
-            imports: Sequence[str] = ()) -> dict[str, list[str]]:
+def run_all(
+    app: str, max_examples: int = 15, cross_process: bool = True, imports: Sequence[str] = ()
+) -> dict[str, list[str]]:
     """Run every check on the registered app ``app``; returns check name -> problems (empty lists
     when it conforms). ``imports`` names modules the cross-process check imports first (for an
     app outside the registered plugins)."""
@@ -122,8 +122,12 @@ def check_app(app_cls: type[App], max_examples: int = 15, cross_process: bool = 
     module = app_cls.__module__
     importable = module != "__main__" and importlib.util.find_spec(module) is not None
     try:
-        results = run_all(app_cls.name, max_examples=max_examples, cross_process=cross_process and importable,
-                          imports=(module,) if importable else ())
+        results = run_all(
+            app_cls.name,
+            max_examples=max_examples,
+            cross_process=cross_process and importable,
+            imports=(module,) if importable else (),
+        )
     finally:
         if registered is not app_cls:
             unregister_app(app_cls.name)
@@ -136,10 +140,33 @@ def check_app(app_cls: type[App], max_examples: int = 15, cross_process: bool = 
 
 
 __all__ = [
-    "AppCheckError", "HASH_SEEDS", "IMPORTS_ENV", "ROOT", "ConformanceFailure", "check_app", "StateKeeper", "app_state_json",
-    "check_clock_shift", "check_schema_agreement",
-    "check_determinism", "check_determinism_many", "check_in_process_determinism", "check_metadata",
-    "check_read_tools_pure", "check_snapshot_roundtrip", "check_source", "check_tool_fuzz",
-    "compare_probes", "first_difference", "grant_all_privileges", "import_extra", "lint_source",
-    "outcome_problem", "probe", "run_all", "run_script", "source_files", "world_apps",
+    "AppCheckError",
+    "HASH_SEEDS",
+    "IMPORTS_ENV",
+    "ROOT",
+    "ConformanceFailure",
+    "check_app",
+    "StateKeeper",
+    "app_state_json",
+    "check_clock_shift",
+    "check_schema_agreement",
+    "check_determinism",
+    "check_determinism_many",
+    "check_in_process_determinism",
+    "check_metadata",
+    "check_read_tools_pure",
+    "check_snapshot_roundtrip",
+    "check_source",
+    "check_tool_fuzz",
+    "compare_probes",
+    "first_difference",
+    "grant_all_privileges",
+    "import_extra",
+    "lint_source",
+    "outcome_problem",
+    "probe",
+    "run_all",
+    "run_script",
+    "source_files",
+    "world_apps",
 ]

@@ -4,8 +4,9 @@ and readable differences between JSON values."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from mcpgym.kernel.app import App, get_app
 from mcpgym.kernel.spec import role_parameter
@@ -47,7 +48,7 @@ def first_difference(a: Any, b: Any, path: str = "state") -> str | None:
                 return found
         return None
     if isinstance(a, list) and isinstance(b, list):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             found = first_difference(x, y, f"{path}[{i}]")
             if found:
                 return found
@@ -79,8 +80,14 @@ def grant_all_privileges(invoker: ToolInvoker) -> None:
     if grant is None or grant[1] is None:
         return
     family = invoker.specs[grant[0]].resources[0]
-    listing_tool = next((n for n, s in invoker.specs.items() if s.kind == "read" and s.resources[:1] == (family,)
-                         and not s.input_schema().get("required")), None)
+    listing_tool = next(
+        (
+            n
+            for n, s in invoker.specs.items()
+            if s.kind == "read" and s.resources[:1] == (family,) and not s.input_schema().get("required")
+        ),
+        None,
+    )
     if listing_tool is None:
         return
     listing = invoker.call(listing_tool, {})
@@ -111,12 +118,23 @@ def run_script(invoker: ToolInvoker, app: str, rounds: Sequence[int] = (0, 1)) -
             for rep in range(2):
                 args = example_arguments(invoker.specs[name], invoker.world, f"round-{rnd}-{rep}", known)
                 out = invoker.call(name, args)
-                log.append({"tool": name, "arguments": args, "is_error": out.is_error, "result": out.payload,
-                            "internal": out.record.internal})
+                log.append(
+                    {
+                        "tool": name,
+                        "arguments": args,
+                        "is_error": out.is_error,
+                        "result": out.payload,
+                        "internal": out.record.internal,
+                    }
+                )
     return log
 
 
 def internal_errors(log: Iterable[dict[str, Any]]) -> list[str]:
     """Problems for the calls of a :func:`run_script` log that raised a non-tool exception."""
-    return [f"{c['tool']}({short(c['arguments'])}) raised a non-tool error: "
-            f"{c['result'].get('error', {}).get('message', '')[:300]}" for c in log if c.get("internal")]
+    return [
+        f"{c['tool']}({short(c['arguments'])}) raised a non-tool error: "
+        f"{c['result'].get('error', {}).get('message', '')[:300]}"
+        for c in log
+        if c.get("internal")
+    ]

@@ -7,8 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from mcpgym.kernel.world import World, canonical_json
 from mcpgym.tools.conformance.common import (
@@ -22,7 +23,6 @@ from mcpgym.tools.conformance.common import (
     world_apps,
 )
 from mcpgym.tools.invoke import ToolInvoker
-
 
 
 def probe(app: str, seed: int) -> dict[str, Any]:
@@ -77,8 +77,9 @@ def import_extra(entries: Iterable[str]) -> None:
             importlib.import_module(entry)
 
 
-def _run_probes(apps: Sequence[str], seed: int, imports: Sequence[str], timeout: float
-                ) -> tuple[list[dict[str, Any]], list[str]]:
+def _run_probes(
+    apps: Sequence[str], seed: int, imports: Sequence[str], timeout: float
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Run the probe of every app in two subprocesses (one per :data:`HASH_SEEDS`), in parallel.
 
     Returns:
@@ -93,9 +94,11 @@ def _run_probes(apps: Sequence[str], seed: int, imports: Sequence[str], timeout:
         env[IMPORTS_ENV] = os.pathsep.join([*inherited, *(str(i) for i in imports)])
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         cmd = [sys.executable, "-m", "mcpgym.tools.conformance", "--seed", str(seed), "--probe", *apps]
-        procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
     results, problems = [], []
-    for hs, proc in zip(HASH_SEEDS, procs):
+    for hs, proc in zip(HASH_SEEDS, procs, strict=False):
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -123,25 +126,30 @@ def compare_probes(app: str, seed: int, a: dict[str, Any], b: dict[str, Any]) ->
     tag = f"{app} (seed {seed}, PYTHONHASHSEED={HASH_SEEDS[0]} vs {HASH_SEEDS[1]})"
     if a["initial"] != b["initial"] or a["world_initial"] != b["world_initial"]:
         where = first_difference(a["initial"], b["initial"]) or "outside the app state"
-        problems.append(f"{tag}: generate() is not deterministic: the initial state differs between two processes "
-                        f"(global random, wall clock, uuid4, hash() or set order?); first difference at {where}")
+        problems.append(
+            f"{tag}: generate() is not deterministic: the initial state differs between two processes "
+            f"(global random, wall clock, uuid4, hash() or set order?); first difference at {where}"
+        )
     else:
-        for i, (x, y) in enumerate(zip(a["calls"], b["calls"])):
+        for i, (x, y) in enumerate(zip(a["calls"], b["calls"], strict=False)):
             if x != y:
                 where = first_difference(x, y, "call") or "?"
                 problems.append(f"{tag}: call {i + 1} ({x['tool']}) gives a different result in two processes: {where}")
                 break
         if a["final"] != b["final"] or a["world_final"] != b["world_final"]:
             where = first_difference(a["final"], b["final"]) or "outside the app state"
-            problems.append(f"{tag}: the same calls lead to different states in two processes; first difference at {where}")
+            problems.append(
+                f"{tag}: the same calls lead to different states in two processes; first difference at {where}"
+            )
     if a["other_seed"] == canonical_json(a["initial"]):
         problems.append(f"{app}: seeds {seed} and {seed + 1} give the same initial state: generate() ignores the seed")
     problems += [f"{app}: {p}" for p in internal_errors(a["calls"])]
     return problems
 
 
-def check_determinism_many(apps: Sequence[str], seed: int = 7, imports: Sequence[str] = (),
-                           timeout: float = 180.0) -> dict[str, list[str]]:
+def check_determinism_many(
+    apps: Sequence[str], seed: int = 7, imports: Sequence[str] = (), timeout: float = 180.0
+) -> dict[str, list[str]]:
     """:func:`check_determinism` for several apps with one pair of subprocesses; app -> problems."""
     results, failures = _run_probes(list(apps), seed, imports, timeout)
     if failures or len(results) != 2:
@@ -195,14 +203,18 @@ def check_snapshot_roundtrip(app: str, seed: int = 11) -> list[str]:
         return problems
     log_a = run_script(ToolInvoker(world), app, rounds=(1,))
     log_b = run_script(ToolInvoker(restored), app, rounds=(1,))
-    for i, (x, y) in enumerate(zip(log_a, log_b)):
+    for i, (x, y) in enumerate(zip(log_a, log_b, strict=False)):
         if x != y:
-            problems.append(f"{app}: after restore, call {i + 1} ({x['tool']}) gives another result: "
-                            f"{first_difference(x, y, 'call')}")
+            problems.append(
+                f"{app}: after restore, call {i + 1} ({x['tool']}) gives another result: "
+                f"{first_difference(x, y, 'call')}"
+            )
             break
     if world.state_hash() != restored.state_hash():
         where = first_difference(world.snapshot(), restored.snapshot(), "snapshot")
-        problems.append(f"{app}: the original and restored worlds diverge under the same calls; first difference at {where}")
+        problems.append(
+            f"{app}: the original and restored worlds diverge under the same calls; first difference at {where}"
+        )
     try:
         json.dumps(world.comparable(), allow_nan=False)
     except (TypeError, ValueError) as exc:

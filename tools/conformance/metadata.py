@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.kernel.app import App, AppState, app_names, get_app
-from mcpgym.tools.conformance.args import input_schema
-from mcpgym.tools.conformance.common import ROOT, app_cls
 from mcpgym.kernel.errors import ERROR_CODES
 from mcpgym.kernel.spec import ROLES, TOOL_NAME_RE
+from mcpgym.tools.conformance.args import input_schema
+from mcpgym.tools.conformance.common import ROOT, app_cls
 
 _META: list[Any] = []
 
@@ -51,7 +51,7 @@ def _schema_problems(schema: Any, what: str) -> list[str]:
     return problems
 
 
-MARKUP: tuple[tuple[str, "re.Pattern[str]"], ...] = (
+MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("reStructuredText literal ``...``", re.compile(r"``")),
     ("reStructuredText role :role:`...`", re.compile(r":[a-z][\w-]*:`")),
     ("reStructuredText link `...`_", re.compile(r"`_\b|`__")),
@@ -74,7 +74,7 @@ def markup_problems(text: str, where: str) -> list[str]:
     for what, pattern in MARKUP:
         m = pattern.search(text)
         if m:
-            around = " ".join(text[max(0, m.start() - 30): m.end() + 30].split())
+            around = " ".join(text[max(0, m.start() - 30) : m.end() + 30].split())
             problems.append(f"{where}: {what} in text a model reads (write plain text): ...{around}...")
     return problems
 
@@ -181,7 +181,6 @@ def check_metadata(app: str | type[App]) -> list[str]:
     return problems + check_plain_text(cls)
 
 
-
 # -- source lint ------------------------------------------------------------------------------
 _WALL_CLOCK = {
     "time": {"time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "localtime", "ctime"},
@@ -241,18 +240,20 @@ def lint_source(text: str, filename: str = "<source>") -> list[str]:
             mod, _, func = target.rpartition(".")
             if mod == "random" and func not in ("Random",):
                 bad = f"global random.{func}"
-            elif mod in _WALL_CLOCK and func in _WALL_CLOCK[mod]:
-                bad = f"{target}()"
-            elif mod == "secrets":
+            elif mod in _WALL_CLOCK and func in _WALL_CLOCK[mod] or mod == "secrets":
                 bad = f"{target}()"
         elif isinstance(f, ast.Attribute):
             base = f.value
             owner = None
             if isinstance(base, ast.Name):
                 owner = modules.get(base.id)
-            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-                if modules.get(base.value.id) == "datetime" and base.attr in ("datetime", "date"):
-                    owner = base.attr
+            elif (
+                isinstance(base, ast.Attribute)
+                and isinstance(base.value, ast.Name)
+                and modules.get(base.value.id) == "datetime"
+                and base.attr in ("datetime", "date")
+            ):
+                owner = base.attr
             if owner == "random" and f.attr not in ("Random",):
                 bad = f"global random.{f.attr}()"
             elif owner == "secrets":

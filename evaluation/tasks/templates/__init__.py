@@ -29,7 +29,7 @@ gold runs). API: :func:`template_task`, :func:`template_tasks`, :func:`full_suit
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.tasks.templates import commerce, social, travel
@@ -90,5 +90,15 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["FULL", "ID_PREFIX", "Instance", "SEEDS_PER_TEMPLATE", "TEMPLATES", "Template", "full_suite", "instance_id",
-           "template_task", "template_tasks"]
+__all__ = [
+    "FULL",
+    "ID_PREFIX",
+    "Instance",
+    "SEEDS_PER_TEMPLATE",
+    "TEMPLATES",
+    "Template",
+    "full_suite",
+    "instance_id",
+    "template_task",
+    "template_tasks",
+]

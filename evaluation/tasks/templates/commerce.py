@@ -64,8 +64,10 @@ def build_shop_buy(seed: int) -> Instance:
         instruction=f"Buy one {item.name} from {shop} for me, but only if my wallet balance covers it.",
         params={"p_shop": shop, "p_item": item.name},
         feasible=ok,
-        notes=(f"{item.item_id} costs {dollars(item.price_cents)} ({item.stock} in stock); the balance is "
-               f"{dollars(balance)}: gold {'buys it' if ok else 'changes nothing'}."),
+        notes=(
+            f"{item.item_id} costs {dollars(item.price_cents)} ({item.stock} in stock); the balance is "
+            f"{dollars(balance)}: gold {'buys it' if ok else 'changes nothing'}."
+        ),
     )
 
 
@@ -99,15 +101,19 @@ def build_top_up(seed: int) -> Instance:
     if ok and missing > 0:
         checks.append({"kind": "number", "value": missing / 100, "description": "the amount moved"})
     return Instance(
-        instruction=(f"Make sure my spendable balance is at least {dollars(target)}: if it's lower, move exactly "
-                     "the missing amount over from my savings."),
+        instruction=(
+            f"Make sure my spendable balance is at least {dollars(target)}: if it's lower, move exactly "
+            "the missing amount over from my savings."
+        ),
         params={"p_target": target},
         feasible=ok,
         checks=checks,
         level=1 if missing <= 0 else 2,
-        notes=(f"Balance {dollars(wallet.balance_cents)}, savings {dollars(wallet.savings_cents)}, "
-               f"target {dollars(target)}: "
-               + ("nothing to do." if missing <= 0 else f"gold moves {dollars(missing)}." if ok else "not reachable.")),
+        notes=(
+            f"Balance {dollars(wallet.balance_cents)}, savings {dollars(wallet.savings_cents)}, "
+            f"target {dollars(target)}: "
+            + ("nothing to do." if missing <= 0 else f"gold moves {dollars(missing)}." if ok else "not reachable.")
+        ),
     )
 
 
@@ -118,8 +124,10 @@ def _stocks(seed: int) -> tuple[list[dict[str, Any]], AccountView]:
     templates read them)."""
     app = world_of(seed).apps["stocks"]
     st = app.state
-    insts = [{"symbol": i.symbol, "name": i.name, "sector": i.sector, "price_cents": app._price(st, i.symbol)}
-             for i in sorted(st.instruments.values(), key=lambda i: i.symbol)]
+    insts = [
+        {"symbol": i.symbol, "name": i.name, "sector": i.sector, "price_cents": app._price(st, i.symbol)}
+        for i in sorted(st.instruments.values(), key=lambda i: i.symbol)
+    ]
     return insts, app.stocks_get_account()
 
 
@@ -177,12 +185,16 @@ def build_sector_buy(seed: int) -> Instance:
         qty = r.randrange(1, min(most, 40) + 1)
         ok = True
     return Instance(
-        instruction=(f"Once the market opens, buy {qty} shares of the cheapest {sector} stock, as long as my "
-                     "available brokerage cash covers it and it stays within my account's order limit."),
+        instruction=(
+            f"Once the market opens, buy {qty} shares of the cheapest {sector} stock, as long as my "
+            "available brokerage cash covers it and it stays within my account's order limit."
+        ),
         params={"p_sector": sector, "p_quantity": qty},
         feasible=ok,
-        notes=(f"Cheapest {sector}: {pick['symbol']} at {dollars(pick['price_cents'])} (Friday close); {qty} shares "
-               f"{'fit' if ok else 'do not fit'} the available cash / order cap ({dollars(room)})."),
+        notes=(
+            f"Cheapest {sector}: {pick['symbol']} at {dollars(pick['price_cents'])} (Friday close); {qty} shares "
+            f"{'fit' if ok else 'do not fit'} the available cash / order cap ({dollars(room)})."
+        ),
     )
 
 
@@ -214,8 +226,10 @@ def build_watchlist(seed: int) -> Instance:
     return Instance(
         instruction=f"Make sure {inst['name']} is on my stock watchlist.",
         params={"p_company": inst["name"]},
-        notes=(f"{inst['symbol']} is {'already' if on else 'not yet'} watched; "
-               f"gold {'changes nothing' if on else 'adds it'}."),
+        notes=(
+            f"{inst['symbol']} is {'already' if on else 'not yet'} watched; "
+            f"gold {'changes nothing' if on else 'adds it'}."
+        ),
     )
 
 
@@ -252,19 +266,33 @@ def build_limit_buy(seed: int) -> Instance:
     most = max(1, min(acct.available_cash_cents // 2, acct.limits.max_order_value_cents) // inst["price_cents"])
     qty = r.randrange(1, min(most, 30) + 1)
     return Instance(
-        instruction=(f"Place a limit order to buy {qty} shares of {inst['name']} ({inst['symbol']}) at {pct}% below "
-                     "its current price (rounded down to the cent). Don't buy at market."),
+        instruction=(
+            f"Place a limit order to buy {qty} shares of {inst['name']} ({inst['symbol']}) at {pct}% below "
+            "its current price (rounded down to the cent). Don't buy at market."
+        ),
         params={"p_symbol": inst["symbol"], "p_quantity": qty, "p_percent": pct},
         notes=f"Gold: a pending limit buy of {qty} {inst['symbol']} at floor(quote x {100 - pct}/100).",
     )
 
 
 TEMPLATES: list[Template] = [
-    Template("shop_buy_if_affordable", ["system", "shop"], 2, ["verification", "recovery", "payment"], SHOP_BUY,
-             build_shop_buy),
+    Template(
+        "shop_buy_if_affordable",
+        ["system", "shop"],
+        2,
+        ["verification", "recovery", "payment"],
+        SHOP_BUY,
+        build_shop_buy,
+    ),
     Template("system_top_up", ["system"], 2, ["verification", "recovery"], TOP_UP, build_top_up),
-    Template("stocks_buy_cheapest_sector", ["system", "stocks"], 2, ["verification", "recovery", "interdependency"],
-             SECTOR_BUY, build_sector_buy),
+    Template(
+        "stocks_buy_cheapest_sector",
+        ["system", "stocks"],
+        2,
+        ["verification", "recovery", "interdependency"],
+        SECTOR_BUY,
+        build_sector_buy,
+    ),
     Template("stocks_watchlist_add", ["system", "stocks"], 1, ["verification", "recovery"], WATCHLIST, build_watchlist),
     Template("stocks_limit_buy", ["system", "stocks"], 2, ["recovery", "interdependency"], LIMIT_BUY, build_limit_buy),
 ]

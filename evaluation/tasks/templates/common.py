@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
 ID_PREFIX = "tmpl"
 """Template instance ids look like ``tmpl.<template>.s0042``."""
 
-_WORLDS: "OrderedDict[tuple[int, tuple[str, ...]], Any]" = OrderedDict()
+_WORLDS: OrderedDict[tuple[int, tuple[str, ...]], Any] = OrderedDict()
 _WORLD_CACHE_SIZE = 2
 
 
@@ -168,5 +169,15 @@ def dollars(cents: int) -> str:
     return f"${cents // 100:,}.{cents % 100:02d}"
 
 
-__all__ = ["ID_PREFIX", "Instance", "TEMPLATE_APPS", "Template", "dollars", "instance_id", "literal", "long_date",
-           "stream", "world_of"]
+__all__ = [
+    "ID_PREFIX",
+    "Instance",
+    "TEMPLATE_APPS",
+    "Template",
+    "dollars",
+    "instance_id",
+    "literal",
+    "long_date",
+    "stream",
+    "world_of",
+]

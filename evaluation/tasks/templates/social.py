@@ -44,8 +44,10 @@ def build_bookmark_latest(seed: int) -> Instance:
     return Instance(
         instruction=f"Bookmark the latest article in the {name} section of my news app.",
         params={"p_section": section, "p_section_name": name},
-        notes=(f"Latest {section} article: {latest.article_id}, "
-               f"{'already bookmarked (nothing changes)' if latest.bookmarked else 'gold bookmarks it'}."),
+        notes=(
+            f"Latest {section} article: {latest.article_id}, "
+            f"{'already bookmarked (nothing changes)' if latest.bookmarked else 'gold bookmarks it'}."
+        ),
     )
 
 
@@ -62,8 +64,13 @@ MESSAGES = [
 ]
 """Message texts the Talk template draws from."""
 
-TAG_WORDS = {"family": "relative", "classmates": "classmate", "coworkers": "coworker", "neighbours": "neighbour",
-             "friends": "friend"}
+TAG_WORDS = {
+    "family": "relative",
+    "classmates": "classmate",
+    "coworkers": "coworker",
+    "neighbours": "neighbour",
+    "friends": "friend",
+}
 """How the user refers to a contact of each tag."""
 
 MESSAGE_CONTACT = """
@@ -94,8 +101,11 @@ def build_message_contact(seed: int) -> Instance:
     contacts (about a fifth of the seeds, when there is one) make the instance infeasible."""
     st = world_of(seed).apps["talk"].state
     r = stream(seed, "talk_message_contact")
-    contacts = [c for c in sorted(st.contacts.values(), key=lambda c: c.contact_id)
-                if f"dm-{c.contact_id}" in st.chats and c.tags]
+    contacts = [
+        c
+        for c in sorted(st.contacts.values(), key=lambda c: c.contact_id)
+        if f"dm-{c.contact_id}" in st.chats and c.tags
+    ]
     blocked = [c for c in contacts if c.blocked]
     open_ = [c for c in contacts if not c.blocked]
     pool = blocked if blocked and (r.random() < 0.2 or not open_) else open_
@@ -104,19 +114,35 @@ def build_message_contact(seed: int) -> Instance:
     text = r.choice(MESSAGES)
     ok = not contact.blocked
     return Instance(
-        instruction=(f"Send my {TAG_WORDS[tag]} {contact.name} this message on Talk: \"{text}\" If I've blocked "
-                     "them, don't unblock them; just tell me."),
+        instruction=(
+            f'Send my {TAG_WORDS[tag]} {contact.name} this message on Talk: "{text}" If I\'ve blocked '
+            "them, don't unblock them; just tell me."
+        ),
         params={"p_name": contact.name, "p_tag": tag, "p_text": text},
         feasible=ok,
-        notes=(f"{contact.contact_id} ({contact.name}) is {'blocked: nothing may change' if not ok else 'not blocked'}"
-               + ("; gold adds one message to its chat." if ok else ".")),
+        notes=(
+            f"{contact.contact_id} ({contact.name}) is {'blocked: nothing may change' if not ok else 'not blocked'}"
+            + ("; gold adds one message to its chat." if ok else ".")
+        ),
     )
 
 
 TEMPLATES: list[Template] = [
-    Template("news_bookmark_latest", ["system", "news"], 1, ["verification", "recovery"], BOOKMARK_LATEST,
-             build_bookmark_latest),
-    Template("talk_message_contact", ["system", "talk"], 1, ["verification", "recovery"], MESSAGE_CONTACT,
-             build_message_contact),
+    Template(
+        "news_bookmark_latest",
+        ["system", "news"],
+        1,
+        ["verification", "recovery"],
+        BOOKMARK_LATEST,
+        build_bookmark_latest,
+    ),
+    Template(
+        "talk_message_contact",
+        ["system", "talk"],
+        1,
+        ["verification", "recovery"],
+        MESSAGE_CONTACT,
+        build_message_contact,
+    ),
 ]
 """The reading and messaging templates, in suite order."""

@@ -83,17 +83,27 @@ def build_book_cheapest(seed: int) -> Instance:
     balance = world_of(seed).apps["system"].state.wallet.balance_cents
     origin, dest, day, found, r = _route(seed, "flights_book_cheapest")
     cls = r.choice(CLASSES)
-    offers = [(c.price_cents, f.departure_at, f.flight_id) for f in found for c in f.classes
-              if c.seat_class == cls and c.seats_available >= 1 and f.bookable]
+    offers = [
+        (c.price_cents, f.departure_at, f.flight_id)
+        for f in found
+        for c in f.classes
+        if c.seat_class == cls and c.seats_available >= 1 and f.bookable
+    ]
     if not offers:
         cls = "economy"  # economy always keeps a seat
-        offers = [(c.price_cents, f.departure_at, f.flight_id) for f in found for c in f.classes
-                  if c.seat_class == cls and c.seats_available >= 1]
+        offers = [
+            (c.price_cents, f.departure_at, f.flight_id)
+            for f in found
+            for c in f.classes
+            if c.seat_class == cls and c.seats_available >= 1
+        ]
     price, _, flight_id = min(offers)
     ok = price <= balance
     return Instance(
-        instruction=(f"Book me the cheapest {cls} seat from {origin} to {dest} on {long_date(day)}, as long as my "
-                     "wallet balance covers it."),
+        instruction=(
+            f"Book me the cheapest {cls} seat from {origin} to {dest} on {long_date(day)}, as long as my "
+            "wallet balance covers it."
+        ),
         params={"p_origin": origin, "p_destination": dest, "p_date": day, "p_class": cls},
         feasible=ok,
         checks=[{"kind": "number", "value": price / 100, "description": "the fare in dollars"}],
@@ -139,8 +149,10 @@ def build_fare_lookup(seed: int) -> Instance:
     origin, dest, day, found, _ = _route(seed, "flights_fare_lookup", origin_pool="any")
     price = min(c.price_cents for f in found for c in f.classes if c.seat_class == "economy")
     return Instance(
-        instruction=(f"What's the cheapest economy fare from {origin} to {dest} on {long_date(day)}? Just tell me, "
-                     "don't book anything."),
+        instruction=(
+            f"What's the cheapest economy fare from {origin} to {dest} on {long_date(day)}? Just tell me, "
+            "don't book anything."
+        ),
         params={"p_origin": origin, "p_destination": dest, "p_date": day},
         checks=[{"kind": "number", "value": price / 100, "description": "the fare in dollars"}],
         notes=f"{len(found)} flight(s) that day; the cheapest economy fare is {dollars(price)}. Nothing changes.",
@@ -172,18 +184,32 @@ def build_move_home(seed: int) -> Instance:
     r = stream(seed, "weather_move_home")
     city = r.choice([c for c in CITIES if c != user.city])
     return Instance(
-        instruction=(f"I've just moved from {user.city} to {city}. Update the city in my profile and make {city} "
-                     "my primary weather location."),
+        instruction=(
+            f"I've just moved from {user.city} to {city}. Update the city in my profile and make {city} "
+            "my primary weather location."
+        ),
         params={"p_city": city},
         notes=f"Gold: profile city {city}; {city} saved (if it was not) and made primary.",
     )
 
 
 TEMPLATES: list[Template] = [
-    Template("flights_book_cheapest", ["system", "flights"], 2,
-             ["verification", "recovery", "interdependency", "payment"], BOOK_CHEAPEST, build_book_cheapest),
+    Template(
+        "flights_book_cheapest",
+        ["system", "flights"],
+        2,
+        ["verification", "recovery", "interdependency", "payment"],
+        BOOK_CHEAPEST,
+        build_book_cheapest,
+    ),
     Template("flights_fare_lookup", ["system", "flights"], 1, ["retrieval"], FARE_LOOKUP, build_fare_lookup),
-    Template("weather_move_home", ["system", "weather"], 2, ["recovery", "interdependency", "multi_step"], MOVE_HOME,
-             build_move_home),
+    Template(
+        "weather_move_home",
+        ["system", "weather"],
+        2,
+        ["recovery", "interdependency", "multi_step"],
+        MOVE_HOME,
+        build_move_home,
+    ),
 ]
 """The travel templates, in suite order."""

@@ -12,11 +12,11 @@ conformance suite on a class.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 import inspect
 import random
 import sys
 import threading
+from abc import ABC, abstractmethod
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from mcpgym.kernel.rng import rng, stable_id
-from mcpgym.kernel.volatile import VOLATILE
 from mcpgym.kernel.spec import ToolSpec, collect_specs
+from mcpgym.kernel.volatile import VOLATILE
 
 if TYPE_CHECKING:
     from mcpgym.kernel.world import World
@@ -36,7 +36,7 @@ BUILTIN_APPS: tuple[str, ...] = ("system", "shop", "talk", "flights", "stocks", 
 ENTRY_POINT_GROUP = "mcpgym.apps"
 """The entry-point group every app bundle (built-in or outside) is declared in."""
 
-_REGISTRY: dict[str, type["App"]] = {}
+_REGISTRY: dict[str, type[App]] = {}
 _LOADED = False
 _LOAD_LOCK = threading.RLock()
 
@@ -87,7 +87,7 @@ class App(ABC):
     State: ClassVar[type[AppState]] = AppState
     tools: ClassVar[dict[str, ToolSpec]] = {}
 
-    def __init__(self, world: "World", state: AppState) -> None:
+    def __init__(self, world: World, state: AppState) -> None:
         self.world = world
         self.state = state
 
@@ -106,12 +106,12 @@ class App(ABC):
 
     @classmethod
     @abstractmethod
-    def generate(cls, world: "World") -> AppState:
+    def generate(cls, world: World) -> AppState:
         """Return the seeded initial state for ``world`` (draw only from :meth:`stream`)."""
         raise NotImplementedError
 
     @classmethod
-    def stream(cls, world: "World", purpose: str) -> random.Random:
+    def stream(cls, world: World, purpose: str) -> random.Random:
         """The named random stream ``(world.seed, cls.name, purpose)``."""
         return rng(world.seed, cls.name, purpose)
 

@@ -6,11 +6,11 @@ wall clock; every write advances this clock, and a tool with the role ``wait`` a
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-EPOCH_START = int(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc).timestamp())
+EPOCH_START = int(datetime(2026, 6, 1, 9, 0, tzinfo=UTC).timestamp())
 """Where every world's clock starts: Monday 2026-06-01 09:00 UTC, in virtual seconds."""
 
 WRITE_TICK = 5
@@ -44,7 +44,7 @@ class Clock(BaseModel):
 
 def iso(ts: int) -> str:
     """Format virtual seconds ``ts`` as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_iso(text: str) -> int:
@@ -58,5 +58,5 @@ def parse_iso(text: str) -> int:
         value = value[:-1] + "+00:00"
     dt = datetime.fromisoformat(value)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp())

@@ -12,14 +12,64 @@ from pydantic import BaseModel
 from mcpgym.kernel.rng import rng
 
 FIRST_NAMES = [
-    "Ada", "Bruno", "Chen", "Dana", "Elif", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemi",
-    "Luca", "Maya", "Nils", "Olga", "Priya", "Quentin", "Rosa", "Sami", "Tara", "Umar", "Vera",
-    "Wen", "Xavi", "Yara", "Zoe", "Amir", "Bea", "Caleb", "Dilan", "Emma", "Felix",
+    "Ada",
+    "Bruno",
+    "Chen",
+    "Dana",
+    "Elif",
+    "Farid",
+    "Greta",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kemi",
+    "Luca",
+    "Maya",
+    "Nils",
+    "Olga",
+    "Priya",
+    "Quentin",
+    "Rosa",
+    "Sami",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wen",
+    "Xavi",
+    "Yara",
+    "Zoe",
+    "Amir",
+    "Bea",
+    "Caleb",
+    "Dilan",
+    "Emma",
+    "Felix",
 ]
 LAST_NAMES = [
-    "Novak", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Rossi", "Schmidt", "Haddad", "Kowalski",
-    "Silva", "Nguyen", "Petrov", "Garcia", "Jensen", "Costa", "Fischer", "Ibrahim", "Larsen",
-    "Mendes", "Walsh", "Yilmaz", "Zhou", "Berg", "Dubois",
+    "Novak",
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Tanaka",
+    "Rossi",
+    "Schmidt",
+    "Haddad",
+    "Kowalski",
+    "Silva",
+    "Nguyen",
+    "Petrov",
+    "Garcia",
+    "Jensen",
+    "Costa",
+    "Fischer",
+    "Ibrahim",
+    "Larsen",
+    "Mendes",
+    "Walsh",
+    "Yilmaz",
+    "Zhou",
+    "Berg",
+    "Dubois",
 ]
 CITIES = ["Lisbon", "Berlin", "Paris", "Madrid", "Rome", "Vienna", "Oslo", "Prague", "Dublin", "Warsaw"]
 RELATIONS = ["family", "classmates", "coworkers", "neighbours", "friends"]
@@ -61,7 +111,7 @@ def generate_people(seed: int, count: int = 24) -> tuple[User, list[Person]]:
         ``(user, people)``; names are unique, ids are ``p-001``...
     """
     r = rng(seed, "people", "directory")
-    pairs = [(f, l) for f in FIRST_NAMES for l in LAST_NAMES]
+    pairs = [(first, last) for first in FIRST_NAMES for last in LAST_NAMES]
     chosen = r.sample(pairs, count + 1)
     first, last = chosen[0]
     user = User(
@@ -71,12 +121,12 @@ def generate_people(seed: int, count: int = 24) -> tuple[User, list[Person]]:
         city=r.choice(CITIES),
     )
     people = []
-    for i, (f, l) in enumerate(chosen[1:], start=1):
+    for i, (f, surname) in enumerate(chosen[1:], start=1):
         people.append(
             Person(
                 person_id=f"p-{i:03d}",
-                name=f"{f} {l}",
-                email=f"{f.lower()}.{l.lower()}@example.com",
+                name=f"{f} {surname}",
+                email=f"{f.lower()}.{surname.lower()}@example.com",
                 phone=f"+1-555-{r.randrange(1000, 9999)}",
                 city=r.choice(CITIES),
                 relation=RELATIONS[i % len(RELATIONS)],

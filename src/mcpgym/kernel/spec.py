@@ -13,12 +13,12 @@ This module does not import the MCP SDK; :mod:`mcpgym.tools.mcp_bridge` maps spe
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
 import inspect
 import re
 import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Iterable, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
@@ -136,7 +136,7 @@ class ToolSpec:
             schema = self._schemas["output"] = self.output_model.model_json_schema()
         return copy.deepcopy(schema)
 
-    def catalog_entry(self, peers: "Iterable[ToolSpec] | None" = None) -> dict[str, Any]:
+    def catalog_entry(self, peers: Iterable[ToolSpec] | None = None) -> dict[str, Any]:
         """The catalog row of docs/design.md §3 for this tool.
 
         Args:
@@ -194,15 +194,28 @@ class ToolSpec:
                 "invalid_argument",
                 f"invalid arguments for {self.name}: " + "; ".join(parts),
                 field=loc,
-                details={"errors": [{"field": ".".join(str(p) for p in e.get("loc", ())), "type": e.get("type")} for e in errors[:10]]},
+                details={
+                    "errors": [
+                        {"field": ".".join(str(p) for p in e.get("loc", ())), "type": e.get("type")}
+                        for e in errors[:10]
+                    ]
+                },
             ) from None
         # The model's fields are exactly ``self.params`` (extra="forbid"), in the same order;
         # its __dict__ holds them, and copying it is cheaper than a getattr per field.
         return dict(model.__dict__)
 
 
-_EXPECTED = {"int_type": "integer", "int_from_float": "integer", "float_type": "number", "string_type": "string",
-             "bool_type": "boolean", "list_type": "array", "dict_type": "object", "none_required": "null"}
+_EXPECTED = {
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "string_type": "string",
+    "bool_type": "boolean",
+    "list_type": "array",
+    "dict_type": "object",
+    "none_required": "null",
+}
 """pydantic error type -> the JSON schema type it stands for (strict mode: only type errors)."""
 
 
@@ -270,7 +283,7 @@ def _limit_strings(annotation: Any) -> Any:
         return dict[_limit_strings(key), _limit_strings(value)]  # type: ignore[misc]
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         args = tuple(_limit_strings(a) for a in get_args(annotation))
-        return typing.Union[args]
+        return typing.Union[args]  # noqa: UP007 - a union of a runtime tuple of types
     return annotation
 
 
@@ -408,8 +421,10 @@ def _check_role(tool_name: str, role: str, input_model: type[BaseModel]) -> None
             raise ValueError(f"tool {tool_name}: a reauth tool takes no required parameters, not {required}")
         return
     if len(required) != 1 or props.get(required[0], {}).get("type") != want:
-        raise ValueError(f"tool {tool_name}: a {role} tool takes exactly one required {want} parameter "
-                         f"({'virtual seconds' if role == 'wait' else 'the privilege name'})")
+        raise ValueError(
+            f"tool {tool_name}: a {role} tool takes exactly one required {want} parameter "
+            f"({'virtual seconds' if role == 'wait' else 'the privilege name'})"
+        )
 
 
 def role_tools(specs: Iterable[ToolSpec], role: str) -> list[str]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from mcpgym.kernel.app import App, UnknownAppError, app_names, get_app, unknown_app_message
 from mcpgym.kernel.clock import Clock
@@ -106,7 +107,7 @@ class World:
         }
 
     @classmethod
-    def restore(cls, snapshot: dict[str, Any]) -> "World":
+    def restore(cls, snapshot: dict[str, Any]) -> World:
         """Rebuild a world from :meth:`snapshot` output.
 
         Raises:
@@ -143,7 +144,7 @@ class World:
         for name, state in checkpoint["state"].items():
             self.apps[name].state = state.model_copy(deep=True)
 
-    def view_at(self, checkpoint: dict[str, Any]) -> "World":
+    def view_at(self, checkpoint: dict[str, Any]) -> World:
         """Return a detached copy of this world as it was at ``checkpoint`` (for stale reads)."""
         other = World(self.seed, _empty=True)
         other.user, other.people = self.user, self.people
