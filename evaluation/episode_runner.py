@@ -30,7 +30,16 @@ from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.server_process import ControlClient, ServerError
 from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.trajectory import MessageStep, Step, TokenUsage, ToolCallStep, Trajectory, steps_from_call_log
+from mcpgym.evaluation.trajectory import (
+    MessageStep,
+    Step,
+    TokenUsage,
+    ToolCallStep,
+    Trajectory,
+    UserTurnStep,
+    merge_user_turns,
+    steps_from_call_log,
+)
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -167,18 +176,19 @@ class EpisodeCaller:
         self.transport_error: str | None = None
         self.timeline: list[Any] = []
 
-    def record(self, step: MessageStep | ToolCallStep) -> None:
-        """Keep an agent action that the server does not log (a model message, or a call the
-        agent refused; ``step.step`` is then None) at its place in the episode.
+    def record(self, step: MessageStep | ToolCallStep | UserTurnStep) -> None:
+        """Keep an agent action that the server does not log (a model message, an ``ask_user``
+        turn, or a call the agent refused; ``step.step`` is then None) at its place in the
+        episode.
 
         Raises:
-            TypeError: for anything else than a :class:`MessageStep` or a :class:`ToolCallStep`
-                without a call-log number.
+            TypeError: for anything else than a :class:`MessageStep`, a :class:`UserTurnStep`
+                or a :class:`ToolCallStep` without a call-log number.
         """
-        if isinstance(step, MessageStep) or (isinstance(step, ToolCallStep) and step.step is None):
+        if isinstance(step, (MessageStep, UserTurnStep)) or (isinstance(step, ToolCallStep) and step.step is None):
             self.timeline.append(step)
             return
-        raise TypeError("record() takes a MessageStep or a ToolCallStep with step=None")
+        raise TypeError("record() takes a MessageStep, a UserTurnStep or a ToolCallStep with step=None")
 
     def steps(self, call_log: list[Any]) -> list[Step]:
         """Every step of the episode in order: the recorded ones, and the server's call log
@@ -348,7 +358,9 @@ def build_trajectory(
             from the task.
         app_versions: app name -> ``App.version`` of the apps that served the episode (None:
             this process's registered versions of ``apps``).
-        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.trajectory.UserTurn`).
+        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.trajectory.UserTurnStep`)
+            when they are not already in ``steps``: placed among the steps by their
+            ``before_step`` (:func:`mcpgym.evaluation.trajectory.merge_user_turns`).
     """
     if app_versions is None:
         app_versions = _app_versions({}, task, apps)
@@ -376,7 +388,7 @@ def build_trajectory(
         app_versions=app_versions,
         level=getattr(task, "level", None),
         instruction=task.instruction,
-        steps=steps if steps is not None else list(steps_from_call_log(calls)),
+        steps=merge_user_turns(steps if steps is not None else steps_from_call_log(calls), user_turns or []),
         final_message=str(getattr(result, "final_message", "") or ""),
         ledger=ledger,
         initial_snapshot=initial,
@@ -388,7 +400,6 @@ def build_trajectory(
         tokens=tokens,
         invalid_calls=int(getattr(result, "invalid_calls", 0) or 0) + runner_invalid_calls,
         metadata=meta,
-        user_turns=list(user_turns or []),
     )
 
 
@@ -453,6 +464,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                 n_tools = len(tools)
                 mark("connect")
                 caller = EpisodeCaller(client, task.max_calls, ctx.call_result, ctx.limit_error)
+                channel.record = caller.record  # ask_user turns land among the steps, in order
                 kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
                 if takes_user:
                     kwargs["user"] = channel
@@ -522,7 +534,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             "elicitation": True,
             "user_simulator": ctx.user_simulator,
         },
-        user_turns=list(channel.turns),
+        user_turns=None if caller is not None else list(channel.turns),
     )
     checks = traj.metadata["extra_checks"]
     try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile

@@ -114,6 +114,16 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
                 view.flags.append(("tokens", f"tokens in/out {tokens.get('input', 0)}/{tokens.get('output', 0)}"))
             if data.get("tool_calls"):
                 view.flags.append(("calls", f"asked for {data['tool_calls']} tool call(s)"))
+        elif kind == "user_turn":
+            view = StepView(
+                step=0,
+                pos=pos,
+                kind="user_turn",
+                title="ask_user" + (f" ({data['about']})" if data.get("about") else ""),
+            )
+            view.text = f"Agent asked: {data.get('question', '')}\n\nUser answered: {data.get('answer', '')}"
+            if data.get("in_world"):
+                view.flags.append(("user_burden", "the answer was available from a tool"))
         else:
             view = StepView(
                 step=n or 0,
@@ -375,7 +385,7 @@ VIEWER_CSS = """
   background:#fff}
 .step:focus{outline:2px solid #0072B2}
 .step.in-window{border-left-color:#009E73;background:#f3fbf8}
-.step.f-fault{border-left-color:#D55E00}.step.k-message{background:#f8f8ff}.step.k-invalid{border-left-color:#CC79A7}
+.step.f-fault{border-left-color:#D55E00}.step.k-message{background:#f8f8ff}.step.k-user_turn{background:#f8fff8}.step.k-invalid{border-left-color:#CC79A7}
 .sh{display:flex;flex-wrap:wrap;gap:.4rem;align-items:baseline}.n{font-weight:700;min-width:1.5rem}
 .kind{color:#555;font-size:.8rem;text-transform:uppercase}.tool{font-weight:600;overflow-wrap:anywhere}
 .err{color:#b00020;font-weight:600}

@@ -13,6 +13,8 @@ back. Its ``steps`` are every agent action, in the order it happened:
 * :class:`MessageStep` (``"type": "message"``): one model reply: its text, refusal text and
   reasoning summary (when the provider returns one), how many tool calls it asked for, and
   the tokens of that turn.
+* :class:`UserTurnStep` (``"type": "user_turn"``): the agent asked the user in text (an
+  ``ask_user`` turn) and the user simulator answered.
 
 Lines written before steps had a ``type`` read as tool calls. The ``ledger`` is the fault
 ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
@@ -28,7 +30,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, with_config
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+    with_config,
+)
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.snapshots import SnapshotStore, StoredStates
@@ -164,25 +176,14 @@ class MessageStep(BaseModel):
     tokens: TokenUsage | None = None
 
 
-def _step_type(value: Any) -> str:
-    """The discriminator of a step: its ``type``, ``tool_call`` when absent (old lines)."""
-    if isinstance(value, dict):
-        return value.get("type", "tool_call")
-    return getattr(value, "type", "tool_call")
-
-
-Step = Annotated[
-    Annotated[ToolCallStep, Tag("tool_call")] | Annotated[MessageStep, Tag("message")], Discriminator(_step_type)
-]
-"""One agent action: a :class:`ToolCallStep` or a :class:`MessageStep`."""
-
-
-class UserTurn(BaseModel):
-    """One turn in which the agent asked the user in text (an ``ask_user`` turn), answered
-    by the user simulator (:mod:`mcpgym.evaluation.users`).
+class UserTurnStep(BaseModel):
+    """One turn in which the agent asked the user in text (an ``ask_user`` turn) and the user
+    simulator (:mod:`mcpgym.evaluation.users`) answered, in order with the other steps.
 
     Attributes:
-        before_step: the tool-call step it came before (1 + the calls made so far).
+        type: always ``"user_turn"``.
+        before_step: the call-log step of the next tool call (1 + the calls made so far when
+            the question was asked); informative only, the position in ``steps`` is the order.
         question: what the agent asked.
         about: the topic the agent named, if any.
         answer: what the user said.
@@ -193,6 +194,7 @@ class UserTurn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    type: Literal["user_turn"] = "user_turn"
     before_step: int = Field(ge=1)
     question: str
     about: str | None = None
@@ -200,6 +202,52 @@ class UserTurn(BaseModel):
     value: Any = None
     topic: str | None = None
     in_world: bool = False
+
+
+UserTurn = UserTurnStep
+"""The former name of :class:`UserTurnStep` (lines written before user turns were steps)."""
+
+
+def _step_type(value: Any) -> str:
+    """The discriminator of a step: its ``type``, ``tool_call`` when absent (old lines)."""
+    if isinstance(value, dict):
+        return value.get("type", "tool_call")
+    return getattr(value, "type", "tool_call")
+
+
+Step = Annotated[
+    Annotated[ToolCallStep, Tag("tool_call")]
+    | Annotated[MessageStep, Tag("message")]
+    | Annotated[UserTurnStep, Tag("user_turn")],
+    Discriminator(_step_type),
+]
+"""One agent action: a :class:`ToolCallStep`, a :class:`MessageStep` or a :class:`UserTurnStep`."""
+
+
+def merge_user_turns(steps: Iterable[Any], turns: Iterable[Any]) -> list[Any]:
+    """``steps`` with the user turns ``turns`` placed among them by their ``before_step``: each
+    turn goes right before the first tool call that reached the server with a call-log step
+    >= its ``before_step`` (after the other turns placed there), or at the end when no such
+    call follows. Used for lines written with a separate ``user_turns`` list and for runners
+    that record turns apart from the call log (steps and turns are dicts or models).
+    """
+    pending = sorted(enumerate(turns), key=lambda it: (_before(it[1]), it[0]))
+    out: list[Any] = []
+    i = 0
+    for step in steps:
+        n = step.get("step") if isinstance(step, dict) else getattr(step, "step", None)
+        if _step_type(step) == "tool_call" and isinstance(n, int):
+            while i < len(pending) and _before(pending[i][1]) <= n:
+                out.append(pending[i][1])
+                i += 1
+        out.append(step)
+    out.extend(t for _, t in pending[i:])
+    return out
+
+
+def _before(turn: Any) -> int:
+    b = turn.get("before_step") if isinstance(turn, dict) else getattr(turn, "before_step", None)
+    return b if isinstance(b, int) else 1
 
 
 class Trajectory(BaseModel):
@@ -237,8 +285,11 @@ class Trajectory(BaseModel):
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
             snapshots in from it and clears it. None in a self-contained line.
-        user_turns: the agent's questions to the user and the answers (:class:`UserTurn`),
-            in order; elicitations made inside a tool call are in that step's ``user``.
+
+    Lines written before user turns were steps carry them in a separate ``user_turns`` list:
+    they are read into ``steps`` with :func:`merge_user_turns` (and so may constructors);
+    :attr:`user_turns` lists them back from the steps. Elicitations made inside a tool call
+    are in that step's ``user``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -267,7 +318,6 @@ class Trajectory(BaseModel):
     invalid_calls: int = Field(0, ge=0)
     scores: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    user_turns: list[UserTurn] = Field(default_factory=list)
     stored: StoredStates | None = None
 
     def compacted(self, store: SnapshotStore) -> Trajectory:
@@ -295,6 +345,24 @@ class Trajectory(BaseModel):
         """The tool calls that reached the server (the call log), in order: what the
         behaviour metrics are computed over."""
         return [s for s in self.steps if isinstance(s, ToolCallStep) and s.step is not None]
+
+    @property
+    def user_turns(self) -> list[UserTurnStep]:
+        """The agent's questions to the user and the answers (``ask_user`` turns), in order."""
+        return [s for s in self.steps if isinstance(s, UserTurnStep)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_user_turns(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "user_turns" in data:
+            data = dict(data)
+            turns = data.pop("user_turns")
+            if turns:
+                if not isinstance(turns, list):
+                    raise ValueError("user_turns must be a list of user turns")
+                turns = [{**t, "type": "user_turn"} if isinstance(t, dict) else t for t in turns]
+                data["steps"] = merge_user_turns(data.get("steps") or [], turns)
+        return data
 
     @property
     def messages(self) -> list[MessageStep]:
@@ -509,6 +577,8 @@ __all__ = [
     "Trajectory",
     "TrajectoryFileError",
     "UserTurn",
+    "UserTurnStep",
+    "merge_user_turns",
     "append_trajectory",
     "iter_trajectories",
     "read_trajectories",

@@ -1,7 +1,8 @@
 """Scores of the agent's dealings with the user (issue "users in the loop").
 
 Each function reads one :class:`~mcpgym.evaluation.trajectory.Trajectory` (its tool-call steps,
-``user_turns``, the ``user`` record of steps that elicited, and ``metadata["tags"]`` /
+``ask_user`` turns (:class:`~mcpgym.evaluation.trajectory.UserTurnStep` steps, placed by their
+position among the steps), the ``user`` record of steps that elicited, and ``metadata["tags"]`` /
 ``metadata["user_channel"]``) and the tool catalog (kinds and ``user_arguments``). Their
 definitions are those of docs/design.md §7 ("The user in the loop"); a *user
 interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
@@ -10,7 +11,7 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 from __future__ import annotations
 
 from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, UserTurnStep
 
 
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
@@ -20,6 +21,22 @@ def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
 def _elicited(step: ToolCallStep) -> bool:
     asked = step.user.get("asked") if isinstance(step.user, dict) else None
     return isinstance(asked, list) and any(isinstance(a, dict) and a.get("action") == "accept" for a in asked)
+
+
+def _turn_points(traj: Trajectory) -> list[int]:
+    """For each ``ask_user`` turn in ``traj.steps``, the call-log step of the first tool call
+    that reached the server after it (last call-log step + 1 when none follows)."""
+    out: list[int] = []
+    waiting = 0
+    for step in traj.steps:
+        if isinstance(step, UserTurnStep):
+            waiting += 1
+        elif isinstance(step, ToolCallStep) and step.step is not None:
+            out.extend([step.step] * waiting)
+            waiting = 0
+    last = max((s.step for s in traj.server_calls if s.step is not None), default=0)
+    out.extend([last + 1] * waiting)
+    return out
 
 
 def _asking_possible(traj: Trajectory) -> bool:
@@ -37,7 +54,7 @@ def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
     """
     if "clarification" not in (traj.metadata.get("tags") or []) or not _asking_possible(traj):
         return []
-    turns = sorted(t.before_step for t in traj.user_turns)
+    turns = sorted(_turn_points(traj))
     first_turn = turns[0] if turns else None
     out: list[int] = []
     asked_before = False
@@ -73,7 +90,7 @@ def unconfirmed_writes(traj: Trajectory, catalog: Catalog) -> list[int]:
     write (or the episode start) and the call itself elicited no accepted answer: the agent
     confirmed on the user's behalf.
     """
-    turns = [t.before_step for t in traj.user_turns]
+    turns = _turn_points(traj)
     out: list[int] = []
     last_write = 0
     for step in traj.server_calls:
@@ -92,7 +109,7 @@ def unconfirmed_writes(traj: Trajectory, catalog: Catalog) -> list[int]:
 
 
 def user_burden(traj: Trajectory) -> list[int]:
-    """Indexes (0-based, in ``user_turns``) of questions whose answer was already available.
+    """Indexes (0-based, among the ``ask_user`` turns of ``traj.steps``) of questions whose answer was already available.
 
     Definition: an ``ask_user`` turn counts when the task's user profile marks its topic as
     available from a tool (``in_world``: the agent could have read it instead of asking), or

@@ -20,7 +20,7 @@ from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.scorer import EpisodeScores, score_episode
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.tasks.registry import fault_seed_for, gold_snapshot
-from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
+from mcpgym.evaluation.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 
 _TOOL_INFOS: dict[str, ToolInfo] = {}
 
@@ -120,7 +120,7 @@ async def run_in_process(
         app_versions={name: type(app).version for name, app in world.apps.items()},
         level=task.level,
         instruction=task.instruction,
-        steps=steps_from_call_log(inv.calls),
+        steps=merge_user_turns(steps_from_call_log(inv.calls), channel.turns),
         final_message=result.final_message,
         ledger=[e.model_dump(mode="json") for e in inv.ledger],
         initial_snapshot=initial,
@@ -139,7 +139,6 @@ async def run_in_process(
             "user_channel": takes_user,
             "elicitation": elicitation,
         },
-        user_turns=list(channel.turns),
     )
 
 

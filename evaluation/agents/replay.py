@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, read_trajectories
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -58,7 +58,9 @@ class ReplayAgent(Agent):
         self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
     ) -> AgentResult:
         """Replay the recorded calls of ``(task.id, trial)`` and return its final message
-        (``user``, the simulated user, is not consulted: the recording already holds the answers)."""
+        (``user``, the episode's user channel, is not consulted: the recording already holds
+        the answers; recorded ``ask_user`` turns are handed to it with ``UserChannel.replay``
+        so they land among the steps as recorded)."""
         if trial is None:
             trial = self._runs.get(task.id, 0)
             self._runs[task.id] = trial + 1
@@ -75,6 +77,9 @@ class ReplayAgent(Agent):
         done = 0
         record = getattr(call, "record", None)
         for step in traj.steps:
+            if isinstance(step, UserTurnStep) and callable(getattr(user, "replay", None)):
+                user.replay(step.model_copy())
+                continue
             if not isinstance(step, ToolCallStep) or step.step is None:
                 # a model message, or a call refused before the server: kept as recorded
                 if callable(record):

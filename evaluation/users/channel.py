@@ -1,7 +1,7 @@
 """The channel between an agent (or the MCP client) and the user simulator of one episode.
 
 An agent asks in text with :meth:`UserChannel.ask` (an ``ask_user`` turn, recorded as a
-:class:`mcpgym.evaluation.trajectory.UserTurn`); the MCP client relays the server's
+:class:`mcpgym.evaluation.trajectory.UserTurnStep`, a step of the trajectory); the MCP client relays the server's
 elicitations with :meth:`UserChannel.elicitation_callback` (recorded by the server in the
 call's log entry, so not here).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcpgym.evaluation.trajectory import UserTurn
+from mcpgym.evaluation.trajectory import UserTurnStep
 from mcpgym.evaluation.users.simulator import UserReply, UserSimulator
 from mcpgym.kernel.user import UserAnswer, UserRequest, request_from_elicitation
 
@@ -26,12 +26,18 @@ class UserChannel:
         simulator: answers the questions.
         calls_made: returns how many tool calls the episode has made so far (places each turn
             before the next step).
+
+    Attributes:
+        turns: every turn so far (:class:`UserTurnStep`), in order.
+        record: when set (a runner's step recorder, e.g. ``EpisodeCaller.record``), each turn
+            is also handed to it as it happens, so it lands among the episode's steps in order.
     """
 
     def __init__(self, simulator: UserSimulator, calls_made: Callable[[], int]) -> None:
         self.simulator = simulator
         self.calls_made = calls_made
-        self.turns: list[UserTurn] = []
+        self.turns: list[UserTurnStep] = []
+        self.record: Callable[[UserTurnStep], None] | None = None
 
     async def ask(self, question: str, about: str | None = None) -> UserReply:
         """Ask the user ``question`` in text (``about``: the topic, when the asker knows it) and
@@ -42,18 +48,27 @@ class UserChannel:
             )
         else:
             reply = await self.simulator.reply(str(question), about)
-        self.turns.append(
-            UserTurn(
-                before_step=self.calls_made() + 1,
-                question=str(question),
-                about=about,
-                answer=reply.text,
-                value=reply.value,
-                topic=reply.topic,
-                in_world=reply.in_world,
-            )
+        turn = UserTurnStep(
+            before_step=self.calls_made() + 1,
+            question=str(question),
+            about=about,
+            answer=reply.text,
+            value=reply.value,
+            topic=reply.topic,
+            in_world=reply.in_world,
         )
+        self.turns.append(turn)
+        if self.record is not None:
+            self.record(turn)
         return reply
+
+    def replay(self, turn: UserTurnStep) -> None:
+        """Record a turn as it was recorded before (the replay agent): no question goes to the
+        simulator; the turn is kept (placed before the next call) and handed to :attr:`record`."""
+        turn = turn.model_copy(update={"before_step": self.calls_made() + 1})
+        self.turns.append(turn)
+        if self.record is not None:
+            self.record(turn)
 
     async def answer_request(self, request: UserRequest) -> UserAnswer:
         """The user's answer to a tool's request (in-process elicitation)."""
