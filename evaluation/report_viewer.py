@@ -175,13 +175,16 @@ def state_diff(traj: Trajectory, sc: EpisodeScores) -> list[tuple[str, str, str,
     """(path, initial, final, gold, verdict) for every path where the three states differ, or
     None when the trajectory lacks a state. Verdicts come from the judge's lists: ``missed``,
     ``misbehaved``, else ``recalled`` (gold changed it and the agent got it right)."""
-    from mcpgym.evaluation.judge import MISSING, comparable_state, flatten
+    from mcpgym.evaluation.judge import MISSING, _prune, comparable_state, flatten, shared_comparable_state
 
-    snaps = (traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot)
-    if any(s is None for s in snaps):
+    initial, final, gold = traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot
+    if initial is None or final is None or gold is None:
         return None
     try:
-        flat = [flatten(comparable_state(s)) for s in snaps]  # type: ignore[arg-type]
+        # initial and gold states are shared by a run's episodes (restored once); subtrees
+        # equal in all three states show no row, so they are pruned before flattening
+        states = _prune(shared_comparable_state(initial), comparable_state(final), shared_comparable_state(gold))
+        flat = [flatten(s) for s in states]
     except Exception:  # noqa: BLE001 - a state the registered apps cannot restore: no diff shown
         return None
     missed = {p.split("[")[0] for p in sc.missed}
