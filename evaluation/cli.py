@@ -11,6 +11,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -294,6 +295,17 @@ def _load_tasks(
     raise AssertionError("unreachable")
 
 
+def _early_server(server: str | None, executor: Executor, concurrency: int) -> Any:
+    """Start the server a local run will spawn before this process's heavy imports and task
+    loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.server_process.ServerStart`),
+    or None when the run will not spawn one (``--server``, ``--executor ray``)."""
+    if server or executor is not Executor.local:
+        return None
+    from mcpgym.evaluation.server_process import start_server
+
+    return start_server(max_episodes=max(100, concurrency * 4))
+
+
 @app.command()
 def run(
     agent: list[str] | None = typer.Option(
@@ -377,76 +389,83 @@ def run(
     and writes trajectories.jsonl, scores.json, manifest.json, report.md and report.html into
     the run directory.
     """
-    import os
-    import time
-
-    from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from mcpgym.evaluation.report import print_comparison, write_report
-    from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-    from mcpgym.evaluation.server_process import ServerError
-    from mcpgym.tools.faults import FaultProfileError, load_profile
-
-    if resume and out is None:
-        _fail("--resume needs --out DIR (the run to continue)")
-    from mcpgym.evaluation.llm.exposure import parse_exposure
-
+    early = _early_server(server, executor, concurrency)
     try:
-        parse_exposure(tools_mode)
-    except ValueError as exc:
-        _fail(str(exc))
-    if executor is Executor.local and (ray_address or ray_workers):
-        _fail("--ray-address and --ray-workers need --executor ray")
-    if executor is Executor.ray and server:
-        _fail("--server and --executor ray exclude each other: each Ray worker runs its own server")
-    if executor is Executor.ray:
-        from mcpgym.evaluation.ray_executor import import_ray
+        import os
+        import time
+
+        from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
+        from mcpgym.evaluation.report import print_comparison, write_report
+        from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
+        from mcpgym.evaluation.server_process import ServerError
+        from mcpgym.tools.faults import FaultProfileError, load_profile
+
+        if resume and out is None:
+            _fail("--resume needs --out DIR (the run to continue)")
+        from mcpgym.evaluation.llm.exposure import parse_exposure
 
         try:
-            import_ray()
-        except RunError as exc:
+            parse_exposure(tools_mode)
+        except ValueError as exc:
             _fail(str(exc))
-    if server and not (token or os.environ.get("MCPGYM_TOKEN")):
-        _fail("--server needs --token (or $MCPGYM_TOKEN)")
-    try:
-        load_profile(faults)
-    except FaultProfileError as exc:
-        _fail(str(exc))
-    tasks, suite_name = _load_tasks(suite, task, task_file)
-    if not tasks:
-        _fail(
-            "no tasks to run" + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
-        )
-    specs = list(agent or SCRIPTED_AGENTS)
-    if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
-        from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
+        if executor is Executor.local and (ray_address or ray_workers):
+            _fail("--ray-address and --ray-workers need --executor ray")
+        if executor is Executor.ray and server:
+            _fail("--server and --executor ray exclude each other: each Ray worker runs its own server")
+        if executor is Executor.ray:
+            from mcpgym.evaluation.ray_executor import import_ray
 
-        register_llm_agents(tool_exposure=tools_mode)
+            try:
+                import_ray()
+            except RunError as exc:
+                _fail(str(exc))
+        if server and not (token or os.environ.get("MCPGYM_TOKEN")):
+            _fail("--server needs --token (or $MCPGYM_TOKEN)")
+        try:
+            load_profile(faults)
+        except FaultProfileError as exc:
+            _fail(str(exc))
+        tasks, suite_name = _load_tasks(suite, task, task_file)
+        if not tasks:
+            _fail(
+                "no tasks to run"
+                + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
+            )
+        specs = list(agent or SCRIPTED_AGENTS)
+        if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
+            from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
+
+            register_llm_agents(tool_exposure=tools_mode)
+        try:
+            agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
+        except ValueError as exc:
+            _fail(str(exc))
+        out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
+        settings = RunSettings(
+            out=out,
+            trials=trials,
+            faults=faults,
+            concurrency=concurrency,
+            server_url=server,
+            token=token or os.environ.get("MCPGYM_TOKEN"),
+            resume=resume,
+            force=force,
+            episode_timeout=timeout,
+            suite=suite_name if not task else suite,
+            progress=not quiet,
+            task_files=[str(f) for f in task_file or []],
+            validate_output=validate_output,
+            tool_exposure=tools_mode,
+            executor=executor.value,
+            ray_address=ray_address,
+            ray_workers=ray_workers,
+        )
+    except BaseException:  # a refusal or an interrupt before the run: stop the early server
+        if early is not None:
+            early.cancel()
+        raise
     try:
-        agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
-    except ValueError as exc:
-        _fail(str(exc))
-    out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
-    settings = RunSettings(
-        out=out,
-        trials=trials,
-        faults=faults,
-        concurrency=concurrency,
-        server_url=server,
-        token=token or os.environ.get("MCPGYM_TOKEN"),
-        resume=resume,
-        force=force,
-        episode_timeout=timeout,
-        suite=suite_name if not task else suite,
-        progress=not quiet,
-        task_files=[str(f) for f in task_file or []],
-        validate_output=validate_output,
-        tool_exposure=tools_mode,
-        executor=executor.value,
-        ray_address=ray_address,
-        ray_workers=ray_workers,
-    )
-    try:
-        result = run_evaluation(tasks, agents, settings)
+        result = run_evaluation(tasks, agents, settings, server_start=early)
     except (RunError, ServerError, FaultProfileError) as exc:
         _fail(str(exc))
     except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)

@@ -65,7 +65,7 @@ from mcpgym.evaluation.run_dir import (
 from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.server_process import ServerHandle, spawn_server
+from mcpgym.evaluation.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.snapshots import SnapshotStore
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.trajectory import append_trajectory
@@ -231,6 +231,7 @@ def run_evaluation(
     tool_info: type | None = None,
     call_result: type | None = None,
     console: Any = None,
+    server_start: ServerStart | None = None,
 ) -> RunResult:
     """Run ``agents`` x ``tasks`` x ``settings.trials`` episodes and write the run directory
     (``trajectories.jsonl``, ``scores.json``, ``manifest.json``, ``mcpgym.server.log``).
@@ -244,6 +245,10 @@ def run_evaluation(
         tool_info, call_result: the ``ToolInfo`` / ``CallResult`` types handed to agents
             (default: ``mcpgym.evaluation.agents``').
         console: a ``rich.console.Console`` for the progress bar (default: stderr).
+        server_start: a server the caller started early
+            (:func:`mcpgym.evaluation.server_process.start_server`, so that its start-up
+            overlaps the caller's imports and task loading); used instead of spawning one when
+            the run needs a spawned server, else stopped. Always stopped when the run ends.
 
     Returns:
         :class:`RunResult`.
@@ -278,10 +283,22 @@ def run_evaluation(
     try:
         with run_lock(settings.out, command=_command(settings)):
             return _run_locked(
-                tasks, agents, settings, gold_snapshot, fault_seed_for, tool_info, call_result, console, t0
+                tasks,
+                agents,
+                settings,
+                gold_snapshot,
+                fault_seed_for,
+                tool_info,
+                call_result,
+                console,
+                t0,
+                server_start,
             )
     except RunDirLocked as exc:
         raise RunError(str(exc)) from None
+    finally:
+        if server_start is not None:
+            server_start.cancel()  # no-op when the run adopted it
 
 
 def _command(settings: RunSettings) -> str:
@@ -298,6 +315,7 @@ def _run_locked(
     call_result: type,
     console: Any,
     t0: float,
+    server_start: ServerStart | None = None,
 ) -> RunResult:
     """:func:`run_evaluation` once the run directory's lock is held."""
     from mcpgym.evaluation import agents as agent_registry
@@ -338,6 +356,8 @@ def _run_locked(
                 gold_future = pool.submit(_gold_states, pending, gold_snapshot)
                 if settings.server_url:
                     server = ServerHandle(url=settings.server_url.rstrip("/"), token=settings.token or "")
+                elif jobs and server_start is not None:
+                    server = server_start.ready(out / SERVER_LOG)
                 elif jobs:
                     server = spawn_server(out / SERVER_LOG, max_episodes=max(100, settings.concurrency * 4))
                 gold = gold_future.result()

@@ -88,13 +88,57 @@ class ServerHandle:
             self._drain.join(timeout=grace)
 
 
-def _pump(stream: BinaryIO, lines: queue.Queue[str | None], log: BinaryIO) -> None:
-    """Copy the child's stdout into ``log``; hand each line to ``lines`` until READY was seen."""
+class _Log:
+    """The spawned server's output sink: kept in memory until :meth:`attach` names its file
+    (a server started before the run directory is ready), then appended to that file."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffer: list[bytes] = []
+        self._file: BinaryIO | None = None
+        self._closed = False
+
+    def attach(self, path: Path) -> None:
+        """Append what was buffered to ``path`` and write there from now on.
+
+        Raises:
+            OSError: ``path`` cannot be opened for appending.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = path.open("ab")
+        with self._lock:
+            f.write(b"".join(self._buffer))
+            f.flush()
+            self._buffer.clear()
+            if self._closed:
+                f.close()
+            else:
+                self._file = f
+
+    def write(self, raw: bytes) -> None:
+        """Keep one line of the server's output."""
+        with self._lock:
+            if self._file is not None:
+                self._file.write(raw)
+                self._file.flush()
+            elif not self._closed:
+                self._buffer.append(raw)
+
+    def close(self) -> None:
+        """The server's output ended: close the file (buffered bytes stay until :meth:`attach`)."""
+        with self._lock:
+            self._closed = True
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+def _pump(stream: BinaryIO, lines: queue.Queue[str | None], log: _Log) -> None:
+    """Copy the child's output into ``log``; hand the READY line to ``lines``."""
     ready = False
     try:
         for raw in iter(stream.readline, b""):
             log.write(raw)
-            log.flush()
             if not ready:
                 text = raw.decode("utf-8", "replace").strip()
                 if text.startswith(READY_PREFIX):
@@ -105,29 +149,74 @@ def _pump(stream: BinaryIO, lines: queue.Queue[str | None], log: BinaryIO) -> No
         log.close()
 
 
-def spawn_server(
-    log_path: str | Path,
-    *,
-    max_episodes: int = 1000,
-    startup_timeout: float = 60.0,
-    python: str | None = None,
-) -> ServerHandle:
-    """Start an mcpgym HTTP server on a free loopback port and wait until it is ready.
+@dataclass
+class ServerStart:
+    """A server process started with :func:`start_server` and not yet waited for.
+
+    Starting it before the caller's own imports and task loading lets the two interpreters'
+    start-up overlap; :meth:`ready` then names its log file and waits for ``MCPGYM_READY``.
+    :meth:`cancel` stops a start nobody adopted (no-op after :meth:`ready`).
+    """
+
+    process: subprocess.Popen
+    token: str
+    _lines: queue.Queue[str | None]
+    _log: _Log
+    _drain: threading.Thread
+    adopted: bool = False
+
+    def ready(self, log_path: str | Path, *, startup_timeout: float = 60.0) -> ServerHandle:
+        """Write the server's output (so far and from now on) to ``log_path`` and wait up to
+        ``startup_timeout`` wall seconds for its ready line.
+
+        Raises:
+            ServerError: the server exited or stayed silent; the message quotes its log's end.
+        """
+        log_path = Path(log_path)
+        self.adopted = True
+        handle = ServerHandle(url="", token=self.token, process=self.process, log_path=log_path, _drain=self._drain)
+        try:
+            self._log.attach(log_path)
+            line = self._lines.get(timeout=startup_timeout)
+        except queue.Empty:
+            line = None
+        except BaseException:  # interrupted while waiting: do not leave the child behind
+            handle.stop()
+            raise
+        if line is None:
+            handle.stop()
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
+            raise ServerError(
+                f"the mcpgym server did not start (exit code {self.process.poll()}); its log {log_path} ends with:\n{tail}"
+            )
+        try:
+            handle.url = json.loads(line[len(READY_PREFIX) :])["url"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            handle.stop()
+            raise ServerError(f"unreadable ready line from the server: {line!r}") from exc
+        return handle
+
+    def cancel(self) -> None:
+        """Stop the server unless :meth:`ready` adopted it (then its handle owns it)."""
+        if not self.adopted:
+            self.adopted = True
+            ServerHandle(url="", token=self.token, process=self.process, _drain=self._drain).stop()
+
+
+def start_server(*, max_episodes: int = 1000, python: str | None = None) -> ServerStart:
+    """Start ``mcpgym serve --transport http`` on a free loopback port without waiting for it.
 
     Args:
-        log_path: file the server's stdout and stderr are appended to.
         max_episodes: the server's cap on live episodes.
-        startup_timeout: wall seconds to wait for the ``MCPGYM_READY`` line.
         python: interpreter (default: ``sys.executable``).
 
+    Returns:
+        A :class:`ServerStart`; its output is kept in memory until :meth:`ServerStart.ready`.
+
     Raises:
-        ServerError: when the server exits or stays silent past ``startup_timeout``; the
-            message quotes the end of its log.
+        OSError: the interpreter cannot be executed.
     """
     token = secrets.token_urlsafe(24)
-    log_path = Path(log_path)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("ab")
     env = {**os.environ, "MCPGYM_TOKEN": token, "PYTHONUNBUFFERED": "1"}
     cmd = [
         python or sys.executable,
@@ -146,35 +235,40 @@ def spawn_server(
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
-        stderr=log,
+        stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         env=env,
         preexec_fn=functools.partial(_pdeathsig, os.getpid()) if sys.platform.startswith("linux") else None,
     )
     lines: queue.Queue[str | None] = queue.Queue()
+    log = _Log()
     assert proc.stdout is not None
     drain = threading.Thread(target=_pump, args=(proc.stdout, lines, log), name="mcpgym-server-log", daemon=True)
     drain.start()
-    handle = ServerHandle(url="", token=token, process=proc, log_path=log_path, _drain=drain)
-    try:
-        line = lines.get(timeout=startup_timeout)
-    except queue.Empty:
-        line = None
-    except BaseException:  # interrupted while waiting: do not leave the child behind
-        handle.stop()
-        raise
-    if line is None:
-        handle.stop()
-        tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
-        raise ServerError(
-            f"the mcpgym server did not start (exit code {proc.poll()}); its log {log_path} ends with:\n{tail}"
-        )
-    try:
-        handle.url = json.loads(line[len(READY_PREFIX) :])["url"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        handle.stop()
-        raise ServerError(f"unreadable ready line from the server: {line!r}") from exc
-    return handle
+    return ServerStart(process=proc, token=token, _lines=lines, _log=log, _drain=drain)
+
+
+def spawn_server(
+    log_path: str | Path,
+    *,
+    max_episodes: int = 1000,
+    startup_timeout: float = 60.0,
+    python: str | None = None,
+) -> ServerHandle:
+    """Start an mcpgym HTTP server on a free loopback port and wait until it is ready
+    (:func:`start_server` then :meth:`ServerStart.ready`).
+
+    Args:
+        log_path: file the server's stdout and stderr are appended to.
+        max_episodes: the server's cap on live episodes.
+        startup_timeout: wall seconds to wait for the ``MCPGYM_READY`` line.
+        python: interpreter (default: ``sys.executable``).
+
+    Raises:
+        ServerError: when the server exits or stays silent past ``startup_timeout``; the
+            message quotes the end of its log.
+    """
+    return start_server(max_episodes=max_episodes, python=python).ready(log_path, startup_timeout=startup_timeout)
 
 
 class ControlClient:

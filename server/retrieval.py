@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 import mcp_types as types
-from rank_bm25 import BM25Okapi
 
 from mcpgym.tools.mcp_bridge import error_result
 
@@ -61,6 +60,8 @@ def rank_tools(specs: list[Any], query: str, k: int) -> list[Any]:
     """Return the ``k`` specs ranked best for ``query`` by BM25 (ties: catalog order)."""
     if not specs:
         return []
+    from rank_bm25 import BM25Okapi  # numpy underneath: imported only when a search runs
+
     corpus = [_tokens(f"{s.name} {s.name} {s.description} {' '.join(s.resources)}") for s in specs]
     bm25 = BM25Okapi(corpus)
     scores = bm25.get_scores(_tokens(query))
