@@ -29,6 +29,8 @@ GOLD_HASHES = {
     "users.confirm_payment_6": "8fe73825b9313ddc1526ee2a498a8218c10450888321c292c3dab7f0a6515fc2",
     "users.confirm_payment_7": "0e8470776ff25d67532ac98d38f26592d6e9dde446453367aac074395f07f6e0",
     "users.confirm_payment_8": "2648d07d83dfeed0870f9c23160ad6b7c78d4ceed9f9893edf2129e779c3d62e",
+    "users.code_payment_1": "53e291774686a80000423206a794d04305bf61024e626b253fce1e3262ccd0d9",
+    "users.code_payment_2": "be0327945e567a0734c1a1f3096f205a26cf82d75879bad367169e97181b320c",
     "users.which_dana_1": "3ec89b7170c9da675874eb6236ae881014ad181ed2b9fa15efbb893e65e6af9f",
     "users.which_amir_2": "24ed5ad8a6925f6a1343f6855b7b7507e161dc15de6851592b5767bff5c7b85e",
     "users.which_maya_3": "4138fb98fee39a503621140e525634521c0e6fcafc4ae8425c99f83cdc39d3aa",
