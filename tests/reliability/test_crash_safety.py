@@ -11,7 +11,6 @@ plan. A runner that spawned its own server leaves no orphan server behind when k
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -194,20 +193,20 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-def _holders(path: Path) -> list[int]:
-    """Pids of processes that have ``path`` open."""
-    target = str(path.resolve())
+def _children(pid: int) -> list[int]:
+    """Pids of the live processes whose parent is ``pid`` (from /proc/PID/stat)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            for fd in (proc / "fd").iterdir():
-                if os.readlink(fd) == target:
-                    found.append(int(proc.name))
-                    break
+            stat = (proc / "stat").read_text()
         except OSError:
             continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")"
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            found.append(int(proc.name))
     return found
 
 
@@ -216,18 +215,18 @@ def test_a_killed_runner_leaves_no_orphan_server(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         run_args(out, resume=False, server=None), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    log = out / "server.log"
     deadline = time.monotonic() + 120
     server_pids: list[int] = []
-    while not server_pids:  # the server the runner spawned writes to out/server.log
+    while not server_pids:  # the server the runner spawned: its child running `serve`
         assert time.monotonic() < deadline and proc.poll() is None, "the runner never started its server"
         time.sleep(0.05)
         # ...once it has exec'd the server (PR_SET_PDEATHSIG is set between fork and exec).
-        server_pids = [p for p in _holders(log) if p != proc.pid and b"serve" in _cmdline(p)]
+        server_pids = [p for p in _children(proc.pid) if b"serve" in _cmdline(p)]
+    time.sleep(1.0)  # let the run get under way: episodes in flight when the runner dies
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     deadline = time.monotonic() + 15
-    while [p for p in server_pids if Path(f"/proc/{p}").exists() and _holders(log)]:
+    while [p for p in server_pids if b"serve" in _cmdline(p)]:
         assert time.monotonic() < deadline, f"orphan server(s) {server_pids} outlived the killed runner"
         time.sleep(0.1)
     whole_lines(out / "trajectories.jsonl")
