@@ -3,6 +3,7 @@ of the performance fixes with the code they replaced. No timing is asserted anyw
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import subprocess
@@ -53,6 +54,12 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     rows = {f["name"]: f for f in doc["figures"]}
     assert list(rows) == list(FIGURES)
     for name, row in rows.items():
+        if name == "ray_overhead" and importlib.util.find_spec("ray") is None:
+            # Ray is an optional extra (.ci/run installs it): without it the row must say so
+            # loudly instead of carrying a number.
+            assert row["available"] is False and row["value"] is None, row
+            assert "ray" in row["note"].lower() and "not" in row["note"].lower(), row["note"]
+            continue
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
@@ -82,11 +89,12 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     e2e = rows["e2e_smoke_run"]["details"]
     assert e2e["episodes"] == 1 and 0 <= e2e["outside_agents_share"] <= 1
     ray_row = rows["ray_overhead"]
-    assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
-    assert ray_row["details"]["same_scores"] is True
-    assert ray_row["value"] == pytest.approx(
-        ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05
-    )
+    if ray_row["available"]:
+        assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
+        assert ray_row["details"]["same_scores"] is True
+        assert ray_row["value"] == pytest.approx(
+            ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05
+        )
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 
