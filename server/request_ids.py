@@ -20,6 +20,7 @@ server ids and pass untouched.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import secrets
@@ -214,12 +215,11 @@ def _answer_rewriter(send: Send, internal: str, original: Any) -> Send:
             if more:
                 return
             body = bytes(held)
-            try:
+            # A body that is not JSON goes back to the client unchanged (it carries no id to restore).
+            with contextlib.suppress(ValueError, RecursionError):
                 data = json.loads(body)
                 if fix(data):
                     body = _dump(data)
-            except (ValueError, RecursionError):
-                pass
             assert start is not None
             headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
