@@ -40,13 +40,14 @@ Success = ``recall == total`` and ``misbehave == 0``, and every task-defined
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcpgym.evaluation.refusal import match_refusal
 from mcpgym.kernel.world import World, canonical_json
@@ -101,6 +102,28 @@ class ExtraCheck(BaseModel):
     case_sensitive: bool = False
     tolerance: float = Field(0.0, ge=0.0)
     description: str = ""
+
+    @model_validator(mode="after")
+    def _value_fits_kind(self) -> ExtraCheck:
+        """Refuse a value the check could not use, when the task is loaded rather than when an
+        episode is judged: a ``regex`` that does not compile, a ``number`` that is not a finite
+        number, a ``declares_impossible`` that is not a bool (YAML ``no`` is one, ``"no"`` is not),
+        a ``contains``/``not_contains`` that is not a string (YAML reads ``10:30`` as 630)."""
+        v = self.value
+        if self.kind == "number":
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ValueError(f"a 'number' check needs a finite number as value, got {v!r}")
+        elif self.kind == "declares_impossible":
+            if not isinstance(v, bool):
+                raise ValueError(f"a 'declares_impossible' check needs true or false as value, got {v!r}")
+        elif not isinstance(v, str):
+            raise ValueError(f"a {self.kind!r} check needs a string as value, got {v!r} (quote it in YAML)")
+        elif self.kind == "regex":
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"the regex {v!r} does not compile: {exc}") from None
+        return self
 
     def evaluate(self, final_message: str) -> bool:
         """Return whether ``final_message`` passes the check.

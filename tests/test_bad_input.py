@@ -194,3 +194,36 @@ def test_a_task_error_names_the_line_of_its_field(tmp_path, monkeypatch, capsys)
     path.write_text('{"tasks": [\n  {"id": "mine.bad", "instruction": "x",\n   "apps": ["shop"], "seed": 1}\n]}\n')
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     one_error_line(code, err, "task 'mine.bad'", "(line 2)")
+
+
+BAD_CHECKS = [
+    ({"kind": "regex", "value": "(("}, "does not compile"),
+    ({"kind": "number", "value": "abc"}, "finite number"),
+    ({"kind": "number", "value": True}, "finite number"),
+    ({"kind": "declares_impossible", "value": "no"}, "true or false"),
+    ({"kind": "contains", "value": 630}, "a string"),
+]
+
+
+@pytest.mark.parametrize(("check", "says"), BAD_CHECKS, ids=[f"{c['kind']}={c['value']!r}" for c, _ in BAD_CHECKS])
+def test_a_check_value_the_judge_cannot_use_is_refused_when_the_task_loads(check, says, tmp_path, monkeypatch, capsys):
+    """A bad check used to load, then fail every episode's scoring: the run wrote nothing."""
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{**TASK, "checks": [check]}]}), encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, str(path), "task 'mine.t'", "field 'checks[0]'", says)
+
+
+def test_good_checks_still_load(tmp_path, monkeypatch, capsys):
+    checks = [
+        {"kind": "regex", "value": r"\bdone\b"},
+        {"kind": "number", "value": 2},
+        {"kind": "number", "value": 1.5, "tolerance": 0.01},
+        {"kind": "declares_impossible", "value": False},
+        {"kind": "contains", "value": "ok"},
+    ]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{**TASK, "checks": checks}]}), encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    assert (code, err) == (0, "")
+
