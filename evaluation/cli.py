@@ -396,7 +396,7 @@ def run(
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
         from mcpgym.evaluation.report import print_comparison, write_report
-        from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
+        from mcpgym.evaluation.runner import TRAJECTORIES, AgentEntry, RunError, RunSettings, run_evaluation
         from mcpgym.evaluation.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
 
@@ -478,6 +478,10 @@ def run(
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
+    if result.failures and not (result.out / TRAJECTORIES).exists():
+        # No episode finished: there is nothing to report, and the failures are the news.
+        _print_failures(result.failures, nothing_written=True)
+        raise typer.Exit(1)
     md, html = write_report(result.out)
     picked = (
         f"suite {suite_name}: "
@@ -507,11 +511,22 @@ def run(
         f"scores: {result.out / 'scores.json'}"
     )
     if result.failures:
-        err = _console(stderr=True)
-        err.print(f"[red]{len(result.failures)} episode(s) could not be run (not written; --resume retries them):")
-        for label, message in result.failures[:20]:
-            err.print(f"  {label}: {message}", markup=False)
+        _print_failures(result.failures)
         raise typer.Exit(1)
+
+
+def _print_failures(failures: list[tuple[str, str]], nothing_written: bool = False) -> None:
+    """List on stderr the episodes the harness could not run (``(label, message)`` pairs, at
+    most 20 shown); ``nothing_written``: no episode finished, so no report was written."""
+    err = _console(stderr=True)
+    head = f"{len(failures)} episode(s) could not be run (not written; --resume retries them)"
+    if nothing_written:
+        head = f"no episode finished, so there is no report: {head}"
+    err.print(f"[red]{head}:")
+    for label, message in failures[:20]:
+        err.print(f"  {label}: {message}", markup=False)
+    if len(failures) > 20:
+        err.print(f"  ... and {len(failures) - 20} more", markup=False)
 
 
 @app.command()

@@ -227,3 +227,22 @@ def test_good_checks_still_load(tmp_path, monkeypatch, capsys):
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     assert (code, err) == (0, "")
 
+
+def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_path, monkeypatch, capsys):
+    """Every episode failing in the harness (here: the scorer raises) used to end in
+    "not a run directory" from the report step, with the failures never shown."""
+    import mcpgym.evaluation.episode_runner as episode_runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("scorer exploded")
+
+    monkeypatch.setattr(episode_runner, "score_episode", broken)
+    url, token = http_server
+    out_dir = tmp_path / "r"
+    args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"]
+    code, out, err = cli([*args, "--out", str(out_dir), "--server", url, "--token", token, "-q"], monkeypatch, capsys)
+    assert code == 1, err
+    assert "no episode finished, so there is no report: 1 episode(s) could not be run" in err, err
+    assert "scoring failed: RuntimeError: scorer exploded" in err, err
+    assert "not a run directory" not in err + out and "Traceback" not in err
+    assert not (out_dir / "report.md").exists()
