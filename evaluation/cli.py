@@ -641,6 +641,18 @@ def tasks(
     from mcpgym.kernel.app import load_apps
 
     owner = {name: app for app, cls in load_apps().items() for name in cls.tools}
+
+    def gold_calls(source: str, index: int, t: Any) -> int | None:
+        """Calls of the task's gold run; exits naming the file, task and line when its oracle fails."""
+        if source == "full":
+            return None
+        try:
+            return len(registry.gold_run(t).calls)
+        except registry.OracleRuntimeError as exc:
+            line = registry.task_field_line(source, index, "oracle") if task_file else None
+            _fail(f"{source}: {exc}" + (f" (line {line})" if line else ""))
+            raise AssertionError("unreachable") from None
+
     rows = [
         {
             "id": t.id,
@@ -650,11 +662,11 @@ def tasks(
             "tags": list(t.tags),
             "feasible": t.feasible,
             "oracle_apps": sorted({owner.get(n, "?") for n in registry.oracle_calls(t)}),
-            "oracle_calls": len(registry.gold_run(t).calls) if source != "full" else None,
+            "oracle_calls": gold_calls(source, i, t),
             "needs_user": any(isinstance(s, AskStep) for s in iter_steps(t.oracle)),
         }
         for source, items in groups
-        for t in items
+        for i, t in enumerate(items)
     ]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")

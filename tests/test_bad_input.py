@@ -246,3 +246,31 @@ def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_pat
     assert "scoring failed: RuntimeError: scorer exploded" in err, err
     assert "not a run directory" not in err + out and "Traceback" not in err
     assert not (out_dir / "report.md").exists()
+
+
+ORACLE_FAILS = [
+    ([{"call": "system_update_setting", "args": {"key": ["a", "b"], "value": "dark"}}, {"answer": "ok"}], "failed"),
+    ([{"answer": "{10 // 0}"}], "ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize(("steps", "says"), ORACLE_FAILS, ids=["bad-call", "bad-answer"])
+def test_tasks_names_the_file_task_and_line_of_an_oracle_that_fails(steps, says, tmp_path, monkeypatch, capsys):
+    """The oracle runs only when its gold state is needed; a failure there used to be an
+    'unexpected OracleRuntimeError' with exit 1 from `mcpgym tasks`."""
+    path = tmp_path / "tasks.yaml"
+    good = "  - id: mine.ok\n    instruction: x\n    apps: [system]\n    seed: 2\n    level: 1\n    oracle: [{answer: ok}]\n"
+    bad = "  - id: mine.bad\n    instruction: x\n    apps: [system]\n    seed: 2\n    level: 1\n    oracle:\n"
+    path.write_text(f"tasks:\n{good}{bad}" + "".join(f"      - {json.dumps(s)}\n" for s in steps), encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, str(path), "task 'mine.bad'", "oracle[0]", says, "(line 13)")
+
+
+def test_a_duplicate_task_id_names_both_lines(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tasks.yaml"
+    one = "  - id: mine.t\n    instruction: x\n    apps: [system]\n    seed: 2\n    level: 1\n    oracle: [{answer: ok}]\n"
+    path.write_text(f"tasks:\n{one}{one}", encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(
+        code, err, f"{path}: task 'mine.t': field 'id': duplicate id, first used by task #1 at line 2 (line 8)"
+    )

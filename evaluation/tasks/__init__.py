@@ -33,6 +33,7 @@ from mcpgym.evaluation.tasks.registry import (
     parse_task,
     register_suite,
     suite_names,
+    task_field_line,
     unregister_suite,
 )
 from mcpgym.evaluation.tasks.templates import template_task, template_tasks  # registers the suite "full"
@@ -62,6 +63,7 @@ __all__ = [
     "parse_task",
     "register_suite",
     "suite_names",
+    "task_field_line",
     "template_task",
     "template_tasks",
     "unregister_suite",

@@ -102,23 +102,39 @@ def load_file(path: str | Path) -> list[Task]:
         try:
             tasks.append(parse_task(item, str(p), i))
         except TaskLoadError as exc:
-            line = _line_of(p, isinstance(raw, dict), i, str(exc))
+            line = _line_of(p, i, str(exc))
             raise TaskLoadError(f"{exc} (line {line})" if line else str(exc)) from None
-    _check_unique(tasks, [str(p)] * len(tasks), f"file {p}")
+    first: dict[str, int] = {}
+    for i, t in enumerate(tasks):
+        if t.id in first:
+            was, line = _line_of(p, first[t.id], "field 'id'"), _line_of(p, i, "field 'id'")
+            raise TaskLoadError(
+                f"{p}: task {t.id!r}: field 'id': duplicate id, first used by task #{first[t.id] + 1}"
+                + (f" at line {was}" if was else "")
+                + (f" (line {line})" if line else "")
+            )
+        first[t.id] = i
     return tasks
+
+
+def task_field_line(path: str | Path, index: int, field: str) -> int | None:
+    """The 1-based line, in the task file ``path``, of the top-level ``field`` (``oracle``,
+    ``checks``...) of its ``index``-th task (0-based), else of that task; None when the file
+    cannot be read or has no such task."""
+    return _line_of(Path(path), index, f"field {field!r}")
 
 
 _TOP_FIELD = re.compile(r"field '([A-Za-z_]+)")
 
 
-def _line_of(path: Path, wrapped: bool, index: int, message: str) -> int | None:
+def _line_of(path: Path, index: int, message: str) -> int | None:
     """The 1-based line of the top-level field a task error names (else of the task itself), in
     the file's node tree; only computed once a task failed, so loading stays one parse."""
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
         if root is None:
             return None
-        if wrapped:
+        if isinstance(root, yaml.MappingNode):  # tasks: [...]
             root = next(v for k, v in root.value if k.value == "tasks")
         node = root.value[index]
     except Exception:  # noqa: BLE001 - the line is a courtesy; the error itself stands without it
@@ -440,5 +456,6 @@ __all__ = [
     "parse_task",
     "register_suite",
     "suite_names",
+    "task_field_line",
     "unregister_suite",
 ]
