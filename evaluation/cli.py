@@ -203,6 +203,11 @@ def tools(
     (print_tools_full if full else print_tools_compact)(_console(), rows)
 
 
+MAX_EPISODES = 1_000_000
+"""Most episodes one ``mcpgym run`` plans (tasks x trials x agents): the run lists every
+episode up front, so a mistyped ``--trials 10000000000`` would hang filling memory; a million
+episodes is already about 110 GB of trajectories."""
+
 CORE_DEFAULT_LIMIT = 30
 """A bare ``mcpgym run`` takes the ``core`` suite while it has at most this many tasks, else
 ``smoke``: it must stay under ~90 s on two cores. Measured: the 3 scripted agents x 23 core
@@ -432,6 +437,12 @@ def run(
                 + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
             )
         specs = list(agent or SCRIPTED_AGENTS)
+        planned = len(tasks) * trials * len(specs)
+        if planned > MAX_EPISODES:
+            _fail(
+                f"{len(tasks)} tasks x {trials} trials x {len(specs)} agents is {planned:,} episodes; "
+                f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
+            )
         if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
             from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 

@@ -274,3 +274,12 @@ def test_a_duplicate_task_id_names_both_lines(tmp_path, monkeypatch, capsys):
     one_error_line(
         code, err, f"{path}: task 'mine.t': field 'id': duplicate id, first used by task #1 at line 2 (line 8)"
     )
+
+
+def test_a_run_of_absurd_size_is_refused_before_it_starts(tmp_path, monkeypatch, capsys):
+    """--trials 10^20 used to hang while the run listed its episodes, filling memory."""
+    out_dir = tmp_path / "r"
+    args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--agent", "defeatist", "-q"]
+    code, out, err = cli([*args, "--trials", str(10**20), "--out", str(out_dir)], monkeypatch, capsys)
+    one_error_line(code, err, "1 tasks x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
+    assert not out_dir.exists()
