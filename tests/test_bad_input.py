@@ -283,3 +283,23 @@ def test_a_run_of_absurd_size_is_refused_before_it_starts(tmp_path, monkeypatch,
     code, out, err = cli([*args, "--trials", str(10**20), "--out", str(out_dir)], monkeypatch, capsys)
     one_error_line(code, err, "1 tasks x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
     assert not out_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--examples", "0", "system"], "--examples: must be at least 1, got 0"),
+        (["--seed", "-5", "--probe", "system"], "--seed: must be at least 0"),
+    ],
+    ids=["examples-0", "seed-negative"],
+)
+def test_conformance_refuses_a_count_it_cannot_use(args, says, capsys):
+    """--examples 0 used to run into hypothesis and end in its InvalidArgument traceback."""
+    from mcpgym.tools.conformance.__main__ import main as conformance_main
+
+    with pytest.raises(SystemExit) as exc:
+        conformance_main(args)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert says in err.splitlines()[-1], err
+    assert "Traceback" not in err

@@ -12,6 +12,22 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``low`` (a smaller one is a usage error, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--probe", metavar="APP", nargs="+", help="internal: print the determinism probes of APPs as JSON"
     )
-    parser.add_argument("--seed", type=int, default=7, help="world seed of --probe")
-    parser.add_argument("--examples", type=int, default=15, help="hypothesis examples per tool")
+    parser.add_argument("--seed", type=_at_least(0), default=7, help="world seed of --probe")
+    parser.add_argument("--examples", type=_at_least(1), default=15, help="hypothesis examples per tool (at least 1)")
     parser.add_argument("--no-subprocess", action="store_true", help="skip the cross-process determinism check")
     args = parser.parse_args(argv)
 
