@@ -187,6 +187,7 @@ def build_report(run_dir: str | Path) -> Report:
 
     Raises:
         FileNotFoundError: when the directory has no ``trajectories.jsonl``.
+        ValueError: when it holds no episode.
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
@@ -199,6 +200,8 @@ def build_report(run_dir: str | Path) -> Report:
     if not (run / TRAJECTORIES).exists():
         raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
     trajs = load_run(run)
+    if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
+        raise ValueError(f"{run / TRAJECTORIES} holds no episode: nothing to report")
     manifest = read_manifest(run) or {}
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would
@@ -270,6 +273,11 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
     prof = m.get("fault_profile") or {}
     rates = prof.get("rates") or {}
     rate_text = ", ".join(f"{k} {v:g}" for k, v in rates.items() if v) or "no faults"
+    profile = (
+        f"{prof.get('name', '–')} ({rate_text}; max {prof.get('max_consecutive', '–')} in a row)"
+        if prof
+        else "unknown (" + ("no manifest.json" if not m else "the manifest does not say") + ")"
+    )
     versions = m.get("versions") or {}
     agents = m.get("agents") or []
     described = [
@@ -287,8 +295,8 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ("Tasks", str(len(m.get("task_ids") or report.task_matrix))),
         ("Trials", str(m.get("trials", "–"))),
         ("Agents", "; ".join(described) or ", ".join(report.agents)),
-        ("Fault profile", f"{prof.get('name', '–')} ({rate_text}; max {prof.get('max_consecutive', '–')} in a row)"),
-        ("Episodes", str(len(report.episodes))),
+        ("Fault profile", profile),
+        ("Episodes", _episodes_fact(m, len(report.episodes))),
         (
             "Versions",
             ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–",
@@ -296,6 +304,24 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ("Started / finished", f"{m.get('started_at') or '–'} / {m.get('finished_at') or '–'}"),
     ]
     return facts
+
+
+def _episodes_fact(manifest: dict[str, Any], n: int) -> str:
+    """``n``, and, when the manifest planned more (tasks x trials x agents), how many and why
+    the rest is missing: a run killed before its end (no ``finished_at``) or episodes the
+    harness could not run."""
+    tasks, trials, agents = manifest.get("task_ids"), manifest.get("trials"), manifest.get("agents")
+    if not (isinstance(tasks, list) and isinstance(trials, int) and isinstance(agents, list)):
+        return str(n)
+    planned = len(tasks) * trials * len(agents)
+    if n >= planned:
+        return str(n)
+    why = (
+        "the run did not finish: `mcpgym run --resume` with the same --out continues it"
+        if not manifest.get("finished_at")
+        else "the others could not be run: `mcpgym run --resume` with the same --out retries them"
+    )
+    return f"{n} of {planned} planned ({why})"
 
 
 def level_rows(report: Report) -> tuple[list[str], list[list[str]]]:

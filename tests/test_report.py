@@ -255,3 +255,46 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
     assert len(merged["invocations"]) == 2 and merged["suite"] == "s"
     with pytest.raises(ValueError, match="cannot resume it with 'harsh'"):
         merge_for_resume(manifest("default", ["a"], 2), manifest("harsh", ["a"], 2))
+
+
+def _facts(run: Path) -> dict[str, str]:
+    from mcpgym.evaluation.report import run_facts
+
+    return dict(run_facts(build_report(run)))
+
+
+def test_a_run_killed_midway_says_how_many_episodes_it_planned(tmp_path: Path) -> None:
+    """A report of a killed run used to read like a finished one with fewer episodes."""
+    import json
+
+    run = _run_dir(tmp_path)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(trials=3, agents=[{"name": n, "spec": n, "describe": None} for n in ("careful", "<b>bold</b>")])
+    manifest.pop("finished_at", None)
+    write_json_atomic(run / "manifest.json", manifest)
+    said = _facts(run)["Episodes"]
+    assert said.startswith("8 of 12 planned (the run did not finish: `mcpgym run --resume`"), said
+    manifest["finished_at"] = "2026-12-01T06:00:00Z"
+    write_json_atomic(run / "manifest.json", manifest)
+    assert "8 of 12 planned (the others could not be run" in _facts(run)["Episodes"]
+    manifest["trials"] = 2
+    write_json_atomic(run / "manifest.json", manifest)
+    assert _facts(run)["Episodes"] == "8"
+
+
+def test_a_run_without_a_manifest_does_not_claim_no_faults(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path)
+    (run / "manifest.json").unlink()
+    assert _facts(run)["Fault profile"] == "unknown (no manifest.json)"
+    assert _facts(_run_dir(tmp_path / "again"))["Fault profile"].startswith("default (transient 0.07")
+
+
+def test_report_of_a_run_with_no_episode_is_refused(tmp_path: Path) -> None:
+    """An empty trajectories.jsonl used to give a report saying every episode succeeded."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trajectories.jsonl").write_text("")
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 2, result.output
+    assert "trajectories.jsonl holds no episode: nothing to report" in result.output
+    assert not (run / "report.md").exists()
