@@ -401,7 +401,7 @@ def run(
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
         from mcpgym.evaluation.report import print_comparison, write_report
-        from mcpgym.evaluation.runner import TRAJECTORIES, AgentEntry, RunError, RunSettings, run_evaluation
+        from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
         from mcpgym.evaluation.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
 
@@ -489,7 +489,7 @@ def run(
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
-    if result.failures and not (result.out / TRAJECTORIES).exists():
+    if result.failures and not result.scores.agents:
         # No episode finished: there is nothing to report, and the failures are the news.
         _print_failures(result.failures, nothing_written=True)
         raise typer.Exit(1)
