@@ -805,3 +805,36 @@ def test_domain_answer_after_a_ledger_fault(tmp_path):
     }
     s = only(jsonl(tmp_path, "l.jsonl", [traj]), "mcpgym")
     assert [(d.fault, d.inferred, d.recovered_step) for d in s.recoverable_error_detail] == [("transient", False, 2)]
+
+
+# -- a trial that is not a non-negative integer ------------------------------------------------------------
+
+BAD_TRIALS = ["1", 2.0, True, -1]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "complexmcp"])
+def test_a_bad_trial_is_a_problem_naming_the_line_not_trial_0(tmp_path, fmt):
+    """A trial of "1", 2.0, true or -1 used to be read as trial 0 without a word, so that the
+    records of different trials merged into one trial."""
+    if fmt == "openai":
+        msgs = [
+            {"role": "user", "content": "Show my cart."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "shop_get_cart", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"lines": []}'},
+            {"role": "assistant", "content": "Your cart is empty."},
+        ]
+        base = {"task_id": "cart", "messages": msgs}
+    else:
+        base = {"task_id": "cart", "output": TRANSCRIPT_R1}
+    rows = [{**base, "trial": 0}, *({**base, "trial": t} for t in BAD_TRIALS), {**base, "trial": 1}, base]
+    report = score_files([jsonl(tmp_path, "runs.jsonl", rows)], fmt, None)
+    assert sorted((ep.line, ep.scores.trial) for ep in report.episodes) == [(1, 0), (6, 1), (7, 0)]
+    assert [(p.line, p.severity) for p in report.problems] == [(n, "error") for n in (2, 3, 4, 5)]
+    for p, bad in zip(report.problems, BAD_TRIALS, strict=True):
+        assert p.message == f"field trial: expected a non-negative integer, got {json.dumps(bad)}", p

@@ -188,9 +188,18 @@ def record_agent(record: dict[str, Any]) -> str | None:
 
 
 def record_trial(record: dict[str, Any]) -> int:
-    """A record's ``trial`` when it is a non-negative int, else 0."""
+    """A record's ``trial`` (0-based), 0 when it gives none.
+
+    Raises:
+        EpisodeError: when ``trial`` is given but is not a non-negative integer (``"1"``,
+            ``2.0``, ``true``, ``-1``): read as 0, such records merged silently with trial 0.
+    """
     t = record.get("trial")
-    return t if isinstance(t, int) and not isinstance(t, bool) and t >= 0 else 0
+    if t is None:
+        return 0
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise EpisodeError(f"field trial: expected a non-negative integer, got {json.dumps(t)}")
+    return t
 
 
 __all__ = [

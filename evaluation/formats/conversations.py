@@ -16,6 +16,7 @@ any of these shapes, as tau-bench and most harnesses store them:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,8 +95,9 @@ def find_conversations(records: list[tuple[int | None, Any]], result: LoadResult
         task = meta_str(rec.get("task_id"))
         if task is not None:
             label += f" task {task}"
-        if record_trial(rec):
-            label += f" trial {record_trial(rec)}"
+        trial = rec.get("trial")
+        if trial is not None and trial is not False and trial != 0:  # as given: a bad one is refused later
+            label += f" trial {json.dumps(trial)}"
         result.descriptions.update(tool_descriptions(rec.get("tools")))
         out.append(Conversation(label=label, line=line, messages=rec.get(key) if key else None, record=rec))
 
