@@ -51,8 +51,8 @@ class TokenUsage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: int = Field(0, ge=0)
-    output: int = Field(0, ge=0)
+    input: int = Field(0, ge=0, strict=True)
+    output: int = Field(0, ge=0, strict=True)
 
 
 INVALID_CODES = ("invalid_argument",)
@@ -112,18 +112,18 @@ class ToolCallStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["tool_call"] = "tool_call"
-    step: int | None = Field(default=None, ge=1)
+    step: int | None = Field(default=None, ge=1, strict=True)
     tool: str
     arguments: Any = Field(default_factory=dict)
     raw_arguments: str | None = None
     call_id: str | None = None
-    is_error: bool = False
+    is_error: bool = Field(False, strict=True)
     error_code: str | None = None
     result: Any = None
-    invalid: bool = False
+    invalid: bool = Field(False, strict=True)
     fault: str | None = None
-    fault_inferred: bool = False
-    time: int | None = None
+    fault_inferred: bool = Field(False, strict=True)
+    time: int | None = Field(None, strict=True)
     user: dict[str, Any] | None = None
 
     @property
@@ -167,11 +167,11 @@ class MessageStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["message"] = "message"
-    turn: int = Field(0, ge=0)
+    turn: int = Field(0, ge=0, strict=True)
     text: str = ""
     refusal: str | None = None
     reasoning: str | None = None
-    tool_calls: int = Field(0, ge=0)
+    tool_calls: int = Field(0, ge=0, strict=True)
     finish_reason: str | None = None
     tokens: TokenUsage | None = None
 
@@ -195,13 +195,13 @@ class UserTurnStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["user_turn"] = "user_turn"
-    before_step: int = Field(ge=1)
+    before_step: int = Field(ge=1, strict=True)
     question: str
     about: str | None = None
     answer: str = ""
     value: Any = None
     topic: str | None = None
-    in_world: bool = False
+    in_world: bool = Field(False, strict=True)
 
 
 UserTurn = UserTurnStep
@@ -297,13 +297,13 @@ class Trajectory(BaseModel):
     episode_id: str
     task_id: str | None = None
     agent: str
-    trial: int = Field(0, ge=0)
-    world_seed: int | None = None
-    fault_seed: int | None = None
+    trial: int = Field(0, ge=0, strict=True)
+    world_seed: int | None = Field(None, strict=True)
+    fault_seed: int | None = Field(None, strict=True)
     fault_profile: str | None = None
     apps: list[str] = Field(default_factory=list)
     app_versions: dict[str, str] = Field(default_factory=dict)
-    level: int | None = None
+    level: int | None = Field(None, strict=True)
     instruction: str | None = None
     steps: list[Step] = Field(default_factory=list)
     final_message: str = ""
@@ -311,11 +311,11 @@ class Trajectory(BaseModel):
     initial_snapshot: dict[str, Any] | None = None
     final_snapshot: dict[str, Any] | None = None
     gold_snapshot: dict[str, Any] | None = None
-    feasible: bool | None = None
+    feasible: bool | None = Field(None, strict=True)
     status: Literal["completed", "errored", "limit"] = "completed"
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
-    invalid_calls: int = Field(0, ge=0)
+    invalid_calls: int = Field(0, ge=0, strict=True)
     scores: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
@@ -454,6 +454,16 @@ def _format_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def missing_line_field(data: dict[str, Any]) -> str | None:
+    """What a trajectory *line* lacks that the model would default, as ``field F: ...``, or
+    None. A line without ``steps`` would read as an episode without tool calls and score as
+    one (0 calls, nothing to verify): a silent zero, where the writer most likely named the
+    field otherwise. An episode that made no call says ``"steps": []``."""
+    if "steps" not in data:
+        return 'field steps: missing (an episode that made no tool call has "steps": [])'
+    return None
+
+
 def iter_trajectories(
     path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True, store: SnapshotStore | None = None
 ) -> Iterator[Trajectory]:
@@ -492,6 +502,9 @@ def iter_trajectories(
             raise TrajectoryFileError(
                 f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}"
             )
+        missing = missing_line_field(data)
+        if missing:
+            raise TrajectoryFileError(f"{p}:{lineno}: {missing}")
         try:
             traj = Trajectory.model_validate(data)
         except ValidationError as exc:
@@ -581,6 +594,7 @@ __all__ = [
     "merge_user_turns",
     "append_trajectory",
     "iter_trajectories",
+    "missing_line_field",
     "read_trajectories",
     "steps_from_call_log",
     "write_trajectories",

@@ -4,6 +4,7 @@ nothing already written is lost (the run's files are left as they were)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -303,3 +304,55 @@ def test_conformance_refuses_a_count_it_cannot_use(args, says, capsys):
     assert exc.value.code == 2, err
     assert says in err.splitlines()[-1], err
     assert "Traceback" not in err
+
+
+GOOD_LINE = {
+    "episode_id": "ep0",
+    "task_id": "system.dark_mode",
+    "agent": "careful",
+    "trial": 0,
+    "steps": [{"type": "tool_call", "step": 1, "tool": "system_get_settings", "is_error": False, "result": {}}],
+    "final_message": "done",
+}
+BAD_LINES = [
+    ({"trial": True}, "field trial"),
+    ({"trial": "1"}, "field trial"),
+    ({"world_seed": "7"}, "field world_seed"),
+    ({"steps": [{**GOOD_LINE["steps"][0], "is_error": "no"}]}, r"field steps\.0\.(tool_call\.)?is_error"),
+    ({"steps": [{**GOOD_LINE["steps"][0], "step": "1"}]}, r"field steps\.0\.(tool_call\.)?step"),
+    ({"steps": None}, "field steps"),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "says"), BAD_LINES, ids=[f"{k}={v!r}"[:40] for c, _ in BAD_LINES for k, v in c.items()]
+)
+def test_a_trajectory_line_of_the_wrong_type_names_its_line_and_field(change, says, tmp_path, monkeypatch, capsys):
+    """trial true, "1" or is_error "no" used to be coerced (to trial 1, is_error false)."""
+    from mcpgym.evaluation.trajectory import TrajectoryFileError, read_trajectories
+
+    path = tmp_path / "trajectories.jsonl"
+    path.write_text(json.dumps(GOOD_LINE) + "\n" + json.dumps({**GOOD_LINE, "episode_id": "ep1", **change}) + "\n")
+    with pytest.raises(TrajectoryFileError, match=f"trajectories.jsonl:2: {says}"):
+        read_trajectories(path)
+    code, out, err = cli(["score", str(path), "--format", "mcpgym", "--json"], monkeypatch, capsys)
+    problems = json.loads(out)["problems"]
+    assert code == 1 and [p["line"] for p in problems] == [2], problems
+    assert re.match(says, problems[0]["message"]), problems
+
+
+def test_a_trajectory_line_without_steps_is_not_an_episode_without_calls(tmp_path, monkeypatch, capsys):
+    """A line that does not carry "steps" used to score as an episode that made no call."""
+    from mcpgym.evaluation.trajectory import TrajectoryFileError, read_trajectories
+
+    path = tmp_path / "trajectories.jsonl"
+    no_steps = {k: v for k, v in GOOD_LINE.items() if k != "steps"}
+    path.write_text(json.dumps(GOOD_LINE) + "\n" + json.dumps({**no_steps, "episode_id": "ep1", "trial": 1}) + "\n")
+    with pytest.raises(TrajectoryFileError, match="trajectories.jsonl:2: field steps: missing"):
+        read_trajectories(path)
+    code, out, err = cli(["score", str(path), "--format", "mcpgym", "--json"], monkeypatch, capsys)
+    report = json.loads(out)
+    assert code == 1 and [p["line"] for p in report["problems"]] == [2]
+    assert [e["scores"]["tool_calls"] for e in report["episodes"]] == [1]
+    path.write_text(json.dumps({**GOOD_LINE, "steps": []}) + "\n")  # no call at all: said so
+    assert read_trajectories(path)[0].steps == []

@@ -305,7 +305,7 @@ def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:
     prepare_out_dir(out, resume=False, force=True)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # --force removes only run files
     # A complete last record that only lacks its newline is kept (and gets the newline).
-    record = json.dumps({"episode_id": "e1", "agent": "a", "task_id": "t", "trial": 0}).encode()
+    record = json.dumps({"episode_id": "e1", "agent": "a", "task_id": "t", "trial": 0, "steps": []}).encode()
     second = record.replace(b"e1", b"e2").replace(b'"trial": 0', b'"trial": 1')
     (out / "trajectories.jsonl").write_bytes(record + b"\n" + second)
     assert [t.episode_id for t in load_run(out, repair=True)] == ["e1", "e2"]

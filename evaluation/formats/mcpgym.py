@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from mcpgym.evaluation.formats.common import Episode, LoadResult, read_text
 from mcpgym.evaluation.formats.results import parse_arguments
 from mcpgym.evaluation.snapshots import SnapshotStore
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, missing_line_field
 
 FORMAT = "mcpgym"
 
@@ -65,6 +65,10 @@ def load(path: str | Path) -> LoadResult:
             result.problem(f"a trajectory line must be a JSON object, got {type(data).__name__}", line=lineno)
             continue
         label = f"episode {data.get('episode_id', '?')}"
+        missing = missing_line_field(data)
+        if missing:
+            result.problem(missing, line=lineno, episode=label)
+            continue
         try:
             traj = Trajectory.model_validate(data)
         except ValidationError as exc:
