@@ -42,6 +42,24 @@ def _field_flags(field: Any) -> tuple[bool, bool]:
     return volatile, keys
 
 
+_PLANS: dict[type[BaseModel], tuple[tuple[str, bool], ...]] = {}
+
+
+def _plan(cls: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """The compared fields of model class ``cls``: ``(name, keys_are_volatile)`` in field order,
+    volatile fields left out. Read once per class (a model's fields do not change after its
+    class is built)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        entries = []
+        for name, field in cls.model_fields.items():
+            volatile, keys = _field_flags(field)
+            if not volatile:
+                entries.append((name, keys))
+        plan = _PLANS[cls] = tuple(entries)
+    return plan
+
+
 def comparable(value: Any) -> Any:
     """Return a JSON-able view of ``value`` with volatile fields removed.
 
@@ -53,12 +71,11 @@ def comparable(value: Any) -> Any:
         sorted list of their comparable values, so two states that differ only in generated
         ids compare equal.
     """
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
     if isinstance(value, BaseModel):
         out: dict[str, Any] = {}
-        for name, field in type(value).model_fields.items():
-            volatile, keys = _field_flags(field)
-            if volatile:
-                continue
+        for name, keys in _plan(type(value)):
             inner = comparable(getattr(value, name))
             if keys and isinstance(inner, dict):
                 inner = sorted(inner.values(), key=lambda v: json.dumps(v, sort_keys=True))
