@@ -186,30 +186,34 @@ def comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 _SHARED_LIMIT = 64
-_shared: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_shared: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """:func:`comparable_state` of a snapshot object shared by many episodes (a run's initial
-    and gold states: the runner and :class:`~mcpgym.evaluation.snapshots.SnapshotStore` hand
-    out one object per distinct state), computed once per object and kept for the last
-    :data:`_SHARED_LIMIT` objects. The result is shared: callers must not modify it (the
-    judge does not).
+    """:func:`comparable_state` of a snapshot shared by many episodes (a run's initial and gold
+    states: the runner and :class:`~mcpgym.evaluation.snapshots.SnapshotStore` hand out one
+    object per distinct state), computed once per state object and kept for the last
+    :data:`_SHARED_LIMIT` of them. The cache is keyed on the identity of the snapshot's
+    ``state`` mapping (with its app list), not of the snapshot itself: a pydantic model that
+    holds a snapshot (``Trajectory.gold_snapshot``) keeps a shallow copy of the outer dict but
+    the same ``state`` object. The result is shared: callers must not modify it, nor the
+    snapshot's ``state`` (the judge does neither).
 
     Raises:
         KeyError / pydantic ``ValidationError`` as :func:`comparable_state`.
     """
-    key = id(snapshot)
+    state_obj = snapshot.get("state")
+    key = (id(state_obj), tuple(snapshot.get("apps") or ()))
     with _shared_lock:
         hit = _shared.get(key)
-    if hit is not None and hit[0] is snapshot:
+    if hit is not None and hit[0] is state_obj:
         return hit[1]
     state = comparable_state(snapshot)
     with _shared_lock:
         if len(_shared) >= _SHARED_LIMIT:
             _shared.pop(next(iter(_shared)))
-        _shared[key] = (snapshot, state)
+        _shared[key] = (state_obj, state)
     return state
 
 

@@ -186,3 +186,27 @@ def test_shared_initial_and_gold_states_are_restored_once(monkeypatch):
         results.append(judge_mod.judge(initial, final, gold))
     assert [(r.total, r.recall, r.misbehave, r.success) for r in results] == [(1, 1, 0, True)] * 3
     assert restored.count(id(initial)) == 1 and restored.count(id(gold)) == 1 and len(restored) == 5
+
+
+def test_a_shared_state_is_restored_once_even_through_a_models_shallow_copy(monkeypatch):
+    """A run hands the judge one gold/initial snapshot per task, but each Trajectory holds a
+    shallow copy of it (pydantic copies the outer dict): the judge must still restore it once."""
+    from pydantic import BaseModel
+
+    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.kernel.world import World
+
+    class Holder(BaseModel):
+        snapshot: dict
+
+    snap = World(5, ["shop"]).snapshot()
+    restores = []
+    real = judge_mod.comparable_state
+    monkeypatch.setattr(judge_mod, "comparable_state", lambda s: restores.append(1) or real(s))
+    first = judge_mod.shared_comparable_state(Holder(snapshot=snap).snapshot)
+    again = judge_mod.shared_comparable_state(Holder(snapshot=snap).snapshot)
+    assert Holder(snapshot=snap).snapshot is not snap  # the copy the cache must see through
+    assert again is first and len(restores) == 1
+    # an equal state held in another object is computed again (identity, never a guess)
+    other = World(5, ["shop"]).snapshot()
+    assert judge_mod.shared_comparable_state(other) == first and len(restores) == 2
