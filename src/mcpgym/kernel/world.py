@@ -67,13 +67,16 @@ class World:
         KeyError: for an unknown app name.
     """
 
+    user: User
+    people: list[Person]
+
     def __init__(self, seed: int = 0, apps: Iterable[str] | str | None = None, *, _empty: bool = False) -> None:
         self.seed = int(seed)
         self.clock = Clock()
-        self.user, self.people = generate_people(self.seed)
         self.apps: dict[str, App] = {}
-        if _empty:
+        if _empty:  # restore() and view_at() set the user and the people themselves
             return
+        self.user, self.people = generate_people(self.seed)
         for name in normalise_apps(apps):
             cls = get_app(name)
             self.apps[name] = cls(self, cls.generate(self))
