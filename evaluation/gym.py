@@ -24,6 +24,7 @@ An episode object is not thread-safe; make one per rollout (they are cheap: one 
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
@@ -82,6 +83,9 @@ class GymEpisode:
             from mcpgym.server.retrieval import search_tool
 
             self.tools.insert(0, ToolInfo.from_mcp(search_tool()))
+        self.harness_seconds: dict[str, float] = {}
+        """Wall seconds the harness spent on this episode: ``create`` (building the world, by
+        :meth:`create`) and ``judge`` (building and scoring the trajectory at the end)."""
         self.calls = 0
         self.invalid_calls = 0
         self.limit_hit = False
@@ -108,6 +112,7 @@ class GymEpisode:
         agent_name: str = "agent",
         tool_exposure: str = "all",
         k: int = DEFAULT_K,
+        gold: dict[str, Any] | None = None,
     ) -> GymEpisode:
         """A fresh episode of ``task``.
 
@@ -120,6 +125,10 @@ class GymEpisode:
             agent_name: the trajectory's ``agent``.
             tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``, as ``mcpgym run --tools``.
             k: the scorer's recovery window, in tool calls.
+            gold: the task's gold snapshot (``mcpgym.evaluation.tasks.gold_snapshot(task)``) to
+                share across many episodes of one task, as ``mcpgym run`` does: it is not copied,
+                and the judge restores a shared gold state once instead of once per episode.
+                Must not be modified. None: a fresh copy for this episode.
 
         Raises:
             KeyError: unknown task id. ValueError: a bad ``tool_exposure``.
@@ -138,6 +147,7 @@ class GymEpisode:
         payload, _ = faults_payload(FaultProfile.model_validate(spec) if isinstance(spec, dict) else spec)
         seed = registry.fault_seed_for(task, trial) if fault_seed is None else int(fault_seed)
         extra = exposure_request(tool_exposure, task)
+        started = time.perf_counter()
         episode = Episode.create(
             task.seed,
             list(task.apps),
@@ -146,7 +156,12 @@ class GymEpisode:
             tools=extra.get("tools"),
             search_tools=bool(extra.get("search_tools")),
         )
-        return cls(task, episode, trial=trial, agent_name=agent_name, gold=registry.gold_snapshot(task), k=k)
+        created = time.perf_counter() - started
+        if gold is None:
+            gold = registry.gold_snapshot(task)
+        made = cls(task, episode, trial=trial, agent_name=agent_name, gold=gold, k=k)
+        made.harness_seconds["create"] = round(created, 6)
+        return made
 
     # -- stepping ---------------------------------------------------------------------------
     @property
@@ -272,10 +287,12 @@ class GymEpisode:
         max_calls = getattr(self.task, "max_calls", None)
         self._result = result
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
+        started = time.perf_counter()
         traj = self._build()
         traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(
             mode="json"
         )
+        self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
         self._traj = traj
 
     # -- reading ----------------------------------------------------------------------------
