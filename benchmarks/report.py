@@ -71,9 +71,17 @@ def _detail_text(fig: Figure) -> str:
         per = ", ".join(f"{k} {v:,}/s" for k, v in d["steps_per_s_by_profile"].items())
         return f"{d['steps']} steps in {d['trajectories']} trajectories ({per})"
     if name == "e2e_smoke_run":
-        return (
-            f"{d['episodes']} episodes; outside agents' turns {d['outside_agents_share'] * 100:.0f}% "
-            f"(agents {d['agent_turns_s']:.2f} s)"
+        floor = d["inprocess_floor"]
+        text = f"{d['episodes']} episodes in {d['wall_s']:.1f} s, agents' turns {d['agent_turns_s']:.2f} s"
+        if d.get("per_episode_ms") is not None:
+            text += (
+                f"; fixed {d['fixed_s']:.1f} s + {d['per_episode_ms']:.0f} ms/episode, of which "
+                f"{d['per_episode_outside_ms']:.0f} ms outside the turn (many episodes: "
+                f"{_num(d['many_episodes_share'] * 100 if d['many_episodes_share'] is not None else None)}%)"
+            )
+        return text + (
+            f"; in-process floor {floor['share'] * 100:.0f}% (create {floor['create_ms']:.0f} + judge "
+            f"{floor['judge_ms']:.0f} vs turn {floor['agent_ms']:.0f} ms)"
         )
     if name == "ray_overhead":
         return (

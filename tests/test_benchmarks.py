@@ -63,7 +63,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
-        if name in ("e2e_smoke_run", "ray_overhead"):  # reported, no target (the issues give none)
+        if name == "ray_overhead":  # reported, no target (the issue gives none)
             assert row["target"] is None and row["checked"] is False and row["ok"] is None
         else:
             assert _number(row["target"]), (name, row["target"])
@@ -86,8 +86,16 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert conc["calls_per_rep"] == 3 * 4 and _number(conc["p50_ms"]) and conc["p99_ms"] >= conc["p50_ms"]
     assert rows["scoring_throughput"]["details"]["steps"] == 4 * 12
     assert rows["episode_memory"]["details"]["episodes"] == 4
-    e2e = rows["e2e_smoke_run"]["details"]
+    e2e_row = rows["e2e_smoke_run"]
+    e2e = e2e_row["details"]
     assert e2e["episodes"] == 1 and 0 <= e2e["outside_agents_share"] <= 1
+    assert e2e_row["target"] == 50.0 and e2e_row["unit"] == "%"  # issue 14: at most 50% outside the turns
+    assert e2e_row["value"] == pytest.approx(e2e["outside_agents_share"] * 100, abs=0.1)
+    assert e2e["per_episode_ms"] is None  # one episode: no marginal cost
+    floor = e2e["inprocess_floor"]
+    assert floor["episodes"] == 1 and floor["agent_ms"] > 0 and floor["create_ms"] > 0 and floor["judge_ms"] > 0
+    by_hand = (floor["create_ms"] + floor["judge_ms"]) / (floor["create_ms"] + floor["agent_ms"] + floor["judge_ms"])
+    assert floor["share"] == pytest.approx(by_hand, abs=0.002)
     ray_row = rows["ray_overhead"]
     if ray_row["available"]:
         assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
@@ -220,3 +228,19 @@ def test_validate_arguments_returns_every_parameter():
     }
     search = specs["shop_search_items"].validate_arguments({})
     assert list(search) == list(specs["shop_search_items"].params)
+
+
+def test_e2e_decomposition_counted_by_hand():
+    from mcpgym.benchmarks.e2e import decompose
+
+    # 25 episodes in 12.0 s with 1.5 s of agents' turns; one episode alone took 4.8 s.
+    d = decompose(12.0, 1.5, 25, 4.8)
+    assert d["per_episode_ms"] == 300.0  # (12.0 - 4.8) / 24
+    assert d["fixed_s"] == 4.5  # 4.8 - 0.3
+    assert d["per_episode_outside_ms"] == 240.0  # 300 - 1.5 / 25 * 1000
+    assert d["many_episodes_share"] == 0.8  # 240 / 300
+    assert d["one_episode_wall_s"] == 4.8
+    # noise larger than the marginal cost: no share, rather than a made-up one
+    assert decompose(4.0, 1.0, 3, 4.5)["many_episodes_share"] is None
+    with pytest.raises(ValueError, match="at least 2"):
+        decompose(1.0, 0.5, 1, 1.0)
