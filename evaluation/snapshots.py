@@ -85,6 +85,12 @@ def state_diff(base: Any, new: Any) -> dict[str, Any]:
 def apply_diff(base: Any, diff: dict[str, Any]) -> Any:
     """``base`` with :func:`state_diff` output ``diff`` applied (``base`` itself is not changed).
 
+    Copy on write: only the dicts on the path to a changed pointer are copied; every untouched
+    subtree of the result is the same object as in ``base`` (a run's initial state is shared
+    by its episodes, so their final states are read cheaply). Callers must not modify the
+    result in place (:meth:`SnapshotStore.expand` hands it out read-only, as the shared
+    initial and gold states).
+
     Raises:
         ValueError: when ``diff`` is malformed or a pointer does not fit ``base``.
     """
@@ -94,24 +100,41 @@ def apply_diff(base: Any, diff: dict[str, Any]) -> Any:
         or not isinstance(diff.get("del", []), list)
     ):
         raise ValueError("a state diff must be {'set': {pointer: value}, 'del': [pointer]}")
-    out = copy.deepcopy(base)
+    out = dict(base) if isinstance(base, dict) else copy.deepcopy(base)
+    owned = {id(out)}  # the dicts that belong to ``out`` (copied or new), safe to change
+
+    def own(node: dict[str, Any], part: str, pointer: str, create: bool) -> dict[str, Any]:
+        child = node.get(part)
+        if child is None and create and part not in node:
+            child = node[part] = {}
+            owned.add(id(child))
+        if not isinstance(child, dict):
+            _fail(pointer)
+        if id(child) not in owned:
+            child = node[part] = dict(child)
+            owned.add(id(child))
+        return child
+
     for pointer, value in diff.get("set", {}).items():
         if pointer == "":
             out = copy.deepcopy(value)
+            owned = {id(out)}
             continue
         *parents, last = _parts(pointer)
         node = out
-        for part in parents:
-            node = node.setdefault(part, {}) if isinstance(node, dict) else _fail(pointer)
         if not isinstance(node, dict):
             _fail(pointer)
+        for part in parents:
+            node = own(node, part, pointer, create=True)
         node[last] = copy.deepcopy(value)
     for pointer in diff.get("del", []):
         *parents, last = _parts(pointer)
         node = out
+        if not isinstance(node, dict):
+            _fail(pointer)
         for part in parents:
-            node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict) or last not in node:
+            node = own(node, part, pointer, create=False)
+        if last not in node:
             _fail(pointer)
         del node[last]
     return out

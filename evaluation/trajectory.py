@@ -271,7 +271,9 @@ class Trajectory(BaseModel):
             (external trajectories), ``[]`` when known to be empty.
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
             compact run directory they are stored apart (see
-            :mod:`mcpgym.evaluation.run_store`) and filled in when the run is loaded.
+            :mod:`mcpgym.evaluation.snapshots`) and filled in when the run is loaded: then
+            they are read-only, as the three share their unchanged parts with each other and
+            with the run's other episodes.
         feasible: whether the task can be done (None: unknown).
         status: ``completed`` (the agent answered), ``errored`` (the agent or harness
             failed), ``limit`` (a step/token/time limit stopped it).

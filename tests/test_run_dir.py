@@ -9,6 +9,7 @@ directory reusable; the interrupt message names only files that exist.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -232,6 +233,22 @@ json_values = st.recursive(
     st.dictionaries(st.text(max_size=4), json_values, max_size=5),
 )
 def test_state_diff_round_trips(a: dict, b: dict) -> None:
+    before = copy.deepcopy(a)
     diff = state_diff(a, b)
     assert apply_diff(a, diff) == b
+    assert a == before  # the base is never changed (it is a run's shared initial state)
     assert json.loads(json.dumps(diff)) == diff
+
+
+def test_apply_diff_copies_only_the_changed_path() -> None:
+    base = {"state": {"shop": {"cart": [1], "orders": {"o1": {"total": 5}}}, "talk": {"chats": [{"id": "c1"}]}}}
+    diff = state_diff(base, {**base, "state": {**base["state"], "shop": {**base["state"]["shop"], "cart": [1, 2]}}})
+    final = apply_diff(base, diff)
+    assert final["state"]["shop"]["cart"] == [1, 2] and base["state"]["shop"]["cart"] == [1]
+    assert final["state"]["talk"] is base["state"]["talk"]  # untouched: shared, not copied
+    assert final["state"]["shop"]["orders"] is base["state"]["shop"]["orders"]
+    assert final["state"] is not base["state"] and final["state"]["shop"] is not base["state"]["shop"]
+    with pytest.raises(ValueError, match="does not fit"):
+        apply_diff(base, {"set": {"/state/shop/cart/x": 1}, "del": []})  # a list is not descended into
+    with pytest.raises(ValueError, match="does not fit"):
+        apply_diff(base, {"set": {}, "del": ["/state/nope/x"]})
