@@ -11,11 +11,13 @@ listing, reading the final state, scoring, writing, the report) is outside.
 The value is that share, in percent (issue 14's target: at most 50%); the ratio is wall /
 sum of the agents' turns. Three further measurements explain it, each countable by hand:
 
-- ``fixed_s`` and ``per_episode_ms``: a second run of one episode (the first smoke task, the
-  careful agent) prices what every run pays once (interpreter, imports, server start, task
-  loading, the report): ``per_episode = (wall_N - wall_1) / (N - 1)``, ``fixed = wall_1 -
-  per_episode``; ``per_episode_outside_ms`` is ``per_episode`` less the mean agent turn, and
-  ``many_episodes_share`` = outside / per_episode is the share a run of many episodes tends to.
+- per episode, from the trajectories' ``metadata.phase_seconds``: ``harness_ms`` (creating
+  the episode, MCP connect and tool listing, reading the final state, judging and scoring:
+  every phase but ``agent``) against ``agent_ms``; ``many_episodes_share`` = harness /
+  (harness + agent), the share a run of many episodes tends to; ``outside_episodes_s`` = wall
+  - the episodes' own wall seconds: what a run pays once or between episodes (interpreter
+  start and imports, the server's start-up, task loading, gold states, writing lines, scores
+  and the report).
 - ``inprocess_floor``: the same episodes (tasks, agents, trials, fault seeds) played in this
   process through :class:`mcpgym.evaluation.gym.GymEpisode`, with no MCP, no HTTP and no
   second interpreter, and the gold states shared as a run shares them: per episode, the
@@ -42,7 +44,7 @@ SUITE = "smoke"
 
 
 def _one_episode_args() -> list[str]:
-    """``mcpgym run`` arguments of the one-episode run: the first smoke task, careful agent."""
+    """``mcpgym run`` arguments of the tiny mode's run: the first smoke task, careful agent."""
     from mcpgym.evaluation.tasks import registry
 
     return ["--task", registry.load_tasks(SUITE)[0].id, "--agent", "careful", "--concurrency", "1", "--trials", "1"]
@@ -125,33 +127,31 @@ def _one_run(args: list[str], out: Path) -> dict[str, Any]:
     }
 
 
-def decompose(wall_n: float, agent_n: float, n: int, wall_1: float) -> dict[str, Any]:
-    """Split a run's wall time into what every run pays once and what each episode costs.
+def decompose(wall: float, episode_wall: float, phases: dict[str, float], n: int) -> dict[str, Any]:
+    """Split a run's wall time into the agents' turns, the per-episode harness and the rest.
 
     Args:
-        wall_n: wall seconds of the run of ``n`` episodes; agent_n: the sum of its agents'
-            turns, seconds. n: its episodes (at least 2). wall_1: wall seconds of a run of one
-            episode.
+        wall: the run's wall seconds. episode_wall: the sum of its trajectories'
+            ``metadata.wall_seconds``. phases: the sums of their ``metadata.phase_seconds``
+            by phase (seconds; ``agent`` is the agents' turns). n: its episodes (at least 1).
 
     Returns:
-        ``per_episode_ms`` = (wall_n - wall_1) / (n - 1); ``fixed_s`` = wall_1 - per episode;
-        ``per_episode_outside_ms`` = per episode - agent_n / n; ``many_episodes_share`` =
-        outside / per episode (None when the per-episode cost is not positive: the two runs'
-        noise exceeded it); ``one_episode_wall_s`` = wall_1.
+        ``agent_ms`` = phases[agent] / n; ``harness_ms`` = (sum of the other phases) / n;
+        ``many_episodes_share`` = harness / (harness + agent) (None when both are 0);
+        ``outside_episodes_s`` = wall - episode_wall.
 
     Raises:
-        ValueError: for ``n`` below 2.
+        ValueError: for ``n`` below 1.
     """
-    if n < 2:
-        raise ValueError(f"a marginal cost needs at least 2 episodes, got {n}")
-    per_episode = (wall_n - wall_1) / (n - 1)
-    outside = per_episode - agent_n / n
+    if n < 1:
+        raise ValueError(f"a run of {n} episodes has no per-episode cost")
+    agent = phases.get("agent", 0.0) / n
+    harness = sum(v for k, v in phases.items() if k != "agent") / n
     return {
-        "one_episode_wall_s": round(wall_1, 2),
-        "fixed_s": round(wall_1 - per_episode, 2),
-        "per_episode_ms": round(per_episode * 1000, 1),
-        "per_episode_outside_ms": round(outside * 1000, 1),
-        "many_episodes_share": round(outside / per_episode, 3) if per_episode > 0 else None,
+        "agent_ms": round(agent * 1000, 1),
+        "harness_ms": round(harness * 1000, 1),
+        "many_episodes_share": round(harness / (harness + agent), 3) if harness + agent > 0 else None,
+        "outside_episodes_s": round(wall - episode_wall, 2),
     }
 
 
@@ -208,8 +208,13 @@ def inprocess_floor(settings: Settings) -> dict[str, Any]:
 
 def e2e_smoke(settings: Settings) -> Figure:
     """Figure: the share of ``mcpgym run --suite smoke``'s wall time outside the agents' turns
-    (percent; target at most 50%), with its wall seconds, the fixed and per-episode costs and
-    the in-process floor in ``details`` (see the module docstring for each formula)."""
+    (percent; target at most 50%), with its wall seconds, the per-episode harness cost, the
+    time outside episodes and the in-process floor in ``details`` (see the module docstring
+    for each formula).
+
+    Raises:
+        RuntimeError: when ``mcpgym run`` fails, or its trajectories record no agent phase.
+    """
     title = (
         f"`mcpgym run --suite {SUITE}` end to end (scripted agents): time outside agents' turns"
         if settings.mode != "tiny"
@@ -232,7 +237,6 @@ def e2e_smoke(settings: Settings) -> Figure:
     with tempfile.TemporaryDirectory(prefix="mcpgym-bench-e2e-") as tmp:
         for i in range(reps):
             runs.append(_one_run(_command(settings), Path(tmp) / f"run{i}"))
-        one = runs[0] if settings.mode == "tiny" else _one_run(_one_episode_args(), Path(tmp) / "one")
     walls = [r["wall"] for r in runs]
     agent = [r["phases"].get("agent", 0.0) for r in runs]
     if not all(a > 0 for a in agent):
@@ -241,7 +245,6 @@ def e2e_smoke(settings: Settings) -> Figure:
     mid = sorted(range(reps), key=lambda i: walls[i])[reps // 2]  # the median run, for its breakdown
     m = runs[mid]
     breakdown = {f"{k}_s": round(v, 3) for k, v in sorted(m["phases"].items())}
-    breakdown["outside_episodes_s"] = round(m["wall"] - m["episode_wall"], 3)
     details: dict[str, Any] = {
         "outside_agents_share": round(median(shares), 3),
         "wall_s": round(median(walls), 2),
@@ -254,10 +257,7 @@ def e2e_smoke(settings: Settings) -> Figure:
         "command": "mcpgym run " + " ".join(_command(settings)),
         "reps": reps,
     }
-    if m["episodes"] > 1:
-        details.update(decompose(m["wall"], m["phases"]["agent"], m["episodes"], one["wall"]))
-    else:
-        details["per_episode_ms"] = None  # one episode: no marginal cost to estimate
+    details.update(decompose(m["wall"], m["episode_wall"], m["phases"], m["episodes"]))
     details["inprocess_floor"] = inprocess_floor(settings)
     return Figure(
         name="e2e_smoke_run",

@@ -72,15 +72,12 @@ def _detail_text(fig: Figure) -> str:
         return f"{d['steps']} steps in {d['trajectories']} trajectories ({per})"
     if name == "e2e_smoke_run":
         floor = d["inprocess_floor"]
-        text = f"{d['episodes']} episodes in {d['wall_s']:.1f} s, agents' turns {d['agent_turns_s']:.2f} s"
-        if d.get("per_episode_ms") is not None:
-            text += (
-                f"; fixed {d['fixed_s']:.1f} s + {d['per_episode_ms']:.0f} ms/episode, of which "
-                f"{d['per_episode_outside_ms']:.0f} ms outside the turn (many episodes: "
-                f"{_num(d['many_episodes_share'] * 100 if d['many_episodes_share'] is not None else None)}%)"
-            )
-        return text + (
-            f"; in-process floor {floor['share'] * 100:.0f}% (create {floor['create_ms']:.0f} + judge "
+        share = d["many_episodes_share"]
+        return (
+            f"{d['episodes']} episodes in {d['wall_s']:.1f} s, agents' turns {d['agent_turns_s']:.2f} s; per "
+            f"episode harness {d['harness_ms']:.0f} ms vs turn {d['agent_ms']:.0f} ms (many episodes: "
+            f"{_num(share * 100 if share is not None else None)}%); outside episodes {d['outside_episodes_s']:.1f} s; "
+            f"in-process floor {floor['share'] * 100:.0f}% (create {floor['create_ms']:.0f} + judge "
             f"{floor['judge_ms']:.0f} vs turn {floor['agent_ms']:.0f} ms)"
         )
     if name == "ray_overhead":

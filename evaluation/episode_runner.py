@@ -408,8 +408,12 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
 
     ``metadata`` of the trajectory: ``extra_checks`` (the task's checks, so that re-scoring
     needs no task registry), ``tags``, ``agent_spec``, ``tools_listed``, ``max_calls``,
-    ``internal_errors`` (sandbox bugs in the call log), ``wall_seconds`` and
-    ``phase_seconds`` (create, connect, agent, fetch: harness overhead, in wall seconds).
+    ``internal_errors`` (sandbox bugs in the call log), ``phase_seconds`` (wall seconds of
+    ``create``: the episode on the server; ``connect``: MCP initialize and tool listing;
+    ``agent``: the agent's turn, its tool calls included; ``fetch``: reading the call log,
+    ledger and final state; ``judge``: ending the episode on the server, building the
+    trajectory, judging and scoring) and ``wall_seconds`` (from
+    creation to the end of scoring: the phases plus the gaps between them).
 
     Raises:
         HarnessFailure: when the episode could not be created, its final state not read, or
@@ -542,6 +546,8 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     except Exception as exc:  # noqa: BLE001 - a scorer failure must not kill the whole run
         raise HarnessFailure(f"scoring failed: {type(exc).__name__}: {exc}") from None
     traj.scores = sc.model_dump(mode="json")
+    mark("judge")
+    traj.metadata["wall_seconds"] = round(time.monotonic() - started, 3)
     return traj
 
 

@@ -91,11 +91,15 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert e2e["episodes"] == 1 and 0 <= e2e["outside_agents_share"] <= 1
     assert e2e_row["target"] == 50.0 and e2e_row["unit"] == "%"  # issue 14: at most 50% outside the turns
     assert e2e_row["value"] == pytest.approx(e2e["outside_agents_share"] * 100, abs=0.1)
-    assert e2e["per_episode_ms"] is None  # one episode: no marginal cost
+    assert e2e["breakdown_of_median_run"].keys() == {"create_s", "connect_s", "agent_s", "fetch_s", "judge_s"}
+    by_hand = sum(v for k, v in e2e["breakdown_of_median_run"].items() if k != "agent_s") * 1000
+    assert e2e["harness_ms"] == pytest.approx(by_hand, abs=1.0)  # one episode: its own phases
     floor = e2e["inprocess_floor"]
     assert floor["episodes"] == 1 and floor["agent_ms"] > 0 and floor["create_ms"] > 0 and floor["judge_ms"] > 0
-    by_hand = (floor["create_ms"] + floor["judge_ms"]) / (floor["create_ms"] + floor["agent_ms"] + floor["judge_ms"])
-    assert floor["share"] == pytest.approx(by_hand, abs=0.002)
+    floor_by_hand = (floor["create_ms"] + floor["judge_ms"]) / (
+        floor["create_ms"] + floor["agent_ms"] + floor["judge_ms"]
+    )
+    assert floor["share"] == pytest.approx(floor_by_hand, abs=0.002)
     ray_row = rows["ray_overhead"]
     if ray_row["available"]:
         assert ray_row["unit"] == "x local" and ray_row["details"]["episodes_per_run"] == 3  # 3 agents x 1 task
@@ -233,14 +237,14 @@ def test_validate_arguments_returns_every_parameter():
 def test_e2e_decomposition_counted_by_hand():
     from mcpgym.benchmarks.e2e import decompose
 
-    # 25 episodes in 12.0 s with 1.5 s of agents' turns; one episode alone took 4.8 s.
-    d = decompose(12.0, 1.5, 25, 4.8)
-    assert d["per_episode_ms"] == 300.0  # (12.0 - 4.8) / 24
-    assert d["fixed_s"] == 4.5  # 4.8 - 0.3
-    assert d["per_episode_outside_ms"] == 240.0  # 300 - 1.5 / 25 * 1000
-    assert d["many_episodes_share"] == 0.8  # 240 / 300
-    assert d["one_episode_wall_s"] == 4.8
-    # noise larger than the marginal cost: no share, rather than a made-up one
-    assert decompose(4.0, 1.0, 3, 4.5)["many_episodes_share"] is None
-    with pytest.raises(ValueError, match="at least 2"):
-        decompose(1.0, 0.5, 1, 1.0)
+    # 25 episodes in a 12.0 s run; the episodes themselves took 6.5 s: agents' turns 1.5 s,
+    # creating 0.5 s, connecting 2.0 s, fetching 0.5 s, judging 1.75 s.
+    phases = {"create": 0.5, "connect": 2.0, "agent": 1.5, "fetch": 0.5, "judge": 1.75}
+    d = decompose(12.0, 6.5, phases, 25)
+    assert d["agent_ms"] == 60.0  # 1.5 / 25
+    assert d["harness_ms"] == 190.0  # (0.5 + 2.0 + 0.5 + 1.75) / 25
+    assert d["many_episodes_share"] == 0.76  # 190 / (190 + 60)
+    assert d["outside_episodes_s"] == 5.5  # 12.0 - 6.5
+    assert decompose(1.0, 0.0, {}, 1)["many_episodes_share"] is None  # nothing timed: no made-up share
+    with pytest.raises(ValueError, match="no per-episode cost"):
+        decompose(1.0, 0.5, phases, 0)
