@@ -229,7 +229,7 @@ def e2e_smoke(settings: Settings) -> Figure:
             unit="%",
             target=TARGET_SHARE,
             available=False,
-            baseline="the run's wall time",
+            baseline="the agents' turns (sum of the agent phase)",
             note=f"not available: {why}",
         )
     reps = {"full": 3}.get(settings.mode, 1)
@@ -265,7 +265,7 @@ def e2e_smoke(settings: Settings) -> Figure:
         value=round(median(shares) * 100, 1),
         unit="%",
         target=TARGET_SHARE,
-        baseline="the run's wall time",
+        baseline="the agents' turns (sum of the agent phase)",
         ratio=round(median(w / a for w, a in zip(walls, agent, strict=True)), 1),
         details=details,
         note="outside = everything but agent.run; ratio = wall / agents' turns",
