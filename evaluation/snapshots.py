@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -146,7 +146,7 @@ def _parts(pointer: Any) -> list[str]:
     return [_unescape(p) for p in pointer[1:].split("/")]
 
 
-def _fail(pointer: Any) -> Any:
+def _fail(pointer: Any) -> NoReturn:
     raise ValueError(f"state diff pointer {pointer!r} does not fit the initial state")
 
 
