@@ -71,7 +71,7 @@ class Episode:
         """Build a fresh episode.
 
         Args:
-            seed: world seed. apps: app names (``system`` is always added).
+            seed: world seed. apps: app names (the always-included apps, ``system``, are added).
             faults: fault profile (name, path, mapping or profile); fault_seed defaults to ``seed``.
             tools: restrict the visible tools to these names (None: all tools of the apps).
             search_tools: expose the ``search_tools`` meta-tool (retrieval mode).

@@ -192,6 +192,7 @@ class SystemApp(PaymentsMixin, App):
     """Virtual time, profile, privileges, authentication, wallet and payment authorisation."""
 
     name = "system"
+    always_included = True  # the wallet, privileges and payment authorisation the other apps use
     title = "System"
     State = SystemState
     state: SystemState

@@ -10,7 +10,7 @@ from typing import Any
 
 from mcpgym.kernel.app import App, get_app
 from mcpgym.kernel.spec import role_parameter
-from mcpgym.kernel.world import World, canonical_json
+from mcpgym.kernel.world import World, canonical_json, normalise_apps
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.invoke import ToolInvoker
 
@@ -28,8 +28,9 @@ def app_cls(app: str | type[App]) -> type[App]:
 
 
 def world_apps(app: str) -> list[str]:
-    """The apps of a conformance world for ``app``: ``system`` plus the app itself."""
-    return ["system"] if app == "system" else ["system", app]
+    """The apps of a conformance world for ``app``: the always-included apps (``system``)
+    plus the app itself."""
+    return normalise_apps([app])
 
 
 def app_state_json(world: World, app: str) -> str:

@@ -73,7 +73,9 @@ class App(ABC):
     ``version`` (recorded in every trajectory and run manifest; when left empty, the version
     of the distribution whose entry point loaded the class is used) and ``tasks`` (its tasks
     file, YAML or JSON as the task registry parses, relative to the directory of the module
-    defining the class; None: no bundled tasks).
+    defining the class; None: no bundled tasks). An app that the others build on (the
+    built-in ``system``: wallet, privileges, payment authorisation) sets
+    ``always_included = True``: every world then holds it, first, whatever apps were asked for.
 
     Attributes:
         world: the owning world (clock, people, other apps).
@@ -84,6 +86,7 @@ class App(ABC):
     title: ClassVar[str] = ""
     version: ClassVar[str] = ""
     tasks: ClassVar[str | None] = None
+    always_included: ClassVar[bool] = False
     State: ClassVar[type[AppState]] = AppState
     tools: ClassVar[dict[str, ToolSpec]] = {}
 

@@ -28,7 +28,9 @@ def canonical_json(data: Any) -> str:
 
 
 def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
-    """Return the app list of an episode: ``system`` first, no duplicates, known names only.
+    """Return the app list of an episode: the apps every world holds (``App.always_included``:
+    the built-in ``system``) first, then the others asked for, in registry order, no
+    duplicates, known names only.
 
     Args:
         apps: names, a comma-separated string, ``"all"``, or None for :data:`DEFAULT_APPS`.
@@ -47,8 +49,8 @@ def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
     for name in names:
         if not isinstance(name, str) or name not in known:
             raise UnknownAppError(unknown_app_message(name, known))
-    ordered = ["system"] + [a for a in known if a in names and a != "system"]
-    return ordered
+    always = [a for a in known if get_app(a).always_included]
+    return always + [a for a in known if a in names and a not in always]
 
 
 class World:
