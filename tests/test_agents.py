@@ -310,6 +310,25 @@ def test_replay_without_trial_counts_runs_per_task(tmp_path: Path) -> None:
         assert seen == [s.tool for s in expected.steps] and res.final_message == expected.final_message
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "holds no trajectory"),
+        ("\n\n", "holds no trajectory"),
+        ("tasks:\n  - id: x\n", ":1: invalid JSON"),
+        ('{"episode_id": "e", "agent": "a", "trial": "1", "steps": []}\n', ":1: field trial"),
+    ],
+    ids=["empty", "blank-lines", "a-task-file", "bad-trial"],
+)
+def test_replay_of_a_file_it_cannot_use_is_refused_when_built(tmp_path: Path, text: str, says: str) -> None:
+    """Such a file used to be read only in the first episode: every episode errored and the
+    run exited 0."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^replay: .*{says}"):
+        make_agent(f"replay:{path}")
+
+
 # -- agent specs and tool infos ---------------------------------------------------------------
 def test_make_agent_specs() -> None:
     assert SCRIPTED_AGENTS == ("careful", "overconfident", "defeatist")

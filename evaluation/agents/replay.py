@@ -29,7 +29,10 @@ class ReplayAgent(Agent):
         path: a ``trajectories.jsonl`` file.
 
     Raises:
-        ValueError: when the file does not exist.
+        ValueError: when the file does not exist, holds no trajectory, or has a malformed line
+            (:class:`~mcpgym.evaluation.trajectory.TrajectoryFileError`, naming the line and
+            field): read once here, so that a wrong file is refused before any episode runs
+            instead of erroring every episode.
     """
 
     name = "replay"
@@ -38,20 +41,20 @@ class ReplayAgent(Agent):
         self.path = Path(path)
         if not self.path.is_file():
             raise ValueError(f"replay: no trajectories file {str(self.path)!r}")
-        self._index: dict[tuple[str | None, int], Trajectory] | None = None
+        index: dict[tuple[str | None, int], Trajectory] = {}
+        # the calls and the final message are all a replay needs: no world snapshots
+        try:
+            for t in read_trajectories(self.path, tolerate_truncated_tail=True, states=False):
+                index.setdefault((t.task_id, t.trial), t)
+        except ValueError as exc:  # TrajectoryFileError: names the line and the field
+            raise ValueError(f"replay: {exc}") from None
+        if not index:
+            raise ValueError(f"replay: {str(self.path)!r} holds no trajectory")
+        self._index = index
         self._runs: dict[str, int] = {}
 
     def recorded(self, task_id: str, trial: int) -> Trajectory | None:
-        """The recorded trajectory of ``(task_id, trial)`` (the first one in the file), or None.
-
-        Raises:
-            evaluation.trajectory.TrajectoryFileError: for a malformed file.
-        """
-        if self._index is None:
-            index: dict[tuple[str | None, int], Trajectory] = {}
-            for t in read_trajectories(self.path, tolerate_truncated_tail=True):
-                index.setdefault((t.task_id, t.trial), t)
-            self._index = index
+        """The recorded trajectory of ``(task_id, trial)`` (the first one in the file), or None."""
         return self._index.get((task_id, trial))
 
     async def run(
@@ -64,10 +67,7 @@ class ReplayAgent(Agent):
         if trial is None:
             trial = self._runs.get(task.id, 0)
             self._runs[task.id] = trial + 1
-        try:
-            traj = self.recorded(task.id, trial)
-        except ValueError as exc:
-            return AgentResult(final_message="", status="errored", error=str(exc))
+        traj = self.recorded(task.id, trial)
         if traj is None:
             return AgentResult(
                 final_message="",
