@@ -79,7 +79,12 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
     Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
     Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
     Column("Defeatism", "Defeat", "episodes that gave up on a recoverable error (lower is better)", justify="right"),
-    Column("Calls ok/invalid/error", "Calls", "tool calls ok/invalid/error", justify="right"),
+    Column(
+        "Calls valid/invalid/error",
+        "Calls",
+        "tool calls valid/invalid/error (error: valid calls that returned an error)",
+        justify="right",
+    ),
 )
 """The comparison table's columns in a terminal (:func:`print_comparison`): full headers when
 they fit, else the short ones with a legend, else one block per agent."""
@@ -131,7 +136,12 @@ def print_comparison(console: Any, scores: Scoreboard, title: str | None = None)
         Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c
         for h, c in zip(header, TERMINAL_COLUMNS, strict=False)
     ]
-    return print_table(console, columns, rows, title=title)
+    k = header[3].removeprefix("pass^")
+    note = (
+        f"pass^{k}: chance that all {k} trials of a task succeed (tau-bench's pass^k, estimated from the "
+        "trials run). Definitions: docs/design.md §7."
+    )
+    return print_table(console, columns, rows, title=title, notes=[note])
 
 
 # -- report data ------------------------------------------------------------------------------

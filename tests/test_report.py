@@ -298,3 +298,23 @@ def test_report_of_a_run_with_no_episode_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "trajectories.jsonl holds no episode: nothing to report" in result.output
     assert not (run / "report.md").exists()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_terminal_table_says_what_every_number_is(width: int) -> None:
+    """The terminal legend called valid calls "ok" (they include the errored ones: 5 valid of
+    which 1 errored read as 5 ok + 1 error) and never said what pass^k is."""
+    from rich.console import Console
+
+    from mcpgym.evaluation.report import print_comparison
+
+    console = Console(width=width, record=True, highlight=False)
+    print_comparison(console, compute_scores(_episodes()))
+    text = " ".join(console.export_text().split())
+    assert "20/0/2" in text  # careful: 4 episodes x 5 valid calls, 2 of them errored (t.one)
+    assert "pass^2: chance that all 2 trials of a task succeed" in text, text
+    assert "ok/invalid" not in text
+    if width == 80:
+        assert "Calls: tool calls valid/invalid/error (error: valid calls that returned an error)" in text, text
+    else:
+        assert "Calls valid/invalid/error" in text, text
