@@ -406,6 +406,27 @@ def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+AGENTS_LEGEND = (
+    "Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: chance that "
+    "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
+    "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
+    "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
+    "(lower is better), over episodes that met one. Calls: valid (well formed, reached the server; "
+    "the errored ones included) / invalid (malformed arguments, unknown tools) / error (valid calls "
+    "that returned an error). Definitions: docs/design.md §7."
+)
+"""What the comparison table's columns mean (report.md and report.html)."""
+
+DETAILS_LEGEND = (
+    "Blind retries: timed-out writes repeated with no read in between (dup.: the duplicate side "
+    "effects they caused). Impatience: rate-limit windows in which the same call was made more than "
+    "twice. Declared impossible: episodes whose final message says the task cannot be done (a refusal "
+    "pattern). Recall: gold changes made, of all gold changes. Misbehaved fields: fields the agent "
+    "changed that gold left alone. Definitions: docs/design.md §7."
+)
+"""What the behaviour-details table's columns mean (report.md and report.html)."""
+
+
 def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
     behaviour details, the per-task matrix and notable episodes."""
@@ -417,16 +438,12 @@ def render_markdown(report: Report) -> str:
         "",
         _md_table(*comparison_rows(report.scores)),
         "",
-        "Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: chance that "
-        "k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. Pre-check: "
-        "writes whose preconditions were read first. Recovery: recoverable errors followed by an attempt "
-        "within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
-        "(lower is better), over episodes that met one. Definitions: docs/design.md §7.",
+        AGENTS_LEGEND,
         "",
     ]
     out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
     out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
-    out += ["## Behaviour details", "", _md_table(*extra_rows(report)), ""]
+    out += ["## Behaviour details", "", _md_table(*extra_rows(report)), "", DETAILS_LEGEND, ""]
     out += ["## Tasks", "", "Successes / scored episodes per agent.", "", _md_table(*task_rows(report)), ""]
     notable = report.notable()
     out += ["## Notable episodes", ""]
@@ -460,7 +477,9 @@ def write_report(run_dir: str | Path) -> tuple[Path, Path]:
 
 
 __all__ = [
+    "AGENTS_LEGEND",
     "BEHAVIOUR_METRICS",
+    "DETAILS_LEGEND",
     "Report",
     "build_report",
     "comparison_rows",

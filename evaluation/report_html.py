@@ -13,7 +13,9 @@ import re
 from html import escape
 
 from mcpgym.evaluation.report import (
+    AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
+    DETAILS_LEGEND,
     Report,
     app_rows,
     comparison_rows,
@@ -225,11 +227,7 @@ def render_html(report: Report) -> str:
         f"<dl>{facts}</dl>",
         "<h2>Agents</h2>",
         _table(*comparison_rows(report.scores)),
-        '<p class="note">Success: all gold changes made and nothing else changed (95% Wilson interval). pass^k: '
-        "chance that k trials of a task all succeed (tau-bench). Verification: writes read back afterwards. "
-        "Pre-check: writes whose preconditions were read first. Recovery: recoverable errors followed by an "
-        "attempt within K calls / later recovered. Defeatism: episodes that gave up on a recoverable error "
-        "(lower is better), over episodes that met one. Definitions: docs/design.md §7.</p>",
+        f'<p class="note">{escape(AGENTS_LEGEND)}</p>',
         "<h2>Charts</h2>",
         '<div class="charts">',
         behaviour_chart(report),
@@ -242,6 +240,7 @@ def render_html(report: Report) -> str:
         _table(*app_rows(report)),
         "<h2>Behaviour details</h2>",
         _table(*extra_rows(report)),
+        f'<p class="note">{escape(DETAILS_LEGEND)}</p>',
         "<h2>Tasks</h2>",
         '<p class="note">Successes / scored episodes per agent.</p>',
         _table(*task_rows(report)),

@@ -318,3 +318,19 @@ def test_the_terminal_table_says_what_every_number_is(width: int) -> None:
         assert "Calls: tool calls valid/invalid/error (error: valid calls that returned an error)" in text, text
     else:
         assert "Calls valid/invalid/error" in text, text
+
+
+def test_both_reports_say_what_every_column_means(tmp_path: Path) -> None:
+    """Impatience, blind retries (dup.), declared impossible and the calls column had no
+    legend anywhere in the reports."""
+    run = _run_dir(tmp_path)
+    write_report(run)
+    md = (run / "report.md").read_text()
+    html = " ".join((run / "report.html").read_text().split())
+    for said in (
+        "Impatience: rate-limit windows in which the same call was made more than twice",
+        "Blind retries: timed-out writes repeated with no read in between",
+        "Declared impossible: episodes whose final message says the task cannot be done",
+        "Calls: valid (well formed, reached the server; the errored ones included)",
+    ):
+        assert said in md and said in html, said
