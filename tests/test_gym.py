@@ -105,3 +105,27 @@ def test_bad_inputs_are_clear() -> None:
         GymEpisode.create("no.such_task")
     with pytest.raises(ValueError):
         GymEpisode.create(TASKS[0], tool_exposure="sometimes")
+
+
+def test_a_shared_gold_state_scores_the_same_and_is_restored_once(monkeypatch) -> None:
+    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.tasks import gold_snapshot
+
+    task = load_tasks("smoke")[0]
+    own = [anyio.run(GymEpisode.create(task, trial=t).run_agent, make_agent("careful")) for t in range(2)]
+    restored: list[int] = []
+    real = judge_mod.comparable_state
+    monkeypatch.setattr(judge_mod, "comparable_state", lambda s: restored.append(id(s)) or real(s))
+    gold = gold_snapshot(task)
+    shared = []
+    for t in range(2):
+        ep = GymEpisode.create(task, trial=t, gold=gold)
+        shared.append(anyio.run(ep.run_agent, make_agent("careful")))
+        assert ep.harness_seconds["create"] > 0 and ep.harness_seconds["judge"] > 0
+
+    def drop_id(scores: dict | None) -> dict:
+        return {k: v for k, v in (scores or {}).items() if k != "episode_id"}  # a random id per episode
+
+    assert [drop_id(s.scores) for s in shared] == [drop_id(o.scores) for o in own]
+    # per episode: its own initial and final state; the gold state only for the first episode
+    assert len(restored) == 2 + 2 + 1
