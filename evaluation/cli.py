@@ -7,6 +7,7 @@ trajectories), ``report`` (Markdown + HTML report of a run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from enum import StrEnum
@@ -688,6 +689,18 @@ def tasks(
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])
 
 
+def _escape_unencodable_output() -> None:
+    """Print what the terminal's encoding cannot hold as escapes (``\\xe9``, ``\\ud800``) rather
+    than fail: an ASCII stdout (``PYTHONIOENCODING=ascii``, some CI and containers) met the
+    table's dashes, and a JSON string holding a lone surrogate (``"\\ud800"``, valid JSON) met
+    any stdout, and the command died after its work was done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, OSError):  # a detached or closed stream
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the command in ``argv`` (default: ``sys.argv[1:]``).
 
@@ -698,6 +711,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     from typer import _click as click  # Typer 0.29 vendors click: its exceptions are these
 
+    _escape_unencodable_output()
     args = list(sys.argv[1:] if argv is None else argv)
     DEBUG["on"] = "--debug" in args  # accepted anywhere: `mcpgym run ... --debug` too
     args = [a for a in args if a != "--debug"]

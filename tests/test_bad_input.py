@@ -356,3 +356,35 @@ def test_a_trajectory_line_without_steps_is_not_an_episode_without_calls(tmp_pat
     assert [e["scores"]["tool_calls"] for e in report["episodes"]] == [1]
     path.write_text(json.dumps({**GOOD_LINE, "steps": []}) + "\n")  # no call at all: said so
     assert read_trajectories(path)[0].steps == []
+
+
+def test_output_the_terminal_cannot_encode_is_escaped_not_fatal(tmp_path):
+    """With an ASCII stdout the table's dashes, and on any stdout a lone surrogate from a JSON
+    "\\ud800" escape, ended the command in a UnicodeEncodeError after its work was done."""
+    import os
+    import subprocess
+    import sys
+
+    msgs = [
+        {"role": "user", "content": "Show my cart."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shop_get_cart", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"lines": []}'},
+        {"role": "assistant", "content": "Empty."},
+    ]
+    path = tmp_path / "conv.jsonl"
+    path.write_text(json.dumps({"task_id": "caf\u00e9 \ud800", "agent": "b\u00e9a", "messages": msgs}) + "\n")
+    for encoding in ("ascii", "utf-8"):
+        env = {**os.environ, "PYTHONIOENCODING": encoding, "COLUMNS": "100"}
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpgym.evaluation.cli", "score", str(path), "--format", "openai"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        out = done.stdout.decode(encoding)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert "\\ud800" in out and ("b\\xe9a" if encoding == "ascii" else "b\u00e9a") in out, out
