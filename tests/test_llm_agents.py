@@ -732,3 +732,18 @@ def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
         and agent.endpoint() == "http://127.0.0.1:8000/v1/chat/completions"
     )
     assert "openai:..." in agents_pkg.known_agents()
+
+
+# -- text no UTF-8 writer takes -------------------------------------------------------------------
+@both
+async def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character(d, fake, http_server):
+    """A reply whose JSON holds "\\ud800" alone (valid JSON, no valid text) used to reach the
+    trajectory as a lone surrogate, which cannot be written as UTF-8: the run failed on it."""
+    from mcpgym.evaluation.trajectory import Trajectory
+
+    fake.play(d.reply(text="Done \ud800 and \U0001f600 \udfff."))  # json.dumps escapes all three
+    async with mcp_episode(http_server) as (ep, tools, call, _):
+        result = await d.agent(fake).run(Task(), tools, call)
+    assert result.status == "completed" and result.final_message == "Done \ufffd and \U0001f600 \ufffd."
+    line = Trajectory(episode_id="e", agent="a", final_message=result.final_message).model_dump_json()
+    assert "\ufffd" in json.loads(line)["final_message"]

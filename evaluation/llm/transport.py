@@ -14,6 +14,7 @@ import contextlib
 import email.utils
 import functools
 import json
+import re
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,25 @@ import httpx
 
 Observer = Callable[[dict[str, Any]], None]
 """Receives provider events such as ``{"event": "retry", "attempt", "reason", "status", "delay"}``."""
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A JSON ``\\uD800``-``\\uDFFF`` escape: half of a surrogate pair, or a lone one."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """``value`` (decoded JSON) with every lone surrogate in its strings and keys replaced by
+    U+FFFD. ``json.loads`` keeps a ``"\\ud800"`` escape that has no other half as a lone
+    surrogate, which no UTF-8 writer takes: one in a model's reply made the trajectory line,
+    and so the whole run, fail to be written. Pairs were already joined by ``json.loads``."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -172,6 +192,8 @@ async def post_json(
                         status=status,
                         attempts=attempt,
                     ) from None
+                if _SURROGATE_ESCAPE.search(response.content):
+                    data = replace_lone_surrogates(data)
                 if not isinstance(data, dict):
                     raise ProviderError(
                         f"HTTP {status} with a JSON {type(data).__name__}, expected an object",
@@ -204,4 +226,12 @@ async def post_json(
         await anyio.sleep(delay)
 
 
-__all__ = ["Observer", "ProviderError", "RetryPolicy", "parse_retry_after", "post_json", "shared_ssl_context"]
+__all__ = [
+    "Observer",
+    "ProviderError",
+    "RetryPolicy",
+    "parse_retry_after",
+    "post_json",
+    "replace_lone_surrogates",
+    "shared_ssl_context",
+]
