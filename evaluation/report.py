@@ -471,8 +471,10 @@ def write_report(run_dir: str | Path) -> tuple[Path, Path]:
 
     report = build_report(run_dir)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
-    md.write_text(render_markdown(report), encoding="utf-8")
-    html.write_text(render_html(report), encoding="utf-8")
+    # a lone surrogate (a "\\ud800" JSON escape in a hand-made or foreign line) has no UTF-8
+    # form: it is written as that escape rather than failing the whole report
+    md.write_text(render_markdown(report), encoding="utf-8", errors="backslashreplace")
+    html.write_text(render_html(report), encoding="utf-8", errors="backslashreplace")
     return md, html
 
 

@@ -334,3 +334,20 @@ def test_both_reports_say_what_every_column_means(tmp_path: Path) -> None:
         "Calls: valid (well formed, reached the server; the errored ones included)",
     ):
         assert said in md and said in html, said
+
+
+def test_a_lone_surrogate_in_a_line_does_not_stop_the_report(tmp_path: Path) -> None:
+    """A final message holding "\\ud800" alone (valid JSON) made `mcpgym report` fail with a
+    UTF-8 encoding error naming no file."""
+    import json
+
+    run = _run_dir(tmp_path)
+    lines = (run / "trajectories.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["final_message"] = "I cannot do that \ud800."
+    first["scores"] = None  # scored again from the line: the refusal match carries the text
+    lines[0] = json.dumps(first)  # ensure_ascii: the surrogate stays a \ud800 escape
+    (run / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "\\ud800" in (run / "report.html").read_text(encoding="utf-8")
