@@ -285,6 +285,19 @@ def _id_args_from_schema(schema: Any) -> list[str] | None:
     return None
 
 
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type (``null``, ``a number``, ``an array``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
+
+
 class Catalog:
     """Tool name -> :class:`CatalogEntry`, with a heuristic fallback for unknown tools.
 
@@ -296,7 +309,8 @@ class Catalog:
         default_app: app of unknown tools without a known app prefix.
 
     Raises:
-        ValueError: for a row that does not validate (message names the row and field).
+        ValueError: for a row that is not an object or does not validate, or a second row
+            for one tool (the message names the row and field).
     """
 
     def __init__(
@@ -310,10 +324,13 @@ class Catalog:
         self._heuristic: dict[str, CatalogEntry] = {}
         self._listed_by: tuple[int, dict[str, set[str]]] | None = None
         self.default_app = default_app
+        rows_of: dict[str, int] = {}
         for i, row in enumerate(entries):
             if isinstance(row, CatalogEntry):
                 entry = row
             else:
+                if not isinstance(row, dict):
+                    raise ValueError(f"catalog row {i}: expected an object with name and kind, got {_json_type(row)}")
                 data = dict(row)
                 data.setdefault("source", source)
                 if "id_args" not in data:
@@ -326,6 +343,11 @@ class Catalog:
                     raise ValueError(
                         f"catalog row {i} ({data.get('name', '?')}): field {loc}: {err.get('msg')}"
                     ) from None
+            if entry.name in rows_of:  # two rows for one tool: which one classifies it?
+                raise ValueError(
+                    f"catalog row {i} ({entry.name}): field name: the tool already has row {rows_of[entry.name]}"
+                )
+            rows_of[entry.name] = i
             self._entries[entry.name] = entry
 
     # -- construction --------------------------------------------------------------------
@@ -361,7 +383,8 @@ class Catalog:
         """Load a JSON catalog: a list of rows, or ``{"tools": [...]}``; source ``file``.
 
         Raises:
-            ValueError: naming the file for invalid JSON or a bad row; OSError when unreadable.
+            ValueError: naming the file for invalid JSON, a bad row (one that is not an object,
+                a field of the wrong type) or two rows for one tool; OSError when unreadable.
         """
         p = Path(path)
         try:

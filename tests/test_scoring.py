@@ -559,6 +559,27 @@ def test_catalog_from_system_app_and_file(tmp_path):
         Catalog.from_file(path)
 
 
+BAD_CATALOGS = [
+    ([7], r"catalog row 0: expected an object with name and kind, got a number"),
+    ([{"name": "x", "kind": "read"}, None], r"catalog row 1: expected an object with name and kind, got null"),
+    ([["x", "read"]], r"catalog row 0: expected an object with name and kind, got an array"),
+    (
+        [{"name": "x_send", "kind": "write"}, {"name": "x_send", "kind": "read"}],
+        r"catalog row 1 \(x_send\): field name: the tool already has row 0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rows", "says"), BAD_CATALOGS, ids=["number", "null", "array", "duplicate"])
+def test_a_catalog_row_that_is_not_a_tool_is_named(tmp_path, rows, says):
+    """A row that is not an object was an unexpected TypeError; two rows for one tool were
+    taken silently, the last one winning."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(rows))
+    with pytest.raises(ValueError, match=f"^{path}: {says}$"):
+        Catalog.from_file(path)
+
+
 def test_credentials_are_not_resource_ids(cat):
     # checkout with pay-1 fails (precondition_failed, remedy authorize_payment); a new
     # authorisation pay-2 then a checkout with it succeeds. pay-1/pay-2 come from auth
