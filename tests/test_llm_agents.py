@@ -747,3 +747,55 @@ async def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character(d, fa
     assert result.status == "completed" and result.final_message == "Done \ufffd and \U0001f600 \ufffd."
     line = Trajectory(episode_id="e", agent="a", final_message=result.final_message).model_dump_json()
     assert "\ufffd" in json.loads(line)["final_message"]
+
+
+# -- replies nobody on the team wrote: malformed calls stay invalid steps, never crashes ---------
+class LocalCall:
+    """A recording call function without a server: every call succeeds with its index."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+        self.steps: list[Any] = []
+
+    async def __call__(self, name: str, arguments: dict) -> CallResult:
+        self.calls.append((name, arguments))
+        return CallResult(False, {"n": len(self.calls)})
+
+    def record(self, step: Any) -> None:
+        self.steps.append(step)
+
+
+TIME_TOOLS = [ToolInfo("system_get_time", "Current virtual time.", {"type": "object"}, "read")]
+
+
+def echoed_ids(d, body: dict) -> list[str]:
+    """The call ids of the last assistant message sent back to the provider."""
+    last = next(m for m in reversed(body["messages"]) if m["role"] == "assistant")
+    if d.name == "openai":
+        return [tc["id"] for tc in last["tool_calls"]]
+    return [b["id"] for b in last["content"] if b["type"] == "tool_use"]
+
+
+@both
+async def test_repeated_call_ids_are_made_unique_in_the_conversation(d, fake):
+    """A model that repeats a call id (in one reply, or across turns) gets every result under
+    its own id: both APIs refuse a conversation whose ids collide."""
+
+    def second(body: dict) -> dict:
+        fed = [cid for cid, _, _ in d.results(body)]
+        assert fed == echoed_ids(d, body) and fed[0] == "dup" and len(set(fed)) == 2
+        assert [p["n"] for _, p, _ in d.results(body)] == [1, 2]
+        return d.reply([("dup", "system_get_time", {})])
+
+    def third(body: dict) -> dict:
+        earlier = {
+            cid for m in body["messages"][:-2] if m["role"] == "assistant" for cid in echoed_ids(d, {"messages": [m]})
+        }
+        [(cid, payload, _)] = d.results(body)
+        assert cid == echoed_ids(d, body)[0] and cid not in earlier and payload["n"] == 3
+        return d.reply(text="Done.")
+
+    fake.play(d.reply([("dup", "system_get_time", {}), ("dup", "system_get_time", {})]), second, third)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    assert result.status == "completed" and len(call.calls) == 3 and len(fake.requests) == 3

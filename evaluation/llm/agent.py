@@ -181,8 +181,13 @@ class LLMAgent(Agent):
         raise NotImplementedError
 
     @abstractmethod
-    def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
-        """Read one provider answer; raise :class:`ProviderError` when it is malformed."""
+    def parse_reply(self, data: dict[str, Any], turn: int, taken: set[str] | None = None) -> ModelReply:
+        """Read one provider answer; raise :class:`ProviderError` when it is malformed.
+
+        ``turn`` is the 0-based model turn (for generated call ids); ``taken`` holds the call ids
+        the conversation already uses: a repeated id is made unique
+        (:func:`mcpgym.evaluation.llm.replies.unique_call_id`) in the calls and in the echoed
+        assistant message alike, and added to it."""
         raise NotImplementedError
 
     @abstractmethod
@@ -276,6 +281,7 @@ class _Episode:
     tool_calls: int = 0
     turns: int = 0
     record: Any = None
+    call_ids: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.registry = ToolRegistry(self.tools)
@@ -304,7 +310,7 @@ class _Episode:
                 body = agent.request_body(self.messages, self.registry.tools)
                 try:
                     data = await post_json(client, agent.endpoint(), agent.headers(), body, agent.retry, agent.observer)
-                    reply = agent.parse_reply(data, self.turns)
+                    reply = agent.parse_reply(data, self.turns, self.call_ids)
                 except ProviderError as exc:
                     return self.result("errored", f"provider_error: {exc}", error=f"provider error: {exc}")
                 self.turns += 1

@@ -21,6 +21,7 @@ from mcpgym.evaluation.llm.replies import (
     is_local_url,
     parse_arguments,
     raw_text,
+    unique_call_id,
     usage_int,
 )
 from mcpgym.evaluation.llm.tools import ExposedTool
@@ -121,10 +122,13 @@ class AnthropicAgent(LLMAgent):
         body.update(self.extra_body)
         return body
 
-    def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
+    def parse_reply(self, data: dict[str, Any], turn: int, taken: set[str] | None = None) -> ModelReply:
         """Read the ``content`` blocks (``text``, ``tool_use``, ``thinking`` as the reasoning),
         ``stop_reason`` (``refusal``: the text is the refusal) and ``usage``
         (input = ``input_tokens`` + cache creation + cache read tokens).
+
+        ``taken``: the call ids the conversation already uses; a repeated id gets a suffix
+        (``_2``, ``_3``...) in the calls and the echoed message alike.
 
         Raises:
             ProviderError: for an error object or an answer without a ``content`` list.
@@ -149,7 +153,7 @@ class AnthropicAgent(LLMAgent):
                     echoed.append(block)
             elif kind == "tool_use":
                 raw_id = block.get("id")
-                call_id = raw_id if isinstance(raw_id, str) and raw_id else f"toolu_{turn}_{i}"
+                call_id = unique_call_id(raw_id if isinstance(raw_id, str) and raw_id else f"toolu_{turn}_{i}", taken)
                 args, problem = parse_arguments(block.get("input"))
                 calls.append(
                     ParsedCall(

@@ -23,6 +23,7 @@ from mcpgym.evaluation.llm.replies import (
     is_local_url,
     parse_arguments,
     raw_text,
+    unique_call_id,
     usage_int,
 )
 from mcpgym.evaluation.llm.tools import ExposedTool
@@ -110,9 +111,12 @@ class OpenAIAgent(LLMAgent):
         body.update(self.extra_body)
         return body
 
-    def parse_reply(self, data: dict[str, Any], turn: int) -> ModelReply:
+    def parse_reply(self, data: dict[str, Any], turn: int, taken: set[str] | None = None) -> ModelReply:
         """Read ``choices[0].message`` (text, ``refusal``, ``reasoning_content``/``reasoning``
         and ``tool_calls``) and ``usage``.
+
+        ``taken``: the call ids the conversation already uses; a repeated id gets a suffix
+        (``_2``, ``_3``...) in the calls and the echoed message alike.
 
         Raises:
             ProviderError: when the answer has no choice or no message (e.g. an error object).
@@ -132,7 +136,7 @@ class OpenAIAgent(LLMAgent):
             tc = tc if isinstance(tc, dict) else {}
             raw_fn, raw_id = tc.get("function"), tc.get("id")
             fn = raw_fn if isinstance(raw_fn, dict) else {}
-            call_id = raw_id if isinstance(raw_id, str) and raw_id else f"call_{turn}_{i}"
+            call_id = unique_call_id(raw_id if isinstance(raw_id, str) and raw_id else f"call_{turn}_{i}", taken)
             raw_args = fn.get("arguments")
             args, problem = parse_arguments(raw_args)
             calls.append(ParsedCall(call_id, fn.get("name"), args, problem, raw_text(raw_args) if problem else None))

@@ -107,6 +107,23 @@ def raw_text(raw: Any, limit: int = 4_000) -> str:
         return repr(raw)[:limit]
 
 
+def unique_call_id(call_id: str, taken: set[str] | None) -> str:
+    """``call_id``, or ``call_id_2``, ``call_id_3``... when ``taken`` already holds it; the id
+    returned is added to ``taken`` (None: no bookkeeping, ``call_id`` as is).
+
+    Both tool APIs refuse a conversation in which two calls share an id, and a model may repeat
+    one (in one reply, or a local server's ``call_0`` on every turn): each call must keep an id
+    of its own so that its result pairs with it."""
+    if taken is None:
+        return call_id
+    candidate, n = call_id, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{call_id}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
 def usage_int(value: Any) -> int:
     """A provider usage figure as a non-negative int (missing or malformed -> 0)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
@@ -127,5 +144,6 @@ __all__ = [
     "is_local_url",
     "parse_arguments",
     "raw_text",
+    "unique_call_id",
     "usage_int",
 ]
