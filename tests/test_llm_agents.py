@@ -799,3 +799,38 @@ async def test_repeated_call_ids_are_made_unique_in_the_conversation(d, fake):
     call = LocalCall()
     result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
     assert result.status == "completed" and len(call.calls) == 3 and len(fake.requests) == 3
+
+
+@both
+async def test_a_huge_hallucinated_name_is_cut_in_the_error_and_the_trajectory(d, fake):
+    name = "teleport " * 5_000
+
+    def second(body: dict) -> dict:
+        [(cid, payload, _)] = d.results(body)
+        assert payload["error"]["code"] == "not_found" and "teleport teleport" in payload["error"]["message"]
+        assert len(payload["error"]["message"]) < 400
+        return d.reply(text="Sorry.")
+
+    fake.play(d.reply([("h", name, {})]), second)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
+    assert result.status == "completed" and call.calls == []
+    assert invalid.tool.startswith("teleport teleport") and len(invalid.tool) <= 200
+    assert invalid.result == json.loads(json.dumps(invalid.result)) and len(invalid.result["error"]["message"]) < 400
+
+
+@both
+@pytest.mark.parametrize("name", ["", "   ", None, 42])
+async def test_a_call_without_a_tool_name_is_told_so(d, name, fake):
+    def second(body: dict) -> dict:
+        [(_, payload, _)] = d.results(body)
+        assert payload["error"]["code"] == "not_found" and payload["error"]["field"] == "name"
+        assert payload["error"]["message"].startswith("the tool call names no tool (name: ")
+        return d.reply(text="Sorry.")
+
+    fake.play(d.reply([("n1", name, {})]), second)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
+    assert result.status == "completed" and call.calls == [] and invalid.call_id == "n1"

@@ -40,7 +40,7 @@ import httpx
 
 from mcpgym.evaluation.agents.base import Agent
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
-from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload
+from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
 from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep
@@ -346,12 +346,13 @@ class _Episode:
         tool = self.registry.resolve(parsed.api_name)
         if tool is None:
             hint = " Use search_tools to find tools." if self.registry.has_search else ""
-            payload = error_payload(
-                "not_found",
-                f"there is no tool named {parsed.api_name!r} in this episode; "
-                f"call one of the tools you were given.{hint}",
-                "name",
+            named = isinstance(parsed.api_name, str) and parsed.api_name.strip()
+            what = (
+                f"there is no tool named {shown_name(parsed.api_name)!r} in this episode"
+                if named
+                else f"the tool call names no tool (name: {shown_name(parsed.api_name)})"
             )
+            payload = error_payload("not_found", f"{what}; call one of the tools you were given.{hint}", "name")
             return self.refuse(parsed, payload)
         if parsed.problem is not None or parsed.arguments is None:
             payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
@@ -375,7 +376,7 @@ class _Episode:
         """Answer an invalid call locally with ``payload``; record it as an invalid step (or
         count it in ``invalid_calls`` when the call function does not record)."""
         if self.record is not None:
-            name = parsed.api_name if isinstance(parsed.api_name, str) else json.dumps(parsed.api_name, default=str)
+            name = shown_name(parsed.api_name)
             self.record(
                 ToolCallStep(
                     step=None,

@@ -107,6 +107,19 @@ def raw_text(raw: Any, limit: int = 4_000) -> str:
         return repr(raw)[:limit]
 
 
+NAME_SHOWN = 120
+"""The most characters of a model's tool name that an error message or a trajectory repeats."""
+
+
+def shown_name(api_name: Any, limit: int = NAME_SHOWN) -> str:
+    """The tool name a model used, as text for an error message or a trajectory step: a string
+    as is, anything else (a missing name, a number) as JSON; cut at ``limit`` characters with
+    ``...`` (a model may send a name of any length, and repeating it whole would feed it back
+    on every later turn)."""
+    text = api_name if isinstance(api_name, str) else json.dumps(api_name, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def unique_call_id(call_id: str, taken: set[str] | None) -> str:
     """``call_id``, or ``call_id_2``, ``call_id_3``... when ``taken`` already holds it; the id
     returned is added to ``taken`` (None: no bookkeeping, ``call_id`` as is).
@@ -144,6 +157,7 @@ __all__ = [
     "is_local_url",
     "parse_arguments",
     "raw_text",
+    "shown_name",
     "unique_call_id",
     "usage_int",
 ]
