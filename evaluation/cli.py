@@ -301,6 +301,29 @@ def _load_tasks(
     raise AssertionError("unreachable")
 
 
+def _given(param: str) -> bool:
+    """Whether the running command's option ``param`` (its Python name) was given on the
+    command line (or the environment), not left at its default."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    source = get_current_context().get_parameter_source(param)
+    return source is not None and source is not ParameterSource.DEFAULT
+
+
+def _resume_options(out: Path) -> dict[str, Any]:
+    """:func:`mcpgym.evaluation.manifest.resume_options` of the run in ``out`` ({} without a
+    manifest); exits naming the file when the manifest is malformed."""
+    from mcpgym.evaluation.manifest import read_manifest, resume_options
+
+    try:
+        manifest = read_manifest(out)
+    except ValueError as exc:
+        _fail(f"cannot resume: {exc}")
+        raise AssertionError("unreachable") from None
+    return resume_options(manifest) if manifest else {}
+
+
 def _early_server(server: str | None, executor: Executor, concurrency: int) -> Any:
     """Start the server a local run will spawn before this process's heavy imports and task
     loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.server_process.ServerStart`),
@@ -355,7 +378,11 @@ def run(
         None, metavar="URL", help="Use this mcpgym HTTP server (base URL) instead of spawning one."
     ),
     token: str | None = typer.Option(None, metavar="TOKEN", help="Control token of --server (default: $MCPGYM_TOKEN)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: skip episodes already written."),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="Continue the run in --out: skip episodes already written; options not given are the run's own.",
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
     timeout: float = typer.Option(
         600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."
@@ -408,6 +435,22 @@ def run(
 
         if resume and out is None:
             _fail("--resume needs --out DIR (the run to continue)")
+        if resume and out is not None:
+            # what the command line does not say is the run's own: a bare `--resume --out D`
+            # continues the run, it does not extend it with the defaults
+            prior = _resume_options(out)
+            if "trials" in prior and not _given("trials"):
+                trials = prior["trials"]
+            if "faults" in prior and not _given("faults"):
+                faults = prior["faults"]
+            if "episode_timeout" in prior and not _given("timeout"):
+                timeout = prior["episode_timeout"]
+            agent = agent or prior.get("agents")
+            if not (suite or task or task_file) and prior.get("task_ids"):
+                task, suite = prior["task_ids"], prior.get("suite")
+                task_file = [Path(f) for f in prior.get("task_files", [])]
+                if task_file:
+                    suite = None
         from mcpgym.evaluation.llm.exposure import parse_exposure
 
         try:

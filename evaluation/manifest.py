@@ -209,6 +209,47 @@ def merge_for_resume(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
+def resume_options(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What ``mcpgym run --resume`` takes from a run's manifest for the options its command
+    line does not give, so that a bare ``--resume --out DIR`` continues the run as it was
+    started rather than extending it with the defaults (3 trials, the three scripted agents,
+    another suite).
+
+    Args:
+        manifest: a run's manifest (as :func:`read_manifest` returns it).
+
+    Returns:
+        Any of ``trials`` (int), ``agents`` (agent specs), ``task_ids``, ``task_files`` (the
+        ``--tasks`` files of every invocation, relative paths resolved against the directory
+        the run was started from), ``suite``, ``faults`` (the profile as last given) and
+        ``episode_timeout`` (wall s): only those the manifest holds.
+    """
+    out: dict[str, Any] = {}
+    if isinstance(manifest.get("trials"), int) and manifest["trials"] >= 1:
+        out["trials"] = manifest["trials"]
+    specs = [a.get("spec") or a.get("name") for a in manifest.get("agents") or [] if isinstance(a, dict)]
+    if specs and all(isinstance(s, str) for s in specs):
+        out["agents"] = specs
+    if manifest.get("task_ids"):
+        out["task_ids"] = list(manifest["task_ids"])
+    if isinstance(manifest.get("suite"), str) and manifest["suite"]:
+        out["suite"] = manifest["suite"]
+    settings = [i.get("settings") or {} for i in manifest.get("invocations") or [] if isinstance(i, dict)]
+    cwd = Path(manifest["cwd"]) if isinstance(manifest.get("cwd"), str) else Path()
+    files = [f for s in settings for f in s.get("task_files") or [] if isinstance(f, str)]
+    if files:
+        out["task_files"] = list(dict.fromkeys(str(f if Path(f).is_absolute() else cwd / f) for f in files))
+    faults = [s["faults"] for s in settings if isinstance(s.get("faults"), str)]
+    if faults:
+        given = Path(faults[-1])
+        is_file = given.suffix in (".toml", ".json", ".yaml", ".yml")
+        out["faults"] = str(cwd / given) if is_file and not given.is_absolute() else faults[-1]
+    timeout = manifest.get("episode_timeout")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 1:
+        out["episode_timeout"] = float(timeout)
+    return out
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write ``data`` as indented JSON to ``path`` through a temporary file and ``os.replace``,
     fsynced, so a killed process leaves either the old or the new file, never half of one.
@@ -293,6 +334,7 @@ __all__ = [
     "merge_for_resume",
     "profile_entry",
     "read_manifest",
+    "resume_options",
     "sha256_text",
     "utc_now",
     "versions",

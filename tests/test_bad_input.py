@@ -388,3 +388,32 @@ def test_output_the_terminal_cannot_encode_is_escaped_not_fatal(tmp_path):
         out = done.stdout.decode(encoding)
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         assert "\\ud800" in out and ("b\\xe9a" if encoding == "ascii" else "b\u00e9a") in out, out
+
+
+def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path, monkeypatch, capsys):
+    """`run --resume --out D` (what the interrupt message says to type) used to fill in the
+    defaults for what it was not told: a 1-trial run of one agent on one task became the smoke
+    suite x 3 scripted agents x 3 trials."""
+    url, token = http_server
+    out_dir = tmp_path / "r"
+    where = ["--out", str(out_dir), "--server", url, "--token", token, "-q"]
+    first = ["run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1", "--faults", "none"]
+    code, out, err = cli([*first, *where], monkeypatch, capsys)
+    assert code == 0, err
+    code, out, err = cli(["run", "--resume", *where], monkeypatch, capsys)
+    assert code == 0, err
+    assert "0 episodes run, 1 resumed" in out, out
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    assert (manifest["trials"], [a["name"] for a in manifest["agents"]], manifest["task_ids"]) == (
+        1,
+        ["careful"],
+        ["system.dark_mode"],
+    )
+    # what is given still extends the run: one more trial, same agent, task and profile
+    code, out, err = cli(["run", "--resume", "--trials", "2", *where], monkeypatch, capsys)
+    assert code == 0, err
+    lines = [json.loads(x) for x in (out_dir / "trajectories.jsonl").read_text().splitlines()]
+    assert [(t["agent"], t["task_id"], t["trial"], t["fault_profile"]) for t in lines] == [
+        ("careful", "system.dark_mode", 0, "none"),
+        ("careful", "system.dark_mode", 1, "none"),
+    ]
