@@ -472,6 +472,8 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                 kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
                 if takes_user:
                     kwargs["user"] = channel
+                if accepts(agent.run, "deadline"):  # lets an LLM agent end a provider wait as errored
+                    kwargs["deadline"] = anyio.current_time() + ctx.episode_timeout
                 with anyio.move_on_after(ctx.episode_timeout) as scope:
                     try:
                         result = await agent.run(task, tools, caller, **kwargs)

@@ -834,3 +834,48 @@ async def test_a_call_without_a_tool_name_is_told_so(d, name, fake):
     result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
     [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
     assert result.status == "completed" and call.calls == [] and invalid.call_id == "n1"
+
+
+# -- a provider that never answers, under the episode's wall timeout ------------------------------
+@both
+async def test_a_deadline_cuts_a_silent_provider_as_errored(d, fake):
+    import anyio
+
+    fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG, HANG)
+    call = LocalCall()
+    started = anyio.current_time()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call, deadline=started + 1.5)  # default 120 s timeout
+    waited = anyio.current_time() - started
+    assert result.status == "errored" and result.stop_reason.startswith("provider_error: no answer within the")
+    assert "before the episode's timeout" in result.error and 0.8 < waited < 1.4
+    assert (result.tokens.input, result.tokens.output) == (11, 4) and len(call.calls) == 1
+
+
+@both
+async def test_no_retry_starts_past_the_deadline(d, fake):
+    import anyio
+
+    fake.play(Fail(503, {"Retry-After": "30"}))
+    started = anyio.current_time()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall(), deadline=started + 5.0)
+    assert result.status == "errored" and "HTTP 503" in result.error and "no time left for a retry" in result.error
+    assert anyio.current_time() - started < 2.0 and len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("d", [OpenAIDialect()], ids=lambda d: d.name)
+def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d, fake, http_server, tmp_path):
+    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.tasks import get_task
+
+    base, token = http_server
+    fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG)
+    agent = d.agent(fake)
+    settings = RunSettings(
+        out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=2.0, progress=False
+    )
+    result = run_evaluation([get_task("system.dark_mode")], [AgentEntry(agent.name, agent)], settings)
+    [traj] = [json.loads(line) for line in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    assert result.ran == 1 and traj["status"] == "errored", traj["stop_reason"]
+    assert traj["stop_reason"].startswith("provider_error: no answer within the")
+    assert traj["tokens"] == {"input": 11, "output": 4}
+    assert [s["type"] for s in traj["steps"]] == ["message", "tool_call"]

@@ -56,6 +56,10 @@ DEFAULT_SYSTEM_PROMPT = (
 """The default system prompt. It states the conventions of the sandbox and how an episode ends,
 and deliberately says nothing about verifying or retrying: those habits are what is measured."""
 
+DEADLINE_MARGIN = 0.5
+"""Wall seconds before the runner's episode deadline at which provider requests give up, so that
+the agent returns its ``errored`` result before the runner cuts the episode off."""
+
 PROMPT_TEMPLATE = "system: <system prompt>; user: <task instruction, verbatim>"
 """How the first request is built (recorded in ``describe()``)."""
 
@@ -226,7 +230,14 @@ class LLMAgent(Agent):
 
     # -- the episode loop ------------------------------------------------------------------
     async def run(
-        self, task: Any, tools: list[Any], call: CallFn, *, trial: int | None = None, user: Any = None
+        self,
+        task: Any,
+        tools: list[Any],
+        call: CallFn,
+        *,
+        trial: int | None = None,
+        user: Any = None,
+        deadline: float | None = None,
     ) -> Any:
         """Run one episode and return its ``AgentResult`` (never raises for provider, model or
         tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
@@ -243,9 +254,16 @@ class LLMAgent(Agent):
                 and its answer comes back as the tool result ``{"answer": ...}``; it never
                 reaches the MCP server. Elicitations of the server are relayed to the same
                 simulator by the runner's MCP client.
+            deadline: the ``anyio.current_time()`` at which the runner stops the episode (its
+                wall timeout), or None. Provider requests are cut :data:`DEADLINE_MARGIN`
+                seconds before it and not retried past it, so a provider that is silent or
+                keeps failing ends the episode ``errored`` (``provider_error: ...``, tokens
+                kept) instead of being cut off as the agent's own ``limit``.
         """
         try:
             episode = _Episode(self, instruction_of(task), tools, user)
+            if deadline is not None:
+                episode.deadline = deadline - DEADLINE_MARGIN
         except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
             return make_result(
                 status="errored",
@@ -282,6 +300,7 @@ class _Episode:
     turns: int = 0
     record: Any = None
     call_ids: set[str] = field(default_factory=set)
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         self.registry = ToolRegistry(self.tools)
@@ -309,7 +328,9 @@ class _Episode:
                     return self.result("limit", f"turn limit reached ({limits.max_turns} model turns)")
                 body = agent.request_body(self.messages, self.registry.tools)
                 try:
-                    data = await post_json(client, agent.endpoint(), agent.headers(), body, agent.retry, agent.observer)
+                    data = await post_json(
+                        client, agent.endpoint(), agent.headers(), body, agent.retry, agent.observer, self.deadline
+                    )
                     reply = agent.parse_reply(data, self.turns, self.call_ids)
                 except ProviderError as exc:
                     return self.result("errored", f"provider_error: {exc}", error=f"provider error: {exc}")

@@ -153,6 +153,7 @@ async def post_json(
     body: dict[str, Any],
     policy: RetryPolicy,
     observer: Observer | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
     """POST ``body`` as JSON to ``url`` and return the decoded JSON object of the answer.
 
@@ -161,22 +162,34 @@ async def post_json(
         url, headers, body: the request.
         policy: timeouts and retries (see the module docstring).
         observer: called with one event dict per retry.
+        deadline: the ``anyio.current_time()`` by which the call must have returned (the
+            episode's wall timeout), or None. A request is cut at it and no retry starts past
+            it, so a silent or failing provider ends the episode as a provider failure rather
+            than as the episode's timeout.
 
     Raises:
         ProviderError: for a non-retryable answer, a 2xx that is not a JSON object, or when
-            the retries are exhausted; the message names the last failure and the attempts.
+            the retries (or the time before ``deadline``) are exhausted; the message names the
+            last failure and the attempts.
     """
     attempt = 0
     while True:
         attempt += 1
         status: int | None = None
         wait: float | None = None
+        budget = policy.request_timeout
+        if deadline is not None:
+            budget = min(budget, max(0.0, deadline - anyio.current_time()))
         try:
-            with anyio.fail_after(policy.request_timeout):
+            with anyio.fail_after(budget):
                 response = await client.post(url, headers=dict(headers), json=body)
                 await response.aread()
         except TimeoutError:
-            reason = f"no answer within {policy.request_timeout:g} s"
+            reason = (
+                f"no answer within {policy.request_timeout:g} s"
+                if budget >= policy.request_timeout
+                else f"no answer within the {budget:.3g} s left before the episode's timeout"
+            )
         except httpx.TimeoutException:
             reason = f"no answer within {policy.request_timeout:g} s (HTTP client timeout)"
         except httpx.TransportError as exc:
@@ -212,6 +225,13 @@ async def post_json(
                 attempts=attempt,
             )
         delay = min(wait, policy.max_retry_after) if wait is not None else policy.backoff(attempt - 1)
+        if deadline is not None and anyio.current_time() + delay >= deadline:
+            raise ProviderError(
+                f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''}: "
+                "no time left for a retry before the episode's timeout)",
+                status=status,
+                attempts=attempt,
+            )
         if observer is not None:
             observer(
                 {
