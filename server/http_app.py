@@ -30,6 +30,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -57,6 +58,41 @@ class CreateEpisode(BaseModel):
     fault_seed: int | None = Field(None, ge=0, le=2**63 - 1, strict=True)
     tools: list[str] | None = None
     search_tools: bool | None = Field(None, strict=True)
+
+
+FIELD_SHAPES = {
+    "apps": "a list of app names or a comma-separated string",
+    "faults": "a built-in profile name (none, default, harsh) or an inline profile object",
+}
+"""What the union-typed fields of :class:`CreateEpisode` take, in the error a wrong value gets
+(pydantic's own message names one member of the union only, under a tag like ``list[str]``)."""
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def body_error(data: Any, exc: ValidationError) -> str:
+    """The one-line error for a ``POST /control/episodes`` body ``data`` that ``exc`` refused:
+    a body that is no JSON object says so; otherwise the first wrong field is named as the
+    request spells it (``apps``, ``apps.1``, never a union tag) with what it takes."""
+    if not isinstance(data, dict):
+        fields = ", ".join(CreateEpisode.model_fields)
+        return f"the body must be a JSON object of episode fields ({fields}), got a JSON {_json_type(data)}"
+    err = exc.errors(include_url=False)[0]
+    field, rest = str(err["loc"][0]), err["loc"][1:]
+    path = [field, *(p for p in rest if isinstance(p, int))]
+    where = ".".join(str(p) for p in path)
+    if field in FIELD_SHAPES and field in data:
+        value = data[field]
+        for index in path[1:]:
+            value = value[index] if isinstance(value, list) and isinstance(index, int) else value
+        return f"invalid field {where!r}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
+    return f"invalid field {where!r}: {err['msg']}"
 
 
 class EpisodeDefaults(BaseModel):
@@ -184,9 +220,15 @@ def create_app(
         except (RecursionError, UnicodeDecodeError) as exc:
             return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in err["loc"])
-            return problem(422, f"invalid field {where!r}: {err['msg']}")
+            return problem(422, body_error(data, exc))
+        if body.apps is not None:
+            names = body.apps.split(",") if isinstance(body.apps, str) else body.apps
+            if not any(name.strip() for name in names):
+                return problem(
+                    422,
+                    "invalid field 'apps': names no app; give at least one (system is always included) "
+                    "or leave the field out for the server's default",
+                )
         if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
             return problem(
                 422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object"
@@ -365,7 +407,15 @@ def create_app(
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
         Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Unknown routes (404) and wrong methods (405, with ``Allow``) answer JSON like the rest."""
+        status = getattr(exc, "status_code", 500)
+        return JSONResponse(
+            {"error": getattr(exc, "detail", "error")}, status_code=status, headers=getattr(exc, "headers", None)
+        )
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     app.state.store = store
     app.state.token = token
     return app

@@ -121,7 +121,7 @@ BAD_BODIES = [
     ('{"search_tools": 1}', "search_tools"),
     ('{"seed": -1}', "seed"),
     ('{"apps": ["nosuch"]}', "nosuch"),
-    ("[]", "invalid field"),
+    ("[]", "must be a JSON object"),
     ("{bad", "not valid JSON"),
 ]
 
