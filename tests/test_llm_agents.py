@@ -879,3 +879,60 @@ def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d,
     assert traj["stop_reason"].startswith("provider_error: no answer within the")
     assert traj["tokens"] == {"input": 11, "output": 4}
     assert [s["type"] for s in traj["steps"]] == ["message", "tool_call"]
+
+
+# -- malformed or cut-off calls ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "tool_calls",
+    [{"id": "d1", "type": "function", "function": {"name": "system_get_time", "arguments": "{}"}}, "call it", 7],
+    ids=["object", "string", "number"],
+)
+async def test_tool_calls_that_is_no_list_is_an_invalid_call(tool_calls, fake):
+    """An OpenAI-compatible reply whose tool_calls is not a list asked for tools all the same:
+    the model is told, the step is recorded invalid, and the episode goes on (it ended as
+    completed with an empty final message)."""
+    d = OpenAIDialect()
+    reply = d.reply(text="")
+    reply["choices"][0]["message"]["tool_calls"] = tool_calls
+    reply["choices"][0]["finish_reason"] = "tool_calls"
+
+    def second(body: dict) -> dict:
+        [(_, payload, _)] = d.results(body)
+        assert (
+            payload["error"]["code"] == "invalid_argument"
+            and "tool_calls must be a list" in payload["error"]["message"]
+        )
+        return d.reply(text="Sorry.")
+
+    fake.play(reply, second)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
+    assert result.status == "completed" and result.final_message == "Sorry." and call.calls == []
+    assert invalid.error_code == "invalid_argument" and len(fake.requests) == 2
+
+
+@both
+async def test_the_call_a_reply_was_cut_off_in_is_not_run(d, fake):
+    """A reply stopped by the output-token limit (OpenAI ``length``, Anthropic ``max_tokens``)
+    may end inside its last tool call, whose arguments can parse and still be cut (2500 -> 25):
+    that call never reaches the server; the model is told to send it again. Earlier calls of
+    the reply run."""
+    reply = d.reply([("a", "system_get_time", {}), ("b", "system_get_time", {"tz": "Europe/Be"})])
+    if d.name == "openai":
+        reply["choices"][0]["finish_reason"] = "length"
+    else:
+        reply["stop_reason"] = "max_tokens"
+
+    def second(body: dict) -> dict:
+        (_, ok, _), (cid, cut, _) = d.results(body)
+        assert ok == {"n": 1} and cid == "b" and cut["error"]["code"] == "invalid_argument"
+        assert "output-token limit" in cut["error"]["message"]
+        return d.reply(text="Done.")
+
+    fake.play(reply, second)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
+    assert result.status == "completed" and call.calls == [("system_get_time", {})]
+    assert invalid.call_id == "b" and invalid.arguments == {"tz": "Europe/Be"}

@@ -7,8 +7,9 @@ when the model answers without a tool call (status ``completed``).
 
 What goes wrong is handled and counted, never raised:
 
-- a tool call whose arguments are not a JSON object, or that names a tool the episode does
-  not offer, is answered with a tool error (``invalid_argument`` / ``not_found``) without
+- a tool call whose arguments are not a JSON object, that names a tool the episode does
+  not offer, or that a reply cut off by the output-token limit ends in (:data:`CUT_OFF`), is
+  answered with a tool error (``invalid_argument`` / ``not_found``) without
   reaching the server. With a runner's recording call function (one with a ``record``
   method, see :func:`mcpgym.evaluation.llm.interface.recorder_of`) it is recorded as an
   invalid :class:`~mcpgym.evaluation.trajectory.ToolCallStep` (name, arguments or their raw
@@ -55,6 +56,11 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 """The default system prompt. It states the conventions of the sandbox and how an episode ends,
 and deliberately says nothing about verifying or retrying: those habits are what is measured."""
+
+CUT_OFF = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+"""Finish reasons of a reply the output-token limit (or the context window) cut short
+(OpenAI-compatible ``length``, Anthropic ``max_tokens``): its last tool call may be incomplete
+even when its arguments parse (``2500`` cut to ``25``), so it is refused, never run."""
 
 DEADLINE_MARGIN = 0.5
 """Wall seconds before the runner's episode deadline at which provider requests give up, so that
@@ -219,7 +225,8 @@ class LLMAgent(Agent):
             "tool_results": self.tool_result_format,
             "invalid_calls": (
                 "arguments that are not a JSON object, and unknown tool names, are answered with a tool error "
-                "(invalid_argument / not_found) without reaching the server; their arguments are echoed back as {}"
+                "(invalid_argument / not_found) without reaching the server; their arguments are echoed back as {}; "
+                "the last call of a reply cut off by the output-token limit is refused (invalid_argument)"
             ),
             "retrieval": "tools returned by a successful search_tools call are offered from the next turn",
             "limits": asdict(self.limits),
@@ -351,6 +358,11 @@ class _Episode:
                     )
                 if not reply.calls:
                     return self.result("completed", reply.finish_reason or "end_turn", final=reply.text)
+                if reply.finish_reason in CUT_OFF and reply.calls[-1].problem is None:
+                    reply.calls[-1].problem = (
+                        "your reply was cut off by the output-token limit inside this call, so its arguments "
+                        "may be incomplete; it was not run: send it again"
+                    )
                 total = self.input_tokens + self.output_tokens
                 if limits.max_tokens is not None and total > limits.max_tokens:
                     return self.result("limit", f"token limit reached ({total} > {limits.max_tokens} tokens)")
@@ -365,9 +377,9 @@ class _Episode:
     async def execute(self, parsed: ParsedCall, call: CallFn) -> ToolOutcome:
         """Run one tool call (or refuse it locally) and return what to feed back."""
         tool = self.registry.resolve(parsed.api_name)
-        if tool is None:
+        named = isinstance(parsed.api_name, str) and parsed.api_name.strip()
+        if tool is None and (named or parsed.problem is None):
             hint = " Use search_tools to find tools." if self.registry.has_search else ""
-            named = isinstance(parsed.api_name, str) and parsed.api_name.strip()
             what = (
                 f"there is no tool named {shown_name(parsed.api_name)!r} in this episode"
                 if named
@@ -375,8 +387,9 @@ class _Episode:
             )
             payload = error_payload("not_found", f"{what}; call one of the tools you were given.{hint}", "name")
             return self.refuse(parsed, payload)
-        if parsed.problem is not None or parsed.arguments is None:
-            payload = error_payload("invalid_argument", f"{tool.api_name}: {parsed.problem or 'unusable arguments'}")
+        if tool is None or parsed.problem is not None or parsed.arguments is None:
+            label = tool.api_name if tool is not None else "tool call"
+            payload = error_payload("invalid_argument", f"{label}: {parsed.problem or 'unusable arguments'}")
             return self.refuse(parsed, payload)
         if tool.name == ASK_USER_TOOL and self.user is not None:
             question = parsed.arguments.get("question")

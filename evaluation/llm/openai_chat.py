@@ -132,7 +132,21 @@ class OpenAIAgent(LLMAgent):
         calls: list[ParsedCall] = []
         echoed: list[dict[str, Any]] = []
         raw_calls = message.get("tool_calls") or []
-        for i, tc in enumerate(raw_calls if isinstance(raw_calls, list) else []):
+        if not isinstance(raw_calls, list):  # it asked for tools all the same: one unusable call
+            broken_fn = raw_calls.get("function") if isinstance(raw_calls, dict) else None
+            name = broken_fn.get("name") if isinstance(broken_fn, dict) else None
+            broken_id = unique_call_id(f"call_{turn}_0", taken)
+            why = f"the reply's tool_calls must be a list of calls, got {_json_kind(raw_calls)}"
+            calls.append(ParsedCall(broken_id, name, None, why, raw_text(raw_calls)))
+            echoed.append(
+                {
+                    "id": broken_id,
+                    "type": "function",
+                    "function": {"name": name if isinstance(name, str) else "", "arguments": "{}"},
+                }
+            )
+            raw_calls = []
+        for i, tc in enumerate(raw_calls):
             tc = tc if isinstance(tc, dict) else {}
             raw_fn, raw_id = tc.get("function"), tc.get("id")
             fn = raw_fn if isinstance(raw_fn, dict) else {}
@@ -182,6 +196,16 @@ class OpenAIAgent(LLMAgent):
         messages.append(reply.message)
         for o in outcomes:
             messages.append({"role": "tool", "tool_call_id": o.call_id, "content": o.text})
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, (int, float)):
+        return "a JSON number"
+    if isinstance(value, dict):
+        return "a JSON object"
+    return "a JSON string" if isinstance(value, str) else type(value).__name__
 
 
 def _text_of(content: Any) -> str:
