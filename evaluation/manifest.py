@@ -274,8 +274,8 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     Raises:
         ValueError: when the file is not valid JSON, not a JSON object, or one of the fields a
             resume merges (``agents``, ``task_ids``, ``seeds``, ``invocations``,
-            ``fault_profile``, ``trials``) has the wrong shape; the message names the file and
-            the field.
+            ``fault_profile``, ``trials``) or the ``recovery_window`` the scores use has the
+            wrong shape; the message names the file and the field.
     """
     p = Path(run_dir) / MANIFEST_NAME
     if not p.exists():
@@ -292,6 +292,10 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
         value = data.get(field)
         if value is not None and not isinstance(value, kind):
             raise ValueError(f"{p}: field {field!r}: expected {_KIND_NAMES[kind]}, got {type(value).__name__}")
+    for field in ("trials", "recovery_window"):  # counts: a bool or "3" is not one (True is an int)
+        value = data.get(field)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{p}: field {field!r}: expected an integer of at least 1, got {json.dumps(value)}")
     agents = data.get("agents") or []
     if not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in agents):
         raise ValueError(f"{p}: field 'agents': every entry must be an object with a string 'name'")
@@ -306,7 +310,6 @@ _MANIFEST_SHAPES: dict[str, type | tuple[type, ...]] = {
     "seeds": dict,
     "invocations": list,
     "fault_profile": dict,
-    "trials": int,
     "suite": str,
 }
 _KIND_NAMES: dict[type | tuple[type, ...], str] = {

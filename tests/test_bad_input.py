@@ -61,6 +61,10 @@ MANIFESTS = [
     ('{"agents": [{"spec": "careful"}]}', "field 'agents': every entry must be an object with a string 'name'"),
     ('{"seeds": {"system.dark_mode": 3}}', "field 'seeds': every entry must be an object"),
     ('{"fault_profile": "default"}', "field 'fault_profile': expected an object, got str"),
+    ('{"trials": true}', "field 'trials': expected an integer of at least 1, got true"),
+    ('{"trials": 0}', "field 'trials': expected an integer of at least 1, got 0"),
+    ('{"recovery_window": "3"}', "field 'recovery_window': expected an integer of at least 1, got \"3\""),
+    ('{"recovery_window": 2.5}', "field 'recovery_window': expected an integer of at least 1, got 2.5"),
 ]
 
 
@@ -77,11 +81,23 @@ def test_resume_with_a_malformed_manifest_is_refused_and_keeps_the_run(text, say
 
 
 @pytest.mark.parametrize("command", ["score", "report"])
-def test_score_and_report_name_a_malformed_manifest(command, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("[]", "expected a JSON object"),
+        # the recovery window the scores use: "3" was an unexpected TypeError in score (and
+        # silently 3 in report), true silently K=1, 0 an error naming no file
+        ('{"recovery_window": "3"}', "field 'recovery_window'"),
+        ('{"recovery_window": true}', "field 'recovery_window'"),
+        ('{"recovery_window": 0}', "field 'recovery_window'"),
+    ],
+    ids=["list", "window-str", "window-bool", "window-0"],
+)
+def test_score_and_report_name_a_malformed_manifest(command, text, says, tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
-    (run / "manifest.json").write_text("[]", encoding="utf-8")
+    (run / "manifest.json").write_text(text, encoding="utf-8")
     code, _, err = cli([command, str(run)], monkeypatch, capsys)
-    one_error_line(code, err, str(run / "manifest.json"), "expected a JSON object")
+    one_error_line(code, err, str(run / "manifest.json"), says)
 
 
 def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path, monkeypatch, capsys):
