@@ -537,7 +537,7 @@ def run(
         # No episode finished: there is nothing to report, and the failures are the news.
         _print_failures(result.failures, nothing_written=True)
         raise typer.Exit(1)
-    md, html = write_report(result.out)
+    md, html = write_report(result.out, rescore=False)  # its scores were computed just now
     picked = (
         f"suite {suite_name}: "
         if suite_name and not task
@@ -644,7 +644,8 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     """Write report.md and report.html (with the trajectory viewer) into RUN_DIR.
 
     report.html is self-contained: tables, SVG charts and every episode's steps, with no
-    network access needed to open it.
+    network access needed to open it. Every figure is computed again from the trajectories,
+    as `score` does (the report says how many differ from the scores stored in the lines).
     """
     from mcpgym.evaluation.report import write_report
     from mcpgym.evaluation.trajectory import TrajectoryFileError

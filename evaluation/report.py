@@ -151,13 +151,14 @@ class Report:
 
     Attributes:
         run_dir: the run directory. manifest: ``manifest.json`` (empty when missing).
-        scores: aggregates (:class:`Scoreboard`, as in ``scores.json``) of the stored episode scores.
+        scores: aggregates (:class:`Scoreboard`, as in ``scores.json``) of ``episodes``.
         episodes: per-episode scores, sorted by agent, task, trial.
         statuses: agent -> {status: count}.
         task_matrix: task id -> agent -> [successes, scored episodes].
         task_levels: task id -> level.
         trajectories: (trajectory, its scores) per episode, in the order of ``episodes``
             (what the trajectory viewer of report.html shows).
+        rescored: episodes whose recomputed scores differ from those stored in their line.
     """
 
     run_dir: Path
@@ -168,6 +169,7 @@ class Report:
     task_matrix: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     task_levels: dict[str, int | None] = field(default_factory=dict)
     trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
+    rescored: int = 0
 
     @property
     def agents(self) -> list[str]:
@@ -191,9 +193,17 @@ class Report:
         return out[:MAX_NOTABLE]
 
 
-def build_report(run_dir: str | Path) -> Report:
-    """Read a run directory into a :class:`Report` (stored scores; a trajectory without scores is
-    scored with the built-in catalog; a torn last line is ignored).
+def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
+    """Read a run directory into a :class:`Report`; a torn last line is ignored.
+
+    Args:
+        run_dir: the run directory.
+        rescore: score every trajectory again with the built-in catalog and the run's recovery
+            window, as ``mcpgym score`` does, so that each figure follows from the steps and
+            agrees with ``score`` (the scores stored in a line may come from an older scorer or
+            an edited file; :attr:`Report.rescored` counts those that differ). False: use the
+            stored scores (``mcpgym run``, which has just computed them); a line without
+            scores is scored all the same.
 
     Raises:
         FileNotFoundError: when the directory has no ``trajectories.jsonl``.
@@ -204,7 +214,7 @@ def build_report(run_dir: str | Path) -> Report:
     from mcpgym.evaluation.aggregate import as_scores
     from mcpgym.evaluation.catalog import Catalog
     from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
-    from mcpgym.evaluation.scorer import DEFAULT_K
+    from mcpgym.evaluation.scorer import DEFAULT_K, score_episode
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():
@@ -215,16 +225,24 @@ def build_report(run_dir: str | Path) -> Report:
     manifest = read_manifest(run) or {}
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would
-    catalog = Catalog.from_apps() if any(t.scores is None for t in trajs) else None
+    catalog = Catalog.from_apps() if rescore or any(t.scores is None for t in trajs) else None
     window = manifest.get("recovery_window")
     k = window if isinstance(window, int) else DEFAULT_K
-    pairs = sorted(
-        ((t, as_scores(t, catalog, k)) for t in trajs),
-        key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id),
-    )
+    if rescore:
+        assert catalog is not None
+        scored = [(t, score_episode(t, catalog, k=k)) for t in trajs]
+        differ = sum(1 for t, sc in scored if t.scores is not None and sc.model_dump(mode="json") != t.scores)
+    else:
+        scored, differ = [(t, as_scores(t, catalog, k)) for t in trajs], 0
+    pairs = sorted(scored, key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))
     episodes = [sc for _, sc in pairs]
     report = Report(
-        run_dir=run, manifest=manifest, scores=compute_scores(episodes), episodes=episodes, trajectories=pairs
+        run_dir=run,
+        manifest=manifest,
+        scores=compute_scores(episodes),
+        episodes=episodes,
+        trajectories=pairs,
+        rescored=differ,
     )
     for e in episodes:
         name = e.agent or "external"
@@ -313,6 +331,14 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ),
         ("Started / finished", f"{m.get('started_at') or '–'} / {m.get('finished_at') or '–'}"),
     ]
+    if report.rescored:
+        facts.append(
+            (
+                "Scores",
+                f"computed again from the trajectories: {report.rescored} episode(s) differ from the scores "
+                "stored in trajectories.jsonl (written by another scorer version, or edited)",
+            )
+        )
     return facts
 
 
@@ -461,15 +487,16 @@ def render_markdown(report: Report) -> str:
     return "\n".join(out)
 
 
-def write_report(run_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths.
+def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths
+    (``rescore``: see :func:`build_report`).
 
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
     """
     from mcpgym.evaluation.report_html import render_html
 
-    report = build_report(run_dir)
+    report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
     # a lone surrogate (a "\\ud800" JSON escape in a hand-made or foreign line) has no UTF-8
     # form: it is written as that escape rather than failing the whole report

@@ -141,7 +141,7 @@ def test_aggregation_does_not_depend_on_episode_order() -> None:
 
 def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:
     run = _run_dir(tmp_path)
-    md_path, html_path = write_report(run)
+    md_path, html_path = write_report(run, rescore=False)  # the synthetic scores, as stored
     md, html = md_path.read_text(encoding="utf-8"), html_path.read_text(encoding="utf-8")
     for text in (md, html):
         assert "careful" in text and "t.one" in text and "t.two" in text
@@ -179,7 +179,7 @@ def test_svg_chart_is_well_formed_with_missing_values_and_intervals() -> None:
 
 
 def test_report_and_markdown_from_build_report(tmp_path: Path) -> None:
-    report = build_report(_run_dir(tmp_path))
+    report = build_report(_run_dir(tmp_path), rescore=False)
     assert report.agents == ["<b>bold</b>", "careful"]
     assert report.levels == ["1", "2"]
     assert report.task_matrix["t.two"]["careful"] == [1, 2]
@@ -260,7 +260,7 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
 def _facts(run: Path) -> dict[str, str]:
     from mcpgym.evaluation.report import run_facts
 
-    return dict(run_facts(build_report(run)))
+    return dict(run_facts(build_report(run, rescore=False)))
 
 
 def test_a_run_killed_midway_says_how_many_episodes_it_planned(tmp_path: Path) -> None:
@@ -324,7 +324,7 @@ def test_both_reports_say_what_every_column_means(tmp_path: Path) -> None:
     """Impatience, blind retries (dup.), declared impossible and the calls column had no
     legend anywhere in the reports."""
     run = _run_dir(tmp_path)
-    write_report(run)
+    write_report(run, rescore=False)
     md = (run / "report.md").read_text()
     html = " ".join((run / "report.html").read_text().split())
     for said in (
@@ -351,3 +351,35 @@ def test_a_lone_surrogate_in_a_line_does_not_stop_the_report(tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
     assert "\\ud800" in (run / "report.html").read_text(encoding="utf-8")
+
+
+def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: Path) -> None:
+    """`mcpgym report` showed the scores stored in each line: an edited line (or one scored by
+    an older scorer) gave figures no one could count from its steps, and that `score` did not
+    show (10**30 recoveries printed as a rate of 10**31 %)."""
+    import anyio
+
+    from mcpgym.evaluation.agents import make_agent
+    from mcpgym.evaluation.agents.inprocess import run_in_process
+    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.tasks import get_task
+
+    task, catalog = get_task("system.dark_mode"), Catalog.from_apps()
+    lines = []
+    for trial in (0, 1):
+        traj = anyio.run(lambda t=trial: run_in_process(make_agent("careful"), task, faults="none", trial=t))
+        traj.scores = score_episode(traj, catalog).model_dump(mode="json")
+        lines.append(traj)
+    run = tmp_path / "run"
+    write_trajectories(run / "trajectories.jsonl", lines)
+    assert CliRunner().invoke(app, ["report", str(run)]).exit_code == 0
+    honest = (run / "report.md").read_text()
+    assert "differ from the scores stored" not in honest
+    lines[1].scores = {**(lines[1].scores or {}), "tool_calls": 999, "writes": -5, "recoveries": 10**30}
+    write_trajectories(run / "trajectories.jsonl", lines)
+    result = CliRunner().invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    md = (run / "report.md").read_text()
+    assert "1 episode(s) differ from the scores stored in trajectories.jsonl" in md
+    assert md.split("## Agents")[1] == honest.split("## Agents")[1]
