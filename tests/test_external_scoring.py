@@ -838,3 +838,29 @@ def test_a_bad_trial_is_a_problem_naming_the_line_not_trial_0(tmp_path, fmt):
     assert [(p.line, p.severity) for p in report.problems] == [(n, "error") for n in (2, 3, 4, 5)]
     for p, bad in zip(report.problems, BAD_TRIALS, strict=True):
         assert p.message == f"field trial: expected a non-negative integer, got {json.dumps(bad)}", p
+
+
+def test_scorability_counts_tool_calls_not_model_messages(tmp_path):
+    """An LLM agent's trajectory holds its replies as message steps between the calls: the
+    scorability line counts the tool-call steps only (it said 3 calls for 1 call and 2 replies)."""
+    from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, Trajectory
+
+    steps = [
+        MessageStep(turn=0, text="", tool_calls=2),
+        ToolCallStep(step=1, tool="system_get_wallet_balance", arguments={}, result={"balance_cents": 5}),
+        ToolCallStep(
+            step=None,
+            tool="system_get_wallet_balance",
+            arguments={},
+            raw_arguments="{oops",
+            is_error=True,
+            error_code="invalid_argument",
+            invalid=True,
+        ),
+        MessageStep(turn=1, text="Your balance is 5 cents."),
+    ]
+    traj = Trajectory(episode_id="e1", agent="openai:m", steps=steps, final_message="Your balance is 5 cents.")
+    path = tmp_path / "trajectories.jsonl"
+    path.write_text(traj.model_dump_json() + "\n", encoding="utf-8")
+    sc = score_files([path], "mcpgym").scorability
+    assert (sc.episodes_read, sc.calls_parsed, sc.blocks_failed, sc.tools) == (1, 2, 0, 1)

@@ -27,7 +27,8 @@ class Scorability(BaseModel):
         episodes_read: episodes converted into trajectories.
         records_failed: lines, records or episodes that could not be read at all (problems
             of severity ``error``).
-        calls_parsed: tool calls read with a tool name (the steps scored).
+        calls_parsed: tool calls read with a tool name (the tool-call steps scored; model
+            replies and user turns recorded between them are not calls).
         blocks_failed: tool-call blocks that failed to parse: the trajectories'
             ``invalid_calls`` (no JSON, no tool name) plus blocks a reader saw but could not
             read as calls (``metadata["unparsed_tool_blocks"]``).
@@ -79,7 +80,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
         sc.episodes_read += len(res.episodes)
         sc.records_failed += sum(p.severity == "error" for p in res.problems)
         for ep in res.episodes:
-            sc.calls_parsed += len(ep.trajectory.steps)
+            sc.calls_parsed += sum(getattr(s, "type", "tool_call") == "tool_call" for s in ep.trajectory.steps)
             sc.blocks_failed += ep.trajectory.invalid_calls + int(ep.trajectory.metadata.get("unparsed_tool_blocks", 0))
     for t in tools:
         sc.tools += 1
