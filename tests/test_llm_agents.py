@@ -936,3 +936,23 @@ async def test_the_call_a_reply_was_cut_off_in_is_not_run(d, fake):
     [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
     assert result.status == "completed" and call.calls == [("system_get_time", {})]
     assert invalid.call_id == "b" and invalid.arguments == {"tz": "Europe/Be"}
+
+
+@both
+async def test_usage_figures_count_only_when_they_are_counts(d, fake):
+    """Usage written as 12.0 (some OpenAI-compatible servers) counts; negative, fractional,
+    textual or missing figures count 0, and the episode's total is the sum of its replies."""
+    odd = d.reply([("u1", "system_get_time", {})])
+    fin = d.reply(text="Done.")
+    if d.name == "openai":
+        odd["usage"] = {"prompt_tokens": 12.0, "completion_tokens": -3}
+        fin["usage"] = {"prompt_tokens": "7", "completion_tokens": 2.5}
+    else:
+        odd["usage"] = {"input_tokens": 12.0, "output_tokens": -3}
+        fin["usage"] = {"input_tokens": "7", "output_tokens": 2.5}
+    fake.play(odd, fin)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    replies = [s for s in call.steps if getattr(s, "type", "") == "message"]
+    assert [(s.tokens.input, s.tokens.output) for s in replies] == [(12, 0), (0, 0)]
+    assert (result.tokens.input, result.tokens.output) == (12, 0)

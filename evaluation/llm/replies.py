@@ -138,8 +138,14 @@ def unique_call_id(call_id: str, taken: set[str] | None) -> str:
 
 
 def usage_int(value: Any) -> int:
-    """A provider usage figure as a non-negative int (missing or malformed -> 0)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A provider usage figure as a non-negative int: an int, or a float holding a whole number
+    (``12.0``, as some OpenAI-compatible servers write it); missing, negative, fractional,
+    textual or boolean figures -> 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def is_local_url(url: str) -> bool:
