@@ -956,3 +956,55 @@ async def test_usage_figures_count_only_when_they_are_counts(d, fake):
     replies = [s for s in call.steps if getattr(s, "type", "") == "message"]
     assert [(s.tokens.input, s.tokens.output) for s in replies] == [(12, 0), (0, 0)]
     assert (result.tokens.input, result.tokens.output) == (12, 0)
+
+
+class _EndlessAnswer(BaseHTTPRequestHandler):
+    """Answers 200 and then streams blanks without end (a broken proxy or streaming server)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server API
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b" " * 65536
+        try:
+            while True:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        except OSError:
+            pass
+
+
+async def test_an_endless_answer_is_cut_at_the_size_cap_not_read_into_memory():
+    import httpx
+
+    from mcpgym.evaluation.llm.transport import ProviderError, post_json
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessAnswer)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+        started = time.monotonic()
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(ProviderError, match="answer larger than 1000000 bytes") as err:
+                await post_json(client, url, {}, {}, RetryPolicy(max_retries=0, request_timeout=3), max_bytes=1_000_000)
+        assert err.value.attempts == 1 and err.value.status == 200 and time.monotonic() - started < 10
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@both
+async def test_an_oversized_error_answer_is_cut_too(d, fake):
+    from mcpgym.evaluation.llm.transport import MAX_ANSWER_BYTES
+
+    fake.play(Fail(500, body="x" * (MAX_ANSWER_BYTES + 10)))
+    result = await d.agent(fake, retry=RetryPolicy(backoff_base=0.01)).run(Task(), TIME_TOOLS, LocalCall())
+    assert result.status == "errored" and f"answer larger than {MAX_ANSWER_BYTES} bytes" in result.error
+    assert len(fake.requests) == 1

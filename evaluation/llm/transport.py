@@ -2,7 +2,8 @@
 
 Retried: HTTP 429, HTTP 5xx, connection failures and requests that get no complete answer
 within ``request_timeout`` wall seconds. Not retried: other 4xx (bad request, bad key, unknown
-model...) and a 2xx whose body is not JSON. A wait honours the provider's ``retry-after-ms``
+model...), a 2xx whose body is not JSON, and an answer over ``MAX_ANSWER_BYTES`` (not read
+further: an endless answer must not fill the run's memory). A wait honours the provider's ``retry-after-ms``
 or ``Retry-After`` header (seconds or an HTTP date), capped at ``max_retry_after``; without
 one it is ``backoff_base * 2**retry`` capped at ``backoff_max`` (no jitter: the harness is
 the only client of its own rate budget in practice, and waits stay reproducible).
@@ -146,6 +147,31 @@ def _snippet(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""The largest provider answer read (bytes). A model's reply is a few KB; an endpoint that
+streams without end would otherwise fill the memory of the whole run before the request
+timeout (about 300 MB a second over loopback)."""
+
+
+async def _post_capped(
+    client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: dict[str, Any], max_bytes: int
+) -> tuple[httpx.Response, bytes | None]:
+    """POST and read the answer body, stopping past ``max_bytes`` (then the body is None)."""
+    async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                return response, None
+            chunks.append(chunk)
+    return response, b"".join(chunks)
+
+
+def _text(content: bytes) -> str:
+    return content.decode("utf-8", errors="replace")
+
+
 async def post_json(
     client: httpx.AsyncClient,
     url: str,
@@ -154,6 +180,7 @@ async def post_json(
     policy: RetryPolicy,
     observer: Observer | None = None,
     deadline: float | None = None,
+    max_bytes: int = MAX_ANSWER_BYTES,
 ) -> dict[str, Any]:
     """POST ``body`` as JSON to ``url`` and return the decoded JSON object of the answer.
 
@@ -166,9 +193,12 @@ async def post_json(
             episode's wall timeout), or None. A request is cut at it and no retry starts past
             it, so a silent or failing provider ends the episode as a provider failure rather
             than as the episode's timeout.
+        max_bytes: the largest answer body read (default :data:`MAX_ANSWER_BYTES`); a larger
+            one is not read further and fails the call without a retry.
 
     Raises:
-        ProviderError: for a non-retryable answer, a 2xx that is not a JSON object, or when
+        ProviderError: for a non-retryable answer, a 2xx that is not a JSON object, an answer
+            body over ``max_bytes``, or when
             the retries (or the time before ``deadline``) are exhausted; the message names the
             last failure and the attempts.
     """
@@ -182,8 +212,13 @@ async def post_json(
             budget = min(budget, max(0.0, deadline - anyio.current_time()))
         try:
             with anyio.fail_after(budget):
-                response = await client.post(url, headers=dict(headers), json=body)
-                await response.aread()
+                response, content = await _post_capped(client, url, headers, body, max_bytes)
+            if content is None:
+                raise ProviderError(
+                    f"HTTP {response.status_code} with an answer larger than {max_bytes} bytes (not read further)",
+                    status=response.status_code,
+                    attempts=attempt,
+                )
         except TimeoutError:
             reason = (
                 f"no answer within {policy.request_timeout:g} s"
@@ -198,14 +233,14 @@ async def post_json(
             status = response.status_code
             if 200 <= status < 300:
                 try:
-                    data = json.loads(response.content)
+                    data = json.loads(content)
                 except ValueError:
                     raise ProviderError(
-                        f"HTTP {status} with a body that is not JSON: {_snippet(response.text)}",
+                        f"HTTP {status} with a body that is not JSON: {_snippet(_text(content))}",
                         status=status,
                         attempts=attempt,
                     ) from None
-                if _SURROGATE_ESCAPE.search(response.content):
+                if _SURROGATE_ESCAPE.search(content):
                     data = replace_lone_surrogates(data)
                 if not isinstance(data, dict):
                     raise ProviderError(
@@ -214,7 +249,7 @@ async def post_json(
                         attempts=attempt,
                     )
                 return data
-            reason = f"HTTP {status}: {_snippet(response.text)}"
+            reason = f"HTTP {status}: {_snippet(_text(content))}"
             if status != 429 and status < 500:
                 raise ProviderError(reason, status=status, attempts=attempt)
             wait = parse_retry_after(response.headers)
@@ -247,6 +282,7 @@ async def post_json(
 
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
     "Observer",
     "ProviderError",
     "RetryPolicy",
