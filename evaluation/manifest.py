@@ -227,15 +227,19 @@ def resume_options(manifest: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if isinstance(manifest.get("trials"), int) and manifest["trials"] >= 1:
         out["trials"] = manifest["trials"]
-    specs = [a.get("spec") or a.get("name") for a in manifest.get("agents") or [] if isinstance(a, dict)]
-    if specs and all(isinstance(s, str) for s in specs):
-        out["agents"] = specs
+    cwd = Path(manifest["cwd"]) if isinstance(manifest.get("cwd"), str) else Path()
+    named = [a.get("spec") or a.get("name") for a in manifest.get("agents") or [] if isinstance(a, dict)]
+    specs = [s for s in named if isinstance(s, str)]
+    if specs and len(specs) == len(named):
+        # a replay file named relative to where the run was started
+        out["agents"] = [
+            f"replay:{cwd / s[7:]}" if s.startswith("replay:") and not Path(s[7:]).is_absolute() else s for s in specs
+        ]
     if manifest.get("task_ids"):
         out["task_ids"] = list(manifest["task_ids"])
     if isinstance(manifest.get("suite"), str) and manifest["suite"]:
         out["suite"] = manifest["suite"]
     settings = [i.get("settings") or {} for i in manifest.get("invocations") or [] if isinstance(i, dict)]
-    cwd = Path(manifest["cwd"]) if isinstance(manifest.get("cwd"), str) else Path()
     files = [f for s in settings for f in s.get("task_files") or [] if isinstance(f, str)]
     if files:
         out["task_files"] = list(dict.fromkeys(str(f if Path(f).is_absolute() else cwd / f) for f in files))

@@ -433,3 +433,33 @@ def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path
         ("careful", "system.dark_mode", 0, "none"),
         ("careful", "system.dark_mode", 1, "none"),
     ]
+
+
+def test_resume_options_resolve_files_against_the_directory_the_run_started_in():
+    """A bare --resume from another directory must find the run's --tasks files, fault
+    profile file and replay file where the first invocation found them."""
+    from mcpgym.evaluation.manifest import resume_options
+
+    manifest = {
+        "cwd": "/home/u/proj",
+        "trials": 2,
+        "agents": [{"name": "replay", "spec": "replay:runs/a/trajectories.jsonl"}, {"name": "careful"}],
+        "task_ids": ["mine.t"],
+        "episode_timeout": 30,
+        "invocations": [
+            {"settings": {"task_files": ["tasks/mine.yaml"], "faults": "profiles/p.toml"}},
+            {"settings": {"task_files": ["/home/u/proj/tasks/mine.yaml"], "faults": "profiles/p.toml"}},
+        ],
+    }
+    assert resume_options(manifest) == {
+        "trials": 2,
+        "agents": ["replay:/home/u/proj/runs/a/trajectories.jsonl", "careful"],
+        "task_ids": ["mine.t"],
+        "task_files": ["/home/u/proj/tasks/mine.yaml"],
+        "faults": "/home/u/proj/profiles/p.toml",
+        "episode_timeout": 30.0,
+    }
+    assert resume_options({"trials": 1, "invocations": [{"settings": {"faults": "harsh"}}]}) == {
+        "trials": 1,
+        "faults": "harsh",
+    }
