@@ -69,3 +69,69 @@ def http_server():
             proc.wait(timeout=10)
         except _subprocess.TimeoutExpired:
             proc.kill()
+
+
+# -- parallel runs (pytest-xdist, `-n 2 --dist loadgroup` in pyproject's addopts) --------------
+SLOW_FIRST = (
+    "tests/test_benchmarks.py",
+    "tests/test_ray_executor.py",
+    "tests/test_task_suite.py",
+    "tests/reliability/test_load.py",
+    "tests/reliability/test_crash_safety.py",
+    "tests/test_plugin_bundle.py",
+)
+"""Modules of a minute or more, or with a long module-scoped fixture: they start first, so that
+no worker is left running one of them alone at the end of the run (longest first)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the slow modules first and keep every module on one xdist worker.
+
+    Under ``--dist loadgroup`` a test without an ``xdist_group`` mark is scheduled alone; each
+    gets its module's path as its group here, so a module-scoped fixture (a server, a Ray
+    cluster, a whole suite of episodes) is built once, on one worker, as in a serial run.
+    Runs before xdist's own hook, which reads the marks.
+    """
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    items.sort(key=lambda item: rank.get(module(item), len(rank)))  # stable: file order otherwise
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(module(item)))
+
+
+# -- the reliability suite's figures (tests/reliability/conftest.py records them) ---------------
+FIGURE_PROPERTY = "reliability_figure"
+"""``user_properties`` key of a figure: ``(name, text)``, recorded in the call phase."""
+CPU_PROPERTY = "reliability_cpu_seconds"
+"""``user_properties`` key of a reliability test's CPU seconds, recorded in its teardown."""
+_FIGURES: dict[str, str] = {}
+_CPU: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the reliability figures and CPU seconds from the reports, xdist workers' too."""
+    for key, value in report.user_properties:
+        if key == FIGURE_PROPERTY and report.when == "call":
+            _FIGURES[value[0]] = value[1]
+        elif key == CPU_PROPERTY and report.when == "teardown":
+            _CPU[report.nodeid.split("::", 1)[-1]] = value
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the reliability figures and the CPU seconds per reliability test."""
+    if not _FIGURES and not _CPU:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("reliability figures")
+    for name, text in _FIGURES.items():
+        write(f"{name}: {text}")
+    if _CPU:
+        write(
+            f"CPU seconds (pytest + servers and runners it started): {sum(_CPU.values()):.1f} in all; "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1]))
+        )

@@ -258,13 +258,17 @@ class _Sloppy:
 def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str], tmp_path: Path) -> None:
     url, token = http_server
     task = get_task(TASKS[0])
-    agents = [AgentEntry(a.name, a) for a in (_Crash(), _Hang(), _Greedy(), _Sloppy())]
-    settings = RunSettings(
-        out=tmp_path / "odd", trials=1, server_url=url, token=token, episode_timeout=2.0, progress=False
-    )
-    result = run_evaluation([task], agents, settings)
-    assert result.ran == 4 and not result.failures and result.server_url == url
-    trajs = {t["agent"]: t for t in map(json.loads, _lines(tmp_path / "odd"))}
+    # The hang gets a 2-second episode timeout in a run of its own; the others a generous one,
+    # so that a loaded machine (a parallel test run) cannot turn their ends into timeouts.
+    trajs = {}
+    for out, odd, timeout in (("odd", (_Crash(), _Greedy(), _Sloppy()), 120.0), ("hang", (_Hang(),), 2.0)):
+        settings = RunSettings(
+            out=tmp_path / out, trials=1, server_url=url, token=token, episode_timeout=timeout, progress=False
+        )
+        result = run_evaluation([task], [AgentEntry(a.name, a) for a in odd], settings)
+        assert result.ran == len(odd) and not result.failures and result.server_url == url
+        trajs |= {t["agent"]: t for t in map(json.loads, _lines(tmp_path / out))}
+        assert os.path.exists(tmp_path / out / "scores.json")
     assert trajs["crash"]["status"] == "errored" and trajs["crash"]["stop_reason"] == "agent raised RuntimeError: boom"
     assert trajs["hang"]["status"] == "limit" and "timed out after 2 wall seconds" in trajs["hang"]["stop_reason"]
     assert trajs["greedy"]["status"] == "limit" and len(trajs["greedy"]["steps"]) == task.max_calls
@@ -290,7 +294,6 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
     # Episodes are deleted on the server once read.
     live = httpx.get(f"{url}/control/episodes", headers={"Authorization": f"Bearer {token}"}).json()["episodes"]
     assert not set(live) & {t["episode_id"] for t in trajs.values()}
-    assert os.path.exists(tmp_path / "odd" / "scores.json")
 
 
 def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:

@@ -1,5 +1,10 @@
 """Reliability suite: figures (calls fuzzed, RSS, latencies...) and CPU seconds per test,
-printed in pytest's terminal summary so that every CI log carries them."""
+printed in pytest's terminal summary so that every CI log carries them.
+
+Both travel in the test reports' ``user_properties``, so that they reach the summary from
+pytest-xdist workers too; tests/conftest.py collects and prints them (the controlling process
+of an xdist run loads only that conftest).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,27 @@ from typing import Any
 
 import pytest
 
-FIGURES: dict[str, str] = {}
-CPU: dict[str, float] = {}
+from tests.conftest import CPU_PROPERTY, FIGURE_PROPERTY
+
+_STARTED: dict[str, float] = {}
+
+
+class _Figures(dict):
+    """``figures[name] = text`` keeps the figure and puts it in the test's report."""
+
+    def __init__(self, item: pytest.Item) -> None:
+        super().__init__()
+        self._item = item
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, value)
+        self._item.user_properties.append((FIGURE_PROPERTY, (key, value)))
 
 
 @pytest.fixture()
-def figures() -> dict[str, str]:
+def figures(request: pytest.FixtureRequest) -> dict[str, str]:
     """Where a test records a figure for the summary: ``figures["load"] = "5000 calls..."``."""
-    return FIGURES
+    return _Figures(request.node)
 
 
 def _cpu() -> float:
@@ -25,24 +43,12 @@ def _cpu() -> float:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Iterator[None]:
-    """Count the CPU seconds (this process and its finished children) of each reliability test."""
-    before = _cpu()
-    yield
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+    """Count the CPU seconds (this process and its finished children) of each reliability test,
+    from its setup to its teardown, into the teardown report."""
     if "reliability" in str(item.path):
-        CPU[item.nodeid.split("::", 1)[-1]] = _cpu() - before
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the recorded figures and the CPU seconds per test."""
-    if not FIGURES and not CPU:
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section("reliability figures")
-    for name, text in FIGURES.items():
-        write(f"{name}: {text}")
-    if CPU:
-        write(
-            f"CPU seconds (pytest + servers and runners it started): {sum(CPU.values()):.1f} in all; "
-            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(CPU.items(), key=lambda kv: -kv[1]))
-        )
+        if call.when == "setup":
+            _STARTED[item.nodeid] = _cpu()
+        elif call.when == "teardown" and item.nodeid in _STARTED:
+            item.user_properties.append((CPU_PROPERTY, _cpu() - _STARTED.pop(item.nodeid)))
+    yield
