@@ -71,7 +71,7 @@ def http_server():
             proc.kill()
 
 
-# -- parallel runs (pytest-xdist, `-n 2 --dist loadgroup` in pyproject's addopts) --------------
+# -- parallel runs (pytest-xdist, `-n 2 --dist loadfile` in pyproject's addopts) --------------
 SLOW_FIRST = (
     "tests/test_benchmarks.py",
     "tests/test_ray_executor.py",
@@ -84,24 +84,15 @@ SLOW_FIRST = (
 no worker is left running one of them alone at the end of the run (longest first)."""
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order the slow modules first and keep every module on one xdist worker.
+    """Order the slow modules first (the others keep their file order).
 
-    Under ``--dist loadgroup`` a test without an ``xdist_group`` mark is scheduled alone; each
-    gets its module's path as its group here, so a module-scoped fixture (a server, a Ray
-    cluster, a whole suite of episodes) is built once, on one worker, as in a serial run.
-    Runs before xdist's own hook, which reads the marks.
+    With ``--dist loadfile --no-loadscope-reorder`` (pyproject's addopts) xdist hands whole
+    modules to its workers in this order, so module-scoped fixtures (a server, a Ray cluster, a
+    whole suite of episodes) are built once, on one worker, as in a serial run.
     """
     rank = {path: i for i, path in enumerate(SLOW_FIRST)}
-
-    def module(item: pytest.Item) -> str:
-        return item.nodeid.split("::", 1)[0]
-
-    items.sort(key=lambda item: rank.get(module(item), len(rank)))  # stable: file order otherwise
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(module(item)))
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 # -- the reliability suite's figures (tests/reliability/conftest.py records them) ---------------
@@ -135,3 +126,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"CPU seconds (pytest + servers and runners it started): {sum(_CPU.values()):.1f} in all; "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1]))
         )
+

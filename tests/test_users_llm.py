@@ -52,7 +52,10 @@ def test_llm_agent_without_a_user_channel_offers_no_ask_user(fake) -> None:  # n
 def test_llm_user_words_the_profile_answer(fake) -> None:  # noqa: ANN001, F811
     dialect = OpenAIDialect()
     fake.play(dialect.reply(text="Maya Novak, my colleague."))
-    user = LLMUser("openai:gpt-test", PROFILE, seed=11, base_url=f"{fake.url}/v1", api_key="sk-test")
+    # Short backoffs: the provider failure below is retried (4 times by default) before the fallback.
+    user = LLMUser(
+        "openai:gpt-test", PROFILE, seed=11, base_url=f"{fake.url}/v1", api_key="sk-test", backoff_base=0.01
+    )
     reply = anyio.run(lambda: user.reply("Which Maya?", "recipient"))
     assert (reply.text, reply.value, reply.topic) == ("Maya Novak, my colleague.", "Maya Novak", "recipient")
     body = fake.requests[0].body
@@ -75,3 +78,4 @@ def test_llm_user_words_the_profile_answer(fake) -> None:  # noqa: ANN001, F811
     # a provider failure falls back to the scripted wording
     reply = anyio.run(lambda: user.reply("Which Maya?", "recipient"))
     assert reply.value == "Maya Novak" and "Maya Novak" in reply.text
+    assert len(fake.requests) == 1 + 1 + user.model.retry.max_retries  # the failing request was retried
