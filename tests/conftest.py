@@ -126,4 +126,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"CPU seconds (pytest + servers and runners it started): {sum(_CPU.values()):.1f} in all; "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1]))
         )
-

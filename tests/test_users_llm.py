@@ -53,9 +53,7 @@ def test_llm_user_words_the_profile_answer(fake) -> None:  # noqa: ANN001, F811
     dialect = OpenAIDialect()
     fake.play(dialect.reply(text="Maya Novak, my colleague."))
     # Short backoffs: the provider failure below is retried (4 times by default) before the fallback.
-    user = LLMUser(
-        "openai:gpt-test", PROFILE, seed=11, base_url=f"{fake.url}/v1", api_key="sk-test", backoff_base=0.01
-    )
+    user = LLMUser("openai:gpt-test", PROFILE, seed=11, base_url=f"{fake.url}/v1", api_key="sk-test", backoff_base=0.01)
     reply = anyio.run(lambda: user.reply("Which Maya?", "recipient"))
     assert (reply.text, reply.value, reply.topic) == ("Maya Novak, my colleague.", "Maya Novak", "recipient")
     body = fake.requests[0].body
