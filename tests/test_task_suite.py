@@ -16,26 +16,38 @@ from mcpgym.evaluation.tasks import load_tasks, oracle_calls
 from mcpgym.tools.catalog import catalog
 
 TRIALS = 3
+AGENTS = ("careful", "overconfident", "defeatist")
 
 
-def _episodes(agent_name: str) -> list[tuple]:
-    agent = make_agent(agent_name)
-    tasks = load_tasks("core")
+def _episodes() -> dict[str, list[tuple]]:
+    """Every (task, trajectory, scores) of each agent over the core suite, TRIALS each.
 
-    async def main() -> list[tuple]:
-        out = []
-        for task in tasks:
-            for trial in range(TRIALS):
-                traj = await run_in_process(agent, task, faults="default", trial=trial)
-                out.append((task, traj, score_in_process(traj, task)))
-        return out
+    The episodes of a task follow one another, and each task's initial and gold snapshots are
+    one object each, as the runner hands them out: every trajectory's own (fresh copies) must
+    equal them, and the judge then restores those two once per task, not once per episode
+    (its cache is by object).
+    """
+    agents = {name: make_agent(name) for name in AGENTS}
+    runs: dict[str, list[tuple]] = {name: [] for name in AGENTS}
 
-    return anyio.run(main)
+    async def main() -> None:
+        for task in load_tasks("core"):
+            shared = None
+            for name, agent in agents.items():
+                for trial in range(TRIALS):
+                    traj = await run_in_process(agent, task, faults="default", trial=trial)
+                    shared = shared or (traj.initial_snapshot, traj.gold_snapshot)
+                    assert (traj.initial_snapshot, traj.gold_snapshot) == shared, (task.id, name, trial)
+                    traj.initial_snapshot, traj.gold_snapshot = shared
+                    runs[name].append((task, traj, score_in_process(traj, task)))
+
+    anyio.run(main)
+    return runs
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[tuple]]:
-    return {name: _episodes(name) for name in ("careful", "overconfident", "defeatist")}
+    return _episodes()
 
 
 def _rate(episodes: list[tuple], pick) -> float:  # noqa: ANN001
