@@ -74,14 +74,17 @@ def http_server():
 # -- parallel runs (pytest-xdist, `-n 2 --dist loadfile` in pyproject's addopts) --------------
 SLOW_FIRST = (
     "tests/test_benchmarks.py",
-    "tests/test_ray_executor.py",
-    "tests/test_task_suite.py",
     "tests/reliability/test_load.py",
+    "tests/test_task_suite.py",
     "tests/reliability/test_crash_safety.py",
+    "tests/test_ray_executor.py",
     "tests/test_plugin_bundle.py",
+    "tests/test_runner.py",
 )
-"""Modules of a minute or more, or with a long module-scoped fixture: they start first, so that
-no worker is left running one of them alone at the end of the run (longest first)."""
+"""Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
+episodes): they start first, longest first, so that no worker is left running one of them
+alone at the end of the run. The two that start Ray clusters (the benchmarks' tiny run and
+the Ray executor) are apart in the order, so they seldom run at the same time."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
