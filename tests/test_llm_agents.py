@@ -1008,3 +1008,21 @@ async def test_an_oversized_error_answer_is_cut_too(d, fake):
     result = await d.agent(fake, retry=RetryPolicy(backoff_base=0.01)).run(Task(), TIME_TOOLS, LocalCall())
     assert result.status == "errored" and f"answer larger than {MAX_ANSWER_BYTES} bytes" in result.error
     assert len(fake.requests) == 1
+
+
+BAD_BASE_URLS = ["ftp://127.0.0.1/v1", "not a url", "http://", "http://[::1", "file:///tmp/x", "localhost:8000/v1"]
+
+
+@pytest.mark.parametrize("url", BAD_BASE_URLS)
+@pytest.mark.parametrize(("provider", "variable"), [("openai", "OPENAI_BASE_URL"), ("anthropic", "ANTHROPIC_BASE_URL")])
+def test_a_base_url_that_is_no_http_url_is_refused_naming_the_variable(provider, variable, url, monkeypatch):
+    """It was accepted, and every episode retried an unsupported-protocol error 5 times
+    (15 s each) before ending errored; a broken IPv6 host failed without naming the variable."""
+    monkeypatch.setenv(variable, url)
+    monkeypatch.setenv(variable.replace("BASE_URL", "API_KEY"), "k-env")
+    with pytest.raises(ValueError) as err:
+        parse_llm_spec(f"{provider}:m")
+    assert str(err.value).startswith(f"{variable} {url!r} is not an http(s) URL"), str(err.value)
+    with pytest.raises(ValueError, match="base_url 'ftp://h' is not an http"):
+        parse_llm_spec(f"{provider}:m", base_url="ftp://h")
+    assert parse_llm_spec(f"{provider}:m", base_url="HTTP://127.0.0.1:8000/v1").base_url == "HTTP://127.0.0.1:8000/v1"

@@ -18,6 +18,7 @@ from mcpgym.evaluation.llm.replies import (
     ModelReply,
     ParsedCall,
     ToolOutcome,
+    check_base_url,
     is_local_url,
     parse_arguments,
     raw_text,
@@ -47,7 +48,8 @@ class AnthropicAgent(LLMAgent):
             API has no sampling seed, so there is no ``seed``.
 
     Raises:
-        ValueError: when no API key is given or set for a non-local base URL, or for bad options.
+        ValueError: when the base URL is not an http(s) URL with a host, when no API key is
+            given or set for a non-local base URL, or for bad options.
     """
 
     provider = "anthropic"
@@ -70,6 +72,7 @@ class AnthropicAgent(LLMAgent):
         if "seed" in options:
             raise ValueError("the Anthropic messages API has no sampling seed; drop the seed option")
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_ANTHROPIC_BASE_URL
+        check_base_url(url, "base_url" if base_url else "ANTHROPIC_BASE_URL")
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             if not is_local_url(url):

@@ -20,6 +20,7 @@ from mcpgym.evaluation.llm.replies import (
     ModelReply,
     ParsedCall,
     ToolOutcome,
+    check_base_url,
     is_local_url,
     parse_arguments,
     raw_text,
@@ -47,7 +48,8 @@ class OpenAIAgent(LLMAgent):
             ``retry``, ``system_prompt``, ``tool_exposure``, ``name``, ``observer``...).
 
     Raises:
-        ValueError: when no API key is given or set for a non-local base URL, or for bad options.
+        ValueError: when the base URL is not an http(s) URL with a host, when no API key is
+            given or set for a non-local base URL, or for bad options.
     """
 
     provider = "openai"
@@ -68,6 +70,7 @@ class OpenAIAgent(LLMAgent):
         **options: Any,
     ) -> None:
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL
+        check_base_url(url, "base_url" if base_url else "OPENAI_BASE_URL")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if not is_local_url(url):

@@ -148,6 +148,20 @@ def usage_int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
+def check_base_url(url: str, given_as: str) -> str:
+    """``url`` when it is an http(s) URL with a host; else ValueError naming where it came from
+    (``given_as``: ``OPENAI_BASE_URL``, ``base_url``...). Any other scheme, a bare host or a
+    broken address (``http://[::1``) would otherwise fail every request of every episode."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        raise ValueError(f"{given_as} {url!r} is not an http(s) URL: {exc}") from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise ValueError(f"{given_as} {url!r} is not an http(s) URL with a host (e.g. http://localhost:8000/v1)")
+    return url
+
+
 def is_local_url(url: str) -> bool:
     """True when ``url`` points at this machine (loopback or ``localhost``): a local model
     server, where a missing API key is replaced by a dummy one."""
@@ -159,6 +173,7 @@ __all__ = [
     "ModelReply",
     "ParsedCall",
     "ToolOutcome",
+    "check_base_url",
     "error_payload",
     "is_local_url",
     "parse_arguments",
