@@ -531,6 +531,9 @@ BAD_PROFILES = {
         "no app named",
     ),
     "bad max_consecutive": ({"max_consecutive": 0}, "max_consecutive", "0", "greater than or equal to 1"),
+    # were coerced: true to 1 fault in a row, "45" to 45 virtual seconds
+    "max_consecutive a bool": ({"max_consecutive": True}, "max_consecutive", "True", "valid integer"),
+    "retry_after a string": ({"retry_after": "45"}, "retry_after", "'45'", "valid integer"),
 }
 
 

@@ -136,8 +136,8 @@ class FaultProfile(BaseModel):
     rates: FaultRates = Field(default_factory=FaultRates)
     apps: dict[AppName, dict[FaultKind, Rate]] = Field(default_factory=dict)
     tools: dict[ToolName, dict[FaultKind, Rate]] = Field(default_factory=dict)
-    max_consecutive: int = Field(2, ge=1, le=100)
-    retry_after: int = Field(30, ge=1, le=86_400)
+    max_consecutive: int = Field(2, ge=1, le=100, strict=True)  # strict: `true` is no count
+    retry_after: int = Field(30, ge=1, le=86_400, strict=True)
 
     _source: str = PrivateAttr("<mapping>")
 
