@@ -864,3 +864,61 @@ def test_scorability_counts_tool_calls_not_model_messages(tmp_path):
     path.write_text(traj.model_dump_json() + "\n", encoding="utf-8")
     sc = score_files([path], "mcpgym").scorability
     assert (sc.episodes_read, sc.calls_parsed, sc.blocks_failed, sc.tools) == (1, 2, 0, 1)
+
+
+SEPARATORS = "line\u2028para\u2029nel\x85vt\x0bff\x0cfs\x1c"
+
+
+@pytest.mark.parametrize("fmt", ["mcpgym", "auto"])
+def test_a_jsonl_line_holding_unicode_line_separators_is_one_record(fmt, tmp_path):
+    """A model's text may hold U+2028, U+2029, NEL...: raw inside a JSON string they are legal
+    and the run writes them so, but str.splitlines() cut the line there and `mcpgym score` of
+    the run read nothing ("nothing could be scored", exit 2). JSON Lines end at "\\n" only."""
+    from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, Trajectory
+
+    steps = [
+        ToolCallStep(step=1, tool="system_get_wallet_balance", arguments={"note": SEPARATORS}, result={"b": 1}),
+        MessageStep(turn=0, text=SEPARATORS),
+    ]
+    lines = [
+        Trajectory(
+            episode_id=f"e{i}", agent="openai:m", trial=i, steps=steps, final_message=SEPARATORS
+        ).model_dump_json()
+        for i in range(2)
+    ]
+    assert "\u2028" in lines[0]  # written raw, as the runner writes it
+    path = tmp_path / "trajectories.jsonl"
+    path.write_text("\n".join(lines) + "\r\n", encoding="utf-8")
+    report = score_files([path], fmt)
+    [row] = report.files
+    assert (row.episodes, row.problems, report.problems) == (2, 0, [])
+    assert (report.scorability.episodes_read, report.scorability.calls_parsed) == (2, 2)
+
+
+def test_openai_jsonl_with_a_line_separator_in_content_is_read(tmp_path):
+    record = {
+        "messages": [
+            {"role": "user", "content": "Check my balance\u2028please"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "system_get_wallet_balance", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"balance_cents": 5}'},
+            {"role": "assistant", "content": "5 cents\u2029done"},
+        ]
+    }
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        json.dumps(record, ensure_ascii=False) + "\n" + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    report = score_files([path], "auto")
+    [row] = report.files
+    assert (row.format, row.episodes, row.problems, report.problems) == ("openai", 2, 0, [])
+    assert report.scorability.calls_parsed == 2

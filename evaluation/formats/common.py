@@ -113,6 +113,17 @@ def read_text(path: Path, result: LoadResult) -> str | None:
     return None
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at ``"\n"`` only (a ``"\r"`` before it is
+    dropped). ``str.splitlines()`` also splits at U+2028, U+2029, NEL, form feeds...: legal
+    unescaped inside a JSON string (a model's text holds them, and the run writes them raw), so
+    it cut records in two. Line numbers count ``"\n"`` as editors do."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
 def _parses_alone(line: str) -> bool:
     s = line.strip()
     if not s or s[0] not in '[{"':
@@ -135,7 +146,7 @@ def read_json_records(path: Path, text: str, result: LoadResult) -> tuple[list[t
     Returns:
         ``([(line, value), ...], is_jsonl)``; ``line`` is None for a single JSON document.
     """
-    nonblank = [(i, ln) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+    nonblank = [(i, ln) for i, ln in enumerate(jsonl_lines(text), start=1) if ln.strip()]
     if not nonblank:
         result.problem("the file is empty")
         return [], False

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.formats.common import jsonl_lines
+
 PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
 
@@ -68,7 +70,7 @@ def _records(text: str) -> Iterator[Any]:
         return
     except ValueError:
         pass
-    for line in text.splitlines():
+    for line in jsonl_lines(text):
         if line.strip():
             try:
                 yield json.loads(line)

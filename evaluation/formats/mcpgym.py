@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from mcpgym.evaluation.formats.common import Episode, LoadResult, read_text
+from mcpgym.evaluation.formats.common import Episode, LoadResult, jsonl_lines, read_text
 from mcpgym.evaluation.formats.results import parse_arguments
 from mcpgym.evaluation.snapshots import SnapshotStore
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, missing_line_field
@@ -53,7 +53,7 @@ def load(path: str | Path) -> LoadResult:
         return result
     store = SnapshotStore(p.parent)
     seen: dict[tuple[str, str, int], int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:
