@@ -160,6 +160,26 @@ def test_mcp_log_server_request_reusing_a_tool_call_id(tmp_path, with_direction)
     assert [(d.tool, d.code) for d in s.recoverable_error_detail] == [("shop_place_order", "timeout")]
 
 
+def test_mcp_log_tool_call_without_an_id_is_named_not_dropped(tmp_path):
+    """A tools/call with id null (or none) was dropped without a word: a log of such calls
+    scored as an episode that made no call."""
+    get_cart = {"method": "tools/call", "params": {"name": "shop_get_cart", "arguments": {}}}
+    rows = [
+        _rpc("x", "c2s", {"id": None, **get_cart}),
+        _rpc("x", "c2s", get_cart),
+        _rpc("x", "c2s", {"id": 3, **get_cart}),
+        _rpc("x", "s2c", {"id": 3, **_tool_result({"lines": []})}),
+    ]
+    report = score_files([jsonl(tmp_path, "log.jsonl", rows)], "mcp-log", None)
+    [episode] = report.episodes
+    assert episode.scores.tool_calls == 1
+    said = [(p.severity, p.message) for p in report.problems]
+    assert said == [
+        ("warning", f"line {n}: a tools/call without an id (JSON-RPC requests carry a string or integer id); left out")
+        for n in (1, 2)
+    ], said
+
+
 def test_mcp_log_repeated_ids_pair_in_order(tmp_path):
     rows = [
         _rpc(

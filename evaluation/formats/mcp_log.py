@@ -301,6 +301,10 @@ def _episode(group: _Group, file: str) -> Episode:
                     client = msg["params"].get("clientInfo")
                     if isinstance(client, dict):
                         meta["client"] = client
+            elif method == "tools/call":  # no id (or null): a notification, which nothing answers
+                warnings.append(
+                    f"{ln.where}: a tools/call without an id (JSON-RPC requests carry a string or integer id); left out"
+                )
             elif method is None and mid is not None:  # a response
                 if ln.sender is not None:
                     side = "server" if ln.sender == "client" else "client"
