@@ -1026,3 +1026,30 @@ def test_a_base_url_that_is_no_http_url_is_refused_naming_the_variable(provider,
     with pytest.raises(ValueError, match="base_url 'ftp://h' is not an http"):
         parse_llm_spec(f"{provider}:m", base_url="ftp://h")
     assert parse_llm_spec(f"{provider}:m", base_url="HTTP://127.0.0.1:8000/v1").base_url == "HTTP://127.0.0.1:8000/v1"
+
+
+@both
+async def test_arguments_nested_too_deep_for_the_parser_are_an_invalid_call(d, fake):
+    """ "[[[[..." 100,000 deep raised RecursionError (no ValueError): the episode ended errored
+    as an agent error instead of an invalid call the model is told about."""
+    deep = "[" * 100_000
+
+    def second(body: dict) -> dict:
+        [(_, payload, _)] = d.results(body)
+        assert payload["error"]["code"] == "invalid_argument" and "nested too deeply" in payload["error"]["message"]
+        return d.reply(text="Sorry.")
+
+    fake.play(d.reply([("deep", "system_get_time", Raw(deep) if d.name == "openai" else deep)]), second)
+    call = LocalCall()
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, call)
+    [invalid] = [s for s in call.steps if getattr(s, "invalid", False)]
+    assert result.status == "completed" and call.calls == [] and invalid.raw_arguments == deep[:4000]
+
+
+@both
+async def test_an_answer_nested_too_deep_is_a_provider_error(d, fake):
+    fake.play(Fail(200, body='{"choices": ' + "[" * 100_000))
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall())
+    assert result.status == "errored" and result.stop_reason.startswith(
+        "provider_error: HTTP 200 with JSON nested too deeply"
+    )

@@ -77,7 +77,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """Tool-call arguments as the model sent them -> (object, None) or (None, problem).
 
     A JSON object (or a string holding one) is accepted; ``None`` or a blank string means no
-    arguments (``{}``); anything else (invalid JSON, a JSON array, a number...) is a problem.
+    arguments (``{}``); anything else (invalid JSON, JSON nested too deeply to parse, a JSON
+    array, a number...) is a problem.
     """
     if raw is None:
         return {}, None
@@ -90,6 +91,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
             value = json.loads(raw)
         except ValueError as exc:
             return None, f"the arguments are not valid JSON ({exc}); send a JSON object"
+        except RecursionError:
+            return None, "the arguments are nested too deeply to parse; send a flat JSON object"
         if isinstance(value, dict):
             return value, None
         return None, f"the arguments must be a JSON object, got a JSON {type(value).__name__}"

@@ -234,6 +234,10 @@ async def post_json(
             if 200 <= status < 300:
                 try:
                     data = json.loads(content)
+                except RecursionError:
+                    raise ProviderError(
+                        f"HTTP {status} with JSON nested too deeply to parse", status=status, attempts=attempt
+                    ) from None
                 except ValueError:
                     raise ProviderError(
                         f"HTTP {status} with a body that is not JSON: {_snippet(_text(content))}",
