@@ -942,3 +942,51 @@ def test_openai_jsonl_with_a_line_separator_in_content_is_read(tmp_path):
     [row] = report.files
     assert (row.format, row.episodes, row.problems, report.problems) == ("openai", 2, 0, [])
     assert report.scorability.calls_parsed == 2
+
+
+# -- Anthropic's MCP connector blocks -------------------------------------------------------------------
+def test_anthropic_mcp_connector_blocks_are_calls(tmp_path):
+    """mcp_tool_use / mcp_tool_result (the Messages API calling an MCP server itself) were
+    skipped without a word: such a transcript scored as an episode without calls."""
+
+    def text(payload: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": json.dumps(payload)}]
+
+    add = {"type": "mcp_tool_use", "name": "shop_add_to_cart", "server_name": "gym", "input": {"item_id": "item-7"}}
+    msgs = [
+        {"role": "user", "content": "Put item-7 in my cart."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "On it."},
+                {**add, "id": "m1"},
+                {
+                    "type": "mcp_tool_result",
+                    "tool_use_id": "m1",
+                    "is_error": True,
+                    "content": text({"error": {"code": "transient"}}),
+                },
+                {**add, "id": "m2"},
+                {
+                    "type": "mcp_tool_result",
+                    "tool_use_id": "m2",
+                    "is_error": False,
+                    "content": text({"lines": [{"item_id": "item-7"}]}),
+                },
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "item-7"}},
+                {"type": "text", "text": "item-7 is in your cart."},
+            ],
+        },
+    ]
+    report = score_files([write(tmp_path, "conn.json", {"task_id": "cart", "messages": msgs})], "anthropic", None)
+    [episode] = report.episodes
+    s = episode.scores
+    assert (s.tool_calls, s.error_calls, s.recoverable_errors, s.recovery_attempts, s.recoveries) == (2, 1, 1, 1, 1)
+    assert (s.writes, s.verification_skips, s.status) == (1, [2], "completed")
+    from mcpgym.evaluation.formats.anthropic import trajectory_from_messages
+
+    traj, _ = trajectory_from_messages(msgs, episode_id="e")
+    assert traj.final_message == "item-7 is in your cart."  # the text after the last result
+    assert [p.message for p in report.problems] == [
+        "message 2: a server_tool_use block is not a call of the episode's tools; ignored"
+    ]

@@ -10,6 +10,12 @@ Conversion rules:
 * One step per ``tool_use`` block, in order, matched to its ``tool_result`` by id (blocks
   sharing an id pair with their results in order); a call that never got a result is left
   out (a warning names it).
+* The MCP connector's blocks count the same: ``mcp_tool_use`` (``id``, ``name``,
+  ``server_name``, ``input``) is a call and ``mcp_tool_result`` (``tool_use_id``,
+  ``is_error``, ``content``) its result. Both sit in the assistant's own message, since the
+  API ran the call; the text after the last ``mcp_tool_result`` of a message is what the
+  model said after seeing it. (Before, these blocks were skipped without a word: a connector
+  transcript scored as an episode without calls.)
 * ``input`` is the arguments: an object, or a JSON string holding one (parsed, as in every
   format; ``""`` is ``{}``). Anything else is kept as is, and an error result then has
   code ``invalid_argument``.
@@ -62,6 +68,27 @@ def _text(blocks: list[Any]) -> str:
     )
 
 
+MCP_USE, MCP_RESULT = "mcp_tool_use", "mcp_tool_result"
+"""The block types of the Messages API's MCP connector (calls the API made to an MCP server)."""
+
+
+def _is(block: Any, *types: str) -> bool:
+    return isinstance(block, dict) and block.get("type") in types
+
+
+def _answer(block: dict[str, Any], by_id: dict[Any, list[dict[str, Any]]], i: int, warnings: list[str]) -> bool:
+    """Give ``block`` (a result) to the oldest open call of its ``tool_use_id``; False (and a
+    warning) when none is open."""
+    answered = next((c for c in by_id.get(id_key(block.get("tool_use_id")), []) if c["result"] is None), None)
+    if answered is None:
+        warnings.append(
+            f"message {i}: a {block['type']} for tool_use_id {block.get('tool_use_id')!r} with no open call; ignored"
+        )
+        return False
+    answered["result"] = block
+    return True
+
+
 def trajectory_from_messages(
     messages: list[Any],
     *,
@@ -96,42 +123,42 @@ def trajectory_from_messages(
         role = m.get("role")
         blocks = _blocks(m.get("content"))
         if role == "assistant":
+            # MCP connector results sit in this message: what follows the last one is the
+            # model's answer to them, and a connector call without a result after it is pending
+            last_mcp = max((j for j, b in enumerate(blocks) if _is(b, MCP_RESULT)), default=-1)
             last_assistant = (
                 i,
-                _text(blocks),
-                any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks),
+                _text(blocks[last_mcp + 1 :]),
+                any(_is(b, "tool_use") for b in blocks) or any(_is(b, MCP_USE) for b in blocks[last_mcp + 1 :]),
             )
+            if last_mcp >= 0:
+                last_result_at = max(last_result_at, i - 1)
             for b in blocks:
-                if not (isinstance(b, dict) and b.get("type") == "tool_use"):
-                    continue
-                if not isinstance(b.get("name"), str) or not b["name"]:
-                    raise EpisodeError(f"message {i}: a tool_use block without a name")
-                call = {
-                    "id": id_key(b.get("id")),
-                    "name": b["name"],
-                    "input": b.get("input", {}),
-                    "where": i,
-                    "result": None,
-                }
-                calls.append(call)
-                if call["id"] is not None:
-                    by_id.setdefault(call["id"], []).append(call)
+                if _is(b, "tool_use", MCP_USE):
+                    if not isinstance(b.get("name"), str) or not b["name"]:
+                        raise EpisodeError(f"message {i}: a {b['type']} block without a name")
+                    call = {
+                        "id": id_key(b.get("id")),
+                        "name": b["name"],
+                        "input": b.get("input", {}),
+                        "where": i,
+                        "result": None,
+                    }
+                    calls.append(call)
+                    if call["id"] is not None:
+                        by_id.setdefault(call["id"], []).append(call)
+                elif _is(b, MCP_RESULT):
+                    _answer(b, by_id, i, warnings)
+                elif isinstance(b, dict) and str(b.get("type", "")).endswith("tool_use"):
+                    # e.g. server_tool_use: a tool the API itself ran (web search), not an MCP call
+                    warnings.append(f"message {i}: a {b['type']} block is not a call of the episode's tools; ignored")
         elif role == "user":
             text = _text(blocks)
             if instruction is None and text:
                 instruction = text
             for b in blocks:
-                if not (isinstance(b, dict) and b.get("type") == "tool_result"):
-                    continue
-                answered = next((c for c in by_id.get(id_key(b.get("tool_use_id")), []) if c["result"] is None), None)
-                if answered is None:
-                    warnings.append(
-                        f"message {i}: a tool_result for tool_use_id {b.get('tool_use_id')!r} with no "
-                        "open tool_use; ignored"
-                    )
-                    continue
-                answered["result"] = b
-                last_result_at = i
+                if _is(b, "tool_result", MCP_RESULT) and _answer(b, by_id, i, warnings):
+                    last_result_at = i
         elif role != "system":
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
