@@ -1053,3 +1053,19 @@ async def test_an_answer_nested_too_deep_is_a_provider_error(d, fake):
     assert result.status == "errored" and result.stop_reason.startswith(
         "provider_error: HTTP 200 with JSON nested too deeply"
     )
+
+
+@both
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_body_that_fails_its_content_encoding_is_a_provider_error(d, encoding, fake):
+    """A body that claims gzip (or deflate) and is not: httpx's DecodingError is no
+    TransportError, so it escaped the transport and ended the episode as an agent error."""
+    fake.play(
+        Fail(200, {"Content-Encoding": encoding}, body="not compressed at all"),
+        Fail(200, {"Content-Encoding": encoding}, body="not compressed at all"),
+    )
+    result = await d.agent(fake, retry=RetryPolicy(max_retries=1, backoff_base=0.01)).run(
+        Task(), TIME_TOOLS, LocalCall()
+    )
+    assert result.status == "errored" and result.stop_reason.startswith("provider_error: HTTP 200 with a body that")
+    assert f"{encoding}" in result.error and "gave up after 2 attempts" in result.error and len(fake.requests) == 2

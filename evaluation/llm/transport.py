@@ -156,16 +156,33 @@ timeout (about 300 MB a second over loopback)."""
 async def _post_capped(
     client: httpx.AsyncClient, url: str, headers: Mapping[str, str], body: dict[str, Any], max_bytes: int
 ) -> tuple[httpx.Response, bytes | None]:
-    """POST and read the answer body, stopping past ``max_bytes`` (then the body is None)."""
+    """POST and read the answer body, stopping past ``max_bytes`` (then the body is None).
+
+    Raises:
+        _Undecodable: when the body fails its ``Content-Encoding`` (httpx's DecodingError,
+            which is no TransportError).
+    """
     async with client.stream("POST", url, headers=dict(headers), json=body) as response:
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > max_bytes:
-                return response, None
-            chunks.append(chunk)
+        try:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    return response, None
+                chunks.append(chunk)
+        except httpx.DecodingError as exc:
+            encoding = response.headers.get("content-encoding", "")
+            raise _Undecodable(response.status_code, f"{encoding!r}: {exc}") from None
     return response, b"".join(chunks)
+
+
+class _Undecodable(Exception):
+    """An answer body that failed its Content-Encoding (status, detail)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
 
 
 def _text(content: bytes) -> str:
@@ -225,6 +242,9 @@ async def post_json(
                 if budget >= policy.request_timeout
                 else f"no answer within the {budget:.3g} s left before the episode's timeout"
             )
+        except _Undecodable as exc:  # a proxy's glitch as often as not: retried
+            status = exc.status
+            reason = f"HTTP {status} with a body that fails its Content-Encoding {exc}"
         except httpx.TimeoutException:
             reason = f"no answer within {policy.request_timeout:g} s (HTTP client timeout)"
         except httpx.TransportError as exc:
