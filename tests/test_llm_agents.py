@@ -1069,3 +1069,36 @@ async def test_a_body_that_fails_its_content_encoding_is_a_provider_error(d, enc
     )
     assert result.status == "errored" and result.stop_reason.startswith("provider_error: HTTP 200 with a body that")
     assert f"{encoding}" in result.error and "gave up after 2 attempts" in result.error and len(fake.requests) == 2
+
+
+# -- the API key: never in a trajectory -----------------------------------------------------------
+@both
+async def test_an_api_key_read_with_its_newline_is_stripped(d, fake):
+    """`export OPENAI_API_KEY=$(cat key.txt)` keeps no newline, but a .env or a secret file read
+    raw does: the header was illegal, every request "failed to connect", and the error --
+    written to the trajectory -- held the key."""
+    agent = d.agent(fake)
+    agent = type(agent)(agent.model, base_url=agent.base_url, api_key=" sk-SECRET123\n")
+    fake.play(d.reply(text="Hello."))
+    result = await agent.run(Task(), TIME_TOOLS, LocalCall())
+    assert result.status == "completed"
+    sent = fake.requests[0].headers
+    assert sent.get("authorization", sent.get("x-api-key")) in ("Bearer sk-SECRET123", "sk-SECRET123")
+
+
+@pytest.mark.parametrize("cls", [OpenAIAgent, AnthropicAgent])
+@pytest.mark.parametrize("key", ["sk-SEC\nRET123", "sk-SECRÉT123", "sk-SEC\x00RET123"])
+def test_an_api_key_no_header_can_carry_is_refused_without_echoing_it(cls, key):
+    with pytest.raises(ValueError) as err:
+        cls("m", base_url="http://127.0.0.1:9/v1", api_key=key)
+    assert "API key" in str(err.value) and "SEC" not in str(err.value) and "RET123" not in str(err.value)
+
+
+@both
+async def test_a_provider_error_that_echoes_the_key_is_recorded_without_it(d, fake):
+    agent = d.agent(fake)
+    key = "sk-test" if d.name == "openai" else "ak-test"
+    fake.play(Fail(401, body=json.dumps({"error": f"invalid key {key} for this model"})))
+    result = await agent.run(Task(), TIME_TOOLS, LocalCall())
+    assert result.status == "errored" and "HTTP 401" in result.error
+    assert key not in result.error and key not in result.stop_reason and "[API key]" in result.error

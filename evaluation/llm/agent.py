@@ -157,7 +157,7 @@ class LLMAgent(Agent):
             raise ValueError("the model name must not be empty")
         self.model = model.strip()
         self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
+        self._api_key = _header_safe_key(api_key, self.provider)
         self.temperature = temperature
         self.seed = seed
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
@@ -168,6 +168,11 @@ class LLMAgent(Agent):
         self.observer = observer
         self.extra_headers = dict(extra_headers or {})
         self.extra_body = dict(extra_body or {})
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced by ``[API key]`` (a provider or a proxy may echo
+        it in an error, which goes to the trajectory and the report)."""
+        return text.replace(self._api_key, "[API key]") if len(self._api_key) >= 4 else text
 
     # -- provider hooks -----------------------------------------------------------------------
     @abstractmethod
@@ -283,11 +288,8 @@ class LLMAgent(Agent):
         except CallLimitReached as exc:
             return episode.result("limit", str(exc) or "call budget spent")
         except Exception as exc:  # noqa: BLE001 - a bug or a raising CallFn must not crash the run
-            return episode.result(
-                "errored",
-                f"agent_error: {type(exc).__name__}: {exc}",
-                error=f"agent error: {type(exc).__name__}: {exc}",
-            )
+            what = self.redact(f"{type(exc).__name__}: {exc}")
+            return episode.result("errored", f"agent_error: {what}", error=f"agent error: {what}")
 
 
 @dataclass
@@ -340,7 +342,8 @@ class _Episode:
                     )
                     reply = agent.parse_reply(data, self.turns, self.call_ids)
                 except ProviderError as exc:
-                    return self.result("errored", f"provider_error: {exc}", error=f"provider error: {exc}")
+                    what = agent.redact(str(exc))
+                    return self.result("errored", f"provider_error: {what}", error=f"provider error: {what}")
                 self.turns += 1
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
@@ -427,6 +430,20 @@ class _Episode:
         else:
             self.invalid_calls += 1
         return ToolOutcome(parsed.call_id, _dump(payload), True)
+
+
+def _header_safe_key(api_key: str, provider: str) -> str:
+    """The API key without surrounding whitespace (a key file or a .env line read raw keeps its
+    newline); ValueError, not quoting the key, when what is left cannot be an HTTP header value
+    (a line break, a control or non-ASCII character): every request would fail, and the
+    client's error would carry the key into the trajectory."""
+    key = api_key.strip() if isinstance(api_key, str) else api_key
+    if not isinstance(key, str) or any(not (0x20 <= ord(c) <= 0x7E) for c in key):
+        raise ValueError(
+            f"the {provider} API key holds a character an HTTP header cannot carry (a line break, a control "
+            "or non-ASCII character); check the key you set"
+        )
+    return key
 
 
 ASK_USER_TOOL = "ask_user"
