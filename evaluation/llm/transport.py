@@ -1,9 +1,10 @@
 """HTTP to an LLM provider: one JSON POST with timeouts, retries and exponential backoff.
 
-Retried: HTTP 429, HTTP 5xx, connection failures and requests that get no complete answer
-within ``request_timeout`` wall seconds. Not retried: other 4xx (bad request, bad key, unknown
-model...), a 2xx whose body is not JSON, and an answer over ``MAX_ANSWER_BYTES`` (not read
-further: an endless answer must not fill the run's memory). A wait honours the provider's ``retry-after-ms``
+Retried: HTTP 429, HTTP 5xx, connection failures, bodies that fail their Content-Encoding and
+requests that get no complete answer within ``request_timeout`` wall seconds (nor past the
+episode's deadline). Not retried: other 4xx (bad request, bad key, unknown model...), a 2xx
+whose body is not JSON, and an answer over ``MAX_ANSWER_BYTES`` (not read further: an endless
+answer must not fill the run's memory). A wait honours the provider's ``retry-after-ms``
 or ``Retry-After`` header (seconds or an HTTP date), capped at ``max_retry_after``; without
 one it is ``backoff_base * 2**retry`` capped at ``backoff_max`` (no jitter: the harness is
 the only client of its own rate budget in practice, and waits stay reproducible).
