@@ -463,3 +463,26 @@ def test_resume_options_resolve_files_against_the_directory_the_run_started_in()
         "trials": 1,
         "faults": "harsh",
     }
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "allowed"),
+    [
+        ({"user": {"facts": {}, "bogus": 1}}, "user.bogus", "facts, refuses, in_world, persona"),
+        (
+            {"checks": [{"kind": "contains", "value": "ok", "bogus": 1}]},
+            "checks[0].bogus",
+            "kind, value, case_sensitive",
+        ),
+        ({"bogus": 1}, "bogus", "id, instruction, apps, seed"),
+    ],
+    ids=["user", "check", "task"],
+)
+def test_an_unknown_nested_field_lists_the_fields_of_its_own_object(
+    extra, field, allowed, tmp_path, monkeypatch, capsys
+):
+    """An unknown key in the user profile or a check listed the *task's* fields as allowed."""
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{**TASK, **extra}]}), encoding="utf-8")
+    code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
+    one_error_line(code, err, f"field '{field}': unknown field; allowed: {allowed}")

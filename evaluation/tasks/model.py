@@ -12,6 +12,8 @@ names the task id and the field (``oracle[2].then[0].call``).
 from __future__ import annotations
 
 import re
+import types
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -409,8 +411,37 @@ def task_error(exc: ValidationError, data: Any) -> TaskError:
     if err.get("type") == "missing":
         msg = "missing required field"
     elif err.get("type") == "extra_forbidden":
-        msg = f"unknown field; allowed: {', '.join(Task.model_fields)}"
+        owner = _model_at(loc[:-1])
+        msg = f"unknown field; allowed: {', '.join(owner.model_fields)}" if owner else "unknown field"
     return TaskError(tid, field, msg)
+
+
+def _model_at(loc: list[Any]) -> type[BaseModel] | None:
+    """The model whose fields are at ``loc`` inside a task (``[]``: :class:`Task`,
+    ``["user"]``: the user profile, ``["checks", 0]``: a check), or None when the path goes
+    through something else (a union of step kinds, a plain mapping)."""
+    model: type[BaseModel] = Task
+    i = 0
+    while i < len(loc):
+        info = model.model_fields.get(str(loc[i]))
+        if info is None:
+            return None
+        kind: Any = info.annotation
+        i += 1
+        while True:  # unwrap Optional[X] and list[X] (an int position follows a list)
+            args = [a for a in typing.get_args(kind) if a is not type(None)]
+            if typing.get_origin(kind) is list and args:
+                kind = args[0]
+                if i < len(loc) and isinstance(loc[i], int):
+                    i += 1
+            elif len(args) == 1 and typing.get_origin(kind) in (typing.Union, types.UnionType):
+                kind = args[0]
+            else:
+                break
+        if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            return None
+        model = kind
+    return model
 
 
 __all__ = [
