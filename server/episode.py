@@ -21,6 +21,11 @@ from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
 
 
+class UnknownToolsError(ValueError):
+    """``tools`` names tools the episode's apps do not have (the message names the first ten
+    and counts them all)."""
+
+
 class EpisodeLimitError(RuntimeError):
     """The store already holds its maximum number of live episodes."""
 
@@ -78,7 +83,7 @@ class Episode:
 
         Raises:
             KeyError: unknown app. mcpgym.tools.faults.FaultProfileError: bad profile. ValueError:
-            unknown tool name in ``tools``.
+            unknown tool name in ``tools`` (:class:`UnknownToolsError`).
         """
         names = normalise_apps(apps)
         profile = load_profile(faults)
@@ -89,7 +94,9 @@ class Episode:
             visible = frozenset(tools)
             unknown = sorted(visible - set(invoker.specs))
             if unknown:
-                raise ValueError(f"unknown tools for this episode: {', '.join(unknown)}")
+                shown = ", ".join(unknown[:10]) + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else "")
+                plural = "s" if len(unknown) > 1 else ""
+                raise UnknownToolsError(f"{len(unknown)} unknown tool{plural} for this episode: {shown}")
             # Plan outages over the visible tools only, so a down tool keeps a visible alternative.
             invoker.down = plan_unavailable(
                 profile, invoker.fault_seed, {n: s for n, s in invoker.specs.items() if n in visible}

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgym.server.episode import EpisodeLimitError, EpisodeStore
+from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_ids import RequestIdRemapper
 from mcpgym.tools.faults import FaultProfileError
@@ -245,7 +245,11 @@ def create_app(
             )
         except EpisodeLimitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "5"})
-        except (KeyError, ValueError, FaultProfileError) as exc:
+        except UnknownToolsError as exc:
+            return problem(422, f"invalid field 'tools': {exc}")
+        except FaultProfileError as exc:  # an inline profile's errors name "<mapping>" as their file
+            return problem(422, f"invalid field 'faults': {str(exc).removeprefix('<mapping>: ')}")
+        except (KeyError, ValueError) as exc:
             return problem(422, str(exc).strip("'\""))
         base = str(request.base_url).rstrip("/")
         return JSONResponse(

@@ -76,3 +76,32 @@ def test_unknown_routes_and_methods_answer_json(method, path, status, http_serve
     assert r.json()["error"] in ("Method Not Allowed", "Not Found")
     if status == 405:
         assert r.headers["allow"]
+
+
+def test_an_inline_fault_profile_error_names_the_faults_field(http_server):
+    url, token = http_server
+    r = httpx.post(
+        f"{url}/control/episodes",
+        json={"faults": {"rates": {"transient": 5}}},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert r.status_code == 422
+    assert r.json()["error"].startswith("invalid field 'faults': invalid fault profile: field 'rates.transient' = 5")
+    assert "<mapping>" not in r.json()["error"]
+
+
+def test_many_unknown_tools_get_a_short_error(http_server):
+    """50,000 unknown names came back whole in one error (400 KB)."""
+    url, token = http_server
+    names = [f"nope_{i:05d}" for i in range(50_000)]
+    r = httpx.post(
+        f"{url}/control/episodes",
+        json={"tools": ["system_get_time", *names]},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert r.status_code == 422 and len(r.text) < 1_000, len(r.text)
+    assert r.json()["error"].startswith(
+        "invalid field 'tools': 50000 unknown tools for this episode: nope_00000, nope_00001"
+    )
