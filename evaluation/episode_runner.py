@@ -350,7 +350,8 @@ def build_trajectory(
     Args:
         calls, ledger: the episode's call log and fault ledger as JSON rows (the control
             API's ``calls`` and ``ledger``). initial, final, gold: world snapshots.
-        result: the agent's ``AgentResult`` (or None); status, reason: from :func:`settle_status`.
+        result: the agent's ``AgentResult`` (or None: the episode was cut off, and its tokens are
+            the sum of its message steps'); status, reason: from :func:`settle_status`.
         runner_invalid_calls: calls the harness refused before they reached a tool and did not
             record as steps (the in-process path; the MCP path records them).
         steps: every step in order (:meth:`EpisodeCaller.steps`); default: the call log's.
@@ -367,6 +368,9 @@ def build_trajectory(
     tokens = getattr(result, "tokens", None)
     if tokens is not None and not isinstance(tokens, TokenUsage):
         tokens = TokenUsage.model_validate(tokens.model_dump() if hasattr(tokens, "model_dump") else tokens)
+    replied = [s.tokens for s in steps or [] if isinstance(s, MessageStep) and s.tokens is not None]
+    if tokens is None and result is None and replied:  # cut off (timeout): the replies' own sum
+        tokens = TokenUsage(input=sum(t.input for t in replied), output=sum(t.output for t in replied))
     checks = [
         c.model_dump(mode="json") if hasattr(c, "model_dump") else dict(c) for c in getattr(task, "checks", []) or []
     ]

@@ -1102,3 +1102,34 @@ async def test_a_provider_error_that_echoes_the_key_is_recorded_without_it(d, fa
     result = await agent.run(Task(), TIME_TOOLS, LocalCall())
     assert result.status == "errored" and "HTTP 401" in result.error
     assert key not in result.error and key not in result.stop_reason and "[API key]" in result.error
+
+
+class _TalkThenHang:
+    """Records a model reply with its tokens, makes a call, then never returns."""
+
+    name = "talker"
+
+    async def run(self, task: Any, tools: Any, call: Any) -> Any:
+        import anyio
+
+        from mcpgym.evaluation.trajectory import MessageStep, TokenUsage
+
+        call.record(MessageStep(turn=0, text="", tool_calls=1, tokens=TokenUsage(input=7, output=2)))
+        await call("system_get_time", {})
+        await anyio.sleep(60)
+
+
+def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_server, tmp_path):
+    """The runner's timeout leaves no agent result: the trajectory's tokens were None although
+    its message steps hold them; now they are the steps' sum, as for any other episode."""
+    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.tasks import get_task
+
+    base, token = http_server
+    settings = RunSettings(
+        out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=1.5, progress=False
+    )
+    run_evaluation([get_task("system.dark_mode")], [AgentEntry("talker", _TalkThenHang())], settings)
+    [traj] = [json.loads(line) for line in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    assert traj["status"] == "limit" and [s["type"] for s in traj["steps"]] == ["message", "tool_call"]
+    assert traj["tokens"] == {"input": 7, "output": 2}
