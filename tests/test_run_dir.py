@@ -118,7 +118,7 @@ def test_a_locked_run_directory_is_refused_naming_the_holder(http_server, tmp_pa
         with pytest.raises(RunError, match=rf"in use by process {os.getpid()} on .*mcpgym run --out locked"):
             _run(out, http_server, agents=("careful",), trials=1)
         with pytest.raises(RunDirLocked), run_lock(out):
-            pass
+            raise AssertionError("a second lock on a locked run directory was granted")
     assert not (out / "trajectories.jsonl").exists()
     result = _run(out, http_server, agents=("careful",), trials=1)  # released: the directory is usable
     assert result.ran == 2
