@@ -538,7 +538,6 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             "agent_spec": job.agent.spec,
             "tools_listed": n_tools,
             "internal_errors": sum(1 for c in calls if c.get("internal")),
-            "wall_seconds": round(time.monotonic() - started, 3),
             "phase_seconds": phases,
             "user_channel": takes_user,
             "elicitation": True,
