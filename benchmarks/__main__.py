@@ -37,7 +37,7 @@ def _preload() -> None:
         "mcpgym.evaluation.server_process",
         "mcpgym.evaluation.catalog",
         "mcpgym.evaluation.scorer",
-        "mcpgym.evaluation.trajectory",
+        "mcpgym.evaluation.records.trajectory",
         "mcpgym.server.episode",
         "mcpgym.tools.mcp_bridge",
         "mcpgym.tools.invoke",

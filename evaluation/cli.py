@@ -312,9 +312,9 @@ def _given(param: str) -> bool:
 
 
 def _resume_options(out: Path) -> dict[str, Any]:
-    """:func:`mcpgym.evaluation.manifest.resume_options` of the run in ``out`` ({} without a
+    """:func:`mcpgym.evaluation.records.manifest.resume_options` of the run in ``out`` ({} without a
     manifest); exits naming the file when the manifest is malformed."""
-    from mcpgym.evaluation.manifest import read_manifest, resume_options
+    from mcpgym.evaluation.records.manifest import read_manifest, resume_options
 
     try:
         manifest = read_manifest(out)
@@ -623,7 +623,7 @@ def score(
     scored.
     """
     from mcpgym.evaluation.formats import FORMATS, run_score
-    from mcpgym.evaluation.manifest import read_manifest
+    from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
@@ -647,8 +647,8 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     network access needed to open it. Every figure is computed again from the trajectories,
     as `score` does (the report says how many differ from the scores stored in the lines).
     """
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError
     from mcpgym.evaluation.report import write_report
-    from mcpgym.evaluation.trajectory import TrajectoryFileError
 
     try:
         md, html = write_report(run_dir)

@@ -27,10 +27,7 @@ import anyio
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.llm.replies import raw_text
-from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.server_process import ControlClient, ServerError
-from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.trajectory import (
+from mcpgym.evaluation.records.trajectory import (
     MessageStep,
     Step,
     TokenUsage,
@@ -40,6 +37,9 @@ from mcpgym.evaluation.trajectory import (
     merge_user_turns,
     steps_from_call_log,
 )
+from mcpgym.evaluation.scorer import score_episode
+from mcpgym.evaluation.server_process import ControlClient, ServerError
+from mcpgym.evaluation.tasks.model import Task
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -359,9 +359,9 @@ def build_trajectory(
             from the task.
         app_versions: app name -> ``App.version`` of the apps that served the episode (None:
             this process's registered versions of ``apps``).
-        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.trajectory.UserTurnStep`)
+        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.records.trajectory.UserTurnStep`)
             when they are not already in ``steps``: placed among the steps by their
-            ``before_step`` (:func:`mcpgym.evaluation.trajectory.merge_user_turns`).
+            ``before_step`` (:func:`mcpgym.evaluation.records.trajectory.merge_user_turns`).
     """
     if app_versions is None:
         app_versions = _app_versions({}, task, apps)

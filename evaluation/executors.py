@@ -21,9 +21,9 @@ from typing import Any
 import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp)
 
 from mcpgym.evaluation.episode_runner import EpisodeContext, EpisodeJob, run_episode
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run_dir import RunError
 from mcpgym.evaluation.server_process import ControlClient, ServerHandle
-from mcpgym.evaluation.trajectory import Trajectory
 
 
 def mcp_http_client() -> httpx2.AsyncClient:

@@ -30,8 +30,8 @@ from typing import Any
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.episode_runner import build_trajectory, exposure_request, settle_status
+from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
 

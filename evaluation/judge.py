@@ -192,7 +192,7 @@ _shared_lock = threading.Lock()
 
 def shared_comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
     """:func:`comparable_state` of a snapshot shared by many episodes (a run's initial and gold
-    states: the runner and :class:`~mcpgym.evaluation.snapshots.SnapshotStore` hand out one
+    states: the runner and :class:`~mcpgym.evaluation.records.snapshots.SnapshotStore` hand out one
     object per distinct state), computed once per state object and kept for the last
     :data:`_SHARED_LIMIT` of them. The cache is keyed on the identity of the snapshot's
     ``state`` mapping (with its app list), not of the snapshot itself: a pydantic model that

@@ -32,8 +32,8 @@ from typing import Any
 
 from mcpgym.evaluation.episode_runner import EpisodeContext, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.episode_spec import RunOptions, run_spec, spec_for
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run_dir import RunError
-from mcpgym.evaluation.trajectory import Trajectory
 
 FORWARDED_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 """Environment variables of the driver handed to the workers (the LLM agents' endpoints and

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.manifest import read_manifest
+from mcpgym.evaluation.records.manifest import read_manifest
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.tables import Column, print_table
-from mcpgym.evaluation.trajectory import Trajectory
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),

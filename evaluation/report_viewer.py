@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scorer import EpisodeScores
-from mcpgym.evaluation.trajectory import Trajectory
 
 MAX_VIEWER_EPISODES = 300
 """Most episodes the viewer embeds (notable ones first, then in run order); the page says

@@ -1,9 +1,9 @@
 """A run directory: its files, and reading, repairing and scoring what it holds.
 
 ``trajectories.jsonl`` (one scored trajectory per line, appended by the runner; in a compact
-run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.snapshots`),
+run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.snapshots`),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
-(:mod:`mcpgym.evaluation.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
+(:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
 ``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
 (:mod:`mcpgym.evaluation.run_lock`).
 
@@ -23,12 +23,12 @@ from typing import Any
 
 from mcpgym.evaluation.aggregate import aggregate, as_scores
 from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
+from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
 from mcpgym.evaluation.run_lock import LOCK_NAME
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.snapshots import SNAPSHOT_DIR
-from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"

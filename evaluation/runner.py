@@ -41,7 +41,7 @@ from mcpgym.evaluation.aggregate import as_scores
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.executors import LocalExecutor, mcp_http_client
-from mcpgym.evaluation.manifest import (
+from mcpgym.evaluation.records.manifest import (
     MANIFEST_NAME,
     build_manifest,
     describe_agent,
@@ -50,6 +50,8 @@ from mcpgym.evaluation.manifest import (
     read_manifest,
     write_json_atomic,
 )
+from mcpgym.evaluation.records.snapshots import SnapshotStore
+from mcpgym.evaluation.records.trajectory import append_trajectory
 from mcpgym.evaluation.run_dir import (
     RUN_FILES,
     SCORES,
@@ -66,9 +68,7 @@ from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, ServerStart, spawn_server
-from mcpgym.evaluation.snapshots import SnapshotStore
 from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.trajectory import append_trajectory
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
 DEFAULT_EPISODE_TIMEOUT = 600.0

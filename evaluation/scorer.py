@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.judge import CheckResult, ExtraCheck
+from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
@@ -41,7 +42,6 @@ from mcpgym.evaluation.scoring.behaviours import (
     score_verification,
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, INFERRED_FAULTS, resolve_calls
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
 
 

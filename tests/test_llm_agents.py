@@ -739,7 +739,7 @@ def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
 async def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character(d, fake, http_server):
     """A reply whose JSON holds "\\ud800" alone (valid JSON, no valid text) used to reach the
     trajectory as a lone surrogate, which cannot be written as UTF-8: the run failed on it."""
-    from mcpgym.evaluation.trajectory import Trajectory
+    from mcpgym.evaluation.records.trajectory import Trajectory
 
     fake.play(d.reply(text="Done \ud800 and \U0001f600 \udfff."))  # json.dumps escapes all three
     async with mcp_episode(http_server) as (ep, tools, call, _):
@@ -1110,7 +1110,7 @@ class _TalkThenHang:
     async def run(self, task: Any, tools: Any, call: Any) -> Any:
         import anyio
 
-        from mcpgym.evaluation.trajectory import MessageStep, TokenUsage
+        from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage
 
         call.record(MessageStep(turn=0, text="", tool_calls=1, tokens=TokenUsage(input=7, output=2)))
         await call("system_get_time", {})

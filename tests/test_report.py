@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from mcpgym.evaluation.records.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.report import build_report, comparison_rows, render_markdown, write_report
 from mcpgym.evaluation.report_html import render_html, svg_bar_chart
 from mcpgym.evaluation.runner import compute_scores, load_run
 from mcpgym.evaluation.scorer import EpisodeScores
-from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
 from mcpgym.tools.faults import load_profile
 
 

@@ -13,8 +13,7 @@ import pytest
 
 from mcpgym.evaluation.aggregate import aggregate, pass_hat_k, pass_k_table, wilson_interval
 from mcpgym.evaluation.catalog import Catalog, classify_tool
-from mcpgym.evaluation.scorer import EpisodeScores, match_refusal, score_episode
-from mcpgym.evaluation.trajectory import (
+from mcpgym.evaluation.records.trajectory import (
     ToolCallStep,
     Trajectory,
     TrajectoryFileError,
@@ -22,6 +21,7 @@ from mcpgym.evaluation.trajectory import (
     read_trajectories,
     steps_from_call_log,
 )
+from mcpgym.evaluation.scorer import EpisodeScores, match_refusal, score_episode
 
 # A small inline catalog, shaped like `mcpgym tools --json` rows, so these tests do not
 # depend on the apps being written.

@@ -14,8 +14,8 @@ from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.replay import ReplayAgent
 from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.records.trajectory import Trajectory, UserTurnStep, read_trajectories
 from mcpgym.evaluation.tasks import get_task
-from mcpgym.evaluation.trajectory import Trajectory, UserTurnStep, read_trajectories
 
 TASK = "users.tell_maya_3"  # careful reads the contacts, asks which Maya, then writes
 USER_KEYS = ("user_questions", "clarification_skips", "unconfirmed_writes", "user_burden")

@@ -3,7 +3,7 @@
 It builds the episode exactly as the server does (``World(task.seed, task.apps)`` and a
 ``ToolInvoker`` with the fault profile and the trial's fault seed from
 :func:`mcpgym.evaluation.tasks.fault_seed_for`), lets the agent call tools through the invoker,
-and returns the :class:`mcpgym.evaluation.trajectory.Trajectory` with the call log, the fault
+and returns the :class:`mcpgym.evaluation.records.trajectory.Trajectory` with the call log, the fault
 ledger and the initial, final and gold snapshots, ready for
 :func:`mcpgym.evaluation.scorer.score_episode`. Tests and quick checks use it; the runner
 (``mcpgym.evaluation.runner``) drives the same agents over MCP.
@@ -17,10 +17,10 @@ import anyio
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
 from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.records.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 from mcpgym.evaluation.scorer import EpisodeScores, score_episode
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.tasks.registry import fault_seed_for, gold_snapshot
-from mcpgym.evaluation.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 
 _TOOL_INFOS: dict[str, ToolInfo] = {}
 

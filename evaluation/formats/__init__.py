@@ -1,7 +1,7 @@
 """Score trajectories recorded elsewhere: one reader per file format, and a front door.
 
 Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
-:class:`~mcpgym.evaluation.trajectory.Trajectory` objects plus problems):
+:class:`~mcpgym.evaluation.records.trajectory.Trajectory` objects plus problems):
 
 * ``mcpgym`` (:mod:`.mcpgym`): our own ``trajectories.jsonl``;
 * ``openai`` (:mod:`.openai`): chat-completions message lists (tau-bench and most harnesses);

@@ -79,7 +79,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_result_text,
 )
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"

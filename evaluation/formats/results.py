@@ -1,4 +1,4 @@
-"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.trajectory.ToolCallStep`: error
+"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep`: error
 detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
 
 Fault inference (docs/design.md §7 asks for the fault ledger; files recorded elsewhere have
@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scorer import INFERRED_FAULTS
-from mcpgym.evaluation.trajectory import ToolCallStep
 from mcpgym.kernel.errors import ERROR_CODES
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (

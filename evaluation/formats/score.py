@@ -1,7 +1,7 @@
 """The front door: score trajectory files recorded anywhere (``mcpgym score FILE...``).
 
 :func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
-:class:`~mcpgym.evaluation.trajectory.Trajectory`, scores it with
+:class:`~mcpgym.evaluation.records.trajectory.Trajectory`, scores it with
 :func:`mcpgym.evaluation.scorer.score_episode` and aggregates with
 :func:`mcpgym.evaluation.aggregate.aggregate` (docs/design.md §7). :func:`render_text` prints the
 result as tables.

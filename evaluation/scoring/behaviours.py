@@ -23,9 +23,9 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.refusal import match_refusal
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
-from mcpgym.evaluation.trajectory import Trajectory
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgym.evaluation.catalog import Catalog, CatalogEntry, is_wait_entry
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
 
 ERROR_FAULT_KINDS: frozenset[str] = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_challenge"})
 """Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not)."""

@@ -43,7 +43,7 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
-from mcpgym.evaluation.snapshots import SnapshotStore, StoredStates
+from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 
 
 class TokenUsage(BaseModel):
@@ -271,7 +271,7 @@ class Trajectory(BaseModel):
             (external trajectories), ``[]`` when known to be empty.
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
             compact run directory they are stored apart (see
-            :mod:`mcpgym.evaluation.snapshots`) and filled in when the run is loaded: then
+            :mod:`mcpgym.evaluation.records.snapshots`) and filled in when the run is loaded: then
             they are read-only, as the three share their unchanged parts with each other and
             with the run's other episodes.
         feasible: whether the task can be done (None: unknown).
