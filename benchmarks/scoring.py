@@ -1,4 +1,4 @@
-"""Behaviour-scoring throughput: ``mcpgym.evaluation.scorer.score_episode`` over synthetic trajectories.
+"""Behaviour-scoring throughput: ``mcpgym.evaluation.scoring.scorer.score_episode`` over synthetic trajectories.
 
 The trajectories are recorded, not invented: a seeded "shopper" (``random.Random``, local to
 the benchmark) drives a real :class:`mcpgym.tools.invoke.ToolInvoker` over apps ``system, shop``,
@@ -111,9 +111,9 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
 
 def scoring_throughput(settings: Settings) -> Figure:
     """Figure: trajectory steps scored per CPU second (see the module docstring)."""
-    from mcpgym.evaluation.catalog import Catalog
     from mcpgym.evaluation.records.trajectory import Trajectory
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     catalog = Catalog.from_apps()
     trajs = synthetic_trajectories(settings.trajectories, settings.steps_per_trajectory)

@@ -624,7 +624,7 @@ def score(
     """
     from mcpgym.evaluation.formats import FORMATS, run_score
     from mcpgym.evaluation.records.manifest import read_manifest
-    from mcpgym.evaluation.scorer import DEFAULT_K
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")

@@ -8,7 +8,7 @@
    wall-clock timeout;
 3. ``GET`` calls, ledger, snapshot and initial; ``DELETE`` the episode (always);
 4. the :class:`Trajectory` built (steps from the server's call log, gold snapshot from the
-   task) and scored with :func:`mcpgym.evaluation.scorer.score_episode` and the task's checks.
+   task) and scored with :func:`mcpgym.evaluation.scoring.scorer.score_episode` and the task's checks.
 
 Status of the trajectory: ``errored`` when the agent raised, the MCP session failed or a
 call met a transport failure; ``limit`` when the timeout or the call budget stopped it;
@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.records.trajectory import (
     MessageStep,
@@ -37,7 +36,8 @@ from mcpgym.evaluation.records.trajectory import (
     merge_user_turns,
     steps_from_call_log,
 )
-from mcpgym.evaluation.scorer import score_episode
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.server_process import ControlClient, ServerError
 from mcpgym.evaluation.tasks.model import Task
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scorer import DEFAULT_K
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
 
 class EpisodeSpec(BaseModel):

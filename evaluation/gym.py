@@ -5,7 +5,7 @@ A :class:`GymEpisode` is built exactly as the server builds one for ``POST /cont
 profile and the trial's fault seed), and its calls go through the same ``ToolInvoker``; the
 trajectory is put together by the runner's own
 :func:`mcpgym.evaluation.episode_runner.build_trajectory` and scored by
-:func:`mcpgym.evaluation.scorer.score_episode`. So, for the same task, trial and fault seed, it
+:func:`mcpgym.evaluation.scoring.scorer.score_episode`. So, for the same task, trial and fault seed, it
 gives the trajectory steps and scores that ``mcpgym run`` records over MCP (the tests compare
 both paths)::
 
@@ -28,10 +28,10 @@ import time
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
 

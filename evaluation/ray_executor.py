@@ -66,7 +66,7 @@ def _warm_up() -> Any:
     from mcp import Client  # noqa: F401
 
     import mcpgym.evaluation.tasks  # noqa: F401
-    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     return Catalog.from_apps()
 

@@ -5,7 +5,7 @@ aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates 
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
 recovery attempt and success, defeatism, calls); :func:`print_comparison`, :func:`render_markdown`
 and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
-files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
+files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scoring.scorer`, :mod:`mcpgym.evaluation.scoring.aggregate`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 from mcpgym.evaluation.records.manifest import read_manifest
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.tables import Column, print_table
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
@@ -95,7 +95,7 @@ def comparison_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """Header and one row of strings per agent of a :class:`Scoreboard` (``scores.json``).
 
-    Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
+    Rates are pooled over episodes (:func:`mcpgym.evaluation.scoring.aggregate.metrics`); with ``counts``
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
@@ -211,10 +211,10 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.aggregate import as_scores
-    from mcpgym.evaluation.catalog import Catalog
     from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
-    from mcpgym.evaluation.scorer import DEFAULT_K, score_episode
+    from mcpgym.evaluation.scoring.aggregate import as_scores
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():

@@ -21,14 +21,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.aggregate import aggregate, as_scores
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
 from mcpgym.evaluation.run_lock import LOCK_NAME
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
@@ -166,7 +166,7 @@ def _order(s: EpisodeScores) -> tuple:
 def compute_scores(
     items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None, k: int = DEFAULT_K
 ) -> Scoreboard:
-    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.aggregate.aggregate`
+    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.scoring.aggregate.aggregate`
     over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
     not depend on their order.
 

@@ -37,8 +37,6 @@ from typing import Any
 
 import anyio
 
-from mcpgym.evaluation.aggregate import as_scores
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.executors import LocalExecutor, mcp_http_client
 from mcpgym.evaluation.records.manifest import (
@@ -65,8 +63,10 @@ from mcpgym.evaluation.run_dir import (
     rescore,
 )
 from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.aggregate import as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile

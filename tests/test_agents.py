@@ -30,9 +30,9 @@ from mcpgym.evaluation.agents import (
 )
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.scripted import DEFEATIST_MESSAGE
-from mcpgym.evaluation.aggregate import metrics
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
-from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.scoring.aggregate import metrics
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.tasks import Task, fault_seed_for, get_task, load_tasks
 from mcpgym.kernel.world import World
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from mcpgym.evaluation.catalog import Catalog, looks_like_id
-from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.formats import score_files
 from mcpgym.evaluation.formats.complexmcp import decode_layers, split_episodes, transcript_field
+from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, looks_like_id
 
 
 def scored(path: Path, fmt: str, catalog: str | None = None) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Every example file under tests/data/formats/ was written for these tests; the expected values
 are worked out by hand in the comments, from docs/design.md §7 and the rules in
-evaluation/scorer.py, with the tool metadata of mcpgym's catalog (``mcpgym tools --json``)
-or, for bare ComplexMCP names, the heuristic of evaluation/catalog.py.
+evaluation/scoring/scorer.py, with the tool metadata of mcpgym's catalog (``mcpgym tools --json``)
+or, for bare ComplexMCP names, the heuristic of evaluation/scoring/tool_catalog.py.
 """
 
 from __future__ import annotations
@@ -530,9 +530,9 @@ def test_result_error_detection(content, expected):
 
 
 def test_openai_flat_calls_error_flag_and_unknown_tool():
-    from mcpgym.evaluation.catalog import Catalog
     from mcpgym.evaluation.formats.openai import trajectory_from_messages
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     msgs = [
         {"role": "user", "content": "Tag Maya."},

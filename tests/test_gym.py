@@ -108,7 +108,7 @@ def test_bad_inputs_are_clear() -> None:
 
 
 def test_a_shared_gold_state_scores_the_same_and_is_restored_once(monkeypatch) -> None:
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.evaluation.tasks import gold_snapshot
 
     task = load_tasks("smoke")[0]

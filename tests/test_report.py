@@ -16,7 +16,7 @@ from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.report import build_report, comparison_rows, render_markdown, write_report
 from mcpgym.evaluation.report_html import render_html, svg_bar_chart
 from mcpgym.evaluation.runner import compute_scores, load_run
-from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.tools.faults import load_profile
 
 
@@ -361,8 +361,8 @@ def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: P
 
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.agents.inprocess import run_in_process
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.evaluation.tasks import get_task
 
     task, catalog = get_task("system.dark_mode"), Catalog.from_apps()

@@ -2,13 +2,13 @@
 
 :func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
 :class:`~mcpgym.evaluation.records.trajectory.Trajectory`, scores it with
-:func:`mcpgym.evaluation.scorer.score_episode` and aggregates with
-:func:`mcpgym.evaluation.aggregate.aggregate` (docs/design.md §7). :func:`render_text` prints the
+:func:`mcpgym.evaluation.scoring.scorer.score_episode` and aggregates with
+:func:`mcpgym.evaluation.scoring.aggregate.aggregate` (docs/design.md §7). :func:`render_text` prints the
 result as tables.
 
 Tool classification: a tool is looked up in mcpgym's own catalog (the registered apps,
 source ``catalog``), else in the ``--catalog`` file (source ``file``), else classified by the
-heuristic of :mod:`mcpgym.evaluation.catalog` (source ``heuristic``; a description found in the
+heuristic of :mod:`mcpgym.evaluation.scoring.tool_catalog` (source ``heuristic``; a description found in the
 file, e.g. an MCP ``tools/list`` result, is used). Every tool is classified before any
 episode is scored, so the heuristic's remedy rule (any known auth tool cures
 ``permission_denied``) gives the same answer whatever the order of files and episodes.
@@ -33,15 +33,15 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.aggregate import aggregate
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
-from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.aggregate import aggregate
+from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.evaluation.tables import Column, print_table, wrap_words
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
@@ -147,7 +147,7 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
     """mcpgym's catalog plus the rows of ``catalog_path`` that name tools it does not know.
 
     ``catalog_path`` is a JSON file, or the name of a built-in catalog
-    (:data:`mcpgym.evaluation.catalogs.BUILTIN_CATALOGS`, e.g. ``complexmcp``) when no file of
+    (:data:`mcpgym.evaluation.scoring.foreign_catalogs.BUILTIN_CATALOGS`, e.g. ``complexmcp``) when no file of
     that name exists.
 
     Returns:

@@ -282,7 +282,7 @@ class Trajectory(BaseModel):
         invalid_calls: calls refused before they reached the server that are *not* recorded
             as steps (old run directories and external formats that only count them); new
             runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
-        scores: :class:`mcpgym.evaluation.scorer.EpisodeScores` as a dict, once scored.
+        scores: :class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as a dict, once scored.
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the

@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.kernel.world import World, canonical_json
 
 
@@ -88,7 +88,7 @@ class ExtraCheck(BaseModel):
             is a Python regex searched in the message), ``number`` (some number in the message,
             commas and ``$`` ignored, is within ``tolerance`` of ``value``), or
             ``declares_impossible`` (the message matches a refusal pattern of
-            :func:`mcpgym.evaluation.refusal.match_refusal` iff ``value`` is true).
+            :func:`mcpgym.evaluation.scoring.refusal.match_refusal` iff ``value`` is true).
         value: the string, pattern, number or bool the check needs.
         case_sensitive: for ``contains``/``not_contains``/``regex`` (default: insensitive).
         tolerance: for ``number``, the largest accepted absolute difference.

@@ -10,8 +10,8 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 
 from __future__ import annotations
 
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
