@@ -34,7 +34,7 @@ def _preload() -> None:
         "mcp.server.mcpserver",
         "httpx2",
         "mcpgym.benchmarks.noop_server",
-        "mcpgym.evaluation.server_process",
+        "mcpgym.evaluation.run.server_process",
         "mcpgym.evaluation.scoring.tool_catalog",
         "mcpgym.evaluation.scoring.scorer",
         "mcpgym.evaluation.records.trajectory",

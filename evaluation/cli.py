@@ -326,11 +326,11 @@ def _resume_options(out: Path) -> dict[str, Any]:
 
 def _early_server(server: str | None, executor: Executor, concurrency: int) -> Any:
     """Start the server a local run will spawn before this process's heavy imports and task
-    loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.server_process.ServerStart`),
+    loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.run.server_process.ServerStart`),
     or None when the run will not spawn one (``--server``, ``--executor ray``)."""
     if server or executor is not Executor.local:
         return None
-    from mcpgym.evaluation.server_process import start_server
+    from mcpgym.evaluation.run.server_process import start_server
 
     return start_server(max_episodes=max(100, concurrency * 4))
 
@@ -429,8 +429,8 @@ def run(
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
         from mcpgym.evaluation.report import print_comparison, write_report
-        from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-        from mcpgym.evaluation.server_process import ServerError
+        from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+        from mcpgym.evaluation.run.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
 
         if resume and out is None:
@@ -462,7 +462,7 @@ def run(
         if executor is Executor.ray and server:
             _fail("--server and --executor ray exclude each other: each Ray worker runs its own server")
         if executor is Executor.ray:
-            from mcpgym.evaluation.ray_executor import import_ray
+            from mcpgym.evaluation.run.ray_executor import import_ray
 
             try:
                 import_ray()

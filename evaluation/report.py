@@ -211,7 +211,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog

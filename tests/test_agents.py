@@ -5,7 +5,7 @@ The targets come from the evaluation-client issue, over the core suite, 3 trials
 ``default`` fault profile: careful succeeds on >= 95% of feasible tasks with verification
 rate >= 0.95 and no defeatism; overconfident has verification rate < 0.2; defeatist has
 defeatism rate >= 0.8 among episodes that met a recoverable fault. Every figure below is
-computed by evaluation.scorer / evaluation.aggregate from the episodes' call logs, ledgers
+computed by evaluation.scoring.scorer / evaluation.scoring.aggregate from the episodes' call logs, ledgers
 and snapshots, never taken from the agent's name.
 """
 

@@ -248,7 +248,7 @@ def test_good_checks_still_load(tmp_path, monkeypatch, capsys):
 def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_path, monkeypatch, capsys):
     """Every episode failing in the harness (here: the scorer raises) used to end in
     "not a run directory" from the report step, with the failures never shown."""
-    import mcpgym.evaluation.episode_runner as episode_runner
+    import mcpgym.evaluation.run.episode_runner as episode_runner
 
     def broken(*args, **kwargs):
         raise RuntimeError("scorer exploded")

@@ -17,7 +17,7 @@ from rich.console import Console
 from mcpgym.evaluation.cli import app, main
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, write_trajectories
 from mcpgym.evaluation.report import print_comparison
-from mcpgym.evaluation.runner import compute_scores
+from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.tables import Column, fitted_widths, pack_fields, print_table, terminal_console
 

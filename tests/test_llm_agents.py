@@ -705,7 +705,7 @@ async def test_agent_problems_are_errored_results_not_exceptions(fake):
 async def test_runner_call_budget_ends_in_limit(d, fake, http_server):
     """With the runner's own call function (EpisodeCaller raising CallLimitReached)."""
     from mcpgym.evaluation.agents import CallLimitReached
-    from mcpgym.evaluation.episode_runner import EpisodeCaller, tool_infos
+    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, tool_infos
 
     fake.play(*[d.reply([(f"b{i}", "system_get_time", {})]) for i in range(3)])
     base, token = http_server
@@ -864,7 +864,7 @@ async def test_no_retry_starts_past_the_deadline(d, fake):
 
 @pytest.mark.parametrize("d", [OpenAIDialect()], ids=lambda d: d.name)
 def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d, fake, http_server, tmp_path):
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
@@ -1120,7 +1120,7 @@ class _TalkThenHang:
 def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_server, tmp_path):
     """The runner's timeout leaves no agent result: the trajectory's tokens were None although
     its message steps hold them; now they are the steps' sum, as for any other episode."""
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server

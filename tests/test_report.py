@@ -15,7 +15,7 @@ from mcpgym.evaluation.records.manifest import build_manifest, describe_agent, m
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.report import build_report, comparison_rows, render_markdown, write_report
 from mcpgym.evaluation.report_html import render_html, svg_bar_chart
-from mcpgym.evaluation.runner import compute_scores, load_run
+from mcpgym.evaluation.run.runner import compute_scores, load_run
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.tools.faults import load_profile
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
 from tests.test_llm_agents import OpenAIDialect, Raw, fake  # noqa: F401 - the loopback provider fixture
 

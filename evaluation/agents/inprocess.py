@@ -6,7 +6,7 @@ It builds the episode exactly as the server does (``World(task.seed, task.apps)`
 and returns the :class:`mcpgym.evaluation.records.trajectory.Trajectory` with the call log, the fault
 ledger and the initial, final and gold snapshots, ready for
 :func:`mcpgym.evaluation.scoring.scorer.score_episode`. Tests and quick checks use it; the runner
-(``mcpgym.evaluation.runner``) drives the same agents over MCP.
+(``mcpgym.evaluation.run.runner``) drives the same agents over MCP.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def recorder_of(call: Any) -> Callable[[Any], None] | None:
     ``call.record(step)`` takes a :class:`~mcpgym.evaluation.records.trajectory.MessageStep` (a model
     reply) or a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` with ``step=None`` (a call
     the agent refused before the server) and keeps it in the trajectory at its place among the
-    calls the server logged (:class:`mcpgym.evaluation.episode_runner.EpisodeCaller`).
+    calls the server logged (:class:`mcpgym.evaluation.run.episode_runner.EpisodeCaller`).
     """
     record = getattr(call, "record", None)
     return record if callable(record) else None

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
 

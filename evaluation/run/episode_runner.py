@@ -1,6 +1,6 @@
 """One episode over HTTP: create it, let the agent work through MCP, read the truth, score it.
 
-:func:`run_episode` is what :mod:`mcpgym.evaluation.runner` runs for every (agent, task, trial):
+:func:`run_episode` is what :mod:`mcpgym.evaluation.run.runner` runs for every (agent, task, trial):
 
 1. ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed"}`` -> ``mcp_url``;
 2. ``mcp.Client`` on ``mcp_url`` (streamable HTTP), every tool listed as a ``ToolInfo``
@@ -36,9 +36,9 @@ from mcpgym.evaluation.records.trajectory import (
     merge_user_turns,
     steps_from_call_log,
 )
+from mcpgym.evaluation.run.server_process import ControlClient, ServerError
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
-from mcpgym.evaluation.server_process import ControlClient, ServerError
 from mcpgym.evaluation.tasks.model import Task
 
 SERVER_CALL = object()
@@ -310,7 +310,7 @@ def settle_status(
     """The episode's final ``(status, stop_reason)``: one the harness already decided
     (``limit`` on a timeout or a spent budget, ``errored`` on a crash) wins; else the agent's
     result, where a ``completed`` episode whose budget ran out becomes ``limit``; no result at
-    all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.gym`."""
+    all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.run.gym`."""
     if status is None and result is not None:
         status = result.status
         reason = result.stop_reason or (result.error if result.status == "errored" else None)
@@ -345,7 +345,7 @@ def build_trajectory(
     user_turns: list[Any] | None = None,
 ) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
-    (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
+    (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.run.gym`).
 
     Args:
         calls, ledger: the episode's call log and fault ledger as JSON rows (the control

@@ -5,7 +5,7 @@ run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.sna
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
 (:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
 ``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
-(:mod:`mcpgym.evaluation.run_lock`).
+(:mod:`mcpgym.evaluation.run.run_lock`).
 
 Each (agent, task, trial) is one episode: a directory holding two records for one (two
 writers before the lock existed, a file concatenated by hand) is loaded with the first
@@ -24,7 +24,7 @@ from typing import Any
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
-from mcpgym.evaluation.run_lock import LOCK_NAME
+from mcpgym.evaluation.run.run_lock import LOCK_NAME
 from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
