@@ -199,7 +199,7 @@ def tools(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from mcpgym.evaluation.cli_views import print_tools_compact, print_tools_full
+    from mcpgym.evaluation.report.listings import print_tools_compact, print_tools_full
 
     (print_tools_full if full else print_tools_compact)(_console(), rows)
 
@@ -243,7 +243,7 @@ def interrupt_message(out: Path) -> str:
 
 
 def _console(stderr: bool = False):  # noqa: ANN202
-    from mcpgym.evaluation.tables import terminal_console
+    from mcpgym.evaluation.report.tables import terminal_console
 
     return terminal_console(stderr)
 
@@ -428,7 +428,7 @@ def run(
         import time
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-        from mcpgym.evaluation.report import print_comparison, write_report
+        from mcpgym.evaluation.report.run_report import print_comparison, write_report
         from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
         from mcpgym.evaluation.run.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
@@ -648,7 +648,7 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     as `score` does (the report says how many differ from the scores stored in the lines).
     """
     from mcpgym.evaluation.records.trajectory import TrajectoryFileError
-    from mcpgym.evaluation.report import write_report
+    from mcpgym.evaluation.report.run_report import write_report
 
     try:
         md, html = write_report(run_dir)
@@ -727,7 +727,7 @@ def tasks(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from mcpgym.evaluation.cli_views import print_tasks
+    from mcpgym.evaluation.report.listings import print_tasks
 
     for source, items in groups:
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])

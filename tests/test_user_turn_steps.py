@@ -93,7 +93,7 @@ def test_replay_keeps_the_recorded_turns_and_the_user_scores(tmp_path: Path) -> 
 
 
 def test_the_report_viewer_shows_the_turn_between_the_calls() -> None:
-    from mcpgym.evaluation.report_viewer import step_views
+    from mcpgym.evaluation.report.viewer import step_views
 
     task = get_task(TASK)
     traj = anyio.run(lambda: run_in_process(make_agent("careful"), task, faults="none", trial=0))

@@ -37,12 +37,12 @@ from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, op
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
+from mcpgym.evaluation.report.tables import Column, print_table, wrap_words
 from mcpgym.evaluation.scoring.aggregate import aggregate
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
-from mcpgym.evaluation.tables import Column, print_table, wrap_words
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
@@ -385,7 +385,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
     """The report as plain-text tables: episodes (one table per file, each episode named by
     its task id, line and trial, or by its label in the file when it has no task id), agents, tools, notes on inferred faults and unknown
     outcomes, then the problems. Every table fits ``width``
-    (:func:`mcpgym.evaluation.tables.print_table`).
+    (:func:`mcpgym.evaluation.report.tables.print_table`).
 
     Args:
         report: from :func:`score_files`.

@@ -4,7 +4,7 @@
 run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.snapshots`),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
 (:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
-``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
+``report.html`` (:mod:`mcpgym.evaluation.report.run_report`), and the writer's lock ``.mcpgym.lock``
 (:mod:`mcpgym.evaluation.run.run_lock`).
 
 Each (agent, task, trial) is one episode: a directory holding two records for one (two

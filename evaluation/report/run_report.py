@@ -4,7 +4,7 @@
 aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates into one row
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
 recovery attempt and success, defeatism, calls); :func:`print_comparison`, :func:`render_markdown`
-and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
+and :func:`mcpgym.evaluation.report.html.render_html` print them. :func:`write_report` writes both
 files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scoring.scorer`, :mod:`mcpgym.evaluation.scoring.aggregate`.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 
 from mcpgym.evaluation.records.manifest import read_manifest
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
-from mcpgym.evaluation.tables import Column, print_table
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -130,7 +130,7 @@ def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) ->
 
 def print_comparison(console: Any, scores: Scoreboard, title: str | None = None) -> str:
     """Print the comparison table (rates without counts) to a rich console, fitted to its width
-    (:func:`mcpgym.evaluation.tables.print_table`); returns the layout used."""
+    (:func:`mcpgym.evaluation.report.tables.print_table`); returns the layout used."""
     header, rows = comparison_rows(scores, counts=False)
     columns = [
         Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c
@@ -494,7 +494,7 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
     """
-    from mcpgym.evaluation.report_html import render_html
+    from mcpgym.evaluation.report.html import render_html
 
     report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
