@@ -16,11 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgym.evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
+from mcpgym.evaluation.cli.score import run_score
+from mcpgym.evaluation.formats import FORMATS, detect_format, score_files
 from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
 from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
 from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
 from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log, write_trajectories
+from mcpgym.evaluation.report.score_text import render_text
 
 DATA = Path(__file__).parent / "data" / "formats"
 

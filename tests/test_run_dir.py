@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import make_agent
-from mcpgym.evaluation.cli import app, interrupt_message
+from mcpgym.evaluation.cli.app import app, interrupt_message
 from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
 from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
 from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
+from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
 
 app = typer.Typer(
     add_completion=False,
@@ -622,7 +622,8 @@ def score(
     scored and printed), or --strict and the scorability summary warns; 2: nothing could be
     scored.
     """
-    from mcpgym.evaluation.formats import FORMATS, run_score
+    from mcpgym.evaluation.cli.score import run_score
+    from mcpgym.evaluation.formats import FORMATS
     from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
