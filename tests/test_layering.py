@@ -86,7 +86,10 @@ def evaluation_layer(module: str) -> int | None:
     for index, packages in enumerate(EVALUATION_LAYERS):
         if package in packages:
             return index
-    raise ValueError(f"{module} is in no sub-layer of mcpgym.evaluation (add its package to EVALUATION_LAYERS)")
+    raise ValueError(
+        f"{module} is in no sub-layer of mcpgym.evaluation: move it into the package its change belongs to"
+        " (docs/design.md §1), or add a new package to EVALUATION_LAYERS"
+    )
 
 
 def evaluation_violations(graph: dict[str, list[tuple[str, int, bool]]]) -> list[str]:
