@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgym.kernel.exceptions import InputError, ServiceError
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps
@@ -21,12 +22,12 @@ from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
 
 
-class UnknownToolsError(ValueError):
+class UnknownToolsError(InputError, ValueError):
     """``tools`` names tools the episode's apps do not have (the message names the first ten
     and counts them all)."""
 
 
-class EpisodeLimitError(RuntimeError):
+class EpisodeLimitError(ServiceError, RuntimeError):
     """The store already holds its maximum number of live episodes."""
 
 

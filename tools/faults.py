@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import ErrorDetails
 
+from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.rng import stable_uniform
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
@@ -65,7 +66,7 @@ _APP_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of mcpgym.kernel.spec.TOOL_NAME_RE
 
 
-class FaultProfileError(ValueError):
+class FaultProfileError(InputError, ValueError):
     """A fault profile file or mapping is invalid; the message names the file, field and value."""
 
 

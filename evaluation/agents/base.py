@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from mcpgym.evaluation.records.trajectory import TokenUsage
+from mcpgym.kernel.exceptions import MCPGymError
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -105,7 +106,7 @@ CallFn = Callable[[str, dict], Awaitable[CallResult]]
 """``await call(tool_name, arguments) -> CallResult``."""
 
 
-class CallLimitReached(Exception):
+class CallLimitReached(MCPGymError):
     """Raised by a runner's ``call`` function when the episode's call budget is spent; agents
     stop and report status ``limit``."""
 

@@ -140,16 +140,10 @@ def serve(
 
     from mcpgym.kernel.world import normalise_apps
     from mcpgym.server.serve import serve_http, serve_stdio
-    from mcpgym.tools.faults import FaultProfileError, load_profile
+    from mcpgym.tools.faults import load_profile
 
-    try:
-        profile = load_profile(faults)
-    except FaultProfileError as exc:
-        _fail(str(exc))
-    try:
-        normalise_apps(apps)
-    except KeyError as exc:
-        _fail(_message(exc))
+    profile = load_profile(faults)  # a bad profile or app name: MCPGymGroup prints it, exit 2
+    normalise_apps(apps)
     if transport is Transport.http:
         from mcpgym.server.http_app import EpisodeDefaults
 
@@ -192,10 +186,7 @@ def tools(
     """
     from mcpgym.tools.catalog import catalog
 
-    try:
-        rows = catalog(app_name)
-    except KeyError as exc:
-        _fail(_message(exc))
+    rows = catalog(app_name)  # an unknown app: UnknownAppError, printed by MCPGymGroup
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
@@ -429,9 +420,8 @@ def run(
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
         from mcpgym.evaluation.report.run_report import print_comparison, write_report
-        from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
-        from mcpgym.evaluation.run.server_process import ServerError
-        from mcpgym.tools.faults import FaultProfileError, load_profile
+        from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+        from mcpgym.tools.faults import load_profile
 
         if resume and out is None:
             _fail("--resume needs --out DIR (the run to continue)")
@@ -464,16 +454,10 @@ def run(
         if executor is Executor.ray:
             from mcpgym.evaluation.run.ray_executor import import_ray
 
-            try:
-                import_ray()
-            except RunError as exc:
-                _fail(str(exc))
+            import_ray()
         if server and not (token or os.environ.get("MCPGYM_TOKEN")):
             _fail("--server needs --token (or $MCPGYM_TOKEN)")
-        try:
-            load_profile(faults)
-        except FaultProfileError as exc:
-            _fail(str(exc))
+        load_profile(faults)
         tasks, suite_name = _load_tasks(suite, task, task_file)
         if not tasks:
             _fail(
@@ -521,8 +505,6 @@ def run(
         raise
     try:
         result = run_evaluation(tasks, agents, settings, server_start=early)
-    except (RunError, ServerError, FaultProfileError) as exc:
-        _fail(str(exc))
     except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)
         if DEBUG["on"]:
             raise

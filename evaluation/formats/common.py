@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.exceptions import FormatError
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (docs/design.md §7)."""
@@ -44,7 +45,7 @@ class Problem(BaseModel):
         return f"{where}: {self.severity}: {self.message}"
 
 
-class EpisodeError(ValueError):
+class EpisodeError(FormatError, ValueError):
     """An episode that cannot be converted; the message says what is wrong (the caller adds
     the file and the episode label)."""
 

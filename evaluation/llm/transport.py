@@ -26,6 +26,8 @@ from typing import Any
 import anyio
 import httpx
 
+from mcpgym.kernel.exceptions import ServiceError
+
 Observer = Callable[[dict[str, Any]], None]
 """Receives provider events such as ``{"event": "retry", "attempt", "reason", "status", "delay"}``."""
 
@@ -98,7 +100,7 @@ def shared_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class ProviderError(Exception):
+class ProviderError(ServiceError):
     """A provider request failed for good (after retries, or a non-retryable answer).
 
     Attributes:

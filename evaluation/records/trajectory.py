@@ -44,6 +44,7 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
+from mcpgym.kernel.exceptions import FormatError
 
 
 class TokenUsage(BaseModel):
@@ -438,7 +439,7 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     return out
 
 
-class TrajectoryFileError(ValueError):
+class TrajectoryFileError(FormatError, ValueError):
     """A trajectories file has a malformed line; the message names file, line and field."""
 
 

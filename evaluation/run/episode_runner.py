@@ -40,6 +40,7 @@ from mcpgym.evaluation.run.server_process import ControlClient, ServerError
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
+from mcpgym.kernel.exceptions import MCPGymError
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -80,7 +81,7 @@ class EpisodeJob:
         return f"{self.agent.name}/{self.task.id}/trial {self.trial}"
 
 
-class HarnessFailure(Exception):
+class HarnessFailure(MCPGymError):
     """An episode the harness could not run to the end (not written; ``--resume`` re-runs it)."""
 
 

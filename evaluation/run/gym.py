@@ -32,10 +32,11 @@ from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
 
-class EpisodeFinished(RuntimeError):
+class EpisodeFinished(MCPGymError, RuntimeError):
     """A step was taken after :meth:`GymEpisode.finish`."""
 
 

@@ -29,6 +29,7 @@ from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.exceptions import RunDirectoryError
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
@@ -37,7 +38,7 @@ RUN_FILES = (TRAJECTORIES, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "repo
 """Files a run directory holds; ``--force`` removes exactly these (and the ``snapshots`` folder)."""
 
 
-class RunError(RuntimeError):
+class RunError(RunDirectoryError, RuntimeError):
     """A run cannot start or go on (bad output directory, server gone...); the message says why."""
 
 

@@ -22,11 +22,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from mcpgym.kernel.exceptions import RunDirectoryError
+
 LOCK_NAME = ".mcpgym.lock"
 """The lock file of a run directory (not a run file: a directory holding only it is empty)."""
 
 
-class RunDirLocked(RuntimeError):
+class RunDirLocked(RunDirectoryError, RuntimeError):
     """Another process holds the run directory's lock; the message names it.
 
     Attributes:

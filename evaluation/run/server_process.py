@@ -22,16 +22,21 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import anyio
 import httpx
 
+from mcpgym.kernel.exceptions import ServiceError
+
 READY_PREFIX = "MCPGYM_READY "
 
 
-class ServerError(RuntimeError):
-    """The server could not be started or reached, or its control API refused a request."""
+class ServerError(ServiceError, RuntimeError):
+    """The server could not be started or reached, or its control API refused a request
+    (exit code 2: the ``--server`` given, or the machine, does not serve)."""
+
+    exit_code: ClassVar[int] = 2
 
 
 def _pdeathsig(parent: int) -> None:  # pragma: no cover - runs in the child between fork and exec

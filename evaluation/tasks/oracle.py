@@ -77,6 +77,7 @@ from mcpgym.evaluation.tasks.model import (
     Step,
     StepError,
 )
+from mcpgym.kernel.exceptions import InputError
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -327,7 +328,7 @@ class OracleOutcome:
     problems: list[str] = field(default_factory=list)
 
 
-class OracleRuntimeError(RuntimeError):
+class OracleRuntimeError(InputError, RuntimeError):
     """A plan failed in strict mode (a failed call or expression); the message names the task
     and the step."""
 

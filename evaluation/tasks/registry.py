@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
 from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
+from mcpgym.kernel.exceptions import InputError, InvalidValue, UnknownName
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -48,7 +49,7 @@ _GOLD: dict[str, GoldRun] = {}
 _INITIAL: dict[str, dict[str, Any]] = {}
 
 
-class TaskLoadError(ValueError):
+class TaskLoadError(InputError, ValueError):
     """A task file or suite could not be loaded; the message names the file, the task id and
     the field."""
 
@@ -195,7 +196,7 @@ def register_suite(name: str, factory: Callable[[], Iterable[Task]]) -> None:
         ValueError: when the name is taken.
     """
     if name == CORE or name in _named_suites() or name in _GENERATORS:
-        raise ValueError(f"suite {name!r} already exists")
+        raise InvalidValue(f"suite {name!r} already exists")
     _GENERATORS[name] = factory
 
 
@@ -281,7 +282,7 @@ def load_tasks(suite: str = CORE) -> list[Task]:
                     )
             _CACHE[key] = tasks
         return list(_CACHE[key])
-    raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
+    raise UnknownName(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
 
 
 def get_task(task_id: str) -> Task:
@@ -301,7 +302,7 @@ def get_task(task_id: str) -> Task:
 
     close = difflib.get_close_matches(task_id, [t.id for t in _core()], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown task {task_id!r}{hint}")
+    raise UnknownName(f"unknown task {task_id!r}{hint}")
 
 
 # -- states ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.world import World, canonical_json
 from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
@@ -146,7 +147,7 @@ def outcome_problem(
     return None
 
 
-class ConformanceFailure(AssertionError):
+class ConformanceFailure(MCPGymError, AssertionError):
     """Raised inside the hypothesis test of :func:`check_tool_fuzz` (then reported as a problem)."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
+from mcpgym.kernel.exceptions import MCPGymError
+
 ErrorCode = Literal[
     "invalid_argument",
     "not_found",
@@ -34,7 +36,7 @@ USER_ERROR_CODES = frozenset({"user_input_required", "user_declined"})
 RETRYABLE_BY_DEFAULT = frozenset({"transient", "rate_limited", "timeout"})
 
 
-class ToolError(Exception):
+class ToolError(MCPGymError):
     """A domain error returned to the agent as a tool error.
 
     Args:
