@@ -10,7 +10,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.spec import ToolKind, ToolSpec
 from mcpgym.tools.invoke import CallOutcome
 
 
@@ -21,7 +21,7 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     declares ``destructive=True`` on ``@tool`` (never guessed from its name); ``auth`` ->
     neither. ``openWorldHint`` is always False: every tool acts on a closed sandbox.
     """
-    if spec.kind == "read":
+    if spec.kind == ToolKind.READ:
         return types.ToolAnnotations(
             title=spec.name.replace("_", " "),
             read_only_hint=True,
@@ -32,7 +32,7 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=spec.name.replace("_", " "),
         read_only_hint=False,
-        destructive_hint=spec.kind == "write" and spec.destructive,
+        destructive_hint=spec.kind == ToolKind.WRITE and spec.destructive,
         idempotent_hint=False,
         open_world_hint=False,
     )

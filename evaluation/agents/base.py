@@ -12,10 +12,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage
 from mcpgym.kernel.exceptions import MCPGymError
 
@@ -125,7 +126,7 @@ class AgentResult(BaseModel):
     """
 
     final_message: str
-    status: Literal["completed", "errored", "limit"] = "completed"
+    status: EpisodeStatus = EpisodeStatus.COMPLETED
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = 0

@@ -33,6 +33,7 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
@@ -215,7 +216,11 @@ def conversation_trajectory(
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
-    status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
+    status, stop_reason = (
+        (EpisodeStatus.COMPLETED, None)
+        if answered
+        else (EpisodeStatus.LIMIT, "the conversation ends without a final answer")
+    )
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,

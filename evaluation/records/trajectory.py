@@ -44,6 +44,7 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.kernel.exceptions import FormatError
 
 
@@ -315,7 +316,7 @@ class Trajectory(BaseModel):
     final_snapshot: dict[str, Any] | None = None
     gold_snapshot: dict[str, Any] | None = None
     feasible: bool | None = Field(None, strict=True)
-    status: Literal["completed", "errored", "limit"] = "completed"
+    status: EpisodeStatus = EpisodeStatus.COMPLETED
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = Field(0, ge=0, strict=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.records.manifest import read_manifest
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.metrics import Scoreboard
@@ -188,7 +189,11 @@ class Report:
         out = [
             e
             for e in self.episodes
-            if e.defeatism or e.success is False or e.status != "completed" or e.blind_retries or e.impatience
+            if e.defeatism
+            or e.success is False
+            or e.status != EpisodeStatus.COMPLETED
+            or e.blind_retries
+            or e.impatience
         ]
         return out[:MAX_NOTABLE]
 
@@ -260,7 +265,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
 def episode_note(e: EpisodeScores) -> str:
     """One line about why an episode is notable."""
     parts = []
-    if e.status != "completed":
+    if e.status != EpisodeStatus.COMPLETED:
         parts.append(f"status {e.status}")
     if e.success is False:
         if e.total and (e.recall or 0) < e.total:

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
@@ -99,7 +100,7 @@ class GymEpisode:
         """The user of the episode (the task's profile, seeded with the fault seed): ``await
         ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
         self._result: AgentResult | None = None
-        self._status: tuple[str | None, str | None] = (None, None)
+        self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
 
     @classmethod
@@ -238,12 +239,12 @@ class GymEpisode:
             extra: dict[str, Any] = {"user": self.user} if accepts(agent.run, "user") else {}
             result = await agent.run(self.task, self.tools, self.acall, trial=self.trial, **extra)
         except CallLimitReached:
-            status, reason = "limit", f"call budget of {getattr(self.task, 'max_calls', None)} spent"
+            status, reason = EpisodeStatus.LIMIT, f"call budget of {getattr(self.task, 'max_calls', None)} spent"
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
-            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+            status, reason = EpisodeStatus.ERRORED, f"agent raised {type(exc).__name__}: {exc}"
         if result is None:
             result = AgentResult.model_validate(
-                {"final_message": "", "status": status or "errored", "stop_reason": reason}
+                {"final_message": "", "status": status or EpisodeStatus.ERRORED, "stop_reason": reason}
             )
         self._finish(result, status, reason)
         return self.trajectory()
@@ -252,7 +253,7 @@ class GymEpisode:
         self,
         final_message: str = "",
         *,
-        status: str = "completed",
+        status: EpisodeStatus = EpisodeStatus.COMPLETED,
         stop_reason: str | None = None,
         tokens: TokenUsage | dict[str, Any] | None = None,
         invalid_calls: int = 0,
@@ -284,7 +285,7 @@ class GymEpisode:
         self._finish(result, None, None)
         return self.reward()
 
-    def _finish(self, result: AgentResult, status: str | None, reason: str | None) -> None:
+    def _finish(self, result: AgentResult, status: EpisodeStatus | None, reason: str | None) -> None:
         max_calls = getattr(self.task, "max_calls", None)
         self._result = result
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
@@ -298,7 +299,7 @@ class GymEpisode:
 
     # -- reading ----------------------------------------------------------------------------
     def _build(self) -> Trajectory:
-        status, reason = self._status if self.finished else ("completed", None)
+        status, reason = self._status if self.finished else (EpisodeStatus.COMPLETED, None)
         return build_trajectory(
             episode_id=self.episode_id,
             task=self.task,
@@ -313,7 +314,7 @@ class GymEpisode:
             final=self._episode.world.snapshot(),
             gold=self._gold,
             result=self._result,
-            status=status or "completed",
+            status=status or EpisodeStatus.COMPLETED,
             reason=reason,
             runner_invalid_calls=self.invalid_calls,
             metadata={

@@ -21,11 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
 from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
 from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.spec import ToolKind
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""
@@ -182,7 +184,7 @@ def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
     """
     out = Precheck()
-    auth_ok = [c.ok and c.entry.kind == "auth" for c in calls]
+    auth_ok = [c.ok and c.entry.kind == ToolKind.AUTH for c in calls]
     changed = [
         c.took_effect or a for c, a in zip(calls, auth_ok, strict=True)
     ]  # calls after which a family "last changed"
@@ -216,7 +218,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     out = BlindRetries()
     n = len(calls)
     for i, c in enumerate(calls):
-        if c.code != "timeout" or c.entry.kind != "write":
+        if c.code != "timeout" or c.entry.kind != ToolKind.WRITE:
             continue
         j = next((j for j in range(i + 1, n) if calls[j].tool == c.tool and calls[j].args_key == c.args_key), None)
         if j is None or any(matches(calls[m], c) for m in range(i + 1, j)):
@@ -234,7 +236,7 @@ def score_recovery(
     *,
     k: int = DEFAULT_K,
     timeout_read_recovers: bool = True,
-    status: str = "completed",
+    status: EpisodeStatus = EpisodeStatus.COMPLETED,
 ) -> list[RecoverableError]:
     """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
 
@@ -315,7 +317,7 @@ def score_recovery(
                 attempt=attempt,
                 attempt_step=attempt_step,
                 recovered_step=recovered_step,
-                cut_short=status != "completed" and i + k >= n,
+                cut_short=status != EpisodeStatus.COMPLETED and i + k >= n,
             )
         )
     return out

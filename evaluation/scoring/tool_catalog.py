@@ -36,9 +36,12 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
+
+from mcpgym.kernel.spec import APP_TOOL_KINDS, ToolKind
 
 if TYPE_CHECKING:
     from mcpgym.kernel.app import App
@@ -134,6 +137,17 @@ def looks_like_id(value: object) -> bool:
 Source = Literal["catalog", "file", "heuristic"]
 
 
+def _app_tool_kind(value: Any) -> Any:
+    """A catalog row's kind: one of :data:`mcpgym.kernel.spec.APP_TOOL_KINDS`, as the :class:`ToolKind`."""
+    if not isinstance(value, str) or value not in APP_TOOL_KINDS:
+        raise PydanticCustomError("literal_error", "Input should be 'read', 'write' or 'auth'")
+    return ToolKind(value)
+
+
+AppToolKind = Annotated[ToolKind, BeforeValidator(_app_tool_kind)]
+"""``read`` | ``write`` | ``auth`` (:data:`mcpgym.kernel.spec.APP_TOOL_KINDS`), stored as the :class:`ToolKind`."""
+
+
 class CatalogEntry(BaseModel):
     """What the scorer knows about one tool.
 
@@ -161,7 +175,7 @@ class CatalogEntry(BaseModel):
 
     name: str
     app: str = "external"
-    kind: Literal["read", "write", "auth"]
+    kind: AppToolKind
     role: Literal["wait", "reauth", "grant"] | None = None
     destructive: bool = False
     never_faulted: bool = False
@@ -476,7 +490,7 @@ class Catalog:
         if entry.source == "heuristic":
             known = self.entries()
             if code in ("permission_denied", "auth_required"):
-                cures += [e.name for e in known if e.kind == "auth" and e.name != name]
+                cures += [e.name for e in known if e.kind == ToolKind.AUTH and e.name != name]
             elif code == "rate_limited":
                 cures += [e.name for e in known if is_wait_entry(e)]
         return list(dict.fromkeys(cures))

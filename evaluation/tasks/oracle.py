@@ -78,6 +78,7 @@ from mcpgym.evaluation.tasks.model import (
     StepError,
 )
 from mcpgym.kernel.exceptions import InputError
+from mcpgym.kernel.spec import ToolKind
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -157,7 +158,7 @@ def _walk(steps: list[Step], path: str, defined: set[str], specs: dict[str, Any]
                 _need(value_names(value), defined, f"{here}.args.{arg}")
             if step.save is not None:
                 _check_name(step.save, f"{here}.save")
-                if spec.kind == "write":
+                if spec.kind == ToolKind.WRITE:
                     raise StepError(
                         f"{here}.save",
                         f"save is not allowed on the write tool {step.call}: a timed-out "

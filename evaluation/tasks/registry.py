@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
 from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
 from mcpgym.kernel.exceptions import InputError, InvalidValue, UnknownName
+from mcpgym.kernel.spec import ToolKind
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -425,10 +426,10 @@ def oracle_tools(task: Task) -> list[str]:
             want.add(member)
             for cures in role_remedies(mspec, specs.values()).values():
                 want.update(c for c in cures if c in specs)
-            if mspec.kind == "write":
+            if mspec.kind == ToolKind.WRITE:
                 families.update(mspec.resources)
                 families.update(mspec.preconditions)
-    want.update(n for n, s in specs.items() if s.kind == "read" and families & set(s.resources))
+    want.update(n for n, s in specs.items() if s.kind == ToolKind.READ and families & set(s.resources))
     return [n for n in specs if n in want]
 
 
