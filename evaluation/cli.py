@@ -537,7 +537,12 @@ def run(
         # No episode finished: there is nothing to report, and the failures are the news.
         _print_failures(result.failures, nothing_written=True)
         raise typer.Exit(1)
-    md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    from mcpgym.evaluation.run_owner import ForeignContentError
+
+    try:
+        md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    except ForeignContentError as exc:
+        _fail(f"the run is recorded, but its report was not written: {exc}")
     picked = (
         f"suite {suite_name}: "
         if suite_name and not task
@@ -650,9 +655,11 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     from mcpgym.evaluation.report import write_report
     from mcpgym.evaluation.trajectory import TrajectoryFileError
 
+    from mcpgym.evaluation.run_owner import ForeignContentError
+
     try:
         md, html = write_report(run_dir)
-    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+    except (FileNotFoundError, TrajectoryFileError, ValueError, ForeignContentError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
 

@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -46,11 +47,19 @@ class RunDirLocked(RuntimeError):
         )
 
 
+class ForeignLockFile(RuntimeError):
+    """A file named like the lock exists and is not mcpgym's (a symlink, a folder, other text):
+    it is neither truncated nor used; the message names it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path} {problem}: mcpgym did not write it, so it leaves it alone; move it away or use another --out")
+
+
 def _holder(fd: int) -> dict:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         data = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")
-        return data if isinstance(data, dict) else {}
+        return data if isinstance(data, dict) and "pid" in data else {}
     except (OSError, ValueError):
         return {}
 
@@ -69,19 +78,30 @@ def run_lock(run_dir: str | Path, command: str | None = None) -> Iterator[Path]:
 
     Raises:
         RunDirLocked: when another process holds it.
+        ForeignLockFile: when a lock-named entry exists that mcpgym did not write.
         OSError: when the directory or the lock file cannot be created.
     """
     root = Path(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise ForeignLockFile(path, "is not a regular file") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ForeignLockFile(path, "is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise RunDirLocked(root, _holder(fd)) from None
             raise
+        if os.fstat(fd).st_size and not _holder(fd):  # text mcpgym did not write: not ours to truncate
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes")
         holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -99,4 +119,4 @@ def run_lock(run_dir: str | Path, command: str | None = None) -> Iterator[Path]:
         os.close(fd)
 
 
-__all__ = ["LOCK_NAME", "RunDirLocked", "run_lock"]
+__all__ = ["LOCK_NAME", "ForeignLockFile", "RunDirLocked", "run_lock"]

@@ -62,7 +62,8 @@ from mcpgym.evaluation.run_dir import (
     prepare_out_dir,
     rescore,
 )
-from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
+from mcpgym.evaluation.run_lock import ForeignLockFile, RunDirLocked, run_lock
+from mcpgym.evaluation.run_owner import read_marker
 from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.server_process import ServerHandle, ServerStart, spawn_server
@@ -294,7 +295,7 @@ def run_evaluation(
                 t0,
                 server_start,
             )
-    except RunDirLocked as exc:
+    except (RunDirLocked, ForeignLockFile) as exc:
         raise RunError(str(exc)) from None
     finally:
         if server_start is not None:
@@ -381,6 +382,7 @@ def _run_locked(
                 manifest = merge_for_resume(old, manifest)
             except ValueError as exc:
                 raise RunError(str(exc)) from None
+        manifest["run_id"] = read_marker(out)  # the run's proof of ownership, see run_owner
         write_json_atomic(out / MANIFEST_NAME, manifest)
         if jobs:
             if use_ray:
