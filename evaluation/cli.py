@@ -653,9 +653,8 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     as `score` does (the report says how many differ from the scores stored in the lines).
     """
     from mcpgym.evaluation.report import write_report
-    from mcpgym.evaluation.trajectory import TrajectoryFileError
-
     from mcpgym.evaluation.run_owner import ForeignContentError
+    from mcpgym.evaluation.trajectory import TrajectoryFileError
 
     try:
         md, html = write_report(run_dir)

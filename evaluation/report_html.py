@@ -253,8 +253,7 @@ def render_html(report: Report) -> str:
         render_viewer(report.trajectories),
     ]
     return (
-        HTML_HEADER
-        + '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        HTML_HEADER + '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}\n{VIEWER_CSS}</style>"
         "</head><body>" + "\n".join(sections) + f"<script>{VIEWER_JS}</script></body></html>\n"
     )

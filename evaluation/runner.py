@@ -282,7 +282,8 @@ def run_evaluation(
     if Path(settings.out).exists() and not Path(settings.out).is_dir():
         raise RunError(f"--out {settings.out} is a file, not a directory")
     try:
-        with run_lock(settings.out, command=_command(settings)):
+        out_dir = Path(settings.out)
+        with run_lock(settings.out, command=_command(settings), discard_if=lambda: read_marker(out_dir) is None):
             return _run_locked(
                 tasks,
                 agents,
