@@ -59,6 +59,7 @@ RUN_FILE_NAMES = (
 SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json|\.tmp-[A-Za-z0-9_]+\.json)$")
 """Names of the files mcpgym writes in ``snapshots/``: a snapshot or a snapshot being written."""
 
+_LEGACY_KEYS = ("versions", "invocations", "started_at")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 MAX_LISTED = 10
 
@@ -289,6 +290,14 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, dict[str, Any] | None]:
             raise ForeignContentError(
                 root,
                 f"is not an mcpgym run directory (no {MARKER_NAME} marker, no {MANIFEST_NAME})",
+                listing,
+                "Give the directory of the run to continue.",
+            )
+        if not all(key in manifest for key in _LEGACY_KEYS):
+            raise ForeignContentError(
+                root,
+                f"has no {MARKER_NAME} marker and its {MANIFEST_NAME} lacks what every mcpgym manifest "
+                f"holds ({', '.join(_LEGACY_KEYS)})",
                 listing,
                 "Give the directory of the run to continue.",
             )

@@ -28,7 +28,9 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import ErrorDetails
 
+from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.rng import stable_uniform
+from mcpgym.kernel.shorten import short
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
@@ -237,7 +239,7 @@ def _describe(err: ErrorDetails, data: Any) -> str:
     elif err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
         msg = "an override must be a table of {kind: rate}, e.g. {timeout = 0.1}"
     field = ".".join(str(p) for p in loc) or "(top level)"
-    return f"field {field!r} = {value!r}: {msg}"
+    return f"field {short(field)} = {short(value)}: {msg}"
 
 
 def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> FaultProfile:
@@ -273,17 +275,19 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
         if path.suffix not in (".toml", ".json", ".yaml", ".yml"):
             raise FaultProfileError(f"{source}: fault profile must be .toml, .json, .yaml or .yml")
         try:
-            raw = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise FaultProfileError(f"{source}: cannot read fault profile: {exc.strerror or exc}") from None
+            raw = read_input_text(path, what="fault profile")
+        except InputFileError as exc:
+            raise FaultProfileError(str(exc)) from None
         try:
             if path.suffix == ".toml":
                 data = tomllib.loads(raw)
             elif path.suffix == ".json":
                 data = json.loads(raw)
             else:
-                data = yaml.safe_load(raw) or {}
-        except Exception as exc:  # parse errors of three libraries
+                data = load_yaml(raw) or {}
+        except yaml.YAMLError as exc:
+            raise FaultProfileError(f"{source}: not valid YAML: {yaml_error_text(exc)}") from None
+        except Exception as exc:  # parse errors of the TOML and JSON libraries
             raise FaultProfileError(f"{source}: not valid {path.suffix[1:].upper()}: {exc}") from None
         if not isinstance(data, dict):
             raise FaultProfileError(f"{source}: a fault profile must be a table/object at the top level")
