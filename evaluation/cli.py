@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
+from mcpgym.kernel.shorten import cap_message, short
 
 app = typer.Typer(
     add_completion=False,
@@ -76,8 +77,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input)."""
-    typer.secho(f"error: {one_line(message)}", fg=typer.colors.RED, err=True)
+    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input); a
+    message past :data:`mcpgym.kernel.shorten.MAX_MESSAGE_CHARS` characters is cut there."""
+    typer.secho(f"error: {cap_message(one_line(message))}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
 
 
@@ -294,7 +296,7 @@ def _load_tasks(
         names = registry.suite_names()
         name = suite or default_suite(names, len(registry.load_tasks("core")))
         if name not in names:
-            _fail(f"unknown suite {name!r}; suites: {', '.join(registry.suite_names())}")
+            _fail(f"unknown suite {short(name)}; suites: {', '.join(registry.suite_names())}")
         return registry.load_tasks(name), name
     except (KeyError, ValueError) as exc:
         _fail(_message(exc))
@@ -632,7 +634,7 @@ def score(
     from mcpgym.evaluation.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+        _fail(f"unknown format {short(fmt)}; one of {', '.join(FORMATS)}")
     try:
         if k is None:
             windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
@@ -693,7 +695,7 @@ def tasks(
         try:
             names = registry.suite_names()
             if suite is not None and suite not in names:
-                _fail(f"unknown suite {suite!r}; suites: {', '.join(names)}")
+                _fail(f"unknown suite {short(suite)}; suites: {', '.join(names)}")
             picked = [suite] if suite is not None else ["core", *registry.bundled_suites()]
             groups = [(name, registry.load_tasks(name)) for name in picked]
         except (KeyError, ValueError) as exc:

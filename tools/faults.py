@@ -230,10 +230,10 @@ def _describe(err: ErrorDetails, data: Any) -> str:
         key = value
         value = _lookup(data, loc)
         if len(loc) == 3 and loc[0] in ("apps", "tools"):
-            msg = f"unknown fault kind {key!r}; expected one of {kinds}"
+            msg = f"unknown fault kind {short(key)}; expected one of {kinds}"
     elif err["type"] == "extra_forbidden":
         if len(loc) == 2 and loc[0] == "rates":
-            msg = f"unknown fault kind {loc[1]!r}; expected one of {kinds}"
+            msg = f"unknown fault kind {short(loc[1])}; expected one of {kinds}"
         elif len(loc) == 1:
             msg = f"unknown field; expected one of {', '.join(FaultProfile.model_fields)}"
     elif err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
@@ -269,7 +269,7 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
         path = Path(text)
         if not path.suffix:
             raise FaultProfileError(
-                f"unknown fault profile {text!r}: use one of {', '.join(BUILTIN_PROFILES)} or a .toml/.json/.yaml file"
+                f"unknown fault profile {short(text)}: use one of {', '.join(BUILTIN_PROFILES)} or a .toml/.json/.yaml file"
             )
         source = str(path)
         if path.suffix not in (".toml", ".json", ".yaml", ".yml"):
@@ -328,13 +328,13 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
     for app, over in profile.apps.items():
         if app not in registry:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'apps.{app}' = {over!r}: no app named "
-                f"{app!r}; known apps: {', '.join(sorted(registry))}"
+                f"{src}: invalid fault profile: field {short('apps.' + app)} = {short(over)}: no app named "
+                f"{short(app)}; known apps: {', '.join(sorted(registry))}"
             )
     for tool, over in profile.tools.items():
         if tool in exempt:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is "
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: {tool} is "
                 "declared never faulted (a wait/reauth remedy or never_faulted tool)"
             )
         if tool not in known_tools:
@@ -345,7 +345,8 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
                 else f"; known apps: {', '.join(sorted(registry))}"
             )
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: no tool named {tool!r}{hint}"
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: "
+                f"no tool named {short(tool)}{hint}"
             )
     for app, tools in registry.items():
         # tools without a tool override share their app's rates: check one of each tool kind

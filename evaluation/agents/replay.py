@@ -39,7 +39,7 @@ class ReplayAgent(Agent):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if not self.path.is_file():
+        if not self.path.exists():
             raise ValueError(f"replay: no trajectories file {str(self.path)!r}")
         index: dict[tuple[str | None, int], Trajectory] = {}
         # the calls and the final message are all a replay needs: no world snapshots

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
 from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
 from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
+from mcpgym.kernel.shorten import short
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -277,7 +278,7 @@ def load_tasks(suite: str = CORE) -> list[Task]:
                     )
             _CACHE[key] = tasks
         return list(_CACHE[key])
-    raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
+    raise KeyError(f"unknown suite {short(suite)}; known suites: {', '.join(suite_names())}")
 
 
 def get_task(task_id: str) -> Task:
@@ -297,7 +298,7 @@ def get_task(task_id: str) -> Task:
 
     close = difflib.get_close_matches(task_id, [t.id for t in _core()], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown task {task_id!r}{hint}")
+    raise KeyError(f"unknown task {short(task_id)}{hint}")
 
 
 # -- states ----------------------------------------------------------------------------------

@@ -18,8 +18,15 @@ MAX_MESSAGE_CHARS = 2000
 """Longest error message (characters): what :func:`cap_message` keeps of a longer one."""
 
 
+class _Short(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 3000:  # ~900 digits: never convert (Python refuses past 4300 digits)
+            return f"<an integer of about {int(x.bit_length() * 0.30103):,} digits>"
+        return super().repr_int(x, level)
+
+
 def _repr() -> reprlib.Repr:
-    r = reprlib.Repr()
+    r = _Short()
     r.maxstring = MAX_QUOTED_CHARS
     r.maxother = MAX_QUOTED_CHARS
     r.maxlong = 40
@@ -39,7 +46,10 @@ def short(value: Any) -> str:
     ends. The result is always at most ``MAX_QUOTED_CHARS + 10`` characters long (a repr that is
     still longer, e.g. of an object with a long ``__repr__``, is cut in the middle).
     """
-    text = _REPR.repr(value)
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the error being reported
+        text = f"<{type(value).__name__} object>"
     limit = MAX_QUOTED_CHARS + 10
     if len(text) > limit:
         half = (limit - 3) // 2
