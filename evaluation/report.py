@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.manifest import read_manifest
+from mcpgym.evaluation.markdown_text import md_text
 from mcpgym.evaluation.run_owner import check_own_file, replace_own_file
 from mcpgym.evaluation.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
@@ -291,9 +292,9 @@ def episode_note(e: EpisodeScores) -> str:
 
 # -- Markdown ----------------------------------------------------------------------------------
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(s: str) -> str:
-        return str(s).replace("|", "\\|").replace("\n", " ")
-
+    """A Markdown table; every header and cell goes through :func:`md_text` (agent names, task
+    ids and notes are data, never markup)."""
+    esc = md_text
     lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -461,7 +462,7 @@ def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
     behaviour details, the per-task matrix and notable episodes."""
     out = [MD_HEADER.rstrip("\n"), ""]
-    out += [f"- **{k}**: {v}" for k, v in run_facts(report)]
+    out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
     out += [
         "",
         "## Agents",
@@ -508,15 +509,15 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
 
     report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
-    md_text, html_text = render_markdown(report), render_html(report)
+    md_body, html_body = render_markdown(report), render_html(report)
     # neither file is written unless both may be: a report.md or report.html that mcpgym
     # did not write is refused before anything changes
     for path, header in ((md, MD_HEADER), (html, HTML_HEADER)):
         check_own_file(path, header)
     # a lone surrogate (a "\\ud800" JSON escape in a hand-made or foreign line) has no UTF-8
     # form: it is written as that escape rather than failing the whole report
-    replace_own_file(md, md_text, MD_HEADER)
-    replace_own_file(html, html_text, HTML_HEADER)
+    replace_own_file(md, md_body, MD_HEADER)
+    replace_own_file(html, html_body, HTML_HEADER)
     return md, html
 
 
