@@ -541,7 +541,7 @@ async def _run_jobs(
                 except HarnessFailure as exc:
                     failures.append((job.label, str(exc)))
                     counts["failed"] += 1
-                    executor.check()
+                    await anyio.to_thread.run_sync(executor.check)  # a gone server ends the run: one message
                 else:
                     key = (traj.agent, traj.task_id or "", traj.trial)
                     if key not in written_keys:
