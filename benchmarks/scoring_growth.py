@@ -39,7 +39,7 @@ TOOLS = (
 
 def long_episode(calls: int, seed: int = 0) -> Any:
     """One trajectory of ``calls`` tool calls (module docstring)."""
-    from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+    from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
     rnd = random.Random(seed)
     steps = []
@@ -76,8 +76,8 @@ def long_episode(calls: int, seed: int = 0) -> Any:
 
 def scoring_growth(settings: Settings) -> Figure:
     """Figure: per-call scoring time at 16,000 calls / at 2,000 calls (module docstring)."""
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     short, long = (2_000, 16_000) if settings.mode != "tiny" else (40, 320)
     catalog = Catalog.from_apps()

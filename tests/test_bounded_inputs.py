@@ -19,7 +19,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.cli.app import app
 from mcpgym.kernel.input_files import (
     MAX_CONFIG_BYTES,
     MAX_YAML_NODES,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from mcpgym.evaluation.markdown_text import md_text
-from mcpgym.evaluation.report import write_report
-from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.report.markdown_text import md_text
+from mcpgym.evaluation.report.run_report import write_report
 
 HOSTILE = {
     "script": "<script>alert(1)</script>",

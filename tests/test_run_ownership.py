@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.run_lock import LOCK_NAME
-from mcpgym.evaluation.run_owner import MARKER_NAME, read_marker
+from mcpgym.evaluation.cli.app import app
+from mcpgym.evaluation.run.run_lock import LOCK_NAME
+from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
 from mcpgym.evaluation.tasks import load_tasks
 
 TASK = load_tasks("smoke")[0].id

@@ -16,9 +16,6 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.catalog import Catalog as _Catalog  # noqa: F401 - the type in the reference signatures
-from mcpgym.evaluation.scorer import DEFAULT_K
 from mcpgym.evaluation.scoring.behaviours import (
     BlindRetries,
     BlindRetry,
@@ -35,6 +32,9 @@ from mcpgym.evaluation.scoring.behaviours import (
     score_verification,
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.scoring.tool_catalog import Catalog as _Catalog  # noqa: F401 - the type in the reference signatures
 
 CATALOG = Catalog.from_apps()
 TOOLS = [

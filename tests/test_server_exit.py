@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcpgym.evaluation.executors import describe_exit
+from mcpgym.evaluation.run.executors import describe_exit
 from tests.conftest import ROOT, spawn_http_server
 
 RUN = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--suite", "smoke", "--trials", "3", "--quiet"]

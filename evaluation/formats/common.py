@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
 EXTERNAL_AGENT = "external"

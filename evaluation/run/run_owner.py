@@ -35,9 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.manifest import MANIFEST_NAME, MANIFEST_VERSION, read_manifest
-from mcpgym.evaluation.run_lock import LOCK_NAME
-from mcpgym.evaluation.snapshots import SNAPSHOT_DIR
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, read_manifest
+from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
+from mcpgym.evaluation.run.run_lock import LOCK_NAME
 from mcpgym.kernel.input_files import InputFileError, read_input_text
 from mcpgym.kernel.shorten import short_text
 

@@ -1,12 +1,12 @@
 """A run directory: its files, and reading, repairing and scoring what it holds.
 
 ``trajectories.jsonl`` (one scored trajectory per line, appended by the runner; in a compact
-run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.snapshots`),
+run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.snapshots`),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
-(:mod:`mcpgym.evaluation.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
-``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
-(:mod:`mcpgym.evaluation.run_lock`), and the marker ``.mcpgym-run`` that proves the directory is a
-run of mcpgym (:mod:`mcpgym.evaluation.run_owner`).
+(:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
+``report.html`` (:mod:`mcpgym.evaluation.report.run_report`), and the writer's lock ``.mcpgym.lock``
+(:mod:`mcpgym.evaluation.run.run_lock`), and the marker ``.mcpgym-run`` that proves the directory is a
+run of mcpgym (:mod:`mcpgym.evaluation.run.run_owner`).
 
 Each (agent, task, trial) is one episode: a directory holding two records for one (two
 writers before the lock existed, a file concatenated by hand) is loaded with the first
@@ -21,20 +21,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.aggregate import aggregate, as_scores
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.manifest import MANIFEST_NAME
-from mcpgym.evaluation.run_owner import ForeignContentError, claim_for_resume, claim_new_run
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.run.run_owner import ForeignContentError, claim_for_resume, claim_new_run
+from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
 RUN_FILES = (TRAJECTORIES, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
 """Files a run directory holds (with the snapshot files: what ``--force`` may delete in a proven
-run directory, see :mod:`mcpgym.evaluation.run_owner`)."""
+run directory, see :mod:`mcpgym.evaluation.run.run_owner`)."""
 
 
 class RunError(RuntimeError):
@@ -79,7 +79,7 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
 def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
     """Check and claim the run directory (call it holding the directory's lock).
 
-    The directory is mcpgym's only by proof (:mod:`mcpgym.evaluation.run_owner`): a new run
+    The directory is mcpgym's only by proof (:mod:`mcpgym.evaluation.run.run_owner`): a new run
     starts in an empty directory (which gets the ``.mcpgym-run`` marker first), or in a proven
     run directory holding only mcpgym's own files and no episode record (a failed start), or,
     with ``force``, holding a finished run: only mcpgym's files are deleted there, one by one.
@@ -147,7 +147,7 @@ def _order(s: EpisodeScores) -> tuple:
 def compute_scores(
     items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None, k: int = DEFAULT_K
 ) -> Scoreboard:
-    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.aggregate.aggregate`
+    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.scoring.aggregate.aggregate`
     over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
     not depend on their order.
 
