@@ -26,7 +26,7 @@ from mcpgym.benchmarks.harness import Figure, Settings, gc_paused, median
 GROWTH_TARGET = 1.5
 
 
-TOOLS = (
+TOOLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("shop_search_products", {"query": "mouse"}),
     ("shop_add_to_cart", {"product_id": "p1", "quantity": 1}),
     ("shop_get_cart", {}),
