@@ -385,7 +385,11 @@ def run(
         "--resume",
         help="Continue the run in --out: skip episodes already written; options not given are the run's own.",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Start over in a run directory of mcpgym's own (its .mcpgym-run marker): only its files are deleted; anything else is refused.",
+    ),
     timeout: float = typer.Option(
         600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."
     ),
