@@ -6,8 +6,10 @@ table column. :func:`md_text` escapes it for CommonMark / GitHub-flavoured Markd
 
 * ``<``, ``>`` and ``&`` become the entities ``&lt;``, ``&gt;``, ``&amp;`` (so no raw HTML
   and no autolink ``<http://...>`` can form);
-* the inline markup characters ``\\ ` * [ ] | ~`` are backslash-escaped, and ``_`` too where it
-  could open or close emphasis (at a word's edge; ``dark_mode`` stays as is);
+* the inline markup characters ``\\ ` * | ~`` are backslash-escaped, ``]`` where it could close
+  a link or image (before ``(``, ``[`` or ``:``; a bracket pair alone, ``[30-95]``, is plain
+  text in a document without link definitions) and ``_`` where it could open or close
+  emphasis (at a word's edge; ``dark_mode`` stays as is);
 * line breaks become spaces (a cell or a bullet stays one line).
 
 ``report.html`` escapes the same data with ``html.escape`` instead.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|[&<>]|\r\n|[\r\n]")
+_MARKUP = re.compile(r"[\\`*|~]|\](?=[(\[:])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|[&<>]|\r\n|[\r\n]")
 
 
 def _one(match: re.Match[str]) -> str:
