@@ -237,3 +237,29 @@ def test_cli_errors_quote_long_option_values_shortened() -> None:
         code, text = cli(*args)
         assert code == 2 and len(text) < 400, (args[:2], len(text), text[:200])
         assert "zzz...zzz" in text, text[:300]
+
+
+def test_score_problems_never_echo_a_huge_value(tmp_path: Path) -> None:
+    big = "q" * 1_000_000
+    files = {
+        "openai.json": json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c", "type": "function", "function": {"name": big, "arguments": big}}],
+                }
+            ]
+        ),
+        "mcpgym.jsonl": json.dumps({"episode_id": "e", "agent": "a", "trial": big, "steps": []}) + "\n",
+        "catalog-row.json": json.dumps([{"name": "x", "kind": big}]),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for args in (
+        ["score", str(tmp_path / "openai.json")],
+        ["score", str(tmp_path / "openai.json"), "--json"],
+        ["score", str(tmp_path / "mcpgym.jsonl"), "--json"],
+        ["score", str(tmp_path / "mcpgym.jsonl"), "--catalog", str(tmp_path / "catalog-row.json")],
+    ):
+        res = CliRunner().invoke(app, args)
+        assert len(res.output) < 10_000, (args[1:], len(res.output))

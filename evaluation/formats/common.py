@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.kernel.shorten import cap_message
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (docs/design.md §7)."""
@@ -88,8 +89,11 @@ class LoadResult:
         episode: str | None = None,
         severity: Literal["error", "warning"] = "error",
     ) -> None:
-        """Record a problem of this file."""
-        self.problems.append(Problem(file=self.file, line=line, episode=episode, message=message, severity=severity))
+        """Record a problem of this file (a message past 500 characters, e.g. one quoting a
+        huge tool name, is cut: :func:`mcpgym.kernel.shorten.cap_message`)."""
+        self.problems.append(
+            Problem(file=self.file, line=line, episode=episode, message=cap_message(message, 500), severity=severity)
+        )
 
     def add(self, ep: Episode) -> None:
         """Add an episode and turn its warnings into ``warning`` problems."""
