@@ -263,3 +263,11 @@ def test_score_problems_never_echo_a_huge_value(tmp_path: Path) -> None:
     ):
         res = CliRunner().invoke(app, args)
         assert len(res.output) < 10_000, (args[1:], len(res.output))
+
+
+def test_a_file_without_a_profile_suffix_is_named_with_what_is_wrong(tmp_path: Path) -> None:
+    plain = tmp_path / "profile"
+    plain.write_bytes(BINARY)
+    for path in ("/bin/true", "/dev/zero", str(plain)):
+        code, text = cli("serve", "--faults", path)
+        one_line_error(code, text, f"{path}: not a fault profile", ".toml, .json, .yaml or .yml")

@@ -30,7 +30,7 @@ from pydantic_core import ErrorDetails
 
 from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.rng import stable_uniform
-from mcpgym.kernel.shorten import short
+from mcpgym.kernel.shorten import short, short_text
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
@@ -267,6 +267,11 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
         if text in BUILTIN_PROFILES:
             return BUILTIN_PROFILES[text]
         path = Path(text)
+        if not path.suffix and path.exists():
+            raise FaultProfileError(
+                f"{short_text(text)}: not a fault profile: a profile file ends in .toml, .json, .yaml or .yml "
+                f"(or give a built-in profile: {', '.join(BUILTIN_PROFILES)})"
+            )
         if not path.suffix:
             raise FaultProfileError(
                 f"unknown fault profile {short(text)}: use one of {', '.join(BUILTIN_PROFILES)} or a .toml/.json/.yaml file"
