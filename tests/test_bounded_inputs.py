@@ -227,6 +227,8 @@ def test_cli_errors_quote_long_option_values_shortened() -> None:
     for args in (
         ["run", "--task", long],
         ["run", "--agent", long],
+        ["run", "--agent", f"replay:{long}"],
+        ["serve", "--faults", long + ".yaml"],
         ["run", "--suite", long],
         ["tasks", "--suite", long],
         ["run", "--faults", long],

@@ -242,6 +242,14 @@ def _describe(err: ErrorDetails, data: Any) -> str:
     return f"field {short(field)} = {short(value)}: {msg}"
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something (False for a name the OS refuses, e.g. too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> FaultProfile:
     """Return a fault profile from a built-in name, a TOML/JSON/YAML file path, or a mapping.
 
@@ -267,7 +275,7 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
         if text in BUILTIN_PROFILES:
             return BUILTIN_PROFILES[text]
         path = Path(text)
-        if not path.suffix and path.exists():
+        if not path.suffix and _exists(path):
             raise FaultProfileError(
                 f"{short_text(text)}: not a fault profile: a profile file ends in .toml, .json, .yaml or .yml "
                 f"(or give a built-in profile: {', '.join(BUILTIN_PROFILES)})"

@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from mcpgym.kernel.shorten import short_text
+
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 """Largest configuration file (fault profile, task file, catalog, manifest, snapshot): 16 MiB."""
 
@@ -57,7 +59,7 @@ class InputFileError(ValueError):
     def __init__(self, path: str | Path, reason: str, what: str = "") -> None:
         self.path = str(path)
         self.reason = reason
-        super().__init__(f"{path}: {what + ': ' if what else ''}{reason}")
+        super().__init__(f"{short_text(str(path), 300)}: {what + ': ' if what else ''}{reason}")
 
 
 def _kind(mode: int) -> str:
