@@ -48,6 +48,7 @@ MANIFEST_VOLATILE = (
     "python",
     "implementation",
     "platform",
+    "run_id",  # random, names the run directory's owner (added on main after the recording)
 )
 
 
