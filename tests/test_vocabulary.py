@@ -103,3 +103,15 @@ def test_no_module_spells_a_closed_set_out_again() -> None:
             if comparison.search(text) or status_copy.search(text):
                 found.append(str(path.relative_to(ROOT)))
     assert found == []
+
+
+def test_the_score_command_lists_every_reader() -> None:
+    """``--format`` takes ``auto`` and every reader of ``LOADERS``; its help names them all."""
+    from typer.testing import CliRunner
+
+    from mcpgym.evaluation.cli import app
+    from mcpgym.evaluation.formats.score import FORMATS, LOADERS
+
+    assert FORMATS == ("auto", *LOADERS)
+    helptext = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "300"}).output
+    assert " | ".join(FORMATS) in " ".join(helptext.split())
