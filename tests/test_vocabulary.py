@@ -112,6 +112,6 @@ def test_the_score_command_lists_every_reader() -> None:
     from mcpgym.evaluation.cli import app
     from mcpgym.evaluation.formats.score import FORMATS, LOADERS
 
-    assert FORMATS == ("auto", *LOADERS)
+    assert ("auto", *LOADERS) == FORMATS
     helptext = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "300"}).output
     assert " | ".join(FORMATS) in " ".join(helptext.split())
