@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from mcpgym.server.elicitation import CLIENT_SILENT
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_ids import RequestIdRemapper
@@ -363,8 +364,10 @@ def create_app(
                 await send(message)
 
             # A request being served keeps its episode from idle expiry (a call that waits long
-            # for a busy CPU must not lose its episode); ending it counts as activity too.
-            # Only POSTs: a client's standing GET stream is not use.
+            # for a busy CPU must not lose its episode); ending it counts as activity too, unless
+            # it ended because the client did not answer a question in time (CLIENT_SILENT):
+            # idle time runs from the client's last message. Only POSTs: a client's standing GET
+            # stream is not use, nor is a request waiting on the client (Episode.waiting).
             posting = scope.get("method") == "POST"
             episode.busy += posting
             try:
@@ -374,7 +377,8 @@ def create_app(
                     await manager.handle_request(scope, receive, send_wrapper)
             finally:
                 episode.busy -= posting
-                episode.last_used = time.monotonic()
+                if not scope.get(CLIENT_SILENT):
+                    episode.last_used = time.monotonic()
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
             if episodes.get(eid) is None:
