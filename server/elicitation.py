@@ -49,8 +49,9 @@ INPUT_KEY = "user"
 """Key of the elicitation in ``InputRequiredResult.input_requests`` (and of its response)."""
 
 CLIENT_SILENT = "mcpgym.client_silent"
-"""ASGI scope key set on an HTTP request whose wait on the client ran out: the end of that
-request is not activity of the episode (idle time runs from the client's last message)."""
+"""ASGI scope key of a set the HTTP transport gives every request; a wait on the client that
+ran out adds to it, and the end of that request is then not activity of the episode (idle time
+runs from the client's last message)."""
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +88,9 @@ async def _ask_session(ctx: Any, episode: Episode, request: Any) -> types.Elicit
             metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
         )
     except Exception:  # noqa: BLE001 - the client could not ask or did not answer: the tool error says what to ask
-        http_request = getattr(ctx, "request", None)
-        if http_request is not None:
-            http_request.scope[CLIENT_SILENT] = True
+        silent = getattr(getattr(ctx, "request", None), "scope", {}).get(CLIENT_SILENT)
+        if isinstance(silent, set):
+            silent.add("elicitation")
         return None
     finally:
         episode.waiting -= 1
@@ -105,8 +106,9 @@ async def call_asking_user(
     Returns:
         The call's result, an ``InputRequiredResult`` (2026-07-28: the client must answer and
         retry), or None when nothing is to be asked this way (the tool asks nothing, the client
-        cannot elicit, the arguments are not an object, the client did not answer in time):
-        the caller then runs the call as usual.
+        cannot elicit, the arguments are not an object): the caller then runs the call as
+        usual. A client that cannot be asked or does not answer in time gets the call run as
+        is (the tool error ``user_input_required``), which is no activity of the episode.
 
     Raises:
         MCPError: -32602 for a refused ``requestState`` or ``inputResponses`` without one
@@ -159,8 +161,8 @@ async def call_asking_user(
             result, response, state = response, None, None
         else:
             asked_result = await _ask_session(ctx, episode, request)
-            if asked_result is None:
-                return None
+            if asked_result is None:  # the call as is: the tool error says what the user must give
+                return call_result(episode.call(params.name, params.arguments, touch=False))
             result = asked_result
         answer = UserAnswer(action=result.action, content=dict(result.content or {}) or None, via="elicitation")
         filled = answered_arguments(request, answer, args)

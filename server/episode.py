@@ -24,7 +24,13 @@ from mcpgym.tools.invoke import CallOutcome, ToolInvoker
 DEFAULT_WAIT_LIMIT = 600.0
 """Most wall seconds the server waits on a client (an elicitation answer) and keeps a
 ``requestState`` good, for an episode outside an :class:`EpisodeStore` (stdio, in-process);
-a store lowers it to its idle timeout."""
+a store lowers it to :data:`WAIT_SHARE_OF_IDLE` of its idle timeout."""
+
+
+WAIT_SHARE_OF_IDLE = 0.75
+"""An HTTP episode waits on its client at most this share of the store's idle timeout, so the
+answer to a wait that ran out (``user_input_required``) is sent before the silent episode
+expires (idle time runs from the client's last message)."""
 
 
 class UnknownToolsError(ValueError):
@@ -54,7 +60,8 @@ class Episode:
         last_used: monotonic wall time of the client's last message or of the end of the
             server's last work for it (for idle expiry; never seen by the sandbox).
         wait_limit: most wall seconds the server waits on the client's answer to a question
-            (:data:`DEFAULT_WAIT_LIMIT`, or the store's idle timeout) and keeps a requestState good.
+            (:data:`DEFAULT_WAIT_LIMIT`, or less under a store's idle timeout) and keeps a
+            requestState good.
         input_states: the requestState tokens issued to the client (:mod:`mcpgym.server.input_state`).
     """
 
@@ -145,14 +152,16 @@ class Episode:
         """True when ``name`` may be called in this episode."""
         return any(s.name == name for s in self.tool_specs())
 
-    def call(self, name: str, arguments: Any) -> CallOutcome:
+    def call(self, name: str, arguments: Any, *, touch: bool = True) -> CallOutcome:
         """Run one tool call (serialised per episode) and return the outcome.
 
         A tool that exists in the world but is not exposed in this episode is refused as
-        ``not_found``, exactly like an unknown tool.
+        ``not_found``, exactly like an unknown tool. ``touch``: the call counts as activity
+        (False for the call run because the client did not answer a question in time).
         """
         with self.lock:
-            self.last_used = time.monotonic()
+            if touch:
+                self.last_used = time.monotonic()
             return self.invoker.call(name, arguments)
 
     def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:
@@ -248,7 +257,7 @@ class EpisodeStore:
                     f"episode limit reached ({self.max_episodes} live episodes); delete finished ones or wait for idle ones to expire"
                 )
         episode = Episode.create(**kwargs)
-        episode.limit_waits(self.idle_timeout)
+        episode.limit_waits(self.idle_timeout * WAIT_SHARE_OF_IDLE)
         with self._lock:
             if len(self._episodes) >= self.max_episodes:
                 raise EpisodeLimitError(f"episode limit reached ({self.max_episodes} live episodes)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,8 +43,12 @@ from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_ids import RequestIdRemapper
 from mcpgym.tools.faults import FaultProfileError
 
+logger = logging.getLogger(__name__)
+
 SCOPE_KEY = "mcpgym.episode_id"
 MAX_CONTROL_BODY = 1_000_000
+SHUTDOWN_TERMINATE_SECONDS = 0.5
+"""Most wall seconds the shutdown spends terminating the MCP sessions still open."""
 
 
 class CreateEpisode(BaseModel):
@@ -127,6 +132,34 @@ async def read_capped(request: Request, limit: int) -> bytes | None:
         if len(body) > limit:
             return None
     return bytes(body)
+
+
+async def read_whole_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
+    """Read an ASGI request body: ``(body, more)`` where ``more`` says the body passed
+    ``limit`` bytes and the rest is still unread; None when the client disconnected before
+    the body ended (the SDK would log that as an error with a traceback)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body.extend(message.get("body", b""))
+        if not message.get("more_body", False):
+            return bytes(body), False
+        if len(body) > limit:
+            return bytes(body), True
+
+
+def replay_body(body: bytes, more: bool, real: Receive) -> Receive:
+    """A receive callable that yields ``body`` first (``more``: part is still unread), then reads on from ``real``."""
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop()
+        return await real()
+
+    return receive
 
 
 def _security(host: str) -> TransportSecuritySettings:
@@ -347,7 +380,16 @@ def create_app(
                 )
                 await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
                 return
+            if scope.get("method") == "POST":
+                read = await read_whole_body(receive, max_request_body)
+                if read is None:
+                    # Nothing can be answered and nothing was run: one line, no traceback.
+                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                    return
+                receive = replay_body(*read, receive)
             scope[SCOPE_KEY] = eid
+            silent: set[str] = set()
+            scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
             episode.last_used = time.monotonic()  # any MCP request counts as activity
             status: list[int] = []
 
@@ -377,7 +419,7 @@ def create_app(
                     await manager.handle_request(scope, receive, send_wrapper)
             finally:
                 episode.busy -= posting
-                if not scope.get(CLIENT_SILENT):
+                if not silent:
                     episode.last_used = time.monotonic()
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
@@ -394,6 +436,19 @@ def create_app(
                 for sid in [s for s in session_episode if s not in live]:
                     session_episode.pop(sid, None)
 
+    async def end_all_sessions() -> None:
+        """Terminate every SDK session before the manager stops: a request still waiting on
+        its client (an elicitation) then fails at once instead of the SDK's dispatcher giving
+        up on a blocked write after seconds (shutdown took 6.6 s past its 2 s grace)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if not isinstance(live, dict):
+            return
+        with anyio.move_on_after(SHUTDOWN_TERMINATE_SECONDS, shield=True):
+            for transport in list(live.values()):
+                if not getattr(transport, "is_terminated", True):
+                    with contextlib.suppress(Exception):
+                        await transport.terminate()
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with manager.run(), anyio.create_task_group() as tg:
@@ -402,6 +457,7 @@ def create_app(
                 yield
             finally:
                 tg.cancel_scope.cancel()
+                await end_all_sessions()
 
     routes = [
         Route("/health", health, methods=["GET"]),
