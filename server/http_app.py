@@ -39,6 +39,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.server.elicitation import CLIENT_SILENT
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
+from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_ids import RequestIdRemapper
 from mcpgym.tools.faults import FaultProfileError
@@ -47,6 +48,8 @@ logger = logging.getLogger(__name__)
 
 SCOPE_KEY = "mcpgym.episode_id"
 MAX_CONTROL_BODY = 1_000_000
+SSE_RETRY_MS = 1000
+"""The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
 SHUTDOWN_TERMINATE_SECONDS = 0.5
 """Most wall seconds the shutdown spends terminating the MCP sessions still open."""
 
@@ -162,6 +165,37 @@ def replay_body(body: bytes, more: bool, real: Receive) -> Receive:
     return receive
 
 
+def opening_version(body: bytes) -> str | None:
+    """The protocol version an ``initialize`` request body asks for, when it is one the SDK
+    negotiates as asked (a handshake-era version it supports); None otherwise."""
+    if len(body) > MAX_CONTROL_BODY or b'"initialize"' not in body:
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    params = message.get("params") if isinstance(message, dict) and message.get("method") == "initialize" else None
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    return version if isinstance(version, str) and version in HANDSHAKE_PROTOCOL_VERSIONS else None
+
+
+def session_version_governs(scope: Scope, headers: dict[str, str], negotiated: str | None) -> Scope:
+    """``scope`` with its ``MCP-Protocol-Version`` header raised to the session's ``negotiated``
+    version when the request names an older handshake-era one.
+
+    A session speaks the version it negotiated (MCP 2025-11-25, "Protocol Version Header");
+    a client that names an older one on a request (the official conformance suite names
+    2025-03-26 after negotiating 2025-11-25) would otherwise lose what the session has, such
+    as the priming event of a resumable SSE stream.
+    """
+    given = headers.get("mcp-protocol-version")
+    if negotiated is None or given is None or given not in HANDSHAKE_PROTOCOL_VERSIONS or given >= negotiated:
+        return scope
+    raw = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"mcp-protocol-version"]
+    raw.append((b"mcp-protocol-version", negotiated.encode("latin-1")))
+    return {**scope, "headers": raw}
+
+
 def _security(host: str) -> TransportSecuritySettings:
     """DNS-rebinding protection as the SDK sets it for a loopback bind; off for other binds."""
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -204,6 +238,7 @@ def create_app(
     episodes: EpisodeStore = store  # for the nested class (mypy does not narrow `store` there)
     defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
+    session_version: dict[str, str] = {}  # protocol version each session opened with
 
     def resolve(ctx: Any):  # noqa: ANN202
         request = getattr(ctx, "request", None)
@@ -213,12 +248,16 @@ def create_app(
         return store.get(eid) if eid else None
 
     mcp_server = build_server(resolve)
+    remap_ids = RequestIdRemapper(max_request_body)
     manager = StreamableHTTPSessionManager(
         app=mcp_server,
         security_settings=_security(host),
         session_idle_timeout=store.idle_timeout,
         max_sessions=max(store.max_episodes * 2, 10),
         max_request_body_size=max_request_body,
+        # resumable SSE: a priming event with an id and a retry field opens every stream
+        event_store=BoundedEventStore(client_id=remap_ids.original_id),
+        retry_interval=SSE_RETRY_MS,
     )
 
     def authorised(request: Request) -> bool:
@@ -345,8 +384,6 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "episodes": len(store)})
 
-    remap_ids = RequestIdRemapper(max_request_body)
-
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
         it to the SDK's streamable-HTTP session manager.
@@ -387,6 +424,11 @@ def create_app(
                     logger.warning("a client dropped its connection before its POST body ended; nothing was run")
                     return
                 receive = replay_body(*read, receive)
+                opening = opening_version(read[0]) if not sid else None
+            else:
+                opening = None
+            if sessioned:
+                scope = session_version_governs(scope, headers, session_version.get(sid))
             scope[SCOPE_KEY] = eid
             silent: set[str] = set()
             scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
@@ -403,6 +445,8 @@ def create_app(
                         for k, v in message.get("headers", []):
                             if k.decode("latin-1").lower() == "mcp-session-id":
                                 session_episode[v.decode("latin-1")] = eid
+                                if opening is not None:
+                                    session_version[v.decode("latin-1")] = opening
                 await send(message)
 
             # A request being served keeps its episode from idle expiry (a call that waits long
@@ -423,6 +467,7 @@ def create_app(
                     episode.last_used = time.monotonic()
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
+                session_version.pop(sid, None)
             if episodes.get(eid) is None:
                 await end_sessions(eid)  # deleted while this request ran
 
@@ -435,6 +480,7 @@ def create_app(
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
                     session_episode.pop(sid, None)
+                    session_version.pop(sid, None)
 
     async def end_all_sessions() -> None:
         """Terminate every SDK session before the manager stops: a request still waiting on
