@@ -111,3 +111,16 @@ async def test_the_event_store_is_bounded_and_replays_one_chain() -> None:
     await store.store_event("b", ping)  # a fifth: the oldest goes
     assert store.stored == 4 and await store.replay_events_after(a0, collect) is None
     assert await store.replay_events_after("not-an-id", collect) is None and b0
+
+
+async def test_the_negotiated_version_governs_a_request_naming_an_older_one(http_server) -> None:  # noqa: ANN001
+    """The conformance suite negotiates 2025-11-25 and then names 2025-03-26 on its requests."""
+    base, token = http_server
+    url = create_episode(base, token)["mcp_url"]
+    async with httpx.AsyncClient(timeout=30) as client:
+        sid = await _open(client, url)
+        headers = {**HEADERS, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-03-26"}
+        r = await client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    first, answer = _events(r.text)
+    assert first["data"] == "" and first["id"] and first["retry"] == "1000"
+    assert json.loads(answer["data"]) == {"jsonrpc": "2.0", "id": 1, "result": {}}
