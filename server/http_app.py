@@ -41,7 +41,9 @@ from mcpgym.server.elicitation import CLIENT_SILENT
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
+from mcpgym.server.request_body import read_whole_body, replay_body
 from mcpgym.server.request_ids import RequestIdRemapper
+from mcpgym.server.session_version import opening_version, session_version_governs
 from mcpgym.tools.faults import FaultProfileError
 
 logger = logging.getLogger(__name__)
@@ -135,65 +137,6 @@ async def read_capped(request: Request, limit: int) -> bytes | None:
         if len(body) > limit:
             return None
     return bytes(body)
-
-
-async def read_whole_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
-    """Read an ASGI request body: ``(body, more)`` where ``more`` says the body passed
-    ``limit`` bytes and the rest is still unread; None when the client disconnected before
-    the body ended (the SDK would log that as an error with a traceback)."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        body.extend(message.get("body", b""))
-        if not message.get("more_body", False):
-            return bytes(body), False
-        if len(body) > limit:
-            return bytes(body), True
-
-
-def replay_body(body: bytes, more: bool, real: Receive) -> Receive:
-    """A receive callable that yields ``body`` first (``more``: part is still unread), then reads on from ``real``."""
-    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
-
-    async def receive() -> Message:
-        if pending:
-            return pending.pop()
-        return await real()
-
-    return receive
-
-
-def opening_version(body: bytes) -> str | None:
-    """The protocol version an ``initialize`` request body asks for, when it is one the SDK
-    negotiates as asked (a handshake-era version it supports); None otherwise."""
-    if len(body) > MAX_CONTROL_BODY or b'"initialize"' not in body:
-        return None
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    params = message.get("params") if isinstance(message, dict) and message.get("method") == "initialize" else None
-    version = params.get("protocolVersion") if isinstance(params, dict) else None
-    return version if isinstance(version, str) and version in HANDSHAKE_PROTOCOL_VERSIONS else None
-
-
-def session_version_governs(scope: Scope, headers: dict[str, str], negotiated: str | None) -> Scope:
-    """``scope`` with its ``MCP-Protocol-Version`` header raised to the session's ``negotiated``
-    version when the request names an older handshake-era one.
-
-    A session speaks the version it negotiated (MCP 2025-11-25, "Protocol Version Header");
-    a client that names an older one on a request (the official conformance suite names
-    2025-03-26 after negotiating 2025-11-25) would otherwise lose what the session has, such
-    as the priming event of a resumable SSE stream.
-    """
-    given = headers.get("mcp-protocol-version")
-    if negotiated is None or given is None or given not in HANDSHAKE_PROTOCOL_VERSIONS or given >= negotiated:
-        return scope
-    raw = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"mcp-protocol-version"]
-    raw.append((b"mcp-protocol-version", negotiated.encode("latin-1")))
-    return {**scope, "headers": raw}
 
 
 def _security(host: str) -> TransportSecuritySettings:
