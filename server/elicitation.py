@@ -34,6 +34,7 @@ import logging
 import time
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -74,26 +75,35 @@ def _refuse(exc: InputStateError) -> MCPError:
 
 async def _ask_session(ctx: Any, episode: Episode, request: Any) -> types.ElicitResult | None:
     """Put ``request`` to the client over its session, waiting at most ``episode.wait_limit``
-    seconds; None when the client cannot ask, fails, or does not answer in time."""
+    seconds; None when the client cannot ask, fails, does not answer in time, or the server
+    stops meanwhile."""
     episode.waiting += 1
+    result: types.ElicitResult | None = None
     try:
-        result = await ctx.session.send_request(
-            types.ElicitRequest(
-                params=types.ElicitRequestFormParams(
-                    message=request.message, requested_schema=request.schema_for_elicitation()
+        with anyio.CancelScope() as scope:  # cancelled when the server stops (EpisodeStore.end_waits)
+            episode.wait_scopes.add(scope)
+            try:
+                result = await ctx.session.send_request(
+                    types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=request.message, requested_schema=request.schema_for_elicitation()
+                        )
+                    ),
+                    types.ElicitResult,
+                    request_read_timeout_seconds=episode.wait_limit,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
                 )
-            ),
-            types.ElicitResult,
-            request_read_timeout_seconds=episode.wait_limit,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-        )
-    except Exception:  # noqa: BLE001 - the client could not ask or did not answer: the tool error says what to ask
+            except Exception:  # noqa: BLE001 - the client could not ask or did not answer: the tool error says what to ask
+                result = None
+            finally:
+                episode.wait_scopes.discard(scope)
+    finally:
+        episode.waiting -= 1
+    if result is None:
         silent = getattr(getattr(ctx, "request", None), "scope", {}).get(CLIENT_SILENT)
         if isinstance(silent, set):
             silent.add("elicitation")
         return None
-    finally:
-        episode.waiting -= 1
     episode.last_used = time.monotonic()  # the client's answer is a message
     return result
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps
@@ -63,6 +65,7 @@ class Episode:
             (:data:`DEFAULT_WAIT_LIMIT`, or less under a store's idle timeout) and keeps a
             requestState good.
         input_states: the requestState tokens issued to the client (:mod:`mcpgym.server.input_state`).
+        wait_scopes: cancel scopes of the waits on the client in progress (:meth:`EpisodeStore.end_waits`).
     """
 
     episode_id: str
@@ -81,6 +84,7 @@ class Episode:
     waiting: int = 0
     wait_limit: float = DEFAULT_WAIT_LIMIT
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
+    wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -285,6 +289,17 @@ class EpisodeStore:
             for eid in dead:
                 del self._episodes[eid]
         return dead
+
+    def end_waits(self) -> int:
+        """End every wait on a client now (the server is stopping): each such call is answered
+        as if the client had not answered in time. Returns how many waits were ended. Call it
+        from the event loop the waits run on."""
+        ended = 0
+        for episode in list(self._episodes.values()):
+            for scope in list(episode.wait_scopes):
+                scope.cancel()
+                ended += 1
+        return ended
 
     def __len__(self) -> int:
         return len(self._episodes)
