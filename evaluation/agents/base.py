@@ -103,7 +103,7 @@ class CallResult:
         return self.error.get("code") if self.is_error else None
 
 
-CallFn = Callable[[str, dict], Awaitable[CallResult]]
+CallFn = Callable[[str, dict[str, Any]], Awaitable[CallResult]]
 """``await call(tool_name, arguments) -> CallResult``."""
 
 

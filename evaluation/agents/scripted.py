@@ -45,6 +45,7 @@ falls back to the guess.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
@@ -361,7 +362,13 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return tool + json.dumps(args, sort_keys=True, default=str)
 
 
-async def _drive(task: Task, handler, *, use_fallbacks: bool, ask=None) -> OracleOutcome:  # noqa: ANN001
+async def _drive(
+    task: Task,
+    handler: Callable[[CallRequest], Awaitable[Any]],
+    *,
+    use_fallbacks: bool,
+    ask: Callable[[AskRequest], Awaitable[Any]] | None = None,
+) -> OracleOutcome:
     """Run the oracle plan, sending each call request to ``await handler(request)`` and each
     question (:class:`AskRequest`) to ``await ask(request)`` (default: its guess)."""
     gen = execute(task, strict=False, use_fallbacks=use_fallbacks)
@@ -374,7 +381,8 @@ async def _drive(task: Task, handler, *, use_fallbacks: bool, ask=None) -> Oracl
                 result = await handler(req)
             req = gen.send(result)
     except StopIteration as stop:
-        return stop.value
+        outcome: OracleOutcome = stop.value
+        return outcome
 
 
 class CarefulAgent(Agent):

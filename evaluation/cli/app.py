@@ -12,12 +12,15 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
 from mcpgym.kernel.shorten import cap_message, short
+
+if TYPE_CHECKING:
+    from mcpgym.evaluation.tasks import Task
 
 app = typer.Typer(
     add_completion=False,
@@ -235,18 +238,18 @@ def interrupt_message(out: Path) -> str:
     return f"interrupted: the finished episodes are in {' and '.join(files)}; continue with --resume --out {out}"
 
 
-def _console(stderr: bool = False):  # noqa: ANN202
+def _console(stderr: bool = False) -> Any:
     from mcpgym.evaluation.report.tables import terminal_console
 
     return terminal_console(stderr)
 
 
-def _load_task_files(files: list[Path]) -> list:
+def _load_task_files(files: list[Path]) -> list[Task]:
     """The tasks of ``--tasks`` files, in order; exits with a message (file, task, field) on
     a malformed file or an id found in two files."""
     from mcpgym.evaluation import tasks as registry
 
-    out: list = []
+    out: list[Task] = []
     seen: dict[str, Path] = {}
     try:
         for f in files:
@@ -262,7 +265,7 @@ def _load_task_files(files: list[Path]) -> list:
 
 def _load_tasks(
     suite: str | None, task_ids: list[str] | None, task_files: list[Path] | None = None
-) -> tuple[list, str | None]:
+) -> tuple[list[Task], str | None]:
     """Tasks of ``--tasks`` files (``--task`` ids then pick among them), of ``--task`` ids (from
     any suite), or of a suite; exits with a message on errors."""
     from mcpgym.evaluation import tasks as registry
@@ -673,7 +676,7 @@ def tasks(
     ``needs_user`` (the oracle asks the user)."""
     from mcpgym.evaluation import tasks as registry
 
-    groups: list[tuple[str, list]] = []
+    groups: list[tuple[str, list[Task]]] = []
     if task_file:
         if suite:
             _fail("--tasks FILE and --suite are exclusive: give one")

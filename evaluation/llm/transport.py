@@ -86,7 +86,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """The wait (wall seconds) before retry number ``retry`` (0-based) without a header."""
-        return min(self.backoff_max, self.backoff_base * (2**retry))
+        return float(min(self.backoff_max, self.backoff_base * (2**retry)))
 
     def as_dict(self) -> dict[str, Any]:
         """The policy as a JSON-able dict (for ``describe()``)."""

@@ -151,7 +151,7 @@ class ToolCallStep(BaseModel):
         if isinstance(self.result, dict):
             err = self.result.get("error")
             if isinstance(err, dict) and isinstance(err.get("field"), str):
-                return err["field"]
+                return str(err["field"])
         return None
 
 
@@ -216,7 +216,8 @@ UserTurn = UserTurnStep
 def _step_type(value: Any) -> str:
     """The discriminator of a step: its ``type``, ``tool_call`` when absent (old lines)."""
     if isinstance(value, dict):
-        return value.get("type", "tool_call")
+        kind: str = value.get("type", "tool_call")  # a non-string type fails the discriminator
+        return kind
     return getattr(value, "type", "tool_call")
 
 

@@ -141,7 +141,7 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
     return trajs
 
 
-def _order(s: EpisodeScores) -> tuple:
+def _order(s: EpisodeScores) -> tuple[str, str, int, str]:
     return (s.agent, s.task_id or "", s.trial, s.episode_id)
 
 

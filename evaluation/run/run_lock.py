@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mcpgym.kernel.exceptions import RunDirectoryError
 
@@ -36,7 +37,7 @@ class RunDirLocked(RunDirectoryError, RuntimeError):
         holder: what the holder wrote into the lock file (pid, host, started, command), or {}.
     """
 
-    def __init__(self, run_dir: Path, holder: dict) -> None:
+    def __init__(self, run_dir: Path, holder: dict[str, Any]) -> None:
         self.holder = holder
         who = (
             f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
@@ -59,7 +60,7 @@ class ForeignLockFile(RunDirectoryError, RuntimeError):
         )
 
 
-def _holder(fd: int) -> dict:
+def _holder(fd: int) -> dict[str, Any]:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         data = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")

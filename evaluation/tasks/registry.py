@@ -140,8 +140,8 @@ def _line_of(path: Path, index: int, message: str) -> int | None:
     if m and isinstance(node, yaml.MappingNode):
         for k, _v in node.value:
             if k.value == m.group(1):
-                return k.start_mark.line + 1
-    return node.start_mark.line + 1
+                return int(k.start_mark.line) + 1
+    return int(node.start_mark.line) + 1
 
 
 def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
