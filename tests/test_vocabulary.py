@@ -115,3 +115,27 @@ def test_the_score_command_lists_every_reader() -> None:
     assert ("auto", *LOADERS) == FORMATS
     helptext = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "300"}).output
     assert " | ".join(FORMATS) in " ".join(helptext.split())
+
+
+def test_every_error_payload_is_built_by_the_error_payload_model() -> None:
+    """The server, the invoker, the runners and the LLM replies build ``{"error": ...}`` through
+    ``ErrorPayload``; its JSON is the documented shape, key order included."""
+    from mcpgym.evaluation.llm.replies import error_payload
+    from mcpgym.kernel.errors import ErrorPayload
+    from mcpgym.tools.mcp_bridge import error_result
+
+    expected = {"code": "not_found", "message": "m", "retryable": False, "retry_after": None, "field": "name"}
+    assert json.dumps(ErrorPayload(code="not_found", message="m", field="name").result()) == json.dumps(
+        {"error": expected}
+    )
+    assert json.dumps(error_payload("not_found", "m", "name")) == json.dumps({"error": expected})
+    assert json.loads(error_result("not_found", "m", "name").content[0].text) == {"error": expected}
+    assert ToolError("not_found", "m", field="name").payload() == expected
+    built_by_hand = re.compile(r"\"retryable\": (?:False|True),\s*\"retry_after\"")
+    found = [
+        str(p.relative_to(ROOT))
+        for folder in SOURCE_FOLDERS
+        for p in (ROOT / folder).rglob("*.py")
+        if built_by_hand.search(p.read_text(encoding="utf-8")) and "formats" not in p.parts
+    ]
+    assert found == []  # formats/ normalise other harnesses' errors, whose codes are not ours

@@ -10,6 +10,7 @@ from typing import Any
 
 import mcp_types as types
 
+from mcpgym.kernel.errors import ErrorPayload
 from mcpgym.kernel.spec import ToolKind, ToolSpec
 from mcpgym.tools.invoke import CallOutcome
 
@@ -93,7 +94,5 @@ def payload_of(result: Any) -> dict[str, Any]:
 
 def error_result(code: str, message: str, field: str | None = None) -> types.CallToolResult:
     """A tool-error result built outside the invoker (e.g. an unknown episode)."""
-    payload: dict[str, Any] = {
-        "error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field}
-    }
+    payload = ErrorPayload(code=code, message=message, field=field).result()
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))], is_error=True)

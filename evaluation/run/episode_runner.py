@@ -41,6 +41,7 @@ from mcpgym.evaluation.run.server_process import ControlClient, ServerError
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
+from mcpgym.kernel.errors import ErrorPayload
 from mcpgym.kernel.exceptions import MCPGymError
 
 SERVER_CALL = object()
@@ -144,7 +145,7 @@ def result_payload(result: Any) -> dict[str, Any]:
 def _error(result_type: type, code: str, message: str) -> Any:
     return result_type(
         is_error=True,
-        payload={"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": None}},
+        payload=ErrorPayload(code=code, message=message).result(),
     )
 
 

@@ -33,6 +33,7 @@ from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.errors import ErrorCode, ErrorPayload
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
@@ -200,15 +201,10 @@ class GymEpisode:
             self.invalid_calls += 1
             return CallResult(
                 is_error=True,
-                payload={
-                    "error": {
-                        "code": "invalid_argument",
-                        "message": "the tool name must be a string and the arguments a JSON object",
-                        "retryable": False,
-                        "retry_after": None,
-                        "field": None,
-                    }
-                },
+                payload=ErrorPayload(
+                    code=ErrorCode.INVALID_ARGUMENT,
+                    message="the tool name must be a string and the arguments a JSON object",
+                ).result(),
             )
         self.calls += 1
         if self._episode.search_tools and name == SEARCH_TOOL_NAME:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from mcpgym.kernel.exceptions import MCPGymError
 
 
@@ -41,6 +43,45 @@ USER_ERROR_CODES = frozenset({ErrorCode.USER_INPUT_REQUIRED, ErrorCode.USER_DECL
 
 RETRYABLE_BY_DEFAULT = frozenset({ErrorCode.TRANSIENT, ErrorCode.RATE_LIMITED, ErrorCode.TIMEOUT})
 """Codes whose :class:`ToolError` is ``retryable`` unless told otherwise."""
+
+
+class ErrorPayload(BaseModel):
+    """The ``error`` object of a tool-error result, the wire contract every tool error keeps
+    (docs/design.md §3; like the MCP SDK's ``ErrorData``, for tool results).
+
+    Attributes:
+        code: the :class:`ErrorCode`. message: for the agent. retryable: whether the same call
+        may succeed if repeated. retry_after: virtual seconds to wait (``rate_limited``).
+        field: the argument the error is about. details: extra JSON-able data (only written
+        when non-empty).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: ErrorCode
+    message: str
+    retryable: bool = False
+    retry_after: int | None = None
+    field: str | None = None
+    details: dict[str, Any] | None = None
+
+    def body(self) -> dict[str, Any]:
+        """``{"code", "message", "retryable", "retry_after", "field"}`` (and ``details`` when
+        non-empty), in that order: the ``error`` object as it travels and is stored."""
+        out: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "retry_after": self.retry_after,
+            "field": self.field,
+        }
+        if self.details:
+            out["details"] = self.details
+        return out
+
+    def result(self) -> dict[str, Any]:
+        """The whole payload of a tool-error result: ``{"error": body()}``."""
+        return {"error": self.body()}
 
 
 class ToolError(MCPGymError):
@@ -80,17 +121,16 @@ class ToolError(MCPGymError):
         self.details = details or {}
 
     def payload(self) -> dict[str, Any]:
-        """Return the JSON error payload: ``code``, ``message``, ``retryable``, ``retry_after``, ``field``, and any details."""
-        out: dict[str, Any] = {
-            "code": self.code,
-            "message": self.message,
-            "retryable": self.retryable,
-            "retry_after": self.retry_after,
-            "field": self.field,
-        }
-        if self.details:
-            out["details"] = self.details
-        return out
+        """Return the JSON error payload (:meth:`ErrorPayload.body`): ``code``, ``message``,
+        ``retryable``, ``retry_after``, ``field``, and any details."""
+        return ErrorPayload.model_construct(
+            code=self.code,
+            message=self.message,
+            retryable=self.retryable,
+            retry_after=self.retry_after,
+            field=self.field,
+            details=self.details,
+        ).body()
 
     def __repr__(self) -> str:
         return f"ToolError({self.code.value!r}, {self.message!r})"
