@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
+from mcpgym.evaluation.proxy.command import proxy as _proxy_command
 
 app = typer.Typer(
     add_completion=False,
@@ -731,6 +732,10 @@ def tasks(
 
     for source, items in groups:
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])
+
+
+# `mcpgym proxy` (docs/proxy.md): everything after --upstream is the upstream's command line.
+app.command(name="proxy", context_settings={"allow_interspersed_args": False})(_proxy_command)
 
 
 def _escape_unencodable_output() -> None:
