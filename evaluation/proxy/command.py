@@ -116,7 +116,9 @@ def proxy(
     record: Path | None = typer.Option(
         None, "--record", metavar="DIR", help="Append each session's trajectory to DIR/trajectories.jsonl."
     ),
-    agent: str | None = typer.Option(None, metavar="NAME", help="Agent name in the trajectory (default: the client's)."),
+    agent: str | None = typer.Option(
+        None, metavar="NAME", help="Agent name in the trajectory (default: the client's)."
+    ),
     connect_timeout: float = typer.Option(
         DEFAULT_CONNECT_TIMEOUT, min=0.1, max=3600, metavar="S", help="Wall seconds to start the upstream."
     ),

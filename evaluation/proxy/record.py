@@ -57,8 +57,8 @@ def trajectory_of(
         instruction=instruction,
         steps=list(steps_from_call_log(calls)),
         final_message=final_message,
-        ledger=[e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step)],  # type: ignore[misc]
-        status=session.status,  # type: ignore[arg-type]
+        ledger=[e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step)],
+        status=session.status,
         stop_reason=session.stop_reason,
         metadata={
             "proxy": {

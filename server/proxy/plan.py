@@ -196,8 +196,8 @@ class ProxyFaultPlan:
         if st is None:
             st = self._state[name] = _State()
             if tool is not None and not tool.fault_exempt and self.profile.enabled:
-                kind = tool.kind if tool.kind in FAULT_KINDS_OF_KIND else "read"
-                st.schedule = ToolSchedule(self.profile, self.fault_seed, name, tool.app, kind)
+                schedule_kind = tool.kind if tool.kind in FAULT_KINDS_OF_KIND else "read"
+                st.schedule = ToolSchedule(self.profile, self.fault_seed, name, tool.app, schedule_kind)
         n = st.calls
         st.calls += 1
         made = Decision(step=step, tool=name, call_index=n, action=Action.FORWARD, time=self.now)
@@ -213,7 +213,7 @@ class ProxyFaultPlan:
             return self._refuse(made, "rate_limited", self._rate_error(wait), True)
         if st.needs_auth:
             return self._refuse(made, "auth_challenge", self._auth_error(name), True)
-        kind = st.schedule.decision(n) if st.schedule is not None else None
+        kind: str | None = st.schedule.decision(n) if st.schedule is not None else None
         allowed = FAULT_KINDS_OF_KIND.get(tool.kind, NEVER_FORWARDED)
         if kind not in allowed or (kind == "auth_challenge" and self.reauth_tool is None):
             kind = None
@@ -247,7 +247,9 @@ class ProxyFaultPlan:
     def _auth_error(self, name: str) -> ToolError:
         return ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first")
 
-    def settle(self, decision: Decision, arguments: Any, answer: Any = None, *, failure: ToolError | None = None) -> Settled:
+    def settle(
+        self, decision: Decision, arguments: Any, answer: Any = None, *, failure: ToolError | None = None
+    ) -> Settled:
         """Log the call and say what the agent gets.
 
         Args:
@@ -292,6 +294,7 @@ class ProxyFaultPlan:
         fault: str | None,
         applied: bool | None,
     ) -> Settled:
+        code: str | None
         if err is not None:
             is_error, code, payload = True, err.code, {"error": err.payload()}
         else:
@@ -311,7 +314,12 @@ class ProxyFaultPlan:
         if fault is not None:
             self.ledger.append(
                 LedgerEntry(
-                    step=d.step, tool=d.tool, call_index=d.call_index, kind=fault, applied=applied, persisting=d.persisting
+                    step=d.step,
+                    tool=d.tool,
+                    call_index=d.call_index,
+                    kind=fault,
+                    applied=applied,
+                    persisting=d.persisting,
                 )
             )
         return Settled(record=record, error=err, answer=answer)

@@ -68,6 +68,12 @@ def describe_answer(answer: Any) -> tuple[bool, str | None, Any]:
     return False, None, {"answer": type(answer).__name__}
 
 
+def _page(params: types.PaginatedRequestParams | None) -> types.PaginatedRequestParams | None:
+    """The page a list request asks for, without the downstream's protocol envelope (``_meta``),
+    which belongs to the downstream connection, not to the upstream's."""
+    return types.PaginatedRequestParams(cursor=params.cursor) if params is not None and params.cursor else None
+
+
 def _error_result(err: ToolError) -> types.CallToolResult:
     payload = {"error": err.payload()}
     return types.CallToolResult(
@@ -115,7 +121,11 @@ class ProxySession:
         cursor: str | None = None
         for _ in range(100):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self.upstream.request(lambda s, p=params: s.list_tools(params=p), "tools/list")
+
+            async def page_of(s: Any, p: types.PaginatedRequestParams | None = params) -> Any:
+                return await s.list_tools(params=p)
+
+            page = await self.upstream.request(page_of, "tools/list")
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -210,7 +220,7 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             raise MCPError(types.INTERNAL_ERROR, f"mcpgym proxy: {exc}") from None
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        result = await forward(ctx, "tools/list", lambda s: s.list_tools(params=params))
+        result = await forward(ctx, "tools/list", lambda s: s.list_tools(params=_page(params)))
         if not (params and params.cursor) and not result.next_cursor:
             session.take_tools(result.tools)  # a whole listing: (re)classify
         return result
@@ -240,7 +250,9 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             )
         except MCPError as exc:  # the upstream's own JSON-RPC error: passed on as it is
             code = "invalid_argument" if exc.code == types.INVALID_PARAMS else "unavailable"
-            plan.settle(decision, params.arguments, failure=ToolError(code, f"upstream error {exc.code}: {exc.message}"))
+            plan.settle(
+                decision, params.arguments, failure=ToolError(code, f"upstream error {exc.code}: {exc.message}")
+            )
             raise
         except UpstreamError as exc:
             code = "timeout" if "within" in str(exc) else "unavailable"
@@ -253,16 +265,18 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
         settled = plan.settle(decision, params.arguments, answer)
         if settled.error is not None:
             return _error_result(settled.error)
-        return settled.answer  # type: ignore[no-any-return]
+        return settled.answer
 
     handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
     if caps.resources is not None:
 
         async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-            return await forward(ctx, "resources/list", lambda s: s.list_resources(params=params))
+            return await forward(ctx, "resources/list", lambda s: s.list_resources(params=_page(params)))
 
         async def on_list_resource_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-            return await forward(ctx, "resources/templates/list", lambda s: s.list_resource_templates(params=params))
+            return await forward(
+                ctx, "resources/templates/list", lambda s: s.list_resource_templates(params=_page(params))
+            )
 
         async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
             return await forward(ctx, "resources/read", lambda s: s.read_resource(params.uri))
@@ -280,11 +294,13 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             async def on_unsubscribe_resource(ctx: Any, params: types.UnsubscribeRequestParams) -> Any:
                 return await forward(ctx, "resources/unsubscribe", lambda s: s.unsubscribe_resource(params.uri))
 
-            handlers.update(on_subscribe_resource=on_subscribe_resource, on_unsubscribe_resource=on_unsubscribe_resource)
+            handlers.update(
+                on_subscribe_resource=on_subscribe_resource, on_unsubscribe_resource=on_unsubscribe_resource
+            )
     if caps.prompts is not None:
 
         async def on_list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-            return await forward(ctx, "prompts/list", lambda s: s.list_prompts(params=params))
+            return await forward(ctx, "prompts/list", lambda s: s.list_prompts(params=_page(params)))
 
         async def on_get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
             return await forward(ctx, "prompts/get", lambda s: s.get_prompt(params.name, params.arguments))
@@ -294,7 +310,9 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
 
         async def on_completion(ctx: Any, params: types.CompleteRequestParams) -> Any:
             return await forward(
-                ctx, "completion/complete", lambda s: s.complete(params.ref, params.argument.model_dump(), params.context)
+                ctx,
+                "completion/complete",
+                lambda s: s.complete(params.ref, params.argument.model_dump(), params.context),
             )
 
         handlers["on_completion"] = on_completion
@@ -357,4 +375,5 @@ async def serve_proxy_stdio(
             if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
                 session.upstream_failed(session.upstream.failure)
             on_end(session)
+    assert session is not None
     return session

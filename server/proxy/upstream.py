@@ -86,7 +86,7 @@ class Upstream:
         failure: why the connection ended or never started (None while it lives).
     """
 
-    def __init__(self, spec: UpstreamSpec, callbacks: Callbacks | None = None, *, mode: str = "auto") -> None:
+    def __init__(self, spec: UpstreamSpec, callbacks: Callbacks | None = None, *, mode: Any = "legacy") -> None:
         self.spec = spec
         self.callbacks = callbacks or Callbacks()
         self.mode = mode
@@ -112,8 +112,7 @@ class Upstream:
         try:
             async with Client(
                 self._target(),
-                mode=self.mode,  # type: ignore[arg-type]
-                read_timeout_seconds=self.spec.call_timeout,
+                mode=self.mode,
                 elicitation_callback=cb.elicitation,  # type: ignore[arg-type]
                 sampling_callback=cb.sampling,  # type: ignore[arg-type]
                 logging_callback=cb.logging,  # type: ignore[arg-type]
@@ -184,6 +183,7 @@ class Upstream:
             raise UpstreamError(self.failure or "the upstream is not connected")
         result: Any = None
         failed: str | None = None
+        answered: MCPError | None = None
         timeout = self.spec.call_timeout
         async with anyio.create_task_group() as tg:
 
@@ -203,10 +203,12 @@ class Upstream:
                 elif _is_closed(exc):
                     failed = self.failure or f"the upstream closed the connection during {what}"
                 else:
-                    raise
+                    answered = exc  # raised below, outside the task group (which would wrap it)
             except Exception as exc:  # noqa: BLE001 - a broken answer is reported, never raised
                 failed = f"the upstream's answer to {what} broke the protocol: {_why(exc)}"
             tg.cancel_scope.cancel()
+        if answered is not None:
+            raise answered
         if failed is None and result is None and not self._done.is_set():
             failed = f"no answer to {what}"
         if self._done.is_set() and result is None:
@@ -217,7 +219,9 @@ class Upstream:
 
 
 def _is_timeout(exc: Exception) -> bool:
-    return getattr(getattr(exc, "error", None), "code", None) == types.REQUEST_TIMEOUT or "timed out" in str(exc).lower()
+    return (
+        getattr(getattr(exc, "error", None), "code", None) == types.REQUEST_TIMEOUT or "timed out" in str(exc).lower()
+    )
 
 
 def _is_closed(exc: Exception) -> bool:
