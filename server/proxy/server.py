@@ -354,6 +354,7 @@ async def serve_proxy_stdio(
     """
     from mcp.server.stdio import stdio_server
 
+    from mcpgym.server.proxy.stdio import pipe_stdio
     from mcpgym.server.serve import RejectMalformed
 
     session: ProxySession | None = None
@@ -367,7 +368,7 @@ async def serve_proxy_stdio(
                 tg.cancel_scope.cancel()
                 raise
             server = build_proxy_server(session)
-            async with stdio_server() as (read, write):
+            async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
                 await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
             session.upstream.close()
     finally:
