@@ -4,7 +4,7 @@
     python -m tests.proxy_upstream DIR --http     # prints "READY <url>" once listening (loopback, port 0)
 
 Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_write`` (asks the
-user by elicitation first), and the hostile ones: ``crash`` (the process exits), ``hang``
+user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``
 (never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers).
 A resource ``note://readme`` and a prompt ``greet`` let the proxy show it passes them through.
 """
@@ -57,6 +57,11 @@ def build(folder: Path) -> MCPServer:
         with (folder / name).open("a") as fh:
             fh.write(text + "\n")
         return f"confirmed and wrote {name}"
+
+    @server.tool(structured_output=False)
+    def authenticate() -> str:
+        """Refresh the session's credentials (no annotations: a catalog file classifies it)."""
+        return "authenticated"
 
     @server.tool(annotations=READ, structured_output=False)
     def crash() -> str:
