@@ -18,8 +18,7 @@ UPSTREAM = [sys.executable, "-m", "tests.proxy_upstream"]
 
 def docs_catalog() -> list[dict]:
     text = (ROOT / "docs" / "proxy.md").read_text(encoding="utf-8")
-    (block,) = re.findall(r"```json\n(.*?)```", text, flags=re.S)
-    return json.loads(block)
+    return json.loads(re.findall(r"```json\n(.*?)```", text, flags=re.S)[0])
 
 
 async def test_a_catalog_declares_the_reauth_tool_and_the_remedy_the_scorer_uses(tmp_path):
