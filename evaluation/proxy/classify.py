@@ -9,8 +9,8 @@ Order (the first that says something wins):
    knows no resource families, so such a tool reads or writes the one family
    ``external.upstream`` (any later read verifies a write: the lenient reading);
 3. otherwise the scorer's own name rules, by one call of
-   :meth:`mcpgym.evaluation.catalog.Catalog.get` (which falls back to
-   :func:`mcpgym.evaluation.catalog.classify_tool`), so a change of those rules reaches the proxy.
+   :meth:`mcpgym.evaluation.scoring.tool_catalog.Catalog.get` (which falls back to
+   :func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`), so a change of those rules reaches the proxy.
 
 ``sources`` records which of the three classified each tool (``catalog``, ``annotations``,
 ``name rules``): the trajectory's metadata keeps it.
@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.server.proxy.plan import ProxiedTool
 
 UPSTREAM_APP = "external"

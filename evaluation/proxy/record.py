@@ -19,10 +19,10 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.proxy.classify import UPSTREAM_APP, ToolClassifier
-from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.trajectory import Trajectory, append_trajectory, steps_from_call_log
+from mcpgym.evaluation.records.trajectory import Trajectory, append_trajectory, steps_from_call_log
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.server.proxy.server import ProxySession
 
 TRAJECTORIES = "trajectories.jsonl"

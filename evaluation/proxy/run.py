@@ -30,8 +30,8 @@ import anyio
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mcpgym.evaluation.judge import ExtraCheck
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.scoring.judge import ExtraCheck
 
 DEFAULT_MAX_CALLS = 30
 
@@ -147,10 +147,10 @@ async def run_proxied_episode(
     from mcp import Client
 
     from mcpgym.evaluation.agents.base import CallLimitReached, CallResult, ToolInfo
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.episode_runner import EpisodeCaller, _list_tools, tool_infos
     from mcpgym.evaluation.proxy.record import trajectory_of
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.server.proxy.plan import ProxyFaultPlan
     from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer, open_session
     from mcpgym.server.proxy.upstream import Upstream, UpstreamError
