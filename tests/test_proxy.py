@@ -186,3 +186,67 @@ def test_bad_command_lines_are_one_line_errors(tmp_path):
     bad = Path(tmp_path / "cat.json")
     bad.write_text("{")
     assert "invalid JSON" in run("--catalog", str(bad), "--upstream", "x").stderr
+
+
+def fuzz_lines(seed: int, n: int) -> list[bytes]:
+    """``n`` seeded hostile lines: random bytes (invalid UTF-8 too), JSON of the wrong shape,
+    JSON-RPC requests with wrong ids, methods or params, one line of 200 KB."""
+    import random
+
+    rng = random.Random(seed)
+    shapes = [
+        lambda: bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" "),
+        lambda: json.dumps(rng.choice([None, 1, "x", [], {}, [{"jsonrpc": "2.0"}]])).encode(),
+        lambda: json.dumps(
+            {"jsonrpc": "2.0", "id": rng.choice([None, True, 1.5, [], {}]), "method": "tools/list"}
+        ).encode(),
+        lambda: json.dumps({"jsonrpc": "2.0", "id": rng.randrange(1000, 9999), "method": "no/such/method"}).encode(),
+        lambda: json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": rng.randrange(1000, 9999),
+                "method": "tools/call",
+                "params": rng.choice([{"name": 7}, {"name": "note_read", "arguments": [1]}, {"arguments": {}}, "x"]),
+            }
+        ).encode(),
+        lambda: b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "' + b"a" * 200_000 + b'"}}',
+    ]
+    return [rng.choice(shapes)() for _ in range(n)]
+
+
+async def test_fuzzed_client_traffic_is_answered_and_a_valid_call_still_works(tmp_path):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", "--call-timeout", "20", upstream=[*UPSTREAM, str(notes)])
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
+    head = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}).encode(),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+    ]
+    last = {
+        "jsonrpc": "2.0",
+        "id": "last",
+        "method": "tools/call",
+        "params": {"name": "note_read", "arguments": {"name": "x"}},
+    }
+    payload = b"\n".join([*head, *fuzz_lines(28, 60), json.dumps(last).encode()]) + b"\n"
+    answers: list[dict] = []
+    async with await anyio.open_process([params.command, *params.args], cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(payload)
+        buffer = b""
+        with anyio.fail_after(120):
+            while not any(a.get("id") == "last" for a in answers):
+                buffer += await proc.stdout.receive()
+                *complete, buffer = buffer.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+        await proc.stdin.aclose()
+        with anyio.fail_after(60):
+            assert await proc.wait() == 0
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id["last"]["result"]["content"][0]["text"] == "no note x"
+    assert sum("error" in a for a in answers) >= 20  # the garbage was answered, not swallowed
+    (line,) = recorded(record)
+    assert line["steps"][-1]["tool"] == "note_read" and line["status"] == "completed"
+    too_long = [s for s in line["steps"] if s["tool"].startswith("aaaa")]
+    assert too_long and all(len(s["tool"]) == 131 and s["error_code"] == "invalid_argument" for s in too_long)

@@ -36,6 +36,9 @@ from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, Ups
 
 MAX_LOGGED_TEXT = 2_000
 """Characters of an upstream text block kept in the call log (the agent gets the whole answer)."""
+MAX_TOOL_NAME = 128
+"""Longest tool name forwarded (the MCP specification's bound on tool names); a longer one is
+refused with JSON-RPC -32602, logged under its first 128 characters, and never reaches the upstream."""
 MAX_LOGGED_BLOCKS = 8
 """Content blocks of one upstream answer kept in the call log."""
 
@@ -230,6 +233,11 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
     ) -> types.CallToolResult | types.InputRequiredResult:
         seen(ctx)
         plan = session.plan
+        if len(params.name) > MAX_TOOL_NAME:
+            message = f"a tool name has at most {MAX_TOOL_NAME} characters; this one has {len(params.name)}"
+            refused = plan.decide(params.name[:MAX_TOOL_NAME] + "...")
+            plan.settle(refused, params.arguments, failure=ToolError("invalid_argument", message, field="name"))
+            raise MCPError(types.INVALID_PARAMS, message)
         decision = plan.decide(params.name)
         if decision.action is Action.REFUSE:
             settled = plan.settle(decision, params.arguments)
