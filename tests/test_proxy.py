@@ -169,23 +169,24 @@ def test_an_upstream_that_cannot_start_is_a_clear_error_and_an_errored_trajector
     assert line["status"] == "errored" and line["steps"] == [] and "no-such-server" in line["stop_reason"]
 
 
-def test_bad_command_lines_are_one_line_errors(tmp_path):
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mcpgym.evaluation.cli", "proxy", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=ROOT,
-        )
+def test_bad_command_lines_are_one_line_errors(tmp_path, capsys):
+    from mcpgym.evaluation.cli import main
 
-    assert "needs the upstream's command" in run("--upstream").stderr
-    assert "http(s) URL" in run("--upstream-url", "ftp://x").stderr
-    assert "not both" in run("--upstream-url", "http://127.0.0.1:1/mcp", "--upstream", "x").stderr
-    assert "unknown fault profile" in run("--faults", "nope", "--upstream", "x").stderr
+    def run(*args: str) -> str:
+        with pytest.raises(SystemExit) as exit_:
+            main(["proxy", *args])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+        return err
+
+    assert "needs the upstream's command" in run("--upstream")
+    assert "http(s) URL" in run("--upstream-url", "ftp://x")
+    assert "not both" in run("--upstream-url", "http://127.0.0.1:1/mcp", "--upstream", "x")
+    assert "unknown fault profile" in run("--faults", "nope", "--upstream", "x")
     bad = Path(tmp_path / "cat.json")
     bad.write_text("{")
-    assert "invalid JSON" in run("--catalog", str(bad), "--upstream", "x").stderr
+    assert "invalid JSON" in run("--catalog", str(bad), "--upstream", "x")
 
 
 def fuzz_lines(seed: int, n: int) -> list[bytes]:
