@@ -71,6 +71,15 @@ async def test_http_upstream_faults_resources_prompts_and_elicitation_pass_throu
         assert contents.contents[0].text == "read me"
         prompt = await client.get_prompt("greet", {"name": "Ada"})
         assert prompt.messages[0].content.text == "Hello Ada"
+    # a 2026-07-28 client takes no server requests: the upstream's question reaches it as the
+    # call's InputRequiredResult, its answer goes up with the retry (one call in the log)
+    async with Client(proxy_params(tmp_path / "rec-modern", url=url), elicitation_callback=elicitation) as client:
+        assert client.protocol_version == "2026-07-28"
+        confirmed = await client.call_tool("confirm_write", {"name": "m", "text": "modern"})
+        assert text_of(confirmed) == "confirmed and wrote m" and asked == ["write c?", "write m?"]
+    assert (notes / "m").read_text() == "modern\n"
+    (modern,) = recorded(tmp_path / "rec-modern")
+    assert [(s["tool"], s["is_error"]) for s in modern["steps"]] == [("confirm_write", False)]
     (line,) = recorded(record)
     assert [(s["tool"], s["is_error"]) for s in line["steps"]] == [
         ("note_write", True),

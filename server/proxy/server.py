@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpgym.kernel.errors import ToolError
 from mcpgym.server.proxy.plan import Action, ProxiedTool, ProxyFaultPlan
@@ -84,6 +86,21 @@ def _error_result(err: ToolError) -> types.CallToolResult:
     )
 
 
+INPUT_KEY = "upstream"
+"""Key of an upstream's question in the ``InputRequiredResult`` sent to a 2026-07-28 client."""
+_CANCEL = types.ElicitResult(action="cancel")
+
+
+@dataclass
+class _InFlight:
+    """A tools/call on its way through the upstream: the client request it answers (the latest
+    retry's, for a 2026-07-28 client) and the stream its result or question arrives on."""
+
+    ctx: Any
+    send: Any
+    receive: Any
+
+
 @dataclass
 class ProxySession:
     """One proxied session: the upstream, the fault plan, and how it ended.
@@ -106,7 +123,9 @@ class ProxySession:
     stop_reason: str | None = None
     client_name: str | None = None
     downstream: Any = None
-    active: list[Any] = field(default_factory=list)
+    in_flight: list[_InFlight] = field(default_factory=list)
+    waiting: dict[str, tuple[_InFlight, Any]] = field(default_factory=dict)
+    task_group: Any = None
 
     def upstream_failed(self, why: str) -> None:
         """Mark the session errored (the first failure is kept)."""
@@ -139,9 +158,18 @@ class ProxySession:
         """The callbacks that carry the upstream's requests and notifications downstream."""
 
         async def elicitation(context: Any, params: types.ElicitRequestParams) -> Any:
-            ctx = self.active[-1] if self.active else None
-            if ctx is None:
+            call = self.in_flight[-1] if self.in_flight else None
+            if call is None:
                 return types.ErrorData(code=types.INVALID_REQUEST, message="no client request is in progress to ask")
+            ctx = call.ctx
+            if str(getattr(ctx, "protocol_version", "")) in MODERN_PROTOCOL_VERSIONS:
+                # a 2026-07-28 client takes no server requests: the question goes back as the
+                # call's InputRequiredResult and the answer comes with the client's retry
+                reply, answered = anyio.create_memory_object_stream[Any](1)
+                call.send.send_nowait(("ask", (params, reply)))
+                with anyio.move_on_after(self.upstream.spec.call_timeout):
+                    return await answered.receive()
+                return _CANCEL
             try:
                 return await ctx.session.send_request(
                     types.ElicitRequest(params=params),
@@ -154,7 +182,7 @@ class ProxySession:
                 return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not be asked: {exc}")
 
         async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
-            ctx = self.active[-1] if self.active else None
+            ctx = self.in_flight[-1].ctx if self.in_flight else None
             if ctx is None:
                 return types.ErrorData(code=types.INVALID_REQUEST, message="no client request is in progress")
             try:
@@ -238,19 +266,35 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             refused = plan.decide(params.name[:MAX_TOOL_NAME] + "...")
             plan.settle(refused, params.arguments, failure=ToolError("invalid_argument", message, field="name"))
             raise MCPError(types.INVALID_PARAMS, message)
+        waiting = session.waiting.pop(params.request_state, None) if params.request_state else None
+        if waiting is not None:  # a 2026-07-28 client answers the upstream's question and retries
+            call, reply = waiting
+            response = (params.input_responses or {}).get(INPUT_KEY)
+            reply.send_nowait(response if isinstance(response, types.ElicitResult) else _CANCEL)
+            call.ctx = ctx
+            return await _next(call)
         decision = plan.decide(params.name)
         if decision.action is Action.REFUSE:
             settled = plan.settle(decision, params.arguments)
             assert settled.error is not None
             return _error_result(settled.error)
-        session.active.append(ctx)
+        send, receive = anyio.create_memory_object_stream[tuple[str, Any]](8)
+        call = _InFlight(ctx=ctx, send=send, receive=receive)
+        session.in_flight.append(call)
+        assert session.task_group is not None, "open_session() gives the session its task group"
+        session.task_group.start_soon(_forward_call, call, decision, params)
+        return await _next(call)
+
+    async def _forward_call(call: _InFlight, decision: Any, params: types.CallToolRequestParams) -> None:
+        """Make the call on the upstream, log it, and post what the client gets (the call is
+        logged even when the client stopped waiting)."""
+        plan = session.plan
+        outcome: tuple[str, Any]
         try:
             answer = await upstream.request(
                 lambda s: s.call_tool(
                     params.name,
                     params.arguments,
-                    input_responses=params.input_responses,
-                    request_state=params.request_state,
                     allow_input_required=True,
                     allow_claimed=True,
                 ),
@@ -258,22 +302,37 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             )
         except MCPError as exc:  # the upstream's own JSON-RPC error: passed on as it is
             code = "invalid_argument" if exc.code == types.INVALID_PARAMS else "unavailable"
-            plan.settle(
-                decision, params.arguments, failure=ToolError(code, f"upstream error {exc.code}: {exc.message}")
-            )
-            raise
+            err = ToolError(code, f"upstream error {exc.code}: {exc.message}")
+            plan.settle(decision, params.arguments, failure=err)
+            outcome = ("raise", exc)
         except UpstreamError as exc:
             code = "timeout" if "within" in str(exc) else "unavailable"
             session.upstream_failed(str(exc))
             err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == "timeout")
             plan.settle(decision, params.arguments, failure=err)
-            return _error_result(err)
+            outcome = ("result", _error_result(err))
+        else:
+            settled = plan.settle(decision, params.arguments, answer)
+            outcome = ("result", _error_result(settled.error) if settled.error is not None else settled.answer)
         finally:
-            session.active.remove(ctx)
-        settled = plan.settle(decision, params.arguments, answer)
-        if settled.error is not None:
-            return _error_result(settled.error)
-        return settled.answer
+            with contextlib.suppress(ValueError):
+                session.in_flight.remove(call)
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            call.send.send_nowait(outcome)
+
+    async def _next(call: _InFlight) -> Any:
+        """The next thing the client gets for ``call``: its result, or (2026-07-28) a question."""
+        kind, value = await call.receive.receive()
+        if kind == "ask":
+            question, reply = value
+            token = secrets.token_hex(16)
+            session.waiting[token] = (call, reply)
+            return types.InputRequiredResult(
+                input_requests={INPUT_KEY: types.ElicitRequest(params=question)}, request_state=token
+            )
+        if kind == "raise":
+            raise value
+        return value
 
     handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
     if caps.resources is not None:
@@ -338,7 +397,7 @@ async def open_session(spec: UpstreamSpec, plan: ProxyFaultPlan, classify: Class
     Raises:
         UpstreamError: when the upstream cannot be started, initialised or listed in time.
     """
-    session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify)
+    session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify, task_group=task_group)
     session.upstream.callbacks = session.callbacks()
     task_group.start_soon(session.upstream.run)
     await session.upstream.ready()
