@@ -260,3 +260,32 @@ async def test_fuzzed_client_traffic_is_answered_and_a_valid_call_still_works(tm
     assert line["steps"][-1]["tool"] == "note_read" and line["status"] == "completed"
     too_long = [s for s in line["steps"] if s["tool"].startswith("aaaa")]
     assert too_long and all(len(s["tool"]) == 131 and s["error_code"] == "invalid_argument" for s in too_long)
+
+
+async def test_a_proxy_stopped_by_sigterm_still_records_its_session(tmp_path):
+    import signal
+
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)])
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "desk", "version": "0"}}
+    call = {"name": "note_write", "arguments": {"name": "n", "text": "one"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+    ]
+    async with await anyio.open_process([params.command, *params.args], cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        buffer = b""
+        with anyio.fail_after(60):
+            while b'"id":2' not in buffer:
+                buffer += await proc.stdout.receive()
+        proc.send_signal(signal.SIGTERM)  # stdin still open: the client just stops the proxy
+        with anyio.fail_after(60):
+            await proc.wait()
+    (line,) = recorded(record)
+    assert [s["tool"] for s in line["steps"]] == ["note_write"] and line["agent"] == "desk"
+    assert "SIGTERM" in (line["stop_reason"] or "")
+    assert (notes / "n").read_text() == "one\n"

@@ -154,6 +154,12 @@ class ProxySession:
                 break
         return tools
 
+    async def _relist(self, downstream: Any) -> None:
+        """Take the upstream's new tool list and tell the client its list changed."""
+        with contextlib.suppress(Exception):
+            self.take_tools(await self.list_all_tools())
+            await downstream.send_tool_list_changed()
+
     def callbacks(self) -> Callbacks:
         """The callbacks that carry the upstream's requests and notifications downstream."""
 
@@ -211,8 +217,10 @@ class ProxySession:
             root = getattr(item, "root", item)
             with contextlib.suppress(Exception):
                 if isinstance(root, types.ToolListChangedNotification):
-                    self.take_tools(await self.list_all_tools())
-                    await session.send_tool_list_changed()
+                    # listed in a task of its own: the handler runs in the connection's receive
+                    # loop, which must go on to read the listing's answer
+                    if self.task_group is not None:
+                        self.task_group.start_soon(self._relist, session)
                 elif isinstance(root, types.ResourceListChangedNotification):
                     await session.send_resource_list_changed()
                 elif isinstance(root, types.PromptListChangedNotification):
@@ -405,6 +413,18 @@ async def open_session(spec: UpstreamSpec, plan: ProxyFaultPlan, classify: Class
     return session
 
 
+async def _stop_on_signal(scope: anyio.CancelScope, session: ProxySession) -> None:
+    """End the session on SIGTERM or SIGINT (a client closing the proxy) as on a closed stdin,
+    so that it is still recorded (``on_end``)."""
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            session.stop_reason = session.stop_reason or f"stopped by signal {signal.Signals(signum).name}"
+            scope.cancel()
+            return
+
+
 async def serve_proxy_stdio(
     spec: UpstreamSpec,
     plan: ProxyFaultPlan,
@@ -435,9 +455,12 @@ async def serve_proxy_stdio(
                 tg.cancel_scope.cancel()
                 raise
             server = build_proxy_server(session)
-            async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
-                await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
+            with anyio.CancelScope() as serving:
+                tg.start_soon(_stop_on_signal, serving, session)
+                async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
+                    await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
             session.upstream.close()
+            tg.cancel_scope.cancel()  # the signal watcher
     finally:
         if session is not None:
             if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
