@@ -41,19 +41,12 @@ def text_of(result: Any) -> str:
     return result.content[0].text if result.content else ""
 
 
-def score_json(record: Path) -> dict[str, Any]:
-    """``mcpgym score RECORD --catalog RECORD/catalog.json --json``: the first episode's scores."""
+def score_json(record: Path, *, explicit: bool = True) -> dict[str, Any]:
+    """``mcpgym score RECORD --catalog RECORD/catalog.json --json`` (``explicit=False``: without
+    ``--catalog``, which then defaults to the recorded one): the JSON report."""
+    catalog = ["--catalog", str(record / "catalog.json")] if explicit else []
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcpgym.evaluation.cli",
-            "score",
-            str(record),
-            "--catalog",
-            str(record / "catalog.json"),
-            "--json",
-        ],
+        [sys.executable, "-m", "mcpgym.evaluation.cli", "score", str(record), *catalog, "--json"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -115,6 +115,8 @@ async def test_a_timeout_that_applied_commits_while_the_agent_sees_a_timeout_and
     assert (scores["recoverable_errors"], scores["recovery_attempts"], scores["recoveries"]) == (1, 1, 1)
     assert scores["defeatism"] is False and scores["blind_retries"] == 0
     assert line["scores"]["verification_rate"] == scores["verification_rate"]  # scored when recorded, too
+    implicit = score_json(record, explicit=False)  # the recorded catalog.json is the default
+    assert implicit["catalog"] == str(record / "catalog.json") and implicit["episodes"][0]["scores"] == scores
 
 
 async def test_a_commit_refused_by_a_fault_leaves_the_repository_unchanged(tmp_path):
