@@ -24,6 +24,9 @@ performance issue):
   (unavailable without ``mcpgym[ray]``).
 - ``trajectory_bytes``: the median compact trajectory line on ``core`` (ratio vs the same
   line with its snapshots inline); at most 20 KB.
+- ``proxy_overhead``: a ``git_status`` call of ``mcp-server-git`` over stdio through ``mcpgym
+  proxy`` / the same call directly; at most 1.3x. ``proxy_overhead_noop``: the same for an
+  ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
   vs self-contained lines); under 150 MB.
 
@@ -46,6 +49,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.e2e import e2e_smoke
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
@@ -65,6 +69,8 @@ def figure_functions() -> dict[str, FigureFn]:
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
+        "proxy_overhead": proxy_overhead,
+        "proxy_overhead_noop": proxy_overhead_noop,
     }
 
 
@@ -81,6 +87,8 @@ FIGURES: tuple[str, ...] = (
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",
+    "proxy_overhead",
+    "proxy_overhead_noop",
 )
 """Every figure's name, in table order."""
 
