@@ -209,8 +209,8 @@ class MCPGymGroup(TyperGroup):
     It is also the one place where the commands' errors become exit codes: an
     :class:`~mcpgym.kernel.exceptions.MCPGymError` a command raises is printed as one line on
     stderr (:func:`error_line`) and ends the command with the error's ``exit_code`` (2 for bad
-    input, 1 otherwise); ``--debug`` shows the traceback instead. Commands catch only what they
-    add context to.
+    input, 1 otherwise), with or without ``--debug`` (whose traceback is for unexpected errors).
+    Commands catch only what they add context to.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -226,9 +226,7 @@ class MCPGymGroup(TyperGroup):
         """Run the command; an :class:`MCPGymError` ends it as one line and its exit code."""
         try:
             return super().invoke(ctx)
-        except MCPGymError as exc:
-            if DEBUG["on"]:
-                raise
+        except MCPGymError as exc:  # deliberate: one line even with --debug (kept for the unexpected)
             typer.secho(error_line(exc), fg=typer.colors.RED, err=True)
             raise typer.Exit(exc.exit_code) from None
 
