@@ -532,7 +532,7 @@ def test_heuristic_classification():
     }
     assert classify_tool("talk_list_contacts", known_apps=["talk"]).resources == ["talk.contact"]
     assert classify_tool("fooBar", "Sends a fax to a number").kind == "write"
-    assert classify_tool("frobnicate").kind == "read"  # no known verb: read
+    assert classify_tool("frobnicate").kind == "unknown"  # no known verb: unknown, no duty and no read
     assert classify_tool("checkout").kind == "write" and classify_tool("check_order_status").kind == "read"
 
 

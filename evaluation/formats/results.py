@@ -229,6 +229,145 @@ def parse_result_text(text: str) -> tuple[bool, Any]:
     return False, text
 
 
+HTTP_STATUS_CODES: dict[int, str] = {
+    400: "invalid_argument",
+    401: "auth_required",
+    403: "permission_denied",
+    404: "not_found",
+    405: "invalid_argument",
+    409: "conflict",
+    410: "not_found",
+    412: "precondition_failed",
+    422: "invalid_argument",
+    429: "rate_limited",
+    500: "transient",
+    502: "transient",
+    503: "unavailable",
+    504: "timeout",
+}
+"""HTTP status -> error code; another 4xx is ``invalid_argument``, another 5xx ``transient``."""
+
+STATUS_KEYS: tuple[str, ...] = ("status", "status_code", "statusCode", "http_status", "httpStatus")
+"""Keys of an HTTP status inside a result (an integer 400-599, or such a numeric string)."""
+WRAPPER_KEYS: tuple[str, ...] = ("response", "result", "data", "body")
+"""Keys under which APIs wrap the real answer; their value (a string is parsed) is searched too."""
+ERROR_MESSAGE_RE = re.compile(
+    r"^\W*(?:endpoint\b.*\b(?:does not|doesn't) exist|(?:invalid|missing) (?:api[\s_-]?key|token|access token)"
+    r"|you are not subscribed|not subscribed to|bad request|not found|internal server error|service unavailable"
+    r"|too many requests|unauthori[sz]ed|forbidden|access denied|request failed|an error occurred|error\b)",
+    re.IGNORECASE,
+)
+"""The ``message``/``detail`` of a small body (at most :data:`ERROR_BODY_KEYS` keys) that is an
+error report, not an answer (ToolBench's ``{'message': "Endpoint '/x' does not exist"}``)."""
+ERROR_BODY_KEYS = 3
+HTTP_STATUS_LINE_RE = re.compile(
+    r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\b(?:\s+[A-Za-z][\w '-]*)?\s*(?:$|[:.\n-])"
+    r"|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
+)
+"""A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``)."""
+_BROKEN_STATUS_RE = re.compile(r"""['"](?:status|status_code|statusCode|http_status)['"]\s*:\s*['"]?([45]\d\d)\b""")
+_BROKEN_FALSE_RE = re.compile(r"""['"](?:success|ok)['"]\s*:\s*(?:false|False)\b""")
+_BROKEN_ERROR_RE = re.compile(r"""^\s*\{\s*['"](?:error|errors|error_message|errorMessage)['"]\s*:\s*['"]([^'"]+)['"]""")
+
+
+def _http_code(status: Any) -> int | None:
+    if isinstance(status, bool):
+        return None
+    if isinstance(status, str) and status.strip().isdigit():
+        status = int(status.strip())
+    return status if isinstance(status, int) and 400 <= status <= 599 else None
+
+
+def http_error_code(status: int) -> str:
+    """The error code of an HTTP error status (:data:`HTTP_STATUS_CODES`)."""
+    return HTTP_STATUS_CODES.get(status, "invalid_argument" if status < 500 else "transient")
+
+
+def _body_message(value: dict[str, Any]) -> str:
+    for key in ("message", "detail", "msg", "error_message", "errorMessage", "description", "reason"):
+        if isinstance(value.get(key), str) and value[key].strip():
+            return value[key]
+    return json.dumps(value, ensure_ascii=False, default=str)[:500]
+
+
+def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str] | None:
+    """An error a real API put inside an ordinary result: ``(code, message)``, or None.
+
+    Looked for in an object and, one level down, in its :data:`WRAPPER_KEYS` (a string value
+    is parsed as JSON or a Python literal: ``{"error": "", "response": "{'status': 503}"}``):
+
+    * ``success`` / ``ok`` false (the code guessed from the message);
+    * an HTTP error status (400-599) under a :data:`STATUS_KEYS` key, or under ``code`` next
+      to a ``message`` / ``error`` (code by :data:`HTTP_STATUS_CODES`);
+    * a truthy ``error`` / ``errors`` / ``error_message`` inside a wrapper;
+    * a small body (at most :data:`ERROR_BODY_KEYS` keys) whose ``message`` / ``detail``
+      reads as an error report (:data:`ERROR_MESSAGE_RE`).
+    """
+    if isinstance(value, str) and depth > 0:
+        parsed, value = parse_result_text(value)
+        if not parsed:
+            return text_result_error(value)
+    if not isinstance(value, dict):
+        return None
+    message = _body_message(value)
+    if value.get("success") is False or value.get("ok") is False:
+        return guess_error_code(message), message
+    for key in STATUS_KEYS:
+        status = _http_code(value.get(key))
+        if status is not None:
+            return http_error_code(status), f"{status}: {message}"
+    status = _http_code(value.get("code"))
+    if status is not None and any(k in value for k in ("message", "error", "msg", "detail")):
+        return http_error_code(status), f"{status}: {message}"
+    if depth > 0:
+        for key in ("error", "errors", "error_message", "errorMessage"):
+            if value.get(key) not in (None, False, "", {}, []):
+                msg = error_message_of(value[key], message)
+                return error_code_of(value[key]) or guess_error_code(msg), msg
+    if len(value) <= ERROR_BODY_KEYS:
+        for key in ("message", "detail", "msg"):
+            text = value.get(key)
+            if isinstance(text, str) and ERROR_MESSAGE_RE.search(text):
+                return guess_error_code(text), text
+    if depth == 0:
+        for key in WRAPPER_KEYS:
+            if key in value and value[key] not in (None, "", {}, []):
+                found = embedded_error(value[key], depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, str] | None:
+    """An error in a result that is text, not JSON: JSON cut short (:func:`broken_json_error`),
+    an HTTP error status line (:data:`HTTP_STATUS_LINE_RE`), or (with ``prefix``) text starting
+    with ``Error`` (:data:`ERROR_PREFIX_RE`). ``(code, message)`` or None."""
+    if text.lstrip()[:1] in ("{", "["):
+        return broken_json_error(text)
+    m = HTTP_STATUS_LINE_RE.match(text)
+    if m:
+        return http_error_code(int(m.group(1) or m.group(2))), text.strip()[:500]
+    if prefix and ERROR_PREFIX_RE.match(text):
+        return guess_error_code(text), text.strip()[:500]
+    return None
+
+
+def broken_json_error(text: str) -> tuple[str | None, str] | None:
+    """An error in JSON that does not parse (a result cut short, as ToolBench truncates long
+    responses), read as text: an HTTP error status under a :data:`STATUS_KEYS` key, ``success``
+    / ``ok`` false, or a non-empty leading ``error`` field. ``(code, message)`` or None."""
+    m = _BROKEN_STATUS_RE.search(text)
+    if m:
+        status = int(m.group(1))
+        return http_error_code(status), text[:500]
+    if _BROKEN_FALSE_RE.search(text):
+        return guess_error_code(text), text[:500]
+    m = _BROKEN_ERROR_RE.match(text)
+    if m:
+        return guess_error_code(m.group(1)), m.group(1)
+    return None
+
+
 def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[bool, str | None, Any]:
     """Decide whether a recorded tool result is an error, and its code and result value.
 
@@ -245,8 +384,13 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
     4. A JSON object whose ``status`` is an error status (``failed``, ``error``, ``internal
        error``...: :func:`status_error`) is an error; other statuses (``ok``, ``cancelled``,
        ``placed``...) leave the object a result.
-    5. Text starting with ``Error`` / ``ERROR`` / ``error:`` (:data:`ERROR_PREFIX_RE`) is an
-       error; its code is guessed from the text (:func:`text_error`).
+    5. An error a real API put inside an ordinary result (:func:`embedded_error`:
+       ``success: false``, an HTTP error status, an error inside a ``response`` wrapper, a
+       small body whose message is an error report), in JSON that does not parse (a result
+       cut short: :func:`broken_json_error`), or a text that is an HTTP error status line
+       (:data:`HTTP_STATUS_LINE_RE`) is an error. Text starting with ``Error`` / ``ERROR`` /
+       ``error:`` (:data:`ERROR_PREFIX_RE`) is an error; its code is guessed from the text
+       (:func:`text_error`).
     6. ``is_error=True`` (a flag of the format) makes any result an error (with the code
        rules 2-5 find, else guessed from the text); ``is_error=False`` or None leaves the
        decision to rules 2-5.
@@ -267,6 +411,10 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
             return text_error(content_text(value.get("content")) or text)
         if "status" in value and is_error_status(value["status"]):
             return status_error(value["status"], value.get("output", value.get("message", "")))
+    found = embedded_error(value) if parsed else text_result_error(text, prefix=False)
+    if found is not None:
+        code, message = found
+        return True, code, error_payload(code, message)
     if (not parsed and ERROR_PREFIX_RE.match(text)) or is_error:
         return text_error(text.strip())
     return False, None, value if parsed else text
@@ -323,6 +471,15 @@ def parse_arguments(raw: Any) -> tuple[Any, bool]:
 
 __all__ = [
     "BAD_CALL_STATUSES",
+    "ERROR_MESSAGE_RE",
+    "HTTP_STATUS_CODES",
+    "HTTP_STATUS_LINE_RE",
+    "STATUS_KEYS",
+    "WRAPPER_KEYS",
+    "broken_json_error",
+    "text_result_error",
+    "embedded_error",
+    "http_error_code",
     "ERROR_PREFIX_RE",
     "FAILED_CODES",
     "FAILED_STATUSES",
