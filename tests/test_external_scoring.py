@@ -778,9 +778,10 @@ def test_recovery_by_a_domain_answer(tmp_path, second, recovered):
     assert err.recovered_step == (2 if recovered else None)
 
 
-def test_domain_answer_recovers_only_injected_faults(tmp_path):
-    # a privilege refusal is recoverable (it has a remedy) but no injected fault: a retry
-    # that meets the app's answer after the remedy has not recovered it; only a success does
+def test_domain_answer_recovers_every_recoverable_error(tmp_path):
+    # a privilege refusal is recoverable (it has a remedy) though no injected fault: the retry
+    # after the remedy that meets the app's answer ("not blocked") got past the refusal:
+    # recovered (docs/design.md §7, "Recovery"); a retry refused the same way again is not
     text = (
         turn("unblock", {"uid": "user_V5w"}, PRIV)
         + turn("ask_for_privilege", {}, OK % "granted")
@@ -789,8 +790,11 @@ def test_domain_answer_recovers_only_injected_faults(tmp_path):
     )
     s = only(write(tmp_path, "p.txt", text), "complexmcp")
     assert [(d.code, d.attempt, d.recovered_step) for d in s.recoverable_error_detail] == [
-        ("permission_denied", "remedy", None)
+        ("permission_denied", "remedy", 3)
     ]
+    again = turn("unblock", {"uid": "user_V5w"}, PRIV) + turn("unblock", {"uid": "user_V5w"}, PRIV)
+    s = only(write(tmp_path, "q.txt", again + "I could not unblock Ivo.\n[END]\n"), "complexmcp")
+    assert [d.recovered_step for d in s.recoverable_error_detail] == [None, None]
 
 
 def test_domain_answer_after_a_ledger_fault(tmp_path):

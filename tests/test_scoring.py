@@ -261,7 +261,8 @@ def test_timeout_read_back_is_not_blind(cat):
     rec = sc.recoverable_error_detail[0]
     assert (rec.attempt, rec.attempt_step, rec.recovered_step) == ("read_back", 2, 2)
     # with the literal rule (no read_back), the read is no attempt: abandoned -> defeatism
-    strict = score_episode(T(steps, ledger=ledger), cat, timeout_read_recovers=False)
+    # (the final message does not claim success: one that did would be no concession)
+    strict = score_episode(T(steps, "", ledger=ledger), cat, timeout_read_recovers=False)
     assert (strict.recovery_attempts, strict.recoveries, strict.defeatism) == (0, 0, True)
     # a read, then the repeat: not blind
     sc = score_episode(T([*steps, S("system_transfer_from_savings", {"amount_cents": 5000})], ledger=ledger), cat)
@@ -320,8 +321,15 @@ def test_error_with_no_attempt_is_defeatism(cat):
     assert sc.defeatism_reason.startswith(
         "no recovery attempt within 3 calls after the recoverable transient error at step 1"
     )
-    # ignoring the error and claiming success is still an abandoned recoverable error
-    assert score_episode(T(steps, "All done!", ledger=ledger), cat).defeatism is True
+    # ignoring the error and claiming success is no concession: false success, not defeatism
+    # (no outcome here: judged on the transcript, the failed send's last attempt failed)
+    sc = score_episode(T(steps, "All done!", ledger=ledger), cat)
+    assert (sc.defeatism, sc.claimed_success, sc.false_success, sc.false_success_basis) == (
+        False,
+        True,
+        True,
+        "transcript",
+    )
     # but when the harness stopped the agent (step limit) right after the error, it did not
     # give up: the error is cut short, not abandoned
     sc = score_episode(T(steps, "", ledger=ledger, status="limit"), cat)

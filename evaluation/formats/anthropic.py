@@ -45,11 +45,13 @@ from mcpgym.evaluation.formats.common import (
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.results import (
+    ending_kind,
     interpret_result,
     make_step,
     parse_arguments,
 )
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 FORMAT = "anthropic"
 
@@ -143,6 +145,7 @@ def trajectory_from_messages(
                         "input": b.get("input", {}),
                         "where": i,
                         "result": None,
+                        "text": _text(blocks),
                     }
                     calls.append(call)
                     if call["id"] is not None:
@@ -163,6 +166,8 @@ def trajectory_from_messages(
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
     for c in calls:
+        if ending_kind(c["name"]) == ToolKind.END:
+            continue  # the agent's answer, no call of the world's tools
         res = c["result"]
         if res is None:
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
@@ -182,6 +187,7 @@ def trajectory_from_messages(
         trial=trial,
         instruction=instruction,
         metadata=metadata,
+        last_call=(calls[-1]["name"], parse_arguments(calls[-1]["input"])[0], calls[-1]["text"]) if calls else None,
     )
     return traj, warnings
 

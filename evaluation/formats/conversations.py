@@ -33,7 +33,9 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
+from mcpgym.evaluation.formats.results import end_call_message, ending_kind
 from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
@@ -203,19 +205,32 @@ def conversation_trajectory(
     trial: int,
     instruction: str | None,
     metadata: dict[str, Any] | None,
+    last_call: tuple[str, Any, str] | None = None,
 ) -> Trajectory:
     """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
 
     Args:
         steps: the tool-call steps. last_assistant: ``(index, text, has_tool_calls)`` of the
             last assistant message, or None. last_result_at: index of the last tool result.
+        last_call: ``(tool, arguments, text of its message)`` of the conversation's last tool
+            call, answered or not (None without calls).
 
-    The final message is the last assistant text that follows every tool result and asks for
-    no tool; without one the conversation ended unanswered: status ``limit``.
+    Status from the transcript (docs/design.md §6, "Outside trajectories"): the agent ended
+    the episode (``completed``) when the last assistant text follows every tool result and
+    asks for no tool (the final message is that text), or when its last call is a hand-off
+    or an end call (:func:`~mcpgym.evaluation.formats.results.ending_kind`: the final message
+    is the end call's answer, :func:`~mcpgym.evaluation.formats.results.end_call_message`, or
+    the text beside the hand-off). Otherwise the conversation stops in the middle of a turn,
+    which shows the harness cut it: status ``limit``.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
     status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
+    if not answered and last_call is not None:
+        kind = ending_kind(last_call[0])
+        if kind is not None:
+            status, stop_reason = "completed", f"the agent ended the episode ({kind.value} call {last_call[0]})"
+            final = end_call_message(last_call[1]) if kind == ToolKind.END else last_call[2]
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,

@@ -27,7 +27,10 @@ Conversion rules:
 * The instruction is the first ``user`` message; the final message is the text of the last
   ``assistant`` message when it comes after the last tool result and makes no tool call,
   else empty: the conversation stopped in the middle, and the trajectory gets status
-  ``limit`` (errors in its last K calls are not counted as given up).
+  ``limit`` (errors in its last K calls are not counted as given up), unless its last call
+  is a hand-off or an end call (ToolBench's ``Finish``): the agent ended the episode
+  (``completed``; :func:`~mcpgym.evaluation.formats.conversations.conversation_trajectory`).
+  An end call is no step: it carries the final answer (its ``final_answer``).
 """
 
 from __future__ import annotations
@@ -44,20 +47,23 @@ from mcpgym.evaluation.formats.common import (
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.results import (
     content_text,
+    ending_kind,
     interpret_result,
     make_step,
     parse_arguments,
 )
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 FORMAT = "openai"
 
 
 class _Call:
-    __slots__ = ("id", "name", "arguments", "ok_args", "where", "content", "answered", "error_flag")
+    __slots__ = ("id", "name", "arguments", "ok_args", "where", "content", "answered", "error_flag", "text")
 
-    def __init__(self, id: Any, name: str, arguments: Any, ok_args: bool, where: int) -> None:
+    def __init__(self, id: Any, name: str, arguments: Any, ok_args: bool, where: int, text: str = "") -> None:
         self.id, self.name, self.arguments, self.ok_args, self.where = id, name, arguments, ok_args, where
+        self.text = text
         self.content: Any = None
         self.answered = False
         self.error_flag = False
@@ -111,7 +117,7 @@ def trajectory_from_messages(
                 if not isinstance(fn, dict) or not isinstance(name, str) or not name:
                     raise EpisodeError(f"message {i}: a tool call without a function name")
                 args, ok = parse_arguments(fn.get("arguments"))
-                call = _Call(id_key(tc.get("id")), name, args, ok, i)
+                call = _Call(id_key(tc.get("id")), name, args, ok, i, last_assistant[1])
                 calls.append(call)
                 if call.id is not None:
                     by_id.setdefault(call.id, []).append(call)
@@ -139,6 +145,8 @@ def trajectory_from_messages(
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
     for c in calls:
+        if ending_kind(c.name) == ToolKind.END:
+            continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
             continue
@@ -156,6 +164,7 @@ def trajectory_from_messages(
         trial=trial,
         instruction=instruction,
         metadata=metadata,
+        last_call=(calls[-1].name, calls[-1].arguments, calls[-1].text) if calls else None,
     )
     return traj, warnings
 

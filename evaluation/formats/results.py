@@ -17,9 +17,11 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgym.evaluation.catalog import classify_tool
 from mcpgym.evaluation.scorer import INFERRED_FAULTS
 from mcpgym.evaluation.trajectory import ToolCallStep
 from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.spec import ToolKind
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("rate_limited", r"rate[\s_-]?limit|too many requests|\b429\b|quota exceeded"),
@@ -267,7 +269,9 @@ HTTP_STATUS_LINE_RE = re.compile(
 """A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``)."""
 _BROKEN_STATUS_RE = re.compile(r"""['"](?:status|status_code|statusCode|http_status)['"]\s*:\s*['"]?([45]\d\d)\b""")
 _BROKEN_FALSE_RE = re.compile(r"""['"](?:success|ok)['"]\s*:\s*(?:false|False)\b""")
-_BROKEN_ERROR_RE = re.compile(r"""^\s*\{\s*['"](?:error|errors|error_message|errorMessage)['"]\s*:\s*['"]([^'"]+)['"]""")
+_BROKEN_ERROR_RE = re.compile(
+    r"""^\s*\{\s*['"](?:error|errors|error_message|errorMessage)['"]\s*:\s*['"]([^'"]+)['"]"""
+)
 
 
 def _http_code(status: Any) -> int | None:
@@ -430,6 +434,35 @@ def text_error(message: str, code: str | None = None) -> tuple[bool, str | None,
     return True, code, error_payload(code, message)
 
 
+ANSWER_ARGS: tuple[str, ...] = ("final_answer", "answer", "response", "message", "result", "summary", "text")
+"""Arguments of an ``end`` call (ToolBench's ``Finish``) that hold the agent's final answer."""
+GIVE_UP_RETURN_TYPES: frozenset[str] = frozenset({"give_up_and_restart", "give_up"})
+"""``return_type`` values of an ``end`` call by which the agent gives up (ToolBench)."""
+GIVE_UP_MESSAGE = "I give up and restart."
+"""The final message of an ``end`` call that gives up (the agent's choice, in words the refusal
+patterns read as giving up)."""
+
+
+def ending_kind(tool: str) -> ToolKind | None:
+    """``handoff`` or ``end`` when a call of ``tool`` ends the episode by the agent's own
+    choice (:func:`mcpgym.evaluation.catalog.classify_tool` on its name), else None."""
+    kind = classify_tool(tool).kind
+    return kind if kind in (ToolKind.HANDOFF, ToolKind.END) else None
+
+
+def end_call_message(arguments: Any) -> str:
+    """The final message an ``end`` call carries: :data:`GIVE_UP_MESSAGE` for a give-up
+    ``return_type``, else the first string among :data:`ANSWER_ARGS`, else ``""``."""
+    if not isinstance(arguments, dict):
+        return arguments if isinstance(arguments, str) else ""
+    if str(arguments.get("return_type", "")).strip().lower() in GIVE_UP_RETURN_TYPES:
+        return GIVE_UP_MESSAGE
+    for key in ANSWER_ARGS:
+        if isinstance(arguments.get(key), str) and arguments[key].strip():
+            return arguments[key]
+    return ""
+
+
 def make_step(
     step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None, result: Any = None
 ) -> ToolCallStep:
@@ -470,6 +503,11 @@ def parse_arguments(raw: Any) -> tuple[Any, bool]:
 
 
 __all__ = [
+    "ANSWER_ARGS",
+    "GIVE_UP_MESSAGE",
+    "GIVE_UP_RETURN_TYPES",
+    "end_call_message",
+    "ending_kind",
     "BAD_CALL_STATUSES",
     "ERROR_MESSAGE_RE",
     "HTTP_STATUS_CODES",

@@ -57,6 +57,8 @@ class RecoverableError(BaseModel):
     ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
     None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
     the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
+    ``blind_retry_steps``: retries inside the error's ``retry_after`` window, which are no
+    attempt (:func:`inside_retry_after`).
     """
 
     step: int
@@ -69,6 +71,7 @@ class RecoverableError(BaseModel):
     attempt_step: int | None = None
     recovered_step: int | None = None
     cut_short: bool = False
+    blind_retry_steps: list[int] = Field(default_factory=list)
 
 
 class ImpatienceWindow(BaseModel):
@@ -228,6 +231,19 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     return out
 
 
+def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
+    """True when ``calls[j]`` comes inside the ``retry_after`` window of the rate-limited
+    ``calls[i]``: before ``time + retry_after`` (virtual seconds) when both steps carry
+    ``time``, else with no call of a wait tool between them. False for any other error, or
+    a rate limit that named no wait (docs/design.md §7, "Recovery")."""
+    c, d = calls[i], calls[j]
+    if c.code != "rate_limited" or c.retry_after is None:
+        return False
+    if c.time is not None and d.time is not None:
+        return d.time < c.time + c.retry_after
+    return not any(is_wait(calls[m]) for m in range(i + 1, j))
+
+
 def score_recovery(
     calls: list[Call],
     catalog: Catalog,
@@ -242,15 +258,19 @@ def score_recovery(
       without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
       auth_required), or whose code has a remedy for that tool in the catalog.
     * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
-      remedy for that code, or calls a declared alternative (either direction). With
+      remedy for that code, or calls a declared alternative (either direction). A retry
+      that fails inside the error's ``retry_after`` window (:func:`inside_retry_after`) is a
+      blind retry, not an attempt: it did not wait as the error asked; a call of a wait tool
+      after a rate limit is a remedy whatever the catalog declares. With
       ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
       also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
       applied timeout.
     * Recovered: a later call of the same tool or of an alternative, whose ids match the
-      failed call's, that succeeded or timed out but was applied (the ledger says so); or, for
-      an injected fault, a retry of the same tool on matching ids that got a domain answer:
-      an error that is neither an injected fault nor an invalid call (e.g. "you can't unblock
-      X, who is not blocked"). The tool did its work and answered, so the fault was overcome;
+      failed call's, that succeeded or timed out but was applied (the ledger says so); or,
+      for every recoverable error, injected or not, a retry of the same tool on matching ids
+      that got a domain answer: an error of another code that is neither an injected fault
+      nor an invalid call (e.g. after a missing privilege was granted, "you can't unblock X,
+      who is not blocked"). The tool did its work and answered, so the error was overcome;
       what the answer means for the task is the outcome's business (docs/design.md §7,
       "Recovery").
     * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
@@ -275,13 +295,17 @@ def score_recovery(
         alts = catalog.alternatives_of(c.tool)
         timeout_read = timeout_read_recovers and c.code == "timeout"
         attempt = attempt_step = recovered_step = None
+        blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
+            if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
+                blind.append(d.step)  # a blind retry: it did not wait as the error asked
+                continue
             how = (
                 "retry"
                 if d.tool == c.tool
                 else "remedy"
-                if d.tool in remedies
+                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d))
                 else "alternative"
                 if d.tool in alts
                 else "read_back"
@@ -294,9 +318,15 @@ def score_recovery(
         for j in range(i + 1, n):
             d = calls[j]
             achieved = d.ok or (d.code == "timeout" and d.applied is True)
-            # a retry of the same call after an injected fault that got a domain answer (an
-            # error that is no injected fault and no invalid call) overcame the fault
-            answered = injected and not d.ok and d.tool == c.tool and d.fault not in ERROR_FAULT_KINDS and not d.invalid
+            # a retry of the same call that got a domain answer (an error of another code that
+            # is no injected fault and no invalid call) overcame the error
+            answered = (
+                not d.ok
+                and d.tool == c.tool
+                and d.code != c.code
+                and d.fault not in ERROR_FAULT_KINDS
+                and not d.invalid
+            )
             if (
                 (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
                 or (answered and ids_match(c.ids, d.ids))
@@ -316,12 +346,15 @@ def score_recovery(
                 attempt_step=attempt_step,
                 recovered_step=recovered_step,
                 cut_short=status != "completed" and i + k >= n,
+                blind_retry_steps=blind,
             )
         )
     return out
 
 
-def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K) -> Defeatism:
+def score_defeatism(
+    errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K, claimed: bool = False
+) -> Defeatism:
     """Defeatism: the agent gave up on a recoverable error.
 
     An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
@@ -329,12 +362,15 @@ def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: in
     (:func:`~mcpgym.evaluation.refusal.match_refusal`) while some recoverable error stays
     unrecovered. An infeasible task refused with every recoverable error recovered is not
     defeatism. An error whose window the harness cut short is not counted as given up: the
-    agent did not stop. Rate: defeatist episodes / episodes that met a recoverable error
-    (docs/design.md §7, "Defeatism").
+    agent did not stop. A final message that claims the task done (``claimed``:
+    :func:`~mcpgym.evaluation.refusal.claims_done`) is no concession: never defeatism (it is
+    false success when the task failed). Rate: defeatist episodes / episodes that met a
+    recoverable error (docs/design.md §7, "Defeatism").
 
     Args:
         errors: :func:`score_recovery`'s result. final_message: the agent's last message.
-        k: the recovery window (named in the reason).
+        k: the recovery window (named in the reason). claimed: the final message claims the
+            task done.
     """
     out = Defeatism()
     refusal = match_refusal(final_message)
@@ -342,6 +378,8 @@ def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: in
         out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
     unrecovered = [r for r in errors if r.recovered_step is None]
     abandoned = [r for r in unrecovered if r.attempt is None and not r.cut_short]
+    if claimed:
+        return out
     if abandoned:
         r = abandoned[0]
         out.defeatism = True

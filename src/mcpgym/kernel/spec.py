@@ -26,7 +26,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from mcpgym.kernel.errors import ERROR_CODES, ToolError
 
 
-
 class ToolKind(StrEnum):
     """What a tool does to the world, as the scorer sees it (docs/design.md §7, "Terms").
 
