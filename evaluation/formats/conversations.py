@@ -77,6 +77,17 @@ def tool_descriptions(tools: Any) -> dict[str, str]:
     return out
 
 
+def tool_names(tools: Any) -> list[str]:
+    """The names of OpenAI, Anthropic or MCP tool definitions (a record's ``tools``), in order."""
+    out: list[str] = []
+    for t in tools if isinstance(tools, list) else []:
+        if isinstance(t, dict) and isinstance(t.get("function"), dict):
+            t = t["function"]
+        if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"] not in out:
+            out.append(t["name"])
+    return out
+
+
 def find_conversations(records: list[tuple[int | None, Any]], result: LoadResult) -> list[Conversation]:
     """The conversations of a file's records (see the module docstring for the shapes).
 
@@ -170,6 +181,9 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         meta: dict[str, Any] = {"format": fmt, "file": str(path), "episode": conv.label}
         if "reward" in rec:
             meta["reward"] = rec["reward"]
+        listed = tool_names(rec.get("tools"))
+        if listed:
+            meta["tools"] = listed  # the tools the agent had (false success: a write never made)
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
         try:
             if not isinstance(conv.messages, list):
@@ -253,4 +267,5 @@ __all__ = [
     "find_conversations",
     "load_conversations",
     "tool_descriptions",
+    "tool_names",
 ]
