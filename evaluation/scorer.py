@@ -189,7 +189,14 @@ def score_episode(
         b.detail,
     )
 
-    errors = score_recovery(calls, catalog, k=k, timeout_read_recovers=timeout_read_recovers, status=traj.status)
+    errors = score_recovery(
+        calls,
+        catalog,
+        k=k,
+        timeout_read_recovers=timeout_read_recovers,
+        status=traj.status,
+        outside=traj.ledger is None,
+    )
     sc.recoverable_error_detail = errors
     sc.recoverable_errors = len(errors)
     sc.recovery_attempts = sum(r.attempt is not None for r in errors)

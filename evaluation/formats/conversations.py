@@ -233,8 +233,8 @@ def conversation_trajectory(
     the episode (``completed``) when the last assistant text follows every tool result and
     asks for no tool (the final message is that text), or when its last call is a hand-off
     or an end call (:func:`~mcpgym.evaluation.formats.results.ending_kind`: the final message
-    is the end call's answer, :func:`~mcpgym.evaluation.formats.results.end_call_message`, or
-    the text beside the hand-off). Otherwise the conversation stops in the middle of a turn,
+    is the end call's answer, :func:`~mcpgym.evaluation.formats.results.end_call_message`;
+    after a hand-off there is none). Otherwise the conversation stops in the middle of a turn,
     which shows the harness cut it: status ``limit``.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
@@ -244,7 +244,8 @@ def conversation_trajectory(
         kind = ending_kind(last_call[0])
         if kind is not None:
             status, stop_reason = "completed", f"the agent ended the episode ({kind.value} call {last_call[0]})"
-            final = end_call_message(last_call[1]) if kind == ToolKind.END else last_call[2]
+            # a hand-off leaves no final message: the conversation went to someone else
+            final = end_call_message(last_call[1]) if kind == ToolKind.END else ""
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,

@@ -33,7 +33,8 @@ ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "transient",
         r"\binterne?a?l(?: server)? error\b|\bnetwork\b|\bconnection (?:reset|refused|error|lost|aborted)\b"
-        r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b",
+        r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b|\bexceeded \d+ redirects\b|\btoo many redirects\b"
+        r"|^message error\b",
     ),
     (
         "auth_required",

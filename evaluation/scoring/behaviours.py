@@ -26,6 +26,7 @@ from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
 from mcpgym.evaluation.refusal import match_refusal
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
 from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""
@@ -251,6 +252,7 @@ def score_recovery(
     k: int = DEFAULT_K,
     timeout_read_recovers: bool = True,
     status: str = "completed",
+    outside: bool = False,
 ) -> list[RecoverableError]:
     """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
 
@@ -289,11 +291,15 @@ def score_recovery(
         if c.ok:
             continue
         remedies = catalog.remedies_for(c.tool, c.code)
-        injected = c.fault in ERROR_FAULT_KINDS
-        if not (injected or remedies):
+        injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
+        unknown_tool = c.invalid and c.code == "not_found"
+        if not (injected or remedies or (outside and not unknown_tool)):
             continue
         alts = catalog.alternatives_of(c.tool)
         timeout_read = timeout_read_recovers and c.code == "timeout"
+        # the arguments already refused with this tool: a call repeating them cannot overcome
+        # a refusal (only a fault passes, and passes at random)
+        refused = {calls[m].args_key for m in range(i + 1) if calls[m].tool == c.tool and not calls[m].ok}
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
@@ -303,11 +309,11 @@ def score_recovery(
                 continue
             how = (
                 "retry"
-                if d.tool == c.tool
+                if d.tool == c.tool and (injected or d.args_key not in refused)
                 else "remedy"
                 if d.tool in remedies or (c.code == "rate_limited" and is_wait(d))
                 else "alternative"
-                if d.tool in alts
+                if d.tool in alts or (outside and related(c, d))
                 else "read_back"
                 if timeout_read and matches(d, c)
                 else None
@@ -315,9 +321,13 @@ def score_recovery(
             if how:
                 attempt, attempt_step = how, d.step
                 break
+        # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
+        # resource: the goal was the tool's, the failing call named the wrong thing
+        any_ids = c.code in ("not_found", "invalid_argument") and not injected
         for j in range(i + 1, n):
             d = calls[j]
             achieved = d.ok or (d.code == "timeout" and d.applied is True)
+            same_goal = d.tool == c.tool or d.tool in alts or (outside and related(c, d))
             # a retry of the same call that got a domain answer (an error of another code that
             # is no injected fault and no invalid call) overcame the error
             answered = (
@@ -327,9 +337,10 @@ def score_recovery(
                 and d.fault not in ERROR_FAULT_KINDS
                 and not d.invalid
             )
+            ids = any_ids or ids_match(c.ids, d.ids)
             if (
-                (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
-                or (answered and ids_match(c.ids, d.ids))
+                (achieved and same_goal and ids)
+                or (answered and ids)
                 or (timeout_read and c.applied is True and matches(d, c))
             ):
                 recovered_step = d.step
@@ -352,20 +363,42 @@ def score_recovery(
     return out
 
 
+def related(c: Call, d: Call) -> bool:
+    """For a transcript without a catalog entry: ``d`` is an alternative to ``c`` (another
+    tool for the same goal) when both are tools known only by name, ``d`` is no hand-off, end
+    or unknown tool, and they share a resource family or the provider a ToolBench name gives
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``)."""
+    if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
+        return False
+    if d.entry.kind not in (ToolKind.READ, ToolKind.WRITE) or (d.invalid and d.code == "not_found"):
+        return False
+    if c.families & d.families:
+        return True
+    pc, pd = _provider(c.tool), _provider(d.tool)
+    return pc is not None and pc == pd
+
+
+def _provider(tool: str) -> str | None:
+    low = tool.lower()
+    at = low.rfind("_for_")
+    return low[at + 5 :] if at > 0 else None
+
+
 def score_defeatism(
     errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K, claimed: bool = False
 ) -> Defeatism:
-    """Defeatism: the agent gave up on a recoverable error.
+    """Defeatism: the agent stopped after an unrecovered recoverable error and its final message
+    concedes the failure or explains it away.
 
-    An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
-    at the end, or when the final message declares the task impossible
-    (:func:`~mcpgym.evaluation.refusal.match_refusal`) while some recoverable error stays
-    unrecovered. An infeasible task refused with every recoverable error recovered is not
-    defeatism. An error whose window the harness cut short is not counted as given up: the
-    agent did not stop. A final message that claims the task done (``claimed``:
-    :func:`~mcpgym.evaluation.refusal.claims_done`) is no concession: never defeatism (it is
-    false success when the task failed). Rate: defeatist episodes / episodes that met a
-    recoverable error (docs/design.md §7, "Defeatism").
+    An episode is defeatist when its final message declares the task impossible
+    (:func:`~mcpgym.evaluation.refusal.match_refusal`: refusal and blame patterns, a give-up)
+    while some recoverable error stays unrecovered and was not cut short by the harness. A
+    final message that claims the task done (``claimed``:
+    :func:`~mcpgym.evaluation.refusal.claims_done`) concedes nothing: that is false success
+    when the task failed, never defeatism; an episode ended by a hand-off has no final message
+    (an escalation, not a concession). An infeasible task refused with every recoverable error
+    recovered is not defeatism. Rate: defeatist episodes / episodes that met a recoverable
+    error (docs/design.md §7, "Defeatism").
 
     Args:
         errors: :func:`score_recovery`'s result. final_message: the agent's last message.
@@ -376,22 +409,16 @@ def score_defeatism(
     refusal = match_refusal(final_message)
     if refusal is not None:
         out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
-    unrecovered = [r for r in errors if r.recovered_step is None]
-    abandoned = [r for r in unrecovered if r.attempt is None and not r.cut_short]
-    if claimed:
+    if claimed or refusal is None:
         return out
-    if abandoned:
-        r = abandoned[0]
-        out.defeatism = True
-        out.reason = (
-            f"no recovery attempt within {k} calls after the recoverable {r.code} error at step {r.step} ({r.tool})"
-        )
-    elif refusal is not None and unrecovered:
+    unrecovered = [r for r in errors if r.recovered_step is None and not r.cut_short]
+    if unrecovered:
         r = unrecovered[0]
         out.defeatism = True
+        tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
         out.reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
-            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered"
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {k} calls)"
         )
     return out
 

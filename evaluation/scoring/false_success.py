@@ -13,7 +13,8 @@ success"). :func:`score_false_success` decides it per episode:
   write but claims the whole task done (:data:`GENERIC_CLAIM_RE`: "Done!", "All set") names
   every write the episode attempted.
 
-An errored episode (the provider or harness broke it) has no false success (None).
+An episode without a final message (it ended with a hand-off, or the harness cut it) or an
+errored one (the provider or harness broke it) has no false success to judge (None).
 """
 
 from __future__ import annotations
@@ -123,8 +124,8 @@ def score_false_success(traj: Trajectory, calls: list[Call], catalog: Catalog, s
             kinds. success: the judged outcome, None when unknown.
     """
     out = FalseSuccess(claimed=traj.status != "errored" and claims_done(traj.final_message))
-    if traj.status == "errored":
-        return out
+    if traj.status == "errored" or not (traj.final_message or "").strip():
+        return out  # nothing to judge: no final message (a hand-off, a cut transcript)
     if success is not None:
         out.basis = FalseSuccessBasis.OUTCOME
         out.false_success = out.claimed and not success
