@@ -33,9 +33,9 @@ Heuristic (:func:`classify_tool`), in order:
    (:data:`ID_ARG_RE`: ``id``, ``uid``, ``*_id``, ``*_ids``, and short ``<1-4 letters>id``
    names such as ``moid``, ``tid``, ``caid``, ``gid``). See :meth:`Catalog.ids`.
 5. Remedies (resolved by :meth:`Catalog.remedies_for`): ``permission_denied`` and
-   ``auth_required`` are cured by any auth tool the catalog knows; ``rate_limited`` by any
-   tool with the role ``wait`` (declared; for tools known only heuristically, any tool whose
-   name contains ``wait``).
+   ``auth_required`` are cured by any auth tool of the same app the catalog knows;
+   ``rate_limited`` by any tool of the same app with the role ``wait`` (declared; for tools
+   known only heuristically, any tool whose name contains ``wait``).
 """
 
 from __future__ import annotations
@@ -540,10 +540,12 @@ class Catalog:
         cures = list(entry.remedies.get(code, []))
         if entry.source == "heuristic":
             known = self.entries()
+            # cures come from the tool's own app: mcpgym's system_wait is no cure of an
+            # outside API's rate limit
             if code in ("permission_denied", "auth_required"):
-                cures += [e.name for e in known if e.kind == "auth" and e.name != name]
+                cures += [e.name for e in known if e.kind == "auth" and e.name != name and e.app == entry.app]
             elif code == "rate_limited":
-                cures += [e.name for e in known if is_wait_entry(e)]
+                cures += [e.name for e in known if is_wait_entry(e) and e.app == entry.app]
         return list(dict.fromkeys(cures))
 
     def alternatives_of(self, name: str) -> set[str]:

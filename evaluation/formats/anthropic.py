@@ -119,11 +119,15 @@ def trajectory_from_messages(
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    user_last: str | None = None  # the last message's text when a user wrote it (no tool result)
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
         role = m.get("role")
         blocks = _blocks(m.get("content"))
+        if role != "system":
+            spoke = role == "user" and not any(_is(b, "tool_result", MCP_RESULT) for b in blocks)
+            user_last = _text(blocks) if spoke else None
         if role == "assistant":
             # MCP connector results sit in this message: what follows the last one is the
             # model's answer to them, and a connector call without a result after it is pending
@@ -188,6 +192,7 @@ def trajectory_from_messages(
         instruction=instruction,
         metadata=metadata,
         last_call=(calls[-1]["name"], parse_arguments(calls[-1]["input"])[0], calls[-1]["text"]) if calls else None,
+        user_last=user_last,
     )
     return traj, warnings
 

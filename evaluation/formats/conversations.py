@@ -37,6 +37,10 @@ from mcpgym.evaluation.formats.results import end_call_message, ending_kind
 from mcpgym.evaluation.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
 
+USER_STOP_MARKERS: tuple[str, ...] = ("###STOP###",)
+"""Markers by which a simulated user ends a conversation (tau-bench); a conversation whose
+last message is the user's without one was cut by the harness."""
+
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
 
@@ -220,6 +224,7 @@ def conversation_trajectory(
     instruction: str | None,
     metadata: dict[str, Any] | None,
     last_call: tuple[str, Any, str] | None = None,
+    user_last: str | None = None,
 ) -> Trajectory:
     """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
 
@@ -228,6 +233,8 @@ def conversation_trajectory(
             last assistant message, or None. last_result_at: index of the last tool result.
         last_call: ``(tool, arguments, text of its message)`` of the conversation's last tool
             call, answered or not (None without calls).
+        user_last: the text of the conversation's last message when a user wrote it (None
+            when the agent or a tool spoke last).
 
     Status from the transcript (docs/design.md §6, "Outside trajectories"): the agent ended
     the episode (``completed``) when the last assistant text follows every tool result and
@@ -235,12 +242,17 @@ def conversation_trajectory(
     or an end call (:func:`~mcpgym.evaluation.formats.results.ending_kind`: the final message
     is the end call's answer, :func:`~mcpgym.evaluation.formats.results.end_call_message`;
     after a hand-off there is none). Otherwise the conversation stops in the middle of a turn,
-    which shows the harness cut it: status ``limit``.
+    which shows the harness cut it: status ``limit``. So does a conversation whose last
+    message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for
+    an answer that never came; the agent's earlier text is no final message.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
     status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
-    if not answered and last_call is not None:
+    if user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
+        answered, final = False, ""
+        status, stop_reason = "limit", "the conversation ends on a user turn nobody answered"
+    elif not answered and last_call is not None:
         kind = ending_kind(last_call[0])
         if kind is not None:
             status, stop_reason = "completed", f"the agent ended the episode ({kind.value} call {last_call[0]})"

@@ -97,11 +97,14 @@ def trajectory_from_messages(
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    user_last: str | None = None  # the last message's text when a user wrote it
     call: _Call | None
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
         role = m.get("role")
+        if role not in ("system", "developer"):
+            user_last = content_text(m.get("content")) if role == "user" else None
         if role == "assistant":
             raw_calls = m.get("tool_calls") or []
             if not isinstance(raw_calls, list):
@@ -165,6 +168,7 @@ def trajectory_from_messages(
         instruction=instruction,
         metadata=metadata,
         last_call=(calls[-1].name, calls[-1].arguments, calls[-1].text) if calls else None,
+        user_last=user_last,
     )
     return traj, warnings
 

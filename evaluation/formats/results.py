@@ -263,6 +263,16 @@ ERROR_MESSAGE_RE = re.compile(
 """The ``message``/``detail`` of a small body (at most :data:`ERROR_BODY_KEYS` keys) that is an
 error report, not an answer (ToolBench's ``{'message': "Endpoint '/x' does not exist"}``)."""
 ERROR_BODY_KEYS = 3
+MESSAGE_KEYS: frozenset[str] = frozenset({"message", "detail", "msg"})
+"""An answer inside a :data:`WRAPPER_KEYS` wrapper made of these keys only is a refusal
+(RapidAPI's ``{'message': 'genre must be an integer: Thriller'}``): an API that answers
+returns data, not a bare message."""
+HTML_ERROR_RE = re.compile(
+    r"<title>\s*(?:[45]\d\d\s*)?(forbidden|not found|bad request|unauthori[sz]ed|internal server error"
+    r"|service unavailable|bad gateway|gateway time-?out|too many requests|access denied)",
+    re.IGNORECASE,
+)
+"""An HTML page returned as a result whose title is an HTTP error (``<title>Forbidden</title>``)."""
 HTTP_STATUS_LINE_RE = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\b(?:\s+[A-Za-z][\w '-]*)?\s*(?:$|[:.\n-])"
     r"|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
@@ -270,6 +280,7 @@ HTTP_STATUS_LINE_RE = re.compile(
 """A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``)."""
 _BROKEN_STATUS_RE = re.compile(r"""['"](?:status|status_code|statusCode|http_status)['"]\s*:\s*['"]?([45]\d\d)\b""")
 _BROKEN_FALSE_RE = re.compile(r"""['"](?:success|ok)['"]\s*:\s*(?:false|False)\b""")
+_BROKEN_ENVELOPE_RE = re.compile(r"""^\s*\{\s*"error"\s*:\s*"([^"]+)"\s*,\s*"response"\s*:\s*"(.+)""", re.DOTALL)
 _BROKEN_ERROR_RE = re.compile(
     r"""^\s*\{\s*['"](?:error|errors|error_message|errorMessage)['"]\s*:\s*['"]([^'"]+)['"]"""
 )
@@ -295,6 +306,15 @@ def _body_message(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)[:500]
 
 
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or value in ({}, [])
+
+
+def _clip(value: Any, limit: int = 2000) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text[:limit]
+
+
 def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str] | None:
     """An error a real API put inside an ordinary result: ``(code, message)``, or None.
 
@@ -306,12 +326,15 @@ def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str] | None:
       to a ``message`` / ``error`` (code by :data:`HTTP_STATUS_CODES`);
     * a truthy ``error`` / ``errors`` / ``error_message`` inside a wrapper;
     * a small body (at most :data:`ERROR_BODY_KEYS` keys) whose ``message`` / ``detail``
-      reads as an error report (:data:`ERROR_MESSAGE_RE`).
+      reads as an error report (:data:`ERROR_MESSAGE_RE`), or, inside a wrapper, a body that
+      is nothing but a message (:data:`MESSAGE_KEYS`);
+    * inside a wrapper, a text that is an HTML error page (:data:`HTML_ERROR_RE`), an HTTP
+      status line or ``Error:`` text (:func:`text_result_error`).
     """
     if isinstance(value, str) and depth > 0:
         parsed, value = parse_result_text(value)
-        if not parsed:
-            return text_result_error(value)
+        if not parsed or isinstance(value, str):
+            return text_result_error(str(value))
     if not isinstance(value, dict):
         return None
     message = _body_message(value)
@@ -329,6 +352,9 @@ def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str] | None:
             if value.get(key) not in (None, False, "", {}, []):
                 msg = error_message_of(value[key], message)
                 return error_code_of(value[key]) or guess_error_code(msg), msg
+    if depth > 0 and value and set(value) <= MESSAGE_KEYS:
+        message = next(str(value[k]) for k in value)
+        return guess_error_code(message), message  # an API's whole answer is a message: a refusal
     if len(value) <= ERROR_BODY_KEYS:
         for key in ("message", "detail", "msg"):
             text = value.get(key)
@@ -349,6 +375,9 @@ def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, st
     with ``Error`` (:data:`ERROR_PREFIX_RE`). ``(code, message)`` or None."""
     if text.lstrip()[:1] in ("{", "["):
         return broken_json_error(text)
+    m = HTML_ERROR_RE.search(text[:2000])
+    if m:
+        return guess_error_code(m.group(1)), f"HTML error page: {m.group(1)}"
     m = HTTP_STATUS_LINE_RE.match(text)
     if m:
         return http_error_code(int(m.group(1) or m.group(2))), text.strip()[:500]
@@ -383,7 +412,10 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
        dict (:func:`parse_result_text`).
     2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
        ``error`` itself) when that is one of :data:`mcpgym.kernel.errors.ERROR_CODES`, else guessed
-       from the error's message. The result is the object itself (mcpgym's own payload
+       from the error's message. When the object also carries a non-empty ``response`` (the
+       ToolBench envelope), an error inside it (:func:`embedded_error`) gives the code; else
+       the response is kept in the error payload (``error.response``): flagged, yet answered
+       with data, which counts as a genuine answer for recovery. The result is the object itself (mcpgym's own payload
        shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
     3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.
     4. A JSON object whose ``status`` is an error status (``failed``, ``error``, ``internal
@@ -411,11 +443,25 @@ def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[boo
         if err not in (None, False, "", {}, []):
             message = error_message_of(err, text)
             code = error_code_of(err) or guess_error_code(message)
+            if not isinstance(err, dict) and not _empty(value.get("response")):
+                inner = embedded_error({"response": value["response"]})
+                if inner is not None:  # the answer says what failed: its status decides
+                    return True, inner[0], error_payload(inner[0], f"{message}: {inner[1]}")
+                # flagged, yet the answer carries data: kept for recovery (a genuine answer)
+                return True, code, error_payload(code, message, response=_clip(value["response"]))
             return True, code, value if isinstance(err, dict) else text_error(message, code)[2]
         if value.get("isError") is True:
             return text_error(content_text(value.get("content")) or text)
         if "status" in value and is_error_status(value["status"]):
             return status_error(value["status"], value.get("output", value.get("message", "")))
+    if not parsed:
+        m = _BROKEN_ENVELOPE_RE.match(text)
+        if m:  # a ToolBench envelope cut short: {"error": "<flag>", "response": "<data...
+            code = guess_error_code(m.group(1))
+            inner = broken_json_error(m.group(2))
+            if inner is not None:
+                return True, inner[0], error_payload(inner[0], f"{m.group(1)}: {inner[1]}")
+            return True, code, error_payload(code, m.group(1), response=m.group(2)[:2000])
     found = embedded_error(value) if parsed else text_result_error(text, prefix=False)
     if found is not None:
         code, message = found

@@ -16,6 +16,7 @@ unscored families.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,6 +28,9 @@ from mcpgym.evaluation.refusal import match_refusal
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
 from mcpgym.evaluation.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
+
+NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
+"""An error text saying no retry can get past it."""
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""
@@ -59,7 +63,9 @@ class RecoverableError(BaseModel):
     None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
     the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
     ``blind_retry_steps``: retries inside the error's ``retry_after`` window, which are no
-    attempt (:func:`inside_retry_after`).
+    attempt (:func:`inside_retry_after`). ``curable``: something offered could get past the
+    error (False for an inferred auth challenge no offered tool answers, or an error saying
+    retrying will not help, :data:`NO_RETRY_RE`); defeatism looks only at curable errors.
     """
 
     step: int
@@ -73,6 +79,7 @@ class RecoverableError(BaseModel):
     recovered_step: int | None = None
     cut_short: bool = False
     blind_retry_steps: list[int] = Field(default_factory=list)
+    curable: bool = True
 
 
 class ImpatienceWindow(BaseModel):
@@ -269,12 +276,14 @@ def score_recovery(
       applied timeout.
     * Recovered: a later call of the same tool or of an alternative, whose ids match the
       failed call's, that succeeded or timed out but was applied (the ledger says so); or,
-      for every recoverable error, injected or not, a retry of the same tool on matching ids
-      that got a domain answer: an error of another code that is neither an injected fault
-      nor an invalid call (e.g. after a missing privilege was granted, "you can't unblock X,
-      who is not blocked"). The tool did its work and answered, so the error was overcome;
-      what the answer means for the task is the outcome's business (docs/design.md §7,
-      "Recovery").
+      for an injected fault or an error with a remedy (an obstacle between the agent and the
+      tool's answer), a retry of the same tool on matching ids that got a domain answer: an
+      error of another code that is neither an injected fault nor an invalid call (e.g.
+      after a missing privilege was granted, "you can't unblock X, who is not blocked"), or
+      a result flagged as an error that still carries the API's answer (``carries_data``).
+      The tool did its work and answered, so the obstacle was overcome; what the answer
+      means for the task is the outcome's business. A refusal answered by another refusal is
+      not recovered (docs/design.md §7, "Recovery").
     * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
       ``k`` calls after the error.
 
@@ -287,31 +296,44 @@ def score_recovery(
     """
     out: list[RecoverableError] = []
     n = len(calls)
+    unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
     for i, c in enumerate(calls):
         if c.ok:
             continue
-        remedies = catalog.remedies_for(c.tool, c.code)
+        # a remedy the agent called but no server knew (an invented tool) cures nothing
+        remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
         injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
-        unknown_tool = c.invalid and c.code == "not_found"
-        if not (injected or remedies or (outside and not unknown_tool)):
+        if not (injected or remedies or (outside and not _unknown_tool(c))):
             continue
+        # curable: something offered could get past it (defeatism asks for one); an inferred
+        # auth challenge no offered tool answers, or an error saying retrying will not help, is not
+        curable = bool(injected or remedies) or (
+            not (c.inferred and c.fault == "auth_challenge") and not NO_RETRY_RE.search(c.error_text)
+        )
         alts = catalog.alternatives_of(c.tool)
         timeout_read = timeout_read_recovers and c.code == "timeout"
         # the arguments already refused with this tool: a call repeating them cannot overcome
         # a refusal (only a fault passes, and passes at random)
         refused = {calls[m].args_key for m in range(i + 1) if calls[m].tool == c.tool and not calls[m].ok}
+        # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
+        # resource: the goal was the tool's, the failing call named the wrong thing; any other
+        # refusal only on the same resource (the next item of a loop is no attempt)
+        any_ids = c.code in ("not_found", "invalid_argument") and not injected
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
+            if _unknown_tool(d):
+                continue  # a tool that does not exist overcomes nothing
             if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
                 blind.append(d.step)  # a blind retry: it did not wait as the error asked
                 continue
             how = (
                 "retry"
-                if d.tool == c.tool and (injected or d.args_key not in refused)
+                if d.tool == c.tool
+                and (injected or (d.args_key not in refused and (any_ids or ids_match(c.ids, d.ids))))
                 else "remedy"
-                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d))
+                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or names_remedy(c, d)
                 else "alternative"
                 if d.tool in alts or (outside and related(c, d))
                 else "read_back"
@@ -321,22 +343,20 @@ def score_recovery(
             if how:
                 attempt, attempt_step = how, d.step
                 break
-        # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
-        # resource: the goal was the tool's, the failing call named the wrong thing
-        any_ids = c.code in ("not_found", "invalid_argument") and not injected
         for j in range(i + 1, n):
             d = calls[j]
-            achieved = d.ok or (d.code == "timeout" and d.applied is True)
+            achieved = (d.ok and not d.no_answer) or (d.code == "timeout" and d.applied is True)
             same_goal = d.tool == c.tool or d.tool in alts or (outside and related(c, d))
             # a retry of the same call that got a domain answer (an error of another code that
             # is no injected fault and no invalid call) overcame the error
             answered = (
-                not d.ok
+                (injected or bool(remedies))
+                and not d.ok
                 and d.tool == c.tool
                 and d.code != c.code
                 and d.fault not in ERROR_FAULT_KINDS
                 and not d.invalid
-            )
+            ) or (d.carries_data and same_goal and j > i)
             ids = any_ids or ids_match(c.ids, d.ids)
             if (
                 (achieved and same_goal and ids)
@@ -358,24 +378,55 @@ def score_recovery(
                 recovered_step=recovered_step,
                 cut_short=status != "completed" and i + k >= n,
                 blind_retry_steps=blind,
+                curable=curable,
             )
         )
     return out
 
 
+def names_remedy(c: Call, d: Call) -> bool:
+    """``d`` calls the tool the error of ``c`` names as its cure: the tool's name, or its first
+    token when that is a word of 4 letters or more, appears in the error ("You've already
+    blocked Axel. Please unblock him first." names ``unblock``)."""
+    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == "not_found"):
+        return False
+    name = d.tool.lower()
+    if name in c.error_text:
+        return True
+    first = re.split(r"[^a-z0-9]+", name)[0]
+    if first in re.split(r"[^a-z0-9]+", c.tool.lower()):
+        return False  # "search" in "/search/people" is the failing tool's own word, no cure
+    return len(first) >= 4 and re.search(rf"\b{re.escape(first)}\b", c.error_text) is not None
+
+
 def related(c: Call, d: Call) -> bool:
     """For a transcript without a catalog entry: ``d`` is an alternative to ``c`` (another
-    tool for the same goal) when both are tools known only by name, ``d`` is no hand-off, end
-    or unknown tool, and they share a resource family or the provider a ToolBench name gives
-    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``)."""
+    tool for the same goal) when both are tools known only by name, both look things up
+    (``read`` or ``unknown`` kind: a write's alternative is declared, never guessed), ``d``
+    is no call of a tool that does not exist, and they share a resource family, the provider a ToolBench name gives
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), or an
+    argument value (another carrier's tracker asked for the same tracking number)."""
     if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
         return False
-    if d.entry.kind not in (ToolKind.READ, ToolKind.WRITE) or (d.invalid and d.code == "not_found"):
-        return False
+    if _unknown_tool(d) or not {c.entry.kind, d.entry.kind} <= {ToolKind.READ, ToolKind.UNKNOWN}:
+        return False  # a write's alternative is declared, never guessed (cancel is no other update)
     if c.families & d.families:
         return True
     pc, pd = _provider(c.tool), _provider(d.tool)
-    return pc is not None and pc == pd
+    if pc is not None and pc == pd:
+        return True
+    return bool(_values(c.arguments) & _values(d.arguments))
+
+
+def _values(arguments: Any) -> set[str]:
+    """Argument values that name a subject (strings of 3 characters or more), lowercased."""
+    if not isinstance(arguments, dict):
+        return set()
+    return {v.strip().lower() for v in arguments.values() if isinstance(v, str) and len(v.strip()) >= 3}
+
+
+def _unknown_tool(c: Call) -> bool:
+    return c.invalid and c.code == "not_found"
 
 
 def _provider(tool: str) -> str | None:
@@ -411,7 +462,7 @@ def score_defeatism(
         out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
     if claimed or refusal is None:
         return out
-    unrecovered = [r for r in errors if r.recovered_step is None and not r.cut_short]
+    unrecovered = [r for r in errors if r.recovered_step is None and not r.cut_short and r.curable]
     if unrecovered:
         r = unrecovered[0]
         out.defeatism = True

@@ -52,6 +52,13 @@ class Call:
         retry_after: virtual seconds a rate-limited error asked to wait.
         invalid: an ``invalid_argument`` error or an unknown tool (``not_found`` on ``name``).
         is_read: a successful call of a ``read`` tool (set on creation).
+        error_text: an error's result as lowercase text (at most 2,000 characters; ``""``
+            for a success): read for the remedy the error names ("unblock her first").
+        carries_data: an error whose result also carries the API's answer
+            (``error.response``, ToolBench's "Message error..." with results): for recovery,
+            a genuine answer.
+        no_answer: a success whose result is an empty body (``""``, ``{}``, ``{"error": "",
+            "response": ""}``): it answers nothing, so it recovers nothing.
     """
 
     step: int
@@ -70,6 +77,9 @@ class Call:
     invalid: bool
     is_read: bool = False
     _args_key: str | None = None
+    error_text: str = ""
+    carries_data: bool = False
+    no_answer: bool = False
 
     def __post_init__(self) -> None:
         # A plain attribute, not a property: the scoring loops read it O(n^2) times.
@@ -169,9 +179,37 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
                 s.time,
                 s.retry_after if is_error else None,
                 invalid,
+                error_text=_error_text(s.result) if is_error else "",
+                carries_data=is_error and _carries_data(s.result),
+                no_answer=not is_error and _no_answer(s.result),
             )
         )
     return out
+
+
+def _error_text(result: Any) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return text[:2000].lower()
+
+
+def _carries_data(result: Any) -> bool:
+    err = result.get("error") if isinstance(result, dict) else None
+    return isinstance(err, dict) and bool(err.get("response"))
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == {} or (isinstance(value, str) and not value.strip())
+
+
+def _no_answer(result: Any) -> bool:
+    if _empty(result):
+        return True
+    return (
+        isinstance(result, dict)
+        and set(result) <= {"error", "response"}
+        and _empty(result.get("response"))
+        and not result.get("error")
+    )
 
 
 def ids_match(a: frozenset[str], b: frozenset[str]) -> bool:
