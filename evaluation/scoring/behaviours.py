@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.catalog import READ_VERBS, Catalog
 from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
 from mcpgym.evaluation.refusal import match_refusal
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
@@ -266,8 +266,16 @@ def score_recovery(
     * Recoverable error: an error step that was an injected fault (ledger, call log, or -
       without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
       auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
-      remedy for that code, or calls a declared alternative (either direction). A retry
+    * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
+      code (declared, or the tool the error names: :func:`names_remedy`), or calls a declared
+      alternative (either direction; in an outside transcript also a related look-up,
+      :func:`related`, or one that looks into a value the error named, :func:`looks_into`).
+      After an injected fault any retry counts; after a refusal only a retry that changes
+      what was refused: arguments not refused before, on the same resource (any resource
+      after ``not_found`` / ``invalid_argument``: the reference was wrong), dropping a value
+      the error refused as such ("flight HAT030 not available": a retry still holding HAT030
+      is none; "not enough seats on flight HAT229" refuses no value, a cabin change addresses
+      it). A retry
       that fails inside the error's ``retry_after`` window (:func:`inside_retry_after`) is a
       blind retry, not an attempt: it did not wait as the error asked; a call of a wait tool
       after a rate limit is a remedy whatever the catalog declares. With
@@ -314,11 +322,19 @@ def score_recovery(
         timeout_read = timeout_read_recovers and c.code == "timeout"
         # the arguments already refused with this tool: a call repeating them cannot overcome
         # a refusal (only a fault passes, and passes at random)
-        refused = {calls[m].args_key for m in range(i + 1) if calls[m].tool == c.tool and not calls[m].ok}
+        refused = {
+            calls[m].args_key
+            for m in range(i + 1)
+            if calls[m].tool == c.tool and not calls[m].ok and not calls[m].carries_data
+        }
         # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
         # resource: the goal was the tool's, the failing call named the wrong thing; any other
         # refusal only on the same resource (the next item of a loop is no attempt)
         any_ids = c.code in ("not_found", "invalid_argument") and not injected
+        # the argument values the error names; those it refuses as such ("flight HAT030 not
+        # available"): a retry that keeps them all does not address the error
+        named = {v for v in _leaves(c.arguments) if v in c.error_text}
+        refused_values = {v for v in named if _refused_value(v, c.error_text)}
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
@@ -328,14 +344,18 @@ def score_recovery(
             if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
                 blind.append(d.step)  # a blind retry: it did not wait as the error asked
                 continue
+            changed = (
+                d.args_key not in refused
+                and (any_ids or ids_match(c.ids, d.ids))
+                and not (refused_values and refused_values <= _leaves(d.arguments))
+            )
             how = (
                 "retry"
-                if d.tool == c.tool
-                and (injected or (d.args_key not in refused and (any_ids or ids_match(c.ids, d.ids))))
+                if d.tool == c.tool and (injected or changed)
                 else "remedy"
                 if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or names_remedy(c, d)
                 else "alternative"
-                if d.tool in alts or (outside and related(c, d))
+                if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
                 if timeout_read and matches(d, c)
                 else None
@@ -404,8 +424,9 @@ def related(c: Call, d: Call) -> bool:
     tool for the same goal) when both are tools known only by name, both look things up
     (``read`` or ``unknown`` kind: a write's alternative is declared, never guessed), ``d``
     is no call of a tool that does not exist, and they share a resource family, the provider a ToolBench name gives
-    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), or an
-    argument value (another carrier's tracker asked for the same tracking number)."""
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the read
+    verb their names start with (another search), or an argument value (another carrier's
+    tracker asked for the same tracking number)."""
     if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
         return False
     if _unknown_tool(d) or not {c.entry.kind, d.entry.kind} <= {ToolKind.READ, ToolKind.UNKNOWN}:
@@ -415,7 +436,14 @@ def related(c: Call, d: Call) -> bool:
     pc, pd = _provider(c.tool), _provider(d.tool)
     if pc is not None and pc == pd:
         return True
+    if _verb(c.tool) is not None and _verb(c.tool) == _verb(d.tool):
+        return True  # another search for what the failed search looked for
     return bool(_values(c.arguments) & _values(d.arguments))
+
+
+def _verb(tool: str) -> str | None:
+    first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
+    return first if first in READ_VERBS else None
 
 
 def _values(arguments: Any) -> set[str]:
@@ -423,6 +451,39 @@ def _values(arguments: Any) -> set[str]:
     if not isinstance(arguments, dict):
         return set()
     return {v.strip().lower() for v in arguments.values() if isinstance(v, str) and len(v.strip()) >= 3}
+
+
+def _leaves(value: Any) -> set[str]:
+    """Scalar values anywhere in arguments that can name something (strings of 3 characters
+    or more, numbers of 3 digits or more), lowercased."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) and len(v.strip()) >= 3:
+            out.add(v.strip().lower())
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 100:
+            out.add(str(int(v)) if float(v).is_integer() else str(v))
+    return out
+
+
+REFUSED_VALUE_RE = r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid)"
+"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"..."""
+
+
+def _refused_value(value: str, error_text: str) -> bool:
+    return re.search(REFUSED_VALUE_RE.format(re.escape(value)), error_text) is not None
+
+
+def looks_into(named: set[str], d: Call) -> bool:
+    """``d`` looks into what a refusal named: a look-up (``read`` or ``unknown`` kind) whose
+    arguments hold a value the error named (a search for flights on the date "flight HAT030
+    not available on 2024-05-13" gave)."""
+    return bool(named) and d.entry.kind in (ToolKind.READ, ToolKind.UNKNOWN) and bool(named & _leaves(d.arguments))
 
 
 def _unknown_tool(c: Call) -> bool:
