@@ -599,8 +599,10 @@ def test_errors_in_the_content_score_the_same_in_all_five_formats(tmp_path):
             [(d.step, d.code) for d in s.recoverable_error_detail],
         )
     # 1 network error (transient) and 2 rate limit, both injected faults retried and overcome
-    # by 3; write 3 verified by 4; 5 a refusal (not_found: no remedy, not recoverable)
-    expected = (5, 1, 1, 3, 0, 2, 2, 2, False, [(1, "transient"), (2, "rate_limited")])
+    # by 3; write 3 verified by 4; 5 a refusal (not_found): without a ledger it is met like
+    # any error (docs/design.md §7, "Recovery"), the last call: no attempt, unrecovered; the
+    # final message concedes nothing, so no defeatism
+    expected = (5, 1, 1, 3, 0, 3, 2, 2, False, [(1, "transient"), (2, "rate_limited"), (5, "not_found")])
     assert rows == {fmt: expected for fmt in rows}
 
 
@@ -790,7 +792,8 @@ def test_domain_answer_recovers_every_recoverable_error(tmp_path):
     )
     s = only(write(tmp_path, "p.txt", text), "complexmcp")
     assert [(d.code, d.attempt, d.recovered_step) for d in s.recoverable_error_detail] == [
-        ("permission_denied", "remedy", 3)
+        ("permission_denied", "remedy", 3),
+        ("precondition_failed", None, None),  # the answer itself: a refusal nothing follows
     ]
     again = turn("unblock", {"uid": "user_V5w"}, PRIV) + turn("unblock", {"uid": "user_V5w"}, PRIV)
     s = only(write(tmp_path, "q.txt", again + "I could not unblock Ivo.\n[END]\n"), "complexmcp")

@@ -417,12 +417,12 @@ def test_domain_answer_recovers_an_error_that_was_no_fault(tmp_path, fmt):
     # blocked currently" (another code): the error was overcome: recovered at 3
     calls = [
         (
-            "unblock_user",
+            "unblock",
             {"uid": "user_V5w"},
             json.dumps({"success": False, "message": "Permission denied: privilege needed"}),
         ),
         ("ask_for_privilege", {}, '{"granted": true}'),
-        ("unblock_user", {"uid": "user_V5w"}, "Error: you can't unblock user_V5w, who is not blocked currently"),
+        ("unblock", {"uid": "user_V5w"}, "Error: you can't unblock user_V5w, who is not blocked currently"),
     ]
     sc, _ = one(render(tmp_path, fmt, calls, "user_V5w was not blocked."), fmt)
     err = sc.recoverable_error_detail[0]

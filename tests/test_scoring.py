@@ -262,7 +262,7 @@ def test_timeout_read_back_is_not_blind(cat):
     assert (rec.attempt, rec.attempt_step, rec.recovered_step) == ("read_back", 2, 2)
     # with the literal rule (no read_back), the read is no attempt: abandoned -> defeatism
     # (the final message does not claim success: one that did would be no concession)
-    strict = score_episode(T(steps, "", ledger=ledger), cat, timeout_read_recovers=False)
+    strict = score_episode(T(steps, "Sorry, the transfer failed.", ledger=ledger), cat, timeout_read_recovers=False)
     assert (strict.recovery_attempts, strict.recoveries, strict.defeatism) == (0, 0, True)
     # a read, then the repeat: not blind
     sc = score_episode(T([*steps, S("system_transfer_from_savings", {"amount_cents": 5000})], ledger=ledger), cat)
@@ -318,8 +318,9 @@ def test_error_with_no_attempt_is_defeatism(cat):
     sc = score_episode(T(steps, "I'm sorry, the messaging service is down.", ledger=ledger), cat)
     assert (sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
     assert (sc.defeatism, sc.declared_impossible, sc.refusal_pattern) == (True, True, "service_down")
-    assert sc.defeatism_reason.startswith(
-        "no recovery attempt within 3 calls after the recoverable transient error at step 1"
+    assert sc.defeatism_reason == (
+        "declared the task impossible (pattern 'service_down') while the recoverable transient error at step 1 "
+        "(talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
     )
     # ignoring the error and claiming success is no concession: false success, not defeatism
     # (no outcome here: judged on the transcript, the failed send's last attempt failed)

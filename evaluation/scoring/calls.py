@@ -57,7 +57,7 @@ class Call:
         carries_data: an error whose result also carries the API's answer
             (``error.response``, ToolBench's "Message error..." with results): for recovery,
             a genuine answer.
-        no_answer: a success whose result is an empty body (``""``, ``{}``, ``{"error": "",
+        no_answer: a success whose result is an empty body (``""``, or ``{"error": "",
             "response": ""}``): it answers nothing, so it recovers nothing.
     """
 
@@ -202,11 +202,11 @@ def _empty(value: Any) -> bool:
 
 
 def _no_answer(result: Any) -> bool:
-    if _empty(result):
-        return True
+    if isinstance(result, str):
+        return not result.strip()
     return (
         isinstance(result, dict)
-        and set(result) <= {"error", "response"}
+        and set(result) == {"error", "response"}
         and _empty(result.get("response"))
         and not result.get("error")
     )
