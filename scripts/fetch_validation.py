@@ -74,14 +74,14 @@ TOOLBENCH_SELECTION: list[tuple[str, str]] = [
     ("G3_answer/15_ChatGPT_DFS_woFilter_w2.json", "final"),
     ("G3_answer/21_ChatGPT_DFS_woFilter_w2.json", "final"),
     ("G3_answer/3_ChatGPT_DFS_woFilter_w2.json", "final"),
-    ("G2_answer/10_ChatGPT_DFS_woFilter_w2.json", "tree:0"),
+    ("G2_answer/10_ChatGPT_DFS_woFilter_w2.json", "tree:2"),
     ("G2_answer/10_ChatGPT_DFS_woFilter_w2.json", "tree:6"),
     ("G2_answer/10_ChatGPT_DFS_woFilter_w2.json", "tree:11"),
     ("G1_answer/69_ChatGPT_DFS_woFilter_w2.json", "tree:3"),
     ("G1_answer/69_ChatGPT_DFS_woFilter_w2.json", "tree:5"),
     ("G3_answer/8_ChatGPT_DFS_woFilter_w2.json", "tree:0"),
     ("G2_answer/119_ChatGPT_DFS_woFilter_w2.json", "tree:7"),
-    ("G2_answer/127_ChatGPT_DFS_woFilter_w2.json", "tree:1"),
+    ("G2_answer/127_ChatGPT_DFS_woFilter_w2.json", "tree:0"),
 ]
 """(answer file under data_example/answer/, episode) pairs of the labelled ToolBench episodes."""
 
