@@ -105,3 +105,28 @@ def test_unknown_fields_and_missing_episodes_are_errors(tmp_path, monkeypatch):
     monkeypatch.setenv(VALIDATION_ENV, str(tmp_path / "nowhere"))
     fig = label_agreement(Settings.for_mode("tiny"))
     assert fig.available is False and fig.value is None and "no labels.jsonl" in fig.note
+
+
+def test_readme_and_performance_figures_are_the_measured_ones():
+    """The README's validation table and docs/performance.md's disagreements are what
+    ``compare`` measures on the repository's validation set (a claim a test checks)."""
+    from mcpgym.benchmarks.label_agreement import validation_dir
+    from tests.conftest import ROOT
+
+    res = compare(validation_dir())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    fields = list(res["per_field"])
+    for source, v in res["per_source"].items():
+        row = f"| {source} | {v['episodes']} | {len(v['per_field'])} | " + " | ".join(
+            f"{v['per_field'][f]:.1f}%" for f in fields
+        )
+        assert row + f" | {v['share']:.1f}% |" in readme, row
+    total = sum(v["episodes"] for v in res["per_source"].values())
+    assert f"| all | {total} | {len(fields)} | " in readme
+    assert f"{res['overall']:.1f}% ({res['agree']}/{res['pairs']})" in readme
+    perf = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    for d in res["disagreements"]:
+        label = json.dumps(d["label"]) if isinstance(d["label"], bool) else d["label"]
+        got = json.dumps(d["mcpgym"]) if isinstance(d["mcpgym"], bool) else d["mcpgym"]
+        assert f"| {d['source']} | {d['episode']} | `{d['field']}` | {label} | {got} |" in perf, d
+    assert f"**{res['overall']:.1f}%** of {res['pairs']}" in perf
