@@ -480,3 +480,18 @@ def test_trajectories_without_snapshots_score_all_but_the_outcome(smoke_run, tmp
         assert sc.outcome_unavailable.startswith("snapshots unavailable (snapshot file")
         assert sc.false_success_basis == "transcript"
         assert {k: getattr(sc, k) for k in same} == {k: getattr(full[sc.episode_id], k) for k in same}
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize(("last_user", "status"), [("Yes, I confirm.", "limit"), ("Thanks! ###STOP###", "completed")])
+def test_a_user_turn_nobody_answered_is_limit(tmp_path, fmt, last_user, status):
+    # the agent answered, then the user spoke again and the transcript stops: the harness cut
+    # it (limit, no final message to judge); tau-bench's ###STOP### is the user ending it
+    calls = [("get_order", {"order_id": "ord-7"}, '{"status": "shipped"}')]
+    path = render(tmp_path, fmt, calls, "Your order has shipped. Shall I cancel it?")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record[0]["messages"].append({"role": "user", "content": last_user})
+    path.write_text(json.dumps(record), encoding="utf-8")
+    sc, _ = one(path, fmt)
+    assert sc.status == status
+    assert sc.false_success is (None if status == "limit" else False)
