@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from mcpgym.evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
 from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
 from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
-from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.results import guess_error_code
 from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log, write_trajectories
 
 DATA = Path(__file__).parent / "data" / "formats"

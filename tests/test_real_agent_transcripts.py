@@ -19,7 +19,7 @@ import pytest
 
 from mcpgym.evaluation.catalog import classify_tool
 from mcpgym.evaluation.formats import run_score, score_files
-from mcpgym.evaluation.formats.results import interpret_result
+from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.scorer import score_episode
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
 from mcpgym.kernel.spec import ToolKind

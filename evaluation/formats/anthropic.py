@@ -20,7 +20,7 @@ Conversion rules:
   format; ``""`` is ``{}``). Anything else is kept as is, and an error result then has
   code ``invalid_argument``.
 * ``is_error: true`` makes the result an error. Without it, the shared content rules apply
-  (:func:`mcpgym.evaluation.formats.results.interpret_result`: a JSON ``{"error": ...}``
+  (:func:`mcpgym.evaluation.formats.detector.interpret_result`: a JSON ``{"error": ...}``
   object, ``"isError": true``, a ``{"status": "failed" | "error" | "internal error", ...}``
   envelope, or text starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses
   never set the flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
@@ -44,9 +44,9 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
-    ending_kind,
-    interpret_result,
     make_step,
     parse_arguments,
 )

@@ -29,7 +29,7 @@ Parsing follows the harness, not tag balance:
   never decoded (``<tool>\\n{\\"name\\"...``) is loudly not scored, never a silent zero.
 
 Results are read by the shared detector
-(:func:`mcpgym.evaluation.formats.results.interpret_result`): JSON or single-quoted
+(:func:`mcpgym.evaluation.formats.detector.interpret_result`): JSON or single-quoted
 Python-literal dicts (the harness prints its own error dicts that way), ``{"status",
 "output"}`` envelopes (``ok`` success; ``failed`` a refusal, code guessed from the output;
 ``error`` a bad call; ``internal error`` / ``internel error`` an injected fault, inferred
@@ -73,9 +73,9 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
-    ending_kind,
-    interpret_result,
     make_step,
     parse_arguments,
     parse_result_text,

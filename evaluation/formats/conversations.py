@@ -33,7 +33,7 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
-from mcpgym.evaluation.formats.results import end_call_message, ending_kind
+from mcpgym.evaluation.formats.endings import end_call_message, ending_kind
 from mcpgym.evaluation.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
 
@@ -239,8 +239,8 @@ def conversation_trajectory(
     Status from the transcript (docs/design.md §6, "Outside trajectories"): the agent ended
     the episode (``completed``) when the last assistant text follows every tool result and
     asks for no tool (the final message is that text), or when its last call is a hand-off
-    or an end call (:func:`~mcpgym.evaluation.formats.results.ending_kind`: the final message
-    is the end call's answer, :func:`~mcpgym.evaluation.formats.results.end_call_message`;
+    or an end call (:func:`~mcpgym.evaluation.formats.endings.ending_kind`: the final message
+    is the end call's answer, :func:`~mcpgym.evaluation.formats.endings.end_call_message`;
     after a hand-off there is none). Otherwise the conversation stops in the middle of a turn,
     which shows the harness cut it: status ``limit``. So does a conversation whose last
     message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for

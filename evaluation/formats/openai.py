@@ -17,7 +17,7 @@ Conversion rules:
   warning names it): nothing says it ran.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``.
-* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.common.interpret_result`):
+* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
   text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
@@ -45,10 +45,10 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
     content_text,
-    ending_kind,
-    interpret_result,
     make_step,
     parse_arguments,
 )
