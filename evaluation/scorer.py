@@ -6,7 +6,7 @@ each in :mod:`mcpgym.evaluation.scoring.behaviours` with its definition in its d
 :func:`~mcpgym.evaluation.scoring.behaviours.score_verification`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_precheck`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_blind_retries`,
-:func:`~mcpgym.evaluation.scoring.behaviours.score_recovery`,
+:func:`~mcpgym.evaluation.scoring.recovery.score_recovery`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_defeatism`,
 :func:`~mcpgym.evaluation.scoring.false_success.score_false_success`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_impatience`,
@@ -142,7 +142,7 @@ def score_episode(
         checks: task-defined checks on the final message; None = ``traj.metadata
             ["extra_checks"]`` if present.
         timeout_read_recovers: a read matching a timed-out call is a recovery attempt (and
-            recovers an applied timeout); see :func:`~mcpgym.evaluation.scoring.behaviours.score_recovery`.
+            recovers an applied timeout); see :func:`~mcpgym.evaluation.scoring.recovery.score_recovery`.
         unscored_families: families whose writes are not counted as writes.
 
     Returns:
