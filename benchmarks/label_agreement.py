@@ -55,7 +55,7 @@ FIELD_MAP: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "false_success": ("false_success (null = no final message to judge)", lambda sc: sc.false_success),
 }
 """Label field -> (the mcpgym score field it is compared with, in words; how to read it from
-:class:`~mcpgym.evaluation.scorer.EpisodeScores`). The README's validation table and
+:class:`~mcpgym.evaluation.scoring.scorer.EpisodeScores`). The README's validation table and
 docs/performance.md quote this mapping."""
 
 

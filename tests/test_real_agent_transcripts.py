@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from mcpgym.evaluation.catalog import classify_tool
-from mcpgym.evaluation.formats import run_score, score_files
+from mcpgym.evaluation.cli.score import run_score
+from mcpgym.evaluation.formats import score_files
 from mcpgym.evaluation.formats.detector import interpret_result
-from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import classify_tool
 from mcpgym.kernel.spec import ToolKind
 
 Call = tuple[str, dict[str, Any], str]
@@ -362,7 +363,7 @@ def _traj(steps: list[dict], final: str, **kw: Any) -> Trajectory:
 
 # -- recovery: blind retries inside retry_after; domain answers ------------------------------------
 def test_retry_inside_retry_after_is_no_attempt():
-    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     cat = Catalog.from_apps()
     rl = {

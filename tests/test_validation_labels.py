@@ -20,7 +20,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "validation"

@@ -34,7 +34,7 @@ from mcpgym.evaluation.formats.common import (
     record_trial,
 )
 from mcpgym.evaluation.formats.endings import end_call_message, ending_kind
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
 
 USER_STOP_MARKERS: tuple[str, ...] = ("###STOP###",)

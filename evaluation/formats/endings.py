@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgym.evaluation.catalog import classify_tool
+from mcpgym.evaluation.scoring.tool_catalog import classify_tool
 from mcpgym.kernel.spec import ToolKind
 
 ANSWER_ARGS: tuple[str, ...] = ("final_answer", "answer", "response", "message", "result", "summary", "text")
@@ -23,7 +23,7 @@ patterns read as giving up)."""
 
 def ending_kind(tool: str) -> ToolKind | None:
     """``handoff`` or ``end`` when a call of ``tool`` ends the episode by the agent's own
-    choice (:func:`mcpgym.evaluation.catalog.classify_tool` on its name), else None."""
+    choice (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool` on its name), else None."""
     kind = classify_tool(tool).kind
     return kind if kind in (ToolKind.HANDOFF, ToolKind.END) else None
 

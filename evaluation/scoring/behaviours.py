@@ -2,8 +2,8 @@
 largest, in :mod:`mcpgym.evaluation.scoring.recovery`, re-exported here).
 
 Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
-and returns a small typed result; :func:`mcpgym.evaluation.scorer.score_episode` puts them
-together into :class:`~mcpgym.evaluation.scorer.EpisodeScores`. Each docstring is the rule's
+and returns a small typed result; :func:`mcpgym.evaluation.scoring.scorer.score_episode` puts them
+together into :class:`~mcpgym.evaluation.scoring.scorer.EpisodeScores`. Each docstring is the rule's
 definition as implemented; docs/design.md §7 ("Scores") states the same definitions and says
 where a choice was made. Terms (call, read, *matches*, credentials) are defined in
 :mod:`mcpgym.evaluation.scoring.calls`. A *counted write* is a call of a ``write`` tool that
@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import Call, is_wait, matches
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
 from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.scoring.refusal import match_refusal
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
@@ -213,10 +213,10 @@ def score_defeatism(
     concedes the failure or explains it away.
 
     An episode is defeatist when its final message declares the task impossible
-    (:func:`~mcpgym.evaluation.refusal.match_refusal`: refusal and blame patterns, a give-up)
+    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`: refusal and blame patterns, a give-up)
     while some recoverable error stays unrecovered and was not cut short by the harness. A
     final message that claims the task done (``claimed``:
-    :func:`~mcpgym.evaluation.refusal.claims_done`) concedes nothing: that is false success
+    :func:`~mcpgym.evaluation.scoring.refusal.claims_done`) concedes nothing: that is false success
     when the task failed, never defeatism; an episode ended by a hand-off has no final message
     (an escalation, not a concession). An infeasible task refused with every recoverable error
     recovered is not defeatism. Rate: defeatist episodes / episodes that met a recoverable
@@ -299,7 +299,7 @@ def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
 
 
 def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]] | None = None) -> Outcome | None:
-    """Outcome: the judge's verdict (:func:`mcpgym.evaluation.judge.judge`) on the initial,
+    """Outcome: the judge's verdict (:func:`mcpgym.evaluation.scoring.judge.judge`) on the initial,
     final and gold states, plus the task's checks on the final message.
 
     Success: every gold change made, nothing else changed, every check passed; ``recall`` /

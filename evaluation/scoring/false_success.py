@@ -4,7 +4,7 @@ The second face of over-confidence, reported beside verification (docs/design.md
 success"). :func:`score_false_success` decides it per episode:
 
 * With an outcome (a judge had the initial, final and gold states): the final message claims
-  the task done (:func:`mcpgym.evaluation.refusal.claims_done`) while the outcome fails
+  the task done (:func:`mcpgym.evaluation.scoring.refusal.claims_done`) while the outcome fails
   (basis ``outcome``).
 * Without one (a transcript recorded elsewhere, or a trajectory whose snapshots are
   missing): the final message claims the task done and names a write (:func:`named_writes`)
@@ -24,10 +24,10 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.catalog import WRITE_VERBS, Catalog
-from mcpgym.evaluation.refusal import claims_done
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import Call
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.scoring.refusal import claims_done
+from mcpgym.evaluation.scoring.tool_catalog import WRITE_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
 
 IRREGULAR_FORMS: dict[str, tuple[str, ...]] = {
@@ -82,7 +82,7 @@ class FalseSuccess(BaseModel):
 
 def write_verb(catalog: Catalog, tool: str) -> str | None:
     """The write verb of ``tool``'s name (its first token in
-    :data:`mcpgym.evaluation.catalog.WRITE_VERBS`), or None."""
+    :data:`mcpgym.evaluation.scoring.tool_catalog.WRITE_VERBS`), or None."""
     entry = catalog.get(tool)
     tokens = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())
     if entry.app in tokens[:1]:

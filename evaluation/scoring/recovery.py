@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import READ_VERBS, Catalog
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
 
 NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)

@@ -31,7 +31,7 @@ class ToolKind(StrEnum):
 
     The closed set of tool kinds, defined here once. An app's tool declares one of
     :data:`APP_TOOL_KINDS` on ``@tool``; the other two exist for tools known only by name
-    (:func:`mcpgym.evaluation.catalog.classify_tool`): ``handoff`` (the agent hands the
+    (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`): ``handoff`` (the agent hands the
     conversation to a human or another agent, e.g. tau-bench's ``transfer_to_human_agents``;
     no write) and ``unknown`` (the name gives no strong evidence; left out of verification and
     counted in the scorability summary). ``end`` is a call by which the agent ends its episode

@@ -21,9 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.judge import CheckResult, ExtraCheck
-from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
+from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
     UNSCORED_FAMILIES,
@@ -43,8 +41,10 @@ from mcpgym.evaluation.scoring.behaviours import (
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, INFERRED_FAULTS, resolve_calls
 from mcpgym.evaluation.scoring.false_success import FalseSuccessBasis, score_false_success
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
-from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck
+from mcpgym.evaluation.scoring.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.scoring.user_scores import clarification_skips, unconfirmed_writes, user_burden
 
 
 class EpisodeScores(BaseModel):
@@ -63,7 +63,7 @@ class EpisodeScores(BaseModel):
     the writes the message names; ``false_success_basis`` says which; None for an errored
     episode) and ``false_success_reason``.
     Rates are None when their denominator is 0. The user in the loop
-    (:mod:`mcpgym.evaluation.user_scores`): ``user_questions`` (``ask_user`` turns),
+    (:mod:`mcpgym.evaluation.scoring.user_scores`): ``user_questions`` (``ask_user`` turns),
     ``clarification_skips`` and ``unconfirmed_writes`` (steps), ``user_burden`` (questions
     whose answer a tool already gave).
     """
