@@ -19,6 +19,7 @@ errored one (the provider or harness broke it) has no false success to judge (No
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import StrEnum
 
@@ -83,13 +84,18 @@ class FalseSuccess(BaseModel):
 def write_verb(catalog: Catalog, tool: str) -> str | None:
     """The write verb of ``tool``'s name (its first token in
     :data:`mcpgym.evaluation.scoring.tool_catalog.WRITE_VERBS`), or None."""
-    entry = catalog.get(tool)
+    return _write_verb(tool, catalog.get(tool).app)
+
+
+@functools.lru_cache(maxsize=4096)
+def _write_verb(tool: str, app: str) -> str | None:
     tokens = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())
-    if entry.app in tokens[:1]:
+    if app in tokens[:1]:
         tokens = tokens[1:]
     return next((t for t in tokens if t in WRITE_VERBS), None)
 
 
+@functools.lru_cache(maxsize=1024)
 def verb_forms_re(verb: str) -> re.Pattern[str]:
     """A regex for the forms of ``verb`` a message uses to say it was done: the verb, ``-s``,
     ``-ed`` / ``-d`` (a final consonant doubled or not, ``-y`` -> ``-ied``), ``-ing`` and
@@ -115,15 +121,21 @@ def named_writes(message: str, verbs: set[str]) -> set[str]:
     return out
 
 
-def score_false_success(traj: Trajectory, calls: list[Call], catalog: Catalog, success: bool | None) -> FalseSuccess:
+def score_false_success(
+    traj: Trajectory, calls: list[Call], catalog: Catalog, success: bool | None, *, claimed: bool | None = None
+) -> FalseSuccess:
     """False success of one episode (rule in the module docstring; docs/design.md §7).
 
     Args:
         traj: the trajectory (final message, status, ``metadata["tools"]``: the tools the
             file listed for the episode, if any). calls: its resolved calls. catalog: tool
-            kinds. success: the judged outcome, None when unknown.
+            kinds. success: the judged outcome, None when unknown. claimed: whether the final
+            message claims the task done, when the caller knows it
+            (:func:`~mcpgym.evaluation.scoring.refusal.claims_done` otherwise).
     """
-    out = FalseSuccess(claimed=traj.status != "errored" and claims_done(traj.final_message))
+    if claimed is None:
+        claimed = claims_done(traj.final_message)
+    out = FalseSuccess(claimed=traj.status != "errored" and claimed)
     if traj.status == "errored" or not (traj.final_message or "").strip():
         return out  # nothing to judge: no final message (a hand-off, a cut transcript)
     if success is not None:

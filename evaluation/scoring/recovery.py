@@ -9,11 +9,14 @@ when a retry is blind (:func:`inside_retry_after`). Defeatism, which reads these
 
 from __future__ import annotations
 
+import functools
 import re
+from collections import defaultdict
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
 from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
@@ -116,8 +119,33 @@ def score_recovery(
     """
     out: list[RecoverableError] = []
     n = len(calls)
+    if all(c.ok for c in calls):
+        return out
     unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
+    timeouts = any(c.code == "timeout" for c in calls)
+    achieved, data, answers, reads = KeyedCalls(), KeyedCalls(), KeyedCalls(), KeyedCalls()
+    achieved_related, data_related = KeyedCalls(), KeyedCalls()  # look-ups, by relation key
+    codes_of: dict[str, set[str]] = defaultdict(set)  # tool -> codes of its domain answers
+    for j, d in enumerate(calls):
+        lookup = outside and d.entry.source == "heuristic" and d.entry.kind in LOOKUP_KINDS and not _unknown_tool(d)
+        if timeouts and d.is_read:
+            reads.add(d.families, j, d.ids)
+        if (d.ok and not d.no_answer) or (d.code == "timeout" and d.applied is True):
+            achieved.add((d.tool,), j, d.ids)
+            if lookup:
+                achieved_related.add(_relation_keys(d), j, d.ids)
+            continue
+        if d.carries_data:
+            data.add((d.tool,), j, d.ids)
+            if lookup:
+                data_related.add(_relation_keys(d), j, d.ids)
+        if not d.ok and d.fault not in ERROR_FAULT_KINDS and not d.invalid:
+            answers.add((f"{d.tool}|{d.code}",), j, d.ids)
+            codes_of[d.tool].add(str(d.code))
+    refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
     for i, c in enumerate(calls):
+        if not c.ok and not c.carries_data:
+            refused_by_tool[c.tool].pending.append(c)
         if c.ok:
             continue
         # a remedy the agent called but no server knew (an invented tool) cures nothing
@@ -134,18 +162,14 @@ def score_recovery(
         timeout_read = timeout_read_recovers and c.code == "timeout"
         # the arguments already refused with this tool: a call repeating them cannot overcome
         # a refusal (only a fault passes, and passes at random)
-        refused = {
-            calls[m].args_key
-            for m in range(i + 1)
-            if calls[m].tool == c.tool and not calls[m].ok and not calls[m].carries_data
-        }
+        refused = refused_by_tool[c.tool]
         # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
         # resource: the goal was the tool's, the failing call named the wrong thing; any other
         # refusal only on the same resource (the next item of a loop is no attempt)
         any_ids = c.code in ("not_found", "invalid_argument") and not injected
         # the argument values the error names; those it refuses as such ("flight HAT030 not
         # available"): a retry that keeps them all does not address the error
-        named = {v for v in _leaves(c.arguments) if v in c.error_text}
+        named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
         refused_values = {v for v in named if _refused_value(v, c.error_text)}
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
@@ -156,16 +180,11 @@ def score_recovery(
             if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
                 blind.append(d.step)  # a blind retry: it did not wait as the error asked
                 continue
-            changed = (
-                d.args_key not in refused
-                and (any_ids or ids_match(c.ids, d.ids))
-                and not (refused_values and refused_values <= _leaves(d.arguments))
-            )
             how = (
                 "retry"
-                if d.tool == c.tool and (injected or changed)
+                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
                 else "remedy"
-                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or names_remedy(c, d)
+                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
                 else "alternative"
                 if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
@@ -175,28 +194,23 @@ def score_recovery(
             if how:
                 attempt, attempt_step = how, d.step
                 break
-        for j in range(i + 1, n):
-            d = calls[j]
-            achieved = (d.ok and not d.no_answer) or (d.code == "timeout" and d.applied is True)
-            same_goal = d.tool == c.tool or d.tool in alts or (outside and related(c, d))
-            # a retry of the same call that got a domain answer (an error of another code that
-            # is no injected fault and no invalid call) overcame the error
-            answered = (
-                (injected or bool(remedies))
-                and not d.ok
-                and d.tool == c.tool
-                and d.code != c.code
-                and d.fault not in ERROR_FAULT_KINDS
-                and not d.invalid
-            ) or (d.carries_data and same_goal and j > i)
-            ids = any_ids or ids_match(c.ids, d.ids)
-            if (
-                (achieved and same_goal and ids)
-                or (answered and ids)
-                or (timeout_read and c.applied is True and matches(d, c))
-            ):
-                recovered_step = d.step
-                break
+        # "a later call that recovered it", found by index, not by a forward scan
+        # (mcpgym.evaluation.scoring.call_index: scoring stays linear in the calls)
+        want = frozenset() if any_ids else c.ids
+        goal = (c.tool, *alts)
+        found = earliest(
+            achieved.first(goal, i, want),
+            data.first(goal, i, want),  # flagged, yet answered with data
+            answers.first([f"{c.tool}|{code}" for code in codes_of[c.tool] if code != str(c.code)], i, want)
+            if injected or remedies
+            else None,
+            reads.first(c.families, i, c.ids) if timeout_read and c.applied is True else None,
+        )
+        if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
+            keys = _relation_keys(c)
+            found = earliest(found, achieved_related.first(keys, i, want), data_related.first(keys, i, want))
+        if found is not None:
+            recovered_step = calls[found].step
         out.append(
             RecoverableError(
                 step=c.step,
@@ -223,12 +237,18 @@ def names_remedy(c: Call, d: Call) -> bool:
     if not c.error_text or d.tool == c.tool or (d.invalid and d.code == "not_found"):
         return False
     name = d.tool.lower()
-    if name in c.error_text:
+    text = c.error_text
+    if name in text:
         return True
-    first = re.split(r"[^a-z0-9]+", name)[0]
-    if first in re.split(r"[^a-z0-9]+", c.tool.lower()):
+    first = _name_tokens(d.tool)[0]
+    if len(first) < 4 or first not in text or first in _name_tokens(c.tool):
         return False  # "search" in "/search/people" is the failing tool's own word, no cure
-    return len(first) >= 4 and re.search(rf"\b{re.escape(first)}\b", c.error_text) is not None
+    return re.search(rf"\b{re.escape(first)}\b", text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_tokens(tool: str) -> tuple[str, ...]:
+    return tuple(re.split(r"[^a-z0-9]+", tool.lower()))
 
 
 def related(c: Call, d: Call) -> bool:
@@ -241,7 +261,7 @@ def related(c: Call, d: Call) -> bool:
     tracker asked for the same tracking number)."""
     if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
         return False
-    if _unknown_tool(d) or not {c.entry.kind, d.entry.kind} <= {ToolKind.READ, ToolKind.UNKNOWN}:
+    if _unknown_tool(d) or not {c.entry.kind, d.entry.kind} <= LOOKUP_KINDS:
         return False  # a write's alternative is declared, never guessed (cancel is no other update)
     if c.families & d.families:
         return True
@@ -256,6 +276,24 @@ def related(c: Call, d: Call) -> bool:
 def _verb(tool: str) -> str | None:
     first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
     return first if first in READ_VERBS else None
+
+
+LOOKUP_KINDS: frozenset[ToolKind] = frozenset({ToolKind.READ, ToolKind.UNKNOWN})
+"""Kinds of the tools that look things up: only among them is an alternative guessed."""
+
+
+def _relation_keys(c: Call) -> list[str]:
+    """The keys under which two look-ups are :func:`related` (family, provider, read verb,
+    argument values): two calls are related when they share a key."""
+    keys = [f"family:{f}" for f in c.families]
+    provider = _provider(c.tool)
+    if provider is not None:
+        keys.append(f"provider:{provider}")
+    verb = _verb(c.tool)
+    if verb is not None:
+        keys.append(f"verb:{verb}")
+    keys += [f"value:{v}" for v in _values(c.arguments)]
+    return keys
 
 
 def _values(arguments: Any) -> set[str]:
@@ -287,8 +325,40 @@ REFUSED_VALUE_RE = r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?(?:not available|unavailable
 """A value the error refuses as such: the value, then "not available" / "not found" / "invalid"..."""
 
 
+class _Refused:
+    """The arguments refused so far with one tool; their canonical JSON is computed only when
+    a retry is compared with them, once per call."""
+
+    __slots__ = ("keys", "pending")
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.pending: list[Call] = []
+
+    def __contains__(self, key: object) -> bool:
+        if self.pending:
+            self.keys.update(c.args_key for c in self.pending)
+            self.pending.clear()
+        return key in self.keys
+
+
+def _changed(c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool) -> bool:
+    """``d``, a retry of the refused ``c``, changes what was refused: arguments not refused
+    before, on the same resource (any after a wrong reference), dropping a refused value."""
+    return (
+        d.args_key not in refused
+        and (any_ids or ids_match(c.ids, d.ids))
+        and not (refused_values and refused_values <= _leaves(d.arguments))
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _refused_value_re(value: str) -> re.Pattern[str]:
+    return re.compile(REFUSED_VALUE_RE.format(re.escape(value)))
+
+
 def _refused_value(value: str, error_text: str) -> bool:
-    return re.search(REFUSED_VALUE_RE.format(re.escape(value)), error_text) is not None
+    return _refused_value_re(value).search(error_text) is not None
 
 
 def looks_into(named: set[str], d: Call) -> bool:
@@ -317,5 +387,6 @@ __all__ = [
     "looks_into",
     "names_remedy",
     "related",
+    "LOOKUP_KINDS",
     "score_recovery",
 ]

@@ -208,7 +208,9 @@ def score_episode(
         sc.missed, sc.misbehaved, sc.extra_checks = o.missed, o.misbehaved, o.extra_checks
     else:
         sc.outcome_unavailable = traj.metadata.get("outcome_unavailable") or "no initial, final and gold states"
-    f = score_false_success(traj, calls, catalog, sc.success)
+    refusal = match_refusal(traj.final_message)
+    claimed = bool((traj.final_message or "").strip()) and refusal is None  # claims_done, matched once
+    f = score_false_success(traj, calls, catalog, sc.success, claimed=claimed)
     sc.claimed_success, sc.false_success, sc.false_success_basis, sc.false_success_reason = (
         f.claimed,
         f.false_success,
@@ -216,7 +218,7 @@ def score_episode(
         f.reason,
     )
 
-    d = score_defeatism(errors, traj.final_message, k=k, claimed=f.claimed)
+    d = score_defeatism(errors, traj.final_message, k=k, claimed=f.claimed, refusal=refusal)
     sc.declared_impossible, sc.refusal_pattern, sc.refusal_match = (
         d.declared_impossible,
         d.refusal_pattern,
