@@ -130,12 +130,13 @@ def score_recovery(
         lookup = outside and d.entry.source == "heuristic" and d.entry.kind in LOOKUP_KINDS and not _unknown_tool(d)
         if timeouts and d.is_read:
             reads.add(d.families, j, d.ids)
-        if (d.ok and not d.no_answer) or (d.code == "timeout" and d.applied is True):
+        # empty bodies and flagged answers with data are the envelopes of outside APIs
+        if (d.ok and not (outside and d.no_answer)) or (d.code == "timeout" and d.applied is True):
             achieved.add((d.tool,), j, d.ids)
             if lookup:
                 achieved_related.add(_relation_keys(d), j, d.ids)
             continue
-        if d.carries_data:
+        if outside and d.carries_data:
             data.add((d.tool,), j, d.ids)
             if lookup:
                 data_related.add(_relation_keys(d), j, d.ids)
@@ -144,7 +145,7 @@ def score_recovery(
             codes_of[d.tool].add(str(d.code))
     refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
     for i, c in enumerate(calls):
-        if not c.ok and not c.carries_data:
+        if not c.ok and not (outside and c.carries_data):
             refused_by_tool[c.tool].pending.append(c)
         if c.ok:
             continue
