@@ -29,6 +29,9 @@ performance issue):
   ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
   vs self-contained lines); under 150 MB.
+- ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
+  hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
+  98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -49,6 +52,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.e2e import e2e_smoke
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
@@ -71,6 +75,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "full_run_bytes": full_run_bytes,
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
+        "label_agreement": label_agreement,
     }
 
 
@@ -89,6 +94,7 @@ FIGURES: tuple[str, ...] = (
     "full_run_bytes",
     "proxy_overhead",
     "proxy_overhead_noop",
+    "label_agreement",
 )
 """Every figure's name, in table order."""
 
