@@ -1,7 +1,7 @@
 """The package's layering, read from the import statements themselves (no import is executed).
 
 Layers, lowest first: ``mcpgym.kernel`` < ``mcpgym.sandboxes`` < ``mcpgym.tools`` <
-``mcpgym.server`` < ``mcpgym.evaluation`` < ``mcpgym.benchmarks`` < the public facade
+``mcpgym.server`` < ``mcpgym.evaluation`` < ``mcpgym.integrations`` < ``mcpgym.benchmarks`` < the public facade
 (``mcpgym/__init__.py``, ``mcpgym.conformance``). A module may import its own layer and the
 layers below it, never one above; module-level imports between our modules form no cycle; and
 nothing imports the old top-level names (``tools``, ``server``, ...). See docs/design.md §1.
@@ -24,6 +24,7 @@ FOLDERS = {
     "sandboxes": "mcpgym.sandboxes",
     "evaluation": "mcpgym.evaluation",
     "benchmarks": "mcpgym.benchmarks",
+    "integrations": "mcpgym.integrations",
 }
 LAYERS = [
     "mcpgym.kernel",
@@ -31,9 +32,10 @@ LAYERS = [
     "mcpgym.tools",
     "mcpgym.server",
     "mcpgym.evaluation",
+    "mcpgym.integrations",
     "mcpgym.benchmarks",
 ]
-OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks"}
+OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks", "integrations"}
 
 
 def modules() -> dict[str, Path]:
