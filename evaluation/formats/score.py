@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from mcpgym.evaluation.aggregate import aggregate
 from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
 from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
-from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
+from mcpgym.evaluation.formats import anthropic, atif, complexmcp, inspect_log, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
@@ -44,7 +44,7 @@ from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.tables import Column, print_table, wrap_words
 
-FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
+FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log", "atif", "inspect")
 """Values of ``--format``."""
 
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
@@ -57,6 +57,8 @@ LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
     "anthropic": anthropic.load,
     "complexmcp": complexmcp.load,
     "mcp-log": mcp_log.load,
+    "atif": atif.load,
+    "inspect": inspect_log.load,
 }
 """Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`)."""
 
