@@ -157,7 +157,7 @@ def serve(
     except KeyError as exc:
         _fail(_message(exc))
     if openenv:
-        _serve_openenv(host=host, port=port, max_envs=max_episodes, apps=apps, seed=seed, faults=faults)
+        _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)
         return
     if transport is Transport.http:
         from mcpgym.server.http_app import EpisodeDefaults
