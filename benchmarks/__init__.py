@@ -24,6 +24,8 @@ performance issue):
   line with its snapshots inline); at most 20 KB.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
   vs self-contained lines); under 150 MB.
+- ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
+- ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -44,6 +46,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.e2e import e2e_smoke
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
@@ -61,6 +64,8 @@ def figure_functions() -> dict[str, FigureFn]:
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
+        "gymnasium_step": gymnasium_step,
+        "openenv_step": openenv_step,
     }
 
 
@@ -76,6 +81,8 @@ FIGURES: tuple[str, ...] = (
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",
+    "gymnasium_step",
+    "openenv_step",
 )
 """Every figure's name, in table order."""
 

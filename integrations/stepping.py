@@ -22,6 +22,7 @@ recovery, defeatism, ... and whatever the scorer adds), and ``status``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,8 +59,20 @@ class EpisodeAction(BaseModel):
             raise ValueError('give exactly one of "tool" (with "arguments") and "final"')
 
 
-def parse_action(action: Any) -> EpisodeAction | str:
-    """An action from its JSON text or mapping; on bad input, the reason as a string."""
+def _plain_call(action: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(tool, arguments)`` of a well-formed tool call, checked by hand (the common action,
+    kept off pydantic's path); None for anything else (then :class:`EpisodeAction` decides)."""
+    if type(action) is dict and action.keys() <= {"tool", "arguments"}:
+        tool, arguments = action.get("tool"), action.get("arguments", {})
+        if type(tool) is str and len(tool) <= 256 and type(arguments) is dict:
+            return tool, arguments
+    return None
+
+
+def parse_action(action: Any) -> EpisodeAction | tuple[str, dict[str, Any]] | str:
+    """An action from its JSON text or mapping: a well-formed tool call as ``(tool,
+    arguments)``, any other valid action as :class:`EpisodeAction`; on bad input, the reason
+    as a string."""
     if isinstance(action, str):
         if len(action) > MAX_ACTION_CHARS:
             return f"the action is longer than {MAX_ACTION_CHARS} characters"
@@ -67,6 +80,9 @@ def parse_action(action: Any) -> EpisodeAction | str:
             action = json.loads(action)
         except ValueError as exc:
             return f"the action is not JSON ({exc.args[0] if exc.args else exc})"
+    plain = _plain_call(action)
+    if plain is not None:
+        return plain
     if isinstance(action, BaseModel):
         action = action.model_dump(exclude_none=True)
     if not isinstance(action, dict):
@@ -80,10 +96,17 @@ def parse_action(action: Any) -> EpisodeAction | str:
         return f"invalid action{f' field {where!r}' if where else ''}: {first['msg']}"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def _ascii(text: str) -> str:
-    """Printable ASCII (non-ASCII characters and control characters but newline and tab escaped)."""
-    out = text.encode("ascii", "backslashreplace").decode("ascii")
-    return "".join(c if c in "\n\t" or 32 <= ord(c) < 127 else f"\\x{ord(c):02x}" for c in out)
+    """Printable ASCII (non-ASCII characters and control characters but newline and tab escaped).
+    A tool result's JSON text is ASCII already (``ensure_ascii``): returned as it is."""
+    if not text.isascii():
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass
@@ -168,13 +191,14 @@ class EpisodeStepper:
                 }
             )
             info["invalid_action"] = parsed
-        elif parsed.final is not None:
+        elif isinstance(parsed, EpisodeAction) and parsed.final is not None:
             ep.finish(parsed.final)
             return self._end(json.dumps({"done": True, "status": ep.trajectory().status}), terminated=True, info=info)
         else:
-            assert parsed.tool is not None
+            tool, arguments = parsed if isinstance(parsed, tuple) else (parsed.tool, parsed.arguments)
+            assert tool is not None
             try:
-                result = ep.step(parsed.tool, parsed.arguments)
+                result = ep.step(tool, arguments)
             except CallLimitReached as exc:
                 ep.finish("", status="limit", stop_reason=str(exc))
                 return self._end(ep.observation, terminated=False, info=info)

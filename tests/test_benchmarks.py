@@ -78,6 +78,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["episode_memory"]["target"] == 2.0 and rows["episode_memory"]["unit"] == "MiB"
     assert rows["http_concurrency"]["target"] == 0 and rows["http_concurrency"]["value"] == 0
     assert rows["scoring_throughput"]["target"] == 50_000 and rows["scoring_throughput"]["op"] == ">="
+    assert rows["gymnasium_step"]["target"] == 1.2 and rows["openenv_step"]["target"] == 1.0  # issue 26
     # what each figure is made of
     assert rows["stdio_round_trip"]["details"]["tool"] == "shop_add_to_cart"
     assert rows["stdio_round_trip"]["details"]["faults"] == "default"
