@@ -52,7 +52,7 @@ def gymnasium_step(settings: Settings) -> Figure:
         from mcpgym.integrations.gymnasium_env import EpisodeEnv
     except ImportError as exc:
         return _unavailable("gymnasium_step", title, GYM_TARGET, f"not available: {exc} (pip install 'mcpgym[gym]')")
-    from mcpgym.evaluation.gym import GymEpisode
+    from mcpgym.evaluation.run.gym import GymEpisode
 
     task = _task()
     action = json.dumps({"tool": TOOL, "arguments": ARGUMENTS})
@@ -133,7 +133,7 @@ def openenv_step(settings: Settings) -> Figure:
     from mcp import Client
 
     from mcpgym.benchmarks.transport import ours_http
-    from mcpgym.evaluation.server_process import ControlClient
+    from mcpgym.evaluation.run.server_process import ControlClient
 
     task = _task()
     n = max(settings.round_trips // 2, 5)

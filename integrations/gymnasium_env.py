@@ -32,7 +32,7 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-from mcpgym.evaluation.gym import GymEpisode
+from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.integrations.stepping import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, EpisodeStepper
 
 ENV_ID = "mcpgym/Episode-v0"

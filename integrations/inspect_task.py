@@ -22,7 +22,7 @@ or ``inspect eval mcpgym/integrations/inspect_task.py@mcpgym_eval -T suite=smoke
   server's call log) and judged and scored by the same code; the value is the outcome (1.0 on
   success), the metadata every :class:`EpisodeScores` field (verification, recovery,
   defeatism, ... whatever the scorer has). Metrics: our aggregates of those scores
-  (:func:`mcpgym.evaluation.aggregate.metrics`: ``success_rate``, ``verification_rate``,
+  (:func:`mcpgym.evaluation.scoring.aggregate.metrics`: ``success_rate``, ``verification_rate``,
   ``recovery_rate``, ``defeatism_rate``, ...), NaN where a rate has no denominator.
 * Server: ``server=URL`` and ``token=...`` use a running ``mcpgym serve --transport http``;
   none starts one on a free loopback port, once per process, stopped when the process exits.
@@ -46,10 +46,10 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_http
 
-from mcpgym.evaluation.aggregate import metrics as aggregate_metrics
 from mcpgym.evaluation.formats.inspect_log import STORE_KEY
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
 from mcpgym.evaluation.scoring.metrics import Metrics
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
 
 RATES: tuple[str, ...] = tuple(
     name
@@ -75,11 +75,11 @@ def local_server() -> tuple[str, str]:
     loopback port (its log in a temporary directory) and stopped at exit.
 
     Raises:
-        mcpgym.evaluation.server_process.ServerError: it did not start (the message quotes its log).
+        mcpgym.evaluation.run.server_process.ServerError: it did not start (the message quotes its log).
     """
     with _LOCK:
         if "handle" not in _SERVER:
-            from mcpgym.evaluation.server_process import spawn_server
+            from mcpgym.evaluation.run.server_process import spawn_server
 
             logs = tempfile.mkdtemp(prefix="mcpgym-inspect-")
             handle = spawn_server(f"{logs}/server.log")
@@ -138,9 +138,9 @@ def judge(record: dict[str, Any], *, k: int = DEFAULT_K) -> EpisodeScores:
         RuntimeError: the judge could not decide the outcome.
     """
     from mcpgym.evaluation.agents.base import AgentResult
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.episode_runner import build_trajectory
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.run.episode_runner import build_trajectory
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.evaluation.tasks import get_task
 
     task = get_task(record["task_id"])
@@ -191,9 +191,9 @@ def mcpgym_episode(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from mcpgym.evaluation.episode_runner import exposure_request
-        from mcpgym.evaluation.runner import faults_payload
-        from mcpgym.evaluation.server_process import ControlClient
+        from mcpgym.evaluation.run.episode_runner import exposure_request
+        from mcpgym.evaluation.run.runner import faults_payload
+        from mcpgym.evaluation.run.server_process import ControlClient
         from mcpgym.evaluation.tasks import fault_seed_for, get_task, gold_snapshot
 
         url, secret = (server, token or "") if server else local_server()

@@ -26,7 +26,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
-from mcpgym.evaluation.gym import GymEpisode
+from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.integrations.stepping import EpisodeStepper
 
 DEFAULT_MAX_ENVS = 64

@@ -15,7 +15,7 @@ that reaches it (or the one the call budget refuses) ends the episode with statu
 
 Reward: 0.0 on every step until the episode ends; then the outcome (:attr:`GymEpisode.reward`:
 1.0 when the judge says success). Info at the end: ``scores``, every field of
-:class:`mcpgym.evaluation.scorer.EpisodeScores` as JSON (the behaviour scores: verification,
+:class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as JSON (the behaviour scores: verification,
 recovery, defeatism, ... and whatever the scorer adds), and ``status``.
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.agents.base import CallLimitReached
-from mcpgym.evaluation.gym import GymEpisode
+from mcpgym.evaluation.run.gym import GymEpisode
 
 MAX_ACTION_CHARS = 65_536
 """Longest action text accepted (characters); a longer one is an invalid call."""
@@ -164,11 +164,11 @@ class EpisodeStepper:
         """Apply one action (module docstring).
 
         Raises:
-            mcpgym.evaluation.gym.EpisodeFinished: the episode already ended (reset first).
+            mcpgym.evaluation.run.gym.EpisodeFinished: the episode already ended (reset first).
         """
         ep = self.episode
         if ep.done:
-            from mcpgym.evaluation.gym import EpisodeFinished
+            from mcpgym.evaluation.run.gym import EpisodeFinished
 
             raise EpisodeFinished("the episode is finished; reset to start another")
         self.steps += 1

@@ -16,10 +16,10 @@ atif_models = pytest.importorskip("atif", reason="needs the [atif] extra (pip in
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent  # noqa: E402
 from mcpgym.evaluation.cli import app  # noqa: E402
 from mcpgym.evaluation.formats import atif, score_files  # noqa: E402
-from mcpgym.evaluation.run_dir import load_run  # noqa: E402
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
+from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, UserTurnStep  # noqa: E402
+from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task, load_tasks  # noqa: E402
-from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, UserTurnStep  # noqa: E402
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from mcpgym.evaluation.agents import make_agent  # noqa: E402
 from mcpgym.evaluation.agents.base import CallResult  # noqa: E402
-from mcpgym.evaluation.gym import GymEpisode  # noqa: E402
+from mcpgym.evaluation.run.gym import GymEpisode  # noqa: E402
 from mcpgym.integrations import gymnasium_env  # noqa: E402
 from mcpgym.integrations.stepping import EpisodeStepper  # noqa: E402
 

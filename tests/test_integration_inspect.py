@@ -26,10 +26,10 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from mcpgym.evaluation.aggregate import metrics  # noqa: E402
 from mcpgym.evaluation.cli import app  # noqa: E402
 from mcpgym.evaluation.formats import inspect_log, score_files  # noqa: E402
-from mcpgym.evaluation.scorer import EpisodeScores  # noqa: E402
+from mcpgym.evaluation.scoring.aggregate import metrics  # noqa: E402
+from mcpgym.evaluation.scoring.scorer import EpisodeScores  # noqa: E402
 from mcpgym.evaluation.tasks import fault_seed_for, get_task  # noqa: E402
 from mcpgym.integrations.inspect_task import RATES, mcpgym_task  # noqa: E402
 

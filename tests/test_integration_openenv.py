@@ -20,7 +20,7 @@ from openenv import GenericEnvClient  # noqa: E402
 
 from mcpgym.evaluation.agents import make_agent  # noqa: E402
 from mcpgym.evaluation.agents.base import CallResult  # noqa: E402
-from mcpgym.evaluation.gym import GymEpisode  # noqa: E402
+from mcpgym.evaluation.run.gym import GymEpisode  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 TASK = "flights.book_cheapest_berlin_paris"

@@ -39,7 +39,7 @@ from typing import Any
 from mcpgym.evaluation.formats.common import EXTERNAL_AGENT, Episode, EpisodeError, LoadResult, read_text
 from mcpgym.evaluation.formats.conversations import conversation_trajectory
 from mcpgym.evaluation.formats.results import interpret_result, make_step, parse_arguments
-from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory, UserTurnStep
 
 FORMAT = "atif"
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -268,24 +268,20 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-def export_run(run_dir: str | Path, out: str | Path) -> int:
-    """Write every episode of a run directory as ATIF, one document per line of ``out``
-    (JSON Lines). Returns the number of episodes written.
+def write_atif(trajs: Any, out: str | Path) -> int:
+    """Write trajectories as ATIF, one document per line of ``out`` (JSON Lines); returns how
+    many were written (``mcpgym export --format atif RUN_DIR`` passes a run's episodes).
 
     Raises:
         FileExistsError: ``out`` exists (nothing is overwritten).
-        FileNotFoundError / mcpgym.evaluation.trajectory.TrajectoryFileError: not a readable run.
     """
-    from mcpgym.evaluation.run_dir import load_run
-
     target = Path(out)
     if target.exists():
         raise FileExistsError(f"{target} exists; choose another --out (nothing was overwritten)")
-    trajs = load_run(run_dir)
     lines = [json.dumps(to_atif(t), ensure_ascii=False) + "\n" for t in trajs]
     with target.open("x", encoding="utf-8") as fh:
         fh.writelines(lines)
     return len(lines)
 
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "export_run", "from_atif", "load", "to_atif"]
+__all__ = ["FORMAT", "SCHEMA_VERSION", "from_atif", "load", "to_atif", "write_atif"]
