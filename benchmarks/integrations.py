@@ -16,6 +16,7 @@ not installed.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -48,11 +49,12 @@ def _task() -> Any:
 def gymnasium_step(settings: Settings) -> Figure:
     """Figure: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same read call (module docstring)."""
     title = f"Gymnasium env.step, {TOOL}"
-    try:
-        from mcpgym.integrations.gymnasium_env import EpisodeEnv
-    except ImportError as exc:
-        return _unavailable("gymnasium_step", title, GYM_TARGET, f"not available: {exc} (pip install 'mcpgym[gym]')")
+    if importlib.util.find_spec("gymnasium") is None:
+        return _unavailable(
+            "gymnasium_step", title, GYM_TARGET, "not available: gymnasium is not installed (pip install 'mcpgym[gym]')"
+        )
     from mcpgym.evaluation.run.gym import GymEpisode
+    from mcpgym.integrations.gymnasium_env import EpisodeEnv
 
     task = _task()
     action = json.dumps({"tool": TOOL, "arguments": ARGUMENTS})
