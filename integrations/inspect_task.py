@@ -6,8 +6,6 @@
     from mcpgym.integrations.inspect_task import mcpgym_task
     eval(mcpgym_task(suite="smoke", faults="default", trials=3), model="openai/gpt-4o-mini")
 
-or ``inspect eval mcpgym/integrations/inspect_task.py@mcpgym_eval -T suite=smoke``.
-
 * Samples: one per mcpgym task (``id`` = task id, ``input`` = its instruction); ``epochs`` =
   ``trials``, and epoch ``e`` plays trial ``e - 1`` (its fault seed: ``fault_seed_for(task, e-1)``),
   as ``mcpgym run --trials`` does.
@@ -34,13 +32,14 @@ or ``inspect eval mcpgym/integrations/inspect_task.py@mcpgym_eval -T suite=smoke
 from __future__ import annotations
 
 import atexit
+import functools
 import math
 import tempfile
 import threading
 from typing import Any
 
 import anyio
-from inspect_ai import Task, task
+from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -140,7 +139,6 @@ def judge(record: dict[str, Any], *, k: int = DEFAULT_K) -> EpisodeScores:
     from mcpgym.evaluation.agents.base import AgentResult
     from mcpgym.evaluation.run.episode_runner import build_trajectory
     from mcpgym.evaluation.scoring.scorer import score_episode
-    from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.evaluation.tasks import get_task
 
     task = get_task(record["task_id"])
@@ -164,12 +162,18 @@ def judge(record: dict[str, Any], *, k: int = DEFAULT_K) -> EpisodeScores:
         status=record["status"],
         reason=record["stop_reason"],
     )
-    if "catalog" not in _SERVER:
-        _SERVER["catalog"] = Catalog.from_apps()
-    scores = score_episode(traj, _SERVER["catalog"], k=k, checks=traj.metadata["extra_checks"])
+    scores = score_episode(traj, _app_catalog(), k=k, checks=traj.metadata["extra_checks"])
     if scores.success is None:
         raise RuntimeError(f"episode {record['episode_id']}: the judge could not decide the outcome")
     return scores
+
+
+@functools.cache
+def _app_catalog() -> Any:
+    """The registered apps' tool catalog (built once per process)."""
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
+
+    return Catalog.from_apps()
 
 
 def _answer(state: TaskState) -> tuple[str, str, str | None]:
@@ -303,10 +307,4 @@ def mcpgym_task(
     )
 
 
-@task
-def mcpgym_eval(suite: str = "smoke", faults: str = "default", trials: int = 1) -> Task:
-    """:func:`mcpgym_task` for ``inspect eval FILE@mcpgym_eval -T suite=... -T trials=...``."""
-    return mcpgym_task(suite=suite, faults=faults, trials=int(trials))
-
-
-__all__ = ["RATES", "judge", "local_server", "mcpgym_episode", "mcpgym_eval", "mcpgym_scorer", "mcpgym_task"]
+__all__ = ["RATES", "judge", "local_server", "mcpgym_episode", "mcpgym_scorer", "mcpgym_task"]
