@@ -134,3 +134,13 @@ def test_atif_block(tmp_path: Path) -> None:
     assert (tmp_path / "runs/atif-demo/trajectories.atif.jsonl").is_file()
     assert "wrote 3 atif trajectories" in outputs[1]  # the default three trials
     assert "careful" in outputs[2]
+
+
+def test_the_in_process_example_reaches_a_real_result(tmp_path: Path) -> None:
+    """README "Driving episodes yourself": the search finds a real flight (it found none once)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Driving episodes yourself") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None and "from mcpgym.evaluation import GymEpisode" in code.group(1)
+    lines = _python(code.group(1), tmp_path).splitlines()
+    assert lines[-2] == "AU219-20260604" and lines[-1] == "True 0.0 False None"
