@@ -15,6 +15,8 @@ performance issue):
   as many no-op sessions); 0 errors.
 - ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
   trajectories); at least 50,000.
+- ``scoring_growth``: CPU time per call of ``score_episode`` on one episode of 16,000 calls /
+  on one of 2,000 (linear scoring: about 1); at most 1.5.
 - ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
   agents' turns; reported.
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
@@ -49,6 +51,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
+    from mcpgym.benchmarks.scoring_growth import scoring_growth
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -60,6 +63,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "episode_memory": episode_memory,
         "http_concurrency": http_concurrency,
         "scoring_throughput": scoring_throughput,
+        "scoring_growth": scoring_growth,
         "e2e_smoke_run": e2e_smoke,
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
@@ -77,6 +81,7 @@ FIGURES: tuple[str, ...] = (
     "episode_memory",
     "http_concurrency",
     "scoring_throughput",
+    "scoring_growth",
     "e2e_smoke_run",
     "ray_overhead",
     "trajectory_bytes",

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import jsonl_lines
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
 PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
@@ -93,9 +94,9 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     if p.suffix == ".eval":
         return "inspect", "an Inspect AI log (.eval)"
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}"
+        text = read_input_text(p, limit=MAX_TRAJECTORY_BYTES)
+    except InputFileError as exc:
+        return None, f"cannot read the file: {exc.reason}"
     if text.lstrip()[:1] in ("[", "{", '"'):
         budget = [MAX_NODES]
         for rec in _records(text):
