@@ -22,7 +22,7 @@ from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 WIDTHS = (80, 120)
-COMMANDS = ("serve", "tools", "run", "score", "report", "tasks")
+COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks")
 
 
 def cli(
@@ -164,12 +164,24 @@ def test_comparison_table_fits(width, monkeypatch):
     with console.capture() as cap:
         layout = print_comparison(console, compute_scores(eps), title="suite core: 1 task x 3 trials, faults default")
     text = cap.get()
-    # 10 columns of figures need ~130 cells with full headers: short headers and a legend
+    # 11 columns of figures need ~130 cells with full headers: short headers and a legend
     assert layout == "short"
     assert_fits(text, width, ["overconfident", "67% [21–94]", "42/0/3"])
     header = next(ln for ln in text.splitlines() if ln.startswith("Agent"))
     words = header.split()
-    assert words == ["Agent", "Eps", "Success", "pass^3", "Verif", "Pre", "Tried", "Recov", "Defeat", "Calls"]
+    assert words == [
+        "Agent",
+        "Eps",
+        "Success",
+        "pass^3",
+        "Verif",
+        "FalseOK",
+        "Pre",
+        "Tried",
+        "Recov",
+        "Defeat",
+        "Calls",
+    ]
     assert "Verif: writes read back afterwards" in " ".join(text.split())
     with console.capture() as cap:
         assert print_comparison(console, compute_scores(eps[:3])) == "short"  # one agent: the same layout
@@ -265,7 +277,7 @@ def test_help_reads_like_a_well_kept_cli(command, width, monkeypatch, capsys):
         assert "[default: 3; at least 1]" in flat
     if command == "score":
         assert "Usage: mcpgym score [OPTIONS] PATH..." in out
-        assert "mcp-log." in out  # the format list is not split at the hyphen
+        assert "mcp-log |" in out  # the format list is not split at the hyphen
     if command == "":
         for name in COMMANDS:
             assert re.search(rf"^  {name}\s+\S", out, re.M)  # each command with its short help

@@ -9,11 +9,13 @@ Rules, in order:
    =============== ==========================================================================
    format          marker (an object or string anywhere inside a record)
    =============== ==========================================================================
+   ``atif``        an object whose ``schema_version`` starts with ``ATIF``
    ``mcpgym``      an object with ``episode_id``, ``agent`` and ``steps``
    ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
                    ``tools/list`` or ``initialize``
    ``anthropic``   a content block of ``type`` ``tool_use`` or ``tool_result``
-   ``openai``      a message with ``tool_calls`` or ``tool_call_id``, or ``role`` ``tool``
+   ``openai``      a message with ``tool_calls``, ``tool_call_id`` or ``function_call``
+                   (legacy), or ``role`` ``tool`` or ``function`` (legacy)
    ``complexmcp``  a string containing ``<tool>``
    =============== ==========================================================================
 
@@ -21,7 +23,8 @@ Rules, in order:
    table wins (an OpenAI conversation quoting ``<tool>`` stays ``openai``).
 2. Otherwise (plain text, or JSON without markers) a text containing ``<tool>`` or ``[END]``
    is ``complexmcp``.
-3. Else the format is unknown (the caller reports it and asks for ``--format``). The
+3. A ``.eval`` file (a zip archive) is an Inspect AI log: ``inspect``.
+4. Else the format is unknown (the caller reports it and asks for ``--format``). The
    extension is not trusted on its own: ``.json``, ``.jsonl`` and ``.log`` files hold every
    JSON format; it only decides how ``complexmcp`` reads a ``.txt`` / ``.text`` / ``.md``
    file (as plain text).
@@ -37,7 +40,7 @@ from typing import Any
 from mcpgym.evaluation.formats.common import jsonl_lines
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
-PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
+PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
 
 MAX_NODES = 200_000
@@ -50,14 +53,18 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
         v = stack.pop()
         budget[0] -= 1
         if isinstance(v, dict):
+            if str(v.get("schema_version", "")).startswith("ATIF"):
+                hits.add("atif")
             if "episode_id" in v and "steps" in v and "agent" in v:
                 hits.add("mcpgym")
             if "jsonrpc" in v or v.get("method") in ("tools/call", "tools/list", "initialize"):
                 hits.add("mcp-log")
             if v.get("type") in ("tool_use", "tool_result"):
                 hits.add("anthropic")
-            if "tool_calls" in v or "tool_call_id" in v or v.get("role") == "tool":
+            if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
                 hits.add("openai")
+            elif isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str):
+                hits.add("openai")  # the legacy function-calling messages (ToolBench)
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
@@ -87,6 +94,8 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
         An unreadable file gives ``(None, ...)``; the loader reports the read error.
     """
     p = Path(path)
+    if p.suffix == ".eval":
+        return "inspect", "an Inspect AI log (.eval)"
     try:
         text = read_input_text(p, limit=MAX_TRAJECTORY_BYTES)
     except InputFileError as exc:
