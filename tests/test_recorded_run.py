@@ -3,9 +3,11 @@
 ``tests/data/recorded_run/smoke-scripted.tar.gz`` holds a run directory recorded with
 ``mcpgym run --suite smoke --trials 1`` (the three scripted agents, the default fault profile,
 the tasks' world seeds and ``fault_seed_for(task, 0)``): its ``trajectories.jsonl``,
-``snapshots/``, ``scores.json`` and ``manifest.json``. It was recorded before issue 27's
-refactoring (enums, typed records, one error base) so these tests show that nothing a run stores
-moved:
+``snapshots/``, ``scores.json`` and ``manifest.json``. It was first recorded before issue 27's
+refactoring (enums, typed records, one error base; commit f28faa0) and stayed equal through it;
+it was re-recorded once, when main's revision of the recovery and defeatism definitions (and
+the new false-success fields) changed only the lines' ``scores``. These tests show that nothing
+a run stores moves unnoticed:
 
 - re-scoring the recorded trajectories gives the recorded ``scores.json`` and each line's
   recorded ``scores`` (fast: no server);
