@@ -394,6 +394,35 @@ def run(
         metavar="MODE",
         help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds).",
     ),
+    max_turns: int | None = typer.Option(
+        None, "--max-turns", min=1, metavar="N", help="LLM agents: model turns per episode (default 40)."
+    ),
+    max_output_tokens: int | None = typer.Option(
+        None,
+        "--max-output-tokens",
+        min=1,
+        metavar="N",
+        help="LLM agents: output tokens per reply (default: the provider's; a reply cut at it ends the episode truncated).",
+    ),
+    request_timeout: float | None = typer.Option(
+        None,
+        "--request-timeout",
+        min=0.001,
+        metavar="SECONDS",
+        help="LLM agents: wall seconds for one provider request before it is retried (default 120).",
+    ),
+    temperature: float | None = typer.Option(
+        None, "--temperature", min=0.0, max=2.0, metavar="T", help="LLM agents: sampling temperature (default 0)."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", metavar="N", help="LLM agents: the provider's sampling seed (default: not sent)."
+    ),
+    agent_option: list[str] | None = typer.Option(
+        None,
+        "--agent-option",
+        metavar="KEY_VALUE",
+        help="LLM agents: any other setting as KEY=VALUE (max_tool_calls, max_tokens, max_retries, backoff_base, system_prompt...), repeatable.",
+    ),
     validate_output: bool = typer.Option(
         False,
         "--validate-output",
@@ -433,6 +462,7 @@ def run(
         from mcpgym.evaluation.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
 
+        resumed_options: dict[str, Any] = {}
         if resume and out is None:
             _fail("--resume needs --out DIR (the run to continue)")
         if resume and out is not None:
@@ -445,6 +475,9 @@ def run(
                 faults = prior["faults"]
             if "episode_timeout" in prior and not _given("timeout"):
                 timeout = prior["episode_timeout"]
+            if "tool_exposure" in prior and not _given("tools_mode"):
+                tools_mode = prior["tool_exposure"]
+            resumed_options = prior.get("agent_options") or {}
             agent = agent or prior.get("agents")
             if not (suite or task or task_file) and prior.get("task_ids"):
                 task, suite = prior["task_ids"], prior.get("suite")
@@ -452,9 +485,22 @@ def run(
                 if task_file:
                     suite = None
         from mcpgym.evaluation.llm.exposure import parse_exposure
+        from mcpgym.evaluation.llm.options import agent_options as llm_options
 
         try:
             parse_exposure(tools_mode)
+            # the run's own settings, then what this command line says
+            llm_settings = {
+                **resumed_options,
+                **llm_options(
+                    agent_option or (),
+                    max_turns=max_turns,
+                    max_output_tokens=max_output_tokens,
+                    request_timeout=request_timeout,
+                    temperature=temperature,
+                    seed=seed,
+                ),
+            }
         except ValueError as exc:
             _fail(str(exc))
         if executor is Executor.local and (ray_address or ray_workers):
@@ -490,7 +536,11 @@ def run(
         if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
             from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
-            register_llm_agents(tool_exposure=tools_mode)
+            register_llm_agents(replace=True, tool_exposure=tools_mode, **llm_settings)
+        elif llm_settings:
+            _fail(
+                "--max-turns, --max-output-tokens, --request-timeout, --temperature, --seed and --agent-option set LLM agents, and this run has none"
+            )
         try:
             agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
         except ValueError as exc:
@@ -511,6 +561,7 @@ def run(
             task_files=[str(f) for f in task_file or []],
             validate_output=validate_output,
             tool_exposure=tools_mode,
+            agent_options=llm_settings,
             executor=executor.value,
             ray_address=ray_address,
             ray_workers=ray_workers,
