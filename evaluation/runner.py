@@ -519,7 +519,7 @@ async def _run_jobs(
     written = 0
     written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
-    counts = {"ok": 0, "errored": 0, "limit": 0, "failed": 0}
+    counts = {"ok": 0, "errored": 0, "limit": 0, "truncated": 0, "failed": 0}
 
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")

@@ -73,6 +73,7 @@ def http_server():
 
 # -- parallel runs (pytest-xdist, `-n 2 --dist loadfile` in pyproject's addopts) --------------
 SLOW_FIRST = (
+    "tests/test_real_model.py",
     "tests/test_benchmarks.py",
     "tests/reliability/test_load.py",
     "tests/test_task_suite.py",
