@@ -122,7 +122,8 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     met = [e for e in episodes if e.recoverable_errors > 0]
     with_tokens = [e.tokens for e in episodes if e.tokens is not None]
     ep_rates = [e.verification_rate for e in episodes if e.verification_rate is not None]
-    infeasible = [e for e in episodes if e.feasible is False]
+    # what the agent said counts only where it said something: not in errored episodes
+    infeasible = [e for e in episodes if e.feasible is False and e.status != "errored"]
     return Metrics(
         episodes=len(episodes),
         scored_episodes=len(scored),
@@ -148,7 +149,7 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
         episodes_with_recoverable_errors=len(met),
         defeatist_episodes=sum(e.defeatism for e in met),
         defeatism_rate=_rate(sum(e.defeatism for e in met), len(met)),
-        declared_impossible=sum(e.declared_impossible for e in episodes),
+        declared_impossible=sum(e.declared_impossible for e in episodes if e.status != "errored"),
         infeasible_episodes=len(infeasible),
         infeasible_declared_impossible=sum(e.declared_impossible for e in infeasible),
         impatience=total("impatience"),

@@ -596,8 +596,11 @@ def run(
         if task_file
         else ""
     )
+    scored = sum(row.scored_episodes for row in result.scores.agents.values())
+    errored_n = sum(row.errored_episodes for row in result.scores.agents.values())
     title = (
         f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
+        + f" ({scored} scored, {errored_n} errored in all)"
         + (f", {result.skipped} resumed" if result.skipped else "")
         + f" in {result.wall_seconds:.1f} s"
         + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
@@ -612,6 +615,7 @@ def run(
             fg=typer.colors.YELLOW,
             err=True,
         )
+    _warn_text_calls(result.out)
     typer.echo(
         f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
         f"scores: {result.out / 'scores.json'}"
@@ -619,6 +623,26 @@ def run(
     if result.failures:
         _print_failures(result.failures)
         raise typer.Exit(1)
+
+
+def _warn_text_calls(out: Path) -> None:
+    """Warn loudly (stderr) when episodes of the run in ``out`` ended with a tool call written
+    as text that the model's server did not parse (:mod:`mcpgym.evaluation.llm.flags`)."""
+    from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+    from mcpgym.evaluation.trajectory import read_trajectories
+
+    counts = count_flags(read_trajectories(out / "trajectories.jsonl", tolerate_truncated_tail=True, states=False))
+    if counts["tool_calls_as_text"]:
+        typer.secho(
+            f"WARNING: {TEXT_CALL_WARNING.format(n=counts['tool_calls_as_text'])}", fg=typer.colors.RED, err=True
+        )
+    quiet = {k: v for k, v in counts.items() if v and k != "tool_calls_as_text"}
+    if quiet:
+        typer.secho(
+            "episodes flagged: " + ", ".join(f"{k} {v}" for k, v in quiet.items()) + " (see the report)",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
 
 
 def _print_failures(failures: list[tuple[str, str]], nothing_written: bool = False) -> None:
