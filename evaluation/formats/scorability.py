@@ -70,8 +70,7 @@ class Scorability(BaseModel):
             f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
             f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-            f"guessed by name ({share}); {self.errored} errored"
-            + "".join(f", {v} {k}" for k, v in self.flags.items())
+            f"guessed by name ({share}); {self.errored} errored" + "".join(f", {v} {k}" for k, v in self.flags.items())
         )
 
 
