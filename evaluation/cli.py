@@ -342,7 +342,7 @@ def run(
         "--agent",
         "-a",
         metavar="SPEC",
-        help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec.",
+        help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, an LLM spec, or human (you play, as in mcpgym play).",
     ),
     suite: str | None = typer.Option(
         None,
@@ -527,13 +527,17 @@ def run(
                 + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
             )
         specs = list(agent or SCRIPTED_AGENTS)
+        if "human" in specs:  # a person plays: one episode at a time, no progress bar over the prompt
+            concurrency, quiet = 1, True
+            if not _given("timeout"):
+                timeout = 3600.0
         planned = len(tasks) * trials * len(specs)
         if planned > MAX_EPISODES:
             _fail(
                 f"{len(tasks)} tasks x {trials} trials x {len(specs)} agents is {planned:,} episodes; "
                 f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
             )
-        if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
+        if any(s not in SCRIPTED_AGENTS and s != "human" and not s.startswith("replay:") for s in specs):
             from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
             register_llm_agents(replace=True, tool_exposure=tools_mode, **llm_settings)
@@ -542,7 +546,9 @@ def run(
                 "--max-turns, --max-output-tokens, --request-timeout, --temperature, --seed and --agent-option set LLM agents, and this run has none"
             )
         try:
-            agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
+            from mcpgym.evaluation.agents.human import HumanAgent
+
+            agents = [AgentEntry(spec, HumanAgent() if spec == "human" else make_agent(spec)) for spec in specs]
         except ValueError as exc:
             _fail(str(exc))
         out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
@@ -730,6 +736,15 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
+
+
+def _register_play() -> None:
+    from mcpgym.evaluation.cli_play import play
+
+    app.command()(play)
+
+
+_register_play()
 
 
 @app.command()

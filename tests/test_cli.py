@@ -22,7 +22,7 @@ from mcpgym.evaluation.tables import Column, fitted_widths, pack_fields, print_t
 from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, write_trajectories
 
 WIDTHS = (80, 120)
-COMMANDS = ("serve", "tools", "run", "score", "report", "tasks")
+COMMANDS = ("serve", "tools", "run", "score", "report", "tasks", "play")
 
 
 def cli(
