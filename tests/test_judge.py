@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from mcpgym.evaluation.judge import ExtraCheck, diff_states, flatten, judge, run_checks
+from mcpgym.evaluation.scoring.judge import ExtraCheck, diff_states, flatten, judge, run_checks
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 
@@ -170,7 +170,7 @@ def test_extra_check_kinds():
 
 def test_shared_initial_and_gold_states_are_restored_once(monkeypatch):
     """The initial and gold snapshot objects a run shares are restored once, not per episode."""
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.kernel.world import World
 
     initial = World(5, ["system"]).snapshot()
@@ -193,7 +193,7 @@ def test_a_shared_state_is_restored_once_even_through_a_models_shallow_copy(monk
     shallow copy of it (pydantic copies the outer dict): the judge must still restore it once."""
     from pydantic import BaseModel
 
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.kernel.world import World
 
     class Holder(BaseModel):

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from mcpgym.evaluation.cli import main
+from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.llm.options import AGENT_OPTION_KEYS, agent_options, parse_agent_option
 from tests.fake_provider import OpenAIDialect
 

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from mcpgym.evaluation.trajectory import ToolCallStep, read_trajectories
+from mcpgym.evaluation.records.trajectory import ToolCallStep, read_trajectories
 
 # every first call of system_update_setting fails (transient), the next one cannot (max 1 in a row)
 PROFILE = "max_consecutive = 1\n[tools.system_update_setting]\ntransient = 1.0\n"
@@ -29,7 +29,7 @@ LINES = [
 
 def play(args: list[str], lines: list[str], tmp_path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from mcpgym.evaluation.cli import main; main()", *args],
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()", *args],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,

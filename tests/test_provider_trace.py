@@ -13,7 +13,7 @@ from typing import Any
 
 from mcpgym.evaluation.llm import CallResult, LLMLimits, RetryPolicy, ToolInfo
 from mcpgym.evaluation.llm.flags import EpisodeFlag, count_flags, episode_flags, tool_call_in_text
-from mcpgym.evaluation.trajectory import MessageStep, Trajectory
+from mcpgym.evaluation.records.trajectory import MessageStep, Trajectory
 from tests.fake_provider import Fail, OpenAIDialect
 
 TIME_TOOLS = [ToolInfo("system_get_time", "Current virtual time.", {"type": "object"}, "read")]
@@ -111,8 +111,8 @@ def test_an_errored_episode_keeps_its_steps_and_leaves_every_figure_and_note(fak
     keeps the call it made and the failed request, and appears in no success figure, no note
     about its (never given) answer and no infeasible count."""
     from mcpgym.evaluation.agents import make_agent
-    from mcpgym.evaluation.report import build_report, episode_note, render_markdown, task_rows, write_report
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.report.run_report import build_report, episode_note, render_markdown, task_rows, write_report
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
@@ -179,8 +179,8 @@ def test_retrieval_indexes_parameter_descriptions_and_finds_nothing_for_no_match
 def test_the_scorability_summary_counts_errored_episodes_and_flags(tmp_path, capsys):
     import pytest
 
-    from mcpgym.evaluation.cli import main
-    from mcpgym.evaluation.trajectory import write_trajectories
+    from mcpgym.evaluation.cli.app import main
+    from mcpgym.evaluation.records.trajectory import write_trajectories
 
     path = tmp_path / "trajectories.jsonl"
     write_trajectories(

@@ -24,9 +24,9 @@ import pytest
 
 from mcpgym.evaluation.llm import LLMLimits, OpenAIAgent, RetryPolicy
 from mcpgym.evaluation.llm.local_model import MODEL_NAME, ModelUnavailable, serve_local_model
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
-from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, read_trajectories
 
 TASK = "system.dark_mode"
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.trajectory import EpisodeStatus, TokenUsage
+from mcpgym.evaluation.records.trajectory import EpisodeStatus, TokenUsage
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task

@@ -82,7 +82,7 @@ def tool_call_in_text(text: str, tool_names: Iterable[str] | None = None) -> boo
 
 
 def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[EpisodeFlag]:
-    """The flags of one trajectory (a :class:`~mcpgym.evaluation.trajectory.Trajectory`), in
+    """The flags of one trajectory (a :class:`~mcpgym.evaluation.records.trajectory.Trajectory`), in
     :class:`EpisodeFlag` order. ``errored`` episodes get none: the model gave no final reply.
 
     The rule, countable by hand: ``truncated`` when the status is ``truncated``;

@@ -2,7 +2,7 @@
 local model (:mod:`mcpgym.evaluation.llm.local_model`) on the fixed ``baseline`` suite, with
 ``default`` faults, in one run directory, so that one report sets them side by side.
 
-``python -m mcpgym.evaluation.baseline --out runs/baseline`` starts the model server on
+``python -m mcpgym.evaluation.cli.baseline --out runs/baseline`` starts the model server on
 loopback (under ``nice``), then runs ``mcpgym run`` with :data:`MODEL_SETTINGS`; ``--resume``
 continues a run that was stopped. Options after ``--`` go to ``mcpgym run`` as they are.
 """
@@ -62,10 +62,10 @@ def main(argv: list[str] | None = None) -> None:
     Raises:
         ModelUnavailable: (as a one-line error) when the model is not installed.
     """
-    from mcpgym.evaluation.cli import main as cli_main
+    from mcpgym.evaluation.cli.app import main as cli_main
     from mcpgym.evaluation.llm.local_model import ModelUnavailable
 
-    parser = argparse.ArgumentParser(prog="python -m mcpgym.evaluation.baseline", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m mcpgym.evaluation.cli.baseline", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("runs/baseline"), help="the run directory")
     parser.add_argument("--trials", type=int, default=3, help="trials per agent and task")
     parser.add_argument(

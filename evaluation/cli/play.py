@@ -31,10 +31,10 @@ def play(
     """
     from mcpgym.evaluation import tasks as registry
     from mcpgym.evaluation.agents.human import HumanAgent
-    from mcpgym.evaluation.report import write_report
-    from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-    from mcpgym.evaluation.server_process import ServerError
-    from mcpgym.evaluation.trajectory import read_trajectories
+    from mcpgym.evaluation.records.trajectory import read_trajectories
+    from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.server_process import ServerError
     from mcpgym.tools.faults import FaultProfileError, load_profile
 
     def fail(message: str) -> None:
