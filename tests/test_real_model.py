@@ -16,6 +16,7 @@ output tokens, offered only the task's tools.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -31,10 +32,10 @@ from mcpgym.evaluation.tasks import get_task
 TASK = "system.dark_mode"
 
 
-@pytest.fixture(scope="module")
-def model_url(tmp_path_factory):
-    """The shim's base URL; skips (or fails with MCPGYM_REQUIRE_MODEL=1) without the model."""
-    log = tmp_path_factory.mktemp("model") / "llama.log"
+@contextlib.contextmanager
+def local_model(log: Path):
+    """A freshly started shim's base URL; skips (or fails with MCPGYM_REQUIRE_MODEL=1) without
+    the model."""
     try:
         with serve_local_model(threads=1, context=2048, niceness=10, log=log) as url:
             yield url
@@ -79,38 +80,47 @@ def without_timing(traj) -> list[dict]:
     return [{k: v for k, v in s.model_dump(mode="json").items() if k != "latency"} for s in traj.steps]
 
 
-def test_two_runs_at_temperature_0_agree_and_the_books_balance(model_url, http_server, tmp_path):
-    first = run_once(model_url, http_server, tmp_path / "a")
-    second = run_once(model_url, http_server, tmp_path / "b")
+def check_books(traj) -> None:
+    """The harness invariants of one model episode (module docstring)."""
+    assert traj.status in ("completed", "limit", "truncated"), traj.stop_reason
+    messages = [s for s in traj.steps if isinstance(s, MessageStep)]
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert 1 <= len(messages) <= 2 and [m.turn for m in messages] == list(range(len(messages)))
+    # the episode's tokens are the sum of its replies', each reply within its output cap
+    assert all(m.tokens is not None and m.tokens.input > 0 for m in messages)
+    assert traj.tokens is not None
+    assert traj.tokens.input == sum(m.tokens.input for m in messages if m.tokens)
+    assert traj.tokens.output == sum(m.tokens.output for m in messages if m.tokens)
+    assert all(0 < m.tokens.output <= 40 for m in messages if m.tokens)
+    assert all(m.latency is not None and m.latency > 0 and m.retries == [] for m in messages)
+    # each call a reply asked for is one step; those that reached the server are numbered 1..n
+    assert sum(m.tool_calls for m in messages) == len(calls)
+    reached = [c.step for c in calls if c.step is not None]
+    assert reached == list(range(1, len(reached) + 1))
+    assert all(c.invalid for c in calls if c.step is None)
+    assert traj.invalid_calls == 0 and traj.scores is not None
+    assert traj.scores["status"] == traj.status
+
+
+def test_a_real_model_gives_the_same_trajectory_twice_and_an_errored_one_when_too_slow(http_server, tmp_path):
+    """Each run starts its own server: llama.cpp's prompt cache changes the arithmetic of a
+    request (a cached prefix is not evaluated again), and a greedy choice between two close
+    tokens can then differ; from the same server state, temperature 0 and one seed repeat."""
+    with local_model(tmp_path / "a.log") as url:
+        first = run_once(url, http_server, tmp_path / "a")
+    with local_model(tmp_path / "b.log") as url:
+        second = run_once(url, http_server, tmp_path / "b")
+        slow = run_once(url, http_server, tmp_path / "slow", request_timeout=0.05, max_retries=1, backoff_base=0.0)
     for traj in (first, second):
-        assert traj.status in ("completed", "limit", "truncated"), traj.stop_reason
-        messages = [s for s in traj.steps if isinstance(s, MessageStep)]
-        calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
-        assert 1 <= len(messages) <= 2 and [m.turn for m in messages] == list(range(len(messages)))
-        # the episode's tokens are the sum of its replies', each reply within its output cap
-        assert all(m.tokens is not None and m.tokens.input > 0 for m in messages)
-        assert traj.tokens is not None
-        assert traj.tokens.input == sum(m.tokens.input for m in messages if m.tokens)
-        assert traj.tokens.output == sum(m.tokens.output for m in messages if m.tokens)
-        assert all(0 < m.tokens.output <= 40 for m in messages if m.tokens)
-        assert all(m.latency is not None and m.latency > 0 and m.retries == [] for m in messages)
-        # each call a reply asked for is one step; those that reached the server are numbered 1..n
-        assert sum(m.tool_calls for m in messages) == len(calls)
-        reached = [c.step for c in calls if c.step is not None]
-        assert reached == list(range(1, len(reached) + 1))
-        assert all(c.invalid for c in calls if c.step is None)
-        assert traj.invalid_calls == 0 and traj.scores is not None
-        assert traj.scores["status"] == traj.status
+        check_books(traj)
     assert without_timing(first) == without_timing(second)
     assert (first.final_message, first.status, first.tokens) == (second.final_message, second.status, second.tokens)
 
-
-def test_a_provider_too_slow_for_its_timeout_errors_the_episode_with_its_attempts(model_url, http_server, tmp_path):
-    traj = run_once(model_url, http_server, tmp_path / "slow", request_timeout=0.05, max_retries=1, backoff_base=0.0)
-    assert traj.status == "errored" and traj.stop_reason.startswith("provider_error: no answer within 0.05 s")
-    failed = traj.metadata["provider"]["failed_request"]
+    # the errored path: no answer within the request timeout, one retry, then errored
+    assert slow.status == "errored" and slow.stop_reason.startswith("provider_error: no answer within 0.05 s")
+    failed = slow.metadata["provider"]["failed_request"]
     assert failed["turn"] == 0 and failed["attempts"] == 2 and failed["status"] is None
     assert [r["attempt"] for r in failed["retries"]] == [1] and "no answer within" in failed["retries"][0]["reason"]
-    assert traj.steps == [] and traj.scores["status"] == "errored"
+    assert slow.steps == [] and slow.scores["status"] == "errored"
     line = json.loads((tmp_path / "slow" / "trajectories.jsonl").read_text())
     assert line["metadata"]["provider"]["failed_request"]["attempts"] == 2
