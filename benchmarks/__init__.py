@@ -15,6 +15,8 @@ performance issue):
   as many no-op sessions); 0 errors.
 - ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
   trajectories); at least 50,000.
+- ``scoring_growth``: CPU time per call of ``score_episode`` on one episode of 16,000 calls /
+  on one of 2,000 (linear scoring: about 1); at most 1.5.
 - ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
   agents' turns; reported.
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
@@ -22,8 +24,14 @@ performance issue):
   (unavailable without ``mcpgym[ray]``).
 - ``trajectory_bytes``: the median compact trajectory line on ``core`` (ratio vs the same
   line with its snapshots inline); at most 20 KB.
+- ``proxy_overhead``: a ``git_status`` call of ``mcp-server-git`` over stdio through ``mcpgym
+  proxy`` / the same call directly; at most 1.3x. ``proxy_overhead_noop``: the same for an
+  ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
   vs self-contained lines); under 150 MB.
+- ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
+  hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
+  98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -44,8 +52,11 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.e2e import e2e_smoke
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.label_agreement import label_agreement
+    from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.scoring import scoring_throughput
+    from mcpgym.benchmarks.scoring_growth import scoring_growth
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -57,10 +68,14 @@ def figure_functions() -> dict[str, FigureFn]:
         "episode_memory": episode_memory,
         "http_concurrency": http_concurrency,
         "scoring_throughput": scoring_throughput,
+        "scoring_growth": scoring_growth,
         "e2e_smoke_run": e2e_smoke,
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
+        "proxy_overhead": proxy_overhead,
+        "proxy_overhead_noop": proxy_overhead_noop,
+        "label_agreement": label_agreement,
     }
 
 
@@ -72,10 +87,14 @@ FIGURES: tuple[str, ...] = (
     "episode_memory",
     "http_concurrency",
     "scoring_throughput",
+    "scoring_growth",
     "e2e_smoke_run",
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",
+    "proxy_overhead",
+    "proxy_overhead_noop",
+    "label_agreement",
 )
 """Every figure's name, in table order."""
 

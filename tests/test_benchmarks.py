@@ -63,7 +63,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
-        if name == "ray_overhead":  # reported, no target (the issue gives none)
+        if name in ("ray_overhead", "proxy_overhead_noop"):  # reported, no target
             assert row["target"] is None and row["checked"] is False and row["ok"] is None
         else:
             assert _number(row["target"]), (name, row["target"])
@@ -78,6 +78,13 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["episode_memory"]["target"] == 2.0 and rows["episode_memory"]["unit"] == "MiB"
     assert rows["http_concurrency"]["target"] == 0 and rows["http_concurrency"]["value"] == 0
     assert rows["scoring_throughput"]["target"] == 50_000 and rows["scoring_throughput"]["op"] == ">="
+    # label_agreement: the share of agreeing (episode, field) pairs, counted by hand from its details
+    agree = rows["label_agreement"]
+    assert (agree["target"], agree["op"], agree["unit"]) == (98.0, ">=", "% pairs")
+    d = agree["details"]
+    assert agree["value"] == pytest.approx(100 * d["agree"] / d["pairs"], abs=0.05)
+    assert d["pairs"] == d["episodes"] * len(d["per_field"]) and d["field_target"] == 95.0
+    assert len(d["disagreements"]) == d["pairs"] - d["agree"]
     # what each figure is made of
     assert rows["stdio_round_trip"]["details"]["tool"] == "shop_add_to_cart"
     assert rows["stdio_round_trip"]["details"]["faults"] == "default"
@@ -107,6 +114,14 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert ray_row["value"] == pytest.approx(
             ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05
         )
+    proxy = rows["proxy_overhead"]  # issue 28: mcp-server-git through the proxy / directly
+    assert proxy["target"] == 1.3 and proxy["unit"] == "x direct"
+    assert proxy["details"]["proxied_median_ms"] > 0 and proxy["details"]["direct_median_ms"] > 0
+    assert rows["proxy_overhead_noop"]["details"]["added_ms"] == pytest.approx(
+        rows["proxy_overhead_noop"]["details"]["proxied_median_ms"]
+        - rows["proxy_overhead_noop"]["details"]["direct_median_ms"],
+        abs=0.01,
+    )
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 

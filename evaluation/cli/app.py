@@ -17,6 +17,8 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
+from mcpgym.evaluation.proxy.command import proxy as _proxy_command
+from mcpgym.kernel.shorten import cap_message, short
 
 app = typer.Typer(
     add_completion=False,
@@ -76,8 +78,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input)."""
-    typer.secho(f"error: {one_line(message)}", fg=typer.colors.RED, err=True)
+    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input); a
+    message past :data:`mcpgym.kernel.shorten.MAX_MESSAGE_CHARS` characters is cut there."""
+    typer.secho(f"error: {cap_message(one_line(message))}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
 
 
@@ -294,7 +297,7 @@ def _load_tasks(
         names = registry.suite_names()
         name = suite or default_suite(names, len(registry.load_tasks("core")))
         if name not in names:
-            _fail(f"unknown suite {name!r}; suites: {', '.join(registry.suite_names())}")
+            _fail(f"unknown suite {short(name)}; suites: {', '.join(registry.suite_names())}")
         return registry.load_tasks(name), name
     except (KeyError, ValueError) as exc:
         _fail(_message(exc))
@@ -383,7 +386,11 @@ def run(
         "--resume",
         help="Continue the run in --out: skip episodes already written; options not given are the run's own.",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Start over in a run directory of mcpgym's own (its .mcpgym-run marker): only its files are deleted; anything else is refused.",
+    ),
     timeout: float = typer.Option(
         600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."
     ),
@@ -444,13 +451,32 @@ def run(
         min=1,
         help="--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency).",
     ),
+    proxy: str | None = typer.Option(
+        None,
+        "--proxy",
+        metavar="UPSTREAM",
+        help="Run against this MCP server through mcpgym proxy: its command line (one quoted argument) or its streamable-HTTP URL; --tasks gives instructions and checks (docs/proxy.md).",
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", metavar="FILE", help="--proxy: a JSON catalog classifying the server's tools."
+    ),
+    fault_seed: int = typer.Option(
+        0, "--fault-seed", min=0, metavar="N", help="--proxy: fault seed of trial 0 (trial t: N + t)."
+    ),
 ) -> None:
     """Evaluate agents on a task suite and print the comparison table.
 
     Runs tasks x trials x agents against an mcpgym server (spawned unless --server is given)
     and writes trajectories.jsonl, scores.json, manifest.json, report.md and report.html into
-    the run directory.
+    the run directory. With --proxy: agents on the --tasks file's instructions against an
+    outside MCP server through mcpgym proxy (docs/proxy.md); trajectories.jsonl and
+    catalog.json in --out.
     """
+    if proxy is not None:
+        from mcpgym.evaluation.proxy.run import run_proxy_command
+
+        run_proxy_command(proxy, task_file, agent, out, faults, fault_seed, trials, catalog, timeout)
+        return
     early = _early_server(server, executor, concurrency)
     try:
         import os
@@ -594,7 +620,12 @@ def run(
         # No episode finished: there is nothing to report, and the failures are the news.
         _print_failures(result.failures, nothing_written=True)
         raise typer.Exit(1)
-    md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    from mcpgym.evaluation.run.run_owner import ForeignContentError
+
+    try:
+        md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    except ForeignContentError as exc:
+        _fail(f"the run is recorded, but its report was not written: {exc}")
     picked = (
         f"suite {suite_name}: "
         if suite_name and not task
@@ -708,7 +739,7 @@ def score(
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+        _fail(f"unknown format {short(fmt)}; one of {', '.join(FORMATS)}")
     try:
         if k is None:
             windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
@@ -730,10 +761,11 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     """
     from mcpgym.evaluation.records.trajectory import TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.run_owner import ForeignContentError
 
     try:
         md, html = write_report(run_dir)
-    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+    except (FileNotFoundError, TrajectoryFileError, ValueError, ForeignContentError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
 
@@ -777,7 +809,7 @@ def tasks(
         try:
             names = registry.suite_names()
             if suite is not None and suite not in names:
-                _fail(f"unknown suite {suite!r}; suites: {', '.join(names)}")
+                _fail(f"unknown suite {short(suite)}; suites: {', '.join(names)}")
             picked = [suite] if suite is not None else ["core", *registry.bundled_suites()]
             groups = [(name, registry.load_tasks(name)) for name in picked]
         except (KeyError, ValueError) as exc:
@@ -821,6 +853,10 @@ def tasks(
 
     for source, items in groups:
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])
+
+
+# `mcpgym proxy` (docs/proxy.md): everything after --upstream is the upstream's command line.
+app.command(name="proxy", context_settings={"allow_interspersed_args": False})(_proxy_command)
 
 
 def _escape_unencodable_output() -> None:

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.kernel.shorten import cap_message
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (docs/design.md §7)."""
@@ -87,8 +89,11 @@ class LoadResult:
         episode: str | None = None,
         severity: Literal["error", "warning"] = "error",
     ) -> None:
-        """Record a problem of this file."""
-        self.problems.append(Problem(file=self.file, line=line, episode=episode, message=message, severity=severity))
+        """Record a problem of this file (a message past 500 characters, e.g. one quoting a
+        huge tool name, is cut: :func:`mcpgym.kernel.shorten.cap_message`)."""
+        self.problems.append(
+            Problem(file=self.file, line=line, episode=episode, message=cap_message(message, 500), severity=severity)
+        )
 
     def add(self, ep: Episode) -> None:
         """Add an episode and turn its warnings into ``warning`` problems."""
@@ -99,17 +104,13 @@ class LoadResult:
 
 # -- reading files ----------------------------------------------------------------------------
 def read_text(path: Path, result: LoadResult) -> str | None:
-    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded."""
+    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded (a missing file,
+    a special file such as ``/dev/zero`` or a FIFO, a file over 1 GiB, bytes that are not UTF-8:
+    :func:`mcpgym.kernel.input_files.read_input_text`)."""
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        result.problem("file not found")
-    except IsADirectoryError:
-        result.problem("is a directory, not a file")
-    except UnicodeDecodeError as exc:
-        result.problem(f"not UTF-8 text (byte {exc.start})")
-    except OSError as exc:
-        result.problem(f"cannot read: {exc.strerror or exc}")
+        return read_input_text(path, limit=MAX_TRAJECTORY_BYTES)
+    except InputFileError as exc:
+        result.problem("file not found" if exc.reason == "no such file" else exc.reason)
     return None
 
 

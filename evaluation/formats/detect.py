@@ -13,7 +13,8 @@ Rules, in order:
    ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
                    ``tools/list`` or ``initialize``
    ``anthropic``   a content block of ``type`` ``tool_use`` or ``tool_result``
-   ``openai``      a message with ``tool_calls`` or ``tool_call_id``, or ``role`` ``tool``
+   ``openai``      a message with ``tool_calls``, ``tool_call_id`` or ``function_call``
+                   (legacy), or ``role`` ``tool`` or ``function`` (legacy)
    ``complexmcp``  a string containing ``<tool>``
    =============== ==========================================================================
 
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import jsonl_lines
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
 PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
@@ -55,8 +57,10 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
                 hits.add("mcp-log")
             if v.get("type") in ("tool_use", "tool_result"):
                 hits.add("anthropic")
-            if "tool_calls" in v or "tool_call_id" in v or v.get("role") == "tool":
+            if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
                 hits.add("openai")
+            elif isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str):
+                hits.add("openai")  # the legacy function-calling messages (ToolBench)
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
@@ -87,9 +91,9 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}"
+        text = read_input_text(p, limit=MAX_TRAJECTORY_BYTES)
+    except InputFileError as exc:
+        return None, f"cannot read the file: {exc.reason}"
     if text.lstrip()[:1] in ("[", "{", '"'):
         budget = [MAX_NODES]
         for rec in _records(text):

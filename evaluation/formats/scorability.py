@@ -41,6 +41,9 @@ class Scorability(BaseModel):
         tools_guessed: classified by the name heuristic (source ``heuristic``).
         guessed_share: ``tools_guessed / tools`` (None without tools).
         calls_guessed: calls of guessed tools.
+        tools_unknown: tools whose kind stayed ``unknown`` (the name gave no strong evidence:
+            neither reads nor writes, left out of verification; docs/design.md §7, "Terms").
+        calls_unknown: calls of those tools.
         failed_share: ``blocks_failed / (calls_parsed + blocks_failed)`` (None without blocks).
         errored: episodes with status ``errored`` (read, but in no success figure).
         flags: episodes per flag of :class:`mcpgym.evaluation.llm.flags.EpisodeFlag`.
@@ -58,6 +61,8 @@ class Scorability(BaseModel):
     tools_guessed: int = 0
     guessed_share: float | None = None
     calls_guessed: int = 0
+    tools_unknown: int = 0
+    calls_unknown: int = 0
     failed_share: float | None = None
     errored: int = 0
     flags: dict[str, int] = Field(default_factory=dict)
@@ -70,7 +75,8 @@ class Scorability(BaseModel):
             f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
             f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-            f"guessed by name ({share}); {self.errored} errored" + "".join(f", {v} {k}" for k, v in self.flags.items())
+            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({self.calls_unknown} call(s) "
+            f"left out of verification); {self.errored} errored" + "".join(f", {v} {k}" for k, v in self.flags.items())
         )
 
 
@@ -79,7 +85,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
 
     Args:
         loaded: the readers' results, one per file.
-        tools: the report's tool rows (``source`` and ``calls`` attributes).
+        tools: the report's tool rows (``source``, ``kind`` and ``calls`` attributes).
 
     Returns:
         A :class:`Scorability` with its warnings filled in.
@@ -100,6 +106,9 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
             sc.calls_guessed += t.calls
         else:
             sc.tools_classified += 1
+        if t.kind == "unknown":
+            sc.tools_unknown += 1
+            sc.calls_unknown += t.calls
     sc.errored = sum(1 for t in trajs if t.status == "errored")
     sc.flags = count_flags(trajs)
     blocks = sc.calls_parsed + sc.blocks_failed

@@ -39,6 +39,7 @@ from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
+from mcpgym.kernel.shorten import short
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
@@ -115,6 +116,8 @@ class ScoreReport(BaseModel):
         scorability: how much of the input could be read and how its tools were
             classified (:class:`~mcpgym.evaluation.formats.scorability.Scorability`), with
             the loud warnings ``--strict`` turns into a failing exit code.
+        format_mismatches: :func:`format_mismatch` warnings (also among the scorability
+            warnings).
     """
 
     files: list[FileReport] = Field(default_factory=list)
@@ -127,6 +130,11 @@ class ScoreReport(BaseModel):
     catalog: str | None = None
     recovery_window: int = DEFAULT_K
     scorability: Scorability = Field(default_factory=Scorability)
+    format_mismatches: list[str] = Field(
+        default_factory=list,
+        description="files read in a format that found no tool call while another format finds some "
+        "(each names the format that fits)",
+    )
 
     @property
     def ok(self) -> bool:
@@ -185,7 +193,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         ValueError: for a format not in :data:`FORMATS`.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     reason = None
     if Path(path).is_dir():
         run_file = Path(path) / "trajectories.jsonl"
@@ -243,7 +251,9 @@ def score_files(
             its own, a bad file or episode never stops the others.
         fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`mcpgym.evaluation.formats.detect`).
         catalog_path: a JSON catalog (``mcpgym tools --json`` rows: ``name, kind,
-            resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks.
+            resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks. None:
+            the format's built-in catalog, or the ``catalog.json`` of a directory given (what
+            ``mcpgym proxy --record DIR`` writes), when exactly one of them applies.
         k: the recovery window in tool calls (docs/design.md §7, K=3).
 
     Returns:
@@ -253,9 +263,10 @@ def score_files(
         ValueError: for an unknown ``fmt``, ``k < 1``, or an unreadable / invalid catalog.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
+    paths = list(paths)
     loaded: list[LoadResult] = []
     rows: list[FileReport] = []
     descriptions: dict[str, str] = {}
@@ -267,6 +278,11 @@ def score_files(
             descriptions.setdefault(name, desc)
     if catalog_path is None:
         defaults = {DEFAULT_CATALOGS[r.format] for r in loaded if r.format in DEFAULT_CATALOGS and r.episodes}
+        # a directory recorded by `mcpgym proxy --record` holds the catalog its tools were classified by
+        recorded = {
+            str(Path(p) / "catalog.json") for p in paths if Path(p).is_dir() and (Path(p) / "catalog.json").is_file()
+        }
+        defaults |= recorded
         catalog_path = defaults.pop() if len(defaults) == 1 else None
     catalog, problems = build_catalog(catalog_path)
     report = ScoreReport(catalog=str(catalog_path) if catalog_path is not None else None, recovery_window=k)
@@ -275,6 +291,7 @@ def score_files(
     for res in loaded:
         report.problems.extend(res.problems)
 
+    mismatches = [w for res, row in zip(loaded, rows, strict=True) if (w := format_mismatch(res, row)) is not None]
     calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.tool_calls)
     for name in sorted(calls):  # classify everything first: see the module docstring
         catalog.get(name, descriptions.get(name))
@@ -323,7 +340,40 @@ def score_files(
     report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
     report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
     report.scorability = scorability(loaded, report.tools)
+    for file, warning in mismatches:
+        report.problems.append(Problem(file=file, message=warning, severity="warning"))
+        report.scorability.warnings.append(f"{file}: {warning}")
+        report.format_mismatches.append(f"{file}: {warning}")
     return report
+
+
+def _calls_in(res: LoadResult) -> int:
+    return sum(len(ep.trajectory.tool_calls) for ep in res.episodes)
+
+
+def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
+    """No silent zeros: when a file read in its format gives no tool call, read it in every
+    other format; if one finds calls, ``(file, warning)`` naming the format that fits (the
+    most calls wins). None when the format found calls, or no other format does better.
+    ``--strict`` turns the warning into exit 1 (it joins the scorability warnings)."""
+    if row.format is None or row.reason == "run directory" or _calls_in(res) > 0 or not Path(res.file).is_file():
+        return None
+    best: tuple[int, str] | None = None
+    for name, loader in LOADERS.items():
+        if name == row.format:
+            continue
+        try:
+            found = _calls_in(loader(res.file))
+        except Exception:  # noqa: BLE001 - a reader that cannot read the file found nothing
+            continue
+        if found and (best is None or found > best[0]):
+            best = (found, name)
+    if best is None:
+        return None
+    return res.file, (
+        f"read as {row.format} the file has {len(res.episodes)} episode(s) and no tool call, but it looks like "
+        f"{best[1]}: {best[0]} tool call(s) read as {best[1]}; pass --format {best[1]}"
+    )
 
 
 __all__ = [

@@ -24,6 +24,8 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcpgym.kernel.input_files import InputFileError, read_input_text
+
 SNAPSHOT_DIR = "snapshots"
 """Folder of a run directory holding the shared snapshot files."""
 
@@ -215,9 +217,11 @@ class SnapshotStore:
             raise ValueError(f"snapshot reference {ref!r} must be {SNAPSHOT_DIR}/<name>.json")
         path = self.root / ref
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ValueError(f"snapshot file {path} is missing") from None
+            data = json.loads(read_input_text(path, what="snapshot file"))
+        except InputFileError as exc:
+            if exc.reason == "no such file":
+                raise ValueError(f"snapshot file {path} is missing") from None
+            raise ValueError(str(exc)) from None
         except ValueError as exc:
             raise ValueError(f"snapshot file {path} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):

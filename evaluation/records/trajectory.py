@@ -23,6 +23,8 @@ prefers over anything inferred from error codes; its ``step`` numbers are call-l
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import threading
@@ -44,6 +46,7 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
 EpisodeStatus = Literal["completed", "errored", "limit", "truncated"]
 """How an episode ended: ``completed`` (the agent gave its final answer), ``errored`` (the agent,
@@ -510,13 +513,19 @@ def iter_trajectories(
 
     Raises:
         TrajectoryFileError: for invalid JSON, a line that does not validate, or a compact
-            line whose snapshot files are missing; the message reads
-            ``<file>:<line>: field <loc>: <problem>``.
-        OSError: when the file cannot be read.
+            line whose snapshot files are missing (the message reads
+            ``<file>:<line>: field <loc>: <problem>``); for a file that is not a regular file
+            (``/dev/zero``, a FIFO), over 1 GiB, unreadable or not UTF-8 (``<file>: <why>``).
+        FileNotFoundError: when the file does not exist.
     """
     p = Path(path)
-    with p.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
+    try:
+        text = read_input_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)
+    except InputFileError as exc:
+        if exc.reason == "no such file":
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
+        raise TrajectoryFileError(str(exc)) from None
+    lines = io.StringIO(text, newline=None).readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
     for lineno, line in enumerate(lines, start=1):

@@ -17,18 +17,24 @@ from typing import Any
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
 from mcpgym.evaluation.records.manifest import read_manifest
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
+from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
+    ("false_success_rate", "False success"),
     ("precheck_rate", "Pre-check"),
     ("recovery_attempt_rate", "Recovery attempt"),
     ("recovery_rate", "Recovery"),
     ("defeatism_rate", "Defeatism"),
 )
 """Aggregate key -> label of the behaviour rates the reports chart (defeatism: lower is better)."""
+
+MD_HEADER = "# mcpgym run report\n"
+"""The first line of every ``report.md`` mcpgym writes (how an existing one is known as ours)."""
 
 MAX_NOTABLE = 60
 """Most episodes listed under "Notable episodes"."""
@@ -62,6 +68,7 @@ COLUMNS: tuple[str, ...] = (
     "Success (95% CI)",
     "pass^k",
     "Verification",
+    "False success",
     "Pre-check",
     "Recovery attempt",
     "Recovery",
@@ -81,6 +88,9 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
     Column("Success (95% CI)", "Success", "success rate [95% Wilson interval]", justify="right"),
     Column("pass^k", justify="right"),
     Column("Verification", "Verif", "writes read back afterwards", justify="right"),
+    Column(
+        "False success", "FalseOK", "episodes claiming the task done while it is not (lower is better)", justify="right"
+    ),
     Column("Pre-check", "Pre", "writes whose preconditions were read first", justify="right"),
     Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
     Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
@@ -113,10 +123,11 @@ def comparison_rows(
         rows.append(
             [
                 name,
-                f"{m.episodes}/{m.scored_episodes}/{m.errored_episodes}",
+                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes, counts),
                 ci_text(m.success_rate, m.success_ci95),
                 pk,
                 _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
+                _with_counts(m.false_success_rate, m.false_success_episodes, _known_claims(m), counts),
                 _with_counts(m.precheck_rate, m.prechecked_writes, m.precheck_writes, counts),
                 _with_counts(m.recovery_attempt_rate, m.recovery_attempts, m.recoverable_errors, counts),
                 _with_counts(m.recovery_rate, m.recoveries, m.recoverable_errors, counts),
@@ -126,6 +137,20 @@ def comparison_rows(
         )
     header = [pk_label if c == "pass^k" else c for c in columns]
     return header, rows
+
+
+def _known_claims(m: Any) -> int:
+    """The denominator of ``false_success_rate``: episodes whose false success is known, which
+    is every episode but the errored ones (docs/design.md §7, "False success")."""
+    return int(m.episodes - m.errored_episodes)
+
+
+def _episodes_cell(run: int, scored: int, errored: int, full: bool = True) -> str:
+    """``"4/3/1"`` (run/scored/errored); in the terminal (``full`` False) a run whose every
+    episode was scored shows just ``"4"`` (the title line gives the totals), to fit 80 columns."""
+    if not full and scored == run and not errored:
+        return str(run)
+    return f"{run}/{scored}/{errored}"
 
 
 def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) -> str:
@@ -304,9 +329,9 @@ def episode_note(e: EpisodeScores) -> str:
 
 # -- Markdown ----------------------------------------------------------------------------------
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(s: str) -> str:
-        return str(s).replace("|", "\\|").replace("\n", " ")
-
+    """A Markdown table; every header and cell goes through :func:`md_text` (agent names, task
+    ids and notes are data, never markup)."""
+    esc = md_text
     lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -501,11 +526,11 @@ TASKS_NOTE = "Successes / scored episodes per agent (errored episodes are counte
 def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
     behaviour details, the per-task matrix and notable episodes."""
-    out = ["# mcpgym run report", ""]
-    out += [f"- **{k}**: {v}" for k, v in run_facts(report)]
+    out = [MD_HEADER.rstrip("\n"), ""]
+    out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
     warning = text_call_warning(report)
     if warning:
-        out += ["", f"**{warning}**"]
+        out += ["", f"**{md_text(warning)}**"]
     out += [
         "",
         "## Agents",
@@ -539,17 +564,28 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths
     (``rescore``: see :func:`build_report`).
 
+    An existing ``report.md`` / ``report.html`` is replaced only when mcpgym wrote it (it starts
+    with :data:`MD_HEADER` / :data:`HTML_HEADER`; never through a symlink), see
+    :func:`mcpgym.evaluation.run.run_owner.replace_own_file`.
+
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
+        mcpgym.evaluation.run.run_owner.ForeignContentError: a report file mcpgym did not write is
+            in the way (nothing is written).
     """
-    from mcpgym.evaluation.report.html import render_html
+    from mcpgym.evaluation.report.html import HTML_HEADER, render_html
 
     report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
+    md_body, html_body = render_markdown(report), render_html(report)
+    # neither file is written unless both may be: a report.md or report.html that mcpgym
+    # did not write is refused before anything changes
+    for path, header in ((md, MD_HEADER), (html, HTML_HEADER)):
+        check_own_file(path, header)
     # a lone surrogate (a "\\ud800" JSON escape in a hand-made or foreign line) has no UTF-8
     # form: it is written as that escape rather than failing the whole report
-    md.write_text(render_markdown(report), encoding="utf-8", errors="backslashreplace")
-    html.write_text(render_html(report), encoding="utf-8", errors="backslashreplace")
+    replace_own_file(md, md_body, MD_HEADER)
+    replace_own_file(html, html_body, HTML_HEADER)
     return md, html
 
 

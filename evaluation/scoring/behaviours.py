@@ -1,4 +1,5 @@
-"""The behaviour rules: one function per behaviour the scorer measures.
+"""The behaviour rules: one function per behaviour the scorer measures (recovery, the
+largest, in :mod:`mcpgym.evaluation.scoring.recovery`, re-exported here).
 
 Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
 and returns a small typed result; :func:`mcpgym.evaluation.scoring.scorer.score_episode` puts them
@@ -16,19 +17,18 @@ unscored families.
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
-from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
-from mcpgym.evaluation.scoring.refusal import match_refusal
-from mcpgym.evaluation.scoring.tool_catalog import Catalog
-
-DEFAULT_K = 3
-"""Tool calls after a recoverable error within which a recovery attempt must start."""
+from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest, first_after
+from mcpgym.evaluation.scoring.calls import Call, is_wait
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge, run_checks
+from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
+from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
@@ -49,26 +49,6 @@ class BlindRetry(BaseModel):
     step: int
     repeat_step: int
     duplicate: bool
-
-
-class RecoverableError(BaseModel):
-    """One recoverable error and what the agent did about it.
-
-    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
-    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
-    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
-    """
-
-    step: int
-    tool: str
-    code: str | None
-    fault: str | None
-    inferred: bool
-    remedies: list[str]
-    attempt: str | None = None
-    attempt_step: int | None = None
-    recovered_step: int | None = None
-    cut_short: bool = False
 
 
 class ImpatienceWindow(BaseModel):
@@ -128,9 +108,9 @@ class Outcome(BaseModel):
     """Result of :func:`score_outcome`: the judge's verdict on the final state."""
 
     success: bool
-    recall: int
-    total: int
-    misbehave: int
+    recall: int | None
+    total: int | None
+    misbehave: int | None
     missed: list[str] = Field(default_factory=list)
     misbehaved: list[str] = Field(default_factory=list)
     extra_checks: list[CheckResult] = Field(default_factory=list)
@@ -157,13 +137,35 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
     """
     out = Verification(writes=len(counted))
-    reads = [j for j, c in enumerate(calls) if c.is_read]  # matches() is False for any other call
+    # One backward sweep, linear in the calls: per family F, what the reads *after* the
+    # current call hold (any read of F; a read of F naming no id; the ids reads of F name).
+    # A write W is matched by a later read R (:func:`matches`) iff they share a family F and
+    # W or R names no id or they share an id: iff for some F of W, a later read of F exists
+    # and (W names no id, or a later read of F names none, or names one of W's ids).
+    counted_set = set(counted)
+    read_any: set[str] = set()
+    read_idless: set[str] = set()
+    read_ids: dict[str, set[str]] = {}
+    verified: set[int] = set()
+    for i in range(len(calls) - 1, -1, -1):
+        c = calls[i]
+        if i in counted_set and any(
+            fam in read_any and (not c.ids or fam in read_idless or not c.ids.isdisjoint(read_ids.get(fam, ())))
+            for fam in c.families
+        ):
+            verified.add(i)
+        if c.is_read:  # matches() is False for any other call
+            for fam in c.families:
+                read_any.add(fam)
+                if c.ids:
+                    read_ids.setdefault(fam, set()).update(c.ids)
+                else:
+                    read_idless.add(fam)
     for i in counted:
-        w = calls[i]
-        if any(matches(calls[j], w) for j in reads[bisect.bisect_right(reads, i) :]):
+        if i in verified:
             out.verified_writes += 1
         else:
-            out.verification_skips.append(w.step)
+            out.verification_skips.append(calls[i].step)
     return out
 
 
@@ -182,27 +184,28 @@ def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
     """
     out = Precheck()
-    auth_ok = [c.ok and c.entry.kind == "auth" for c in calls]
-    changed = [
-        c.took_effect or a for c, a in zip(calls, auth_ok, strict=True)
-    ]  # calls after which a family "last changed"
-    for i in counted:
-        w = calls[i]
-        if not w.entry.preconditions:
-            continue
-        out.precheck_writes += 1
-        skipped = False
-        for fam in w.entry.preconditions:
-            last_change = next((j for j in range(i - 1, -1, -1) if changed[j] and fam in calls[j].families), -1)
-            fresh = any(
-                fam in calls[j].families
-                and ((calls[j].is_read and j > last_change) or (auth_ok[j] and j == last_change))
-                for j in range(max(last_change, 0), i)
-            )
-            if not fresh:
-                skipped = True
-                out.precheck_skips.append(PrecheckSkip(step=w.step, family=fam))
-        out.prechecked_writes += 0 if skipped else 1
+    counted_set = set(counted)
+    # One forward sweep, linear in the calls: per family F, whether F is fresh before the
+    # current call: read after its last change, or last changed by a successful auth call
+    # (which shows the state it set). A change of F (a write that took effect, a successful
+    # auth call) makes F fresh only when it is an auth call; a later read of F makes it fresh.
+    fresh: dict[str, bool] = {}
+    for i, c in enumerate(calls):
+        if i in counted_set and c.entry.preconditions:
+            out.precheck_writes += 1
+            skipped = False
+            for fam in c.entry.preconditions:
+                if not fresh.get(fam, False):
+                    skipped = True
+                    out.precheck_skips.append(PrecheckSkip(step=c.step, family=fam))
+            out.prechecked_writes += 0 if skipped else 1
+        auth_ok = c.ok and c.entry.kind == "auth"
+        if c.took_effect or auth_ok:  # F "last changed" here
+            for fam in c.families:
+                fresh[fam] = auth_ok
+        elif c.is_read:
+            for fam in c.families:
+                fresh[fam] = True
     return out
 
 
@@ -214,12 +217,20 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     and the repeat succeeded or was itself applied (docs/design.md §7, "Blind retries").
     """
     out = BlindRetries()
-    n = len(calls)
+    same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
+    reads = KeyedCalls()  # reads by family: matches() in between, found by index
+    for i, c in enumerate(calls):
+        same[(c.tool, c.args_key)].append(i)
+        if c.is_read:
+            reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
         if c.code != "timeout" or c.entry.kind != "write":
             continue
-        j = next((j for j in range(i + 1, n) if calls[j].tool == c.tool and calls[j].args_key == c.args_key), None)
-        if j is None or any(matches(calls[m], c) for m in range(i + 1, j)):
+        j = first_after(same[(c.tool, c.args_key)], i)
+        if j is None:
+            continue
+        read = reads.first(c.families, i, c.ids)
+        if read is not None and read < j:
             continue
         dup = c.applied is True and (calls[j].ok or calls[j].applied is True)
         out.blind_retries += 1
@@ -228,132 +239,48 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     return out
 
 
-def score_recovery(
-    calls: list[Call],
-    catalog: Catalog,
+def score_defeatism(
+    errors: list[RecoverableError],
+    final_message: str,
     *,
     k: int = DEFAULT_K,
-    timeout_read_recovers: bool = True,
-    status: str = "completed",
-) -> list[RecoverableError]:
-    """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
+    claimed: bool = False,
+    refusal: RefusalMatch | None | Literal[False] = False,
+) -> Defeatism:
+    """Defeatism: the agent stopped after an unrecovered recoverable error and its final message
+    concedes the failure or explains it away.
 
-    * Recoverable error: an error step that was an injected fault (ledger, call log, or -
-      without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
-      auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
-      remedy for that code, or calls a declared alternative (either direction). With
-      ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
-      also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
-      applied timeout.
-    * Recovered: a later call of the same tool or of an alternative, whose ids match the
-      failed call's, that succeeded or timed out but was applied (the ledger says so); or, for
-      an injected fault, a retry of the same tool on matching ids that got a domain answer:
-      an error that is neither an injected fault nor an invalid call (e.g. "you can't unblock
-      X, who is not blocked"). The tool did its work and answered, so the fault was overcome;
-      what the answer means for the task is the outcome's business (docs/design.md §7,
-      "Recovery").
-    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
-      ``k`` calls after the error.
-
-    Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
-    §7, "Recovery").
-
-    Args:
-        calls: the resolved calls. catalog: remedies and alternatives.
-        k: the recovery window, in tool calls (>= 1). status: the episode's status.
-    """
-    out: list[RecoverableError] = []
-    n = len(calls)
-    for i, c in enumerate(calls):
-        if c.ok:
-            continue
-        remedies = catalog.remedies_for(c.tool, c.code)
-        injected = c.fault in ERROR_FAULT_KINDS
-        if not (injected or remedies):
-            continue
-        alts = catalog.alternatives_of(c.tool)
-        timeout_read = timeout_read_recovers and c.code == "timeout"
-        attempt = attempt_step = recovered_step = None
-        for j in range(i + 1, min(n, i + 1 + k)):
-            d = calls[j]
-            how = (
-                "retry"
-                if d.tool == c.tool
-                else "remedy"
-                if d.tool in remedies
-                else "alternative"
-                if d.tool in alts
-                else "read_back"
-                if timeout_read and matches(d, c)
-                else None
-            )
-            if how:
-                attempt, attempt_step = how, d.step
-                break
-        for j in range(i + 1, n):
-            d = calls[j]
-            achieved = d.ok or (d.code == "timeout" and d.applied is True)
-            # a retry of the same call after an injected fault that got a domain answer (an
-            # error that is no injected fault and no invalid call) overcame the fault
-            answered = injected and not d.ok and d.tool == c.tool and d.fault not in ERROR_FAULT_KINDS and not d.invalid
-            if (
-                (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
-                or (answered and ids_match(c.ids, d.ids))
-                or (timeout_read and c.applied is True and matches(d, c))
-            ):
-                recovered_step = d.step
-                break
-        out.append(
-            RecoverableError(
-                step=c.step,
-                tool=c.tool,
-                code=c.code,
-                fault=c.fault if injected else None,
-                inferred=c.inferred if injected else False,
-                remedies=remedies,
-                attempt=attempt,
-                attempt_step=attempt_step,
-                recovered_step=recovered_step,
-                cut_short=status != "completed" and i + k >= n,
-            )
-        )
-    return out
-
-
-def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K) -> Defeatism:
-    """Defeatism: the agent gave up on a recoverable error.
-
-    An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
-    at the end, or when the final message declares the task impossible
-    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`) while some recoverable error stays
-    unrecovered. An infeasible task refused with every recoverable error recovered is not
-    defeatism. An error whose window the harness cut short is not counted as given up: the
-    agent did not stop. Rate: defeatist episodes / episodes that met a recoverable error
-    (docs/design.md §7, "Defeatism").
+    An episode is defeatist when its final message declares the task impossible
+    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`: refusal and blame patterns, a give-up)
+    while some recoverable error stays unrecovered and was not cut short by the harness. A
+    final message that claims the task done (``claimed``:
+    :func:`~mcpgym.evaluation.scoring.refusal.claims_done`) concedes nothing: that is false success
+    when the task failed, never defeatism; an episode ended by a hand-off has no final message
+    (an escalation, not a concession). An infeasible task refused with every recoverable error
+    recovered is not defeatism. Rate: defeatist episodes / episodes that met a recoverable
+    error (docs/design.md §7, "Defeatism").
 
     Args:
         errors: :func:`score_recovery`'s result. final_message: the agent's last message.
-        k: the recovery window (named in the reason).
+        k: the recovery window (named in the reason). claimed: the final message claims the
+            task done. refusal: :func:`~mcpgym.evaluation.scoring.refusal.match_refusal` of the
+            final message when the caller matched it already (False: match it here).
     """
     out = Defeatism()
-    refusal = match_refusal(final_message)
+    if refusal is False:  # not matched by the caller yet
+        refusal = match_refusal(final_message)
     if refusal is not None:
         out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
-    unrecovered = [r for r in errors if r.recovered_step is None]
-    abandoned = [r for r in unrecovered if r.attempt is None and not r.cut_short]
-    if abandoned:
-        r = abandoned[0]
-        out.defeatism = True
-        out.reason = (
-            f"no recovery attempt within {k} calls after the recoverable {r.code} error at step {r.step} ({r.tool})"
-        )
-    elif refusal is not None and unrecovered:
+    if claimed or refusal is None:
+        return out
+    unrecovered = [r for r in errors if r.recovered_step is None and not r.cut_short and r.curable]
+    if unrecovered:
         r = unrecovered[0]
         out.defeatism = True
+        tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
         out.reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
-            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered"
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {k} calls)"
         )
     return out
 
@@ -371,21 +298,46 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     out: list[ImpatienceWindow] = []
     n = len(calls)
     consumed: set[int] = set()
+    same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
+    waits: list[int] = []  # wait tool calls
+    oks: dict[str, list[int]] = defaultdict(list)  # tool -> successful calls
+    untimed_waits: list[int] = []  # the same, among calls without a time
+    untimed_oks: dict[str, list[int]] = defaultdict(list)
+    times = [c.time for c in calls if c.time is not None]
+    monotone = all(a <= b for a, b in zip(times, times[1:], strict=False))
+    timed = [j for j, c in enumerate(calls) if c.time is not None]
+    for j, d in enumerate(calls):
+        same[(d.tool, d.args_key)].append(j)
+        wait = is_wait(d)
+        if wait:
+            waits.append(j)
+        if d.ok:
+            oks[d.tool].append(j)
+        if d.time is None:
+            if wait:
+                untimed_waits.append(j)
+            if d.ok:
+                untimed_oks[d.tool].append(j)
     for i, c in enumerate(calls):
         if c.code != "rate_limited" or i in consumed:
             continue
-        members = [i]
         end = c.time + c.retry_after if c.time is not None and c.retry_after is not None else None
         basis = "virtual_time" if end is not None else "approximation"
-        for j in range(i + 1, n):
-            d = calls[j]
-            if end is not None and d.time is not None:
-                if d.time >= end:
-                    break
-            elif is_wait(d) or (d.tool == c.tool and d.ok):
-                break
-            if d.tool == c.tool and d.args_key == c.args_key:
-                members.append(j)
+        if end is None:  # until a wait call or a success of the same tool
+            stop = earliest(first_after(waits, i), first_after(oks[c.tool], i))
+        elif monotone:  # until the first timed call at or past the end (untimed calls: as above)
+            k = bisect.bisect_left(times, end, lo=bisect.bisect_right(timed, i))
+            stop = earliest(
+                timed[k] if k < len(timed) else None,
+                first_after(untimed_waits, i),
+                first_after(untimed_oks[c.tool], i),
+            )
+        else:  # times that go back (a hand-made file): the rule's own scan
+            stop = _window_end_scan(calls, i, end)
+        positions = same[(c.tool, c.args_key)]
+        members = positions[
+            bisect.bisect_left(positions, i) : bisect.bisect_left(positions, n if stop is None else stop)
+        ]
         consumed.update(members)
         if len(members) > 2:
             out.append(
@@ -394,6 +346,20 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
                 )
             )
     return out
+
+
+def _window_end_scan(calls: list[Call], i: int, end: int) -> int | None:
+    """The first call after ``i`` that ends the rate-limit window of ``calls[i]`` ending at
+    virtual time ``end`` (see :func:`score_impatience`), by a forward scan."""
+    c = calls[i]
+    for j in range(i + 1, len(calls)):
+        d = calls[j]
+        if d.time is not None:
+            if d.time >= end:
+                return j
+        elif is_wait(d) or (d.tool == c.tool and d.ok):
+            return j
+    return None
 
 
 def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
@@ -428,10 +394,10 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     Raises:
         Snapshot restore errors from :func:`judge`.
     """
-    if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
-        return None
     if checks is None:
         checks = traj.metadata.get("extra_checks") or []
+    if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
+        return checks_outcome(traj, checks)
     res = judge(
         traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, checks=checks, final_message=traj.final_message
     )
@@ -446,8 +412,35 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     )
 
 
+def checks_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]]) -> Outcome | None:
+    """Outcome of an episode with no world, judged by checks alone (``metadata.outcome ==
+    "checks"``: ``mcpgym run --proxy``, docs/design.md §7 "Outcome"), else None.
+
+    Success: every check on the final message passes and every check of the read-back
+    (``metadata.read_back``: a call made on the server after the agent finished, its answer
+    ``text``) passes on that text; a read-back that failed (``is_error``, no text) fails its
+    checks. ``recall``, ``total`` and ``misbehave`` are unknown (None): there is no gold state.
+    """
+    if traj.metadata.get("outcome") != "checks":
+        return None
+    results = run_checks(checks, traj.final_message)
+    read_back = traj.metadata.get("read_back")
+    if isinstance(read_back, dict):
+        text = read_back.get("text")
+        usable = isinstance(text, str) and not read_back.get("is_error")
+        for check in read_back.get("checks") or []:
+            parsed = ExtraCheck.model_validate(check)
+            results.append(CheckResult(check=parsed, passed=usable and parsed.evaluate(str(text))))
+    if not results:
+        return None
+    return Outcome(
+        success=all(r.passed for r in results), recall=None, total=None, misbehave=None, extra_checks=results
+    )
+
+
 __all__ = [
     "BlindRetries",
+    "checks_outcome",
     "BlindRetry",
     "CallCounts",
     "DEFAULT_K",
