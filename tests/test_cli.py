@@ -22,7 +22,7 @@ from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 WIDTHS = (80, 120)
-COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks")
+COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks", "play")
 
 
 def cli(

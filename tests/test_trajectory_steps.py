@@ -19,7 +19,7 @@ from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
-from tests.test_llm_agents import OpenAIDialect, Raw, fake  # noqa: F401 - the loopback provider fixture
+from tests.fake_provider import OpenAIDialect, Raw  # the `fake` fixture is in tests/conftest.py
 
 D = OpenAIDialect()
 TASK = "system.dark_mode"

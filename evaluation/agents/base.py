@@ -12,11 +12,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.records.trajectory import TokenUsage
+from mcpgym.evaluation.records.trajectory import EpisodeStatus, TokenUsage
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -121,14 +121,20 @@ class AgentResult(BaseModel):
         tokens: token usage (LLM agents).
         invalid_calls: calls the agent produced that never reached a tool (malformed).
         error: the error text when ``status`` is ``errored``.
+        provider: what the model's provider did that no step shows (LLM agents), kept in the
+            trajectory's ``metadata["provider"]``: ``failed_request`` (the request that ended an
+            errored episode: ``turn``, ``attempts``, ``status``, ``error``, ``latency``,
+            ``retries``) and ``flags`` (``tool_calls_as_text``...; see
+            :mod:`mcpgym.evaluation.llm.flags`).
     """
 
     final_message: str
-    status: Literal["completed", "errored", "limit"] = "completed"
+    status: EpisodeStatus = "completed"
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = 0
     error: str | None = None
+    provider: dict[str, Any] | None = None
 
 
 class Agent(ABC):

@@ -48,6 +48,12 @@ from typing_extensions import TypedDict  # pydantic validates only this TypedDic
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
 
+EpisodeStatus = Literal["completed", "errored", "limit", "truncated"]
+"""How an episode ended: ``completed`` (the agent gave its final answer), ``errored`` (the agent,
+its provider or the harness failed: left out of every success figure), ``limit`` (a turn,
+call, token or time limit stopped it), ``truncated`` (the model's final reply was cut off by
+the output-token limit, so it is no answer the agent chose to give)."""
+
 
 class TokenUsage(BaseModel):
     """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
@@ -153,6 +159,23 @@ class ToolCallStep(BaseModel):
         return None
 
 
+class ProviderRetry(BaseModel):
+    """One provider request that failed and was sent again (LLM agents).
+
+    Attributes:
+        attempt: the 1-based attempt that failed. status: its HTTP status (None: no answer).
+        reason: why it failed (``HTTP 503: ...``, ``no answer within 120 s``...).
+        delay: wall seconds waited before the next attempt.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt: int = Field(ge=1)
+    status: int | None = None
+    reason: str = ""
+    delay: float = Field(0.0, ge=0)
+
+
 class MessageStep(BaseModel):
     """One reply of the model (LLM agents), in order with the tool calls.
 
@@ -165,6 +188,9 @@ class MessageStep(BaseModel):
         tool_calls: how many tool calls the reply asked for.
         finish_reason: the provider's finish/stop reason.
         tokens: input and output tokens of this turn.
+        latency: wall seconds from the first request of this turn to its answer, retries and
+            their waits included (None: not measured, e.g. old lines).
+        retries: the requests of this turn that failed and were sent again, in order.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -177,6 +203,8 @@ class MessageStep(BaseModel):
     tool_calls: int = Field(0, ge=0, strict=True)
     finish_reason: str | None = None
     tokens: TokenUsage | None = None
+    latency: float | None = Field(None, ge=0)
+    retries: list[ProviderRetry] = Field(default_factory=list)
 
 
 class UserTurnStep(BaseModel):
@@ -278,8 +306,9 @@ class Trajectory(BaseModel):
             they are read-only, as the three share their unchanged parts with each other and
             with the run's other episodes.
         feasible: whether the task can be done (None: unknown).
-        status: ``completed`` (the agent answered), ``errored`` (the agent or harness
-            failed), ``limit`` (a step/token/time limit stopped it).
+        status: :data:`EpisodeStatus`: ``completed`` (the agent answered), ``errored`` (the
+            agent, its provider or the harness failed), ``limit`` (a step/token/time limit
+            stopped it), ``truncated`` (the final reply was cut at the output-token limit).
         stop_reason: free text about why it stopped.
         tokens: token usage, for LLM agents.
         invalid_calls: calls refused before they reached the server that are *not* recorded
@@ -317,7 +346,7 @@ class Trajectory(BaseModel):
     final_snapshot: dict[str, Any] | None = None
     gold_snapshot: dict[str, Any] | None = None
     feasible: bool | None = Field(None, strict=True)
-    status: Literal["completed", "errored", "limit"] = "completed"
+    status: EpisodeStatus = "completed"
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = Field(0, ge=0, strict=True)
@@ -593,7 +622,9 @@ def write_trajectories(path: str | Path, trajs: Iterable[Trajectory]) -> None:
 
 __all__ = [
     "INVALID_CODES",
+    "EpisodeStatus",
     "MessageStep",
+    "ProviderRetry",
     "Step",
     "TokenUsage",
     "ToolCallStep",

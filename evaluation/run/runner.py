@@ -141,6 +141,9 @@ class RunSettings:
         task_files: the ``--tasks`` files the tasks came from (for the manifest).
         tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
             ``retrieval`` (see :func:`mcpgym.evaluation.llm.exposure.episode_request`).
+        agent_options: the LLM agent settings the run was given (``max_turns``,
+            ``temperature``...; :mod:`mcpgym.evaluation.llm.options`), for the manifest and
+            ``--resume``; the agents passed in are already built with them.
         progress: show a progress bar on stderr.
         mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
             newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
@@ -168,6 +171,7 @@ class RunSettings:
     suite: str | None = None
     task_files: list[str] = field(default_factory=list)
     tool_exposure: str = "all"
+    agent_options: dict[str, Any] = field(default_factory=dict)
     progress: bool = True
     mcp_mode: str = "auto"
     validate_output: bool = False
@@ -196,6 +200,8 @@ class RunSettings:
             "ray_address": self.ray_address,
             "ray_workers": self.ray_workers,
             "retries": self.retries,
+            "tool_exposure": self.tool_exposure,
+            "agent_options": dict(self.agent_options),
         }
 
 
@@ -396,6 +402,7 @@ def _run_locked(
                     mcp_mode=settings.mcp_mode,
                     validate_output=settings.validate_output,
                     tool_exposure=settings.tool_exposure,
+                    agent_options=settings.agent_options,
                 )
                 executor = RayExecutor(
                     options,
@@ -515,7 +522,7 @@ async def _run_jobs(
     written = 0
     written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
-    counts = {"ok": 0, "errored": 0, "limit": 0, "failed": 0}
+    counts = {"ok": 0, "errored": 0, "limit": 0, "truncated": 0, "failed": 0}
 
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
