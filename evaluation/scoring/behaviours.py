@@ -433,7 +433,12 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     if checks is None:
         checks = traj.metadata.get("extra_checks") or []
     res = judge(
-        traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, checks=checks, final_message=traj.final_message
+        traj.initial_snapshot,
+        traj.final_snapshot,
+        traj.gold_snapshot,
+        checks=checks,
+        final_message=traj.final_message,
+        task=traj.task_id,
     )
     return Outcome(
         success=res.success,
