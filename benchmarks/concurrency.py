@@ -86,7 +86,7 @@ async def _crowd(urls: list[str], plan: list[tuple[str, dict[str, Any]]]) -> dic
 
 async def _episodes_run(handle: Any, n_episodes: int, plan: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Create ``n_episodes`` episodes (faults off), run their sessions all at once, delete them."""
-    from mcpgym.evaluation.server_process import ControlClient
+    from mcpgym.evaluation.run.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
         created: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ sum of the agents' turns. Three further measurements explain it, each countable 
   start and imports, the server's start-up, task loading, gold states, writing lines, scores
   and the report).
 - ``inprocess_floor``: the same episodes (tasks, agents, trials, fault seeds) played in this
-  process through :class:`mcpgym.evaluation.gym.GymEpisode`, with no MCP, no HTTP and no
+  process through :class:`mcpgym.evaluation.run.gym.GymEpisode`, with no MCP, no HTTP and no
   second interpreter, and the gold states shared as a run shares them: per episode, the
   world's creation and the judging (trajectory and scores) against the agent's turn. Its
   share is what no transport change can go below.
@@ -61,10 +61,10 @@ def _command(settings: Settings) -> list[str]:
 def runner_available() -> str | None:
     """None when ``mcpgym run`` and the smoke suite exist, else why not."""
     try:
-        from mcpgym.evaluation import runner  # noqa: F401
+        from mcpgym.evaluation.run import runner  # noqa: F401
         from mcpgym.evaluation.tasks import registry
     except ImportError as exc:
-        return f"evaluation.runner or evaluation.tasks is missing ({exc})"
+        return f"evaluation.run.runner or evaluation.tasks is missing ({exc})"
     if SUITE not in registry.suite_names():
         return f"no task suite named {SUITE!r}"
     from mcpgym.benchmarks.transport import ROOT
@@ -171,7 +171,7 @@ def inprocess_floor(settings: Settings) -> dict[str, Any]:
     import anyio
 
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from mcpgym.evaluation.gym import GymEpisode
+    from mcpgym.evaluation.run.gym import GymEpisode
     from mcpgym.evaluation.tasks import registry
 
     tasks = registry.load_tasks(SUITE)

@@ -3,7 +3,7 @@ cluster against ``--executor local``, both measured in the same child process, i
 
 The figure's child (``python -m mcpgym.benchmarks.ray_overhead EPISODE-ARGS``) starts the
 cluster once (``ray.init(num_cpus=2)``, timed apart: a real deployment starts it once for many
-runs), then alternates whole runs (:func:`mcpgym.evaluation.runner.run_evaluation` with the
+runs), then alternates whole runs (:func:`mcpgym.evaluation.run.runner.run_evaluation` with the
 three scripted agents on the first tasks of the smoke suite): local (spawns its server,
 computes gold states) and Ray (starts one worker actor per CPU, each spawning its own server
 and computing its gold states). Value: the overhead ratio, median Ray run wall seconds /
@@ -37,7 +37,7 @@ def _measure(tasks: int, trials: int, reps: int) -> dict[str, Any]:
     import ray
 
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import load_tasks
 
     picked = load_tasks("smoke")[:tasks]

@@ -1,11 +1,11 @@
-"""Behaviour-scoring throughput: ``mcpgym.evaluation.scorer.score_episode`` over synthetic trajectories.
+"""Behaviour-scoring throughput: ``mcpgym.evaluation.scoring.scorer.score_episode`` over synthetic trajectories.
 
 The trajectories are recorded, not invented: a seeded "shopper" (``random.Random``, local to
 the benchmark) drives a real :class:`mcpgym.tools.invoke.ToolInvoker` over apps ``system, shop``,
 every other trajectory under the ``default`` fault profile (what ``mcpgym run`` uses) and the
 others under ``harsh`` (all seven fault kinds, a third of the calls fail), through reads, writes,
 payment authorisations, checkouts, retries, waits and re-authentications, and each episode's
-call log and fault ledger become a :class:`mcpgym.evaluation.trajectory.Trajectory`. No snapshots are
+call log and fault ledger become a :class:`mcpgym.evaluation.records.trajectory.Trajectory`. No snapshots are
 attached, so the figure is the behaviour rules (verification, pre-checks, blind retries,
 recovery, defeatism, impatience), not the state judge.
 
@@ -39,9 +39,9 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
     trajectory ``t`` uses fault profile ``PROFILES[t % 2]``.
 
     Returns:
-        :class:`mcpgym.evaluation.trajectory.Trajectory` objects with call log steps and ledger.
+        :class:`mcpgym.evaluation.records.trajectory.Trajectory` objects with call log steps and ledger.
     """
-    from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log
+    from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log
     from mcpgym.kernel.world import World
     from mcpgym.sandboxes.shop.models import ShopState
     from mcpgym.tools.invoke import ToolInvoker
@@ -111,9 +111,9 @@ def synthetic_trajectories(count: int, steps: int, seed: int = 0) -> list[Any]:
 
 def scoring_throughput(settings: Settings) -> Figure:
     """Figure: trajectory steps scored per CPU second (see the module docstring)."""
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.scorer import score_episode
-    from mcpgym.evaluation.trajectory import Trajectory
+    from mcpgym.evaluation.records.trajectory import Trajectory
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     catalog = Catalog.from_apps()
     trajs = synthetic_trajectories(settings.trajectories, settings.steps_per_trajectory)

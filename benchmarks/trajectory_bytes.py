@@ -4,7 +4,7 @@ The scripted reference agents (careful, overconfident, defeatist) play tasks of 
 suite in this process (:func:`mcpgym.evaluation.agents.inprocess.run_in_process`, faults
 ``default``); every trajectory is written twice, the way a run directory stores it (compact:
 snapshots shared in ``snapshots/``, the final state as a diff, see
-:mod:`mcpgym.evaluation.snapshots`) and self-contained (the three snapshots inline: the
+:mod:`mcpgym.evaluation.records.snapshots`) and self-contained (the three snapshots inline: the
 baseline, what every line held before). Two figures come from the same episodes:
 
 - ``trajectory_bytes``: the median compact line, in KB (target at most 20 KB, from ~120 KB);
@@ -36,9 +36,9 @@ def _measure(mode: str, tasks_n: int) -> dict[str, Any]:
 
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.agents.inprocess import run_in_process
-    from mcpgym.evaluation.snapshots import SnapshotStore
+    from mcpgym.evaluation.records.snapshots import SnapshotStore
+    from mcpgym.evaluation.records.trajectory import append_trajectory
     from mcpgym.evaluation.tasks import registry
-    from mcpgym.evaluation.trajectory import append_trajectory
 
     core = registry.load_tasks("core")
     step = max(1, len(core) // tasks_n)

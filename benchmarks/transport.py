@@ -194,7 +194,7 @@ def ours_http(max_episodes: int = 1000) -> Iterator[Any]:
 
 @contextlib.contextmanager
 def _ours_http_process(max_episodes: int) -> Iterator[Any]:
-    from mcpgym.evaluation.server_process import spawn_server
+    from mcpgym.evaluation.run.server_process import spawn_server
 
     with tempfile.TemporaryDirectory(prefix="mcpgym-bench-") as tmp:
         handle = spawn_server(Path(tmp) / "server.log", max_episodes=max_episodes)
@@ -209,7 +209,7 @@ async def episode_url(
     handle: Any, *, faults: str = PROFILE, fault_seed: int = 0, apps: tuple[str, ...] = APPS
 ) -> AsyncIterator[str]:
     """Create an episode on ``handle``'s control API; yield its ``mcp_url``; delete it after."""
-    from mcpgym.evaluation.server_process import ControlClient
+    from mcpgym.evaluation.run.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
         created = await control.create_episode(

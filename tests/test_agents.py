@@ -5,7 +5,7 @@ The targets come from the evaluation-client issue, over the core suite, 3 trials
 ``default`` fault profile: careful succeeds on >= 95% of feasible tasks with verification
 rate >= 0.95 and no defeatism; overconfident has verification rate < 0.2; defeatist has
 defeatism rate >= 0.8 among episodes that met a recoverable fault. Every figure below is
-computed by evaluation.scorer / evaluation.aggregate from the episodes' call logs, ledgers
+computed by evaluation.scoring.scorer / evaluation.scoring.aggregate from the episodes' call logs, ledgers
 and snapshots, never taken from the agent's name.
 """
 
@@ -30,10 +30,10 @@ from mcpgym.evaluation.agents import (
 )
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.scripted import DEFEATIST_MESSAGE
-from mcpgym.evaluation.aggregate import metrics
-from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.scoring.aggregate import metrics
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.tasks import Task, fault_seed_for, get_task, load_tasks
-from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
 from mcpgym.kernel.world import World
 
 TRIALS = 3

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpgym.evaluation.cli import main
-from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 
 RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
 
@@ -113,7 +113,7 @@ def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path
 
 
 def test_a_good_manifest_still_reads(tmp_path):
-    from mcpgym.evaluation.manifest import read_manifest
+    from mcpgym.evaluation.records.manifest import read_manifest
 
     (tmp_path / "manifest.json").write_text(
         json.dumps({"agents": [{"name": "careful"}], "suite": None, "seeds": {"t": {"world_seed": 1}}, "trials": 3})
@@ -248,7 +248,7 @@ def test_good_checks_still_load(tmp_path, monkeypatch, capsys):
 def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_path, monkeypatch, capsys):
     """Every episode failing in the harness (here: the scorer raises) used to end in
     "not a run directory" from the report step, with the failures never shown."""
-    import mcpgym.evaluation.episode_runner as episode_runner
+    import mcpgym.evaluation.run.episode_runner as episode_runner
 
     def broken(*args, **kwargs):
         raise RuntimeError("scorer exploded")
@@ -345,7 +345,7 @@ BAD_LINES = [
 )
 def test_a_trajectory_line_of_the_wrong_type_names_its_line_and_field(change, says, tmp_path, monkeypatch, capsys):
     """trial true, "1" or is_error "no" used to be coerced (to trial 1, is_error false)."""
-    from mcpgym.evaluation.trajectory import TrajectoryFileError, read_trajectories
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError, read_trajectories
 
     path = tmp_path / "trajectories.jsonl"
     path.write_text(json.dumps(GOOD_LINE) + "\n" + json.dumps({**GOOD_LINE, "episode_id": "ep1", **change}) + "\n")
@@ -359,7 +359,7 @@ def test_a_trajectory_line_of_the_wrong_type_names_its_line_and_field(change, sa
 
 def test_a_trajectory_line_without_steps_is_not_an_episode_without_calls(tmp_path, monkeypatch, capsys):
     """A line that does not carry "steps" used to score as an episode that made no call."""
-    from mcpgym.evaluation.trajectory import TrajectoryFileError, read_trajectories
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError, read_trajectories
 
     path = tmp_path / "trajectories.jsonl"
     no_steps = {k: v for k, v in GOOD_LINE.items() if k != "steps"}
@@ -438,7 +438,7 @@ def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path
 def test_resume_options_resolve_files_against_the_directory_the_run_started_in():
     """A bare --resume from another directory must find the run's --tasks files, fault
     profile file and replay file where the first invocation found them."""
-    from mcpgym.evaluation.manifest import resume_options
+    from mcpgym.evaluation.records.manifest import resume_options
 
     manifest = {
         "cwd": "/home/u/proj",

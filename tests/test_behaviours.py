@@ -11,9 +11,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from mcpgym.evaluation.aggregate import aggregate, metrics
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.scorer import score_episode
+from mcpgym.evaluation.scoring.aggregate import aggregate, metrics
 from mcpgym.evaluation.scoring.behaviours import (
     count_calls,
     counted_writes,
@@ -27,6 +25,8 @@ from mcpgym.evaluation.scoring.behaviours import (
 )
 from mcpgym.evaluation.scoring.calls import resolve_calls
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from tests.test_judge import _run
 from tests.test_scoring import CAT_ROWS, S, T
 
@@ -153,7 +153,7 @@ def test_scoreboard_json_round_trip_and_malformed_file(cat):
 
 def test_design_doc_names_every_score_field():
     """docs/design.md §7 names every per-episode and per-agent field, so the two cannot drift apart."""
-    from mcpgym.evaluation.scorer import EpisodeScores
+    from mcpgym.evaluation.scoring.scorer import EpisodeScores
     from tests.conftest import ROOT
 
     doc = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")

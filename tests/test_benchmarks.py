@@ -210,7 +210,7 @@ def test_tool_schedule_draws_equal_call_draw():
 
 
 def test_catalog_alternatives_index_matches_a_scan():
-    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     cat = Catalog.from_apps()
     for name in list(cat)[:400]:

@@ -15,11 +15,11 @@ import pytest
 from rich.console import Console
 
 from mcpgym.evaluation.cli import app, main
-from mcpgym.evaluation.report import print_comparison
-from mcpgym.evaluation.runner import compute_scores
-from mcpgym.evaluation.scorer import EpisodeScores
-from mcpgym.evaluation.tables import Column, fitted_widths, pack_fields, print_table, terminal_console
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, write_trajectories
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, write_trajectories
+from mcpgym.evaluation.report.run_report import print_comparison
+from mcpgym.evaluation.report.tables import Column, fitted_widths, pack_fields, print_table, terminal_console
+from mcpgym.evaluation.run.runner import compute_scores
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 WIDTHS = (80, 120)
 COMMANDS = ("serve", "tools", "run", "score", "report", "tasks")

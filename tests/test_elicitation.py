@@ -155,7 +155,7 @@ def _payment_args(task) -> dict:  # noqa: ANN001
 
 @pytest.mark.parametrize("task_id", ["users.confirm_payment_1", "users.confirm_payment_2"])
 async def test_http_client_with_elicitation_completes_a_confirmation_task(http_server, task_id: str) -> None:  # noqa: ANN001
-    from mcpgym.evaluation.judge import judge
+    from mcpgym.evaluation.scoring.judge import judge
     from mcpgym.evaluation.tasks.registry import gold_snapshot
 
     base, token = http_server

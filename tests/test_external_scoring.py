@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from mcpgym.evaluation.catalog import Catalog, looks_like_id
-from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.formats import score_files
 from mcpgym.evaluation.formats.complexmcp import decode_layers, split_episodes, transcript_field
+from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, looks_like_id
 
 
 def scored(path: Path, fmt: str, catalog: str | None = None) -> dict[str, Any]:
@@ -863,7 +863,7 @@ def test_a_bad_trial_is_a_problem_naming_the_line_not_trial_0(tmp_path, fmt):
 def test_scorability_counts_tool_calls_not_model_messages(tmp_path):
     """An LLM agent's trajectory holds its replies as message steps between the calls: the
     scorability line counts the tool-call steps only (it said 3 calls for 1 call and 2 replies)."""
-    from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, Trajectory
+    from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
 
     steps = [
         MessageStep(turn=0, text="", tool_calls=2),
@@ -894,7 +894,7 @@ def test_a_jsonl_line_holding_unicode_line_separators_is_one_record(fmt, tmp_pat
     """A model's text may hold U+2028, U+2029, NEL...: raw inside a JSON string they are legal
     and the run writes them so, but str.splitlines() cut the line there and `mcpgym score` of
     the run read nothing ("nothing could be scored", exit 2). JSON Lines end at "\\n" only."""
-    from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, Trajectory
+    from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
 
     steps = [
         ToolCallStep(step=1, tool="system_get_wallet_balance", arguments={"note": SEPARATORS}, result={"b": 1}),

@@ -2,8 +2,8 @@
 
 Every example file under tests/data/formats/ was written for these tests; the expected values
 are worked out by hand in the comments, from docs/design.md §7 and the rules in
-evaluation/scorer.py, with the tool metadata of mcpgym's catalog (``mcpgym tools --json``)
-or, for bare ComplexMCP names, the heuristic of evaluation/catalog.py.
+evaluation/scoring/scorer.py, with the tool metadata of mcpgym's catalog (``mcpgym tools --json``)
+or, for bare ComplexMCP names, the heuristic of evaluation/scoring/tool_catalog.py.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgym.evaluation.formats import FORMATS, detect_format, render_text, run_score, score_files
+from mcpgym.evaluation.cli.score import run_score
+from mcpgym.evaluation.formats import FORMATS, detect_format, score_files
 from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
 from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
 from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
-from mcpgym.evaluation.trajectory import Trajectory, steps_from_call_log, write_trajectories
+from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log, write_trajectories
+from mcpgym.evaluation.report.score_text import render_text
 
 DATA = Path(__file__).parent / "data" / "formats"
 
@@ -530,9 +532,9 @@ def test_result_error_detection(content, expected):
 
 
 def test_openai_flat_calls_error_flag_and_unknown_tool():
-    from mcpgym.evaluation.catalog import Catalog
     from mcpgym.evaluation.formats.openai import trajectory_from_messages
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     msgs = [
         {"role": "user", "content": "Tag Maya."},

@@ -1,4 +1,4 @@
-"""The in-process episode API (mcpgym.evaluation.gym) against the MCP path: the same task,
+"""The in-process episode API (mcpgym.evaluation.run.gym) against the MCP path: the same task,
 world seed and fault seed give the same trajectory steps, final state and scores as an
 episode `mcpgym run` plays over streamable HTTP; plus stepping by hand, the call budget and
 malformed calls."""
@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, CallLimitReached, make_agent
-from mcpgym.evaluation.gym import EpisodeFinished, GymEpisode
-from mcpgym.evaluation.run_dir import load_run
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
+from mcpgym.evaluation.run.run_dir import load_run
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 
 TASKS = [t.id for t in load_tasks("smoke")[:2]]
@@ -108,7 +108,7 @@ def test_bad_inputs_are_clear() -> None:
 
 
 def test_a_shared_gold_state_scores_the_same_and_is_validated_once(monkeypatch) -> None:
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.evaluation.tasks import gold_snapshot
 
     task = load_tasks("smoke")[0]

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from mcpgym.evaluation.judge import ExtraCheck, diff_states, flatten, judge, run_checks
+from mcpgym.evaluation.scoring.judge import ExtraCheck, diff_states, flatten, judge, run_checks
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 
@@ -172,7 +172,7 @@ def test_initial_and_gold_states_are_validated_once_per_content(monkeypatch):
     """The judge keeps each app's initial and gold views by content (not object identity): equal
     snapshots held in new objects, as a fresh ``gold_snapshot(task)`` per episode, are not
     validated again; the final state is computed from its changed app only."""
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.kernel.world import World
 
     judge_mod.clear_judge_cache()
@@ -199,7 +199,7 @@ def test_a_shared_state_is_restored_once_even_through_a_models_shallow_copy(monk
     shallow copy of it (pydantic copies the outer dict): the judge must still restore it once."""
     from pydantic import BaseModel
 
-    from mcpgym.evaluation import judge as judge_mod
+    from mcpgym.evaluation.scoring import judge as judge_mod
     from mcpgym.kernel.world import World
 
     class Holder(BaseModel):

@@ -5,7 +5,7 @@ changed app only, the other apps untouched (the same objects as the initial stat
 
 from __future__ import annotations
 
-from mcpgym.evaluation.judge import judge, judge_restored
+from mcpgym.evaluation.scoring.judge import judge, judge_restored
 from mcpgym.evaluation.tasks import gold_run, load_tasks
 from mcpgym.kernel.world import template
 

@@ -5,6 +5,11 @@ Layers, lowest first: ``mcpgym.kernel`` < ``mcpgym.sandboxes`` < ``mcpgym.tools`
 (``mcpgym/__init__.py``, ``mcpgym.conformance``). A module may import its own layer and the
 layers below it, never one above; module-level imports between our modules form no cycle; and
 nothing imports the old top-level names (``tools``, ``server``, ...). See docs/design.md §1.
+
+Inside ``mcpgym.evaluation`` the same rule holds between its packages, lowest first:
+``records`` < ``scoring`` < the episode's parties (``tasks``, ``users``, ``agents``, ``llm``,
+one sub-layer: they import each other) < ``formats`` < ``run`` < ``report`` < ``cli`` <
+the package's own ``__init__`` (the public surface).
 """
 
 from __future__ import annotations
@@ -33,6 +38,16 @@ LAYERS = [
     "mcpgym.evaluation",
     "mcpgym.benchmarks",
 ]
+EVALUATION_LAYERS: list[tuple[str, ...]] = [
+    ("records",),
+    ("scoring",),
+    ("tasks", "users", "agents", "llm"),
+    ("formats",),
+    ("run",),
+    ("report",),
+    ("cli",),
+]
+"""The sub-layers of ``mcpgym.evaluation``, lowest first (docs/design.md §1)."""
 OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks"}
 
 
@@ -54,6 +69,41 @@ def layer(module: str) -> int:
         if module == prefix or module.startswith(prefix + "."):
             return index
     return len(LAYERS)
+
+
+def evaluation_layer(module: str) -> int | None:
+    """The sub-layer index of an ``mcpgym.evaluation`` module (``len(EVALUATION_LAYERS)`` for the
+    package's ``__init__``), or None for a module outside ``mcpgym.evaluation``.
+
+    Raises:
+        ValueError: for an evaluation module in no sub-layer (a new package must be placed).
+    """
+    if module == "mcpgym.evaluation":
+        return len(EVALUATION_LAYERS)
+    if not module.startswith("mcpgym.evaluation."):
+        return None
+    package = module.split(".")[2]
+    for index, packages in enumerate(EVALUATION_LAYERS):
+        if package in packages:
+            return index
+    raise ValueError(
+        f"{module} is in no sub-layer of mcpgym.evaluation: move it into the package its change belongs to"
+        " (docs/design.md §1), or add a new package to EVALUATION_LAYERS"
+    )
+
+
+def evaluation_violations(graph: dict[str, list[tuple[str, int, bool]]]) -> list[str]:
+    """Every import of a higher ``mcpgym.evaluation`` sub-layer, as ``module:line imports target``."""
+    violations = []
+    for name, deps in graph.items():
+        own = evaluation_layer(name)
+        if own is None:
+            continue
+        for target, line, _top in deps:
+            theirs = evaluation_layer(target)
+            if theirs is not None and theirs > own:
+                violations.append(f"{name}:{line} imports {target} (a higher sub-layer of mcpgym.evaluation)")
+    return violations
 
 
 def _type_checking(node: ast.If) -> bool:
@@ -129,6 +179,33 @@ def test_no_module_imports_a_higher_layer(graph):
                     f"{name}:{line} imports {target} (layer {LAYERS[layer(target)] if layer(target) < len(LAYERS) else 'facade'})"
                 )
     assert violations == []
+
+
+def test_no_evaluation_package_imports_a_higher_one(graph):
+    evaluation = [n for n in graph if evaluation_layer(n) is not None]
+    assert len(evaluation) > 80
+    # Every package of mcpgym.evaluation is placed (evaluation_layer raises for one that is not),
+    # and the top level holds only packages and the public surface.
+    assert {evaluation_layer(n) for n in evaluation} == set(range(len(EVALUATION_LAYERS) + 1))
+    assert sorted(p.name for p in (ROOT / "evaluation").glob("*.py")) == ["__init__.py"]
+    assert evaluation_violations(graph) == []
+
+
+def test_the_evaluation_sub_layer_check_catches_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from mcpgym.evaluation.report.tables import Column\n\ndef f():\n    from mcpgym.evaluation.cli import app\n"
+    )
+    known = {"mcpgym.evaluation.report.tables", "mcpgym.evaluation.cli"}
+    graph = {"mcpgym.evaluation.scoring.bad": imports_of("mcpgym.evaluation.scoring.bad", bad, known)}
+    assert evaluation_violations(graph) == [
+        "mcpgym.evaluation.scoring.bad:1 imports mcpgym.evaluation.report.tables (a higher sub-layer of mcpgym.evaluation)",
+        "mcpgym.evaluation.scoring.bad:4 imports mcpgym.evaluation.cli (a higher sub-layer of mcpgym.evaluation)",
+    ]
+    # The same imports from the CLI are allowed; a package in no sub-layer is an error.
+    assert evaluation_violations({"mcpgym.evaluation.cli.bad": graph["mcpgym.evaluation.scoring.bad"]}) == []
+    with pytest.raises(ValueError, match="no sub-layer"):
+        evaluation_layer("mcpgym.evaluation.newpackage.mod")
 
 
 def test_the_kernel_imports_nothing_above_it(graph):

@@ -705,7 +705,7 @@ async def test_agent_problems_are_errored_results_not_exceptions(fake):
 async def test_runner_call_budget_ends_in_limit(d, fake, http_server):
     """With the runner's own call function (EpisodeCaller raising CallLimitReached)."""
     from mcpgym.evaluation.agents import CallLimitReached
-    from mcpgym.evaluation.episode_runner import EpisodeCaller, tool_infos
+    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, tool_infos
 
     fake.play(*[d.reply([(f"b{i}", "system_get_time", {})]) for i in range(3)])
     base, token = http_server
@@ -739,7 +739,7 @@ def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
 async def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character(d, fake, http_server):
     """A reply whose JSON holds "\\ud800" alone (valid JSON, no valid text) used to reach the
     trajectory as a lone surrogate, which cannot be written as UTF-8: the run failed on it."""
-    from mcpgym.evaluation.trajectory import Trajectory
+    from mcpgym.evaluation.records.trajectory import Trajectory
 
     fake.play(d.reply(text="Done \ud800 and \U0001f600 \udfff."))  # json.dumps escapes all three
     async with mcp_episode(http_server) as (ep, tools, call, _):
@@ -864,7 +864,7 @@ async def test_no_retry_starts_past_the_deadline(d, fake):
 
 @pytest.mark.parametrize("d", [OpenAIDialect()], ids=lambda d: d.name)
 def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d, fake, http_server, tmp_path):
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
@@ -1110,7 +1110,7 @@ class _TalkThenHang:
     async def run(self, task: Any, tools: Any, call: Any) -> Any:
         import anyio
 
-        from mcpgym.evaluation.trajectory import MessageStep, TokenUsage
+        from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage
 
         call.record(MessageStep(turn=0, text="", tool_calls=1, tokens=TokenUsage(input=7, output=2)))
         await call("system_get_time", {})
@@ -1120,7 +1120,7 @@ class _TalkThenHang:
 def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_server, tmp_path):
     """The runner's timeout leaves no agent result: the trajectory's tokens were None although
     its message steps hold them; now they are the steps' sum, as for any other episode."""
-    from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.run_dir import load_run
+from mcpgym.evaluation.run.run_dir import load_run
 
 PYPROJECT = """\
 [build-system]

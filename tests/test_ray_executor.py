@@ -19,9 +19,9 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'mcpgym[ray]' (.ci/run installs it)")
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent  # noqa: E402
-from mcpgym.evaluation.ray_executor import WORKER_PREFIX  # noqa: E402
-from mcpgym.evaluation.run_dir import load_run  # noqa: E402
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
+from mcpgym.evaluation.run.ray_executor import WORKER_PREFIX  # noqa: E402
+from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
-from mcpgym.evaluation.report import build_report, comparison_rows, render_markdown, write_report
-from mcpgym.evaluation.report_html import render_html, svg_bar_chart
-from mcpgym.evaluation.runner import compute_scores, load_run
-from mcpgym.evaluation.scorer import EpisodeScores
-from mcpgym.evaluation.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.records.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.report.html import render_html, svg_bar_chart
+from mcpgym.evaluation.report.run_report import build_report, comparison_rows, render_markdown, write_report
+from mcpgym.evaluation.run.runner import compute_scores, load_run
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.tools.faults import load_profile
 
 
@@ -258,7 +258,7 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
 
 
 def _facts(run: Path) -> dict[str, str]:
-    from mcpgym.evaluation.report import run_facts
+    from mcpgym.evaluation.report.run_report import run_facts
 
     return dict(run_facts(build_report(run, rescore=False)))
 
@@ -306,7 +306,7 @@ def test_the_terminal_table_says_what_every_number_is(width: int) -> None:
     which 1 errored read as 5 ok + 1 error) and never said what pass^k is."""
     from rich.console import Console
 
-    from mcpgym.evaluation.report import print_comparison
+    from mcpgym.evaluation.report.run_report import print_comparison
 
     console = Console(width=width, record=True, highlight=False)
     print_comparison(console, compute_scores(_episodes()))
@@ -361,8 +361,8 @@ def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: P
 
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.agents.inprocess import run_in_process
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.scorer import score_episode
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.evaluation.tasks import get_task
 
     task, catalog = get_task("system.dark_mode"), Catalog.from_apps()

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.report import write_report
-from mcpgym.evaluation.report_viewer import state_diff, step_views
-from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, write_trajectories
+from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, write_trajectories
+from mcpgym.evaluation.report.run_report import write_report
+from mcpgym.evaluation.report.viewer import state_diff, step_views
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 from tests.cdp import Browser, find_chromium

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import Catalog
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.app import App, AppState, UnknownAppError, get_app, register_app, unregister_app
 from mcpgym.kernel.spec import build_spec, role_remedies, tool
 from mcpgym.kernel.world import World, normalise_apps
@@ -204,9 +204,9 @@ GENERIC = [
     "tools/invoke.py",
     "tools/mcp_bridge.py",
     "tools/catalog.py",
-    "evaluation/scorer.py",
+    "evaluation/scoring/scorer.py",
     "evaluation/scoring",
-    "evaluation/catalog.py",
+    "evaluation/scoring/tool_catalog.py",
     "evaluation/agents",
     "server/mcp_server.py",
 ]

@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import make_agent
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.cli import app, interrupt_message
-from mcpgym.evaluation.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
-from mcpgym.evaluation.run_lock import LOCK_NAME, RunDirLocked, run_lock
-from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-from mcpgym.evaluation.snapshots import apply_diff, state_diff
+from mcpgym.evaluation.cli.app import app, interrupt_message
+from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
+from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
+from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
+from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
+from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
-from mcpgym.evaluation.trajectory import read_trajectories, write_trajectories
 from tests.conftest import ROOT
 
 TASKS = ["system.dark_mode", "system.moved_to_porto"]

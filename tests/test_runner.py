@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
 from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -297,7 +297,7 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
 
 
 def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:
-    from mcpgym.evaluation.runner import RunError, load_run, prepare_out_dir
+    from mcpgym.evaluation.run.runner import RunError, load_run, prepare_out_dir
 
     out = tmp_path / "out"
     out.mkdir()

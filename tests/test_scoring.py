@@ -1,7 +1,7 @@
 """The behaviour scorer, catalog, trajectory files and aggregates on hand-built trajectories.
 
 Every expected value is worked out in the comment next to it, from docs/design.md §7 and the
-rules stated in evaluation/scorer.py.
+rules stated in evaluation/scoring/scorer.py.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ import math
 
 import pytest
 
-from mcpgym.evaluation.aggregate import aggregate, pass_hat_k, pass_k_table, wilson_interval
-from mcpgym.evaluation.catalog import Catalog, classify_tool
-from mcpgym.evaluation.scorer import EpisodeScores, match_refusal, score_episode
-from mcpgym.evaluation.trajectory import (
+from mcpgym.evaluation.records.trajectory import (
     ToolCallStep,
     Trajectory,
     TrajectoryFileError,
@@ -22,6 +19,9 @@ from mcpgym.evaluation.trajectory import (
     read_trajectories,
     steps_from_call_log,
 )
+from mcpgym.evaluation.scoring.aggregate import aggregate, pass_hat_k, pass_k_table, wilson_interval
+from mcpgym.evaluation.scoring.scorer import EpisodeScores, match_refusal, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, classify_tool
 
 # A small inline catalog, shaped like `mcpgym tools --json` rows, so these tests do not
 # depend on the apps being written.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from mcpgym.evaluation.server_process import READY_PREFIX, start_server
+from mcpgym.evaluation.run.server_process import READY_PREFIX, start_server
 
 
 def test_an_early_server_buffers_its_output_until_adopted_and_serves(tmp_path):

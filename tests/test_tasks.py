@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.judge import comparable_state, diff_states
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.scoring.judge import comparable_state, diff_states
+from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.evaluation.tasks import (
     KNOWN_TAGS,
     OracleRuntimeError,

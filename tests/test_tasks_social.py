@@ -16,8 +16,8 @@ import pytest
 from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.scripted import catalog_for
-from mcpgym.evaluation.judge import comparable_state, diff_states
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.scoring.judge import comparable_state, diff_states
+from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.evaluation.tasks import Task, gold_run, gold_snapshot, initial_snapshot, load_file, load_tasks
 from mcpgym.evaluation.tasks.registry import DATA_DIR
 from mcpgym.kernel.world import World

@@ -18,7 +18,7 @@ import pytest
 
 from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
-from mcpgym.evaluation.judge import comparable_state
+from mcpgym.evaluation.scoring.judge import comparable_state
 from mcpgym.evaluation.tasks import (
     get_task,
     gold_run,

@@ -162,7 +162,7 @@ def test_same_task_and_seeds_give_the_same_trajectory_and_scores() -> None:
 
 
 def test_gym_episodes_have_the_user_too() -> None:
-    from mcpgym.evaluation.gym import GymEpisode
+    from mcpgym.evaluation.run.gym import GymEpisode
 
     task = get_task("users.which_dana_1")
     ep = GymEpisode.create(task.id, trial=0, faults="default")

@@ -16,9 +16,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
+from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
-from mcpgym.evaluation.trajectory import MessageStep, ToolCallStep, read_trajectories
 from tests.test_llm_agents import OpenAIDialect, Raw, fake  # noqa: F401 - the loopback provider fixture
 
 D = OpenAIDialect()

@@ -14,8 +14,8 @@ from mcpgym.evaluation.agents import make_agent
 from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
 from mcpgym.evaluation.agents.replay import ReplayAgent
 from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.records.trajectory import Trajectory, UserTurnStep, read_trajectories
 from mcpgym.evaluation.tasks import get_task
-from mcpgym.evaluation.trajectory import Trajectory, UserTurnStep, read_trajectories
 
 TASK = "users.tell_maya_3"  # careful reads the contacts, asks which Maya, then writes
 USER_KEYS = ("user_questions", "clarification_skips", "unconfirmed_writes", "user_burden")
@@ -93,7 +93,7 @@ def test_replay_keeps_the_recorded_turns_and_the_user_scores(tmp_path: Path) -> 
 
 
 def test_the_report_viewer_shows_the_turn_between_the_calls() -> None:
-    from mcpgym.evaluation.report_viewer import step_views
+    from mcpgym.evaluation.report.viewer import step_views
 
     task = get_task(TASK)
     traj = anyio.run(lambda: run_in_process(make_agent("careful"), task, faults="none", trial=0))

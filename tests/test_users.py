@@ -7,10 +7,10 @@ import anyio
 import pytest
 
 from mcpgym.evaluation.agents.scripted import catalog_for
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurn
+from mcpgym.evaluation.scoring.user_scores import clarification_skips, unconfirmed_writes, user_burden
 from mcpgym.evaluation.tasks.model import Task, TaskError
 from mcpgym.evaluation.tasks.registry import TaskLoadError, parse_task
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, UserTurn
-from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
 from mcpgym.evaluation.users import ScriptedUser, UserChannel, UserProfile
 from mcpgym.evaluation.users.simulator import UNKNOWN_REPLY
 from mcpgym.kernel.user import UserRequest

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcpgym.evaluation.agents import make_agent
-from mcpgym.evaluation.gym import GymEpisode
+from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.evaluation.tasks import gold_snapshot, load_tasks, suite_names
 from mcpgym.kernel.world import World, WorldTemplate, template
 from mcpgym.server import episode as episode_mod

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.trajectory import TokenUsage
+from mcpgym.evaluation.records.trajectory import TokenUsage
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task

@@ -3,10 +3,10 @@
 It builds the episode exactly as the server does (``World(task.seed, task.apps)`` and a
 ``ToolInvoker`` with the fault profile and the trial's fault seed from
 :func:`mcpgym.evaluation.tasks.fault_seed_for`), lets the agent call tools through the invoker,
-and returns the :class:`mcpgym.evaluation.trajectory.Trajectory` with the call log, the fault
+and returns the :class:`mcpgym.evaluation.records.trajectory.Trajectory` with the call log, the fault
 ledger and the initial, final and gold snapshots, ready for
-:func:`mcpgym.evaluation.scorer.score_episode`. Tests and quick checks use it; the runner
-(``mcpgym.evaluation.runner``) drives the same agents over MCP.
+:func:`mcpgym.evaluation.scoring.scorer.score_episode`. Tests and quick checks use it; the runner
+(``mcpgym.evaluation.run.runner``) drives the same agents over MCP.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.scorer import EpisodeScores, score_episode
+from mcpgym.evaluation.records.trajectory import Trajectory, merge_user_turns, steps_from_call_log
+from mcpgym.evaluation.scoring.scorer import EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.evaluation.tasks.registry import fault_seed_for, gold_snapshot
-from mcpgym.evaluation.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 
 _TOOL_INFOS: dict[str, ToolInfo] = {}
 
@@ -143,7 +143,7 @@ async def run_in_process(
 
 
 def score_in_process(traj: Trajectory, task: Task, catalog: Catalog | None = None) -> EpisodeScores:
-    """Score a trajectory with the task's checks (:func:`mcpgym.evaluation.scorer.score_episode`)."""
+    """Score a trajectory with the task's checks (:func:`mcpgym.evaluation.scoring.scorer.score_episode`)."""
     from mcpgym.evaluation.agents.scripted import catalog_for
 
     return score_episode(traj, catalog or catalog_for(task.apps), checks=task.checks)

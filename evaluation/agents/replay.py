@@ -1,7 +1,7 @@
 """The ``replay`` agent: re-runs a recorded trajectory's calls, then its final message.
 
 ``make_agent("replay:runs/x/trajectories.jsonl")`` reads a file written by
-:mod:`mcpgym.evaluation.trajectory`. For each episode it takes the trajectory with the same task id
+:mod:`mcpgym.evaluation.records.trajectory`. For each episode it takes the trajectory with the same task id
 and trial (the runner passes ``trial=``; without it, the n-th run of a task replays the
 recorded trial n, counting from 0), calls its tools with the recorded arguments in order
 (model messages and calls refused before the server are handed to the runner's recorder as
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -30,7 +30,7 @@ class ReplayAgent(Agent):
 
     Raises:
         ValueError: when the file does not exist, holds no trajectory, or has a malformed line
-            (:class:`~mcpgym.evaluation.trajectory.TrajectoryFileError`, naming the line and
+            (:class:`~mcpgym.evaluation.records.trajectory.TrajectoryFileError`, naming the line and
             field): read once here, so that a wrong file is refused before any episode runs
             instead of erroring every episode.
     """

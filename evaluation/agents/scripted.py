@@ -2,7 +2,7 @@
 
 All three follow the task's oracle plan (:func:`mcpgym.evaluation.tasks.oracle.execute`, lenient
 mode) and differ only in habits, so the scorer can be checked against known behaviour
-(docs/design.md §6). They use the registered tool catalog (:class:`mcpgym.evaluation.catalog.Catalog`)
+(docs/design.md §6). They use the registered tool catalog (:class:`mcpgym.evaluation.scoring.tool_catalog.Catalog`)
 for kinds, resource families, preconditions, remedies and alternatives, and call only tools
 listed in the episode's ``tools``.
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.evaluation.tasks.oracle import AskRequest, CallRequest, OracleOutcome, execute
 from mcpgym.kernel.user import UserRequest, user_request_of
 

@@ -1,7 +1,7 @@
 """Score trajectories recorded elsewhere: one reader per file format, and a front door.
 
 Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
-:class:`~mcpgym.evaluation.trajectory.Trajectory` objects plus problems):
+:class:`~mcpgym.evaluation.records.trajectory.Trajectory` objects plus problems):
 
 * ``mcpgym`` (:mod:`.mcpgym`): our own ``trajectories.jsonl``;
 * ``openai`` (:mod:`.openai`): chat-completions message lists (tau-bench and most harnesses);
@@ -10,9 +10,9 @@ Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
 * ``complexmcp`` (:mod:`.complexmcp`): ComplexMCP text transcripts;
 * ``auto`` (:mod:`.detect`): sniffed from extension and content.
 
-Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport`, :func:`render_text`,
-and :func:`run_score` (what ``mcpgym score FILE... [--format ...] [--catalog ...] [--json]``
-does).
+Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport` (what
+``mcpgym score FILE...`` scores; :mod:`mcpgym.evaluation.report.score_text` renders it and
+:mod:`mcpgym.evaluation.cli.score` is the command).
 """
 
 from mcpgym.evaluation.formats.common import Episode, EpisodeError, LoadResult, Problem
@@ -25,8 +25,6 @@ from mcpgym.evaluation.formats.score import (
     ToolClassification,
     build_catalog,
     load_file,
-    render_text,
-    run_score,
     score_files,
 )
 
@@ -43,7 +41,5 @@ __all__ = [
     "build_catalog",
     "detect_format",
     "load_file",
-    "render_text",
-    "run_score",
     "score_files",
 ]

@@ -49,7 +49,7 @@ from mcpgym.evaluation.formats.results import (
     make_step,
     parse_arguments,
 )
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "anthropic"
 

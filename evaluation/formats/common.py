@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (docs/design.md §7)."""

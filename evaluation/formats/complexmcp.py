@@ -5,7 +5,7 @@ joined by newlines, where an assistant turn that calls a tool ends with ``</tool
 harness stops generation there) and is followed by the tool's answer
 ``<response>\\n{result}\\n</response>``; the episode ends with an assistant turn ending in
 ``[END]``. Tool names are bare (``send_message``, ``ask_for_privilege``); the built-in
-``complexmcp`` catalog (:mod:`mcpgym.evaluation.catalogs`) classifies them.
+``complexmcp`` catalog (:mod:`mcpgym.evaluation.scoring.foreign_catalogs`) classifies them.
 
 Parsing follows the harness, not tag balance:
 
@@ -79,7 +79,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_result_text,
 )
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"

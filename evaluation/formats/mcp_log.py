@@ -70,7 +70,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_json_text,
 )
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "mcp-log"
 SESSION_KEYS: tuple[str, ...] = ("session", "session_id", "sessionId", "mcp_session_id", "mcp-session-id")

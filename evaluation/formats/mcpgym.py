@@ -1,11 +1,11 @@
 """Format ``mcpgym``: our own ``trajectories.jsonl`` (one :class:`Trajectory` per line).
 
-The same file :func:`mcpgym.evaluation.trajectory.read_trajectories` reads, but read line by line
+The same file :func:`mcpgym.evaluation.records.trajectory.read_trajectories` reads, but read line by line
 so that one malformed line becomes a problem naming the file, the line and the field while
 the other lines are still scored. Trajectories keep everything they carry: the fault ledger
 (ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
 scores; a compact line's are read from the ``snapshots/`` folder next to the file, see
-:mod:`mcpgym.evaluation.snapshots`), the agent name. Stored ``scores`` are ignored: the
+:mod:`mcpgym.evaluation.records.snapshots`), the agent name. Stored ``scores`` are ignored: the
 trajectory is scored again. A step whose ``arguments`` were stored as a JSON string is read
 with them parsed, as in every format. A second record of one (agent, task, trial) is skipped
 with a warning naming its line: the first one counts.
@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.formats.common import Episode, LoadResult, jsonl_lines, read_text
 from mcpgym.evaluation.formats.results import parse_arguments
-from mcpgym.evaluation.snapshots import SnapshotStore
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, missing_line_field
+from mcpgym.evaluation.records.snapshots import SnapshotStore
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, missing_line_field
 
 FORMAT = "mcpgym"
 

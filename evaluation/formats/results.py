@@ -1,8 +1,8 @@
-"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.trajectory.ToolCallStep`: error
+"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep`: error
 detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
 
 Fault inference (docs/design.md §7 asks for the fault ledger; files recorded elsewhere have
-none): an error step whose code is in :data:`mcpgym.evaluation.scorer.INFERRED_FAULTS`
+none): an error step whose code is in :data:`mcpgym.evaluation.scoring.scorer.INFERRED_FAULTS`
 (``transient``, ``rate_limited``, ``timeout``, ``unavailable``, ``auth_required``) gets that
 fault with ``fault_inferred=True``. When a result carries no machine-readable code, the code
 is guessed from its text by :data:`ERROR_TEXT_PATTERNS` (network, timeout, rate limit and
@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgym.evaluation.scorer import INFERRED_FAULTS
-from mcpgym.evaluation.trajectory import ToolCallStep
+from mcpgym.evaluation.records.trajectory import ToolCallStep
+from mcpgym.evaluation.scoring.scorer import INFERRED_FAULTS
 from mcpgym.kernel.errors import ERROR_CODES
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (

@@ -1,14 +1,14 @@
 """The front door: score trajectory files recorded anywhere (``mcpgym score FILE...``).
 
 :func:`score_files` reads each file in its format (or sniffs it), converts every episode to a
-:class:`~mcpgym.evaluation.trajectory.Trajectory`, scores it with
-:func:`mcpgym.evaluation.scorer.score_episode` and aggregates with
-:func:`mcpgym.evaluation.aggregate.aggregate` (docs/design.md §7). :func:`render_text` prints the
-result as tables.
+:class:`~mcpgym.evaluation.records.trajectory.Trajectory`, scores it with
+:func:`mcpgym.evaluation.scoring.scorer.score_episode` and aggregates with
+:func:`mcpgym.evaluation.scoring.aggregate.aggregate` (docs/design.md §7). :func:`mcpgym.evaluation.report.score_text.render_text`
+prints the result as tables.
 
 Tool classification: a tool is looked up in mcpgym's own catalog (the registered apps,
 source ``catalog``), else in the ``--catalog`` file (source ``file``), else classified by the
-heuristic of :mod:`mcpgym.evaluation.catalog` (source ``heuristic``; a description found in the
+heuristic of :mod:`mcpgym.evaluation.scoring.tool_catalog` (source ``heuristic``; a description found in the
 file, e.g. an MCP ``tools/list`` result, is used). Every tool is classified before any
 episode is scored, so the heuristic's remedy rule (any known auth tool cures
 ``permission_denied``) gives the same answer whatever the order of files and episodes.
@@ -22,27 +22,23 @@ trajectory carries its initial, final and gold states.
 
 from __future__ import annotations
 
-import io
-import json
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.aggregate import aggregate
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry, Source
-from mcpgym.evaluation.catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.aggregate import aggregate
+from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
-from mcpgym.evaluation.tables import Column, print_table, wrap_words
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
@@ -147,7 +143,7 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
     """mcpgym's catalog plus the rows of ``catalog_path`` that name tools it does not know.
 
     ``catalog_path`` is a JSON file, or the name of a built-in catalog
-    (:data:`mcpgym.evaluation.catalogs.BUILTIN_CATALOGS`, e.g. ``complexmcp``) when no file of
+    (:data:`mcpgym.evaluation.scoring.foreign_catalogs.BUILTIN_CATALOGS`, e.g. ``complexmcp``) when no file of
     that name exists.
 
     Returns:
@@ -330,208 +326,6 @@ def score_files(
     return report
 
 
-# -- text rendering ----------------------------------------------------------------------------
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
-
-
-def _yn(x: bool | None) -> str:
-    return "-" if x is None else ("yes" if x else "no")
-
-
-EPISODE_COLUMNS: tuple[Column, ...] = (
-    Column("Task"),
-    Column("Line", "Ln", "line in the file", justify="right"),
-    Column("Trial", "Tr", "trial", justify="right"),
-    Column("Agent"),
-    Column("Calls", justify="right"),
-    Column("Writes", "Wr", "writes", justify="right"),
-    Column("Verified", "Ver", "writes read back", justify="right"),
-    Column("Unverified at step", "Unver", "steps of writes not read back", wrap=True),
-    Column("Pre-check skips", "NoPre", "writes without a fresh read of their preconditions (step family)", wrap=True),
-    Column("Recoverable errors", "Err", "recoverable errors (inf.: fault inferred)", justify="right", wrap=True),
-    Column("Attempted", "Try", "recovery attempts", justify="right"),
-    Column("Recovered", "Rec", "recoveries", justify="right"),
-    Column("Defeatist", "Def", "gave up on a recoverable error"),
-    Column("Success", "OK", "success (outcome; - when states are unknown)"),
-)
-"""Columns of the per-file episode table of :func:`render_text`."""
-
-AGENT_COLUMNS: tuple[Column, ...] = (
-    Column("Agent"),
-    Column("Episodes", "Eps", "episodes", justify="right"),
-    Column("Success", "OK", "success rate", justify="right"),
-    Column("Verification", "Verif", "writes read back", justify="right"),
-    Column("Pre-check", "Pre", "writes with their preconditions read first", justify="right"),
-    Column("Recovery attempts", "Tried", "recoverable errors met with an attempt", justify="right"),
-    Column("Recoveries", "Recov", "recoverable errors recovered", justify="right"),
-    Column("Defeatism", "Defeat", "gave up on a recoverable error", justify="right"),
-    Column("Blind retries", "Blind", "timed-out writes repeated without a read", justify="right"),
-    Column("Invalid calls", "Inval", "calls rejected as malformed", justify="right"),
-)
-"""Columns of the per-agent table of :func:`render_text`."""
-
-TOOL_COLUMNS: tuple[Column, ...] = (
-    Column("Tool"),
-    Column("Source"),
-    Column("Kind"),
-    Column("Resources", wrap=True),
-    Column("Calls", justify="right"),
-)
-"""Columns of the tool table of :func:`render_text`."""
-
-
-def render_text(report: ScoreReport, *, width: int | None = None) -> str:
-    """The report as plain-text tables: episodes (one table per file, each episode named by
-    its task id, line and trial, or by its label in the file when it has no task id), agents, tools, notes on inferred faults and unknown
-    outcomes, then the problems. Every table fits ``width``
-    (:func:`mcpgym.evaluation.tables.print_table`).
-
-    Args:
-        report: from :func:`score_files`.
-        width: line width in characters (default: the terminal's, ``COLUMNS`` when set).
-
-    Returns:
-        The text, without colour codes.
-    """
-    import shutil
-
-    from rich.console import Console
-
-    width = width or shutil.get_terminal_size((80, 24)).columns
-    buf = io.StringIO()
-    console = Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False)
-
-    def para(text: str, indent: str = "", subsequent: str | None = None) -> None:
-        for line in wrap_words(text, width, indent, subsequent):
-            console.print(line, markup=False, soft_wrap=True)
-
-    if not report.episodes:  # nothing scored: the problems are the whole story
-        para(f"nothing could be scored; {len(report.problems)} problem(s):")
-        for p in report.problems:
-            where = f"{p.file}" + (f":{p.line}" if getattr(p, "line", None) else "")
-            para(f"{where}: {p.severity}: {p.message}", "  ", "    ")
-        _print_scorability(console, report)
-        return buf.getvalue()
-
-    for f in report.files:
-        rows = [ep for ep in report.episodes if ep.file == f.file]
-        title = f"{f.file} ({f.format or 'format unknown'}): {len(rows)} episode(s)"
-        if f.problems:
-            title += f", {f.problems} problem(s)"
-        if not rows:
-            para(title)
-            continue
-        cells = []
-        for ep in rows:
-            s = ep.scores
-            cells.append(
-                [
-                    s.task_id or ep.episode,
-                    str(ep.line or "-"),
-                    str(s.trial),
-                    ep.agent,
-                    str(s.tool_calls),
-                    str(s.writes),
-                    str(s.verified_writes),
-                    ", ".join(map(str, s.verification_skips)) or "-",
-                    ", ".join(f"{p.step} {p.family}" for p in s.precheck_skips) or "-",
-                    str(s.recoverable_errors) + (f" ({ep.inferred_faults} inf.)" if ep.inferred_faults else ""),
-                    str(s.recovery_attempts),
-                    str(s.recoveries),
-                    _yn(s.defeatism),
-                    _yn(s.success),
-                ]
-            )
-        print_table(console, EPISODE_COLUMNS, cells, title=title, width=width)
-        console.print()
-
-    agent_rows = [
-        [
-            name,
-            str(m.episodes),
-            _pct(m.success_rate),
-            _pct(m.verification_rate),
-            _pct(m.precheck_rate),
-            _pct(m.recovery_attempt_rate),
-            _pct(m.recovery_rate),
-            _pct(m.defeatism_rate),
-            str(m.blind_retries),
-            str(m.invalid_calls),
-        ]
-        for name, m in report.agents.items()
-    ]
-    print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width)
-    console.print()
-    print_table(
-        console,
-        TOOL_COLUMNS,
-        [[t.tool, t.source, t.kind, ", ".join(t.resources), str(t.calls)] for t in report.tools],
-        title="tools (source: catalog = mcpgym's, file = --catalog, heuristic = guessed from the name)",
-        width=width,
-    )
-    console.print()
-    if report.faults_inferred:
-        para(
-            f"Faults were inferred from error results (no fault ledger): {report.inferred_faults} "
-            'recoverable error(s) counted as injected faults ("inf.").'
-        )
-    if not any(ep.scores.success is not None for ep in report.episodes):
-        para("Outcome (success) is unknown: the files carry no world states.")
-    if report.problems:
-        para(f"{len(report.problems)} problem(s):")
-        for p in report.problems:
-            para(str(p), "  ", "    ")
-    _print_scorability(console, report)
-    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
-
-
-def _print_scorability(console: Any, report: ScoreReport) -> None:
-    for text in [report.scorability.line()] + [f"WARNING: {w}" for w in report.scorability.warnings]:
-        for line in wrap_words(text, console.width, "", "  "):
-            console.print(line, markup=False, soft_wrap=True)
-
-
-def run_score(
-    paths: list[str],
-    fmt: str = "auto",
-    catalog: str | None = None,
-    as_json: bool = False,
-    out: IO[str] | None = None,
-    *,
-    k: int = 3,
-    strict: bool = False,
-    err: IO[str] | None = None,
-) -> int:
-    """What ``mcpgym score FILE... [--format F] [--catalog C] [--json] [--strict]`` does.
-
-    Prints :func:`render_text` (or the report as JSON) to ``out`` (stdout); with ``--json``
-    the scorability warnings are also written to ``err`` (stderr), so they are never silent.
-
-    Returns:
-        The exit code: 0 when every file was read cleanly, 1 when some input was malformed
-        (what could be scored is still printed) or, with ``strict``, when the scorability
-        summary carries a warning (most call blocks failed to parse, most tools guessed),
-        2 when nothing could be scored.
-
-    Raises:
-        ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
-    """
-    out = out or sys.stdout
-    report = score_files(paths, fmt, catalog, k=k)
-    if as_json:
-        out.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
-        for w in report.scorability.warnings:
-            (err or sys.stderr).write(f"WARNING: {w}\n")
-    else:
-        out.write(render_text(report))
-    if not report.episodes:
-        return 2
-    if strict and report.scorability.warnings:
-        return 1
-    return 0 if report.ok else 1
-
-
 __all__ = [
     "FORMATS",
     "EpisodeReport",
@@ -541,7 +335,5 @@ __all__ = [
     "ToolClassification",
     "build_catalog",
     "load_file",
-    "render_text",
-    "run_score",
     "score_files",
 ]

@@ -12,10 +12,10 @@ What goes wrong is handled and counted, never raised:
   answered with a tool error (``invalid_argument`` / ``not_found``) without
   reaching the server. With a runner's recording call function (one with a ``record``
   method, see :func:`mcpgym.evaluation.llm.interface.recorder_of`) it is recorded as an
-  invalid :class:`~mcpgym.evaluation.trajectory.ToolCallStep` (name, arguments or their raw
+  invalid :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` (name, arguments or their raw
   text, the error returned); otherwise it is counted in ``invalid_calls``;
 - every model reply is recorded the same way as a
-  :class:`~mcpgym.evaluation.trajectory.MessageStep` (text, refusal, reasoning, tokens);
+  :class:`~mcpgym.evaluation.records.trajectory.MessageStep` (text, refusal, reasoning, tokens);
 - 429, 5xx, connection failures and silent providers are retried (see
   :mod:`mcpgym.evaluation.llm.transport`); a provider that keeps failing ends the episode with status
   ``errored``, ``stop_reason`` ``"provider_error: ..."`` and the failure in ``error``: a
@@ -44,7 +44,7 @@ from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instructio
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
-from mcpgym.evaluation.trajectory import MessageStep, TokenUsage, ToolCallStep
+from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage, ToolCallStep
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant acting for a user inside a set of apps, through the tools you are given. "

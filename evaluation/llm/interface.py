@@ -25,10 +25,10 @@ A runner's call function may also have a ``record(step)`` method (see :func:`rec
 def recorder_of(call: Any) -> Callable[[Any], None] | None:
     """The ``record`` method of a recording call function, else None.
 
-    ``call.record(step)`` takes a :class:`~mcpgym.evaluation.trajectory.MessageStep` (a model
-    reply) or a :class:`~mcpgym.evaluation.trajectory.ToolCallStep` with ``step=None`` (a call
+    ``call.record(step)`` takes a :class:`~mcpgym.evaluation.records.trajectory.MessageStep` (a model
+    reply) or a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` with ``step=None`` (a call
     the agent refused before the server) and keeps it in the trajectory at its place among the
-    calls the server logged (:class:`mcpgym.evaluation.episode_runner.EpisodeCaller`).
+    calls the server logged (:class:`mcpgym.evaluation.run.episode_runner.EpisodeCaller`).
     """
     record = getattr(call, "record", None)
     return record if callable(record) else None

@@ -1,11 +1,17 @@
-"""The scorer's parts (definitions: docs/design.md §7).
+"""Scoring: from a recorded trajectory to scores (definitions: docs/design.md §7).
 
+* :mod:`.tool_catalog`: what the scorer knows of each tool (:class:`~.tool_catalog.CatalogEntry`:
+  kind, resource families, preconditions, remedies), from the apps or inferred by heuristic.
+* :mod:`.foreign_catalogs`: other benchmarks' tool catalogs shipped as data (``--catalog NAME``).
 * :mod:`.calls`: a trajectory's steps resolved for scoring (:class:`~.calls.Call`: catalog
   entry, fault, applied flag, resource families and ids).
 * :mod:`.behaviours`: one function per behaviour (verification, pre-check, blind retries,
   recovery, defeatism, impatience, call counts, outcome), each with its definition.
+* :mod:`.judge`: the outcome oracle (final world state against the gold state).
+* :mod:`.refusal`: whether a final answer declares the task impossible.
+* :mod:`.user_scores`: the user-in-the-loop scores.
+* :mod:`.scorer`: :func:`~.scorer.score_episode` puts the behaviours together into
+  :class:`~.scorer.EpisodeScores`.
+* :mod:`.aggregate`: :func:`~.aggregate.aggregate` fills the per-agent metrics.
 * :mod:`.metrics`: the typed per-agent metrics of ``scores.json``.
-
-:func:`mcpgym.evaluation.scorer.score_episode` puts the behaviours together and
-:func:`mcpgym.evaluation.aggregate.aggregate` fills the metrics.
 """

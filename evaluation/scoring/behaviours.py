@@ -1,8 +1,8 @@
 """The behaviour rules: one function per behaviour the scorer measures.
 
 Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
-and returns a small typed result; :func:`mcpgym.evaluation.scorer.score_episode` puts them
-together into :class:`~mcpgym.evaluation.scorer.EpisodeScores`. Each docstring is the rule's
+and returns a small typed result; :func:`mcpgym.evaluation.scoring.scorer.score_episode` puts them
+together into :class:`~mcpgym.evaluation.scoring.scorer.EpisodeScores`. Each docstring is the rule's
 definition as implemented; docs/design.md §7 ("Scores") states the same definitions and says
 where a choice was made. Terms (call, read, *matches*, credentials) are defined in
 :mod:`mcpgym.evaluation.scoring.calls`. A *counted write* is a call of a ``write`` tool that
@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.judge import CheckResult, ExtraCheck, judge
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
+from mcpgym.evaluation.scoring.refusal import match_refusal
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start."""
@@ -326,7 +326,7 @@ def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: in
 
     An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
     at the end, or when the final message declares the task impossible
-    (:func:`~mcpgym.evaluation.refusal.match_refusal`) while some recoverable error stays
+    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`) while some recoverable error stays
     unrecovered. An infeasible task refused with every recoverable error recovered is not
     defeatism. An error whose window the harness cut short is not counted as given up: the
     agent did not stop. Rate: defeatist episodes / episodes that met a recoverable error
@@ -412,7 +412,7 @@ def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
 
 
 def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]] | None = None) -> Outcome | None:
-    """Outcome: the judge's verdict (:func:`mcpgym.evaluation.judge.judge`) on the initial,
+    """Outcome: the judge's verdict (:func:`mcpgym.evaluation.scoring.judge.judge`) on the initial,
     final and gold states, plus the task's checks on the final message.
 
     Success: every gold change made, nothing else changed, every check passed; ``recall`` /

@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgym.evaluation.catalog import Catalog, CatalogEntry, is_wait_entry
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
 
 ERROR_FAULT_KINDS: frozenset[str] = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_challenge"})
 """Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not)."""
@@ -187,7 +187,7 @@ def matches(read: Call, other: Call) -> bool:
 def is_wait(c: Call) -> bool:
     """A call of a wait tool: one declaring the role ``wait`` on ``@tool`` (for a tool known
     only heuristically, or from a catalog row without roles, a tool whose name has the word
-    ``wait``; see :func:`mcpgym.evaluation.catalog.is_wait_entry`)."""
+    ``wait``; see :func:`mcpgym.evaluation.scoring.tool_catalog.is_wait_entry`)."""
     return is_wait_entry(c.entry)
 
 

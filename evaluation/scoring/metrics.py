@@ -1,7 +1,7 @@
 """Typed per-agent metrics: the rows of ``scores.json`` and of ``mcpgym score --json``.
 
-:func:`mcpgym.evaluation.aggregate.metrics` fills a :class:`Metrics` from a group of episode
-scores; :func:`mcpgym.evaluation.aggregate.aggregate` returns a :class:`Scoreboard` (one
+:func:`mcpgym.evaluation.scoring.aggregate.metrics` fills a :class:`Metrics` from a group of episode
+scores; :func:`mcpgym.evaluation.scoring.aggregate.aggregate` returns a :class:`Scoreboard` (one
 :class:`AgentMetrics` per agent, with breakdowns by level and by app). The JSON form
 (``model_dump(mode="json")``) is the ``scores.json`` file. Every metric's definition is in
 docs/design.md §7 ("Scores" and "Aggregates"); the field docs below say how each is counted.

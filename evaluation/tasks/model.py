@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from mcpgym.evaluation.judge import ExtraCheck
+from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
 from mcpgym.evaluation.users.profile import UserProfile
 
@@ -308,7 +308,7 @@ class Task(BaseModel):
             carries the ``infeasible`` tag and a ``declares_impossible`` check with value true.
         faults: a fault profile overriding the run's (None: the run's profile).
         oracle: the steps that solve the task (see :mod:`mcpgym.evaluation.tasks.oracle`).
-        checks: :class:`mcpgym.evaluation.judge.ExtraCheck` items on the final message.
+        checks: :class:`mcpgym.evaluation.scoring.judge.ExtraCheck` items on the final message.
         max_calls: most tool calls an agent may make in an episode.
         notes: authoring notes (why this seed, what the gold state is).
         user: the user's profile (:class:`mcpgym.evaluation.users.profile.UserProfile`): what the

@@ -1,7 +1,7 @@
 """The channel between an agent (or the MCP client) and the user simulator of one episode.
 
 An agent asks in text with :meth:`UserChannel.ask` (an ``ask_user`` turn, recorded as a
-:class:`mcpgym.evaluation.trajectory.UserTurnStep`, a step of the trajectory); the MCP client relays the server's
+:class:`mcpgym.evaluation.records.trajectory.UserTurnStep`, a step of the trajectory); the MCP client relays the server's
 elicitations with :meth:`UserChannel.elicitation_callback` (recorded by the server in the
 call's log entry, so not here).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcpgym.evaluation.trajectory import UserTurnStep
+from mcpgym.evaluation.records.trajectory import UserTurnStep
 from mcpgym.evaluation.users.simulator import UserReply, UserSimulator
 from mcpgym.kernel.user import UserAnswer, UserRequest, request_from_elicitation
 

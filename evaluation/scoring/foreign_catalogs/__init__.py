@@ -1,7 +1,7 @@
 """Built-in catalogs of other benchmarks' tools, shipped as data (``--catalog NAME``).
 
 Each catalog is a JSON file in this package, ``{"name", "source", "tools": [rows]}``, whose
-rows are :class:`~mcpgym.evaluation.catalog.CatalogEntry` fields as ``mcpgym tools --json``
+rows are :class:`~mcpgym.evaluation.scoring.tool_catalog.CatalogEntry` fields as ``mcpgym tools --json``
 prints them (``name, app, kind, resources, preconditions, remedies, alternatives, id_args,
 description``).
 

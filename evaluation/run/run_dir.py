@@ -1,11 +1,11 @@
 """A run directory: its files, and reading, repairing and scoring what it holds.
 
 ``trajectories.jsonl`` (one scored trajectory per line, appended by the runner; in a compact
-run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.snapshots`),
+run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.snapshots`),
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
-(:mod:`mcpgym.evaluation.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
-``report.html`` (:mod:`mcpgym.evaluation.report`), and the writer's lock ``.mcpgym.lock``
-(:mod:`mcpgym.evaluation.run_lock`).
+(:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
+``report.html`` (:mod:`mcpgym.evaluation.report.run_report`), and the writer's lock ``.mcpgym.lock``
+(:mod:`mcpgym.evaluation.run.run_lock`).
 
 Each (agent, task, trial) is one episode: a directory holding two records for one (two
 writers before the lock existed, a file concatenated by hand) is loaded with the first
@@ -21,14 +21,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.aggregate import aggregate, as_scores
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.manifest import MANIFEST_NAME
-from mcpgym.evaluation.run_lock import LOCK_NAME
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
+from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.run.run_lock import LOCK_NAME
+from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.snapshots import SNAPSHOT_DIR
-from mcpgym.evaluation.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
@@ -166,7 +166,7 @@ def _order(s: EpisodeScores) -> tuple:
 def compute_scores(
     items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None, k: int = DEFAULT_K
 ) -> Scoreboard:
-    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.aggregate.aggregate`
+    """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.scoring.aggregate.aggregate`
     over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
     not depend on their order.
 

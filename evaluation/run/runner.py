@@ -20,8 +20,8 @@ readable, scoring failed) is not written: it is reported, the run exits non-zero
 ``--resume`` runs it again. ``scores.json`` is :func:`compute_scores` over every line, kept
 up to date during the run and recomputed from the file at the end; it sorts the episodes
 first, so it does not depend on line order (a resumed run scores like an uninterrupted one).
-One episode's steps are in :mod:`mcpgym.evaluation.episode_runner`; the server process and the
-control API client in :mod:`mcpgym.evaluation.server_process`.
+One episode's steps are in :mod:`mcpgym.evaluation.run.episode_runner`; the server process and the
+control API client in :mod:`mcpgym.evaluation.run.server_process`.
 """
 
 from __future__ import annotations
@@ -37,11 +37,7 @@ from typing import Any
 
 import anyio
 
-from mcpgym.evaluation.aggregate import as_scores
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
-from mcpgym.evaluation.executors import LocalExecutor, mcp_http_client
-from mcpgym.evaluation.manifest import (
+from mcpgym.evaluation.records.manifest import (
     MANIFEST_NAME,
     build_manifest,
     describe_agent,
@@ -50,7 +46,11 @@ from mcpgym.evaluation.manifest import (
     read_manifest,
     write_json_atomic,
 )
-from mcpgym.evaluation.run_dir import (
+from mcpgym.evaluation.records.snapshots import SnapshotStore
+from mcpgym.evaluation.records.trajectory import append_trajectory
+from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
+from mcpgym.evaluation.run.executors import LocalExecutor, mcp_http_client
+from mcpgym.evaluation.run.run_dir import (
     RUN_FILES,
     SCORES,
     SERVER_LOG,
@@ -62,13 +62,13 @@ from mcpgym.evaluation.run_dir import (
     prepare_out_dir,
     rescore,
 )
-from mcpgym.evaluation.run_lock import RunDirLocked, run_lock
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.run.run_lock import RunDirLocked, run_lock
+from mcpgym.evaluation.run.server_process import ServerHandle, ServerStart, spawn_server
+from mcpgym.evaluation.scoring.aggregate import as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.server_process import ServerHandle, ServerStart, spawn_server
-from mcpgym.evaluation.snapshots import SnapshotStore
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.trajectory import append_trajectory
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
 DEFAULT_EPISODE_TIMEOUT = 600.0
@@ -146,9 +146,9 @@ class RunSettings:
             server ``auto`` reuses HTTP connections while ``legacy`` opens one per request;
             a 69-episode run took 25 s instead of 37 s of wall time.
         validate_output: let the SDK check every result against its tool's output schema
-            (costly; see :class:`mcpgym.evaluation.episode_runner.EpisodeContext`).
+            (costly; see :class:`mcpgym.evaluation.run.episode_runner.EpisodeContext`).
         executor: ``local`` (one server on this machine) or ``ray`` (Ray actors, each with its
-            own server; see :mod:`mcpgym.evaluation.ray_executor`).
+            own server; see :mod:`mcpgym.evaluation.run.ray_executor`).
         ray_address: the Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
         ray_workers: Ray actors to start (None: the cluster's CPUs, at most ``concurrency``).
         retries: times an episode whose Ray worker was lost is sent again.
@@ -246,14 +246,14 @@ def run_evaluation(
             (default: ``mcpgym.evaluation.agents``').
         console: a ``rich.console.Console`` for the progress bar (default: stderr).
         server_start: a server the caller started early
-            (:func:`mcpgym.evaluation.server_process.start_server`, so that its start-up
+            (:func:`mcpgym.evaluation.run.server_process.start_server`, so that its start-up
             overlaps the caller's imports and task loading); used instead of spawning one when
             the run needs a spawned server, else stopped. Always stopped when the run ends.
 
     Returns:
         :class:`RunResult`.
 
-    The run directory is locked for the whole run (:func:`mcpgym.evaluation.run_lock.run_lock`):
+    The run directory is locked for the whole run (:func:`mcpgym.evaluation.run.run_lock.run_lock`):
     a second run or ``--resume`` on it fails at once, naming the holder.
 
     Raises:
@@ -338,7 +338,7 @@ def _run_locked(
     if use_ray and settings.server_url:
         raise RunError("--server and --executor ray exclude each other: each Ray worker runs its own server")
     if use_ray:
-        from mcpgym.evaluation.ray_executor import import_ray
+        from mcpgym.evaluation.run.ray_executor import import_ray
 
         import_ray()  # fail before touching the run directory's manifest when Ray is missing
 
@@ -384,8 +384,8 @@ def _run_locked(
         write_json_atomic(out / MANIFEST_NAME, manifest)
         if jobs:
             if use_ray:
-                from mcpgym.evaluation.episode_spec import RunOptions
-                from mcpgym.evaluation.ray_executor import RayExecutor
+                from mcpgym.evaluation.run.episode_spec import RunOptions
+                from mcpgym.evaluation.run.ray_executor import RayExecutor
 
                 options = RunOptions(
                     episode_timeout=settings.episode_timeout,
@@ -484,7 +484,7 @@ async def _run_jobs(
     out: Path,
     console: Any,
 ) -> int:
-    """Run every job on ``executor`` (see :mod:`mcpgym.evaluation.executors`) under the
+    """Run every job on ``executor`` (see :mod:`mcpgym.evaluation.run.executors`) under the
     concurrency limit, writing each returned trajectory here, in the driver; return how many
     were written.
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from mcpgym.evaluation.cli_style import DEBUG, MCPGymGroup
+from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
 
 app = typer.Typer(
     add_completion=False,
@@ -199,7 +199,7 @@ def tools(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from mcpgym.evaluation.cli_views import print_tools_compact, print_tools_full
+    from mcpgym.evaluation.report.listings import print_tools_compact, print_tools_full
 
     (print_tools_full if full else print_tools_compact)(_console(), rows)
 
@@ -243,7 +243,7 @@ def interrupt_message(out: Path) -> str:
 
 
 def _console(stderr: bool = False):  # noqa: ANN202
-    from mcpgym.evaluation.tables import terminal_console
+    from mcpgym.evaluation.report.tables import terminal_console
 
     return terminal_console(stderr)
 
@@ -312,9 +312,9 @@ def _given(param: str) -> bool:
 
 
 def _resume_options(out: Path) -> dict[str, Any]:
-    """:func:`mcpgym.evaluation.manifest.resume_options` of the run in ``out`` ({} without a
+    """:func:`mcpgym.evaluation.records.manifest.resume_options` of the run in ``out`` ({} without a
     manifest); exits naming the file when the manifest is malformed."""
-    from mcpgym.evaluation.manifest import read_manifest, resume_options
+    from mcpgym.evaluation.records.manifest import read_manifest, resume_options
 
     try:
         manifest = read_manifest(out)
@@ -326,11 +326,11 @@ def _resume_options(out: Path) -> dict[str, Any]:
 
 def _early_server(server: str | None, executor: Executor, concurrency: int) -> Any:
     """Start the server a local run will spawn before this process's heavy imports and task
-    loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.server_process.ServerStart`),
+    loading, so that the two start-ups overlap (a :class:`~mcpgym.evaluation.run.server_process.ServerStart`),
     or None when the run will not spawn one (``--server``, ``--executor ray``)."""
     if server or executor is not Executor.local:
         return None
-    from mcpgym.evaluation.server_process import start_server
+    from mcpgym.evaluation.run.server_process import start_server
 
     return start_server(max_episodes=max(100, concurrency * 4))
 
@@ -428,9 +428,9 @@ def run(
         import time
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-        from mcpgym.evaluation.report import print_comparison, write_report
-        from mcpgym.evaluation.runner import AgentEntry, RunError, RunSettings, run_evaluation
-        from mcpgym.evaluation.server_process import ServerError
+        from mcpgym.evaluation.report.run_report import print_comparison, write_report
+        from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+        from mcpgym.evaluation.run.server_process import ServerError
         from mcpgym.tools.faults import FaultProfileError, load_profile
 
         if resume and out is None:
@@ -462,7 +462,7 @@ def run(
         if executor is Executor.ray and server:
             _fail("--server and --executor ray exclude each other: each Ray worker runs its own server")
         if executor is Executor.ray:
-            from mcpgym.evaluation.ray_executor import import_ray
+            from mcpgym.evaluation.run.ray_executor import import_ray
 
             try:
                 import_ray()
@@ -622,9 +622,10 @@ def score(
     scored and printed), or --strict and the scorability summary warns; 2: nothing could be
     scored.
     """
-    from mcpgym.evaluation.formats import FORMATS, run_score
-    from mcpgym.evaluation.manifest import read_manifest
-    from mcpgym.evaluation.scorer import DEFAULT_K
+    from mcpgym.evaluation.cli.score import run_score
+    from mcpgym.evaluation.formats import FORMATS
+    from mcpgym.evaluation.records.manifest import read_manifest
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
@@ -647,8 +648,8 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     network access needed to open it. Every figure is computed again from the trajectories,
     as `score` does (the report says how many differ from the scores stored in the lines).
     """
-    from mcpgym.evaluation.report import write_report
-    from mcpgym.evaluation.trajectory import TrajectoryFileError
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError
+    from mcpgym.evaluation.report.run_report import write_report
 
     try:
         md, html = write_report(run_dir)
@@ -727,7 +728,7 @@ def tasks(
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    from mcpgym.evaluation.cli_views import print_tasks
+    from mcpgym.evaluation.report.listings import print_tasks
 
     for source, items in groups:
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])

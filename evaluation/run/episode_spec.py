@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpgym.evaluation.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
-from mcpgym.evaluation.scorer import DEFAULT_K
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
 
 class EpisodeSpec(BaseModel):

@@ -1,16 +1,16 @@
-"""Executors: where a run's episodes are played. The driver (:mod:`mcpgym.evaluation.runner`)
+"""Executors: where a run's episodes are played. The driver (:mod:`mcpgym.evaluation.run.runner`)
 plans the jobs, hands each to an executor, and alone writes what comes back.
 
 Every executor is an async context manager with ``await executor.run(job) -> Trajectory``
-(the scored trajectory; :class:`mcpgym.evaluation.episode_runner.HarnessFailure` when the
+(the scored trajectory; :class:`mcpgym.evaluation.run.episode_runner.HarnessFailure` when the
 episode could not be played to the end), ``check()`` (raises ``RunError`` when the executor
 cannot go on), ``retried`` (episodes played again after a lost worker) and ``describe()``
 (JSON for the manifest).
 
 - :class:`LocalExecutor` (``--executor local``): one mcpgym HTTP server on this machine,
-  every episode through :func:`mcpgym.evaluation.episode_runner.run_episode`.
-- :class:`mcpgym.evaluation.ray_executor.RayExecutor` (``--executor ray``): Ray actors, each
-  with its own server, playing episodes sent as :class:`mcpgym.evaluation.episode_spec.EpisodeSpec`
+  every episode through :func:`mcpgym.evaluation.run.episode_runner.run_episode`.
+- :class:`mcpgym.evaluation.run.ray_executor.RayExecutor` (``--executor ray``): Ray actors, each
+  with its own server, playing episodes sent as :class:`mcpgym.evaluation.run.episode_spec.EpisodeSpec`
   through the same ``run_episode``.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 
 import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp)
 
-from mcpgym.evaluation.episode_runner import EpisodeContext, EpisodeJob, run_episode
-from mcpgym.evaluation.run_dir import RunError
-from mcpgym.evaluation.server_process import ControlClient, ServerHandle
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.episode_runner import EpisodeContext, EpisodeJob, run_episode
+from mcpgym.evaluation.run.run_dir import RunError
+from mcpgym.evaluation.run.server_process import ControlClient, ServerHandle
 
 
 def mcp_http_client() -> httpx2.AsyncClient:
@@ -55,7 +55,7 @@ class LocalExecutor:
         """Connect to the server and check it answers with this token.
 
         Raises:
-            mcpgym.evaluation.server_process.ServerError: unreachable server or wrong token.
+            mcpgym.evaluation.run.server_process.ServerError: unreachable server or wrong token.
         """
         self._control = ControlClient(self.server.url, self.server.token)
         self._http = mcp_http_client()

@@ -1,6 +1,6 @@
 """One episode over HTTP: create it, let the agent work through MCP, read the truth, score it.
 
-:func:`run_episode` is what :mod:`mcpgym.evaluation.runner` runs for every (agent, task, trial):
+:func:`run_episode` is what :mod:`mcpgym.evaluation.run.runner` runs for every (agent, task, trial):
 
 1. ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed"}`` -> ``mcp_url``;
 2. ``mcp.Client`` on ``mcp_url`` (streamable HTTP), every tool listed as a ``ToolInfo``
@@ -8,7 +8,7 @@
    wall-clock timeout;
 3. ``GET`` calls, ledger, snapshot and initial; ``DELETE`` the episode (always);
 4. the :class:`Trajectory` built (steps from the server's call log, gold snapshot from the
-   task) and scored with :func:`mcpgym.evaluation.scorer.score_episode` and the task's checks.
+   task) and scored with :func:`mcpgym.evaluation.scoring.scorer.score_episode` and the task's checks.
 
 Status of the trajectory: ``errored`` when the agent raised, the MCP session failed or a
 call met a transport failure; ``limit`` when the timeout or the call budget stopped it;
@@ -25,12 +25,8 @@ from typing import Any
 
 import anyio
 
-from mcpgym.evaluation.catalog import Catalog
 from mcpgym.evaluation.llm.replies import raw_text
-from mcpgym.evaluation.scorer import score_episode
-from mcpgym.evaluation.server_process import ControlClient, ServerError
-from mcpgym.evaluation.tasks.model import Task
-from mcpgym.evaluation.trajectory import (
+from mcpgym.evaluation.records.trajectory import (
     MessageStep,
     Step,
     TokenUsage,
@@ -40,6 +36,10 @@ from mcpgym.evaluation.trajectory import (
     merge_user_turns,
     steps_from_call_log,
 )
+from mcpgym.evaluation.run.server_process import ControlClient, ServerError
+from mcpgym.evaluation.scoring.scorer import score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.tasks.model import Task
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -310,7 +310,7 @@ def settle_status(
     """The episode's final ``(status, stop_reason)``: one the harness already decided
     (``limit`` on a timeout or a spent budget, ``errored`` on a crash) wins; else the agent's
     result, where a ``completed`` episode whose budget ran out becomes ``limit``; no result at
-    all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.gym`."""
+    all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.run.gym`."""
     if status is None and result is not None:
         status = result.status
         reason = result.stop_reason or (result.error if result.status == "errored" else None)
@@ -345,7 +345,7 @@ def build_trajectory(
     user_turns: list[Any] | None = None,
 ) -> Trajectory:
     """The (unscored) trajectory of a finished episode, built the same way for the MCP path
-    (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.gym`).
+    (:func:`run_episode`) and the in-process path (:mod:`mcpgym.evaluation.run.gym`).
 
     Args:
         calls, ledger: the episode's call log and fault ledger as JSON rows (the control
@@ -359,9 +359,9 @@ def build_trajectory(
             from the task.
         app_versions: app name -> ``App.version`` of the apps that served the episode (None:
             this process's registered versions of ``apps``).
-        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.trajectory.UserTurnStep`)
+        user_turns: the agent's ``ask_user`` turns (:class:`mcpgym.evaluation.records.trajectory.UserTurnStep`)
             when they are not already in ``steps``: placed among the steps by their
-            ``before_step`` (:func:`mcpgym.evaluation.trajectory.merge_user_turns`).
+            ``before_step`` (:func:`mcpgym.evaluation.records.trajectory.merge_user_turns`).
     """
     if app_versions is None:
         app_versions = _app_versions({}, task, apps)

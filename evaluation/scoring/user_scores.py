@@ -1,7 +1,7 @@
 """Scores of the agent's dealings with the user (issue "users in the loop").
 
-Each function reads one :class:`~mcpgym.evaluation.trajectory.Trajectory` (its tool-call steps,
-``ask_user`` turns (:class:`~mcpgym.evaluation.trajectory.UserTurnStep` steps, placed by their
+Each function reads one :class:`~mcpgym.evaluation.records.trajectory.Trajectory` (its tool-call steps,
+``ask_user`` turns (:class:`~mcpgym.evaluation.records.trajectory.UserTurnStep` steps, placed by their
 position among the steps), the ``user`` record of steps that elicited, and ``metadata["tags"]`` /
 ``metadata["user_channel"]``) and the tool catalog (kinds and ``user_arguments``). Their
 definitions are those of docs/design.md §7 ("The user in the loop"); a *user
@@ -10,8 +10,8 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 
 from __future__ import annotations
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.trajectory import ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:

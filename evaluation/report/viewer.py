@@ -9,9 +9,9 @@ message, and the judge's state diff (every path where initial, final and gold di
 the judge's verdict: recalled, missed, misbehaved).
 
 Nothing is re-derived here: flags and windows are the scorer's own results
-(:class:`mcpgym.evaluation.scorer.EpisodeScores`, stored with each trajectory or computed by
-:func:`mcpgym.evaluation.scorer.score_episode`); the state diff uses the judge's
-:func:`mcpgym.evaluation.judge.comparable_state` and :func:`~mcpgym.evaluation.judge.flatten`, and
+(:class:`mcpgym.evaluation.scoring.scorer.EpisodeScores`, stored with each trajectory or computed by
+:func:`mcpgym.evaluation.scoring.scorer.score_episode`); the state diff uses the judge's
+:func:`mcpgym.evaluation.scoring.judge.comparable_state` and :func:`~mcpgym.evaluation.scoring.judge.flatten`, and
 the verdict of each path comes from the judge's ``missed`` / ``misbehaved`` lists.
 
 The HTML is rendered here, in Python (every text escaped); a small inline script adds the
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from mcpgym.evaluation.scorer import EpisodeScores
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 MAX_VIEWER_EPISODES = 300
 """Most episodes the viewer embeds (notable ones first, then in run order); the page says
@@ -175,7 +175,7 @@ def state_diff(traj: Trajectory, sc: EpisodeScores) -> list[tuple[str, str, str,
     """(path, initial, final, gold, verdict) for every path where the three states differ, or
     None when the trajectory lacks a state. Verdicts come from the judge's lists: ``missed``,
     ``misbehaved``, else ``recalled`` (gold changed it and the agent got it right)."""
-    from mcpgym.evaluation.judge import MISSING, _prune, comparable_state, flatten, shared_comparable_state
+    from mcpgym.evaluation.scoring.judge import MISSING, _prune, comparable_state, flatten, shared_comparable_state
 
     initial, final, gold = traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot
     if initial is None or final is None or gold is None:

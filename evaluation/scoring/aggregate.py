@@ -20,10 +20,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard, TokenTotals
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 Z_95 = 1.96
 """z for a two-sided 95% interval."""

@@ -1,7 +1,7 @@
 """``report.html``: one self-contained page (inline CSS, SVG and script; no fonts, links or
 anything to fetch) with the run facts, the comparison table, bar charts of the behaviour rates
 per agent and of success per level and per app, the detail tables of
-:mod:`mcpgym.evaluation.report`, and the trajectory viewer (:mod:`mcpgym.evaluation.report_viewer`).
+:mod:`mcpgym.evaluation.report.run_report`, and the trajectory viewer (:mod:`mcpgym.evaluation.report.viewer`).
 
 The charts are drawn by :func:`svg_bar_chart`, a small grouped-bar renderer for rates in
 [0, 1] with optional 95% interval whiskers.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from mcpgym.evaluation.report import (
+from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
     DETAILS_LEGEND,
@@ -26,7 +26,7 @@ from mcpgym.evaluation.report import (
     run_facts,
     task_rows,
 )
-from mcpgym.evaluation.report_viewer import VIEWER_CSS, VIEWER_JS, render_viewer
+from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")

@@ -49,7 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mcpgym.evaluation.refusal import match_refusal
+from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.kernel.app import get_app
 from mcpgym.kernel.volatile import comparable, comparable_changed
 from mcpgym.kernel.world import World, canonical_json
@@ -90,7 +90,7 @@ class ExtraCheck(BaseModel):
             is a Python regex searched in the message), ``number`` (some number in the message,
             commas and ``$`` ignored, is within ``tolerance`` of ``value``), or
             ``declares_impossible`` (the message matches a refusal pattern of
-            :func:`mcpgym.evaluation.refusal.match_refusal` iff ``value`` is true).
+            :func:`mcpgym.evaluation.scoring.refusal.match_refusal` iff ``value`` is true).
         value: the string, pattern, number or bool the check needs.
         case_sensitive: for ``contains``/``not_contains``/``regex`` (default: insensitive).
         tolerance: for ``number``, the largest accepted absolute difference.
@@ -194,7 +194,7 @@ _shared_lock = threading.Lock()
 
 def shared_comparable_state(snapshot: dict[str, Any]) -> dict[str, Any]:
     """:func:`comparable_state` of a snapshot shared by many episodes (a run's initial and gold
-    states: the runner and :class:`~mcpgym.evaluation.snapshots.SnapshotStore` hand out one
+    states: the runner and :class:`~mcpgym.evaluation.records.snapshots.SnapshotStore` hand out one
     object per distinct state), computed once per state object and kept for the last
     :data:`_SHARED_LIMIT` of them. The cache is keyed on the identity of the snapshot's
     ``state`` mapping (with its app list), not of the snapshot itself: a pydantic model that

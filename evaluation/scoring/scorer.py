@@ -20,9 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.judge import CheckResult, ExtraCheck
-from mcpgym.evaluation.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
+from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
     UNSCORED_FAMILIES,
@@ -41,8 +39,10 @@ from mcpgym.evaluation.scoring.behaviours import (
     score_verification,
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, INFERRED_FAULTS, resolve_calls
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
-from mcpgym.evaluation.user_scores import clarification_skips, unconfirmed_writes, user_burden
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck
+from mcpgym.evaluation.scoring.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.scoring.user_scores import clarification_skips, unconfirmed_writes, user_burden
 
 
 class EpisodeScores(BaseModel):
@@ -57,7 +57,7 @@ class EpisodeScores(BaseModel):
     ``error_calls`` (valid calls that returned an error). Outcome: ``success`` (None when the
     initial, final or gold state is unknown), ``recall``, ``total``, ``misbehave``.
     Rates are None when their denominator is 0. The user in the loop
-    (:mod:`mcpgym.evaluation.user_scores`): ``user_questions`` (``ask_user`` turns),
+    (:mod:`mcpgym.evaluation.scoring.user_scores`): ``user_questions`` (``ask_user`` turns),
     ``clarification_skips`` and ``unconfirmed_writes`` (steps), ``user_burden`` (questions
     whose answer a tool already gave).
     """

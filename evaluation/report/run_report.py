@@ -4,8 +4,8 @@
 aggregates as in ``scores.json``); :func:`comparison_rows` turns the aggregates into one row
 per agent (success rate with its 95% Wilson interval, pass^k, verification, pre-check,
 recovery attempt and success, defeatism, calls); :func:`print_comparison`, :func:`render_markdown`
-and :func:`mcpgym.evaluation.report_html.render_html` print them. :func:`write_report` writes both
-files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scorer`, :mod:`mcpgym.evaluation.aggregate`.
+and :func:`mcpgym.evaluation.report.html.render_html` print them. :func:`write_report` writes both
+files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scoring.scorer`, :mod:`mcpgym.evaluation.scoring.aggregate`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.manifest import read_manifest
-from mcpgym.evaluation.scorer import EpisodeScores
+from mcpgym.evaluation.records.manifest import read_manifest
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.metrics import Scoreboard
-from mcpgym.evaluation.tables import Column, print_table
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -95,7 +95,7 @@ def comparison_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """Header and one row of strings per agent of a :class:`Scoreboard` (``scores.json``).
 
-    Rates are pooled over episodes (:func:`mcpgym.evaluation.aggregate.metrics`); with ``counts``
+    Rates are pooled over episodes (:func:`mcpgym.evaluation.scoring.aggregate.metrics`); with ``counts``
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
@@ -130,7 +130,7 @@ def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) ->
 
 def print_comparison(console: Any, scores: Scoreboard, title: str | None = None) -> str:
     """Print the comparison table (rates without counts) to a rich console, fitted to its width
-    (:func:`mcpgym.evaluation.tables.print_table`); returns the layout used."""
+    (:func:`mcpgym.evaluation.report.tables.print_table`); returns the layout used."""
     header, rows = comparison_rows(scores, counts=False)
     columns = [
         Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c
@@ -211,10 +211,10 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.aggregate import as_scores
-    from mcpgym.evaluation.catalog import Catalog
-    from mcpgym.evaluation.run_dir import TRAJECTORIES, compute_scores, load_run
-    from mcpgym.evaluation.scorer import DEFAULT_K, score_episode
+    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.scoring.aggregate import as_scores
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
     if not (run / TRAJECTORIES).exists():
@@ -494,7 +494,7 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
     """
-    from mcpgym.evaluation.report_html import render_html
+    from mcpgym.evaluation.report.html import render_html
 
     report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"

@@ -43,7 +43,7 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
-from mcpgym.evaluation.snapshots import SnapshotStore, StoredStates
+from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 
 
 class TokenUsage(BaseModel):
@@ -271,7 +271,7 @@ class Trajectory(BaseModel):
             (external trajectories), ``[]`` when known to be empty.
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
             compact run directory they are stored apart (see
-            :mod:`mcpgym.evaluation.snapshots`) and filled in when the run is loaded: then
+            :mod:`mcpgym.evaluation.records.snapshots`) and filled in when the run is loaded: then
             they are read-only, as the three share their unchanged parts with each other and
             with the run's other episodes.
         feasible: whether the task can be done (None: unknown).
@@ -282,7 +282,7 @@ class Trajectory(BaseModel):
         invalid_calls: calls refused before they reached the server that are *not* recorded
             as steps (old run directories and external formats that only count them); new
             runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
-        scores: :class:`mcpgym.evaluation.scorer.EpisodeScores` as a dict, once scored.
+        scores: :class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as a dict, once scored.
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the

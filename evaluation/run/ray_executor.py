@@ -5,12 +5,12 @@ The driver (the ``mcpgym run`` process) connects to a Ray cluster (``--ray-addre
 :class:`EpisodeWorker` actors (default: one per CPU of the cluster, at most ``--concurrency``),
 one CPU each. Each actor spawns its own mcpgym HTTP server on its node's loopback interface
 (no server is shared across the cluster) and plays the episodes it is sent, up to its share of
-``--concurrency`` at once, with the same :func:`mcpgym.evaluation.episode_runner.run_episode`
+``--concurrency`` at once, with the same :func:`mcpgym.evaluation.run.episode_runner.run_episode`
 as ``--executor local``.
 
-What travels to a worker is an :class:`mcpgym.evaluation.episode_spec.EpisodeSpec` (JSON: the
+What travels to a worker is an :class:`mcpgym.evaluation.run.episode_spec.EpisodeSpec` (JSON: the
 agent spec string, the task's fields, the trial, the fault seed and profile) and the run's
-:class:`mcpgym.evaluation.episode_spec.RunOptions`; what comes back is the scored trajectory
+:class:`mcpgym.evaluation.run.episode_spec.RunOptions`; what comes back is the scored trajectory
 as JSON, which the driver alone writes to the run directory, as the local executor's are.
 A worker lost mid-episode (process killed, node gone) is restarted by Ray
 (``max_restarts=-1``) and the driver sends the episode again, up to ``retries`` times; only
@@ -30,10 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.episode_runner import EpisodeContext, EpisodeJob, HarnessFailure
-from mcpgym.evaluation.episode_spec import RunOptions, run_spec, spec_for
-from mcpgym.evaluation.run_dir import RunError
-from mcpgym.evaluation.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.episode_runner import EpisodeContext, EpisodeJob, HarnessFailure
+from mcpgym.evaluation.run.episode_spec import RunOptions, run_spec, spec_for
+from mcpgym.evaluation.run.run_dir import RunError
 
 FORWARDED_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 """Environment variables of the driver handed to the workers (the LLM agents' endpoints and
@@ -66,7 +66,7 @@ def _warm_up() -> Any:
     from mcp import Client  # noqa: F401
 
     import mcpgym.evaluation.tasks  # noqa: F401
-    from mcpgym.evaluation.catalog import Catalog
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     return Catalog.from_apps()
 
@@ -78,12 +78,12 @@ class EpisodeWorker:
         options: :class:`RunOptions` as JSON. max_episodes: its server's cap on live episodes.
 
     Raises:
-        mcpgym.evaluation.server_process.ServerError: the server did not start (the actor
+        mcpgym.evaluation.run.server_process.ServerError: the server did not start (the actor
             then fails to start; the driver reports it).
     """
 
     def __init__(self, options: dict[str, Any], max_episodes: int = 100) -> None:
-        from mcpgym.evaluation.server_process import spawn_server
+        from mcpgym.evaluation.run.server_process import spawn_server
 
         self.options = RunOptions.model_validate(options)
         self.max_episodes = max_episodes
@@ -99,8 +99,8 @@ class EpisodeWorker:
     async def _context(self) -> EpisodeContext:
         """The episode context, rebuilt (with a fresh server) when the server has exited."""
         from mcpgym.evaluation.agents import CallLimitReached, CallResult, ToolInfo
-        from mcpgym.evaluation.executors import mcp_http_client
-        from mcpgym.evaluation.server_process import ControlClient, spawn_server
+        from mcpgym.evaluation.run.executors import mcp_http_client
+        from mcpgym.evaluation.run.server_process import ControlClient, spawn_server
 
         if self._ctx is not None and self.server.exit_code() is None:
             return self._ctx

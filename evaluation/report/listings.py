@@ -1,5 +1,5 @@
 """What ``mcpgym tools`` and ``mcpgym tasks`` print: the tool catalog and a suite's tasks,
-fitted to the terminal width (:mod:`mcpgym.evaluation.tables`).
+fitted to the terminal width (:mod:`mcpgym.evaluation.report.tables`).
 
 ``tools`` prints one line per tool by default (name, kind, the first sentence of its
 description cut at a word to fit the line) and, with ``--full``, one block per tool with
@@ -15,7 +15,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.console import Console
 
-from mcpgym.evaluation.tables import Column, pack_fields, print_table, wrap_words
+from mcpgym.evaluation.report.tables import Column, pack_fields, print_table, wrap_words
 
 ELLIPSIS = "…"
 

@@ -4,12 +4,12 @@ A :class:`GymEpisode` is built exactly as the server builds one for ``POST /cont
 (:meth:`mcpgym.server.episode.Episode.create` with the task's world seed and apps, the fault
 profile and the trial's fault seed), and its calls go through the same ``ToolInvoker``; the
 trajectory is put together by the runner's own
-:func:`mcpgym.evaluation.episode_runner.build_trajectory` and scored by
-:func:`mcpgym.evaluation.scorer.score_episode`. So, for the same task, trial and fault seed, it
+:func:`mcpgym.evaluation.run.episode_runner.build_trajectory` and scored by
+:func:`mcpgym.evaluation.scoring.scorer.score_episode`. So, for the same task, trial and fault seed, it
 gives the trajectory steps and scores that ``mcpgym run`` records over MCP (the tests compare
 both paths)::
 
-    from mcpgym.evaluation.gym import GymEpisode
+    from mcpgym.evaluation.run.gym import GymEpisode
 
     ep = GymEpisode.create("shop.buy_cheapest_mouse", trial=0, faults="default")
     obs = ep.step("shop_search_products", {"query": "mouse"})   # CallResult(is_error, payload)
@@ -28,10 +28,10 @@ import time
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
-from mcpgym.evaluation.catalog import Catalog
-from mcpgym.evaluation.episode_runner import build_trajectory, exposure_request, settle_status
-from mcpgym.evaluation.scorer import DEFAULT_K, EpisodeScores, score_episode
-from mcpgym.evaluation.trajectory import TokenUsage, Trajectory
+from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
+from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
+from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
 
@@ -136,7 +136,7 @@ class GymEpisode:
             mcpgym.evaluation.tasks.OracleRuntimeError: the task's oracle fails (no gold state).
         """
         from mcpgym.evaluation import tasks as registry
-        from mcpgym.evaluation.runner import faults_payload
+        from mcpgym.evaluation.run.runner import faults_payload
         from mcpgym.server.episode import Episode
 
         if isinstance(task, str):
@@ -210,7 +210,7 @@ class GymEpisode:
             )
         self.calls += 1
         if self._episode.search_tools and name == SEARCH_TOOL_NAME:
-            from mcpgym.evaluation.episode_runner import result_payload
+            from mcpgym.evaluation.run.episode_runner import result_payload
 
             answer = search_tools_call(self._episode, arguments)
             return CallResult(is_error=bool(answer.is_error), payload=result_payload(answer))
