@@ -112,3 +112,24 @@ def test_untouched_apps_are_never_copied() -> None:
     copied = {n for n, a in ep.world.apps.items() if a.peek_state() is not made.shared_state(n).state}
     assert copied == {"system"}
     assert isinstance(made, WorldTemplate)
+
+
+def test_a_serving_process_freezes_its_long_lived_objects_and_sets_gc_thresholds() -> None:
+    """``tune_gc`` (run by both serve entry points before any episode exists), in a fresh
+    interpreter so this test process keeps its own collector settings."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, json\n"
+        "from mcpgym.server.serve import GC_THRESHOLDS, tune_gc\n"
+        "from mcpgym.kernel.world import _TEMPLATES\n"
+        "tune_gc(3, ['shop'])\n"
+        "print(json.dumps([list(gc.get_threshold()), list(GC_THRESHOLDS), gc.get_freeze_count(), "
+        "[list(k[1]) for k in _TEMPLATES]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    threshold, wanted, frozen, templates = json.loads(out.stdout.strip().splitlines()[-1])
+    assert threshold == wanted and frozen > 10_000
+    assert templates == [["system", "shop"]]
