@@ -129,3 +129,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"CPU seconds (pytest + servers and runners it started): {sum(_CPU.values()):.1f} in all; "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1]))
         )
+
+
+def run_text(run_dir: Path) -> str:
+    """The trajectory lines of a run directory as plain JSON Lines text (its
+    ``trajectories.jsonl.zst`` decompressed; an older run's ``trajectories.jsonl`` as it is)."""
+    from mcpgym.evaluation.records.compressed import read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    return read_text(trajectories_file(run_dir))[0]

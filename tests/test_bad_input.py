@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from mcpgym.evaluation.cli import main
+from mcpgym.evaluation.records.compressed import compress_line
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from tests.conftest import run_text
 
 RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
 
@@ -72,11 +74,11 @@ MANIFESTS = [
 def test_resume_with_a_malformed_manifest_is_refused_and_keeps_the_run(text, says, tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
     (run / "manifest.json").write_text(text, encoding="utf-8")
-    before = (run / "trajectories.jsonl").read_bytes()
+    before = (run / "trajectories.jsonl.zst").read_bytes()
     code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
     one_error_line(code, err, "cannot resume", str(run / "manifest.json"), says)
     assert out == ""
-    assert (run / "trajectories.jsonl").read_bytes() == before
+    assert (run / "trajectories.jsonl.zst").read_bytes() == before
     assert (run / "manifest.json").read_text(encoding="utf-8") == text
 
 
@@ -102,9 +104,9 @@ def test_score_and_report_name_a_malformed_manifest(command, text, says, tmp_pat
 
 def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
-    path = run / "trajectories.jsonl"
+    path = run / "trajectories.jsonl.zst"
     good = path.read_bytes()
-    path.write_bytes(b'{"broken\n' + good)  # a whole line, not a torn tail: a crash cannot leave it
+    path.write_bytes(compress_line(b'{"broken\n') + good)  # a whole frame, not a torn tail: a crash cannot leave it
     before = path.read_bytes()
     code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
     one_error_line(code, err, "cannot resume", f"{path}:1")
@@ -428,7 +430,7 @@ def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path
     # what is given still extends the run: one more trial, same agent, task and profile
     code, out, err = cli(["run", "--resume", "--trials", "2", *where], monkeypatch, capsys)
     assert code == 0, err
-    lines = [json.loads(x) for x in (out_dir / "trajectories.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in run_text(out_dir).splitlines()]
     assert [(t["agent"], t["task_id"], t["trial"], t["fault_profile"]) for t in lines] == [
         ("careful", "system.dark_mode", 0, "none"),
         ("careful", "system.dark_mode", 1, "none"),

@@ -231,7 +231,9 @@ def interrupt_message(out: Path) -> str:
     only when it was written; a run stopped before its first episode says so (its directory
     can be used again as it is).
     """
-    traj = out / "trajectories.jsonl"
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    traj = trajectories_file(out)
     has_lines = traj.is_file() and bool(traj.read_bytes().strip())
     if not has_lines:
         return (
@@ -561,8 +563,10 @@ def run(
             fg=typer.colors.YELLOW,
             err=True,
         )
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
     typer.echo(
-        f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
+        f"report: {html} (and {md.name})\ntrajectories: {trajectories_file(result.out)}\n"
         f"scores: {result.out / 'scores.json'}"
     )
     if result.failures:
@@ -656,6 +660,37 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
+
+
+@app.command()
+def cat(
+    path: Path = typer.Argument(
+        ..., metavar="RUN_DIR|FILE", help="A run directory, or a trajectories file (.jsonl or .jsonl.zst)."
+    ),
+) -> None:
+    """Print a run's trajectory lines as plain JSON Lines, for jq and friends.
+
+    A run directory's trajectories.jsonl.zst holds one zstd frame per line; this prints them
+    decompressed, exactly as written (compact lines keep their snapshot references). A plain
+    trajectories.jsonl (an older run) is printed as it is. A torn last frame (a killed run) is
+    left out and said on stderr; exit 2 for a missing file.
+    """
+    import sys
+
+    from mcpgym.evaluation.records.compressed import CompressedFileError, read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    file = trajectories_file(path) if path.is_dir() else path
+    if not file.is_file():
+        _fail(f"{path}: no trajectories file (a run directory holds trajectories.jsonl.zst)")
+    try:
+        text, torn = read_text(file)
+    except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
+        _fail(f"{file}: {exc}")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if torn:
+        typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
 
 
 @app.command()

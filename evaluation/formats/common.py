@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcpgym.evaluation.records.compressed import CompressedFileError, decompress_frames, is_compressed
 from mcpgym.evaluation.records.trajectory import Trajectory
 
 EXTERNAL_AGENT = "external"
@@ -99,9 +100,19 @@ class LoadResult:
 
 # -- reading files ----------------------------------------------------------------------------
 def read_text(path: Path, result: LoadResult) -> str | None:
-    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded."""
+    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded. A file of zstd
+    frames (``trajectories.jsonl.zst``) is decompressed; a torn last frame (a killed run) is a
+    problem, the frames before it are read."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
+        if is_compressed(data):
+            raw, _, torn = decompress_frames(data, name=str(path))
+            if torn:
+                result.problem("the last zstd frame is torn (a write cut short): the lines before it are read")
+            return raw.decode("utf-8")
+        return data.decode("utf-8-sig")
+    except CompressedFileError as exc:
+        result.problem(str(exc))
     except FileNotFoundError:
         result.problem("file not found")
     except IsADirectoryError:

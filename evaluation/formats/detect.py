@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import jsonl_lines
+from mcpgym.evaluation.records.compressed import is_compressed
 
 PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
@@ -87,7 +88,10 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        data = p.read_bytes()
+        if is_compressed(data):  # trajectories.jsonl.zst: zstd frames of mcpgym lines
+            return "mcpgym", "zstd frames (an mcpgym run's trajectories.jsonl.zst)"
+        text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}"
     if text.lstrip()[:1] in ("[", "{", '"'):

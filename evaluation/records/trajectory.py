@@ -43,6 +43,7 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
+from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, is_compressed, read_text
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 
 
@@ -486,8 +487,24 @@ def iter_trajectories(
         OSError: when the file cannot be read.
     """
     p = Path(path)
-    with p.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
+    torn = False
+    with p.open("rb") as fh:
+        compressed = is_compressed(fh.read(4))
+    if compressed:  # zstd frames, one per line (records/compressed.py)
+        try:
+            text, torn = read_text(p)
+        except CompressedFileError as exc:
+            raise TrajectoryFileError(str(exc)) from None
+        if torn and not tolerate_truncated_tail:
+            raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
+        lines = [part + "\n" for part in text.split("\n")]
+        if lines[-1] == "\n":
+            lines.pop()
+        else:  # a frame holds a whole line: one without its newline is complete but unterminated
+            lines[-1] = lines[-1][:-1]
+    else:
+        with p.open("r", encoding="utf-8") as fh:
+            lines = fh.readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
     for lineno, line in enumerate(lines, start=1):
@@ -536,7 +553,9 @@ _APPEND_LOCK = threading.Lock()
 
 
 def append_trajectory(path: str | Path, traj: Trajectory) -> None:
-    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``.
+    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``; to a
+    ``.zst`` file (``trajectories.jsonl.zst``) as one independent zstd frame holding the line
+    (:mod:`mcpgym.evaluation.records.compressed`).
 
     The line is written with a single ``os.write`` on a descriptor opened with ``O_APPEND``
     (under a process-wide lock), so concurrent episodes never interleave. If the file ends
@@ -549,11 +568,13 @@ def append_trajectory(path: str | Path, traj: Trajectory) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = (traj.model_dump_json() + "\n").encode("utf-8")
+    if p.name.endswith(".zst"):
+        data = compress_line(data)
     with _APPEND_LOCK:
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
-            if size:
+            if size and not p.name.endswith(".zst"):
                 with p.open("rb") as fh:
                     fh.seek(size - 1)
                     if fh.read(1) != b"\n":

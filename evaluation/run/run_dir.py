@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.records.compressed import repair_tail
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
@@ -31,9 +32,12 @@ from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_epi
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
 TRAJECTORIES = "trajectories.jsonl"
+TRAJECTORIES_ZST = "trajectories.jsonl.zst"
+"""The trajectory lines of a run as zstd frames, one per line (what ``mcpgym run`` writes; a
+directory holding the plain :data:`TRAJECTORIES` is an older run and is read, and resumed, as it is)."""
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
-RUN_FILES = (TRAJECTORIES, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
+RUN_FILES = (TRAJECTORIES, TRAJECTORIES_ZST, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
 """Files a run directory holds; ``--force`` removes exactly these (and the ``snapshots`` folder)."""
 
 
@@ -75,6 +79,15 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
     return out
 
 
+def trajectories_file(run_dir: str | Path) -> Path:
+    """The trajectory file of a run directory: :data:`TRAJECTORIES_ZST` when it exists, else
+    :data:`TRAJECTORIES` when that exists (an older run), else :data:`TRAJECTORIES_ZST` (a new run)."""
+    p = Path(run_dir)
+    if not (p / TRAJECTORIES_ZST).exists() and (p / TRAJECTORIES).exists():
+        return p / TRAJECTORIES
+    return p / TRAJECTORIES_ZST
+
+
 def _own_failed_start(p: Path) -> bool:
     """True when ``p`` holds only run files without a single episode record (what a run that
     failed before its first episode leaves behind), so it can be reused."""
@@ -83,8 +96,9 @@ def _own_failed_start(p: Path) -> bool:
             continue
         if child.name not in RUN_FILES:
             return False
-    traj = p / TRAJECTORIES
-    return not traj.exists() or not traj.read_bytes().strip()
+    return all(
+        not (p / name).exists() or not (p / name).read_bytes().strip() for name in (TRAJECTORIES, TRAJECTORIES_ZST)
+    )
 
 
 def _remove_run_files(p: Path) -> None:
@@ -140,11 +154,13 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
         evaluation.trajectory.TrajectoryFileError: for a malformed line that is not the last,
             or a compact line whose snapshot files are missing.
     """
-    path = Path(run_dir) / TRAJECTORIES
+    path = trajectories_file(run_dir)
     if not path.exists():
         return []
     trajs = dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
-    if repair:
+    if repair and path.name == TRAJECTORIES_ZST:
+        repair_tail(path)  # a torn last frame is cut; every complete frame is a whole line
+    elif repair:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
@@ -190,7 +206,7 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trajectory]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            if not (p / TRAJECTORIES).exists():
+            if not trajectories_file(p).exists():
                 raise FileNotFoundError(f"{p} is not a run directory: it has no {TRAJECTORIES}")
             out += load_run(p)
         elif p.is_file():
@@ -223,6 +239,8 @@ __all__ = [
     "SCORES",
     "SERVER_LOG",
     "TRAJECTORIES",
+    "TRAJECTORIES_ZST",
+    "trajectories_file",
     "compute_scores",
     "dedupe",
     "episode_key",
