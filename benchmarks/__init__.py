@@ -9,21 +9,29 @@ performance issue):
   over streamable HTTP on loopback; at most 1.3x.
 - ``inproc_call_path``: ``ToolInvoker.call`` / the sandbox method called directly; at most 3x.
 - ``world_creation``: CPU ms of ``World(seed, "all")`` (ratio vs ``World.restore``); at most 50 ms.
-- ``episode_memory``: RSS per live all-app episode, 500 held (ratio vs the snapshot's JSON
-  bytes); at most 2 MiB.
+- ``episode_all_apps`` / ``episode_one_app``: CPU ms of an in-process episode (``GymEpisode``:
+  create, 6 calls, judge) in a world of every app / of ``system`` only (ratio vs the 6 calls
+  alone); at most 6 ms / 0.6 ms (issue 30). The per-phase split (create, calls, judge) is in
+  the details.
+- ``judge_time``: judging the all-app episode / one ``World.restore`` of its final snapshot;
+  at most 1x.
+- ``episode_memory``: RSS per live all-app episode, 500 held, each after the 6 calls (ratio vs
+  the snapshot's JSON bytes); at most 0.25 MiB.
+- ``gc_pause``: the longest full collection with 1,000 live all-app episodes, the process
+  prepared as a server is (``tune_gc``); at most 50 ms.
 - ``http_concurrency``: 100 HTTP episodes x 20 calls at once: errors, p50, p99 (ratio: p50 vs
   as many no-op sessions); 0 errors.
+- ``http_episodes``: whole HTTP episodes per second (create, connect, 6 calls, delete) / SDK
+  no-op sessions per second (connect, 6 calls), one at a time, interleaved; at least 0.9x.
 - ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
   trajectories); at least 50,000.
-- ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
-  agents' turns; reported.
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
   Ray cluster / with ``--executor local``, with both episodes per second; reported
   (unavailable without ``mcpgym[ray]``).
 - ``trajectory_bytes``: the median compact trajectory line on ``core`` (ratio vs the same
   line with its snapshots inline); at most 20 KB.
-- ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
-  vs self-contained lines); under 150 MB.
+- ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines and
+  snapshot files as written (zstd; ratio vs the same uncompressed); at most 50 MB.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -42,9 +50,10 @@ FigureFn = Callable[[Settings], Figure]
 def figure_functions() -> dict[str, FigureFn]:
     """Figure name -> function computing it, in table order."""
     from mcpgym.benchmarks.concurrency import http_concurrency
-    from mcpgym.benchmarks.e2e import e2e_smoke
+    from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.ray_overhead import ray_overhead
+    from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
@@ -54,10 +63,14 @@ def figure_functions() -> dict[str, FigureFn]:
         "http_round_trip": http_round_trip,
         "inproc_call_path": invoker_call_path,
         "world_creation": world_creation,
+        "episode_all_apps": episode_all_apps,
+        "episode_one_app": episode_one_app,
+        "judge_time": judge_time,
         "episode_memory": episode_memory,
+        "gc_pause": gc_pause,
         "http_concurrency": http_concurrency,
+        "http_episodes": http_episodes,
         "scoring_throughput": scoring_throughput,
-        "e2e_smoke_run": e2e_smoke,
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
@@ -69,10 +82,14 @@ FIGURES: tuple[str, ...] = (
     "http_round_trip",
     "inproc_call_path",
     "world_creation",
+    "episode_all_apps",
+    "episode_one_app",
+    "judge_time",
     "episode_memory",
+    "gc_pause",
     "http_concurrency",
+    "http_episodes",
     "scoring_throughput",
-    "e2e_smoke_run",
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",
