@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from mcpgym.evaluation.cli import main
-from mcpgym.evaluation.records.compressed import compress_line
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from tests.conftest import run_text
 
@@ -74,11 +73,11 @@ MANIFESTS = [
 def test_resume_with_a_malformed_manifest_is_refused_and_keeps_the_run(text, says, tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
     (run / "manifest.json").write_text(text, encoding="utf-8")
-    before = (run / "trajectories.jsonl.zst").read_bytes()
+    before = (run / "trajectories.jsonl").read_bytes()
     code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
     one_error_line(code, err, "cannot resume", str(run / "manifest.json"), says)
     assert out == ""
-    assert (run / "trajectories.jsonl.zst").read_bytes() == before
+    assert (run / "trajectories.jsonl").read_bytes() == before
     assert (run / "manifest.json").read_text(encoding="utf-8") == text
 
 
@@ -104,9 +103,9 @@ def test_score_and_report_name_a_malformed_manifest(command, text, says, tmp_pat
 
 def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
-    path = run / "trajectories.jsonl.zst"
+    path = run / "trajectories.jsonl"  # an older run's plain file; the compressed one: below
     good = path.read_bytes()
-    path.write_bytes(compress_line(b'{"broken\n') + good)  # a whole frame, not a torn tail: a crash cannot leave it
+    path.write_bytes(b'{"broken\n' + good)  # a whole line, not a torn tail: a crash cannot leave it
     before = path.read_bytes()
     code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
     one_error_line(code, err, "cannot resume", f"{path}:1")

@@ -188,7 +188,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     reason = None
     if Path(path).is_dir():
-        from mcpgym.evaluation.run.run_dir import trajectories_file
+        from mcpgym.evaluation.records.compressed import trajectories_file
 
         run_file = trajectories_file(path)  # trajectories.jsonl.zst, or an older run's trajectories.jsonl
         if run_file.is_file():

@@ -30,6 +30,23 @@ MAX_DECOMPRESSED = 512 * 1024 * 1024
 rather than filling memory (a zstd bomb)."""
 
 
+TRAJECTORIES = "trajectories.jsonl"
+"""An older run directory's plain trajectory lines."""
+
+TRAJECTORIES_ZST = "trajectories.jsonl.zst"
+"""The trajectory lines of a run as zstd frames, one per line (what ``mcpgym run`` writes; a
+directory holding the plain :data:`TRAJECTORIES` is an older run and is read, and resumed, as it is)."""
+
+
+def trajectories_file(run_dir: str | Path) -> Path:
+    """The trajectory file of a run directory: :data:`TRAJECTORIES_ZST` when it exists, else
+    :data:`TRAJECTORIES` when that exists (an older run), else :data:`TRAJECTORIES_ZST` (a new run)."""
+    p = Path(run_dir)
+    if not (p / TRAJECTORIES_ZST).exists() and (p / TRAJECTORIES).exists():
+        return p / TRAJECTORIES
+    return p / TRAJECTORIES_ZST
+
+
 class CompressedFileError(ValueError):
     """A compressed run file that cannot be read: corrupt frame, or larger than
     :data:`MAX_DECOMPRESSED` once decompressed. The message names the file."""
@@ -116,6 +133,8 @@ __all__ = [
     "LINE_LEVEL",
     "MAX_DECOMPRESSED",
     "SNAPSHOT_LEVEL",
+    "TRAJECTORIES",
+    "TRAJECTORIES_ZST",
     "ZSTD_MAGIC",
     "CompressedFileError",
     "compress_line",
@@ -123,4 +142,5 @@ __all__ = [
     "is_compressed",
     "read_text",
     "repair_tail",
+    "trajectories_file",
 ]

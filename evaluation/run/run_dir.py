@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.records.compressed import repair_tail
+from mcpgym.evaluation.records.compressed import TRAJECTORIES, TRAJECTORIES_ZST, repair_tail, trajectories_file
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
@@ -31,10 +31,6 @@ from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
-TRAJECTORIES = "trajectories.jsonl"
-TRAJECTORIES_ZST = "trajectories.jsonl.zst"
-"""The trajectory lines of a run as zstd frames, one per line (what ``mcpgym run`` writes; a
-directory holding the plain :data:`TRAJECTORIES` is an older run and is read, and resumed, as it is)."""
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
 RUN_FILES = (TRAJECTORIES, TRAJECTORIES_ZST, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
@@ -77,15 +73,6 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
             stacklevel=3,
         )
     return out
-
-
-def trajectories_file(run_dir: str | Path) -> Path:
-    """The trajectory file of a run directory: :data:`TRAJECTORIES_ZST` when it exists, else
-    :data:`TRAJECTORIES` when that exists (an older run), else :data:`TRAJECTORIES_ZST` (a new run)."""
-    p = Path(run_dir)
-    if not (p / TRAJECTORIES_ZST).exists() and (p / TRAJECTORIES).exists():
-        return p / TRAJECTORIES
-    return p / TRAJECTORIES_ZST
 
 
 def _own_failed_start(p: Path) -> bool:
