@@ -133,3 +133,15 @@ def test_a_serving_process_freezes_its_long_lived_objects_and_sets_gc_thresholds
     threshold, wanted, frozen, templates = json.loads(out.stdout.strip().splitlines()[-1])
     assert threshold == wanted and frozen > 10_000
     assert templates == [["system", "shop"]]
+
+
+def test_an_untouched_template_world_reports_the_templates_hash_and_a_changed_one_its_own() -> None:
+    world = World.from_template(11, ["system", "shop"])
+    fresh = World(11, ["system", "shop"])
+    assert world.state_hash() == fresh.state_hash()
+    world.apps["system"].state.settings["theme"] = "dark"  # any access copies; the change is seen
+    fresh.apps["system"].state.settings["theme"] = "dark"
+    assert world.state_hash() == fresh.state_hash() != World(11, ["system", "shop"]).state_hash()
+    other = World.from_template(11, ["system", "shop"])
+    other.clock.advance(5)
+    assert other.state_hash() != World(11, ["system", "shop"]).state_hash()

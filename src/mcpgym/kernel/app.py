@@ -166,6 +166,10 @@ class App(ABC):
             self._shared = SharedState(self._state)
         return self._shared
 
+    def shared_state(self) -> SharedState | None:
+        """The :class:`SharedState` this app still reads (not yet copied), or None when it owns its state."""
+        return self._shared
+
     def set_shared(self, shared: SharedState) -> None:
         """Make ``shared`` this app's state, copied on first access (rollback to a checkpoint)."""
         self._state, self._shared = shared.state, shared

@@ -77,6 +77,7 @@ class World:
         self.seed = int(seed)
         self.clock = Clock()
         self.apps: dict[str, App] = {}
+        self._template: WorldTemplate | None = None
         if _empty:  # restore() and view_at() set the user and the people themselves
             return
         self.user, self.people = generate_people(self.seed)
@@ -145,7 +146,12 @@ class World:
         return world
 
     def state_hash(self) -> str:
-        """SHA-256 hex digest of the canonical JSON of :meth:`snapshot`."""
+        """SHA-256 hex digest of the canonical JSON of :meth:`snapshot` (for a world still as its
+        template made it, every app on the template's state and the clock unchanged: the
+        template's hash, computed once)."""
+        made = self._template
+        if made is not None and made.unchanged(self):
+            return made.state_hash()
         return hashlib.sha256(canonical_json(self.snapshot()).encode("utf-8")).hexdigest()
 
     def comparable(self) -> dict[str, Any]:
@@ -198,6 +204,7 @@ class WorldTemplate:
         self._classes = {name: type(app) for name, app in generated.apps.items()}
         self._shared = {name: app.share_state() for name, app in generated.apps.items()}
         self.snapshot: dict[str, Any] = generated.snapshot()
+        self._hash: str | None = None
 
     def world(self) -> World:
         """A new world on this template's states (each app copies its state on first access).
@@ -207,7 +214,25 @@ class WorldTemplate:
         world.user, world.people = self._user, self._people
         for name, shared in self._shared.items():
             world.apps[name] = self._classes[name](world, shared)
+        world._template = self
         return world
+
+    def unchanged(self, world: World) -> bool:
+        """True when ``world`` (made by :meth:`world`) still holds this template's state: the
+        same apps, each on the template's shared state, and the template's clock."""
+        return (
+            world.clock.now == self._now
+            and world.user is self._user
+            and world.people is self._people
+            and len(world.apps) == len(self._shared)
+            and all(app.shared_state() is self._shared.get(name) for name, app in world.apps.items())
+        )
+
+    def state_hash(self) -> str:
+        """The hash of :attr:`snapshot` (:meth:`World.state_hash`), computed once."""
+        if self._hash is None:
+            self._hash = hashlib.sha256(canonical_json(self.snapshot).encode("utf-8")).hexdigest()
+        return self._hash
 
     def shared_state(self, name: str) -> SharedState:
         """The template's shared state of app ``name`` (KeyError when not in this world)."""
