@@ -25,6 +25,8 @@ performance issue):
   no-op sessions per second (connect, 6 calls), one at a time, interleaved; at least 0.9x.
 - ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
   trajectories); at least 50,000.
+- ``scoring_growth``: CPU time per call of ``score_episode`` on one episode of 16,000 calls /
+  on one of 2,000 (linear scoring: about 1); at most 1.5.
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
   Ray cluster / with ``--executor local``, with both episodes per second; reported
   (unavailable without ``mcpgym[ray]``).
@@ -55,6 +57,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
+    from mcpgym.benchmarks.scoring_growth import scoring_growth
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -71,6 +74,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "http_concurrency": http_concurrency,
         "http_episodes": http_episodes,
         "scoring_throughput": scoring_throughput,
+        "scoring_growth": scoring_growth,
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
@@ -90,6 +94,7 @@ FIGURES: tuple[str, ...] = (
     "http_concurrency",
     "http_episodes",
     "scoring_throughput",
+    "scoring_growth",
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",

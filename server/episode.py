@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps, template
@@ -96,7 +97,9 @@ class Episode:
             visible = frozenset(tools)
             unknown = sorted(visible - set(invoker.specs))
             if unknown:
-                shown = ", ".join(unknown[:10]) + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else "")
+                shown = ", ".join(short_text(u) for u in unknown[:10]) + (
+                    f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""
+                )
                 plural = "s" if len(unknown) > 1 else ""
                 raise UnknownToolsError(f"{len(unknown)} unknown tool{plural} for this episode: {shown}")
             # Plan outages over the visible tools only, so a down tool keeps a visible alternative.

@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from mcpgym.kernel.shorten import cap_message, short, short_text
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_ids import RequestIdRemapper
@@ -86,13 +87,13 @@ def body_error(data: Any, exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     field, rest = str(err["loc"][0]), err["loc"][1:]
     path = [field, *(p for p in rest if isinstance(p, int))]
-    where = ".".join(str(p) for p in path)
+    where = short(".".join(str(p) for p in path))
     if field in FIELD_SHAPES and field in data:
         value = data[field]
         for index in path[1:]:
             value = value[index] if isinstance(value, list) and isinstance(index, int) else value
-        return f"invalid field {where!r}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
-    return f"invalid field {where!r}: {err['msg']}"
+        return f"invalid field {where}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
+    return f"invalid field {where}: {short_text(str(err['msg']), 200)}"
 
 
 class EpisodeDefaults(BaseModel):
@@ -193,7 +194,8 @@ def create_app(
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
     def problem(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
+        # every value a message quotes is shortened where it is quoted; the cap bounds the rest
+        return JSONResponse({"error": cap_message(message)}, status_code=status)
 
     def guard(handler):  # noqa: ANN001, ANN202
         async def wrapped(request: Request) -> Response:

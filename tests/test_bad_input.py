@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.cli import main
+from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.run.run_owner import write_marker
 from tests.conftest import run_text
 
 RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
@@ -52,6 +53,7 @@ def finished_run(tmp_path: Path) -> Path:
             )
         ],
     )
+    write_marker(run)  # mcpgym's run by proof (evaluation.run_owner)
     return run
 
 

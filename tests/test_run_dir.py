@@ -28,6 +28,7 @@ from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
 from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
 from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
 from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
+from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
 from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
@@ -192,20 +193,28 @@ def test_repeated_records_are_loaded_once_with_a_warning(compact_run: Path, tmp_
 def test_a_failed_start_leaves_the_directory_reusable(tmp_path: Path) -> None:
     out = tmp_path / "failed"
     out.mkdir()
+    (out / LOCK_NAME).write_text("")
+    assert prepare_out_dir(out, resume=False, force=False) == out  # empty but for the lock: claimed
+    run_id = read_marker(out)
+    assert run_id is not None
+    # what a run that failed before its first episode leaves behind, under its own marker
     for name, text in (
-        ("manifest.json", "{}"),
+        ("manifest.json", json.dumps({"manifest_version": 1, "run_id": run_id})),
         ("scores.json", '{"agents": {}}'),
         ("server.log", "boom\n"),
         ("trajectories.jsonl", ""),
-        (LOCK_NAME, ""),
     ):
         (out / name).write_text(text)
     assert prepare_out_dir(out, resume=False, force=False) == out
-    assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER_NAME, LOCK_NAME]
+    assert read_marker(out) not in (None, run_id)  # a new run, a new id
+    # the same files without the marker are not proof: refused, listed, kept
+    (out / MARKER_NAME).unlink()
     (out / "notes.txt").write_text("mine")
     (out / "manifest.json").write_text("{}")
-    with pytest.raises(RunError, match="is not empty"):
+    with pytest.raises(RunError, match=r"no \.mcpgym-run marker\); in the way: manifest\.json, notes\.txt"):
         prepare_out_dir(out, resume=False, force=False)
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME, "manifest.json", "notes.txt"]
 
 
 def test_the_interrupt_message_names_only_files_that_exist(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
-from mcpgym.evaluation.cli import app
+from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.records.compressed import decompress_frames
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
@@ -305,10 +305,10 @@ def test_out_dir_rules_and_tail_repair(tmp_path: Path) -> None:
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     (out / "scores.json").write_text("{}")
-    with pytest.raises(RunError, match="is not empty"):
-        prepare_out_dir(out, resume=False, force=False)
-    prepare_out_dir(out, resume=False, force=True)
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # --force removes only run files
+    for force in (False, True):  # not proven mcpgym's (no marker): refused either way, nothing deleted
+        with pytest.raises(RunError, match="in the way: notes.txt, scores.json"):
+            prepare_out_dir(out, resume=False, force=force)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "scores.json"]
     # A complete last record that only lacks its newline is kept (and gets the newline).
     record = json.dumps({"episode_id": "e1", "agent": "a", "task_id": "t", "trial": 0, "steps": []}).encode()
     second = record.replace(b"e1", b"e2").replace(b'"trial": 0', b'"trial": 1')

@@ -28,7 +28,9 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import ErrorDetails
 
+from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.rng import stable_uniform
+from mcpgym.kernel.shorten import short, short_text
 
 FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
@@ -228,16 +230,24 @@ def _describe(err: ErrorDetails, data: Any) -> str:
         key = value
         value = _lookup(data, loc)
         if len(loc) == 3 and loc[0] in ("apps", "tools"):
-            msg = f"unknown fault kind {key!r}; expected one of {kinds}"
+            msg = f"unknown fault kind {short(key)}; expected one of {kinds}"
     elif err["type"] == "extra_forbidden":
         if len(loc) == 2 and loc[0] == "rates":
-            msg = f"unknown fault kind {loc[1]!r}; expected one of {kinds}"
+            msg = f"unknown fault kind {short(loc[1])}; expected one of {kinds}"
         elif len(loc) == 1:
             msg = f"unknown field; expected one of {', '.join(FaultProfile.model_fields)}"
     elif err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
         msg = "an override must be a table of {kind: rate}, e.g. {timeout = 0.1}"
     field = ".".join(str(p) for p in loc) or "(top level)"
-    return f"field {field!r} = {value!r}: {msg}"
+    return f"field {short(field)} = {short(value)}: {msg}"
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something (False for a name the OS refuses, e.g. too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> FaultProfile:
@@ -265,25 +275,32 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
         if text in BUILTIN_PROFILES:
             return BUILTIN_PROFILES[text]
         path = Path(text)
+        if not path.suffix and _exists(path):
+            raise FaultProfileError(
+                f"{short_text(text)}: not a fault profile: a profile file ends in .toml, .json, .yaml or .yml "
+                f"(or give a built-in profile: {', '.join(BUILTIN_PROFILES)})"
+            )
         if not path.suffix:
             raise FaultProfileError(
-                f"unknown fault profile {text!r}: use one of {', '.join(BUILTIN_PROFILES)} or a .toml/.json/.yaml file"
+                f"unknown fault profile {short(text)}: use one of {', '.join(BUILTIN_PROFILES)} or a .toml/.json/.yaml file"
             )
         source = str(path)
         if path.suffix not in (".toml", ".json", ".yaml", ".yml"):
             raise FaultProfileError(f"{source}: fault profile must be .toml, .json, .yaml or .yml")
         try:
-            raw = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise FaultProfileError(f"{source}: cannot read fault profile: {exc.strerror or exc}") from None
+            raw = read_input_text(path, what="fault profile")
+        except InputFileError as exc:
+            raise FaultProfileError(str(exc)) from None
         try:
             if path.suffix == ".toml":
                 data = tomllib.loads(raw)
             elif path.suffix == ".json":
                 data = json.loads(raw)
             else:
-                data = yaml.safe_load(raw) or {}
-        except Exception as exc:  # parse errors of three libraries
+                data = load_yaml(raw) or {}
+        except yaml.YAMLError as exc:
+            raise FaultProfileError(f"{source}: not valid YAML: {yaml_error_text(exc)}") from None
+        except Exception as exc:  # parse errors of the TOML and JSON libraries
             raise FaultProfileError(f"{source}: not valid {path.suffix[1:].upper()}: {exc}") from None
         if not isinstance(data, dict):
             raise FaultProfileError(f"{source}: a fault profile must be a table/object at the top level")
@@ -324,13 +341,13 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
     for app, over in profile.apps.items():
         if app not in registry:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'apps.{app}' = {over!r}: no app named "
-                f"{app!r}; known apps: {', '.join(sorted(registry))}"
+                f"{src}: invalid fault profile: field {short('apps.' + app)} = {short(over)}: no app named "
+                f"{short(app)}; known apps: {', '.join(sorted(registry))}"
             )
     for tool, over in profile.tools.items():
         if tool in exempt:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: {tool} is "
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: {tool} is "
                 "declared never faulted (a wait/reauth remedy or never_faulted tool)"
             )
         if tool not in known_tools:
@@ -341,7 +358,8 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
                 else f"; known apps: {', '.join(sorted(registry))}"
             )
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field 'tools.{tool}' = {over!r}: no tool named {tool!r}{hint}"
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: "
+                f"no tool named {short(tool)}{hint}"
             )
     for app, tools in registry.items():
         # tools without a tool override share their app's rates: check one of each tool kind

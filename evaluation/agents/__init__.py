@@ -14,6 +14,7 @@ from collections.abc import Callable
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
 from mcpgym.evaluation.agents.replay import ReplayAgent
 from mcpgym.evaluation.agents.scripted import CarefulAgent, DefeatistAgent, OverconfidentAgent
+from mcpgym.kernel.shorten import short
 
 SCRIPTED_AGENTS: tuple[str, ...] = ("careful", "overconfident", "defeatist")
 """Names of the scripted reference agents."""
@@ -61,7 +62,7 @@ def make_agent(spec: str) -> Agent:
     prefix = name.split(":", 1)[0]
     if prefix in _FACTORIES:
         return _FACTORIES[prefix](name)
-    raise ValueError(f"unknown agent {spec!r}; known agents: {', '.join(known_agents())}")
+    raise ValueError(f"unknown agent {short(spec)}; known agents: {', '.join(known_agents())}")
 
 
 __all__ = [

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
+from mcpgym.kernel.shorten import short
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -39,8 +40,12 @@ class ReplayAgent(Agent):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ValueError(f"replay: no trajectories file {str(self.path)!r}")
+        try:
+            found = self.path.exists()
+        except OSError as exc:  # a name the OS refuses (too long...)
+            raise ValueError(f"replay: {short(str(self.path))}: {exc.strerror or exc}") from None
+        if not found:
+            raise ValueError(f"replay: no trajectories file {short(str(self.path))}")
         index: dict[tuple[str | None, int], Trajectory] = {}
         # the calls and the final message are all a replay needs: no world snapshots
         try:

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
+from mcpgym.kernel.shorten import cap_message, short
 
 app = typer.Typer(
     add_completion=False,
@@ -76,8 +77,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input)."""
-    typer.secho(f"error: {one_line(message)}", fg=typer.colors.RED, err=True)
+    """Print ``error: <message>`` as one line on stderr and exit with ``code`` (2: bad input); a
+    message past :data:`mcpgym.kernel.shorten.MAX_MESSAGE_CHARS` characters is cut there."""
+    typer.secho(f"error: {cap_message(one_line(message))}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
 
 
@@ -296,7 +298,7 @@ def _load_tasks(
         names = registry.suite_names()
         name = suite or default_suite(names, len(registry.load_tasks("core")))
         if name not in names:
-            _fail(f"unknown suite {name!r}; suites: {', '.join(registry.suite_names())}")
+            _fail(f"unknown suite {short(name)}; suites: {', '.join(registry.suite_names())}")
         return registry.load_tasks(name), name
     except (KeyError, ValueError) as exc:
         _fail(_message(exc))
@@ -385,7 +387,11 @@ def run(
         "--resume",
         help="Continue the run in --out: skip episodes already written; options not given are the run's own.",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Start over in a run directory of mcpgym's own (its .mcpgym-run marker): only its files are deleted; anything else is refused.",
+    ),
     timeout: float = typer.Option(
         600.0, min=1.0, metavar="SECONDS", help="Wall seconds per episode before it is stopped (status limit)."
     ),
@@ -539,7 +545,12 @@ def run(
         # No episode finished: there is nothing to report, and the failures are the news.
         _print_failures(result.failures, nothing_written=True)
         raise typer.Exit(1)
-    md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    from mcpgym.evaluation.run.run_owner import ForeignContentError
+
+    try:
+        md, html = write_report(result.out, rescore=False)  # its scores were computed just now
+    except ForeignContentError as exc:
+        _fail(f"the run is recorded, but its report was not written: {exc}")
     picked = (
         f"suite {suite_name}: "
         if suite_name and not task
@@ -632,7 +643,7 @@ def score(
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
     if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+        _fail(f"unknown format {short(fmt)}; one of {', '.join(FORMATS)}")
     try:
         if k is None:
             windows = {(read_manifest(p) or {}).get("recovery_window") for p in paths if p.is_dir()} - {None}
@@ -654,10 +665,11 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     """
     from mcpgym.evaluation.records.trajectory import TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.run_owner import ForeignContentError
 
     try:
         md, html = write_report(run_dir)
-    except (FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+    except (FileNotFoundError, TrajectoryFileError, ValueError, ForeignContentError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
 
@@ -723,7 +735,7 @@ def tasks(
         try:
             names = registry.suite_names()
             if suite is not None and suite not in names:
-                _fail(f"unknown suite {suite!r}; suites: {', '.join(names)}")
+                _fail(f"unknown suite {short(suite)}; suites: {', '.join(names)}")
             picked = [suite] if suite is not None else ["core", *registry.bundled_suites()]
             groups = [(name, registry.load_tasks(name)) for name in picked]
         except (KeyError, ValueError) as exc:

@@ -15,6 +15,8 @@ from pydantic import BaseModel
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, decompress_frames, is_compressed
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
+from mcpgym.kernel.shorten import cap_message
 
 EXTERNAL_AGENT = "external"
 """Agent name of episodes whose file names none (docs/design.md §7)."""
@@ -88,8 +90,11 @@ class LoadResult:
         episode: str | None = None,
         severity: Literal["error", "warning"] = "error",
     ) -> None:
-        """Record a problem of this file."""
-        self.problems.append(Problem(file=self.file, line=line, episode=episode, message=message, severity=severity))
+        """Record a problem of this file (a message past 500 characters, e.g. one quoting a
+        huge tool name, is cut: :func:`mcpgym.kernel.shorten.cap_message`)."""
+        self.problems.append(
+            Problem(file=self.file, line=line, episode=episode, message=cap_message(message, 500), severity=severity)
+        )
 
     def add(self, ep: Episode) -> None:
         """Add an episode and turn its warnings into ``warning`` problems."""
@@ -100,27 +105,23 @@ class LoadResult:
 
 # -- reading files ----------------------------------------------------------------------------
 def read_text(path: Path, result: LoadResult) -> str | None:
-    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded. A file of zstd
-    frames (``trajectories.jsonl.zst``) is decompressed; a torn last frame (a killed run) is a
-    problem, the frames before it are read."""
+    """The file's text (UTF-8, a BOM dropped), or None with a problem recorded (a missing file,
+    a special file such as ``/dev/zero`` or a FIFO, a file over 1 GiB, bytes that are not UTF-8:
+    :func:`mcpgym.kernel.input_files.read_input_text`). A file of zstd frames
+    (``trajectories.jsonl.zst``) is decompressed; a torn last frame (a killed run) is a problem,
+    the frames before it are read."""
     try:
-        data = path.read_bytes()
+        data = read_input_bytes(path, limit=MAX_TRAJECTORY_BYTES)
         if is_compressed(data):
             raw, _, torn = decompress_frames(data, name=str(path))
             if torn:
                 result.problem("the last zstd frame is torn (a write cut short): the lines before it are read")
-            return raw.decode("utf-8")
-        return data.decode("utf-8-sig")
+            return decode_input(raw, path)
+        return decode_input(data, path)
     except CompressedFileError as exc:
-        result.problem(str(exc))
-    except FileNotFoundError:
-        result.problem("file not found")
-    except IsADirectoryError:
-        result.problem("is a directory, not a file")
-    except UnicodeDecodeError as exc:
-        result.problem(f"not UTF-8 text (byte {exc.start})")
-    except OSError as exc:
-        result.problem(f"cannot read: {exc.strerror or exc}")
+        result.problem(cap_message(str(exc)))
+    except InputFileError as exc:
+        result.problem("file not found" if exc.reason == "no such file" else exc.reason)
     return None
 
 

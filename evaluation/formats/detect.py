@@ -36,6 +36,7 @@ from typing import Any
 
 from mcpgym.evaluation.formats.common import jsonl_lines
 from mcpgym.evaluation.records.compressed import is_compressed
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 
 PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
@@ -88,12 +89,12 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_input_bytes(p, limit=MAX_TRAJECTORY_BYTES)
         if is_compressed(data):  # trajectories.jsonl.zst: zstd frames of mcpgym lines
             return "mcpgym", "zstd frames (an mcpgym run's trajectories.jsonl.zst)"
-        text = data.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}"
+        text = decode_input(data, p)
+    except InputFileError as exc:
+        return None, f"cannot read the file: {exc.reason}"
     if text.lstrip()[:1] in ("[", "{", '"'):
         budget = [MAX_NODES]
         for rec in _records(text):

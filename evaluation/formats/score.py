@@ -39,6 +39,7 @@ from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin
 from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
+from mcpgym.kernel.shorten import short
 
 FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
 """Values of ``--format``."""
@@ -185,7 +186,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         ValueError: for a format not in :data:`FORMATS`.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     reason = None
     if Path(path).is_dir():
         from mcpgym.evaluation.records.compressed import trajectories_file
@@ -255,7 +256,7 @@ def score_files(
         ValueError: for an unknown ``fmt``, ``k < 1``, or an unreadable / invalid catalog.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
     loaded: list[LoadResult] = []

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgym.kernel.rng import rng
+from mcpgym.kernel.shorten import short
 
 EXPOSURE_MODES = ("all", "task", "task+N", "retrieval")
 """The mode names (``task+N`` with N a non-negative integer, e.g. ``task+5``)."""
@@ -68,7 +69,7 @@ def parse_exposure(mode: str) -> Exposure:
     if match:
         return Exposure("task", int(match.group(1)))
     raise ValueError(
-        f"unknown tool exposure mode {mode!r}: expected 'all', 'task', 'task+N' (N an integer >= 0, e.g. task+5) "
+        f"unknown tool exposure mode {short(mode)}: expected 'all', 'task', 'task+N' (N an integer >= 0, e.g. task+5) "
         "or 'retrieval'"
     )
 

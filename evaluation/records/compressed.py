@@ -16,6 +16,8 @@ from pathlib import Path
 
 import zstandard
 
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, decode_input, read_input_bytes
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 """The first four bytes of every zstd frame (RFC 8878, section 3.1.1)."""
 
@@ -96,23 +98,25 @@ def decompress_frames(data: bytes, *, name: str = "<data>") -> tuple[bytes, int,
     return b"".join(out), pos, False
 
 
-def read_text(path: str | Path) -> tuple[str, bool]:
-    """The text of a run file, compressed (zstd frames) or plain.
+def read_text(path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES) -> tuple[str, bool]:
+    """The text of a run file, compressed (zstd frames) or plain, read with the bounded reader
+    (:func:`mcpgym.kernel.input_files.read_input_bytes`: a regular file of at most ``limit``
+    bytes on disk).
 
     Returns:
         ``(text, torn)``: for a compressed file, the text of its complete frames and whether a
-        torn frame ends it; for a plain file, its text and False (a torn last line is the
-        caller's to detect).
+        torn frame ends it; for a plain file, its text (a BOM dropped) and False (a torn last
+        line is the caller's to detect).
 
     Raises:
-        OSError: when the file cannot be read. UnicodeDecodeError: for text that is not UTF-8.
+        InputFileError: missing, not a regular file, over ``limit``, or not UTF-8.
         CompressedFileError: see :func:`decompress_frames`.
     """
-    data = Path(path).read_bytes()
+    data = read_input_bytes(path, what=what, limit=limit)
     if not is_compressed(data):
-        return data.decode("utf-8"), False
+        return decode_input(data, path, what=what), False
     text, _, torn = decompress_frames(data, name=str(path))
-    return text.decode("utf-8"), torn
+    return decode_input(text, path, what=what), torn
 
 
 def repair_tail(path: str | Path) -> bool:

@@ -36,8 +36,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from mcpgym.kernel.input_files import InputFileError, read_input_text
+from mcpgym.kernel.shorten import short
+
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
+"""The ``manifest_version`` this mcpgym writes and reads; a run of another version is refused."""
 
 
 def _version(dist: str) -> str | None:
@@ -276,7 +280,9 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     """The manifest of a run directory, or None when it has none.
 
     Raises:
-        ValueError: when the file is not valid JSON, not a JSON object, or one of the fields a
+        ValueError: when the file is not a regular file of at most 16 MiB of UTF-8 text, not
+            valid JSON, not a JSON object, of a ``manifest_version`` other than
+            :data:`MANIFEST_VERSION` (the message names the one this mcpgym reads), or one of the fields a
             resume merges (``agents``, ``task_ids``, ``seeds``, ``invocations``,
             ``fault_profile``, ``trials``) or the ``recovery_window`` the scores use has the
             wrong shape; the message names the file and the field.
@@ -285,13 +291,19 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     if not p.exists():
         return None
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_input_text(p, what="run manifest"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except InputFileError as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(data, dict):
         raise ValueError(f"{p}: expected a JSON object, got {type(data).__name__}")
+    version = data.get("manifest_version", MANIFEST_VERSION)
+    if version != MANIFEST_VERSION or isinstance(version, bool):
+        raise ValueError(
+            f"{p}: manifest_version {short(version)} is not one this mcpgym reads "
+            f"(it reads manifest_version {MANIFEST_VERSION}); use the mcpgym that wrote it"
+        )
     for field, kind in _MANIFEST_SHAPES.items():
         value = data.get(field)
         if value is not None and not isinstance(value, kind):
@@ -335,6 +347,7 @@ def finish_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
 
 __all__ = [
     "MANIFEST_NAME",
+    "MANIFEST_VERSION",
     "build_manifest",
     "describe_agent",
     "finish_manifest",

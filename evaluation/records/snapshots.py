@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcpgym.evaluation.records.compressed import SNAPSHOT_LEVEL, compress_line, read_text
+from mcpgym.kernel.input_files import MAX_CONFIG_BYTES, InputFileError
 
 SNAPSHOT_DIR = "snapshots"
 """Folder of a run directory holding the shared snapshot files."""
@@ -223,12 +224,14 @@ class SnapshotStore:
             raise ValueError(f"snapshot reference {ref!r} must be {SNAPSHOT_DIR}/<name>.json")
         path = self.root / ref
         try:
-            text, torn = read_text(path)  # zstd (.json.zst) or plain JSON (older run directories)
+            text, torn = read_text(path, what="snapshot file", limit=MAX_CONFIG_BYTES)  # .json.zst or .json
             if torn:
                 raise ValueError("its zstd frame is torn")
             data = json.loads(text)
-        except FileNotFoundError:
-            raise ValueError(f"snapshot file {path} is missing") from None
+        except InputFileError as exc:
+            if exc.reason == "no such file":
+                raise ValueError(f"snapshot file {path} is missing") from None
+            raise ValueError(str(exc)) from None
         except ValueError as exc:
             raise ValueError(f"snapshot file {path} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):

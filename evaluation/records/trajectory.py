@@ -23,6 +23,8 @@ prefers over anything inferred from error codes; its ``step`` numbers are call-l
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import threading
@@ -43,8 +45,9 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
-from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, is_compressed, read_text
+from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
 
 
 class TokenUsage(BaseModel):
@@ -482,29 +485,23 @@ def iter_trajectories(
 
     Raises:
         TrajectoryFileError: for invalid JSON, a line that does not validate, or a compact
-            line whose snapshot files are missing; the message reads
-            ``<file>:<line>: field <loc>: <problem>``.
-        OSError: when the file cannot be read.
+            line whose snapshot files are missing (the message reads
+            ``<file>:<line>: field <loc>: <problem>``); for a file that is not a regular file
+            (``/dev/zero``, a FIFO), over 1 GiB, unreadable or not UTF-8 (``<file>: <why>``).
+        FileNotFoundError: when the file does not exist.
     """
     p = Path(path)
-    torn = False
-    with p.open("rb") as fh:
-        compressed = is_compressed(fh.read(4))
-    if compressed:  # zstd frames, one per line (records/compressed.py)
-        try:
-            text, torn = read_text(p)
-        except CompressedFileError as exc:
-            raise TrajectoryFileError(str(exc)) from None
-        if torn and not tolerate_truncated_tail:
-            raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
-        lines = [part + "\n" for part in text.split("\n")]
-        if lines[-1] == "\n":
-            lines.pop()
-        else:  # a frame holds a whole line: one without its newline is complete but unterminated
-            lines[-1] = lines[-1][:-1]
-    else:
-        with p.open("r", encoding="utf-8") as fh:
-            lines = fh.readlines()
+    try:
+        text, torn = read_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)  # zstd frames or plain
+    except InputFileError as exc:
+        if exc.reason == "no such file":
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
+        raise TrajectoryFileError(str(exc)) from None
+    except CompressedFileError as exc:
+        raise TrajectoryFileError(str(exc)) from None
+    if torn and not tolerate_truncated_tail:
+        raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
+    lines = io.StringIO(text, newline=None).readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
     for lineno, line in enumerate(lines, start=1):

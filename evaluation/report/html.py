@@ -36,6 +36,10 @@ Bar = tuple[float | None, list[float] | None]
 """A bar's value in [0, 1] (None: not applicable) and its optional ``[low, high]`` interval."""
 
 
+HTML_HEADER = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+"""The start of every ``report.html`` mcpgym writes (how an existing one is known as ours)."""
+
+
 def _f(x: float) -> str:
     return f"{x:.1f}"
 
@@ -249,8 +253,7 @@ def render_html(report: Report) -> str:
         render_viewer(report.trajectories),
     ]
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        HTML_HEADER + '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>mcpgym report: {escape(str(report.run_dir.name))}</title><style>{CSS}\n{VIEWER_CSS}</style>"
         "</head><body>" + "\n".join(sections) + f"<script>{VIEWER_JS}</script></body></html>\n"
     )

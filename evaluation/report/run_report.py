@@ -16,7 +16,9 @@ from typing import Any
 
 from mcpgym.evaluation.records.manifest import read_manifest
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
+from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
@@ -28,6 +30,9 @@ BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("defeatism_rate", "Defeatism"),
 )
 """Aggregate key -> label of the behaviour rates the reports chart (defeatism: lower is better)."""
+
+MD_HEADER = "# mcpgym run report\n"
+"""The first line of every ``report.md`` mcpgym writes (how an existing one is known as ours)."""
 
 MAX_NOTABLE = 60
 """Most episodes listed under "Notable episodes"."""
@@ -287,9 +292,9 @@ def episode_note(e: EpisodeScores) -> str:
 
 # -- Markdown ----------------------------------------------------------------------------------
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(s: str) -> str:
-        return str(s).replace("|", "\\|").replace("\n", " ")
-
+    """A Markdown table; every header and cell goes through :func:`md_text` (agent names, task
+    ids and notes are data, never markup)."""
+    esc = md_text
     lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -456,8 +461,8 @@ DETAILS_LEGEND = (
 def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
     behaviour details, the per-task matrix and notable episodes."""
-    out = ["# mcpgym run report", ""]
-    out += [f"- **{k}**: {v}" for k, v in run_facts(report)]
+    out = [MD_HEADER.rstrip("\n"), ""]
+    out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
     out += [
         "",
         "## Agents",
@@ -491,17 +496,28 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths
     (``rescore``: see :func:`build_report`).
 
+    An existing ``report.md`` / ``report.html`` is replaced only when mcpgym wrote it (it starts
+    with :data:`MD_HEADER` / :data:`HTML_HEADER`; never through a symlink), see
+    :func:`mcpgym.evaluation.run.run_owner.replace_own_file`.
+
     Raises:
         FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
+        mcpgym.evaluation.run.run_owner.ForeignContentError: a report file mcpgym did not write is
+            in the way (nothing is written).
     """
-    from mcpgym.evaluation.report.html import render_html
+    from mcpgym.evaluation.report.html import HTML_HEADER, render_html
 
     report = build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
+    md_body, html_body = render_markdown(report), render_html(report)
+    # neither file is written unless both may be: a report.md or report.html that mcpgym
+    # did not write is refused before anything changes
+    for path, header in ((md, MD_HEADER), (html, HTML_HEADER)):
+        check_own_file(path, header)
     # a lone surrogate (a "\\ud800" JSON escape in a hand-made or foreign line) has no UTF-8
     # form: it is written as that escape rather than failing the whole report
-    md.write_text(render_markdown(report), encoding="utf-8", errors="backslashreplace")
-    html.write_text(render_html(report), encoding="utf-8", errors="backslashreplace")
+    replace_own_file(md, md_body, MD_HEADER)
+    replace_own_file(html, html_body, HTML_HEADER)
     return md, html
 
 

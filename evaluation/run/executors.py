@@ -16,8 +16,11 @@ cannot go on), ``retried`` (episodes played again after a lost worker) and ``des
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from typing import Any
 
+import httpx
 import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp)
 
 from mcpgym.evaluation.records.trajectory import Trajectory
@@ -78,15 +81,66 @@ class LocalExecutor:
         assert self.ctx is not None, "use the executor as an async context manager"
         return await run_episode(self.ctx, job)
 
-    def check(self) -> None:
-        """Raise ``RunError`` when a spawned server has exited (after a failed episode)."""
+    def check(self, wait: float = 5.0) -> None:
+        """After a failed episode: raise ``RunError`` when the server is gone, so that a run
+        whose server died ends with one message naming the exit instead of one "could not be
+        run" line per remaining episode.
+
+        A spawned server that has exited is named with its exit (code or signal). A server
+        that refuses connections is waited for up to ``wait`` wall seconds to exit (a server
+        shutting down on SIGINT closes its socket before its process ends); one that is not
+        spawned and refuses connections has stopped answering. Blocking: call it in a thread.
+        """
         code = self.server.exit_code()
-        if code is not None:
-            raise RunError(f"the mcpgym server exited (code {code}) during the run; see {self.server.log_path}")
+        if code is None:
+            if self._answers():
+                return
+            proc = self.server.process
+            if proc is not None:
+                try:
+                    code = proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    raise RunError(
+                        f"the mcpgym server (pid {proc.pid}) stopped accepting connections during the run; "
+                        f"see {self.server.log_path}"
+                    ) from None
+            else:
+                raise RunError(
+                    f"the mcpgym server at {self.server.url} stopped accepting connections during the run; "
+                    "the finished episodes are kept: start it again and continue with --resume"
+                )
+        raise RunError(
+            f"the mcpgym server exited during the run ({describe_exit(code)}); the finished episodes are kept "
+            f"(continue with --resume); see {self.server.log_path}"
+        )
+
+    def _answers(self) -> bool:
+        """Whether the server accepts a connection and answers ``GET /health`` (2 s)."""
+        try:
+            httpx.get(f"{self.server.url}/health", timeout=2.0)
+        except httpx.TransportError:
+            return False
+        return True
 
     def describe(self) -> dict[str, Any]:
         """``{"kind": "local"}`` for the manifest."""
         return {"kind": "local"}
 
 
-__all__ = ["LocalExecutor", "mcp_http_client"]
+def describe_exit(code: int) -> str:
+    """A process's exit status in words: ``exit code 3``; ``killed by SIGKILL`` for ``-9``; for
+    a shell-style ``128 + N`` (130), the signal N it stopped on (``SIGINT``)."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code > 128:
+        try:
+            return f"exit code {code}: 128 + {signal.Signals(code - 128).name}, the server stopped on that signal"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
+__all__ = ["LocalExecutor", "describe_exit", "mcp_http_client"]

@@ -5,7 +5,8 @@ run its snapshots are in ``snapshots/``, see :mod:`mcpgym.evaluation.records.sna
 ``scores.json`` (:func:`compute_scores` over those lines), ``manifest.json``
 (:mod:`mcpgym.evaluation.records.manifest`), ``server.log`` (a spawned server's output), ``report.md`` and
 ``report.html`` (:mod:`mcpgym.evaluation.report.run_report`), and the writer's lock ``.mcpgym.lock``
-(:mod:`mcpgym.evaluation.run.run_lock`).
+(:mod:`mcpgym.evaluation.run.run_lock`), and the marker ``.mcpgym-run`` that proves the directory is a
+run of mcpgym (:mod:`mcpgym.evaluation.run.run_owner`).
 
 Each (agent, task, trial) is one episode: a directory holding two records for one (two
 writers before the lock existed, a file concatenated by hand) is loaded with the first
@@ -15,7 +16,6 @@ record, a :class:`DuplicateRecordWarning` naming the lines, and nothing counted 
 from __future__ import annotations
 
 import json
-import shutil
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,9 +23,8 @@ from typing import Any
 
 from mcpgym.evaluation.records.compressed import TRAJECTORIES, TRAJECTORIES_ZST, repair_tail, trajectories_file
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
-from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
-from mcpgym.evaluation.run.run_lock import LOCK_NAME
+from mcpgym.evaluation.run.run_owner import ForeignContentError, claim_for_resume, claim_new_run
 from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
@@ -34,7 +33,8 @@ from mcpgym.evaluation.scoring.tool_catalog import Catalog
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
 RUN_FILES = (TRAJECTORIES, TRAJECTORIES_ZST, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
-"""Files a run directory holds; ``--force`` removes exactly these (and the ``snapshots`` folder)."""
+"""Files a run directory holds (with the snapshot files: what ``--force`` may delete in a proven
+run directory, see :mod:`mcpgym.evaluation.run.run_owner`)."""
 
 
 class RunError(RuntimeError):
@@ -75,53 +75,33 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
     return out
 
 
-def _own_failed_start(p: Path) -> bool:
-    """True when ``p`` holds only run files without a single episode record (what a run that
-    failed before its first episode leaves behind), so it can be reused."""
-    for child in p.iterdir():
-        if child.name == LOCK_NAME or (child.name == SNAPSHOT_DIR and child.is_dir()):
-            continue
-        if child.name not in RUN_FILES:
-            return False
-    return all(
-        not (p / name).exists() or not (p / name).read_bytes().strip() for name in (TRAJECTORIES, TRAJECTORIES_ZST)
-    )
-
-
-def _remove_run_files(p: Path) -> None:
-    for name in RUN_FILES:
-        (p / name).unlink(missing_ok=True)
-    if (p / SNAPSHOT_DIR).is_dir():
-        shutil.rmtree(p / SNAPSHOT_DIR)
-
-
 # -- output directory -------------------------------------------------------------------------
 def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
-    """Check and create the run directory (call it holding the directory's lock).
+    """Check and claim the run directory (call it holding the directory's lock).
 
-    Without ``resume``, a directory that already holds files is refused unless ``force``,
-    which deletes the run files (:data:`RUN_FILES` and ``snapshots/``) in it, and nothing
-    else. A directory holding only its lock, or only the files of a run that failed before
-    its first episode, counts as empty (those files are removed).
+    The directory is mcpgym's only by proof (:mod:`mcpgym.evaluation.run.run_owner`): a new run
+    starts in an empty directory (which gets the ``.mcpgym-run`` marker first), or in a proven
+    run directory holding only mcpgym's own files and no episode record (a failed start), or,
+    with ``force``, holding a finished run: only mcpgym's files are deleted there, one by one.
+    ``resume`` continues a proven run (or a run written before markers, whose manifest parses
+    as mcpgym's). Anything else is refused before anything is deleted, listing what is in the way.
 
     Raises:
-        RunError: for a non-empty directory without ``--resume``/``--force``, or a path that
-            is a file.
+        RunError: for a directory that is not proven mcpgym's, holds entries mcpgym did not
+            write, holds a run without ``--resume``/``--force``, or a manifest of an unknown
+            ``manifest_version``; for a path that is a file.
     """
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise RunError(f"--out {p} is a file, not a directory")
-    if p.is_dir() and not resume:
-        if _own_failed_start(p):
-            _remove_run_files(p)
-        elif not force:
-            raise RunError(
-                f"output directory {p} is not empty: pass --resume to continue that run, "
-                f"--force to overwrite its run files, or another --out"
-            )
-        else:
-            _remove_run_files(p)
     p.mkdir(parents=True, exist_ok=True)
+    try:
+        if resume:
+            claim_for_resume(p)
+        else:
+            claim_new_run(p, force=force)
+    except ForeignContentError as exc:
+        raise RunError(str(exc)) from exc
     return p
 
 

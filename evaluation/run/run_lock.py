@@ -16,9 +16,10 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,57 +47,92 @@ class RunDirLocked(RuntimeError):
         )
 
 
+class ForeignLockFile(RuntimeError):
+    """A file named like the lock exists and is not mcpgym's (a symlink, a folder, other text):
+    it is neither truncated nor used; the message names it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(
+            f"{path} {problem}: mcpgym did not write it, so it leaves it alone; move it away or use another --out"
+        )
+
+
 def _holder(fd: int) -> dict:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         data = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")
-        return data if isinstance(data, dict) else {}
+        return data if isinstance(data, dict) and "pid" in data else {}
     except (OSError, ValueError):
         return {}
 
 
 @contextmanager
-def run_lock(run_dir: str | Path, command: str | None = None) -> Iterator[Path]:
+def run_lock(
+    run_dir: str | Path, command: str | None = None, discard_if: Callable[[], bool] | None = None
+) -> Iterator[Path]:
     """Hold the exclusive lock of ``run_dir`` (created when missing) for the ``with`` block.
 
     Args:
         run_dir: the run directory.
         command: what the holder is doing, for the message another writer gets (default:
             this process's command line).
+        discard_if: called when the block ends; when it returns True, a lock file this call
+            created is removed (a directory the run refused keeps nothing of mcpgym's).
 
     Yields:
         The lock file's path.
 
     Raises:
         RunDirLocked: when another process holds it.
+        ForeignLockFile: when a lock-named entry exists that mcpgym did not write.
         OSError: when the directory or the lock file cannot be created.
     """
     root = Path(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK
+    created = False
     try:
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+            created = True
+        except FileExistsError:
+            fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise ForeignLockFile(path, "is not a regular file") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ForeignLockFile(path, "is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise RunDirLocked(root, _holder(fd)) from None
             raise
+        ours = created or bool(_holder(fd))
+        if os.fstat(fd).st_size and not ours:  # text mcpgym did not write: not ours to truncate
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes")
         holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
         }
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, json.dumps(holder).encode("utf-8"))
+        if ours:  # an empty file of that name that mcpgym did not create is locked, not written
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, json.dumps(holder).encode("utf-8"))
         try:
             yield path
         finally:
+            if created and discard_if is not None and discard_if():
+                path.unlink(missing_ok=True)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
-__all__ = ["LOCK_NAME", "RunDirLocked", "run_lock"]
+__all__ = ["LOCK_NAME", "ForeignLockFile", "RunDirLocked", "run_lock"]

@@ -63,7 +63,8 @@ from mcpgym.evaluation.run.run_dir import (
     rescore,
     trajectories_file,
 )
-from mcpgym.evaluation.run.run_lock import RunDirLocked, run_lock
+from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lock
+from mcpgym.evaluation.run.run_owner import read_marker
 from mcpgym.evaluation.run.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.scoring.aggregate import as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
@@ -282,7 +283,8 @@ def run_evaluation(
     if Path(settings.out).exists() and not Path(settings.out).is_dir():
         raise RunError(f"--out {settings.out} is a file, not a directory")
     try:
-        with run_lock(settings.out, command=_command(settings)):
+        out_dir = Path(settings.out)
+        with run_lock(settings.out, command=_command(settings), discard_if=lambda: read_marker(out_dir) is None):
             return _run_locked(
                 tasks,
                 agents,
@@ -295,7 +297,7 @@ def run_evaluation(
                 t0,
                 server_start,
             )
-    except RunDirLocked as exc:
+    except (RunDirLocked, ForeignLockFile) as exc:
         raise RunError(str(exc)) from None
     finally:
         if server_start is not None:
@@ -382,6 +384,7 @@ def _run_locked(
                 manifest = merge_for_resume(old, manifest)
             except ValueError as exc:
                 raise RunError(str(exc)) from None
+        manifest["run_id"] = read_marker(out)  # the run's proof of ownership, see run_owner
         write_json_atomic(out / MANIFEST_NAME, manifest)
         if jobs:
             if use_ray:
@@ -540,7 +543,7 @@ async def _run_jobs(
                 except HarnessFailure as exc:
                     failures.append((job.label, str(exc)))
                     counts["failed"] += 1
-                    executor.check()
+                    await anyio.to_thread.run_sync(executor.check)  # a gone server ends the run: one message
                 else:
                     key = (traj.agent, traj.task_id or "", traj.trial)
                     if key not in written_keys:

@@ -16,13 +16,15 @@ unscored families.
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest, first_after
+from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, is_wait, matches
 from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
 from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -157,13 +159,35 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
     """
     out = Verification(writes=len(counted))
-    reads = [j for j, c in enumerate(calls) if c.is_read]  # matches() is False for any other call
+    # One backward sweep, linear in the calls: per family F, what the reads *after* the
+    # current call hold (any read of F; a read of F naming no id; the ids reads of F name).
+    # A write W is matched by a later read R (:func:`matches`) iff they share a family F and
+    # W or R names no id or they share an id: iff for some F of W, a later read of F exists
+    # and (W names no id, or a later read of F names none, or names one of W's ids).
+    counted_set = set(counted)
+    read_any: set[str] = set()
+    read_idless: set[str] = set()
+    read_ids: dict[str, set[str]] = {}
+    verified: set[int] = set()
+    for i in range(len(calls) - 1, -1, -1):
+        c = calls[i]
+        if i in counted_set and any(
+            fam in read_any and (not c.ids or fam in read_idless or not c.ids.isdisjoint(read_ids.get(fam, ())))
+            for fam in c.families
+        ):
+            verified.add(i)
+        if c.is_read:  # matches() is False for any other call
+            for fam in c.families:
+                read_any.add(fam)
+                if c.ids:
+                    read_ids.setdefault(fam, set()).update(c.ids)
+                else:
+                    read_idless.add(fam)
     for i in counted:
-        w = calls[i]
-        if any(matches(calls[j], w) for j in reads[bisect.bisect_right(reads, i) :]):
+        if i in verified:
             out.verified_writes += 1
         else:
-            out.verification_skips.append(w.step)
+            out.verification_skips.append(calls[i].step)
     return out
 
 
@@ -182,27 +206,28 @@ def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
     """
     out = Precheck()
-    auth_ok = [c.ok and c.entry.kind == "auth" for c in calls]
-    changed = [
-        c.took_effect or a for c, a in zip(calls, auth_ok, strict=True)
-    ]  # calls after which a family "last changed"
-    for i in counted:
-        w = calls[i]
-        if not w.entry.preconditions:
-            continue
-        out.precheck_writes += 1
-        skipped = False
-        for fam in w.entry.preconditions:
-            last_change = next((j for j in range(i - 1, -1, -1) if changed[j] and fam in calls[j].families), -1)
-            fresh = any(
-                fam in calls[j].families
-                and ((calls[j].is_read and j > last_change) or (auth_ok[j] and j == last_change))
-                for j in range(max(last_change, 0), i)
-            )
-            if not fresh:
-                skipped = True
-                out.precheck_skips.append(PrecheckSkip(step=w.step, family=fam))
-        out.prechecked_writes += 0 if skipped else 1
+    counted_set = set(counted)
+    # One forward sweep, linear in the calls: per family F, whether F is fresh before the
+    # current call: read after its last change, or last changed by a successful auth call
+    # (which shows the state it set). A change of F (a write that took effect, a successful
+    # auth call) makes F fresh only when it is an auth call; a later read of F makes it fresh.
+    fresh: dict[str, bool] = {}
+    for i, c in enumerate(calls):
+        if i in counted_set and c.entry.preconditions:
+            out.precheck_writes += 1
+            skipped = False
+            for fam in c.entry.preconditions:
+                if not fresh.get(fam, False):
+                    skipped = True
+                    out.precheck_skips.append(PrecheckSkip(step=c.step, family=fam))
+            out.prechecked_writes += 0 if skipped else 1
+        auth_ok = c.ok and c.entry.kind == "auth"
+        if c.took_effect or auth_ok:  # F "last changed" here
+            for fam in c.families:
+                fresh[fam] = auth_ok
+        elif c.is_read:
+            for fam in c.families:
+                fresh[fam] = True
     return out
 
 
@@ -214,12 +239,20 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     and the repeat succeeded or was itself applied (docs/design.md §7, "Blind retries").
     """
     out = BlindRetries()
-    n = len(calls)
+    same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
+    reads = KeyedCalls()  # reads by family: matches() in between, found by index
+    for i, c in enumerate(calls):
+        same[(c.tool, c.args_key)].append(i)
+        if c.is_read:
+            reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
         if c.code != "timeout" or c.entry.kind != "write":
             continue
-        j = next((j for j in range(i + 1, n) if calls[j].tool == c.tool and calls[j].args_key == c.args_key), None)
-        if j is None or any(matches(calls[m], c) for m in range(i + 1, j)):
+        j = first_after(same[(c.tool, c.args_key)], i)
+        if j is None:
+            continue
+        read = reads.first(c.families, i, c.ids)
+        if read is not None and read < j:
             continue
         dup = c.applied is True and (calls[j].ok or calls[j].applied is True)
         out.blind_retries += 1
@@ -265,6 +298,17 @@ def score_recovery(
     """
     out: list[RecoverableError] = []
     n = len(calls)
+    # "a later call that recovered it", found by index rather than by a forward scan
+    achieved = KeyedCalls()  # by tool: succeeded, or timed out but applied
+    answers = KeyedCalls()  # by tool: a domain answer (an error that is no injected fault, not invalid)
+    reads = KeyedCalls()  # by family: successful reads (matches())
+    for j, d in enumerate(calls):
+        if d.ok or (d.code == "timeout" and d.applied is True):
+            achieved.add((d.tool,), j, d.ids)
+        if not d.ok and d.fault not in ERROR_FAULT_KINDS and not d.invalid:
+            answers.add((d.tool,), j, d.ids)
+        if d.is_read:
+            reads.add(d.families, j, d.ids)
     for i, c in enumerate(calls):
         if c.ok:
             continue
@@ -291,19 +335,15 @@ def score_recovery(
             if how:
                 attempt, attempt_step = how, d.step
                 break
-        for j in range(i + 1, n):
-            d = calls[j]
-            achieved = d.ok or (d.code == "timeout" and d.applied is True)
-            # a retry of the same call after an injected fault that got a domain answer (an
-            # error that is no injected fault and no invalid call) overcame the fault
-            answered = injected and not d.ok and d.tool == c.tool and d.fault not in ERROR_FAULT_KINDS and not d.invalid
-            if (
-                (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
-                or (answered and ids_match(c.ids, d.ids))
-                or (timeout_read and c.applied is True and matches(d, c))
-            ):
-                recovered_step = d.step
-                break
+        found = earliest(
+            achieved.first((c.tool, *alts), i, c.ids),
+            # a retry of the same call after an injected fault that got a domain answer
+            # overcame the fault
+            answers.first((c.tool,), i, c.ids) if injected else None,
+            reads.first(c.families, i, c.ids) if timeout_read and c.applied is True else None,
+        )
+        if found is not None:
+            recovered_step = calls[found].step
         out.append(
             RecoverableError(
                 step=c.step,
@@ -371,21 +411,46 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     out: list[ImpatienceWindow] = []
     n = len(calls)
     consumed: set[int] = set()
+    same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
+    waits: list[int] = []  # wait tool calls
+    oks: dict[str, list[int]] = defaultdict(list)  # tool -> successful calls
+    untimed_waits: list[int] = []  # the same, among calls without a time
+    untimed_oks: dict[str, list[int]] = defaultdict(list)
+    times = [c.time for c in calls if c.time is not None]
+    monotone = all(a <= b for a, b in zip(times, times[1:], strict=False))
+    timed = [j for j, c in enumerate(calls) if c.time is not None]
+    for j, d in enumerate(calls):
+        same[(d.tool, d.args_key)].append(j)
+        wait = is_wait(d)
+        if wait:
+            waits.append(j)
+        if d.ok:
+            oks[d.tool].append(j)
+        if d.time is None:
+            if wait:
+                untimed_waits.append(j)
+            if d.ok:
+                untimed_oks[d.tool].append(j)
     for i, c in enumerate(calls):
         if c.code != "rate_limited" or i in consumed:
             continue
-        members = [i]
         end = c.time + c.retry_after if c.time is not None and c.retry_after is not None else None
         basis = "virtual_time" if end is not None else "approximation"
-        for j in range(i + 1, n):
-            d = calls[j]
-            if end is not None and d.time is not None:
-                if d.time >= end:
-                    break
-            elif is_wait(d) or (d.tool == c.tool and d.ok):
-                break
-            if d.tool == c.tool and d.args_key == c.args_key:
-                members.append(j)
+        if end is None:  # until a wait call or a success of the same tool
+            stop = earliest(first_after(waits, i), first_after(oks[c.tool], i))
+        elif monotone:  # until the first timed call at or past the end (untimed calls: as above)
+            k = bisect.bisect_left(times, end, lo=bisect.bisect_right(timed, i))
+            stop = earliest(
+                timed[k] if k < len(timed) else None,
+                first_after(untimed_waits, i),
+                first_after(untimed_oks[c.tool], i),
+            )
+        else:  # times that go back (a hand-made file): the rule's own scan
+            stop = _window_end_scan(calls, i, end)
+        positions = same[(c.tool, c.args_key)]
+        members = positions[
+            bisect.bisect_left(positions, i) : bisect.bisect_left(positions, n if stop is None else stop)
+        ]
         consumed.update(members)
         if len(members) > 2:
             out.append(
@@ -394,6 +459,20 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
                 )
             )
     return out
+
+
+def _window_end_scan(calls: list[Call], i: int, end: int) -> int | None:
+    """The first call after ``i`` that ends the rate-limit window of ``calls[i]`` ending at
+    virtual time ``end`` (see :func:`score_impatience`), by a forward scan."""
+    c = calls[i]
+    for j in range(i + 1, len(calls)):
+        d = calls[j]
+        if d.time is not None:
+            if d.time >= end:
+                return j
+        elif is_wait(d) or (d.tool == c.tool and d.ok):
+            return j
+    return None
 
 
 def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.kernel.input_files import InputFileError, read_input_text
+
 if TYPE_CHECKING:
     from mcpgym.kernel.app import App
 
@@ -384,11 +386,14 @@ class Catalog:
 
         Raises:
             ValueError: naming the file for invalid JSON, a bad row (one that is not an object,
-                a field of the wrong type) or two rows for one tool; OSError when unreadable.
+                a field of the wrong type) or two rows for one tool, and for a file that is
+                missing, unreadable, not a regular file, over 16 MiB or not UTF-8.
         """
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_input_text(p))
+        except InputFileError as exc:
+            raise ValueError(f"{p}: cannot read the catalog: {exc.reason}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
         if isinstance(data, dict) and isinstance(data.get("tools"), list):

@@ -32,6 +32,8 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
 from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
+from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
+from mcpgym.kernel.shorten import short
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -82,18 +84,11 @@ def load_file(path: str | Path) -> list[Task]:
     """
     p = Path(path)
     try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
-    except IsADirectoryError:
-        raise TaskLoadError(f"{p}: is a directory, not a task file") from None
-    except OSError as exc:
-        raise TaskLoadError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TaskLoadError(f"{p}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+        raw = load_yaml(read_input_text(p, what="task file"))
+    except InputFileError as exc:
+        raise TaskLoadError(str(exc)) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise TaskLoadError(f"{p}: not valid YAML or JSON{where}: {problem}") from None
+        raise TaskLoadError(f"{p}: not valid YAML or JSON: {yaml_error_text(exc)}") from None
     items = raw.get("tasks") if isinstance(raw, dict) else raw
     if not isinstance(items, list):
         raise TaskLoadError(f"{p}: a task file holds 'tasks:' followed by a list of tasks")
@@ -131,7 +126,7 @@ def _line_of(path: Path, index: int, message: str) -> int | None:
     """The 1-based line of the top-level field a task error names (else of the task itself), in
     the file's node tree; only computed once a task failed, so loading stays one parse."""
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
+        root = yaml.compose(read_input_text(path, what="task file"), Loader=_YAML_LOADER)
         if root is None:
             return None
         if isinstance(root, yaml.MappingNode):  # tasks: [...]
@@ -176,9 +171,11 @@ def _named_suites(data_dir: Path = DATA_DIR) -> dict[str, list[str]]:
     if not path.exists():
         return {}
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
+        raw = load_yaml(read_input_text(path, what="suites file")) or {}
+    except InputFileError as exc:
+        raise TaskLoadError(str(exc)) from None
     except yaml.YAMLError as exc:
-        raise TaskLoadError(f"{path}: not valid YAML: {exc}") from None
+        raise TaskLoadError(f"{path}: not valid YAML: {yaml_error_text(exc)}") from None
     if not isinstance(raw, dict) or not all(isinstance(v, list) for v in raw.values()):
         raise TaskLoadError(f"{path}: expected 'suite_name: [task ids]' entries")
     return {str(k): [str(x) for x in v] for k, v in raw.items()}
@@ -281,7 +278,7 @@ def load_tasks(suite: str = CORE) -> list[Task]:
                     )
             _CACHE[key] = tasks
         return list(_CACHE[key])
-    raise KeyError(f"unknown suite {suite!r}; known suites: {', '.join(suite_names())}")
+    raise KeyError(f"unknown suite {short(suite)}; known suites: {', '.join(suite_names())}")
 
 
 def get_task(task_id: str) -> Task:
@@ -301,7 +298,7 @@ def get_task(task_id: str) -> Task:
 
     close = difflib.get_close_matches(task_id, [t.id for t in _core()], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown task {task_id!r}{hint}")
+    raise KeyError(f"unknown task {short(task_id)}{hint}")
 
 
 # -- states ----------------------------------------------------------------------------------

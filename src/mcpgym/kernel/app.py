@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from mcpgym.kernel.rng import rng, stable_id
+from mcpgym.kernel.shorten import short
 from mcpgym.kernel.spec import ToolSpec, collect_specs
 from mcpgym.kernel.volatile import VOLATILE, comparable
 
@@ -325,7 +326,7 @@ def get_app(name: str) -> type[App]:
 def unknown_app_message(name: Any, known: Any) -> str:
     """The one-line error for an unknown app ``name`` among the ``known`` names."""
     names = [a for a in BUILTIN_APPS if a in known] + sorted(a for a in known if a not in BUILTIN_APPS)
-    return f"unknown app {name!r}; known apps: {', '.join(names)}"
+    return f"unknown app {short(name)}; known apps: {', '.join(names)}"
 
 
 def check_app_names(names: Any) -> list[str]:

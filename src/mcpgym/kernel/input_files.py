@@ -1,0 +1,243 @@
+"""Reading the files a user gives mcpgym: bounded, regular files only, one clear error naming them.
+
+Every file input (fault profiles, task files, catalogs, run manifests, trajectory files given to
+``score`` or to a replay agent, snapshot files) goes through :func:`read_input_bytes` /
+:func:`read_input_text`, and every YAML document through :func:`load_yaml`:
+
+* only regular files are read: ``/dev/zero``, a FIFO, a socket or a directory is refused before
+  a byte is read (a FIFO is opened without blocking, so it cannot hang the caller);
+* at most ``limit`` bytes are read (a file past it is refused with its size; ``/proc`` files
+  that claim size 0 are read up to the limit and no further);
+* a file that is not UTF-8 text is refused as such, with the byte offset, never an "unexpected
+  UnicodeDecodeError";
+* YAML is parsed into its node graph first and its size *with every alias expanded* is counted
+  before any Python object is built: a 1 KB "billion laughs" document is refused at once.
+
+Every refusal is an :class:`InputFileError`: one line, ``<path>: <what>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mcpgym.kernel.shorten import short_text
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""Largest configuration file (fault profile, task file, catalog, manifest, snapshot): 16 MiB."""
+
+MAX_TRAJECTORY_BYTES = 1024 * 1024 * 1024
+"""Largest trajectory file (``score``, ``--agent replay:``, a run's ``trajectories.jsonl``): 1 GiB."""
+
+MAX_YAML_NODES = 200_000
+"""Most YAML nodes a document may hold once its aliases are expanded (a 16 MiB task file of
+generated tasks holds far fewer; a billion-laughs document holds 10^9)."""
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class InputFileError(ValueError):
+    """A file input was refused. ``str()`` is one line naming the file.
+
+    Attributes:
+        path: the file as given. reason: what is wrong, without the path (for callers that
+            print the path themselves).
+    """
+
+    def __init__(self, path: str | Path, reason: str, what: str = "") -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{short_text(str(path), 300)}: {what + ': ' if what else ''}{reason}")
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_input_bytes(path: str | Path, *, what: str = "", limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Args:
+        path: the file. what: what the file is for the message (``fault profile``...).
+        limit: most bytes accepted.
+
+    Raises:
+        InputFileError: missing, unreadable, not a regular file, or longer than ``limit``.
+    """
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputFileError(p, "no such file", what) from None
+    except IsADirectoryError:
+        raise InputFileError(p, "is a directory, not a file", what) from None
+    except OSError as exc:
+        raise InputFileError(p, f"cannot read: {exc.strerror or exc}", what) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _kind(info.st_mode)
+            raise InputFileError(p, f"is {kind}, not a regular file; give a file", what)
+        if info.st_size > limit:
+            raise InputFileError(p, f"is {info.st_size:,} bytes; the limit is {limit:,}", what)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise InputFileError(p, f"holds more than {limit:,} bytes, the limit", what)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputFileError(p, f"cannot read: {exc.strerror or exc}", what) from None
+    finally:
+        os.close(fd)
+
+
+def decode_input(data: bytes, path: str | Path, *, what: str = "") -> str:
+    """``data`` as UTF-8 text (a leading BOM dropped).
+
+    Raises:
+        InputFileError: when it is not UTF-8 (names the byte offset; a NUL byte says binary).
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        binary = " (a binary file?)" if b"\0" in data[:8192] else ""
+        raise InputFileError(path, f"not UTF-8 text{binary}: {exc.reason} at byte {exc.start}", what) from None
+
+
+def read_input_text(path: str | Path, *, what: str = "", limit: int = MAX_CONFIG_BYTES) -> str:
+    """:func:`read_input_bytes` decoded by :func:`decode_input`.
+
+    Raises:
+        InputFileError: as those two do.
+    """
+    return decode_input(read_input_bytes(path, what=what, limit=limit), path, what=what)
+
+
+def check_input_file(path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES) -> int:
+    """Check, without reading it, that ``path`` is a regular file of at most ``limit`` bytes
+    (for readers that stream a file line by line); returns its size in bytes.
+
+    Raises:
+        InputFileError: as :func:`read_input_bytes` does.
+    """
+    p = Path(path)
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InputFileError(p, "no such file", what) from None
+    except OSError as exc:
+        raise InputFileError(p, f"cannot read: {exc.strerror or exc}", what) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputFileError(p, f"is {_kind(info.st_mode)}, not a regular file; give a file", what)
+    if info.st_size > limit:
+        raise InputFileError(p, f"is {info.st_size:,} bytes; the limit is {limit:,}", what)
+    return info.st_size
+
+
+class YamlLimitError(yaml.YAMLError):
+    """A YAML document too large once its aliases are expanded, or an alias that contains itself."""
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """Nodes of the graph under ``root`` counted with every alias expanded (each shared node
+    counted as many times as it is reached), stopping as soon as the count passes ``limit``."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise YamlLimitError("an alias refers to a node that contains it (a recursive document)")
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += size(child)
+                if total > limit:
+                    break
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k) + size(v)
+                if total > limit:
+                    break
+        active.discard(key)
+        if total > limit:
+            raise YamlLimitError(
+                f"the document expands to more than {limit:,} nodes through its aliases (&anchor / *alias); "
+                "write the values out or use fewer aliases"
+            )
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
+def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
+    """Parse one YAML document (safe tags only) after checking its expanded size.
+
+    Args:
+        text: the document (JSON is read too, as YAML 1.2's subset).
+        max_nodes: most nodes with every alias expanded.
+
+    Returns:
+        The document's data (None for an empty document).
+
+    Raises:
+        yaml.YAMLError: for a syntax error (with ``problem_mark``), or a :class:`YamlLimitError`
+            when the document expands past ``max_nodes`` or holds a recursive alias.
+    """
+    loader = _YAML_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, max_nodes)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise YamlLimitError("the document is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: the problem and, when known, ``at line L, column C``."""
+    if isinstance(exc, YamlLimitError):
+        return str(exc)
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    return f"{problem}{where}"
+
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_TRAJECTORY_BYTES",
+    "MAX_YAML_NODES",
+    "InputFileError",
+    "YamlLimitError",
+    "check_input_file",
+    "decode_input",
+    "load_yaml",
+    "read_input_bytes",
+    "read_input_text",
+    "yaml_error_text",
+]
