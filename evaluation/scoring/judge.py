@@ -359,7 +359,8 @@ def run_checks(checks: Iterable[ExtraCheck | dict[str, Any]], final_message: str
     return out
 
 
-_APP_CACHE_LIMIT = 4096
+_APP_CACHE_LIMIT = 512
+"""Most (key, app) slots of :func:`comparable_app` kept (each holds up to four dumps with their views)."""
 _APP_CANDIDATES = 4
 _app_cache: OrderedDict[tuple[Any, ...], list[tuple[dict[str, Any], Any]]] = OrderedDict()
 _app_cache_lock = threading.Lock()

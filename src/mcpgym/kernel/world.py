@@ -239,9 +239,10 @@ class WorldTemplate:
         return self._shared[name]
 
 
-TEMPLATE_LIMIT = 256
-"""Most templates a process keeps (least recently used dropped first): the ``full`` suite uses
-844 (seed, app set) pairs; a run visits a task's trials and agents close together."""
+TEMPLATE_LIMIT = 128
+"""Most templates a process keeps (least recently used dropped first: each holds its worlds'
+state, dumps and views). A run plays each task's agents back to back, so they share one
+template; the ``full`` suite uses 844 (seed, app set) pairs, more than are kept."""
 
 _TEMPLATES: OrderedDict[tuple[int, tuple[str, ...], tuple[type[App], ...]], WorldTemplate] = OrderedDict()
 _TEMPLATES_LOCK = threading.Lock()
