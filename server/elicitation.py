@@ -9,8 +9,17 @@ capability, the server asks the client's user before running the call:
   inside the ``tools/call``;
 * on a 2026-07-28 connection, which forbids server-initiated requests, by answering the
   ``tools/call`` with an ``InputRequiredResult`` holding the elicitation; the client fulfils
-  it and retries the call with ``inputResponses`` and the echoed ``requestState`` (the
-  answers given so far: the user arguments already settled and the questions asked).
+  it and retries the call with ``inputResponses`` and the echoed ``requestState``. The
+  ``requestState`` is an opaque token: the answers given so far and the question asked stay
+  on the server (:mod:`mcpgym.server.input_state`), so a client can neither forge a user's
+  answer nor replay one; a refused token is the JSON-RPC error -32602 naming why, and nothing
+  is run or logged. ``inputResponses`` without a ``requestState`` answer no question and are
+  refused the same way; a response to a question that has since changed is not used (the
+  user is asked the new question).
+
+A wait on the client has a deadline (the episode's ``wait_limit``, at most the HTTP idle
+timeout): a client that does not answer in time gets the tool error ``user_input_required``,
+as one without the capability does, and its silence is not activity (:data:`CLIENT_SILENT`).
 
 One call may put up to :data:`mcpgym.tools.elicit.MAX_QUESTIONS_PER_CALL` questions (who,
 then confirm). The effects of accept, decline and cancel are those of
@@ -21,19 +30,31 @@ naming what the user must provide.
 
 from __future__ import annotations
 
-import json
+import logging
+import time
 from typing import Any
 
+import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpgym.kernel.user import UserAnswer
 from mcpgym.server.episode import Episode
+from mcpgym.server.input_state import InputStateError
 from mcpgym.tools.elicit import MAX_QUESTIONS_PER_CALL, answer_record, answered_arguments
 from mcpgym.tools.mcp_bridge import call_result
 
 INPUT_KEY = "user"
 """Key of the elicitation in ``InputRequiredResult.input_requests`` (and of its response)."""
+
+CLIENT_SILENT = "mcpgym.client_silent"
+"""ASGI scope key of a set the HTTP transport gives every request; a wait on the client that
+ran out adds to it, and the end of that request is then not activity of the episode (idle time
+runs from the client's last message)."""
+
+logger = logging.getLogger(__name__)
 
 
 def can_elicit(ctx: Any) -> bool:
@@ -47,23 +68,44 @@ def _is_modern(ctx: Any) -> bool:
     return str(getattr(ctx, "protocol_version", "")) in MODERN_PROTOCOL_VERSIONS
 
 
-def _restore(
-    params: types.CallToolRequestParams, user_args: dict[str, str]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Arguments and earlier questions from an echoed ``requestState`` (only user arguments are
-    taken from it; anything malformed is ignored and the questions start over)."""
-    args = dict(params.arguments or {})
+def _refuse(exc: InputStateError) -> MCPError:
+    logger.info("requestState refused (%s)", exc.reason)
+    return MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"reason": f"request_state_{exc.reason}"})
+
+
+async def _ask_session(ctx: Any, episode: Episode, request: Any) -> types.ElicitResult | None:
+    """Put ``request`` to the client over its session, waiting at most ``episode.wait_limit``
+    seconds; None when the client cannot ask, fails, does not answer in time, or the server
+    stops meanwhile."""
+    episode.waiting += 1
+    result: types.ElicitResult | None = None
     try:
-        state = json.loads(params.request_state or "{}")
-    except ValueError:
-        return args, []
-    if not isinstance(state, dict):
-        return args, []
-    settled = state.get("settled")
-    if isinstance(settled, dict):
-        args.update({k: v for k, v in settled.items() if k in user_args})
-    asked = state.get("asked")
-    return args, [a for a in asked if isinstance(a, dict)] if isinstance(asked, list) else []
+        with anyio.CancelScope() as scope:  # cancelled when the server stops (EpisodeStore.end_waits)
+            episode.wait_scopes.add(scope)
+            try:
+                result = await ctx.session.send_request(
+                    types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=request.message, requested_schema=request.schema_for_elicitation()
+                        )
+                    ),
+                    types.ElicitResult,
+                    request_read_timeout_seconds=episode.wait_limit,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+            except Exception:  # noqa: BLE001 - the client could not ask or did not answer: the tool error says what to ask
+                result = None
+            finally:
+                episode.wait_scopes.discard(scope)
+    finally:
+        episode.waiting -= 1
+    if result is None:
+        silent = getattr(getattr(ctx, "request", None), "scope", {}).get(CLIENT_SILENT)
+        if isinstance(silent, set):
+            silent.add("elicitation")
+        return None
+    episode.last_used = time.monotonic()  # the client's answer is a message
+    return result
 
 
 async def call_asking_user(
@@ -74,26 +116,48 @@ async def call_asking_user(
     Returns:
         The call's result, an ``InputRequiredResult`` (2026-07-28: the client must answer and
         retry), or None when nothing is to be asked this way (the tool asks nothing, the client
-        cannot elicit, the arguments are not an object): the caller then runs the call as usual.
+        cannot elicit, the arguments are not an object): the caller then runs the call as
+        usual. A client that cannot be asked or does not answer in time gets the call run as
+        is (the tool error ``user_input_required``), which is no activity of the episode.
+
+    Raises:
+        MCPError: -32602 for a refused ``requestState`` or ``inputResponses`` without one
+        (:class:`mcpgym.server.input_state.InputStateError` says why); nothing was run or logged.
     """
+    modern = _is_modern(ctx)
+    args: dict[str, Any] = dict(params.arguments or {}) if isinstance(params.arguments, dict) else {}
+    asked: list[dict[str, Any]] = []
+    response: Any = None
+    state = None
+    if modern:
+        try:
+            if params.request_state is not None:
+                state = episode.input_states.redeem(params.request_state, params.name, params.arguments)
+            elif params.input_responses:
+                raise InputStateError(
+                    "unanswered",
+                    "inputResponses came without a requestState: they answer no question this server asked; "
+                    "call the tool without them to be asked",
+                )
+        except InputStateError as exc:
+            raise _refuse(exc) from None
     spec = episode.invoker.specs.get(params.name)
     if spec is None or spec.user_check is None or not isinstance(params.arguments or {}, dict):
         return None
     if not can_elicit(ctx):
         return None
-    modern = _is_modern(ctx)
-    if modern:
-        args, asked = _restore(params, spec.user_arguments)
+    if state is not None:
+        args.update(state.settled)
+        asked = list(state.asked)
         response = (params.input_responses or {}).get(INPUT_KEY)
-    else:
-        args, asked, response = dict(params.arguments or {}), [], None
     for _ in range(MAX_QUESTIONS_PER_CALL):
         request = episode.pending_user_request(params.name, args)
         if request is None:
             break
         if modern:
-            if not isinstance(response, types.ElicitResult):
+            if not isinstance(response, types.ElicitResult) or state is None or not state.answers(request):
                 settled = {k: args[k] for k in spec.user_arguments if k in args}
+                token = episode.input_states.issue(params.name, params.arguments, settled, asked, request)
                 return types.InputRequiredResult(
                     input_requests={
                         INPUT_KEY: types.ElicitRequest(
@@ -102,16 +166,14 @@ async def call_asking_user(
                             )
                         )
                     },
-                    request_state=json.dumps({"settled": settled, "asked": asked}, separators=(",", ":")),
+                    request_state=token,
                 )
-            result, response = response, None
+            result, response, state = response, None, None
         else:
-            try:
-                result = await ctx.session.elicit_form(
-                    request.message, request.schema_for_elicitation(), related_request_id=ctx.request_id
-                )
-            except Exception:  # noqa: BLE001 - the client could not ask: the tool error says what to ask
-                return None
+            asked_result = await _ask_session(ctx, episode, request)
+            if asked_result is None:  # the call as is: the tool error says what the user must give
+                return call_result(episode.call(params.name, params.arguments, touch=False))
+            result = asked_result
         answer = UserAnswer(action=result.action, content=dict(result.content or {}) or None, via="elicitation")
         filled = answered_arguments(request, answer, args)
         if answer.action != "accept" or filled is None:
@@ -121,4 +183,4 @@ async def call_asking_user(
     return call_result(episode.call_answered(params.name, args, asked))
 
 
-__all__ = ["INPUT_KEY", "call_asking_user", "can_elicit"]
+__all__ = ["CLIENT_SILENT", "INPUT_KEY", "call_asking_user", "can_elicit"]

@@ -13,13 +13,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps, template
+from mcpgym.server.input_state import InputStates
 from mcpgym.tools import elicit
 from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
+
+DEFAULT_WAIT_LIMIT = 600.0
+"""Most wall seconds the server waits on a client (an elicitation answer) and keeps a
+``requestState`` good, for an episode outside an :class:`EpisodeStore` (stdio, in-process);
+a store lowers it to :data:`WAIT_SHARE_OF_IDLE` of its idle timeout."""
+
+
+WAIT_SHARE_OF_IDLE = 0.75
+"""An HTTP episode waits on its client at most this share of the store's idle timeout, so the
+answer to a wait that ran out (``user_input_required``) is sent before the silent episode
+expires (idle time runs from the client's last message)."""
 
 
 class UnknownToolsError(ValueError):
@@ -43,9 +57,17 @@ class Episode:
         search_tools: whether the ``search_tools`` meta-tool is exposed (retrieval mode).
         initial_snapshot: the world as created, for the judge: the template's snapshot, shared
             by every episode of the same (seed, apps), so read-only.
-        busy: MCP requests (POSTs) being served right now; an episode with one is never idle.
-        last_used: monotonic wall time of the last request (for idle expiry; never seen by
-            the sandbox).
+        busy: MCP requests (POSTs) being served right now; an episode with one the server is
+            working on is never idle.
+        waiting: of those, requests waiting on the client (an elicitation): not work, so they
+            do not keep the episode alive.
+        last_used: monotonic wall time of the client's last message or of the end of the
+            server's last work for it (for idle expiry; never seen by the sandbox).
+        wait_limit: most wall seconds the server waits on the client's answer to a question
+            (:data:`DEFAULT_WAIT_LIMIT`, or less under a store's idle timeout) and keeps a
+            requestState good.
+        input_states: the requestState tokens issued to the client (:mod:`mcpgym.server.input_state`).
+        wait_scopes: cancel scopes of the waits on the client in progress (:meth:`EpisodeStore.end_waits`).
     """
 
     episode_id: str
@@ -61,6 +83,10 @@ class Episode:
     unlocked: set[str] = field(default_factory=set)
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0
+    waiting: int = 0
+    wait_limit: float = DEFAULT_WAIT_LIMIT
+    input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
+    wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -135,14 +161,16 @@ class Episode:
         """True when ``name`` may be called in this episode."""
         return any(s.name == name for s in self.tool_specs())
 
-    def call(self, name: str, arguments: Any) -> CallOutcome:
+    def call(self, name: str, arguments: Any, *, touch: bool = True) -> CallOutcome:
         """Run one tool call (serialised per episode) and return the outcome.
 
         A tool that exists in the world but is not exposed in this episode is refused as
-        ``not_found``, exactly like an unknown tool.
+        ``not_found``, exactly like an unknown tool. ``touch``: the call counts as activity
+        (False for the call run because the client did not answer a question in time).
         """
         with self.lock:
-            self.last_used = time.monotonic()
+            if touch:
+                self.last_used = time.monotonic()
             return self.invoker.call(name, arguments)
 
     def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:
@@ -170,6 +198,16 @@ class Episode:
         with self.lock:
             self.last_used = time.monotonic()
             return elicit.call_answered_so_far(self.invoker, name, arguments, asked)
+
+    def limit_waits(self, seconds: float) -> None:
+        """Wait at most ``seconds`` on the client (and keep requestState tokens that long)."""
+        self.wait_limit = min(DEFAULT_WAIT_LIMIT, float(seconds))
+        self.input_states.ttl = self.wait_limit
+
+    def is_idle(self, now: float, idle_timeout: float) -> bool:
+        """True when no request of this episode is being worked on (a request waiting on the
+        client is not work) and nothing happened for more than ``idle_timeout`` seconds."""
+        return self.busy <= self.waiting and now - self.last_used > idle_timeout
 
     def refresh_exposure(self) -> None:
         """Recompute which world tools are hidden from the agent (after an unlock)."""
@@ -228,6 +266,7 @@ class EpisodeStore:
                     f"episode limit reached ({self.max_episodes} live episodes); delete finished ones or wait for idle ones to expire"
                 )
         episode = Episode.create(**kwargs)
+        episode.limit_waits(self.idle_timeout * WAIT_SHARE_OF_IDLE)
         with self._lock:
             if len(self._episodes) >= self.max_episodes:
                 raise EpisodeLimitError(f"episode limit reached ({self.max_episodes} live episodes)")
@@ -246,14 +285,26 @@ class EpisodeStore:
     def expire(self, now: float | None = None) -> list[str]:
         """Drop episodes idle for more than ``idle_timeout`` wall seconds; return their ids.
 
-        An episode serving a request (``busy``) is not idle, however long the request takes.
+        An episode the server is working for (``busy``) is not idle, however long the request
+        takes; one whose requests only wait on the client is (:meth:`Episode.is_idle`).
         """
         now = time.monotonic() if now is None else now
         with self._lock:
-            dead = [eid for eid, ep in self._episodes.items() if not ep.busy and now - ep.last_used > self.idle_timeout]
+            dead = [eid for eid, ep in self._episodes.items() if ep.is_idle(now, self.idle_timeout)]
             for eid in dead:
                 del self._episodes[eid]
         return dead
+
+    def end_waits(self) -> int:
+        """End every wait on a client now (the server is stopping): each such call is answered
+        as if the client had not answered in time. Returns how many waits were ended. Call it
+        from the event loop the waits run on."""
+        ended = 0
+        for episode in list(self._episodes.values()):
+            for scope in list(episode.wait_scopes):
+                scope.cancel()
+                ended += 1
+        return ended
 
     def __len__(self) -> int:
         return len(self._episodes)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -37,13 +38,23 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.kernel.shorten import cap_message, short, short_text
+from mcpgym.server.elicitation import CLIENT_SILENT
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
+from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
+from mcpgym.server.request_body import read_whole_body, replay_body
 from mcpgym.server.request_ids import RequestIdRemapper
+from mcpgym.server.session_version import opening_version, session_version_governs
 from mcpgym.tools.faults import FaultProfileError
+
+logger = logging.getLogger(__name__)
 
 SCOPE_KEY = "mcpgym.episode_id"
 MAX_CONTROL_BODY = 1_000_000
+SSE_RETRY_MS = 1000
+"""The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
+SHUTDOWN_TERMINATE_SECONDS = 0.5
+"""Most wall seconds the shutdown spends terminating the MCP sessions still open."""
 
 
 class CreateEpisode(BaseModel):
@@ -171,6 +182,7 @@ def create_app(
     episodes: EpisodeStore = store  # for the nested class (mypy does not narrow `store` there)
     defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
+    session_version: dict[str, str] = {}  # protocol version each session opened with
 
     def resolve(ctx: Any):  # noqa: ANN202
         request = getattr(ctx, "request", None)
@@ -180,12 +192,16 @@ def create_app(
         return store.get(eid) if eid else None
 
     mcp_server = build_server(resolve)
+    remap_ids = RequestIdRemapper(max_request_body)
     manager = StreamableHTTPSessionManager(
         app=mcp_server,
         security_settings=_security(host),
         session_idle_timeout=store.idle_timeout,
         max_sessions=max(store.max_episodes * 2, 10),
         max_request_body_size=max_request_body,
+        # resumable SSE: a priming event with an id and a retry field opens every stream
+        event_store=BoundedEventStore(client_id=remap_ids.original_id),
+        retry_interval=SSE_RETRY_MS,
     )
 
     def authorised(request: Request) -> bool:
@@ -313,8 +329,6 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "episodes": len(store)})
 
-    remap_ids = RequestIdRemapper(max_request_body)
-
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
         it to the SDK's streamable-HTTP session manager.
@@ -348,7 +362,21 @@ def create_app(
                 )
                 await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
                 return
+            if scope.get("method") == "POST":
+                read = await read_whole_body(receive, max_request_body)
+                if read is None:
+                    # Nothing can be answered and nothing was run: one line, no traceback.
+                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                    return
+                receive = replay_body(*read, receive)
+                opening = opening_version(read[0]) if not sid else None
+            else:
+                opening = None
+            if sessioned:
+                scope = session_version_governs(scope, headers, session_version.get(sid))
             scope[SCOPE_KEY] = eid
+            silent: set[str] = set()
+            scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
             episode.last_used = time.monotonic()  # any MCP request counts as activity
             status: list[int] = []
 
@@ -362,11 +390,15 @@ def create_app(
                         for k, v in message.get("headers", []):
                             if k.decode("latin-1").lower() == "mcp-session-id":
                                 session_episode[v.decode("latin-1")] = eid
+                                if opening is not None:
+                                    session_version[v.decode("latin-1")] = opening
                 await send(message)
 
             # A request being served keeps its episode from idle expiry (a call that waits long
-            # for a busy CPU must not lose its episode); ending it counts as activity too.
-            # Only POSTs: a client's standing GET stream is not use.
+            # for a busy CPU must not lose its episode); ending it counts as activity too, unless
+            # it ended because the client did not answer a question in time (CLIENT_SILENT):
+            # idle time runs from the client's last message. Only POSTs: a client's standing GET
+            # stream is not use, nor is a request waiting on the client (Episode.waiting).
             posting = scope.get("method") == "POST"
             episode.busy += posting
             try:
@@ -376,9 +408,11 @@ def create_app(
                     await manager.handle_request(scope, receive, send_wrapper)
             finally:
                 episode.busy -= posting
-                episode.last_used = time.monotonic()
+                if not silent:
+                    episode.last_used = time.monotonic()
             if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
                 session_episode.pop(sid, None)  # the client ended its session
+                session_version.pop(sid, None)
             if episodes.get(eid) is None:
                 await end_sessions(eid)  # deleted while this request ran
 
@@ -391,6 +425,20 @@ def create_app(
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
                     session_episode.pop(sid, None)
+                    session_version.pop(sid, None)
+
+    async def end_all_sessions() -> None:
+        """Terminate every SDK session before the manager stops: a request still waiting on
+        its client (an elicitation) then fails at once instead of the SDK's dispatcher giving
+        up on a blocked write after seconds (shutdown took 6.6 s past its 2 s grace)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if not isinstance(live, dict):
+            return
+        with anyio.move_on_after(SHUTDOWN_TERMINATE_SECONDS, shield=True):
+            for transport in list(live.values()):
+                if not getattr(transport, "is_terminated", True):
+                    with contextlib.suppress(Exception):
+                        await transport.terminate()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -400,6 +448,7 @@ def create_app(
                 yield
             finally:
                 tg.cancel_scope.cancel()
+                await end_all_sessions()
 
     routes = [
         Route("/health", health, methods=["GET"]),

@@ -100,8 +100,11 @@ def build_server(
                 with contextlib.suppress(Exception):
                     await ctx.session.send_tool_list_changed()
             return result
-        if episode.invoker.specs.get(params.name) is not None and episode.invoker.specs[params.name].user_check:
-            asked = await call_asking_user(ctx, episode, params)  # the user is asked (elicitation) first
+        spec = episode.invoker.specs.get(params.name)
+        echoed = params.request_state is not None or bool(params.input_responses)
+        if echoed or (spec is not None and spec.user_check):
+            # the user is asked (elicitation) first; an echoed requestState is checked (or refused) there
+            asked = await call_asking_user(ctx, episode, params)
             if asked is not None:
                 return asked
         outcome = episode.call(params.name, params.arguments)

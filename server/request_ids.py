@@ -24,12 +24,17 @@ import contextlib
 import itertools
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
 ASGIHandler = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+KEPT_ORIGINALS = 4096
+"""How many internal ids :meth:`RequestIdRemapper.original_id` can still map back (the
+event store of resumable streams stores answers under the client's id with it)."""
 
 
 def is_request_id(value: Any) -> bool:
@@ -56,6 +61,13 @@ class RequestIdRemapper:
         self._counter = itertools.count(1)
         # (session id, client's id key) -> internal ids in flight, oldest first
         self._in_flight: dict[tuple[str, tuple[str, Any]], list[str]] = {}
+        # internal id -> the client's id, for the answers a resumed stream replays (bounded)
+        self._originals: OrderedDict[str, Any] = OrderedDict()
+
+    def original_id(self, internal: Any) -> Any | None:
+        """The client's id of the request given the internal id ``internal`` (None when it is
+        no internal id, or one of the last :data:`KEPT_ORIGINALS` no longer kept)."""
+        return self._originals.get(internal) if isinstance(internal, str) else None
 
     def in_flight(self) -> int:
         """Number of client requests currently in flight under an internal id."""
@@ -77,6 +89,9 @@ class RequestIdRemapper:
         if "id" in message and is_request_id(original):
             key = (session_id, _id_key(original))
             internal = f"{self._prefix}{next(self._counter)}"
+            self._originals[internal] = original
+            while len(self._originals) > KEPT_ORIGINALS:
+                self._originals.popitem(last=False)
             message["id"] = internal
             self._in_flight.setdefault(key, []).append(internal)
             try:

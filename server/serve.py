@@ -26,6 +26,9 @@ from mcpgym.server.episode import Episode, EpisodeStore
 from mcpgym.server.http_app import EpisodeDefaults, create_app
 from mcpgym.server.mcp_server import server_for_episode
 
+STOP_POLL_SECONDS = 0.1
+"""How often the HTTP server looks whether it is stopping (to end the waits on clients)."""
+
 KEEP_ALIVE_SECONDS = 65
 """Wall seconds the HTTP server keeps an idle connection open (longer than any client pool keeps it)."""
 
@@ -257,5 +260,10 @@ def serve_http(
             print("MCPGYM_READY " + json.dumps(ready), flush=True)
             if generated:
                 print(f"control token (shown once): {token}", file=sys.stderr, flush=True)
+            # Once stopping, end the waits on clients at once: their calls are answered
+            # (user_input_required) and the graceful shutdown need not wait them out.
+            while not server.should_exit:
+                await anyio.sleep(STOP_POLL_SECONDS)
+            store.end_waits()
 
     anyio.run(main)
