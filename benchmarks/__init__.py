@@ -32,6 +32,9 @@ performance issue):
   (unavailable without ``mcpgym[ray]``).
 - ``trajectory_bytes``: the median compact trajectory line on ``core`` (ratio vs the same
   line with its snapshots inline); at most 20 KB.
+- ``proxy_overhead``: a ``git_status`` call of ``mcp-server-git`` over stdio through ``mcpgym
+  proxy`` / the same call directly; at most 1.3x. ``proxy_overhead_noop``: the same for an
+  ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines and
   snapshot files as written (zstd; ratio vs the same uncompressed); at most 50 MB.
 
@@ -54,6 +57,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
@@ -78,6 +82,8 @@ def figure_functions() -> dict[str, FigureFn]:
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
+        "proxy_overhead": proxy_overhead,
+        "proxy_overhead_noop": proxy_overhead_noop,
     }
 
 
@@ -98,6 +104,8 @@ FIGURES: tuple[str, ...] = (
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",
+    "proxy_overhead",
+    "proxy_overhead_noop",
 )
 """Every figure's name, in table order."""
 

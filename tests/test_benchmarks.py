@@ -63,7 +63,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
-        if name == "ray_overhead":  # reported, no target (the issue gives none)
+        if name in ("ray_overhead", "proxy_overhead_noop"):  # reported, no target
             assert row["target"] is None and row["checked"] is False and row["ok"] is None
         else:
             assert _number(row["target"]), (name, row["target"])
@@ -105,6 +105,14 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         assert ray_row["value"] == pytest.approx(
             ray_row["details"]["local_episodes_per_s"] / ray_row["details"]["ray_episodes_per_s"], rel=0.05
         )
+    proxy = rows["proxy_overhead"]  # issue 28: mcp-server-git through the proxy / directly
+    assert proxy["target"] == 1.3 and proxy["unit"] == "x direct"
+    assert proxy["details"]["proxied_median_ms"] > 0 and proxy["details"]["direct_median_ms"] > 0
+    assert rows["proxy_overhead_noop"]["details"]["added_ms"] == pytest.approx(
+        rows["proxy_overhead_noop"]["details"]["proxied_median_ms"]
+        - rows["proxy_overhead_noop"]["details"]["direct_median_ms"],
+        abs=0.01,
+    )
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 

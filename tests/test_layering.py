@@ -43,7 +43,7 @@ EVALUATION_LAYERS: list[tuple[str, ...]] = [
     ("scoring",),
     ("tasks", "users", "agents", "llm"),
     ("formats",),
-    ("run",),
+    ("run", "proxy"),
     ("report",),
     ("cli",),
 ]

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
+from mcpgym.evaluation.proxy.command import proxy as _proxy_command
 from mcpgym.kernel.shorten import cap_message, short
 
 app = typer.Typer(
@@ -423,13 +424,32 @@ def run(
         min=1,
         help="--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency).",
     ),
+    proxy: str | None = typer.Option(
+        None,
+        "--proxy",
+        metavar="UPSTREAM",
+        help="Run against this MCP server through mcpgym proxy: its command line (one quoted argument) or its streamable-HTTP URL; --tasks gives instructions and checks (docs/proxy.md).",
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", metavar="FILE", help="--proxy: a JSON catalog classifying the server's tools."
+    ),
+    fault_seed: int = typer.Option(
+        0, "--fault-seed", min=0, metavar="N", help="--proxy: fault seed of trial 0 (trial t: N + t)."
+    ),
 ) -> None:
     """Evaluate agents on a task suite and print the comparison table.
 
     Runs tasks x trials x agents against an mcpgym server (spawned unless --server is given)
     and writes trajectories.jsonl, scores.json, manifest.json, report.md and report.html into
-    the run directory.
+    the run directory. With --proxy: agents on the --tasks file's instructions against an
+    outside MCP server through mcpgym proxy (docs/proxy.md); trajectories.jsonl and
+    catalog.json in --out.
     """
+    if proxy is not None:
+        from mcpgym.evaluation.proxy.run import run_proxy_command
+
+        run_proxy_command(proxy, task_file, agent, out, faults, fault_seed, trials, catalog, timeout)
+        return
     early = _early_server(server, executor, concurrency)
     try:
         import os
@@ -779,6 +799,10 @@ def tasks(
 
     for source, items in groups:
         print_tasks(_console(), source, [r for r in rows if r["source"] == source][: len(items)])
+
+
+# `mcpgym proxy` (docs/proxy.md): everything after --upstream is the upstream's command line.
+app.command(name="proxy", context_settings={"allow_interspersed_args": False})(_proxy_command)
 
 
 def _escape_unencodable_output() -> None:

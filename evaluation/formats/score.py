@@ -246,7 +246,9 @@ def score_files(
             its own, a bad file or episode never stops the others.
         fmt: one of :data:`FORMATS` (``auto`` sniffs each file: :mod:`mcpgym.evaluation.formats.detect`).
         catalog_path: a JSON catalog (``mcpgym tools --json`` rows: ``name, kind,
-            resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks.
+            resources, remedies, alternatives, ...``) for tools mcpgym's catalog lacks. None:
+            the format's built-in catalog, or the ``catalog.json`` of a directory given (what
+            ``mcpgym proxy --record DIR`` writes), when exactly one of them applies.
         k: the recovery window in tool calls (docs/design.md §7, K=3).
 
     Returns:
@@ -259,6 +261,7 @@ def score_files(
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
+    paths = list(paths)
     loaded: list[LoadResult] = []
     rows: list[FileReport] = []
     descriptions: dict[str, str] = {}
@@ -270,6 +273,11 @@ def score_files(
             descriptions.setdefault(name, desc)
     if catalog_path is None:
         defaults = {DEFAULT_CATALOGS[r.format] for r in loaded if r.format in DEFAULT_CATALOGS and r.episodes}
+        # a directory recorded by `mcpgym proxy --record` holds the catalog its tools were classified by
+        recorded = {
+            str(Path(p) / "catalog.json") for p in paths if Path(p).is_dir() and (Path(p) / "catalog.json").is_file()
+        }
+        defaults |= recorded
         catalog_path = defaults.pop() if len(defaults) == 1 else None
     catalog, problems = build_catalog(catalog_path)
     report = ScoreReport(catalog=str(catalog_path) if catalog_path is not None else None, recovery_window=k)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest, first_after
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, is_wait, matches
-from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge
+from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge, run_checks
 from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
@@ -130,9 +130,9 @@ class Outcome(BaseModel):
     """Result of :func:`score_outcome`: the judge's verdict on the final state."""
 
     success: bool
-    recall: int
-    total: int
-    misbehave: int
+    recall: int | None
+    total: int | None
+    misbehave: int | None
     missed: list[str] = Field(default_factory=list)
     misbehaved: list[str] = Field(default_factory=list)
     extra_checks: list[CheckResult] = Field(default_factory=list)
@@ -507,10 +507,10 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     Raises:
         Snapshot restore errors from :func:`judge`.
     """
-    if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
-        return None
     if checks is None:
         checks = traj.metadata.get("extra_checks") or []
+    if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
+        return checks_outcome(traj, checks)
     res = judge(
         traj.initial_snapshot,
         traj.final_snapshot,
@@ -530,8 +530,35 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     )
 
 
+def checks_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]]) -> Outcome | None:
+    """Outcome of an episode with no world, judged by checks alone (``metadata.outcome ==
+    "checks"``: ``mcpgym run --proxy``, docs/design.md §7 "Outcome"), else None.
+
+    Success: every check on the final message passes and every check of the read-back
+    (``metadata.read_back``: a call made on the server after the agent finished, its answer
+    ``text``) passes on that text; a read-back that failed (``is_error``, no text) fails its
+    checks. ``recall``, ``total`` and ``misbehave`` are unknown (None): there is no gold state.
+    """
+    if traj.metadata.get("outcome") != "checks":
+        return None
+    results = run_checks(checks, traj.final_message)
+    read_back = traj.metadata.get("read_back")
+    if isinstance(read_back, dict):
+        text = read_back.get("text")
+        usable = isinstance(text, str) and not read_back.get("is_error")
+        for check in read_back.get("checks") or []:
+            parsed = ExtraCheck.model_validate(check)
+            results.append(CheckResult(check=parsed, passed=usable and parsed.evaluate(str(text))))
+    if not results:
+        return None
+    return Outcome(
+        success=all(r.passed for r in results), recall=None, total=None, misbehave=None, extra_checks=results
+    )
+
+
 __all__ = [
     "BlindRetries",
+    "checks_outcome",
     "BlindRetry",
     "CallCounts",
     "DEFAULT_K",

@@ -1,0 +1,330 @@
+"""``mcpgym run --proxy UPSTREAM``: agents on tasks against an outside MCP server, through the proxy.
+
+A proxied task has no world and no oracle: it is an instruction plus checks, on the agent's
+final message (``checks``, the task checks of docs/design.md §6) and on a *read-back*: one
+tool call the runner makes on the upstream after the agent finished, bypassing the proxy (no
+fault, not a step of the agent), whose answer text the ``read_back.checks`` test. The outcome
+is then judged by checks alone (docs/design.md §7, "Outcome").
+
+Task file (YAML or JSON; a list, or ``{"tasks": [...]}``)::
+
+    - id: commit_readme
+      instruction: Commit README.md with the message "docs".
+      checks: [{kind: not_contains, value: sorry}]
+      read_back: {tool: git_log, arguments: {repo_path: /r, max_count: 1}, checks: [{kind: contains, value: docs}]}
+
+Each episode runs the proxy in this process (an in-process MCP connection to the proxy
+server, the upstream spawned or reached per episode), so the upstream starts fresh for each
+episode only if it is a command; an HTTP upstream keeps its own state between episodes.
+Trial t uses the fault seed ``--fault-seed + t``. Trajectories go to ``OUT/trajectories.jsonl``
+and the classification to ``OUT/catalog.json`` (:mod:`mcpgym.evaluation.proxy.record`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.scoring.judge import ExtraCheck
+
+DEFAULT_MAX_CALLS = 30
+
+
+class ReadBack(BaseModel):
+    """The read-back of a proxied task: one call made on the upstream after the agent finished.
+
+    Attributes:
+        tool: the upstream tool. arguments: its arguments.
+        checks: checks on the answer's text (at least one).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1, max_length=64)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    checks: list[ExtraCheck] = Field(min_length=1)
+
+
+class ProxyTask(BaseModel):
+    """A task for an outside server: an instruction plus checks (no world, no oracle).
+
+    Attributes:
+        id: the task id. instruction: what the agent is asked.
+        checks: checks on the final message. read_back: the read-back and its checks.
+        max_calls: the call budget. At least one check (of either kind) is required.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    instruction: str = Field(min_length=1)
+    checks: list[ExtraCheck] = Field(default_factory=list)
+    read_back: ReadBack | None = None
+    max_calls: int = Field(DEFAULT_MAX_CALLS, ge=1, le=10_000)
+
+    # what agents may read of a task besides the instruction (no world behind it)
+    apps: list[str] = Field(default_factory=lambda: ["external"], exclude=True)
+    oracle: Any = Field(None, exclude=True)
+    user: Any = Field(None, exclude=True)
+    feasible: bool | None = Field(None, exclude=True)
+    level: int | None = Field(None, exclude=True)
+    tags: list[str] = Field(default_factory=list, exclude=True)
+    faults: Any = Field(None, exclude=True)
+
+    def model_post_init(self, _: Any) -> None:
+        if not self.checks and self.read_back is None:
+            raise ValueError(f"task {self.id!r}: give checks on the final message or a read_back (nothing to judge)")
+
+
+def load_proxy_tasks(path: str | Path) -> list[ProxyTask]:
+    """Read a proxied-task file.
+
+    Raises:
+        ValueError: naming the file, the task (index and id) and the field, for unreadable
+            YAML/JSON, a task that does not validate, or two tasks with one id.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+        data = json.loads(raw) if p.suffix == ".json" else yaml.safe_load(raw)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ValueError(f"{p}: cannot read the task file: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        data = data["tasks"]
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{p}: a task file is a non-empty list of tasks (or {{tasks: [...]}})")
+    tasks: list[ProxyTask] = []
+    for i, row in enumerate(data):
+        name = row.get("id", "?") if isinstance(row, dict) else "?"
+        try:
+            tasks.append(ProxyTask.model_validate(row))
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(x) for x in err.get("loc", ())) or "(task)"
+            msg = str(err.get("msg")).removeprefix("Value error, ")
+            raise ValueError(f"{p}: task {i} ({name}): field {loc}: {msg}") from None
+    ids = [t.id for t in tasks]
+    dup = next((t for t in ids if ids.count(t) > 1), None)
+    if dup is not None:
+        raise ValueError(f"{p}: two tasks have the id {dup!r}")
+    return tasks
+
+
+def checks_metadata(task: ProxyTask, read_back: dict[str, Any] | None) -> dict[str, Any]:
+    """The trajectory metadata that lets ``mcpgym score`` judge the outcome by checks alone."""
+    meta: dict[str, Any] = {
+        "outcome": "checks",
+        "extra_checks": [c.model_dump(mode="json") for c in task.checks],
+    }
+    if task.read_back is not None:
+        meta["read_back"] = {
+            "tool": task.read_back.tool,
+            "arguments": task.read_back.arguments,
+            "checks": [c.model_dump(mode="json") for c in task.read_back.checks],
+            **(read_back or {"is_error": True, "text": None, "error": "not made"}),
+        }
+    return meta
+
+
+async def run_proxied_episode(
+    spec: Any,
+    task: ProxyTask,
+    agent_name: str,
+    agent: Any,
+    faults: Any,
+    fault_seed: int,
+    trial: int,
+    classifier: Any,
+    timeout: float,
+) -> Trajectory:
+    """Run one episode of ``agent`` on ``task`` through an in-process proxy; return its scored trajectory."""
+    from mcp import Client
+
+    from mcpgym.evaluation.agents.base import CallLimitReached, CallResult, ToolInfo
+    from mcpgym.evaluation.proxy.record import trajectory_of
+    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
+    from mcpgym.server.proxy.plan import ProxyFaultPlan
+    from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer, open_session
+    from mcpgym.server.proxy.upstream import Upstream, UpstreamError
+
+    plan = ProxyFaultPlan(faults, fault_seed, describe_answer)
+    session: ProxySession | None = None
+    result: Any = None
+    caller: EpisodeCaller | None = None
+    read_back: dict[str, Any] | None = None
+    status, reason = None, None
+    async with anyio.create_task_group() as tg:
+        try:
+            session = await open_session(spec, plan, classifier.proxied, tg)
+        except UpstreamError as exc:
+            session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classifier.proxied)
+            session.upstream_failed(str(exc))
+            tg.cancel_scope.cancel()
+        else:
+            server = build_proxy_server(session)
+            try:
+                async with Client(server) as client:
+                    tools = tool_infos(await _list_tools(client), ToolInfo)
+                    caller = EpisodeCaller(client, task.max_calls, CallResult, CallLimitReached)
+                    with anyio.move_on_after(timeout) as scope:
+                        try:
+                            result = await agent.run(task, tools, caller, trial=trial)
+                        except CallLimitReached as exc:
+                            status, reason = "limit", str(exc)
+                        except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
+                            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+                    if scope.cancelled_caught:
+                        status, reason = "limit", f"episode timed out after {timeout:g} wall seconds"
+            except Exception as exc:  # noqa: BLE001 - the in-process session broke
+                status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+            if task.read_back is not None and session.upstream.alive:
+                rb = task.read_back
+                try:
+                    answer = await session.upstream.request(
+                        lambda s: s.call_tool(rb.tool, rb.arguments), f"the read-back {rb.tool!r}"
+                    )
+                    is_error, _, payload = describe_answer(answer)
+                    text = "\n".join(getattr(b, "text", "") or "" for b in answer.content)
+                    read_back = {"is_error": is_error, "text": text[:20_000], "payload": payload}
+                except Exception as exc:  # noqa: BLE001 - a failed read-back fails its checks, said why
+                    read_back = {"is_error": True, "text": None, "error": str(exc)[:500]}
+            session.upstream.close()
+    assert session is not None
+    meta = checks_metadata(task, read_back)
+    traj = trajectory_of(
+        session,
+        classifier,
+        agent=agent_name,
+        instruction=task.instruction,
+        final_message=getattr(result, "final_message", "") or "",
+        task_id=task.id,
+        metadata=meta,
+    )
+    if caller is not None:
+        traj.steps = caller.steps([c.model_dump(mode="json") for c in sorted(plan.calls, key=lambda c: c.step)])
+    agent_status = getattr(result, "status", None)
+    if session.status == "errored":
+        traj.status = "errored"
+    elif status is not None:
+        traj.status, traj.stop_reason = status, reason  # type: ignore[assignment]
+    elif agent_status in ("errored", "limit"):
+        traj.status, traj.stop_reason = agent_status, getattr(result, "error", None) or result.stop_reason
+    traj.trial = trial
+    traj.tokens = getattr(result, "tokens", None)
+    traj.scores = score_episode(traj, Catalog(classifier.rows())).model_dump(mode="json")
+    return traj
+
+
+def run_proxy(
+    upstream: str,
+    tasks: list[ProxyTask],
+    agents: list[str],
+    *,
+    out: Path,
+    faults: str = "default",
+    fault_seed: int = 0,
+    trials: int = 1,
+    catalog: Path | None = None,
+    timeout: float = 600.0,
+) -> list[Trajectory]:
+    """Run every agent on every task and trial through the proxy, one episode at a time.
+
+    Args:
+        upstream: the upstream's command line (split like a shell) or its http(s) URL.
+
+    Raises:
+        ValueError: for a bad upstream, profile, catalog or agent spec.
+    """
+    import shlex
+
+    from mcpgym.evaluation.agents import make_agent
+    from mcpgym.evaluation.proxy.command import build
+    from mcpgym.evaluation.proxy.record import record_session
+
+    url = upstream if upstream.startswith(("http://", "https://")) else None
+    command = None if url else shlex.split(upstream)
+    spec, plan, classifier = build(command, url, faults, fault_seed, catalog)
+    built = [(name, make_agent(name)) for name in agents]
+    done: list[Trajectory] = []
+    for task in tasks:
+        for name, agent in built:
+            for trial in range(trials):
+                traj = anyio.run(
+                    run_proxied_episode,
+                    spec,
+                    task,
+                    name,
+                    agent,
+                    plan.profile,
+                    fault_seed + trial,
+                    trial,
+                    classifier,
+                    timeout,
+                )
+                record_session(out, traj, classifier)
+                done.append(traj)
+    return done
+
+
+def run_proxy_command(
+    upstream: str,
+    task_files: list[Path] | None,
+    agents: list[str] | None,
+    out: Path | None,
+    faults: str,
+    fault_seed: int,
+    trials: int,
+    catalog: Path | None,
+    timeout: float,
+) -> None:
+    """``mcpgym run --proxy``: check the options, run, print one line per episode.
+
+    Raises:
+        typer.Exit: code 2 for bad input (one line on stderr).
+    """
+    import typer
+
+    def fail(message: str) -> None:
+        typer.secho(f"error: {' '.join(message.split())}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+
+    if not task_files:
+        fail("--proxy needs --tasks FILE: instructions and checks (docs/proxy.md)")
+    if not agents:
+        fail("--proxy needs --agent SPEC (replay:FILE.jsonl or an LLM spec): there is no oracle to script")
+    if out is None:
+        fail("--proxy needs --out DIR")
+    assert task_files is not None and agents is not None and out is not None
+    try:
+        tasks = [t for f in task_files for t in load_proxy_tasks(f)]
+        trajs = run_proxy(
+            upstream,
+            tasks,
+            agents,
+            out=out,
+            faults=faults,
+            fault_seed=fault_seed,
+            trials=trials,
+            catalog=catalog,
+            timeout=timeout,
+        )
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+        return
+    for t in trajs:
+        sc = t.scores or {}
+        typer.echo(
+            f"{t.task_id} {t.agent} trial {t.trial}: {t.status}, success {sc.get('success')}, "
+            f"{sc.get('tool_calls')} calls, {len(t.ledger or [])} faults"
+        )
+    typer.echo(
+        f"trajectories: {out / 'trajectories.jsonl'} (score: mcpgym score {out} --catalog {out / 'catalog.json'})"
+    )

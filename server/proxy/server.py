@@ -1,0 +1,470 @@
+"""The proxy's MCP server: forwards to the upstream, with the session's seeded faults.
+
+:func:`build_proxy_server` builds an SDK low-level ``Server`` whose capabilities are the
+upstream's: ``tools/list`` and ``tools/call`` always (calls go through the
+:class:`~mcpgym.server.proxy.plan.ProxyFaultPlan`), and resources, resource templates,
+subscriptions, prompts and completions only when the upstream declared them (forwarded as
+they are). Upstream notifications (tool, resource and prompt list changes, resource updates,
+log messages) go to the downstream client; an upstream's elicitation and sampling requests
+made during a call are asked of the downstream client and its answer goes back up.
+
+Failures: an upstream JSON-RPC error is passed on with its code and message; an upstream that
+crashed, hung past its deadline or broke the protocol answers every call with a tool error
+``unavailable`` (or ``timeout``) naming what happened, logged in the call log, and a list
+request with a JSON-RPC internal error. :func:`serve_proxy_stdio` serves one session over
+stdio and calls ``on_end`` with it once the client or the upstream is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcpgym.kernel.errors import ToolError
+from mcpgym.server.proxy.plan import Action, ProxiedTool, ProxyFaultPlan
+from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamSpec
+
+MAX_LOGGED_TEXT = 2_000
+"""Characters of an upstream text block kept in the call log (the agent gets the whole answer)."""
+MAX_TOOL_NAME = 128
+"""Longest tool name forwarded (the MCP specification's bound on tool names); a longer one is
+refused with JSON-RPC -32602, logged under its first 128 characters, and never reaches the upstream."""
+MAX_LOGGED_BLOCKS = 8
+"""Content blocks of one upstream answer kept in the call log."""
+
+Classify = Callable[[types.Tool], ProxiedTool]
+"""Upstream tool -> what the fault plan knows of it (the evaluation layer's classifier)."""
+
+
+def describe_answer(answer: Any) -> tuple[bool, str | None, Any]:
+    """An upstream answer as the call log keeps it: ``(is_error, error_code, payload)``.
+
+    ``CallToolResult``: its structured content when it is an object, else ``{"content":
+    [text...]}`` (each text cut at :data:`MAX_LOGGED_TEXT` characters, at most
+    :data:`MAX_LOGGED_BLOCKS` blocks; other blocks as ``{"type": ...}``); an error result is
+    ``{"error": {"message": <its text>}}`` with no code (the upstream's codes are its own).
+    ``InputRequiredResult``: ``{"input_required": true}``.
+    """
+    if isinstance(answer, types.CallToolResult):
+        texts: list[Any] = []
+        for block in answer.content[:MAX_LOGGED_BLOCKS]:
+            text = getattr(block, "text", None)
+            texts.append(text[:MAX_LOGGED_TEXT] if isinstance(text, str) else {"type": getattr(block, "type", "?")})
+        if answer.is_error:
+            message = " ".join(t for t in texts if isinstance(t, str))[:MAX_LOGGED_TEXT]
+            return True, None, {"error": {"message": message}}
+        if isinstance(answer.structured_content, dict):
+            return False, None, answer.structured_content
+        return False, None, {"content": texts}
+    if isinstance(answer, types.InputRequiredResult):
+        return False, None, {"input_required": True}
+    return False, None, {"answer": type(answer).__name__}
+
+
+def _page(params: types.PaginatedRequestParams | None) -> types.PaginatedRequestParams | None:
+    """The page a list request asks for, without the downstream's protocol envelope (``_meta``),
+    which belongs to the downstream connection, not to the upstream's."""
+    return types.PaginatedRequestParams(cursor=params.cursor) if params is not None and params.cursor else None
+
+
+def _error_result(err: ToolError) -> types.CallToolResult:
+    payload = {"error": err.payload()}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))], is_error=True
+    )
+
+
+INPUT_KEY = "upstream"
+"""Key of an upstream's question in the ``InputRequiredResult`` sent to a 2026-07-28 client."""
+_CANCEL = types.ElicitResult(action="cancel")
+
+
+@dataclass
+class _InFlight:
+    """A tools/call on its way through the upstream: the client request it answers (the latest
+    retry's, for a 2026-07-28 client) and the stream its result or question arrives on."""
+
+    ctx: Any
+    send: Any
+    receive: Any
+
+
+@dataclass
+class ProxySession:
+    """One proxied session: the upstream, the fault plan, and how it ended.
+
+    Attributes:
+        upstream: the connection (:class:`Upstream`).
+        plan: the session's :class:`ProxyFaultPlan` (call log and ledger).
+        classify: the tool classifier handed in by the caller.
+        tools: the upstream's tools by name, as last listed.
+        status: ``completed`` (the client closed), or ``errored`` (the upstream failed).
+        stop_reason: why the session ended, when not by the client.
+        client_name: the downstream client's ``clientInfo.name``, when it sent one.
+    """
+
+    upstream: Upstream
+    plan: ProxyFaultPlan
+    classify: Classify
+    tools: dict[str, types.Tool] = field(default_factory=dict)
+    status: str = "completed"
+    stop_reason: str | None = None
+    client_name: str | None = None
+    downstream: Any = None
+    in_flight: list[_InFlight] = field(default_factory=list)
+    waiting: dict[str, tuple[_InFlight, Any]] = field(default_factory=dict)
+    task_group: Any = None
+
+    def upstream_failed(self, why: str) -> None:
+        """Mark the session errored (the first failure is kept)."""
+        if self.status != "errored":
+            self.status, self.stop_reason = "errored", why
+
+    def take_tools(self, tools: list[types.Tool]) -> None:
+        """Classify ``tools`` (every tool the upstream listed) and hand them to the plan."""
+        self.tools = {t.name: t for t in tools}
+        self.plan.set_tools({t.name: self.classify(t) for t in tools})
+
+    async def list_all_tools(self) -> list[types.Tool]:
+        """Every page of the upstream's ``tools/list`` (at most 100 pages)."""
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+            async def page_of(s: Any, p: types.PaginatedRequestParams | None = params) -> Any:
+                return await s.list_tools(params=p)
+
+            page = await self.upstream.request(page_of, "tools/list")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def _relist(self, downstream: Any) -> None:
+        """Take the upstream's new tool list and tell the client its list changed."""
+        with contextlib.suppress(Exception):
+            self.take_tools(await self.list_all_tools())
+            await downstream.send_tool_list_changed()
+
+    def callbacks(self) -> Callbacks:
+        """The callbacks that carry the upstream's requests and notifications downstream."""
+
+        async def elicitation(context: Any, params: types.ElicitRequestParams) -> Any:
+            call = self.in_flight[-1] if self.in_flight else None
+            if call is None:
+                return types.ErrorData(code=types.INVALID_REQUEST, message="no client request is in progress to ask")
+            ctx = call.ctx
+            if str(getattr(ctx, "protocol_version", "")) in MODERN_PROTOCOL_VERSIONS:
+                # a 2026-07-28 client takes no server requests: the question goes back as the
+                # call's InputRequiredResult and the answer comes with the client's retry
+                reply, answered = anyio.create_memory_object_stream[Any](1)
+                call.send.send_nowait(("ask", (params, reply)))
+                with anyio.move_on_after(self.upstream.spec.call_timeout):
+                    return await answered.receive()
+                return _CANCEL
+            try:
+                return await ctx.session.send_request(
+                    types.ElicitRequest(params=params),
+                    types.ElicitResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+            except MCPError as exc:
+                return exc.error
+            except Exception as exc:  # noqa: BLE001 - the client could not be asked: the upstream is told
+                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not be asked: {exc}")
+
+        async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
+            ctx = self.in_flight[-1].ctx if self.in_flight else None
+            if ctx is None:
+                return types.ErrorData(code=types.INVALID_REQUEST, message="no client request is in progress")
+            try:
+                return await ctx.session.send_request(
+                    types.CreateMessageRequest(params=params),
+                    types.CreateMessageResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
+            except MCPError as exc:
+                return exc.error
+            except Exception as exc:  # noqa: BLE001
+                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not sample: {exc}")
+
+        async def logging(params: types.LoggingMessageNotificationParams) -> None:
+            if self.downstream is not None:
+                with contextlib.suppress(Exception):
+                    await self.downstream.send_log_message(params.level, params.data, params.logger)
+
+        async def message(item: Any) -> None:
+            session = self.downstream
+            if isinstance(item, Exception):  # the upstream sent something that is no message
+                print(f"mcpgym proxy: the upstream sent a malformed message: {str(item)[:300]}", file=sys.stderr)
+                return
+            if session is None:
+                return
+            root = getattr(item, "root", item)
+            with contextlib.suppress(Exception):
+                if isinstance(root, types.ToolListChangedNotification):
+                    # listed in a task of its own: the handler runs in the connection's receive
+                    # loop, which must go on to read the listing's answer
+                    if self.task_group is not None:
+                        self.task_group.start_soon(self._relist, session)
+                elif isinstance(root, types.ResourceListChangedNotification):
+                    await session.send_resource_list_changed()
+                elif isinstance(root, types.PromptListChangedNotification):
+                    await session.send_prompt_list_changed()
+                elif isinstance(root, types.ResourceUpdatedNotification):
+                    await session.send_resource_updated(root.params.uri)
+
+        return Callbacks(elicitation=elicitation, sampling=sampling, logging=logging, message=message)
+
+
+def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", version: str = "0.1.0") -> Server:
+    """The low-level server of one proxied session (see the module docstring).
+
+    Args:
+        session: the connected :class:`ProxySession` (its upstream is ready).
+        name, version: the server info reported at initialisation.
+    """
+    upstream = session.upstream
+    client = upstream.client
+    caps = client.server_capabilities if client is not None else types.ServerCapabilities()
+    instructions = client.instructions if client is not None else None
+
+    def seen(ctx: Any) -> None:
+        session.downstream = ctx.session
+        if session.client_name is None:
+            params = getattr(ctx.session, "client_params", None)
+            info = getattr(params, "client_info", None)
+            session.client_name = getattr(info, "name", None)
+
+    async def forward(ctx: Any, what: str, call: Callable[[Any], Awaitable[Any]]) -> Any:
+        seen(ctx)
+        try:
+            return await upstream.request(call, what)
+        except UpstreamError as exc:
+            session.upstream_failed(str(exc))
+            raise MCPError(types.INTERNAL_ERROR, f"mcpgym proxy: {exc}") from None
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        result = await forward(ctx, "tools/list", lambda s: s.list_tools(params=_page(params)))
+        if not (params and params.cursor) and not result.next_cursor:
+            session.take_tools(result.tools)  # a whole listing: (re)classify
+        return result
+
+    async def on_call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        seen(ctx)
+        plan = session.plan
+        if len(params.name) > MAX_TOOL_NAME:
+            message = f"a tool name has at most {MAX_TOOL_NAME} characters; this one has {len(params.name)}"
+            refused = plan.decide(params.name[:MAX_TOOL_NAME] + "...")
+            plan.settle(refused, params.arguments, failure=ToolError("invalid_argument", message, field="name"))
+            raise MCPError(types.INVALID_PARAMS, message)
+        waiting = session.waiting.pop(params.request_state, None) if params.request_state else None
+        if waiting is not None:  # a 2026-07-28 client answers the upstream's question and retries
+            call, reply = waiting
+            response = (params.input_responses or {}).get(INPUT_KEY)
+            reply.send_nowait(response if isinstance(response, types.ElicitResult) else _CANCEL)
+            call.ctx = ctx
+            return await _next(call)
+        decision = plan.decide(params.name)
+        if decision.action is Action.REFUSE:
+            settled = plan.settle(decision, params.arguments)
+            assert settled.error is not None
+            return _error_result(settled.error)
+        send, receive = anyio.create_memory_object_stream[tuple[str, Any]](8)
+        call = _InFlight(ctx=ctx, send=send, receive=receive)
+        session.in_flight.append(call)
+        assert session.task_group is not None, "open_session() gives the session its task group"
+        session.task_group.start_soon(_forward_call, call, decision, params)
+        return await _next(call)
+
+    async def _forward_call(call: _InFlight, decision: Any, params: types.CallToolRequestParams) -> None:
+        """Make the call on the upstream, log it, and post what the client gets (the call is
+        logged even when the client stopped waiting)."""
+        plan = session.plan
+        outcome: tuple[str, Any]
+        try:
+            answer = await upstream.request(
+                lambda s: s.call_tool(
+                    params.name,
+                    params.arguments,
+                    allow_input_required=True,
+                    allow_claimed=True,
+                ),
+                f"tools/call {params.name!r}",
+            )
+        except MCPError as exc:  # the upstream's own JSON-RPC error: passed on as it is
+            code = "invalid_argument" if exc.code == types.INVALID_PARAMS else "unavailable"
+            err = ToolError(code, f"upstream error {exc.code}: {exc.message}")
+            plan.settle(decision, params.arguments, failure=err)
+            outcome = ("raise", exc)
+        except UpstreamError as exc:
+            code = "timeout" if "within" in str(exc) else "unavailable"
+            session.upstream_failed(str(exc))
+            err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == "timeout")
+            plan.settle(decision, params.arguments, failure=err)
+            outcome = ("result", _error_result(err))
+        else:
+            settled = plan.settle(decision, params.arguments, answer)
+            outcome = ("result", _error_result(settled.error) if settled.error is not None else settled.answer)
+        finally:
+            with contextlib.suppress(ValueError):
+                session.in_flight.remove(call)
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            call.send.send_nowait(outcome)
+
+    async def _next(call: _InFlight) -> Any:
+        """The next thing the client gets for ``call``: its result, or (2026-07-28) a question."""
+        kind, value = await call.receive.receive()
+        if kind == "ask":
+            question, reply = value
+            token = secrets.token_hex(16)
+            session.waiting[token] = (call, reply)
+            return types.InputRequiredResult(
+                input_requests={INPUT_KEY: types.ElicitRequest(params=question)}, request_state=token
+            )
+        if kind == "raise":
+            raise value
+        return value
+
+    handlers: dict[str, Any] = {"on_list_tools": on_list_tools, "on_call_tool": on_call_tool}
+    if caps.resources is not None:
+
+        async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+            return await forward(ctx, "resources/list", lambda s: s.list_resources(params=_page(params)))
+
+        async def on_list_resource_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+            return await forward(
+                ctx, "resources/templates/list", lambda s: s.list_resource_templates(params=_page(params))
+            )
+
+        async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+            return await forward(ctx, "resources/read", lambda s: s.read_resource(params.uri))
+
+        handlers.update(
+            on_list_resources=on_list_resources,
+            on_list_resource_templates=on_list_resource_templates,
+            on_read_resource=on_read_resource,
+        )
+        if caps.resources.subscribe:
+
+            async def on_subscribe_resource(ctx: Any, params: types.SubscribeRequestParams) -> Any:
+                return await forward(ctx, "resources/subscribe", lambda s: s.subscribe_resource(params.uri))
+
+            async def on_unsubscribe_resource(ctx: Any, params: types.UnsubscribeRequestParams) -> Any:
+                return await forward(ctx, "resources/unsubscribe", lambda s: s.unsubscribe_resource(params.uri))
+
+            handlers.update(
+                on_subscribe_resource=on_subscribe_resource, on_unsubscribe_resource=on_unsubscribe_resource
+            )
+    if caps.prompts is not None:
+
+        async def on_list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+            return await forward(ctx, "prompts/list", lambda s: s.list_prompts(params=_page(params)))
+
+        async def on_get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+            return await forward(ctx, "prompts/get", lambda s: s.get_prompt(params.name, params.arguments))
+
+        handlers.update(on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
+    if caps.completions is not None:
+
+        async def on_completion(ctx: Any, params: types.CompleteRequestParams) -> Any:
+            return await forward(
+                ctx,
+                "completion/complete",
+                lambda s: s.complete(params.ref, params.argument.model_dump(), params.context),
+            )
+
+        handlers["on_completion"] = on_completion
+
+    def input_schema(tool: str) -> dict[str, Any] | None:
+        known = session.tools.get(tool)
+        return dict(known.input_schema) if known is not None else None
+
+    return Server(name, version=version, instructions=instructions, get_tool_input_schema=input_schema, **handlers)
+
+
+async def open_session(spec: UpstreamSpec, plan: ProxyFaultPlan, classify: Classify, task_group: Any) -> ProxySession:
+    """Start the upstream in ``task_group``, wait for it (``connect_timeout``) and list its tools.
+
+    Raises:
+        UpstreamError: when the upstream cannot be started, initialised or listed in time.
+    """
+    session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify, task_group=task_group)
+    session.upstream.callbacks = session.callbacks()
+    task_group.start_soon(session.upstream.run)
+    await session.upstream.ready()
+    session.take_tools(await session.list_all_tools())
+    return session
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, session: ProxySession) -> None:
+    """End the session on SIGTERM or SIGINT (a client closing the proxy) as on a closed stdin,
+    so that it is still recorded (``on_end``)."""
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            session.stop_reason = session.stop_reason or f"stopped by signal {signal.Signals(signum).name}"
+            scope.cancel()
+            return
+
+
+async def serve_proxy_stdio(
+    spec: UpstreamSpec,
+    plan: ProxyFaultPlan,
+    classify: Classify,
+    on_end: Callable[[ProxySession], None],
+) -> ProxySession:
+    """Serve one proxied session over this process's stdin/stdout until the client closes.
+
+    ``on_end(session)`` runs once, however the session ended (the client closed, the upstream
+    failed, or it never started: then the session is errored and holds no call).
+
+    Raises:
+        UpstreamError: when the upstream could not be started (after ``on_end``).
+    """
+    from mcp.server.stdio import stdio_server
+
+    from mcpgym.server.proxy.stdio import pipe_stdio
+    from mcpgym.server.serve import RejectMalformed
+
+    session: ProxySession | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            try:
+                session = await open_session(spec, plan, classify, tg)
+            except UpstreamError as exc:
+                session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify)
+                session.upstream_failed(str(exc))
+                tg.cancel_scope.cancel()
+                raise
+            server = build_proxy_server(session)
+            with anyio.CancelScope() as serving:
+                tg.start_soon(_stop_on_signal, serving, session)
+                async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
+                    await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
+            session.upstream.close()
+            tg.cancel_scope.cancel()  # the signal watcher
+    finally:
+        if session is not None:
+            if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
+                session.upstream_failed(session.upstream.failure)
+            on_end(session)
+    assert session is not None
+    return session
