@@ -37,6 +37,9 @@ performance issue):
   ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines and
   snapshot files as written (zstd; ratio vs the same uncompressed); at most 50 MB.
+- ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
+  hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
+  98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -57,6 +60,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
@@ -84,6 +88,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "full_run_bytes": full_run_bytes,
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
+        "label_agreement": label_agreement,
     }
 
 
@@ -106,6 +111,7 @@ FIGURES: tuple[str, ...] = (
     "full_run_bytes",
     "proxy_overhead",
     "proxy_overhead_noop",
+    "label_agreement",
 )
 """Every figure's name, in table order."""
 

@@ -130,9 +130,13 @@ class Figure:
 
     @property
     def ok(self) -> bool | None:
-        """Whether the target is met (None for a reported-only or unavailable figure)."""
+        """Whether the target is met (None for a reported-only or unavailable figure). A figure
+        with sub-targets (``label_agreement``: every field) lists the missed ones in
+        ``details["failed_subtargets"]``; any of them fails the figure."""
         if self.target is None or self.value is None:
             return None
+        if self.details.get("failed_subtargets"):
+            return False
         return self.value <= self.target if self.op == "<=" else self.value >= self.target
 
     def to_json(self) -> dict[str, Any]:

@@ -87,7 +87,9 @@ def test_blind_retry_recovery_defeatism_rules_on_their_own(cat):
     assert cut[1].cut_short is True
     d = score_defeatism(errors, t.final_message, k=3)
     assert (d.defeatism, d.declared_impossible, d.refusal_pattern) == (True, True, "unable")
-    assert d.reason.startswith("no recovery attempt within 3 calls after the recoverable transient error at step 3")
+    assert d.reason.endswith(
+        "transient error at step 3 (talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
+    )
     assert score_defeatism(cut, "Sent.", k=3).defeatism is False
 
 

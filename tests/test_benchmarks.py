@@ -78,6 +78,13 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["episode_memory"]["target"] == 0.25 and rows["episode_memory"]["unit"] == "MiB"
     assert rows["http_concurrency"]["target"] == 0 and rows["http_concurrency"]["value"] == 0
     assert rows["scoring_throughput"]["target"] == 50_000 and rows["scoring_throughput"]["op"] == ">="
+    # label_agreement: the share of agreeing (episode, field) pairs, counted by hand from its details
+    agree = rows["label_agreement"]
+    assert (agree["target"], agree["op"], agree["unit"]) == (98.0, ">=", "% pairs")
+    d = agree["details"]
+    assert agree["value"] == pytest.approx(100 * d["agree"] / d["pairs"], abs=0.05)
+    assert d["pairs"] == d["episodes"] * len(d["per_field"]) and d["field_target"] == 95.0
+    assert len(d["disagreements"]) == d["pairs"] - d["agree"]
     # what each figure is made of
     assert rows["stdio_round_trip"]["details"]["tool"] == "shop_add_to_cart"
     assert rows["stdio_round_trip"]["details"]["faults"] == "default"

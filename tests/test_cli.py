@@ -164,12 +164,24 @@ def test_comparison_table_fits(width, monkeypatch):
     with console.capture() as cap:
         layout = print_comparison(console, compute_scores(eps), title="suite core: 1 task x 3 trials, faults default")
     text = cap.get()
-    # 10 columns of figures need ~130 cells with full headers: short headers and a legend
+    # 11 columns of figures need ~130 cells with full headers: short headers and a legend
     assert layout == "short"
     assert_fits(text, width, ["overconfident", "67% [21–94]", "42/0/3"])
     header = next(ln for ln in text.splitlines() if ln.startswith("Agent"))
     words = header.split()
-    assert words == ["Agent", "Eps", "Success", "pass^3", "Verif", "Pre", "Tried", "Recov", "Defeat", "Calls"]
+    assert words == [
+        "Agent",
+        "Eps",
+        "Success",
+        "pass^3",
+        "Verif",
+        "FalseOK",
+        "Pre",
+        "Tried",
+        "Recov",
+        "Defeat",
+        "Calls",
+    ]
     assert "Verif: writes read back afterwards" in " ".join(text.split())
     with console.capture() as cap:
         assert print_comparison(console, compute_scores(eps[:3])) == "short"  # one agent: the same layout

@@ -599,8 +599,10 @@ def test_errors_in_the_content_score_the_same_in_all_five_formats(tmp_path):
             [(d.step, d.code) for d in s.recoverable_error_detail],
         )
     # 1 network error (transient) and 2 rate limit, both injected faults retried and overcome
-    # by 3; write 3 verified by 4; 5 a refusal (not_found: no remedy, not recoverable)
-    expected = (5, 1, 1, 3, 0, 2, 2, 2, False, [(1, "transient"), (2, "rate_limited")])
+    # by 3; write 3 verified by 4; 5 a refusal (not_found): without a ledger it is met like
+    # any error (docs/design.md §7, "Recovery"), the last call: no attempt, unrecovered; the
+    # final message concedes nothing, so no defeatism
+    expected = (5, 1, 1, 3, 0, 3, 2, 2, False, [(1, "transient"), (2, "rate_limited"), (5, "not_found")])
     assert rows == {fmt: expected for fmt in rows}
 
 
@@ -778,9 +780,10 @@ def test_recovery_by_a_domain_answer(tmp_path, second, recovered):
     assert err.recovered_step == (2 if recovered else None)
 
 
-def test_domain_answer_recovers_only_injected_faults(tmp_path):
-    # a privilege refusal is recoverable (it has a remedy) but no injected fault: a retry
-    # that meets the app's answer after the remedy has not recovered it; only a success does
+def test_domain_answer_recovers_every_recoverable_error(tmp_path):
+    # a privilege refusal is recoverable (it has a remedy) though no injected fault: the retry
+    # after the remedy that meets the app's answer ("not blocked") got past the refusal:
+    # recovered (docs/design.md §7, "Recovery"); a retry refused the same way again is not
     text = (
         turn("unblock", {"uid": "user_V5w"}, PRIV)
         + turn("ask_for_privilege", {}, OK % "granted")
@@ -789,8 +792,12 @@ def test_domain_answer_recovers_only_injected_faults(tmp_path):
     )
     s = only(write(tmp_path, "p.txt", text), "complexmcp")
     assert [(d.code, d.attempt, d.recovered_step) for d in s.recoverable_error_detail] == [
-        ("permission_denied", "remedy", None)
+        ("permission_denied", "remedy", 3),
+        ("precondition_failed", None, None),  # the answer itself: a refusal nothing follows
     ]
+    again = turn("unblock", {"uid": "user_V5w"}, PRIV) + turn("unblock", {"uid": "user_V5w"}, PRIV)
+    s = only(write(tmp_path, "q.txt", again + "I could not unblock Ivo.\n[END]\n"), "complexmcp")
+    assert [d.recovered_step for d in s.recoverable_error_detail] == [None, None]
 
 
 def test_domain_answer_after_a_ledger_fault(tmp_path):

@@ -20,7 +20,8 @@ from mcpgym.evaluation.cli.score import run_score
 from mcpgym.evaluation.formats import FORMATS, detect_format, score_files
 from mcpgym.evaluation.formats.complexmcp import interpret_response as complexmcp_response
 from mcpgym.evaluation.formats.complexmcp import load as load_complexmcp
-from mcpgym.evaluation.formats.results import guess_error_code, interpret_result
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.results import guess_error_code
 from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log, write_trajectories
 from mcpgym.evaluation.report.score_text import render_text
 
@@ -386,20 +387,24 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
     # 2 retry ok, 3 send_message -> failed "need privilege" (permission_denied: ComplexMCP's
     # send_message is not a privileged tool, so no remedy: not recoverable), 4
     # ask_for_privilege, 5 send_message ok, 6 block ok. Writes 5, 6, nothing read after them
-    # -> skips [5, 6]. Errors: 1 retried/recovered at 2.
+    # -> skips [5, 6]. Errors: 1 retried/recovered at 2; 3, a refusal in a transcript without
+    # a ledger, is met like any error (docs/design.md §7, "Recovery"): no attempt within 3
+    # calls (4 is no declared remedy, 5 repeats the refused call), recovered by the send at 5.
     cm1 = eps["line 1 task cm-1"]
     assert report.catalog == "complexmcp"
-    assert counts(cm1) == (2, 0, [5, 6], 1, 1, 1, False)
+    assert counts(cm1) == (2, 0, [5, 6], 2, 1, 2, False)
     assert [(r.code, r.inferred, r.remedies) for r in cm1.scores.recoverable_error_detail] == [
-        ("transient", True, ["acc_network"])
+        ("transient", True, ["acc_network"]),
+        ("permission_denied", False, []),
     ]
     # cm-3: 1 send_message ok (lighttalk.chat), 2 list_messages with uid 5 -> status "error"
     # (invalid_argument: an invalid call), 3 list_messages ok (not ComplexMCP's: guessed
     # external.message, which does not verify 1), 4 checkout_all -> "internal error" (inferred
-    # transient) and the answer gives up ("try again later"): 1 recoverable error, no
-    # attempt, defeatism.
+    # transient) and the answer gives up ("try again later"): defeatism. Without a ledger the
+    # invalid call at 2 is met like any error: 3 retries it with the argument corrected
+    # (attempt and recovery); 4 gets no attempt: 2 recoverable errors, 1 attempt, 1 recovery.
     cm3 = eps["line 3 task cm-3"]
-    assert counts(cm3) == (1, 0, [1], 1, 0, 0, True)
+    assert counts(cm3) == (1, 0, [1], 2, 1, 1, True)
     assert (cm3.scores.invalid_calls, cm3.scores.refusal_pattern, cm3.agent) == (1, "try_again_later", "qwen-test")
     # cm-2 has an unclosed <tool>: the problem names the line and the episode; 1 and 3 scored
     assert problem_texts(report) == [
@@ -422,7 +427,7 @@ def test_complexmcp_jsonl_with_a_malformed_episode():
         agg.recoverable_errors,
         agg.recoveries,
         agg.defeatism_rate,
-    ) == (2, 0, 3, 2, 1, 0.5)
+    ) == (2, 0, 3, 4, 3, 0.5)
 
 
 def test_complexmcp_with_a_catalog_file():

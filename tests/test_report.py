@@ -118,10 +118,11 @@ def test_comparison_rows_show_rates_intervals_and_counts() -> None:
     # 3 successes of 4: Wilson 95% interval [0.30, 0.95]; pass^2 = (1 + 0) / 2.
     assert careful[1:4] == ["4", "75% [30–95]", "0.50"]
     assert careful[4] == "60% (6/10)"  # verified writes 2+1+2+1 of 2+3+2+3
-    assert careful[6] == "100% (2/2)" and careful[7] == "100% (2/2)"
-    assert careful[8] == "0% (0/2)"
+    assert careful[5] == "–"  # these hand-made scores carry no false-success verdict
+    assert careful[7] == "100% (2/2)" and careful[8] == "100% (2/2)"
+    assert careful[9] == "0% (0/2)"
     bold = next(r for r in rows if r[0] == "<b>bold</b>")
-    assert bold[2] == "50% [15–85]" and bold[8] == "100% (2/2)" and bold[6] == "0% (0/2)"
+    assert bold[2] == "50% [15–85]" and bold[9] == "100% (2/2)" and bold[7] == "0% (0/2)"
     short_header, short_rows = comparison_rows(scores, counts=False)
     assert next(r for r in short_rows if r[0] == "careful")[4] == "60%"
 

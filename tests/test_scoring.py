@@ -261,7 +261,8 @@ def test_timeout_read_back_is_not_blind(cat):
     rec = sc.recoverable_error_detail[0]
     assert (rec.attempt, rec.attempt_step, rec.recovered_step) == ("read_back", 2, 2)
     # with the literal rule (no read_back), the read is no attempt: abandoned -> defeatism
-    strict = score_episode(T(steps, ledger=ledger), cat, timeout_read_recovers=False)
+    # (the final message does not claim success: one that did would be no concession)
+    strict = score_episode(T(steps, "Sorry, the transfer failed.", ledger=ledger), cat, timeout_read_recovers=False)
     assert (strict.recovery_attempts, strict.recoveries, strict.defeatism) == (0, 0, True)
     # a read, then the repeat: not blind
     sc = score_episode(T([*steps, S("system_transfer_from_savings", {"amount_cents": 5000})], ledger=ledger), cat)
@@ -317,11 +318,19 @@ def test_error_with_no_attempt_is_defeatism(cat):
     sc = score_episode(T(steps, "I'm sorry, the messaging service is down.", ledger=ledger), cat)
     assert (sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
     assert (sc.defeatism, sc.declared_impossible, sc.refusal_pattern) == (True, True, "service_down")
-    assert sc.defeatism_reason.startswith(
-        "no recovery attempt within 3 calls after the recoverable transient error at step 1"
+    assert sc.defeatism_reason == (
+        "declared the task impossible (pattern 'service_down') while the recoverable transient error at step 1 "
+        "(talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
     )
-    # ignoring the error and claiming success is still an abandoned recoverable error
-    assert score_episode(T(steps, "All done!", ledger=ledger), cat).defeatism is True
+    # ignoring the error and claiming success is no concession: false success, not defeatism
+    # (no outcome here: judged on the transcript, the failed send's last attempt failed)
+    sc = score_episode(T(steps, "All done!", ledger=ledger), cat)
+    assert (sc.defeatism, sc.claimed_success, sc.false_success, sc.false_success_basis) == (
+        False,
+        True,
+        True,
+        "transcript",
+    )
     # but when the harness stopped the agent (step limit) right after the error, it did not
     # give up: the error is cut short, not abandoned
     sc = score_episode(T(steps, "", ledger=ledger, status="limit"), cat)
@@ -532,7 +541,7 @@ def test_heuristic_classification():
     }
     assert classify_tool("talk_list_contacts", known_apps=["talk"]).resources == ["talk.contact"]
     assert classify_tool("fooBar", "Sends a fax to a number").kind == "write"
-    assert classify_tool("frobnicate").kind == "read"  # no known verb: read
+    assert classify_tool("frobnicate").kind == "unknown"  # no known verb: unknown, no duty and no read
     assert classify_tool("checkout").kind == "write" and classify_tool("check_order_status").kind == "read"
 
 

@@ -114,9 +114,9 @@ def test_indexed_rules_score_exactly_as_the_forward_scans(seed: int, n: int, tim
     assert score_blind_retries(calls) == old_score_blind_retries(calls)
     for status in ("completed", "limit"):
         for read_recovers in (True, False):
-            new = score_recovery(calls, CATALOG, k=k, timeout_read_recovers=read_recovers, status=status)
-            old = old_score_recovery(calls, CATALOG, k=k, timeout_read_recovers=read_recovers, status=status)
-            assert new == old
+            for outside in (False, True):  # with a ledger, and a transcript without one
+                kw = {"k": k, "timeout_read_recovers": read_recovers, "status": status, "outside": outside}
+                assert score_recovery(calls, CATALOG, **kw) == old_score_recovery(calls, CATALOG, **kw)
     assert score_impatience(calls) == old_score_impatience(calls)
 
 
@@ -228,55 +228,79 @@ def old_score_recovery(
     k: int = DEFAULT_K,
     timeout_read_recovers: bool = True,
     status: str = "completed",
+    outside: bool = False,
 ) -> list[RecoverableError]:
-    """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
+    """Recovery as docs/design.md §7 states it (revised by issue 24), scanning forward from
+    each error (the reference the indexed rule must equal).
 
-    * Recoverable error: an error step that was an injected fault (ledger, call log, or -
-      without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
-      auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
-      remedy for that code, or calls a declared alternative (either direction). With
-      ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
-      also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
-      applied timeout.
-    * Recovered: a later call of the same tool or of an alternative, whose ids match the
-      failed call's, that succeeded or timed out but was applied (the ledger says so); or, for
-      an injected fault, a retry of the same tool on matching ids that got a domain answer:
-      an error that is neither an injected fault nor an invalid call (e.g. "you can't unblock
-      X, who is not blocked"). The tool did its work and answered, so the fault was overcome;
-      what the answer means for the task is the outcome's business (docs/design.md §7,
-      "Recovery").
-    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
-      ``k`` calls after the error.
-
-    Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
-    §7, "Recovery").
-
-    Args:
-        calls: the resolved calls. catalog: remedies and alternatives.
-        k: the recovery window, in tool calls (>= 1). status: the episode's status.
+    * Recoverable error: an injected fault (an inferred auth challenge only with a cure), or
+      an error whose code has a remedy (an invented tool cures nothing); without a ledger
+      (``outside``) every error of a call that reached a tool.
+    * Attempt: within the next ``k`` calls (calls of tools that do not exist skipped), a
+      failing retry inside ``retry_after`` is blind; else a retry (after a fault any, after a
+      refusal one that changes what was refused), a remedy (declared, a wait after a rate
+      limit, outside: the tool the error names), an alternative (declared; outside: a
+      related look-up or one that looks into a value the error named), a matching read after
+      a timeout.
+    * Recovered: the first later call of the same tool or an alternative, ids matching (any
+      after a wrong reference), that succeeded (outside: not with an empty body) or timed out
+      applied; after a fault or a remedied error, the same tool answering another code that
+      is no fault and no invalid call; outside, a flagged answer carrying data; after an
+      applied timeout, a matching read.
     """
+    from mcpgym.evaluation.scoring.recovery import (
+        NO_RETRY_RE,
+        _changed,
+        _leaves,
+        _Refused,
+        _refused_value,
+        _unknown_tool,
+        inside_retry_after,
+        looks_into,
+        names_remedy,
+        related,
+    )
+
     out: list[RecoverableError] = []
     n = len(calls)
+    unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
     for i, c in enumerate(calls):
         if c.ok:
             continue
-        remedies = catalog.remedies_for(c.tool, c.code)
-        injected = c.fault in ERROR_FAULT_KINDS
-        if not (injected or remedies):
+        remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
+        injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
+        if not (injected or remedies or (outside and not _unknown_tool(c))):
             continue
+        curable = bool(injected or remedies) or (
+            not (c.inferred and c.fault == "auth_challenge") and not NO_RETRY_RE.search(c.error_text)
+        )
         alts = catalog.alternatives_of(c.tool)
         timeout_read = timeout_read_recovers and c.code == "timeout"
+        refused = _Refused()
+        refused.pending.extend(
+            calls[m]
+            for m in range(i + 1)
+            if calls[m].tool == c.tool and not calls[m].ok and not (outside and calls[m].carries_data)
+        )
+        any_ids = c.code in ("not_found", "invalid_argument") and not injected
+        named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
+        refused_values = {v for v in named if _refused_value(v, c.error_text)}
         attempt = attempt_step = recovered_step = None
+        blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
+            if _unknown_tool(d):
+                continue
+            if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
+                blind.append(d.step)
+                continue
             how = (
                 "retry"
-                if d.tool == c.tool
+                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
                 else "remedy"
-                if d.tool in remedies
+                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
                 else "alternative"
-                if d.tool in alts
+                if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
                 if timeout_read and matches(d, c)
                 else None
@@ -286,13 +310,20 @@ def old_score_recovery(
                 break
         for j in range(i + 1, n):
             d = calls[j]
-            achieved = d.ok or (d.code == "timeout" and d.applied is True)
-            # a retry of the same call after an injected fault that got a domain answer (an
-            # error that is no injected fault and no invalid call) overcame the fault
-            answered = injected and not d.ok and d.tool == c.tool and d.fault not in ERROR_FAULT_KINDS and not d.invalid
+            achieved = (d.ok and not (outside and d.no_answer)) or (d.code == "timeout" and d.applied is True)
+            same_goal = d.tool == c.tool or d.tool in alts or (outside and related(c, d))
+            answered = (
+                (injected or bool(remedies))
+                and not d.ok
+                and d.tool == c.tool
+                and d.code != c.code
+                and d.fault not in ERROR_FAULT_KINDS
+                and not d.invalid
+            ) or (outside and d.carries_data and same_goal)
+            ids = any_ids or ids_match(c.ids, d.ids)
             if (
-                (achieved and (d.tool == c.tool or d.tool in alts) and ids_match(c.ids, d.ids))
-                or (answered and ids_match(c.ids, d.ids))
+                (achieved and same_goal and ids)
+                or (answered and ids)
                 or (timeout_read and c.applied is True and matches(d, c))
             ):
                 recovered_step = d.step
@@ -309,6 +340,8 @@ def old_score_recovery(
                 attempt_step=attempt_step,
                 recovered_step=recovered_step,
                 cut_short=status != "completed" and i + k >= n,
+                blind_retry_steps=blind,
+                curable=curable,
             )
         )
     return out

@@ -34,8 +34,9 @@ def run_score(
     Returns:
         The exit code: 0 when every file was read cleanly, 1 when some input was malformed
         (what could be scored is still printed) or, with ``strict``, when the scorability
-        summary carries a warning (most call blocks failed to parse, most tools guessed),
-        2 when nothing could be scored.
+        summary carries a warning (most call blocks failed to parse, most tools guessed, a
+        file read in a format that finds no call while another finds some), 2 when nothing
+        could be scored (1 with ``strict`` when another format would have read calls).
 
     Raises:
         ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
@@ -48,6 +49,8 @@ def run_score(
             (err or sys.stderr).write(f"WARNING: {w}\n")
     else:
         out.write(render_text(report))
+    if strict and report.format_mismatches:
+        return 1  # read in the wrong format: the fix is named, whether or not anything scored
     if not report.episodes:
         return 2
     if strict and report.scorability.warnings:

@@ -20,7 +20,7 @@ Conversion rules:
   format; ``""`` is ``{}``). Anything else is kept as is, and an error result then has
   code ``invalid_argument``.
 * ``is_error: true`` makes the result an error. Without it, the shared content rules apply
-  (:func:`mcpgym.evaluation.formats.results.interpret_result`: a JSON ``{"error": ...}``
+  (:func:`mcpgym.evaluation.formats.detector.interpret_result`: a JSON ``{"error": ...}``
   object, ``"isError": true``, a ``{"status": "failed" | "error" | "internal error", ...}``
   envelope, or text starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses
   never set the flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
@@ -44,12 +44,14 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
-    interpret_result,
     make_step,
     parse_arguments,
 )
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 FORMAT = "anthropic"
 
@@ -117,11 +119,15 @@ def trajectory_from_messages(
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    user_last: str | None = None  # the last message's text when a user wrote it (no tool result)
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
         role = m.get("role")
         blocks = _blocks(m.get("content"))
+        if role != "system":
+            spoke = role == "user" and not any(_is(b, "tool_result", MCP_RESULT) for b in blocks)
+            user_last = _text(blocks) if spoke else None
         if role == "assistant":
             # MCP connector results sit in this message: what follows the last one is the
             # model's answer to them, and a connector call without a result after it is pending
@@ -143,6 +149,7 @@ def trajectory_from_messages(
                         "input": b.get("input", {}),
                         "where": i,
                         "result": None,
+                        "text": _text(blocks),
                     }
                     calls.append(call)
                     if call["id"] is not None:
@@ -163,6 +170,8 @@ def trajectory_from_messages(
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
     for c in calls:
+        if ending_kind(c["name"]) == ToolKind.END:
+            continue  # the agent's answer, no call of the world's tools
         res = c["result"]
         if res is None:
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
@@ -182,6 +191,8 @@ def trajectory_from_messages(
         trial=trial,
         instruction=instruction,
         metadata=metadata,
+        last_call=(calls[-1]["name"], parse_arguments(calls[-1]["input"])[0], calls[-1]["text"]) if calls else None,
+        user_last=user_last,
     )
     return traj, warnings
 

@@ -18,7 +18,7 @@ Parsing follows the harness, not tag balance:
 * ``[END]`` ends the episode only where the harness stops: at the end of a turn (the end of
   a line outside any ``<response>`` block). ``[END]`` quoted inside a query, a tool result
   or mid-sentence is text. The final message is the prose after the last response, up to
-  that ``[END]``. No final ``[END]``: scored with status ``limit`` (the transcript may have
+  that ``[END]``. No final ``[END]`` and no hand-off or end call last: scored with status ``limit`` (the transcript may have
   been cut short, so errors in its last calls do not count as given up) and a warning.
 * A ``<tool>`` tag that opens a block (at the start of a line, followed by ``{``) that no
   ``</tool>`` closes before the next ``<response>`` (or the end) makes the episode
@@ -29,7 +29,7 @@ Parsing follows the harness, not tag balance:
   never decoded (``<tool>\\n{\\"name\\"...``) is loudly not scored, never a silent zero.
 
 Results are read by the shared detector
-(:func:`mcpgym.evaluation.formats.results.interpret_result`): JSON or single-quoted
+(:func:`mcpgym.evaluation.formats.detector.interpret_result`): JSON or single-quoted
 Python-literal dicts (the harness prints its own error dicts that way), ``{"status",
 "output"}`` envelopes (``ok`` success; ``failed`` a refusal, code guessed from the output;
 ``error`` a bad call; ``internal error`` / ``internel error`` an injected fault, inferred
@@ -73,8 +73,9 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
-    interpret_result,
     make_step,
     parse_arguments,
     parse_result_text,
@@ -217,6 +218,9 @@ def trajectory_from_text(
     status, stop_reason = "completed", None
     if ends:
         final = tail[: ends[-1].start()].strip()
+    elif steps and ending_kind(steps[-1].tool) is not None:
+        final = tail.strip()  # the agent handed off or ended the episode itself
+        stop_reason = f"the agent ended the episode ({steps[-1].tool})"
     else:
         final = tail.strip()
         status, stop_reason = "limit", "no [END] marker: the transcript may have been cut short"

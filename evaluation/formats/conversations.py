@@ -33,7 +33,13 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
+from mcpgym.evaluation.formats.endings import end_call_message, ending_kind
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.spec import ToolKind
+
+USER_STOP_MARKERS: tuple[str, ...] = ("###STOP###",)
+"""Markers by which a simulated user ends a conversation (tau-bench); a conversation whose
+last message is the user's without one was cut by the harness."""
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
@@ -72,6 +78,17 @@ def tool_descriptions(tools: Any) -> dict[str, str]:
             t = t["function"]
         if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str):
             out[t["name"]] = t["description"]
+    return out
+
+
+def tool_names(tools: Any) -> list[str]:
+    """The names of OpenAI, Anthropic or MCP tool definitions (a record's ``tools``), in order."""
+    out: list[str] = []
+    for t in tools if isinstance(tools, list) else []:
+        if isinstance(t, dict) and isinstance(t.get("function"), dict):
+            t = t["function"]
+        if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"] not in out:
+            out.append(t["name"])
     return out
 
 
@@ -168,6 +185,9 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         meta: dict[str, Any] = {"format": fmt, "file": str(path), "episode": conv.label}
         if "reward" in rec:
             meta["reward"] = rec["reward"]
+        listed = tool_names(rec.get("tools"))
+        if listed:
+            meta["tools"] = listed  # the tools the agent had (false success: a write never made)
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
         try:
             if not isinstance(conv.messages, list):
@@ -203,19 +223,41 @@ def conversation_trajectory(
     trial: int,
     instruction: str | None,
     metadata: dict[str, Any] | None,
+    last_call: tuple[str, Any, str] | None = None,
+    user_last: str | None = None,
 ) -> Trajectory:
     """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
 
     Args:
         steps: the tool-call steps. last_assistant: ``(index, text, has_tool_calls)`` of the
             last assistant message, or None. last_result_at: index of the last tool result.
+        last_call: ``(tool, arguments, text of its message)`` of the conversation's last tool
+            call, answered or not (None without calls).
+        user_last: the text of the conversation's last message when a user wrote it (None
+            when the agent or a tool spoke last).
 
-    The final message is the last assistant text that follows every tool result and asks for
-    no tool; without one the conversation ended unanswered: status ``limit``.
+    Status from the transcript (docs/design.md §6, "Outside trajectories"): the agent ended
+    the episode (``completed``) when the last assistant text follows every tool result and
+    asks for no tool (the final message is that text), or when its last call is a hand-off
+    or an end call (:func:`~mcpgym.evaluation.formats.endings.ending_kind`: the final message
+    is the end call's answer, :func:`~mcpgym.evaluation.formats.endings.end_call_message`;
+    after a hand-off there is none). Otherwise the conversation stops in the middle of a turn,
+    which shows the harness cut it: status ``limit``. So does a conversation whose last
+    message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for
+    an answer that never came; the agent's earlier text is no final message.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
     status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
+    if user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
+        answered, final = False, ""
+        status, stop_reason = "limit", "the conversation ends on a user turn nobody answered"
+    elif not answered and last_call is not None:
+        kind = ending_kind(last_call[0])
+        if kind is not None:
+            status, stop_reason = "completed", f"the agent ended the episode ({kind.value} call {last_call[0]})"
+            # a hand-off leaves no final message: the conversation went to someone else
+            final = end_call_message(last_call[1]) if kind == ToolKind.END else ""
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,
@@ -238,4 +280,5 @@ __all__ = [
     "find_conversations",
     "load_conversations",
     "tool_descriptions",
+    "tool_names",
 ]

@@ -13,7 +13,8 @@ Rules, in order:
    ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
                    ``tools/list`` or ``initialize``
    ``anthropic``   a content block of ``type`` ``tool_use`` or ``tool_result``
-   ``openai``      a message with ``tool_calls`` or ``tool_call_id``, or ``role`` ``tool``
+   ``openai``      a message with ``tool_calls``, ``tool_call_id`` or ``function_call``
+                   (legacy), or ``role`` ``tool`` or ``function`` (legacy)
    ``complexmcp``  a string containing ``<tool>``
    =============== ==========================================================================
 
@@ -57,8 +58,10 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
                 hits.add("mcp-log")
             if v.get("type") in ("tool_use", "tool_result"):
                 hits.add("anthropic")
-            if "tool_calls" in v or "tool_call_id" in v or v.get("role") == "tool":
+            if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
                 hits.add("openai")
+            elif isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str):
+                hits.add("openai")  # the legacy function-calling messages (ToolBench)
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)

@@ -30,7 +30,7 @@ payload's ``error.code`` (``structuredContent``, else the text content parsed as
 it is one of mcpgym's codes, else guessed from the text
 (:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError``
 goes through the detector every format shares
-(:func:`mcpgym.evaluation.formats.results.interpret_result`): an ``{"error": ...}`` payload,
+(:func:`mcpgym.evaluation.formats.detector.interpret_result`): an ``{"error": ...}`` payload,
 a ``{"status": "failed" | "error" | "internal error", ...}`` envelope or ``Error: ...`` text
 is still an error. A JSON-RPC error response is an error too: an unknown tool
 is ``not_found`` on field ``name`` (an invalid call for the scorer), ``-32602`` is
@@ -58,6 +58,7 @@ from mcpgym.evaluation.formats.common import (
     read_text,
     record_agent,
 )
+from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.results import (
     UNKNOWN_TOOL_RE,
     content_text,
@@ -65,7 +66,6 @@ from mcpgym.evaluation.formats.results import (
     error_message_of,
     error_payload,
     guess_error_code,
-    interpret_result,
     make_step,
     parse_arguments,
     parse_json_text,

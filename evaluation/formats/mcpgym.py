@@ -5,7 +5,9 @@ so that one malformed line becomes a problem naming the file, the line and the f
 the other lines are still scored. Trajectories keep everything they carry: the fault ledger
 (ground truth; faults are inferred only when ``ledger`` is null), the snapshots (outcome
 scores; a compact line's are read from the ``snapshots/`` folder next to the file, see
-:mod:`mcpgym.evaluation.records.snapshots`), the agent name. Stored ``scores`` are ignored: the
+:mod:`mcpgym.evaluation.records.snapshots`; when that folder or a file of it is missing, the episode
+is still scored: its outcome is unavailable, ``success`` null with ``outcome_unavailable``
+naming why, and a warning says so), the agent name. Stored ``scores`` are ignored: the
 trajectory is scored again. A step whose ``arguments`` were stored as a JSON string is read
 with them parsed, as in every format. A second record of one (agent, task, trial) is skipped
 with a warning naming its line: the first one counts.
@@ -84,15 +86,27 @@ def load(path: str | Path) -> LoadResult:
             )
             continue
         seen[key] = lineno
+        warnings: list[str] = []
         if traj.stored is not None:
             try:
                 initial, final, gold = store.expand(traj.stored)
             except ValueError as exc:
-                result.problem(f"field stored: {exc}", line=lineno, episode=label)
-                continue
-            traj = traj.model_copy(
-                update={"initial_snapshot": initial, "final_snapshot": final, "gold_snapshot": gold, "stored": None}
-            )
+                # only the outcome needs the states: every other score is computed
+                reason = f"snapshots unavailable ({exc})"
+                warnings.append(f"field stored: {reason}: the outcome is unavailable, every other score is computed")
+                traj = traj.model_copy(
+                    update={
+                        "stored": None,
+                        "initial_snapshot": None,
+                        "final_snapshot": None,
+                        "gold_snapshot": None,
+                        "metadata": {**traj.metadata, "outcome_unavailable": reason},
+                    }
+                )
+            else:
+                traj = traj.model_copy(
+                    update={"initial_snapshot": initial, "final_snapshot": final, "gold_snapshot": gold, "stored": None}
+                )
         if traj.trial:
             label += f" trial {traj.trial}"
         steps = [
@@ -102,7 +116,12 @@ def load(path: str | Path) -> LoadResult:
             for s in traj.steps
         ]
         result.add(
-            Episode(label=label, trajectory=traj.model_copy(update={"scores": None, "steps": steps}), line=lineno)
+            Episode(
+                label=label,
+                trajectory=traj.model_copy(update={"scores": None, "steps": steps}),
+                line=lineno,
+                warnings=warnings,
+            )
         )
     if not result.episodes and not result.problems:
         result.problem("no trajectories in the file", severity="warning")

@@ -17,7 +17,7 @@ Conversion rules:
   warning names it): nothing says it ran.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``.
-* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.common.interpret_result`):
+* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
   text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
@@ -27,7 +27,10 @@ Conversion rules:
 * The instruction is the first ``user`` message; the final message is the text of the last
   ``assistant`` message when it comes after the last tool result and makes no tool call,
   else empty: the conversation stopped in the middle, and the trajectory gets status
-  ``limit`` (errors in its last K calls are not counted as given up).
+  ``limit`` (errors in its last K calls are not counted as given up), unless its last call
+  is a hand-off or an end call (ToolBench's ``Finish``): the agent ended the episode
+  (``completed``; :func:`~mcpgym.evaluation.formats.conversations.conversation_trajectory`).
+  An end call is no step: it carries the final answer (its ``final_answer``).
 """
 
 from __future__ import annotations
@@ -42,22 +45,25 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.results import (
     content_text,
-    interpret_result,
     make_step,
     parse_arguments,
 )
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
+from mcpgym.kernel.spec import ToolKind
 
 FORMAT = "openai"
 
 
 class _Call:
-    __slots__ = ("id", "name", "arguments", "ok_args", "where", "content", "answered", "error_flag")
+    __slots__ = ("id", "name", "arguments", "ok_args", "where", "content", "answered", "error_flag", "text")
 
-    def __init__(self, id: Any, name: str, arguments: Any, ok_args: bool, where: int) -> None:
+    def __init__(self, id: Any, name: str, arguments: Any, ok_args: bool, where: int, text: str = "") -> None:
         self.id, self.name, self.arguments, self.ok_args, self.where = id, name, arguments, ok_args, where
+        self.text = text
         self.content: Any = None
         self.answered = False
         self.error_flag = False
@@ -91,11 +97,14 @@ def trajectory_from_messages(
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    user_last: str | None = None  # the last message's text when a user wrote it
     call: _Call | None
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
         role = m.get("role")
+        if role not in ("system", "developer"):
+            user_last = content_text(m.get("content")) if role == "user" else None
         if role == "assistant":
             raw_calls = m.get("tool_calls") or []
             if not isinstance(raw_calls, list):
@@ -111,7 +120,7 @@ def trajectory_from_messages(
                 if not isinstance(fn, dict) or not isinstance(name, str) or not name:
                     raise EpisodeError(f"message {i}: a tool call without a function name")
                 args, ok = parse_arguments(fn.get("arguments"))
-                call = _Call(id_key(tc.get("id")), name, args, ok, i)
+                call = _Call(id_key(tc.get("id")), name, args, ok, i, last_assistant[1])
                 calls.append(call)
                 if call.id is not None:
                     by_id.setdefault(call.id, []).append(call)
@@ -139,6 +148,8 @@ def trajectory_from_messages(
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
     for c in calls:
+        if ending_kind(c.name) == ToolKind.END:
+            continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
             continue
@@ -156,6 +167,8 @@ def trajectory_from_messages(
         trial=trial,
         instruction=instruction,
         metadata=metadata,
+        last_call=(calls[-1].name, calls[-1].arguments, calls[-1].text) if calls else None,
+        user_last=user_last,
     )
     return traj, warnings
 

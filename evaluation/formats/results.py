@@ -1,5 +1,7 @@
-"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep`: error
-detection, error-code guessing, fault inference. Shared by every format but ``mcpgym``.
+"""How a recorded tool result becomes a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep`:
+error-code guessing, result text, status envelopes, fault inference, steps and arguments.
+Shared by every format but ``mcpgym``; whether a result is an error at all is decided by
+:func:`mcpgym.evaluation.formats.detector.interpret_result`.
 
 Fault inference (docs/design.md §7 asks for the fault ledger; files recorded elsewhere have
 none): an error step whose code is in :data:`mcpgym.evaluation.scoring.scorer.INFERRED_FAULTS`
@@ -31,7 +33,8 @@ ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "transient",
         r"\binterne?a?l(?: server)? error\b|\bnetwork\b|\bconnection (?:reset|refused|error|lost|aborted)\b"
-        r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b",
+        r"|\btemporar(?:y|ily)\b|\btransient\b|\b50[02]\b|\bexceeded \d+ redirects\b|\btoo many redirects\b"
+        r"|^message error\b",
     ),
     (
         "auth_required",
@@ -229,59 +232,6 @@ def parse_result_text(text: str) -> tuple[bool, Any]:
     return False, text
 
 
-def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[bool, str | None, Any]:
-    """Decide whether a recorded tool result is an error, and its code and result value.
-
-    The one error detector of every format but ``mcpgym`` (whose steps carry their own
-    flags), so one episode scores the same whichever format recorded it. Rules, in order:
-
-    1. The content's text (:func:`content_text`) is parsed as JSON, or as a Python-literal
-       dict (:func:`parse_result_text`).
-    2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
-       ``error`` itself) when that is one of :data:`mcpgym.kernel.errors.ERROR_CODES`, else guessed
-       from the error's message. The result is the object itself (mcpgym's own payload
-       shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
-    3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.
-    4. A JSON object whose ``status`` is an error status (``failed``, ``error``, ``internal
-       error``...: :func:`status_error`) is an error; other statuses (``ok``, ``cancelled``,
-       ``placed``...) leave the object a result.
-    5. Text starting with ``Error`` / ``ERROR`` / ``error:`` (:data:`ERROR_PREFIX_RE`) is an
-       error; its code is guessed from the text (:func:`text_error`).
-    6. ``is_error=True`` (a flag of the format) makes any result an error (with the code
-       rules 2-5 find, else guessed from the text); ``is_error=False`` or None leaves the
-       decision to rules 2-5.
-    7. Anything else is a success; its result is the parsed value, or the text.
-
-    Returns:
-        ``(is_error, code, result)``; for text errors the result is :func:`error_payload`.
-    """
-    text = content_text(content)
-    parsed, value = parse_result_text(text)
-    if parsed and isinstance(value, dict):
-        err = value.get("error")
-        if err not in (None, False, "", {}, []):
-            message = error_message_of(err, text)
-            code = error_code_of(err) or guess_error_code(message)
-            return True, code, value if isinstance(err, dict) else text_error(message, code)[2]
-        if value.get("isError") is True:
-            return text_error(content_text(value.get("content")) or text)
-        if "status" in value and is_error_status(value["status"]):
-            return status_error(value["status"], value.get("output", value.get("message", "")))
-    if (not parsed and ERROR_PREFIX_RE.match(text)) or is_error:
-        return text_error(text.strip())
-    return False, None, value if parsed else text
-
-
-def text_error(message: str, code: str | None = None) -> tuple[bool, str | None, dict[str, Any]]:
-    """``(True, code, payload)`` of an error known only by its message: the code is guessed
-    (:func:`guess_error_code`) unless given; an unknown tool (:data:`UNKNOWN_TOOL_RE`) is
-    ``not_found`` on field ``name``, which the scorer counts as an invalid call."""
-    code = code or guess_error_code(message)
-    if code == "not_found" and UNKNOWN_TOOL_RE.search(message):
-        return True, code, error_payload(code, message, field="name")
-    return True, code, error_payload(code, message)
-
-
 def make_step(
     step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None, result: Any = None
 ) -> ToolCallStep:
@@ -335,7 +285,6 @@ __all__ = [
     "error_message_of",
     "error_payload",
     "guess_error_code",
-    "interpret_result",
     "is_error_status",
     "make_step",
     "parse_arguments",
@@ -343,5 +292,4 @@ __all__ = [
     "parse_result_text",
     "retry_after_from_text",
     "status_error",
-    "text_error",
 ]

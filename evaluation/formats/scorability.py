@@ -37,6 +37,9 @@ class Scorability(BaseModel):
         tools_guessed: classified by the name heuristic (source ``heuristic``).
         guessed_share: ``tools_guessed / tools`` (None without tools).
         calls_guessed: calls of guessed tools.
+        tools_unknown: tools whose kind stayed ``unknown`` (the name gave no strong evidence:
+            neither reads nor writes, left out of verification; docs/design.md §7, "Terms").
+        calls_unknown: calls of those tools.
         failed_share: ``blocks_failed / (calls_parsed + blocks_failed)`` (None without blocks).
         warnings: the loud warnings (most blocks failed, most records failed, most tools
             guessed); empty when the input was read and classified well.
@@ -51,6 +54,8 @@ class Scorability(BaseModel):
     tools_guessed: int = 0
     guessed_share: float | None = None
     calls_guessed: int = 0
+    tools_unknown: int = 0
+    calls_unknown: int = 0
     failed_share: float | None = None
     warnings: list[str] = Field(default_factory=list)
 
@@ -61,7 +66,8 @@ class Scorability(BaseModel):
             f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
             f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-            f"guessed by name ({share})"
+            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({self.calls_unknown} call(s) "
+            "left out of verification)"
         )
 
 
@@ -70,7 +76,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
 
     Args:
         loaded: the readers' results, one per file.
-        tools: the report's tool rows (``source`` and ``calls`` attributes).
+        tools: the report's tool rows (``source``, ``kind`` and ``calls`` attributes).
 
     Returns:
         A :class:`Scorability` with its warnings filled in.
@@ -89,6 +95,9 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
             sc.calls_guessed += t.calls
         else:
             sc.tools_classified += 1
+        if t.kind == "unknown":
+            sc.tools_unknown += 1
+            sc.calls_unknown += t.calls
     blocks = sc.calls_parsed + sc.blocks_failed
     sc.failed_share = sc.blocks_failed / blocks if blocks else None
     sc.guessed_share = sc.tools_guessed / sc.tools if sc.tools else None

@@ -116,6 +116,8 @@ class ScoreReport(BaseModel):
         scorability: how much of the input could be read and how its tools were
             classified (:class:`~mcpgym.evaluation.formats.scorability.Scorability`), with
             the loud warnings ``--strict`` turns into a failing exit code.
+        format_mismatches: :func:`format_mismatch` warnings (also among the scorability
+            warnings).
     """
 
     files: list[FileReport] = Field(default_factory=list)
@@ -128,6 +130,11 @@ class ScoreReport(BaseModel):
     catalog: str | None = None
     recovery_window: int = DEFAULT_K
     scorability: Scorability = Field(default_factory=Scorability)
+    format_mismatches: list[str] = Field(
+        default_factory=list,
+        description="files read in a format that found no tool call while another format finds some "
+        "(each names the format that fits)",
+    )
 
     @property
     def ok(self) -> bool:
@@ -286,6 +293,7 @@ def score_files(
     for res in loaded:
         report.problems.extend(res.problems)
 
+    mismatches = [w for res, row in zip(loaded, rows, strict=True) if (w := format_mismatch(res, row)) is not None]
     calls: Counter[str] = Counter(s.tool for res in loaded for ep in res.episodes for s in ep.trajectory.tool_calls)
     for name in sorted(calls):  # classify everything first: see the module docstring
         catalog.get(name, descriptions.get(name))
@@ -334,7 +342,40 @@ def score_files(
     report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
     report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
     report.scorability = scorability(loaded, report.tools)
+    for file, warning in mismatches:
+        report.problems.append(Problem(file=file, message=warning, severity="warning"))
+        report.scorability.warnings.append(f"{file}: {warning}")
+        report.format_mismatches.append(f"{file}: {warning}")
     return report
+
+
+def _calls_in(res: LoadResult) -> int:
+    return sum(len(ep.trajectory.tool_calls) for ep in res.episodes)
+
+
+def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
+    """No silent zeros: when a file read in its format gives no tool call, read it in every
+    other format; if one finds calls, ``(file, warning)`` naming the format that fits (the
+    most calls wins). None when the format found calls, or no other format does better.
+    ``--strict`` turns the warning into exit 1 (it joins the scorability warnings)."""
+    if row.format is None or row.reason == "run directory" or _calls_in(res) > 0 or not Path(res.file).is_file():
+        return None
+    best: tuple[int, str] | None = None
+    for name, loader in LOADERS.items():
+        if name == row.format:
+            continue
+        try:
+            found = _calls_in(loader(res.file))
+        except Exception:  # noqa: BLE001 - a reader that cannot read the file found nothing
+            continue
+        if found and (best is None or found > best[0]):
+            best = (found, name)
+    if best is None:
+        return None
+    return res.file, (
+        f"read as {row.format} the file has {len(res.episodes)} episode(s) and no tool call, but it looks like "
+        f"{best[1]}: {best[0]} tool call(s) read as {best[1]}; pass --format {best[1]}"
+    )
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
+    ("false_success_rate", "False success"),
     ("precheck_rate", "Pre-check"),
     ("recovery_attempt_rate", "Recovery attempt"),
     ("recovery_rate", "Recovery"),
@@ -66,6 +67,7 @@ COLUMNS: tuple[str, ...] = (
     "Success (95% CI)",
     "pass^k",
     "Verification",
+    "False success",
     "Pre-check",
     "Recovery attempt",
     "Recovery",
@@ -80,6 +82,9 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
     Column("Success (95% CI)", "Success", "success rate [95% Wilson interval]", justify="right"),
     Column("pass^k", justify="right"),
     Column("Verification", "Verif", "writes read back afterwards", justify="right"),
+    Column(
+        "False success", "FalseOK", "episodes claiming the task done while it is not (lower is better)", justify="right"
+    ),
     Column("Pre-check", "Pre", "writes whose preconditions were read first", justify="right"),
     Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
     Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
@@ -116,6 +121,7 @@ def comparison_rows(
                 ci_text(m.success_rate, m.success_ci95),
                 pk,
                 _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
+                _with_counts(m.false_success_rate, m.false_success_episodes, _known_claims(m), counts),
                 _with_counts(m.precheck_rate, m.prechecked_writes, m.precheck_writes, counts),
                 _with_counts(m.recovery_attempt_rate, m.recovery_attempts, m.recoverable_errors, counts),
                 _with_counts(m.recovery_rate, m.recoveries, m.recoverable_errors, counts),
@@ -125,6 +131,12 @@ def comparison_rows(
         )
     header = [pk_label if c == "pass^k" else c for c in columns]
     return header, rows
+
+
+def _known_claims(m: Any) -> int:
+    """The denominator of ``false_success_rate``: episodes whose false success is known, which
+    is every episode but the errored ones (docs/design.md §7, "False success")."""
+    return int(m.episodes - m.errored_episodes)
 
 
 def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) -> str:

@@ -33,6 +33,7 @@ EPISODE_COLUMNS: tuple[Column, ...] = (
     Column("Attempted", "Try", "recovery attempts", justify="right"),
     Column("Recovered", "Rec", "recoveries", justify="right"),
     Column("Defeatist", "Def", "gave up on a recoverable error"),
+    Column("False success", "FalseOK", "claims the task done while it is not"),
     Column("Success", "OK", "success (outcome; - when states are unknown)"),
 )
 """Columns of the per-file episode table of :func:`render_text`."""
@@ -42,6 +43,7 @@ AGENT_COLUMNS: tuple[Column, ...] = (
     Column("Episodes", "Eps", "episodes", justify="right"),
     Column("Success", "OK", "success rate", justify="right"),
     Column("Verification", "Verif", "writes read back", justify="right"),
+    Column("False success", "FalseOK", "episodes claiming the task done while it is not", justify="right"),
     Column("Pre-check", "Pre", "writes with their preconditions read first", justify="right"),
     Column("Recovery attempts", "Tried", "recoverable errors met with an attempt", justify="right"),
     Column("Recoveries", "Recov", "recoverable errors recovered", justify="right"),
@@ -120,6 +122,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
                     str(s.recovery_attempts),
                     str(s.recoveries),
                     _yn(s.defeatism),
+                    _yn(s.false_success),
                     _yn(s.success),
                 ]
             )
@@ -132,6 +135,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
             str(m.episodes),
             _pct(m.success_rate),
             _pct(m.verification_rate),
+            _pct(m.false_success_rate),
             _pct(m.precheck_rate),
             _pct(m.recovery_attempt_rate),
             _pct(m.recovery_rate),

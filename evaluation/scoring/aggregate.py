@@ -104,7 +104,8 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     ``pass_k`` groups episodes by ``task_id`` (an episode without one is its own task) and
     counts only episodes whose ``success`` is known; success figures leave out episodes with
     status ``errored`` (provider or harness failures, counted in ``errored_episodes``);
-    ``defeatism_rate`` is over episodes that met at least one recoverable error; ``tokens`` sums
+    ``defeatism_rate`` is over episodes that met at least one recoverable error;
+    ``false_success_rate`` over episodes whose false success is known (not errored); ``tokens`` sums
     the episodes that report tokens. The fields are documented on :class:`Metrics`.
     """
     # An episode the provider or harness broke (status ``errored``) says nothing about the
@@ -123,6 +124,7 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     with_tokens = [e.tokens for e in episodes if e.tokens is not None]
     ep_rates = [e.verification_rate for e in episodes if e.verification_rate is not None]
     infeasible = [e for e in episodes if e.feasible is False]
+    judged_claims = [e for e in episodes if e.false_success is not None]
     return Metrics(
         episodes=len(episodes),
         scored_episodes=len(scored),
@@ -148,6 +150,9 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
         episodes_with_recoverable_errors=len(met),
         defeatist_episodes=sum(e.defeatism for e in met),
         defeatism_rate=_rate(sum(e.defeatism for e in met), len(met)),
+        claimed_success_episodes=sum(e.claimed_success for e in episodes),
+        false_success_episodes=sum(bool(e.false_success) for e in judged_claims),
+        false_success_rate=_rate(sum(bool(e.false_success) for e in judged_claims), len(judged_claims)),
         declared_impossible=sum(e.declared_impossible for e in episodes),
         infeasible_episodes=len(infeasible),
         infeasible_declared_impossible=sum(e.declared_impossible for e in infeasible),

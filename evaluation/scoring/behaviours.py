@@ -1,4 +1,5 @@
-"""The behaviour rules: one function per behaviour the scorer measures.
+"""The behaviour rules: one function per behaviour the scorer measures (recovery, the
+largest, in :mod:`mcpgym.evaluation.scoring.recovery`, re-exported here).
 
 Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
 and returns a small typed result; :func:`mcpgym.evaluation.scoring.scorer.score_episode` puts them
@@ -18,19 +19,16 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest, first_after
-from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, is_wait, matches
+from mcpgym.evaluation.scoring.calls import Call, is_wait
 from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge, run_checks
-from mcpgym.evaluation.scoring.refusal import match_refusal
-from mcpgym.evaluation.scoring.tool_catalog import Catalog
-
-DEFAULT_K = 3
-"""Tool calls after a recoverable error within which a recovery attempt must start."""
+from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
+from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
@@ -51,26 +49,6 @@ class BlindRetry(BaseModel):
     step: int
     repeat_step: int
     duplicate: bool
-
-
-class RecoverableError(BaseModel):
-    """One recoverable error and what the agent did about it.
-
-    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
-    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
-    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
-    """
-
-    step: int
-    tool: str
-    code: str | None
-    fault: str | None
-    inferred: bool
-    remedies: list[str]
-    attempt: str | None = None
-    attempt_step: int | None = None
-    recovered_step: int | None = None
-    cut_short: bool = False
 
 
 class ImpatienceWindow(BaseModel):
@@ -261,139 +239,48 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     return out
 
 
-def score_recovery(
-    calls: list[Call],
-    catalog: Catalog,
+def score_defeatism(
+    errors: list[RecoverableError],
+    final_message: str,
     *,
     k: int = DEFAULT_K,
-    timeout_read_recovers: bool = True,
-    status: str = "completed",
-) -> list[RecoverableError]:
-    """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
+    claimed: bool = False,
+    refusal: RefusalMatch | None | Literal[False] = False,
+) -> Defeatism:
+    """Defeatism: the agent stopped after an unrecovered recoverable error and its final message
+    concedes the failure or explains it away.
 
-    * Recoverable error: an error step that was an injected fault (ledger, call log, or -
-      without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
-      auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool (any arguments), calls a
-      remedy for that code, or calls a declared alternative (either direction). With
-      ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
-      also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
-      applied timeout.
-    * Recovered: a later call of the same tool or of an alternative, whose ids match the
-      failed call's, that succeeded or timed out but was applied (the ledger says so); or, for
-      an injected fault, a retry of the same tool on matching ids that got a domain answer:
-      an error that is neither an injected fault nor an invalid call (e.g. "you can't unblock
-      X, who is not blocked"). The tool did its work and answered, so the fault was overcome;
-      what the answer means for the task is the outcome's business (docs/design.md §7,
-      "Recovery").
-    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
-      ``k`` calls after the error.
-
-    Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
-    §7, "Recovery").
-
-    Args:
-        calls: the resolved calls. catalog: remedies and alternatives.
-        k: the recovery window, in tool calls (>= 1). status: the episode's status.
-    """
-    out: list[RecoverableError] = []
-    n = len(calls)
-    # "a later call that recovered it", found by index rather than by a forward scan
-    achieved = KeyedCalls()  # by tool: succeeded, or timed out but applied
-    answers = KeyedCalls()  # by tool: a domain answer (an error that is no injected fault, not invalid)
-    reads = KeyedCalls()  # by family: successful reads (matches())
-    for j, d in enumerate(calls):
-        if d.ok or (d.code == "timeout" and d.applied is True):
-            achieved.add((d.tool,), j, d.ids)
-        if not d.ok and d.fault not in ERROR_FAULT_KINDS and not d.invalid:
-            answers.add((d.tool,), j, d.ids)
-        if d.is_read:
-            reads.add(d.families, j, d.ids)
-    for i, c in enumerate(calls):
-        if c.ok:
-            continue
-        remedies = catalog.remedies_for(c.tool, c.code)
-        injected = c.fault in ERROR_FAULT_KINDS
-        if not (injected or remedies):
-            continue
-        alts = catalog.alternatives_of(c.tool)
-        timeout_read = timeout_read_recovers and c.code == "timeout"
-        attempt = attempt_step = recovered_step = None
-        for j in range(i + 1, min(n, i + 1 + k)):
-            d = calls[j]
-            how = (
-                "retry"
-                if d.tool == c.tool
-                else "remedy"
-                if d.tool in remedies
-                else "alternative"
-                if d.tool in alts
-                else "read_back"
-                if timeout_read and matches(d, c)
-                else None
-            )
-            if how:
-                attempt, attempt_step = how, d.step
-                break
-        found = earliest(
-            achieved.first((c.tool, *alts), i, c.ids),
-            # a retry of the same call after an injected fault that got a domain answer
-            # overcame the fault
-            answers.first((c.tool,), i, c.ids) if injected else None,
-            reads.first(c.families, i, c.ids) if timeout_read and c.applied is True else None,
-        )
-        if found is not None:
-            recovered_step = calls[found].step
-        out.append(
-            RecoverableError(
-                step=c.step,
-                tool=c.tool,
-                code=c.code,
-                fault=c.fault if injected else None,
-                inferred=c.inferred if injected else False,
-                remedies=remedies,
-                attempt=attempt,
-                attempt_step=attempt_step,
-                recovered_step=recovered_step,
-                cut_short=status != "completed" and i + k >= n,
-            )
-        )
-    return out
-
-
-def score_defeatism(errors: list[RecoverableError], final_message: str, *, k: int = DEFAULT_K) -> Defeatism:
-    """Defeatism: the agent gave up on a recoverable error.
-
-    An episode is defeatist when some recoverable error got no attempt and stayed unrecovered
-    at the end, or when the final message declares the task impossible
-    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`) while some recoverable error stays
-    unrecovered. An infeasible task refused with every recoverable error recovered is not
-    defeatism. An error whose window the harness cut short is not counted as given up: the
-    agent did not stop. Rate: defeatist episodes / episodes that met a recoverable error
-    (docs/design.md §7, "Defeatism").
+    An episode is defeatist when its final message declares the task impossible
+    (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`: refusal and blame patterns, a give-up)
+    while some recoverable error stays unrecovered and was not cut short by the harness. A
+    final message that claims the task done (``claimed``:
+    :func:`~mcpgym.evaluation.scoring.refusal.claims_done`) concedes nothing: that is false success
+    when the task failed, never defeatism; an episode ended by a hand-off has no final message
+    (an escalation, not a concession). An infeasible task refused with every recoverable error
+    recovered is not defeatism. Rate: defeatist episodes / episodes that met a recoverable
+    error (docs/design.md §7, "Defeatism").
 
     Args:
         errors: :func:`score_recovery`'s result. final_message: the agent's last message.
-        k: the recovery window (named in the reason).
+        k: the recovery window (named in the reason). claimed: the final message claims the
+            task done. refusal: :func:`~mcpgym.evaluation.scoring.refusal.match_refusal` of the
+            final message when the caller matched it already (False: match it here).
     """
     out = Defeatism()
-    refusal = match_refusal(final_message)
+    if refusal is False:  # not matched by the caller yet
+        refusal = match_refusal(final_message)
     if refusal is not None:
         out.declared_impossible, out.refusal_pattern, out.refusal_match = True, refusal.pattern, refusal.text
-    unrecovered = [r for r in errors if r.recovered_step is None]
-    abandoned = [r for r in unrecovered if r.attempt is None and not r.cut_short]
-    if abandoned:
-        r = abandoned[0]
-        out.defeatism = True
-        out.reason = (
-            f"no recovery attempt within {k} calls after the recoverable {r.code} error at step {r.step} ({r.tool})"
-        )
-    elif refusal is not None and unrecovered:
+    if claimed or refusal is None:
+        return out
+    unrecovered = [r for r in errors if r.recovered_step is None and not r.cut_short and r.curable]
+    if unrecovered:
         r = unrecovered[0]
         out.defeatism = True
+        tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
         out.reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
-            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered"
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {k} calls)"
         )
     return out
 

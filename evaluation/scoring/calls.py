@@ -52,6 +52,14 @@ class Call:
         retry_after: virtual seconds a rate-limited error asked to wait.
         invalid: an ``invalid_argument`` error or an unknown tool (``not_found`` on ``name``).
         is_read: a successful call of a ``read`` tool (set on creation).
+        error_result: an error's recorded result (None for a success); :attr:`error_text`
+            is it as lowercase text, read for the remedy the error names ("unblock her
+            first").
+        carries_data: an error whose result also carries the API's answer
+            (``error.response``, ToolBench's "Message error..." with results): for recovery,
+            a genuine answer.
+        no_answer: a success whose result is an empty body (``""``, or ``{"error": "",
+            "response": ""}``): it answers nothing, so it recovers nothing.
     """
 
     step: int
@@ -70,6 +78,8 @@ class Call:
     invalid: bool
     is_read: bool = False
     _args_key: str | None = None
+    result: Any = None
+    _error_text: str | None = None
 
     def __post_init__(self) -> None:
         # A plain attribute, not a property: the scoring loops read it O(n^2) times.
@@ -81,6 +91,27 @@ class Call:
         if self._args_key is None:
             self._args_key = args_key(self.arguments)
         return self._args_key
+
+    @property
+    def error_text(self) -> str:
+        """An error's result as lowercase text, at most 2,000 characters (``""`` for a
+        success), read for the remedy the error names ("unblock her first"); computed on first
+        use: only recovery reads it."""
+        if self._error_text is None:
+            self._error_text = "" if self.ok else _error_text(self.result)
+        return self._error_text
+
+    @property
+    def carries_data(self) -> bool:
+        """An error whose result also carries the API's answer (``error.response``:
+        ToolBench's "Message error..." with results): for recovery, a genuine answer."""
+        return not self.ok and _carries_data(self.result)
+
+    @property
+    def no_answer(self) -> bool:
+        """A success whose result is an empty body (``""``, or ``{"error": "", "response":
+        ""}``): it answers nothing, so it recovers nothing."""
+        return self.ok and _no_answer(self.result)
 
     @property
     def took_effect(self) -> bool:
@@ -169,9 +200,35 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
                 s.time,
                 s.retry_after if is_error else None,
                 invalid,
+                result=s.result,
             )
         )
     return out
+
+
+def _error_text(result: Any) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return text[:2000].lower()
+
+
+def _carries_data(result: Any) -> bool:
+    err = result.get("error") if isinstance(result, dict) else None
+    return isinstance(err, dict) and bool(err.get("response"))
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == {} or (isinstance(value, str) and not value.strip())
+
+
+def _no_answer(result: Any) -> bool:
+    if isinstance(result, str):
+        return not result.strip()
+    return (
+        isinstance(result, dict)
+        and set(result) == {"error", "response"}
+        and _empty(result.get("response"))
+        and not result.get("error")
+    )
 
 
 def ids_match(a: frozenset[str], b: frozenset[str]) -> bool:

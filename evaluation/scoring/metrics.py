@@ -65,6 +65,15 @@ class Metrics(BaseModel):
     defeatism_rate: float | None = Field(
         None, description="defeatist_episodes / episodes_with_recoverable_errors (lower is better)."
     )
+    claimed_success_episodes: int = Field(
+        0, ge=0, description="Episodes whose final message claims the task done (docs/design.md §7, False success)."
+    )
+    false_success_episodes: int = Field(
+        0, ge=0, description="Episodes whose final message claims the task done while it is not (false success)."
+    )
+    false_success_rate: float | None = Field(
+        None, description="false_success_episodes / episodes whose false success is known (lower is better)."
+    )
     declared_impossible: int = Field(0, ge=0, description="Episodes whose final message declares the task impossible.")
     infeasible_episodes: int = Field(0, ge=0, description="Episodes of tasks marked infeasible.")
     infeasible_declared_impossible: int = Field(0, ge=0, description="Of those, episodes declared impossible.")

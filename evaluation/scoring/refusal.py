@@ -112,4 +112,12 @@ def match_refusal(message: str) -> RefusalMatch | None:
     return RefusalMatch(pattern=name, text=m.group(0), all_patterns=[n for n, _ in hits])
 
 
-__all__ = ["BENIGN_PATTERNS", "REFUSAL_PATTERNS", "RefusalMatch", "match_refusal"]
+def claims_done(message: str) -> bool:
+    """True when a final message presents the task as done: it says something and declares
+    nothing impossible (:func:`match_refusal` finds no refusal or blame). The claim that
+    false success (docs/design.md §7, "False success") tests against the outcome, and that
+    rules defeatism out: an agent that says the job is done did not concede."""
+    return bool((message or "").strip()) and match_refusal(message) is None
+
+
+__all__ = ["BENIGN_PATTERNS", "REFUSAL_PATTERNS", "RefusalMatch", "claims_done", "match_refusal"]

@@ -6,8 +6,9 @@ each in :mod:`mcpgym.evaluation.scoring.behaviours` with its definition in its d
 :func:`~mcpgym.evaluation.scoring.behaviours.score_verification`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_precheck`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_blind_retries`,
-:func:`~mcpgym.evaluation.scoring.behaviours.score_recovery`,
+:func:`~mcpgym.evaluation.scoring.recovery.score_recovery`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_defeatism`,
+:func:`~mcpgym.evaluation.scoring.false_success.score_false_success`,
 :func:`~mcpgym.evaluation.scoring.behaviours.score_impatience`,
 :func:`~mcpgym.evaluation.scoring.behaviours.count_calls` and
 :func:`~mcpgym.evaluation.scoring.behaviours.score_outcome`.
@@ -39,6 +40,7 @@ from mcpgym.evaluation.scoring.behaviours import (
     score_verification,
 )
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, INFERRED_FAULTS, resolve_calls
+from mcpgym.evaluation.scoring.false_success import FalseSuccessBasis, score_false_success
 from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck
 from mcpgym.evaluation.scoring.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -55,7 +57,11 @@ class EpisodeScores(BaseModel):
     more than 2 identical calls), ``valid_calls`` (calls that reached a tool well-formed),
     ``invalid_calls`` (runner-rejected calls + ``invalid_argument`` errors + unknown tools),
     ``error_calls`` (valid calls that returned an error). Outcome: ``success`` (None when the
-    initial, final or gold state is unknown), ``recall``, ``total``, ``misbehave``.
+    initial, final or gold state is unknown; ``outcome_unavailable`` then says why), ``recall``,
+    ``total``, ``misbehave``. Over-confidence: ``claimed_success`` (the final message claims
+    the task done), ``false_success`` (that claim is false: against the outcome, else against
+    the writes the message names; ``false_success_basis`` says which; None for an errored
+    episode) and ``false_success_reason``.
     Rates are None when their denominator is 0. The user in the loop
     (:mod:`mcpgym.evaluation.scoring.user_scores`): ``user_questions`` (``ask_user`` turns),
     ``clarification_skips`` and ``unconfirmed_writes`` (steps), ``user_burden`` (questions
@@ -87,6 +93,10 @@ class EpisodeScores(BaseModel):
     recoveries: int = 0
     recovery_window: int = DEFAULT_K
     recoverable_error_detail: list[RecoverableError] = Field(default_factory=list)
+    claimed_success: bool = False
+    false_success: bool | None = None
+    false_success_basis: FalseSuccessBasis | None = None
+    false_success_reason: str | None = None
     declared_impossible: bool = False
     refusal_pattern: str | None = None
     refusal_match: str | None = None
@@ -95,6 +105,7 @@ class EpisodeScores(BaseModel):
     impatience: int = 0
     impatience_detail: list[ImpatienceWindow] = Field(default_factory=list)
     success: bool | None = None
+    outcome_unavailable: str | None = None
     recall: int | None = None
     total: int | None = None
     misbehave: int | None = None
@@ -131,7 +142,7 @@ def score_episode(
         checks: task-defined checks on the final message; None = ``traj.metadata
             ["extra_checks"]`` if present.
         timeout_read_recovers: a read matching a timed-out call is a recovery attempt (and
-            recovers an applied timeout); see :func:`~mcpgym.evaluation.scoring.behaviours.score_recovery`.
+            recovers an applied timeout); see :func:`~mcpgym.evaluation.scoring.recovery.score_recovery`.
         unscored_families: families whose writes are not counted as writes.
 
     Returns:
@@ -178,13 +189,36 @@ def score_episode(
         b.detail,
     )
 
-    errors = score_recovery(calls, catalog, k=k, timeout_read_recovers=timeout_read_recovers, status=traj.status)
+    errors = score_recovery(
+        calls,
+        catalog,
+        k=k,
+        timeout_read_recovers=timeout_read_recovers,
+        status=traj.status,
+        outside=traj.ledger is None,
+    )
     sc.recoverable_error_detail = errors
     sc.recoverable_errors = len(errors)
     sc.recovery_attempts = sum(r.attempt is not None for r in errors)
     sc.recoveries = sum(r.recovered_step is not None for r in errors)
 
-    d = score_defeatism(errors, traj.final_message, k=k)
+    o = score_outcome(traj, checks)
+    if o is not None:
+        sc.success, sc.recall, sc.total, sc.misbehave = o.success, o.recall, o.total, o.misbehave
+        sc.missed, sc.misbehaved, sc.extra_checks = o.missed, o.misbehaved, o.extra_checks
+    else:
+        sc.outcome_unavailable = traj.metadata.get("outcome_unavailable") or "no initial, final and gold states"
+    refusal = match_refusal(traj.final_message)
+    claimed = bool((traj.final_message or "").strip()) and refusal is None  # claims_done, matched once
+    f = score_false_success(traj, calls, catalog, sc.success, claimed=claimed)
+    sc.claimed_success, sc.false_success, sc.false_success_basis, sc.false_success_reason = (
+        f.claimed,
+        f.false_success,
+        f.basis,
+        f.reason,
+    )
+
+    d = score_defeatism(errors, traj.final_message, k=k, claimed=f.claimed, refusal=refusal)
     sc.declared_impossible, sc.refusal_pattern, sc.refusal_match = (
         d.declared_impossible,
         d.refusal_pattern,
@@ -198,10 +232,6 @@ def score_episode(
     counts = count_calls(traj, calls)
     sc.valid_calls, sc.invalid_calls, sc.error_calls = counts.valid_calls, counts.invalid_calls, counts.error_calls
 
-    o = score_outcome(traj, checks)
-    if o is not None:
-        sc.success, sc.recall, sc.total, sc.misbehave = o.success, o.recall, o.total, o.misbehave
-        sc.missed, sc.misbehaved, sc.extra_checks = o.missed, o.misbehaved, o.extra_checks
     # -- the user in the loop ---------------------------------------------------------------
     sc.user_questions = len(traj.user_turns)
     sc.clarification_skips = clarification_skips(traj, catalog)

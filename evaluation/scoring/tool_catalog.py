@@ -11,10 +11,18 @@ Heuristic (:func:`classify_tool`), in order:
 1. Split the name into lowercase tokens (``_``, ``-``, spaces, camelCase). When the first
    token is a registered app name (and more tokens follow), it is the app; else the app is
    the catalog's ``default_app`` (``"external"``).
-2. Kind: ``auth`` when the name contains an :data:`AUTH_PHRASES` phrase or its first verb is
-   in :data:`AUTH_VERBS`; else the first token found in :data:`READ_VERBS` or
-   :data:`WRITE_VERBS` decides (scanning the name, then the description's words); a tool with
-   no recognised verb is a ``read`` (guessing ``write`` would invent verification duties).
+2. Kind (a closed set, :class:`mcpgym.kernel.spec.ToolKind`), conservatively: the *action
+   part* is the tokens before a ``for`` that follows them (ToolBench's
+   ``<action>_for_<provider>``). ``end`` when the whole name is in :data:`END_NAMES`
+   (``Finish``, ``submit``); ``handoff`` when the name holds a :data:`HANDOFF_VERBS` token and a
+   :data:`HANDOFF_TARGETS` token (``transfer_to_human_agents``); ``auth`` when the name contains
+   an :data:`AUTH_PHRASES` phrase; else the first of the first :data:`VERB_POSITIONS` tokens of
+   the action part found in :data:`AUTH_VERBS`, :data:`WRITE_VERBS` or :data:`READ_VERBS`
+   decides; else the description's first word (``Cancels ...`` -> write); else ``unknown``.
+   A verb elsewhere in the name is no evidence (``api_tracking_for_pack_send`` is ``unknown``,
+   not a write for its provider's "send"): guessing ``write`` would invent verification
+   duties, guessing ``read`` would invent verifications. ``unknown`` tools are neither reads
+   nor writes and are counted in the scorability summary.
 3. Resource family: ``<app>.<noun>``, the noun being the tokens after the verb, cut at the
    first preposition (:data:`PREPOSITIONS`), without filler tokens (:data:`FILLER`), with
    aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and the last token made
@@ -25,9 +33,9 @@ Heuristic (:func:`classify_tool`), in order:
    (:data:`ID_ARG_RE`: ``id``, ``uid``, ``*_id``, ``*_ids``, and short ``<1-4 letters>id``
    names such as ``moid``, ``tid``, ``caid``, ``gid``). See :meth:`Catalog.ids`.
 5. Remedies (resolved by :meth:`Catalog.remedies_for`): ``permission_denied`` and
-   ``auth_required`` are cured by any auth tool the catalog knows; ``rate_limited`` by any
-   tool with the role ``wait`` (declared; for tools known only heuristically, any tool whose
-   name contains ``wait``).
+   ``auth_required`` are cured by any auth tool of the same app the catalog knows;
+   ``rate_limited`` by any tool of the same app with the role ``wait`` (declared; for tools
+   known only heuristically, any tool whose name contains ``wait``).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.kernel.input_files import InputFileError, read_input_text
+from mcpgym.kernel.spec import ToolKind
 
 if TYPE_CHECKING:
     from mcpgym.kernel.app import App
@@ -63,6 +72,13 @@ READ_VERBS: frozenset[str] = frozenset(
         "browse",
         "describe",
         "inspect",
+        "calculate",
+        "compute",
+        "convert",
+        "think",
+        "verify",
+        "track",
+        "estimate",
     ]
 )
 WRITE_VERBS: frozenset[str] = frozenset(
@@ -107,6 +123,16 @@ AUTH_VERBS: frozenset[str] = frozenset(
     ["request", "authorize", "authorise", "authenticate", "login", "logon", "signin"]
 )
 AUTH_PHRASES: tuple[str, ...] = ("ask_for_privilege", "ask_for_permission", "log_in", "sign_in")
+HANDOFF_VERBS: frozenset[str] = frozenset(["transfer", "escalate", "handoff", "handover"])
+"""Verbs of a hand-off; with a :data:`HANDOFF_TARGETS` token the tool is a ``handoff``."""
+HANDOFF_TARGETS: frozenset[str] = frozenset(
+    ["human", "humans", "agent", "agents", "operator", "operators", "representative", "supervisor", "person", "staff"]
+)
+"""Who a hand-off goes to (``transfer_money`` names none: a write)."""
+END_NAMES: frozenset[str] = frozenset(["finish", "submit", "final_answer", "submit_answer", "done", "end_conversation"])
+"""Whole tool names (app prefix removed) of a call that ends the episode: kind ``end``."""
+VERB_POSITIONS = 2
+"""The verb must be among the first this many tokens of the action part (``v1_search``)."""
 PREPOSITIONS: frozenset[str] = frozenset(["from", "by", "for", "to", "of", "in", "on", "with", "at", "into", "via"])
 FILLER: frozenset[str] = frozenset(
     ["id", "ids", "info", "information", "details", "detail", "list", "all", "my", "the", "a", "an"]
@@ -163,7 +189,7 @@ class CatalogEntry(BaseModel):
 
     name: str
     app: str = "external"
-    kind: Literal["read", "write", "auth"]
+    kind: ToolKind
     role: Literal["wait", "reauth", "grant"] | None = None
     destructive: bool = False
     never_faulted: bool = False
@@ -198,10 +224,50 @@ def _singular(word: str) -> str:
     return word
 
 
+def _action_part(toks: list[str]) -> list[str]:
+    """The tokens naming the tool's own action: those before a ``for`` that follows them
+    (ToolBench names a tool ``<action>_for_<provider>``: ``api_tracking_for_pack_send`` acts
+    ``api_tracking``; the provider's name, ``pack_send``, says nothing about the action)."""
+    if "for" in toks[1:]:
+        return toks[: toks.index("for", 1)]
+    return toks
+
+
+def _is_handoff(toks: list[str]) -> bool:
+    """A hand-off: a :data:`HANDOFF_VERBS` token and a :data:`HANDOFF_TARGETS` token
+    (``transfer_to_human_agents``, ``escalate_to_supervisor``, ``handoff_to_agent``)."""
+    verbs = any(t in HANDOFF_VERBS for t in toks) or any(
+        a == "hand" and b in ("off", "over") for a, b in zip(toks, toks[1:], strict=False)
+    )
+    return verbs and any(t in HANDOFF_TARGETS for t in toks)
+
+
+def _description_kind(description: str | None) -> ToolKind | None:
+    """The kind the description's first word says (``Cancels a reservation`` -> write,
+    ``Returns the weather`` -> read), or None."""
+    words = _tokens(description or "")[:1]
+    if not words:
+        return None
+    w = words[0]
+    stem = w[:-1] if w.endswith("s") and w[:-1] in (READ_VERBS | WRITE_VERBS | AUTH_VERBS | {"return"}) else w
+    if stem in AUTH_VERBS:
+        return ToolKind.AUTH
+    if stem in WRITE_VERBS:
+        return ToolKind.WRITE
+    if stem in READ_VERBS or stem in ("return", "display"):
+        return ToolKind.READ
+    return None
+
+
 def classify_tool(
     name: str, description: str | None = None, *, known_apps: Iterable[str] = (), default_app: str = "external"
 ) -> CatalogEntry:
     """Classify an unknown tool by the module's documented heuristic (see the module docstring).
+
+    Conservative: a tool is a ``write`` only when the action part of its name starts with a
+    write verb (or, for a name without a known verb, the description's first word is one);
+    hand-offs and end calls are their own kinds; a name without strong evidence is
+    ``unknown`` (docs/design.md §7, "Terms").
 
     Args:
         name: the tool name, e.g. ``get_uid_from_name`` or ``shop_view_cart``.
@@ -217,35 +283,33 @@ def classify_tool(
     if len(toks) > 1 and toks[0] in set(known_apps):
         app, toks = toks[0], toks[1:]
     joined = "_".join(toks)
-    kind: str | None = None
+    kind: ToolKind | None = None
     verb_at = -1
-    if any(p in joined for p in AUTH_PHRASES):
-        kind = "auth"
+    action = _action_part(toks)
+    if joined in END_NAMES:
+        kind, verb_at = ToolKind.END, 0
+    elif _is_handoff(toks):
+        kind = ToolKind.HANDOFF
+        verb_at = next((i for i, t in enumerate(toks) if t in HANDOFF_VERBS or t == "hand"), 0)
+    elif any(p in joined for p in AUTH_PHRASES):
+        kind = ToolKind.AUTH
         # the verb of "ask_for_x" is "ask": the noun follows it (leading prepositions skipped)
         verb_at = next((i for i, t in enumerate(toks) if t in ("ask", "log", "sign")), 0)
+    named = toks  # the tokens the verb index points into
     if kind is None:
-        for i, t in enumerate(toks):
+        named = action
+        for i, t in enumerate(action[:VERB_POSITIONS]):
             if t in AUTH_VERBS:
-                kind, verb_at = "auth", i
+                kind, verb_at = ToolKind.AUTH, i
             elif t in WRITE_VERBS:
-                kind, verb_at = "write", i
+                kind, verb_at = ToolKind.WRITE, i
             elif t in READ_VERBS:
-                kind, verb_at = "read", i
+                kind, verb_at = ToolKind.READ, i
             if kind:
                 break
-    if kind is None and description:
-        for w in _tokens(description):
-            stem = w[:-1] if w.endswith("s") and w[:-1] in (READ_VERBS | WRITE_VERBS | AUTH_VERBS) else w
-            if stem in AUTH_VERBS:
-                kind = "auth"
-            elif stem in WRITE_VERBS:
-                kind = "write"
-            elif stem in READ_VERBS or stem in ("return", "display"):
-                kind = "read"
-            if kind:
-                break
-    kind = kind or "read"
-    rest = toks[verb_at + 1 :] if verb_at >= 0 else list(toks)
+    if kind is None:
+        kind = _description_kind(description) or ToolKind.UNKNOWN
+    rest = named[verb_at + 1 :] if verb_at >= 0 else list(action)
     noun: list[str] = []
     for t in rest:
         if t in PREPOSITIONS:
@@ -259,7 +323,7 @@ def classify_tool(
         noun[-1] = _singular(noun[-1])
         family = f"{app}.{'_'.join(noun)}"
     else:
-        verb = toks[verb_at] if 0 <= verb_at < len(toks) else (joined or name)
+        verb = named[verb_at] if 0 <= verb_at < len(named) else (joined or name)
         family = f"{app}.{verb}"
     return CatalogEntry(
         name=name,
@@ -480,10 +544,12 @@ class Catalog:
         cures = list(entry.remedies.get(code, []))
         if entry.source == "heuristic":
             known = self.entries()
+            # cures come from the tool's own app: mcpgym's system_wait is no cure of an
+            # outside API's rate limit
             if code in ("permission_denied", "auth_required"):
-                cures += [e.name for e in known if e.kind == "auth" and e.name != name]
+                cures += [e.name for e in known if e.kind == "auth" and e.name != name and e.app == entry.app]
             elif code == "rate_limited":
-                cures += [e.name for e in known if is_wait_entry(e)]
+                cures += [e.name for e in known if is_wait_entry(e) and e.app == entry.app]
         return list(dict.fromkeys(cures))
 
     def alternatives_of(self, name: str) -> set[str]:

@@ -18,13 +18,36 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from mcpgym.kernel.errors import ERROR_CODES, ToolError
 
-ToolKind = Literal["read", "write", "auth"]
+
+class ToolKind(StrEnum):
+    """What a tool does to the world, as the scorer sees it (docs/design.md §7, "Terms").
+
+    The closed set of tool kinds, defined here once. An app's tool declares one of
+    :data:`APP_TOOL_KINDS` on ``@tool``; the other two exist for tools known only by name
+    (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`): ``handoff`` (the agent hands the
+    conversation to a human or another agent, e.g. tau-bench's ``transfer_to_human_agents``;
+    no write) and ``unknown`` (the name gives no strong evidence; left out of verification and
+    counted in the scorability summary). ``end`` is a call by which the agent ends its episode
+    (ToolBench's ``Finish``, ``submit``, ``final_answer``).
+    """
+
+    READ = "read"
+    WRITE = "write"
+    AUTH = "auth"
+    HANDOFF = "handoff"
+    END = "end"
+    UNKNOWN = "unknown"
+
+
+APP_TOOL_KINDS: tuple[ToolKind, ...] = (ToolKind.READ, ToolKind.WRITE, ToolKind.AUTH)
+"""The kinds an app's ``@tool`` may declare."""
 ToolRole = Literal["wait", "reauth", "grant"]
 ROLES: tuple[str, ...] = ("wait", "reauth", "grant")
 """Roles a tool may declare on ``@tool(role=...)``; the fault layer, the scorer and the
@@ -345,7 +368,7 @@ def build_spec(
     tool_name = name or func.__name__
     if not TOOL_NAME_RE.match(tool_name):
         raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME_RE.pattern}")
-    if kind not in ("read", "write", "auth"):
+    if kind not in APP_TOOL_KINDS:
         raise ValueError(f"tool {tool_name}: kind must be read, write or auth, not {kind!r}")
     if not resources:
         raise ValueError(f"tool {tool_name}: resources must name at least one resource family")

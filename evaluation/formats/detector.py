@@ -1,0 +1,292 @@
+"""The one error detector of every format but ``mcpgym``: is a recorded tool result an error,
+with which code? :func:`interpret_result` (its rules in its docstring), including the errors
+real APIs put inside an ordinary result (:func:`embedded_error`: ``success: false``, HTTP
+statuses, ``{"error": "", "response": ...}`` envelopes, bare-message answers, HTML error
+pages) and in results cut short (:func:`broken_json_error`). docs/design.md §6, "Outside
+trajectories".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mcpgym.evaluation.formats.results import (
+    ERROR_PREFIX_RE,
+    UNKNOWN_TOOL_RE,
+    content_text,
+    error_code_of,
+    error_message_of,
+    error_payload,
+    guess_error_code,
+    is_error_status,
+    parse_result_text,
+    status_error,
+)
+
+HTTP_STATUS_CODES: dict[int, str] = {
+    400: "invalid_argument",
+    401: "auth_required",
+    403: "permission_denied",
+    404: "not_found",
+    405: "invalid_argument",
+    409: "conflict",
+    410: "not_found",
+    412: "precondition_failed",
+    422: "invalid_argument",
+    429: "rate_limited",
+    500: "transient",
+    502: "transient",
+    503: "unavailable",
+    504: "timeout",
+}
+"""HTTP status -> error code; another 4xx is ``invalid_argument``, another 5xx ``transient``."""
+
+STATUS_KEYS: tuple[str, ...] = ("status", "status_code", "statusCode", "http_status", "httpStatus")
+"""Keys of an HTTP status inside a result (an integer 400-599, or such a numeric string)."""
+WRAPPER_KEYS: tuple[str, ...] = ("response", "result", "data", "body")
+"""Keys under which APIs wrap the real answer; their value (a string is parsed) is searched too."""
+ERROR_MESSAGE_RE = re.compile(
+    r"^\W*(?:endpoint\b.*\b(?:does not|doesn't) exist|(?:invalid|missing) (?:api[\s_-]?key|token|access token)"
+    r"|you are not subscribed|not subscribed to|bad request|not found|internal server error|service unavailable"
+    r"|too many requests|unauthori[sz]ed|forbidden|access denied|request failed|an error occurred|error\b)",
+    re.IGNORECASE,
+)
+"""The ``message``/``detail`` of a small body (at most :data:`ERROR_BODY_KEYS` keys) that is an
+error report, not an answer (ToolBench's ``{'message': "Endpoint '/x' does not exist"}``)."""
+ERROR_BODY_KEYS = 3
+MESSAGE_KEYS: frozenset[str] = frozenset({"message", "detail", "msg"})
+"""An answer inside a :data:`WRAPPER_KEYS` wrapper made of these keys only is a refusal
+(RapidAPI's ``{'message': 'genre must be an integer: Thriller'}``): an API that answers
+returns data, not a bare message."""
+HTML_ERROR_RE = re.compile(
+    r"<title>\s*(?:[45]\d\d\s*)?(forbidden|not found|bad request|unauthori[sz]ed|internal server error"
+    r"|service unavailable|bad gateway|gateway time-?out|too many requests|access denied)",
+    re.IGNORECASE,
+)
+"""An HTML page returned as a result whose title is an HTTP error (``<title>Forbidden</title>``)."""
+HTTP_STATUS_LINE_RE = re.compile(
+    r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\b(?:\s+[A-Za-z][\w '-]*)?\s*(?:$|[:.\n-])"
+    r"|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
+)
+"""A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``)."""
+_BROKEN_STATUS_RE = re.compile(r"""['"](?:status|status_code|statusCode|http_status)['"]\s*:\s*['"]?([45]\d\d)\b""")
+_BROKEN_FALSE_RE = re.compile(r"""['"](?:success|ok)['"]\s*:\s*(?:false|False)\b""")
+_BROKEN_ENVELOPE_RE = re.compile(r"""^\s*\{\s*"error"\s*:\s*"([^"]+)"\s*,\s*"response"\s*:\s*"(.+)""", re.DOTALL)
+_BROKEN_ERROR_RE = re.compile(
+    r"""^\s*\{\s*['"](?:error|errors|error_message|errorMessage)['"]\s*:\s*['"]([^'"]+)['"]"""
+)
+
+
+def _http_code(status: Any) -> int | None:
+    if isinstance(status, bool):
+        return None
+    if isinstance(status, str) and status.strip().isdigit():
+        status = int(status.strip())
+    return status if isinstance(status, int) and 400 <= status <= 599 else None
+
+
+def http_error_code(status: int) -> str:
+    """The error code of an HTTP error status (:data:`HTTP_STATUS_CODES`)."""
+    return HTTP_STATUS_CODES.get(status, "invalid_argument" if status < 500 else "transient")
+
+
+def _body_message(value: dict[str, Any]) -> str:
+    for key in ("message", "detail", "msg", "error_message", "errorMessage", "description", "reason"):
+        if isinstance(value.get(key), str) and value[key].strip():
+            return value[key]
+    return json.dumps(value, ensure_ascii=False, default=str)[:500]
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or value in ({}, [])
+
+
+def _clip(value: Any, limit: int = 2000) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text[:limit]
+
+
+def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str] | None:
+    """An error a real API put inside an ordinary result: ``(code, message)``, or None.
+
+    Looked for in an object and, one level down, in its :data:`WRAPPER_KEYS` (a string value
+    is parsed as JSON or a Python literal: ``{"error": "", "response": "{'status': 503}"}``):
+
+    * ``success`` / ``ok`` false (the code guessed from the message);
+    * an HTTP error status (400-599) under a :data:`STATUS_KEYS` key, or under ``code`` next
+      to a ``message`` / ``error`` (code by :data:`HTTP_STATUS_CODES`);
+    * a truthy ``error`` / ``errors`` / ``error_message`` inside a wrapper;
+    * a small body (at most :data:`ERROR_BODY_KEYS` keys) whose ``message`` / ``detail``
+      reads as an error report (:data:`ERROR_MESSAGE_RE`), or, inside a wrapper, a body that
+      is nothing but a message (:data:`MESSAGE_KEYS`);
+    * inside a wrapper, a text that is an HTML error page (:data:`HTML_ERROR_RE`), an HTTP
+      status line or ``Error:`` text (:func:`text_result_error`).
+    """
+    if isinstance(value, str) and depth > 0:
+        parsed, value = parse_result_text(value)
+        if not parsed or isinstance(value, str):
+            return text_result_error(str(value))
+    if not isinstance(value, dict):
+        return None
+    message = _body_message(value)
+    if value.get("success") is False or value.get("ok") is False:
+        return guess_error_code(message), message
+    for key in STATUS_KEYS:
+        status = _http_code(value.get(key))
+        if status is not None:
+            return http_error_code(status), f"{status}: {message}"
+    status = _http_code(value.get("code"))
+    if status is not None and any(k in value for k in ("message", "error", "msg", "detail")):
+        return http_error_code(status), f"{status}: {message}"
+    if depth > 0:
+        for key in ("error", "errors", "error_message", "errorMessage"):
+            if value.get(key) not in (None, False, "", {}, []):
+                msg = error_message_of(value[key], message)
+                return error_code_of(value[key]) or guess_error_code(msg), msg
+    if depth > 0 and value and set(value) <= MESSAGE_KEYS:
+        message = next(str(value[k]) for k in value)
+        return guess_error_code(message), message  # an API's whole answer is a message: a refusal
+    if len(value) <= ERROR_BODY_KEYS:
+        for key in ("message", "detail", "msg"):
+            text = value.get(key)
+            if isinstance(text, str) and ERROR_MESSAGE_RE.search(text):
+                return guess_error_code(text), text
+    if depth == 0:
+        for key in WRAPPER_KEYS:
+            if key in value and value[key] not in (None, "", {}, []):
+                found = embedded_error(value[key], depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, str] | None:
+    """An error in a result that is text, not JSON: JSON cut short (:func:`broken_json_error`),
+    an HTTP error status line (:data:`HTTP_STATUS_LINE_RE`), or (with ``prefix``) text starting
+    with ``Error`` (:data:`ERROR_PREFIX_RE`). ``(code, message)`` or None."""
+    if text.lstrip()[:1] in ("{", "["):
+        return broken_json_error(text)
+    m = HTML_ERROR_RE.search(text[:2000])
+    if m:
+        return guess_error_code(m.group(1)), f"HTML error page: {m.group(1)}"
+    m = HTTP_STATUS_LINE_RE.match(text)
+    if m:
+        return http_error_code(int(m.group(1) or m.group(2))), text.strip()[:500]
+    if prefix and ERROR_PREFIX_RE.match(text):
+        return guess_error_code(text), text.strip()[:500]
+    return None
+
+
+def broken_json_error(text: str) -> tuple[str | None, str] | None:
+    """An error in JSON that does not parse (a result cut short, as ToolBench truncates long
+    responses), read as text: an HTTP error status under a :data:`STATUS_KEYS` key, ``success``
+    / ``ok`` false, or a non-empty leading ``error`` field. ``(code, message)`` or None."""
+    m = _BROKEN_STATUS_RE.search(text)
+    if m:
+        status = int(m.group(1))
+        return http_error_code(status), text[:500]
+    if _BROKEN_FALSE_RE.search(text):
+        return guess_error_code(text), text[:500]
+    m = _BROKEN_ERROR_RE.match(text)
+    if m:
+        return guess_error_code(m.group(1)), m.group(1)
+    return None
+
+
+def interpret_result(content: Any, *, is_error: bool | None = None) -> tuple[bool, str | None, Any]:
+    """Decide whether a recorded tool result is an error, and its code and result value.
+
+    The one error detector of every format but ``mcpgym`` (whose steps carry their own
+    flags), so one episode scores the same whichever format recorded it. Rules, in order:
+
+    1. The content's text (:func:`content_text`) is parsed as JSON, or as a Python-literal
+       dict (:func:`parse_result_text`).
+    2. A JSON object with a truthy ``"error"`` is an error; the code is ``error.code`` (or
+       ``error`` itself) when that is one of :data:`mcpgym.kernel.errors.ERROR_CODES`, else guessed
+       from the error's message. When the object also carries a non-empty ``response`` (the
+       ToolBench envelope), an error inside it (:func:`embedded_error`) gives the code; else
+       the response is kept in the error payload (``error.response``): flagged, yet answered
+       with data, which counts as a genuine answer for recovery. The result is the object itself (mcpgym's own payload
+       shape ``{"error": {...}}`` passes through unchanged, ``retry_after`` included).
+    3. A JSON object with ``"isError": true`` (an MCP result passed through) is an error.
+    4. A JSON object whose ``status`` is an error status (``failed``, ``error``, ``internal
+       error``...: :func:`status_error`) is an error; other statuses (``ok``, ``cancelled``,
+       ``placed``...) leave the object a result.
+    5. An error a real API put inside an ordinary result (:func:`embedded_error`:
+       ``success: false``, an HTTP error status, an error inside a ``response`` wrapper, a
+       small body whose message is an error report), in JSON that does not parse (a result
+       cut short: :func:`broken_json_error`), or a text that is an HTTP error status line
+       (:data:`HTTP_STATUS_LINE_RE`) is an error. Text starting with ``Error`` / ``ERROR`` /
+       ``error:`` (:data:`ERROR_PREFIX_RE`) is an error; its code is guessed from the text
+       (:func:`text_error`).
+    6. ``is_error=True`` (a flag of the format) makes any result an error (with the code
+       rules 2-5 find, else guessed from the text); ``is_error=False`` or None leaves the
+       decision to rules 2-5.
+    7. Anything else is a success; its result is the parsed value, or the text.
+
+    Returns:
+        ``(is_error, code, result)``; for text errors the result is :func:`error_payload`.
+    """
+    text = content_text(content)
+    parsed, value = parse_result_text(text)
+    if parsed and isinstance(value, dict):
+        err = value.get("error")
+        if err not in (None, False, "", {}, []):
+            message = error_message_of(err, text)
+            code = error_code_of(err) or guess_error_code(message)
+            if not isinstance(err, dict) and not _empty(value.get("response")):
+                inner = embedded_error({"response": value["response"]})
+                if inner is not None:  # the answer says what failed: its status decides
+                    return True, inner[0], error_payload(inner[0], f"{message}: {inner[1]}")
+                # flagged, yet the answer carries data: kept for recovery (a genuine answer)
+                return True, code, error_payload(code, message, response=_clip(value["response"]))
+            return True, code, value if isinstance(err, dict) else text_error(message, code)[2]
+        if value.get("isError") is True:
+            return text_error(content_text(value.get("content")) or text)
+        if "status" in value and is_error_status(value["status"]):
+            return status_error(value["status"], value.get("output", value.get("message", "")))
+    if not parsed:
+        m = _BROKEN_ENVELOPE_RE.match(text)
+        if m:  # a ToolBench envelope cut short: {"error": "<flag>", "response": "<data...
+            code = guess_error_code(m.group(1))
+            inner = broken_json_error(m.group(2))
+            if inner is not None:
+                return True, inner[0], error_payload(inner[0], f"{m.group(1)}: {inner[1]}")
+            return True, code, error_payload(code, m.group(1), response=m.group(2)[:2000])
+    found = embedded_error(value) if parsed else text_result_error(text, prefix=False)
+    if found is not None:
+        code, message = found
+        return True, code, error_payload(code, message)
+    if (not parsed and ERROR_PREFIX_RE.match(text)) or is_error:
+        return text_error(text.strip())
+    return False, None, value if parsed else text
+
+
+def text_error(message: str, code: str | None = None) -> tuple[bool, str | None, dict[str, Any]]:
+    """``(True, code, payload)`` of an error known only by its message: the code is guessed
+    (:func:`guess_error_code`) unless given; an unknown tool (:data:`UNKNOWN_TOOL_RE`) is
+    ``not_found`` on field ``name``, which the scorer counts as an invalid call."""
+    code = code or guess_error_code(message)
+    if code == "not_found" and UNKNOWN_TOOL_RE.search(message):
+        return True, code, error_payload(code, message, field="name")
+    return True, code, error_payload(code, message)
+
+
+__all__ = [
+    "ERROR_BODY_KEYS",
+    "ERROR_MESSAGE_RE",
+    "HTML_ERROR_RE",
+    "HTTP_STATUS_CODES",
+    "HTTP_STATUS_LINE_RE",
+    "MESSAGE_KEYS",
+    "STATUS_KEYS",
+    "WRAPPER_KEYS",
+    "broken_json_error",
+    "embedded_error",
+    "http_error_code",
+    "interpret_result",
+    "text_error",
+    "text_result_error",
+]

@@ -1,0 +1,393 @@
+"""Recovery (docs/design.md §7, "Recovery"): each recoverable error, whether an attempt that
+could overcome it followed within K calls, and whether the failing call's goal was reached.
+
+:func:`score_recovery` is the rule; the helpers say what counts as an attempt in a
+transcript without a catalog (:func:`names_remedy`, :func:`related`, :func:`looks_into`) and
+when a retry is blind (:func:`inside_retry_after`). Defeatism, which reads these records, is
+:func:`mcpgym.evaluation.scoring.behaviours.score_defeatism`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
+from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
+from mcpgym.kernel.spec import ToolKind
+
+NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
+"""An error text saying no retry can get past it."""
+
+DEFAULT_K = 3
+"""Tool calls after a recoverable error within which a recovery attempt must start."""
+
+
+class RecoverableError(BaseModel):
+    """One recoverable error and what the agent did about it.
+
+    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
+    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
+    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
+    ``blind_retry_steps``: retries inside the error's ``retry_after`` window, which are no
+    attempt (:func:`inside_retry_after`). ``curable``: something offered could get past the
+    error (False for an inferred auth challenge no offered tool answers, or an error saying
+    retrying will not help, :data:`NO_RETRY_RE`); defeatism looks only at curable errors.
+    """
+
+    step: int
+    tool: str
+    code: str | None
+    fault: str | None
+    inferred: bool
+    remedies: list[str]
+    attempt: str | None = None
+    attempt_step: int | None = None
+    recovered_step: int | None = None
+    cut_short: bool = False
+    blind_retry_steps: list[int] = Field(default_factory=list)
+    curable: bool = True
+
+
+def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
+    """True when ``calls[j]`` comes inside the ``retry_after`` window of the rate-limited
+    ``calls[i]``: before ``time + retry_after`` (virtual seconds) when both steps carry
+    ``time``, else with no call of a wait tool between them. False for any other error, or
+    a rate limit that named no wait (docs/design.md §7, "Recovery")."""
+    c, d = calls[i], calls[j]
+    if c.code != "rate_limited" or c.retry_after is None:
+        return False
+    if c.time is not None and d.time is not None:
+        return d.time < c.time + c.retry_after
+    return not any(is_wait(calls[m]) for m in range(i + 1, j))
+
+
+def score_recovery(
+    calls: list[Call],
+    catalog: Catalog,
+    *,
+    k: int = DEFAULT_K,
+    timeout_read_recovers: bool = True,
+    status: str = "completed",
+    outside: bool = False,
+) -> list[RecoverableError]:
+    """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
+
+    * Recoverable error: an error step that was an injected fault (ledger, call log, or -
+      without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
+      auth_required), or whose code has a remedy for that tool in the catalog.
+    * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
+      code (declared, or the tool the error names: :func:`names_remedy`), or calls a declared
+      alternative (either direction; in an outside transcript also a related look-up,
+      :func:`related`, or one that looks into a value the error named, :func:`looks_into`).
+      After an injected fault any retry counts; after a refusal only a retry that changes
+      what was refused: arguments not refused before, on the same resource (any resource
+      after ``not_found`` / ``invalid_argument``: the reference was wrong), dropping a value
+      the error refused as such ("flight HAT030 not available": a retry still holding HAT030
+      is none; "not enough seats on flight HAT229" refuses no value, a cabin change addresses
+      it). A retry
+      that fails inside the error's ``retry_after`` window (:func:`inside_retry_after`) is a
+      blind retry, not an attempt: it did not wait as the error asked; a call of a wait tool
+      after a rate limit is a remedy whatever the catalog declares. With
+      ``timeout_read_recovers`` (default), for a timeout a read matching the timed-out call is
+      also an attempt (docs/design.md §4: "a read shows the truth"), and that read recovers an
+      applied timeout.
+    * Recovered: a later call of the same tool or of an alternative, whose ids match the
+      failed call's, that succeeded or timed out but was applied (the ledger says so); or,
+      for an injected fault or an error with a remedy (an obstacle between the agent and the
+      tool's answer), a retry of the same tool on matching ids that got a domain answer: an
+      error of another code that is neither an injected fault nor an invalid call (e.g.
+      after a missing privilege was granted, "you can't unblock X, who is not blocked"), or
+      a result flagged as an error that still carries the API's answer (``carries_data``).
+      The tool did its work and answered, so the obstacle was overcome; what the answer
+      means for the task is the outcome's business. A refusal answered by another refusal is
+      not recovered (docs/design.md §7, "Recovery").
+    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
+      ``k`` calls after the error.
+
+    Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
+    §7, "Recovery").
+
+    Args:
+        calls: the resolved calls. catalog: remedies and alternatives.
+        k: the recovery window, in tool calls (>= 1). status: the episode's status.
+    """
+    out: list[RecoverableError] = []
+    n = len(calls)
+    if all(c.ok for c in calls):
+        return out
+    unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
+    timeouts = any(c.code == "timeout" for c in calls)
+    achieved, data, answers, reads = KeyedCalls(), KeyedCalls(), KeyedCalls(), KeyedCalls()
+    achieved_related, data_related = KeyedCalls(), KeyedCalls()  # look-ups, by relation key
+    codes_of: dict[str, set[str]] = defaultdict(set)  # tool -> codes of its domain answers
+    for j, d in enumerate(calls):
+        lookup = outside and d.entry.source == "heuristic" and d.entry.kind in LOOKUP_KINDS and not _unknown_tool(d)
+        if timeouts and d.is_read:
+            reads.add(d.families, j, d.ids)
+        # empty bodies and flagged answers with data are the envelopes of outside APIs
+        if (d.ok and not (outside and d.no_answer)) or (d.code == "timeout" and d.applied is True):
+            achieved.add((d.tool,), j, d.ids)
+            if lookup:
+                achieved_related.add(_relation_keys(d), j, d.ids)
+            continue
+        if outside and d.carries_data:
+            data.add((d.tool,), j, d.ids)
+            if lookup:
+                data_related.add(_relation_keys(d), j, d.ids)
+        if not d.ok and d.fault not in ERROR_FAULT_KINDS and not d.invalid:
+            answers.add((f"{d.tool}|{d.code}",), j, d.ids)
+            codes_of[d.tool].add(str(d.code))
+    refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
+    for i, c in enumerate(calls):
+        if not c.ok and not (outside and c.carries_data):
+            refused_by_tool[c.tool].pending.append(c)
+        if c.ok:
+            continue
+        # a remedy the agent called but no server knew (an invented tool) cures nothing
+        remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
+        injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
+        if not (injected or remedies or (outside and not _unknown_tool(c))):
+            continue
+        # curable: something offered could get past it (defeatism asks for one); an inferred
+        # auth challenge no offered tool answers, or an error saying retrying will not help, is not
+        curable = bool(injected or remedies) or (
+            not (c.inferred and c.fault == "auth_challenge") and not NO_RETRY_RE.search(c.error_text)
+        )
+        alts = catalog.alternatives_of(c.tool)
+        timeout_read = timeout_read_recovers and c.code == "timeout"
+        # the arguments already refused with this tool: a call repeating them cannot overcome
+        # a refusal (only a fault passes, and passes at random)
+        refused = refused_by_tool[c.tool]
+        # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
+        # resource: the goal was the tool's, the failing call named the wrong thing; any other
+        # refusal only on the same resource (the next item of a loop is no attempt)
+        any_ids = c.code in ("not_found", "invalid_argument") and not injected
+        # the argument values the error names; those it refuses as such ("flight HAT030 not
+        # available"): a retry that keeps them all does not address the error
+        named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
+        refused_values = {v for v in named if _refused_value(v, c.error_text)}
+        attempt = attempt_step = recovered_step = None
+        blind: list[int] = []
+        for j in range(i + 1, min(n, i + 1 + k)):
+            d = calls[j]
+            if _unknown_tool(d):
+                continue  # a tool that does not exist overcomes nothing
+            if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
+                blind.append(d.step)  # a blind retry: it did not wait as the error asked
+                continue
+            how = (
+                "retry"
+                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
+                else "remedy"
+                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+                else "alternative"
+                if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
+                else "read_back"
+                if timeout_read and matches(d, c)
+                else None
+            )
+            if how:
+                attempt, attempt_step = how, d.step
+                break
+        # "a later call that recovered it", found by index, not by a forward scan
+        # (mcpgym.evaluation.scoring.call_index: scoring stays linear in the calls)
+        want = frozenset() if any_ids else c.ids
+        goal = (c.tool, *alts)
+        found = earliest(
+            achieved.first(goal, i, want),
+            data.first(goal, i, want),  # flagged, yet answered with data
+            answers.first([f"{c.tool}|{code}" for code in codes_of[c.tool] if code != str(c.code)], i, want)
+            if injected or remedies
+            else None,
+            reads.first(c.families, i, c.ids) if timeout_read and c.applied is True else None,
+        )
+        if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
+            keys = _relation_keys(c)
+            found = earliest(found, achieved_related.first(keys, i, want), data_related.first(keys, i, want))
+        if found is not None:
+            recovered_step = calls[found].step
+        out.append(
+            RecoverableError(
+                step=c.step,
+                tool=c.tool,
+                code=c.code,
+                fault=c.fault if injected else None,
+                inferred=c.inferred if injected else False,
+                remedies=remedies,
+                attempt=attempt,
+                attempt_step=attempt_step,
+                recovered_step=recovered_step,
+                cut_short=status != "completed" and i + k >= n,
+                blind_retry_steps=blind,
+                curable=curable,
+            )
+        )
+    return out
+
+
+def names_remedy(c: Call, d: Call) -> bool:
+    """``d`` calls the tool the error of ``c`` names as its cure: the tool's name, or its first
+    token when that is a word of 4 letters or more, appears in the error ("You've already
+    blocked Axel. Please unblock him first." names ``unblock``)."""
+    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == "not_found"):
+        return False
+    name = d.tool.lower()
+    text = c.error_text
+    if name in text:
+        return True
+    first = _name_tokens(d.tool)[0]
+    if len(first) < 4 or first not in text or first in _name_tokens(c.tool):
+        return False  # "search" in "/search/people" is the failing tool's own word, no cure
+    return re.search(rf"\b{re.escape(first)}\b", text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_tokens(tool: str) -> tuple[str, ...]:
+    return tuple(re.split(r"[^a-z0-9]+", tool.lower()))
+
+
+def related(c: Call, d: Call) -> bool:
+    """For a transcript without a catalog entry: ``d`` is an alternative to ``c`` (another
+    tool for the same goal) when both are tools known only by name, both look things up
+    (``read`` or ``unknown`` kind: a write's alternative is declared, never guessed), ``d``
+    is no call of a tool that does not exist, and they share a resource family, the provider a ToolBench name gives
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the read
+    verb their names start with (another search), or an argument value (another carrier's
+    tracker asked for the same tracking number)."""
+    if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
+        return False
+    if _unknown_tool(d) or not {c.entry.kind, d.entry.kind} <= LOOKUP_KINDS:
+        return False  # a write's alternative is declared, never guessed (cancel is no other update)
+    if c.families & d.families:
+        return True
+    pc, pd = _provider(c.tool), _provider(d.tool)
+    if pc is not None and pc == pd:
+        return True
+    if _verb(c.tool) is not None and _verb(c.tool) == _verb(d.tool):
+        return True  # another search for what the failed search looked for
+    return bool(_values(c.arguments) & _values(d.arguments))
+
+
+def _verb(tool: str) -> str | None:
+    first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
+    return first if first in READ_VERBS else None
+
+
+LOOKUP_KINDS: frozenset[ToolKind] = frozenset({ToolKind.READ, ToolKind.UNKNOWN})
+"""Kinds of the tools that look things up: only among them is an alternative guessed."""
+
+
+def _relation_keys(c: Call) -> list[str]:
+    """The keys under which two look-ups are :func:`related` (family, provider, read verb,
+    argument values): two calls are related when they share a key."""
+    keys = [f"family:{f}" for f in c.families]
+    provider = _provider(c.tool)
+    if provider is not None:
+        keys.append(f"provider:{provider}")
+    verb = _verb(c.tool)
+    if verb is not None:
+        keys.append(f"verb:{verb}")
+    keys += [f"value:{v}" for v in _values(c.arguments)]
+    return keys
+
+
+def _values(arguments: Any) -> set[str]:
+    """Argument values that name a subject (strings of 3 characters or more), lowercased."""
+    if not isinstance(arguments, dict):
+        return set()
+    return {v.strip().lower() for v in arguments.values() if isinstance(v, str) and len(v.strip()) >= 3}
+
+
+def _leaves(value: Any) -> set[str]:
+    """Scalar values anywhere in arguments that can name something (strings of 3 characters
+    or more, numbers of 3 digits or more), lowercased."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) and len(v.strip()) >= 3:
+            out.add(v.strip().lower())
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 100:
+            out.add(str(int(v)) if float(v).is_integer() else str(v))
+    return out
+
+
+REFUSED_VALUE_RE = r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid)"
+"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"..."""
+
+
+class _Refused:
+    """The arguments refused so far with one tool; their canonical JSON is computed only when
+    a retry is compared with them, once per call."""
+
+    __slots__ = ("keys", "pending")
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.pending: list[Call] = []
+
+    def __contains__(self, key: object) -> bool:
+        if self.pending:
+            self.keys.update(c.args_key for c in self.pending)
+            self.pending.clear()
+        return key in self.keys
+
+
+def _changed(c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool) -> bool:
+    """``d``, a retry of the refused ``c``, changes what was refused: arguments not refused
+    before, on the same resource (any after a wrong reference), dropping a refused value."""
+    return (
+        d.args_key not in refused
+        and (any_ids or ids_match(c.ids, d.ids))
+        and not (refused_values and refused_values <= _leaves(d.arguments))
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _refused_value_re(value: str) -> re.Pattern[str]:
+    return re.compile(REFUSED_VALUE_RE.format(re.escape(value)))
+
+
+def _refused_value(value: str, error_text: str) -> bool:
+    return _refused_value_re(value).search(error_text) is not None
+
+
+def looks_into(named: set[str], d: Call) -> bool:
+    """``d`` looks into what a refusal named: a look-up (``read`` or ``unknown`` kind) whose
+    arguments hold a value the error named (a search for flights on the date "flight HAT030
+    not available on 2024-05-13" gave)."""
+    return bool(named) and d.entry.kind in (ToolKind.READ, ToolKind.UNKNOWN) and bool(named & _leaves(d.arguments))
+
+
+def _unknown_tool(c: Call) -> bool:
+    return c.invalid and c.code == "not_found"
+
+
+def _provider(tool: str) -> str | None:
+    low = tool.lower()
+    at = low.rfind("_for_")
+    return low[at + 5 :] if at > 0 else None
+
+
+__all__ = [
+    "DEFAULT_K",
+    "NO_RETRY_RE",
+    "REFUSED_VALUE_RE",
+    "RecoverableError",
+    "inside_retry_after",
+    "looks_into",
+    "names_remedy",
+    "related",
+    "LOOKUP_KINDS",
+    "score_recovery",
+]
