@@ -40,6 +40,8 @@ performance issue):
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
+- ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
+- ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
@@ -60,6 +62,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
+    from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
@@ -89,6 +92,8 @@ def figure_functions() -> dict[str, FigureFn]:
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
         "label_agreement": label_agreement,
+        "gymnasium_step": gymnasium_step,
+        "openenv_step": openenv_step,
     }
 
 
@@ -112,6 +117,8 @@ FIGURES: tuple[str, ...] = (
     "proxy_overhead",
     "proxy_overhead_noop",
     "label_agreement",
+    "gymnasium_step",
+    "openenv_step",
 )
 """Every figure's name, in table order."""
 

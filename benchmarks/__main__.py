@@ -43,6 +43,17 @@ def _preload() -> None:
         "mcpgym.tools.invoke",
     ):
         importlib.import_module(mod)
+    # The integration figures' optional packages, when installed (openenv-core's client imports
+    # gradio: compiling it in a worker thread tripped CPython 3.11's AST recursion-depth check).
+    import importlib.util
+
+    for package, mods in (
+        ("gymnasium", ("mcpgym.integrations.gymnasium_env",)),
+        ("openenv", ("openenv", "openenv.core.env_server.http_server", "mcpgym.integrations.openenv_env")),
+    ):
+        if importlib.util.find_spec(package) is not None:
+            for mod in mods:
+                importlib.import_module(mod)
     from mcpgym.kernel.app import load_apps
 
     load_apps()

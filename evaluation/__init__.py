@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
     from mcpgym.evaluation.run.episode_runner import AgentEntry
-    from mcpgym.evaluation.run.gym import GymEpisode
+    from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
     from mcpgym.evaluation.run.run_dir import RunError, load_run
     from mcpgym.evaluation.run.runner import RunResult, RunSettings, run_evaluation
     from mcpgym.evaluation.scoring.aggregate import aggregate
@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "RunError": "mcpgym.evaluation.run.run_dir",
     "load_run": "mcpgym.evaluation.run.run_dir",
     "GymEpisode": "mcpgym.evaluation.run.gym",
+    "EpisodeFinished": "mcpgym.evaluation.run.gym",
     # score
     "score_episode": "mcpgym.evaluation.scoring.scorer",
     "score_trajectories": "mcpgym.evaluation.scoring.scorer",
@@ -84,6 +85,7 @@ __all__ = [
     "AgentResult",
     "CallResult",
     "DEFAULT_K",
+    "EpisodeFinished",
     "EpisodeScores",
     "GymEpisode",
     "RunError",

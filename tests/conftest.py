@@ -80,6 +80,9 @@ SLOW_FIRST = (
     "tests/test_ray_executor.py",
     "tests/test_plugin_bundle.py",
     "tests/test_runner.py",
+    "tests/test_readme_integrations.py",
+    "tests/test_integration_inspect.py",
+    "tests/test_integration_openenv.py",
 )
 """Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
 episodes): they start first, longest first, so that no worker is left running one of them

@@ -85,6 +85,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert agree["value"] == pytest.approx(100 * d["agree"] / d["pairs"], abs=0.05)
     assert d["pairs"] == d["episodes"] * len(d["per_field"]) and d["field_target"] == 95.0
     assert len(d["disagreements"]) == d["pairs"] - d["agree"]
+    assert rows["gymnasium_step"]["target"] == 1.2 and rows["openenv_step"]["target"] == 1.0  # issue 26
     # what each figure is made of
     assert rows["stdio_round_trip"]["details"]["tool"] == "shop_add_to_cart"
     assert rows["stdio_round_trip"]["details"]["faults"] == "default"

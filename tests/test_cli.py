@@ -22,7 +22,7 @@ from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 WIDTHS = (80, 120)
-COMMANDS = ("serve", "tools", "run", "score", "report", "tasks")
+COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks")
 
 
 def cli(
@@ -277,7 +277,7 @@ def test_help_reads_like_a_well_kept_cli(command, width, monkeypatch, capsys):
         assert "[default: 3; at least 1]" in flat
     if command == "score":
         assert "Usage: mcpgym score [OPTIONS] PATH..." in out
-        assert "mcp-log." in out  # the format list is not split at the hyphen
+        assert "mcp-log |" in out  # the format list is not split at the hyphen
     if command == "":
         for name in COMMANDS:
             assert re.search(rf"^  {name}\s+\S", out, re.M)  # each command with its short help

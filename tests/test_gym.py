@@ -57,7 +57,7 @@ def test_gym_episodes_match_the_mcp_path(mcp_run: dict) -> None:
             over_mcp.invalid_calls,
         )
         assert _scores(local) == _scores(over_mcp), (agent, task_id, trial)
-        assert ep.reward().model_dump(mode="json") == local.scores
+        assert ep.scores.model_dump(mode="json") == local.scores
         faults_seen += len(local.ledger)
     assert faults_seen > 0, "the comparison should cover episodes with injected faults"
     assert any(t.scores["success"] for t in mcp_run.values())
@@ -75,7 +75,7 @@ def test_step_by_step_reward_and_budget() -> None:
     assert bad.is_error and bad.payload["error"]["code"] == "invalid_argument"
     unknown = ep.step("no_such_tool", {})
     assert unknown.is_error and unknown.payload["error"]["code"] == "not_found"
-    before = ep.reward()
+    before = ep.scores
     assert before.tool_calls == 1 and before.invalid_calls == 2
     assert ep.trajectory().scores is None
     for _ in range(task.max_calls - 1):
@@ -130,3 +130,29 @@ def test_a_shared_gold_state_scores_the_same_and_is_validated_once(monkeypatch) 
     # the initial and gold views were kept from the first two episodes (by content, although
     # each of those had its own gold copy): no app state is wholly recomputed again
     assert computed == []
+
+
+def test_public_api_done_reward_observation_instruction() -> None:
+    """``from mcpgym.evaluation import GymEpisode``: the instruction is the first observation, a
+    step's result the next one (ASCII JSON); done and reward follow the finish; scores are typed."""
+    import json
+
+    from mcpgym.evaluation import EpisodeScores
+    from mcpgym.evaluation import GymEpisode as Public
+
+    assert Public is GymEpisode
+    ep = Public.create("flights.book_cheapest_berlin_paris", trial=0, faults="none")
+    assert ep.observation == ep.instruction == get_task("flights.book_cheapest_berlin_paris").instruction
+    assert (ep.done, ep.reward) == (False, 0.0)
+    obs = ep.step(
+        "flights_search_flights_by_city", {"origin_city": "Berlin", "destination_city": "Paris", "date": "2026-06-04"}
+    )
+    assert not obs.is_error and obs.payload["count"] > 0  # the README's search reaches real flights
+    seen = json.loads(ep.observation)
+    assert seen == {"is_error": False, "result": obs.payload} and ep.observation.isascii()
+    scores = ep.finish("I only looked.")
+    assert isinstance(ep.scores, EpisodeScores) and ep.scores == scores
+    assert (ep.done, scores.success, ep.reward) == (True, False, 0.0)
+    solved = Public.create("flights.book_cheapest_berlin_paris", faults="none")
+    anyio.run(solved.run_agent, make_agent("careful"))
+    assert (solved.done, solved.scores.success, solved.reward) == (True, True, 1.0)

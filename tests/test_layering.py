@@ -1,7 +1,7 @@
 """The package's layering, read from the import statements themselves (no import is executed).
 
 Layers, lowest first: ``mcpgym.kernel`` < ``mcpgym.sandboxes`` < ``mcpgym.tools`` <
-``mcpgym.server`` < ``mcpgym.evaluation`` < ``mcpgym.benchmarks`` < the public facade
+``mcpgym.server`` < ``mcpgym.evaluation`` < ``mcpgym.integrations`` < ``mcpgym.benchmarks`` < the public facade
 (``mcpgym/__init__.py``, ``mcpgym.conformance``). A module may import its own layer and the
 layers below it, never one above; module-level imports between our modules form no cycle; and
 nothing imports the old top-level names (``tools``, ``server``, ...). See docs/design.md §1.
@@ -29,6 +29,7 @@ FOLDERS = {
     "sandboxes": "mcpgym.sandboxes",
     "evaluation": "mcpgym.evaluation",
     "benchmarks": "mcpgym.benchmarks",
+    "integrations": "mcpgym.integrations",
 }
 LAYERS = [
     "mcpgym.kernel",
@@ -36,6 +37,7 @@ LAYERS = [
     "mcpgym.tools",
     "mcpgym.server",
     "mcpgym.evaluation",
+    "mcpgym.integrations",
     "mcpgym.benchmarks",
 ]
 EVALUATION_LAYERS: list[tuple[str, ...]] = [
@@ -48,7 +50,7 @@ EVALUATION_LAYERS: list[tuple[str, ...]] = [
     ("cli",),
 ]
 """The sub-layers of ``mcpgym.evaluation``, lowest first (docs/design.md §1)."""
-OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks"}
+OLD_TOP_LEVEL = {"tools", "server", "sandboxes", "evaluation", "benchmarks", "integrations"}
 
 
 def modules() -> dict[str, Path]:

@@ -26,6 +26,7 @@ SCANNED = [
     "sandboxes",
     "evaluation",
     "benchmarks",
+    "integrations",
     "tests",
 ]
 SUFFIXES = {

@@ -1,8 +1,9 @@
 """The ``mcpgym`` command line.
 
-Subcommands: ``serve`` (MCP server over stdio or HTTP), ``tools`` (the tool catalog),
-``tasks`` (the task registry), ``run`` (evaluate agents), ``score`` (score runs or external
-trajectories), ``report`` (Markdown + HTML report of a run).
+Subcommands: ``serve`` (MCP server over stdio or HTTP, or OpenEnv's reset/step/state),
+``tools`` (the tool catalog), ``tasks`` (the task registry), ``run`` (evaluate agents),
+``score`` (score runs or external trajectories), ``export`` (a run as ATIF), ``report``
+(Markdown + HTML report of a run).
 """
 
 from __future__ import annotations
@@ -132,6 +133,11 @@ def serve(
         "--search-tools",
         help="Retrieval mode (only the search_tools meta-tool at first): of the stdio episode; with http, the default of created episodes.",
     ),
+    openenv: bool = typer.Option(
+        False,
+        "--openenv",
+        help="Serve OpenEnv's reset/step/state (WebSocket /ws, HTTP /reset /step /state) instead of MCP: one episode per client session, up to --max-episodes at once; needs mcpgym[openenv].",
+    ),
 ) -> None:
     """Run the MCP server.
 
@@ -153,6 +159,9 @@ def serve(
         normalise_apps(apps)
     except KeyError as exc:
         _fail(_message(exc))
+    if openenv:
+        _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)
+        return
     if transport is Transport.http:
         from mcpgym.server.http_app import EpisodeDefaults
 
@@ -177,6 +186,24 @@ def serve(
     anyio.run(
         lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools)
     )
+
+
+def _serve_openenv(**options: Any) -> None:
+    """Run the OpenEnv server, found through the ``mcpgym.serve`` entry point ``openenv``
+    (:mod:`mcpgym.integrations.openenv_env` sits above this layer)."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="mcpgym.serve") if ep.name == "openenv"]
+    if not found:
+        _fail("no OpenEnv server is installed (the mcpgym.serve entry point 'openenv'); reinstall mcpgym")
+    try:
+        serve_openenv = found[0].load()
+    except ImportError as exc:
+        _fail(f"--openenv needs the openenv extra: pip install 'mcpgym[openenv]' ({exc})")
+    try:
+        serve_openenv(**options)
+    except OSError as exc:
+        _fail(f"cannot listen on {options['host']}:{options['port']}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -625,7 +652,11 @@ def score(
         ..., metavar="PATH", help="Run directories, trajectory files of our own, or files recorded elsewhere."
     ),
     fmt: str = typer.Option(
-        "auto", "--format", "-f", metavar="FORMAT", help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log."
+        "auto",
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log | atif | inspect (an Inspect AI .eval log).",
     ),
     catalog: str | None = typer.Option(
         None,
@@ -673,6 +704,46 @@ def score(
     except ValueError as exc:
         _fail(str(exc))
     raise typer.Exit(code)
+
+
+class ExportFormat(StrEnum):
+    """Formats ``mcpgym export`` writes."""
+
+    atif = "atif"
+
+
+@app.command()
+def export(
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (from `mcpgym run`)."),
+    fmt: ExportFormat = typer.Option(
+        ExportFormat.atif, "--format", "-f", help="atif: one ATIF v1.8 trajectory per line."
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="FILE",
+        help="Output file (default: RUN_DIR/trajectories.atif.jsonl); never overwritten.",
+    ),
+) -> None:
+    """Write a run's episodes in another format (ATIF: every step, call, error and message, and
+    mcpgym's own record of the episode in each document's `extra`, so `mcpgym score --format
+    atif` gives the same scores). Needs mcpgym[atif].
+    """
+    from mcpgym.evaluation.formats import atif
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError
+    from mcpgym.evaluation.run.run_dir import load_run
+
+    target = out or run_dir / "trajectories.atif.jsonl"
+    if target.exists():
+        _fail(f"{target} exists; choose another --out (nothing was overwritten)")
+    try:
+        n = atif.write_atif(load_run(run_dir), target)
+    except ImportError as exc:
+        _fail(str(exc))
+    except (FileExistsError, FileNotFoundError, TrajectoryFileError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {n} {fmt.value} trajectories to {target}")
 
 
 @app.command()

@@ -8,6 +8,8 @@ Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
 * ``anthropic`` (:mod:`.anthropic`): Messages-API lists with ``tool_use`` / ``tool_result``;
 * ``mcp-log`` (:mod:`.mcp_log`): JSON-RPC messages as an MCP client sees them;
 * ``complexmcp`` (:mod:`.complexmcp`): ComplexMCP text transcripts;
+* ``atif`` (:mod:`.atif`): ATIF trajectories (read, and written by ``mcpgym export``);
+* ``inspect`` (:mod:`.inspect_log`): Inspect AI ``.eval`` logs;
 * ``auto`` (:mod:`.detect`): sniffed from extension and content.
 
 Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport` (what

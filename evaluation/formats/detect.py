@@ -9,6 +9,7 @@ Rules, in order:
    =============== ==========================================================================
    format          marker (an object or string anywhere inside a record)
    =============== ==========================================================================
+   ``atif``        an object whose ``schema_version`` starts with ``ATIF``
    ``mcpgym``      an object with ``episode_id``, ``agent`` and ``steps``
    ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
                    ``tools/list`` or ``initialize``
@@ -22,7 +23,8 @@ Rules, in order:
    table wins (an OpenAI conversation quoting ``<tool>`` stays ``openai``).
 2. Otherwise (plain text, or JSON without markers) a text containing ``<tool>`` or ``[END]``
    is ``complexmcp``.
-3. Else the format is unknown (the caller reports it and asks for ``--format``). The
+3. A ``.eval`` file (a zip archive) is an Inspect AI log: ``inspect``.
+4. Else the format is unknown (the caller reports it and asks for ``--format``). The
    extension is not trusted on its own: ``.json``, ``.jsonl`` and ``.log`` files hold every
    JSON format; it only decides how ``complexmcp`` reads a ``.txt`` / ``.text`` / ``.md``
    file (as plain text).
@@ -39,7 +41,7 @@ from mcpgym.evaluation.formats.common import jsonl_lines
 from mcpgym.evaluation.records.compressed import is_compressed
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 
-PRIORITY: tuple[str, ...] = ("mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
+PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
 
 MAX_NODES = 200_000
@@ -52,6 +54,8 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
         v = stack.pop()
         budget[0] -= 1
         if isinstance(v, dict):
+            if str(v.get("schema_version", "")).startswith("ATIF"):
+                hits.add("atif")
             if "episode_id" in v and "steps" in v and "agent" in v:
                 hits.add("mcpgym")
             if "jsonrpc" in v or v.get("method") in ("tools/call", "tools/list", "initialize"):
@@ -91,6 +95,8 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
         An unreadable file gives ``(None, ...)``; the loader reports the read error.
     """
     p = Path(path)
+    if p.suffix == ".eval":
+        return "inspect", "an Inspect AI log (.eval)"
     try:
         data = read_input_bytes(p, limit=MAX_TRAJECTORY_BYTES)
         if is_compressed(data):  # trajectories.jsonl.zst: zstd frames of mcpgym lines

@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.formats import anthropic, complexmcp, mcp_log, mcpgym, openai
+from mcpgym.evaluation.formats import anthropic, atif, complexmcp, inspect_log, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
@@ -41,7 +41,7 @@ from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_epi
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short
 
-FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log")
+FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log", "atif", "inspect")
 """Values of ``--format``."""
 
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
@@ -54,6 +54,8 @@ LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
     "anthropic": anthropic.load,
     "complexmcp": complexmcp.load,
     "mcp-log": mcp_log.load,
+    "atif": atif.load,
+    "inspect": inspect_log.load,
 }
 """Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`)."""
 

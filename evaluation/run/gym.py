@@ -9,13 +9,15 @@ trajectory is put together by the runner's own
 gives the trajectory steps and scores that ``mcpgym run`` records over MCP (the tests compare
 both paths)::
 
-    from mcpgym.evaluation.run.gym import GymEpisode
+    from mcpgym.evaluation import GymEpisode
 
     ep = GymEpisode.create("shop.buy_cheapest_mouse", trial=0, faults="default")
+    ep.instruction, ep.observation  # the task's instruction; the text the agent saw last
     obs = ep.step("shop_search_products", {"query": "mouse"})   # CallResult(is_error, payload)
     ...
     ep.finish("Bought the cheapest mouse.")
-    reward = ep.reward()            # EpisodeScores: success, recall, verification_rate, ...
+    ep.done, ep.reward              # True, 1.0 or 0.0 (the outcome)
+    scores = ep.scores              # EpisodeScores: success, recall, verification_rate, ...
     traj = ep.trajectory()          # Trajectory, the same record a run writes
 
 An episode object is not thread-safe; make one per rollout (they are cheap: one world).
@@ -23,6 +25,7 @@ An episode object is not thread-safe; make one per rollout (they are cheap: one 
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from typing import Any
@@ -98,6 +101,7 @@ class GymEpisode:
         """The user of the episode (the task's profile, seeded with the fault seed): ``await
         ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
         self._result: AgentResult | None = None
+        self._last: CallResult | None = None
         self._status: tuple[str | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
 
@@ -196,7 +200,7 @@ class GymEpisode:
             arguments = {}
         if not isinstance(arguments, dict) or not isinstance(name, str):
             self.invalid_calls += 1
-            return CallResult(
+            self._last = CallResult(
                 is_error=True,
                 payload={
                     "error": {
@@ -208,14 +212,17 @@ class GymEpisode:
                     }
                 },
             )
+            return self._last
         self.calls += 1
         if self._episode.search_tools and name == SEARCH_TOOL_NAME:
             from mcpgym.evaluation.run.episode_runner import result_payload
 
             answer = search_tools_call(self._episode, arguments)
-            return CallResult(is_error=bool(answer.is_error), payload=result_payload(answer))
+            self._last = CallResult(is_error=bool(answer.is_error), payload=result_payload(answer))
+            return self._last
         out = self._episode.call(name, arguments)
-        return CallResult(is_error=out.is_error, payload=out.payload)
+        self._last = CallResult(is_error=out.is_error, payload=out.payload)
+        return self._last
 
     async def acall(self, name: str, arguments: Any = None) -> CallResult:
         """:meth:`step` as the agents' async call function (``CallFn``)."""
@@ -281,7 +288,7 @@ class GymEpisode:
             }
         )
         self._finish(result, None, None)
-        return self.reward()
+        return self.scores
 
     def _finish(self, result: AgentResult, status: str | None, reason: str | None) -> None:
         max_calls = getattr(self.task, "max_calls", None)
@@ -330,15 +337,57 @@ class GymEpisode:
             return self._traj
         return self._build()
 
-    def reward(self) -> EpisodeScores:
-        """The scores: the judge's outcome (``success``, ``recall``, ...) plus the behaviour
-        scores (verification, recovery, defeatism; definitions in docs/design.md, "Scores").
-        Before :meth:`finish` it scores the episode as if it ended now with an empty message
-        (a shaped intermediate reward)."""
+    @property
+    def instruction(self) -> str:
+        """The task's instruction to the agent (the first observation)."""
+        return str(self.task.instruction)
+
+    @property
+    def done(self) -> bool:
+        """True once the episode ended (:meth:`finish` or :meth:`run_agent`); no step after it."""
+        return self.finished
+
+    @property
+    def observation(self) -> str:
+        """What the agent saw last, as text: the instruction before the first step, then the
+        last step's result as JSON (``{"is_error": bool, "result": payload}``, non-ASCII
+        escaped so that the text is printable ASCII)."""
+        if self._last is None:
+            return self.instruction
+        return observation_text(self._last)
+
+    @property
+    def scores(self) -> EpisodeScores:
+        """The typed scores: the judge's outcome (``success``, ``recall``, ...) plus the
+        behaviour scores (verification, recovery, defeatism; docs/design.md §7), every field
+        :class:`EpisodeScores` has. Before :meth:`finish` it scores the episode as if it ended
+        now with an empty message (a shaped intermediate score)."""
         traj = self._traj or self._build()
         if traj.scores is not None:
             return EpisodeScores.model_validate(traj.scores)
         return score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
 
+    @property
+    def reward(self) -> float:
+        """The outcome as a reward: 0.0 before the episode is done; then 1.0 if the judge says
+        ``success`` (the final state matches the gold state and the extra checks pass), else 0.0.
 
-__all__ = ["EpisodeFinished", "GymEpisode"]
+        Raises:
+            RuntimeError: the judge could not decide the outcome (no gold state): never a
+                silent zero.
+        """
+        if not self.done:
+            return 0.0
+        success = self.scores.success
+        if success is None:
+            raise RuntimeError(f"episode {self.episode_id}: the outcome is unknown (no gold state to judge against)")
+        return 1.0 if success else 0.0
+
+
+def observation_text(result: CallResult) -> str:
+    """A tool call's result as the text an agent reads: ``{"is_error": bool, "result": payload}``
+    as JSON with non-ASCII characters escaped (so the text is printable ASCII)."""
+    return json.dumps({"is_error": result.is_error, "result": result.payload}, ensure_ascii=True, default=str)
+
+
+__all__ = ["EpisodeFinished", "GymEpisode", "observation_text"]

@@ -1,0 +1,16 @@
+"""mcpgym where its users already work: thin adapters over the in-process episode API
+(:class:`mcpgym.evaluation.GymEpisode`) and the HTTP server's control API.
+
+One module per integration, each needing its own optional extra:
+
+* :mod:`.gymnasium_env` (``pip install 'mcpgym[gym]'``): ``gymnasium.make("mcpgym/Episode-v0", ...)``;
+* :mod:`.openenv_env` (``[openenv]``): OpenEnv's reset/step/state server (``mcpgym serve --openenv``);
+* :mod:`.inspect_task` (``[inspect]``): an Inspect AI ``Task`` factory and scorer.
+
+The ATIF and Inspect-log readers and the ATIF writer are trajectory formats, so they live with
+the other formats (:mod:`mcpgym.evaluation.formats.atif`, :mod:`mcpgym.evaluation.formats.inspect_log`),
+where ``mcpgym score`` and ``mcpgym export`` reach them.
+
+Layer: above :mod:`mcpgym.evaluation`, below :mod:`mcpgym.benchmarks` (tests/test_layering.py).
+Importing this package imports none of the optional packages.
+"""

@@ -1,0 +1,310 @@
+"""Inspect AI: mcpgym tasks as an Inspect ``Task`` (``pip install 'mcpgym[inspect]'``).
+
+::
+
+    from inspect_ai import eval
+    from mcpgym.integrations.inspect_task import mcpgym_task
+    eval(mcpgym_task(suite="smoke", faults="default", trials=3), model="openai/gpt-4o-mini")
+
+* Samples: one per mcpgym task (``id`` = task id, ``input`` = its instruction); ``epochs`` =
+  ``trials``, and epoch ``e`` plays trial ``e - 1`` (its fault seed: ``fault_seed_for(task, e-1)``),
+  as ``mcpgym run --trials`` does.
+* Solver (:func:`mcpgym_episode`): each sample gets a fresh episode on an mcpgym HTTP server
+  (``POST /control/episodes``: the task's world seed and apps, the fault profile, the trial's
+  fault seed); its MCP tools reach the model through Inspect's own MCP support
+  (``mcp_server_http`` on the episode's streamable-HTTP URL), and the model plays with
+  ``generate(tool_calls="loop")`` until it answers without a tool call (or Inspect's
+  ``message_limit`` ends it). Then the episode's call log, fault ledger and world states are
+  read from the control API into the sample's store (key ``mcpgym``) and the episode deleted.
+* Scorer (:func:`mcpgym_scorer`): the trajectory built as ``mcpgym run`` builds it (the
+  server's call log) and judged and scored by the same code; the value is the outcome (1.0 on
+  success), the metadata every :class:`EpisodeScores` field (verification, recovery,
+  defeatism, ... whatever the scorer has). Metrics: our aggregates of those scores
+  (:func:`mcpgym.evaluation.scoring.aggregate.metrics`: ``success_rate``, ``verification_rate``,
+  ``recovery_rate``, ``defeatism_rate``, ...), NaN where a rate has no denominator.
+* Server: ``server=URL`` and ``token=...`` use a running ``mcpgym serve --transport http``;
+  none starts one on a free loopback port, once per process, stopped when the process exits.
+
+``mcpgym score --format inspect LOG.eval`` reads the log back
+(:mod:`mcpgym.evaluation.formats.inspect_log`) and gives the same scores.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import math
+import tempfile
+import threading
+from typing import Any
+
+import anyio
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import mcp_connection, mcp_server_http
+
+from mcpgym.evaluation.formats.inspect_log import STORE_KEY
+from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
+from mcpgym.evaluation.scoring.metrics import Metrics
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+
+RATES: tuple[str, ...] = tuple(
+    name
+    for name in (
+        "success_rate",
+        "verification_rate",
+        "precheck_rate",
+        "recovery_attempt_rate",
+        "recovery_rate",
+        "defeatism_rate",
+        "false_success_rate",
+    )
+    if name in Metrics.model_fields
+)
+"""The aggregate rates reported as Inspect metrics (those :class:`Metrics` has)."""
+
+_SERVER: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def local_server() -> tuple[str, str]:
+    """``(url, token)`` of this process's mcpgym HTTP server, started on first use on a free
+    loopback port (its log in a temporary directory) and stopped at exit.
+
+    Raises:
+        mcpgym.evaluation.run.server_process.ServerError: it did not start (the message quotes its log).
+    """
+    with _LOCK:
+        if "handle" not in _SERVER:
+            from mcpgym.evaluation.run.server_process import spawn_server
+
+            logs = tempfile.mkdtemp(prefix="mcpgym-inspect-")
+            handle = spawn_server(f"{logs}/server.log")
+            _SERVER["handle"] = handle
+            atexit.register(handle.stop)
+        handle = _SERVER["handle"]
+    return handle.url, handle.token
+
+
+def _rate(name: str) -> Metric:
+    """The Inspect metric of one aggregate rate (:data:`RATES`)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        episodes = [EpisodeScores.model_validate(s.score.metadata) for s in scores if s.score.metadata]
+        value = getattr(aggregate_metrics(episodes), name)
+        return math.nan if value is None else float(value)
+
+    return compute
+
+
+def _rate_metrics() -> list[Metric]:
+    out = []
+    for name in RATES:
+
+        def factory(name: str = name) -> Metric:
+            return _rate(name)
+
+        factory.__name__ = name
+        out.append(metric(name=name)(factory)())
+    return out
+
+
+@scorer(metrics=_rate_metrics())
+def mcpgym_scorer(k: int = DEFAULT_K) -> Scorer:
+    """Judge and score the sample's episode (module docstring); ``k``: the recovery window."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record = state.store.get(STORE_KEY)
+        if not isinstance(record, dict):
+            raise RuntimeError("the sample has no mcpgym episode record: use the mcpgym_episode solver")
+        scores = judge(record, k=k)
+        return Score(
+            value=1.0 if scores.success else 0.0,
+            answer=record["final_message"],
+            explanation=f"status {scores.status}; {scores.tool_calls} tool calls",
+            metadata=scores.model_dump(mode="json"),
+        )
+
+    return score
+
+
+def judge(record: dict[str, Any], *, k: int = DEFAULT_K) -> EpisodeScores:
+    """Scores of an episode record (the store's ``mcpgym`` entry), as ``mcpgym run`` scores.
+
+    Raises:
+        RuntimeError: the judge could not decide the outcome.
+    """
+    from mcpgym.evaluation.agents.base import AgentResult
+    from mcpgym.evaluation.run.episode_runner import build_trajectory
+    from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.tasks import get_task
+
+    task = get_task(record["task_id"])
+    result = AgentResult.model_validate(
+        {"final_message": record["final_message"], "status": record["status"], "stop_reason": record["stop_reason"]}
+    )
+    traj = build_trajectory(
+        episode_id=record["episode_id"],
+        task=task,
+        agent_name=record["agent"],
+        trial=record["trial"],
+        fault_seed=record["fault_seed"],
+        profile_name=record["fault_profile"],
+        apps=list(record["apps"]),
+        calls=record["calls"],
+        ledger=record["ledger"],
+        initial=record["initial_snapshot"],
+        final=record["final_snapshot"],
+        gold=record["gold_snapshot"],
+        result=result,
+        status=record["status"],
+        reason=record["stop_reason"],
+    )
+    scores = score_episode(traj, _app_catalog(), k=k, checks=traj.metadata["extra_checks"])
+    if scores.success is None:
+        raise RuntimeError(f"episode {record['episode_id']}: the judge could not decide the outcome")
+    return scores
+
+
+@functools.cache
+def _app_catalog() -> Any:
+    """The registered apps' tool catalog (built once per process)."""
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
+
+    return Catalog.from_apps()
+
+
+def _answer(state: TaskState) -> tuple[str, str, str | None]:
+    """``(final message, status, stop reason)`` by the ``openai`` format's rule: the last
+    assistant message, when it calls no tool, is the answer; else the episode was cut off."""
+    last = state.messages[-1] if state.messages else None
+    if last is not None and last.role == "assistant" and not last.tool_calls:
+        return last.text, "completed", None
+    return "", "limit", "the conversation ends without a final answer (Inspect's limits)"
+
+
+@solver
+def mcpgym_episode(
+    faults: str = "default", server: str | None = None, token: str | None = None, tool_exposure: str = "all"
+) -> Solver:
+    """Play the sample's mcpgym task in a fresh episode (module docstring).
+
+    Raises (when solving): ``ServerError`` when the server cannot create or report the episode.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        from mcpgym.evaluation.run.episode_runner import exposure_request
+        from mcpgym.evaluation.run.runner import faults_payload
+        from mcpgym.evaluation.run.server_process import ControlClient
+        from mcpgym.evaluation.tasks import fault_seed_for, get_task, gold_snapshot
+
+        url, secret = (server, token or "") if server else local_server()
+        task_ = get_task(str(state.metadata["task_id"]))
+        trial = max(int(state.epoch) - 1, 0)
+        payload, profile = faults_payload(task_.faults or faults)
+        fault_seed = fault_seed_for(task_, trial)
+        body = {"seed": task_.seed, "apps": list(task_.apps), "faults": payload, "fault_seed": fault_seed}
+        body.update(exposure_request(tool_exposure, task_))
+        async with ControlClient(url, secret) as control:
+            created = await control.create_episode(body)
+            eid = created["episode_id"]
+            try:
+                mcp = mcp_server_http(name="mcpgym", url=created["mcp_url"], timeout=60)
+                async with mcp_connection([mcp]):
+                    state.tools = list(await mcp.tools())
+                    state = await generate(state, tool_calls="loop")
+            finally:
+                # Also when Inspect's limits end the loop (it scores the sample all the same):
+                # the episode is read and deleted, shielded from the cancellation.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        calls = await control.get(eid, "calls")
+                        ledger = await control.get(eid, "ledger")
+                        final = await control.get(eid, "snapshot")
+                        initial = await control.get(eid, "initial")
+                    finally:
+                        await control.delete(eid)
+                    message, status, reason = _answer(state)
+                    state.store.set(
+                        STORE_KEY,
+                        {
+                            "episode_id": eid,
+                            "task_id": task_.id,
+                            "agent": str(state.model),
+                            "trial": trial,
+                            "world_seed": task_.seed,
+                            "fault_seed": int(created.get("fault_seed", fault_seed)),
+                            "fault_profile": profile.name,
+                            "apps": list(created.get("apps") or task_.apps),
+                            "level": task_.level,
+                            "feasible": task_.feasible,
+                            "extra_checks": [c.model_dump(mode="json") for c in task_.checks],
+                            "calls": calls,
+                            "ledger": ledger,
+                            "initial_snapshot": initial,
+                            "final_snapshot": final,
+                            "gold_snapshot": gold_snapshot(task_),
+                            "final_message": message,
+                            "status": status,
+                            "stop_reason": reason,
+                        },
+                    )
+        return state
+
+    return solve
+
+
+def mcpgym_task(
+    suite: str = "smoke",
+    faults: str = "default",
+    trials: int = 1,
+    *,
+    tasks: list[str] | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    tool_exposure: str = "all",
+    message_limit: int | None = 100,
+    k: int = DEFAULT_K,
+) -> Task:
+    """An Inspect ``Task`` of mcpgym tasks (module docstring).
+
+    Args:
+        suite: the task suite (``smoke``, ``core``, ``full`` or a registered one).
+        faults: fault profile (built-in name or file), unless a task sets its own.
+        trials: epochs; epoch ``e`` is trial ``e - 1``.
+        tasks: task ids to keep (None: the whole suite).
+        server, token: a running mcpgym HTTP server (None: one started for this process).
+        tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
+        message_limit: Inspect's message limit per sample.
+        k: the scorer's recovery window, in tool calls.
+
+    Raises:
+        KeyError: a task id not in the suite. ValueError: trials < 1.
+    """
+    from mcpgym.evaluation.tasks import load_tasks
+
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+    chosen = load_tasks(suite)
+    if tasks is not None:
+        known = {t.id: t for t in chosen}
+        missing = [t for t in tasks if t not in known]
+        if missing:
+            raise KeyError(f"not in suite {suite!r}: {', '.join(missing)}")
+        chosen = [known[t] for t in tasks]
+    dataset = MemoryDataset(
+        [Sample(id=t.id, input=t.instruction, metadata={"task_id": t.id}) for t in chosen], name=f"mcpgym-{suite}"
+    )
+    return Task(
+        dataset=dataset,
+        solver=mcpgym_episode(faults=faults, server=server, token=token, tool_exposure=tool_exposure),
+        scorer=mcpgym_scorer(k=k),
+        epochs=trials,
+        message_limit=message_limit,
+        name=f"mcpgym_{suite}",
+    )
+
+
+__all__ = ["RATES", "judge", "local_server", "mcpgym_episode", "mcpgym_scorer", "mcpgym_task"]

@@ -1,0 +1,175 @@
+"""Inspect AI (the real ``inspect-ai``): ``mcpgym_task`` evaluated by ``inspect_ai.eval`` with
+Inspect's ``mockllm/model``, whose tool calls reach mcpgym episodes through Inspect's own MCP
+client (streamable HTTP); the log's scores equal ``mcpgym score --format inspect`` of the same
+log, its metrics equal our aggregates, epochs are trials, and a log without our record still
+scores from its messages.
+
+The mock model plays a fixed plan for the flights task, reading ids from the tool results and
+retrying an error that says it is retryable (so both outcomes and recoveries occur). It states
+its token usage: mockllm would otherwise count tokens with tiktoken, which downloads its
+encoding at run time (no network here).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("inspect_ai", reason="needs the [inspect] extra (pip install 'mcpgym[inspect]')")
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.log import read_eval_log  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+
+from mcpgym.evaluation.cli import app  # noqa: E402
+from mcpgym.evaluation.formats import inspect_log, score_files  # noqa: E402
+from mcpgym.evaluation.scoring.aggregate import metrics  # noqa: E402
+from mcpgym.evaluation.scoring.scorer import EpisodeScores  # noqa: E402
+from mcpgym.evaluation.tasks import fault_seed_for, get_task  # noqa: E402
+from mcpgym.integrations.inspect_task import RATES, mcpgym_task  # noqa: E402
+
+TASK = "flights.book_cheapest_berlin_paris"
+TRIALS = 3
+
+
+def _last_result(messages: list[Any]) -> tuple[bool, dict[str, Any]]:
+    last = messages[-1]
+    if last.role != "tool":
+        return False, {}
+    try:
+        data = json.loads(last.text or (last.error.message if last.error else "{}"))
+    except ValueError:
+        data = {}
+    return last.error is not None, data if isinstance(data, dict) else {}
+
+
+def policy(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+    """The next call of the plan (retrying a retryable error), then the answer."""
+    names = {t.name for t in tools}
+    calls = [tc for m in messages if m.role == "assistant" for tc in (m.tool_calls or [])]
+    failed, data = _last_result(messages) if calls else (False, {})
+
+    def result_of(tool: str) -> Any:
+        return next(
+            (json.loads(m.text) for m in messages if m.role == "tool" and m.function == tool and not m.error), None
+        )
+
+    found = result_of("flights_find_cheapest_flight")
+    listed = result_of("flights_search_flights_by_city")
+    if found is None and listed is not None:  # the alternative's answer, in find_cheapest's shape
+        offers = [
+            (c["price_cents"], f)
+            for f in listed["flights"]
+            if f["bookable"]
+            for c in f["classes"]
+            if c["seat_class"] == "economy"
+        ]
+        price, flight = min(offers, key=lambda o: o[0])
+        found = {"flight": flight, "price_cents": price}
+    auth = result_of("system_authorize_payment")
+    down = any(m.role == "tool" and m.error and '"unavailable"' in m.error.message for m in messages)
+    if failed and data.get("error", {}).get("retryable") and len(calls) < 12:
+        call = (calls[-1].function, calls[-1].arguments)
+    elif found is None and down:
+        args = {
+            "origin_city": "Berlin",
+            "destination_city": "Paris",
+            "date": "2026-06-04",
+            "seat_class": "economy",
+            "passengers": 1,
+        }
+        call = ("flights_search_flights_by_city", args)
+    elif found is None:
+        args = {
+            "origin": "Berlin",
+            "destination": "Paris",
+            "date_from": "2026-06-04",
+            "seat_class": "economy",
+            "passengers": 1,
+        }
+        call = ("flights_find_cheapest_flight", args)
+    elif not any(c.function == "system_request_privilege" for c in calls):
+        call = ("system_request_privilege", {"privilege": "flights.booking"})
+    elif auth is None and not any(c.function == "system_authorize_payment" for c in calls[-1:]):
+        call = ("system_authorize_payment", {"limit_cents": found["price_cents"], "purpose": "flight booking"})
+    elif auth is not None and not any(c.function == "flights_book_flight" for c in calls):
+        args = {
+            "flight_id": found["flight"]["flight_id"],
+            "seat_class": "economy",
+            "passenger_ids": ["pax-000"],
+            "authorization_id": auth["authorization"]["auth_id"],
+        }
+        call = ("flights_book_flight", args)
+    else:
+        call = None
+    if call is not None and call[0] in names:
+        out = ModelOutput.for_tool_call("mockllm/model", call[0], dict(call[1]))
+    else:
+        fare = f" for ${found['price_cents'] / 100:.2f}" if found else ""
+        out = ModelOutput.from_content("mockllm/model", f"Booked the cheapest economy seat from Berlin to Paris{fare}.")
+    out.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+    return out
+
+
+@pytest.fixture(scope="module")
+def log_path(http_server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    url, token = http_server
+    logs = tmp_path_factory.mktemp("inspect")
+    task = mcpgym_task(suite="smoke", tasks=[TASK], faults="harsh", trials=TRIALS, server=url, token=token)
+    [log] = inspect_eval(
+        task, model=get_model("mockllm/model", custom_outputs=policy), log_dir=str(logs), display="none"
+    )
+    assert log.status == "success", log.error
+    return Path(log.location)
+
+
+def test_the_log_scores_equal_mcpgym_score_of_the_same_log(log_path: Path) -> None:
+    log = read_eval_log(str(log_path))
+    samples = log.samples or []
+    assert sorted(s.epoch for s in samples) == list(range(1, TRIALS + 1))  # epochs are trials
+    report = score_files([log_path], "inspect")
+    assert [p for p in report.problems if p.severity == "error"] == []
+    ours = {e.scores.episode_id: e.scores.model_dump(mode="json") for e in report.episodes}
+    task = get_task(TASK)
+    for sample in samples:
+        score = sample.scores["mcpgym_scorer"]
+        record = sample.store["mcpgym"]
+        assert record["fault_seed"] == fault_seed_for(task, sample.epoch - 1)
+        assert ours[score.metadata["episode_id"]] == score.metadata  # every score, outcome included
+        assert score.value == (1.0 if score.metadata["success"] else 0.0)
+        assert score.metadata["tool_calls"] == sum(
+            len(m.tool_calls or []) for m in sample.messages if m.role == "assistant"
+        )
+    episodes = [EpisodeScores.model_validate(s.scores["mcpgym_scorer"].metadata) for s in samples]
+    assert any(e.success for e in episodes), "the plan books the flight"
+    assert sum(e.recoverable_errors for e in episodes) > 0, "harsh faults were met"
+    # The metrics are our aggregates of the same episodes (NaN where a rate has no denominator).
+    shown = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    want = metrics(episodes)
+    assert set(shown) == set(RATES)
+    for name in RATES:
+        value = getattr(want, name)
+        assert math.isnan(shown[name]) if value is None else shown[name] == pytest.approx(value), name
+    # The command line, with the format sniffed from the .eval suffix.
+    res = CliRunner().invoke(app, ["score", str(log_path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert {e["scores"]["episode_id"]: e["scores"] for e in json.loads(res.stdout)["episodes"]} == ours
+
+
+def test_a_log_without_our_record_scores_from_its_messages(log_path: Path) -> None:
+    """An Inspect run against any MCP server: the calls, errors and answer come from the
+    messages; faults are inferred; no outcome without world states."""
+    log = read_eval_log(str(log_path))
+    for sample in log.samples or []:
+        full = sample.scores["mcpgym_scorer"].metadata
+        bare = sample.model_copy(update={"store": {}})
+        traj, warnings = inspect_log.sample_trajectory(bare, model="mockllm/model")
+        assert warnings == [] and traj.ledger is None and traj.trial == sample.epoch - 1
+        assert len(traj.steps) == full["tool_calls"]
+        assert [s.is_error for s in traj.steps].count(True) == full["error_calls"]
+        assert traj.final_message == sample.store["mcpgym"]["final_message"]

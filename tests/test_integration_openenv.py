@@ -1,0 +1,147 @@
+"""OpenEnv (the real ``openenv-core`` client): ``mcpgym serve --openenv`` serves reset/step/state;
+eight clients drive eight whole episodes at once over one server, each scoring as the same
+agent on ``GymEpisode`` with the same fault seed; a session past the cap is refused; bad resets
+get OpenEnv's error answer. The top-level Dockerfile builds where docker exists."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import anyio
+import pytest
+
+pytest.importorskip("openenv", reason="needs the [openenv] extra (pip install 'mcpgym[openenv]')")
+
+from openenv import GenericEnvClient  # noqa: E402
+
+from mcpgym.evaluation.agents import make_agent  # noqa: E402
+from mcpgym.evaluation.agents.base import CallResult  # noqa: E402
+from mcpgym.evaluation.run.gym import GymEpisode  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
+
+TASK = "flights.book_cheapest_berlin_paris"
+SESSIONS = 8
+
+
+@pytest.fixture(scope="module")
+def server():
+    """``mcpgym serve --openenv`` on a free loopback port, at most SESSIONS sessions: its URL."""
+    errlog = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the server
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0"]
+        + ["--max-episodes", str(SESSIONS), "--faults", "harsh"],
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line.startswith("MCPGYM_READY "):
+            errlog.seek(0)
+            pytest.fail(f"the OpenEnv server did not start: {line!r} {errlog.read()[-2000:]}")
+        yield json.loads(line.split(" ", 1)[1])["url"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        errlog.close()
+
+
+async def _episode(url: str, seed: int) -> tuple[dict, float, dict]:
+    """The careful agent plays one episode through an OpenEnv client session."""
+    async with GenericEnvClient(base_url=url, message_timeout_s=120) as env:
+        first = await env.reset(task=TASK, seed=seed)
+        assert first.observation["info"]["fault_seed"] == seed and not first.done
+        rewards = []
+
+        async def call(name: str, arguments: object = None) -> CallResult:
+            res = await env.step({"tool": name, "arguments": arguments or {}})
+            rewards.append(res.reward)
+            seen = json.loads(res.observation["text"])
+            return CallResult(is_error=seen["is_error"], payload=seen["result"])
+
+        ep = GymEpisode.create(TASK, faults="harsh", fault_seed=seed)  # only for the tools list
+        result = await make_agent("careful").run(ep.task, ep.tools, call, trial=0)
+        last = await env.step({"final": result.final_message})
+        assert last.done and set(rewards) == {0.0}
+        state = await env.state()
+        assert state["done"] and state["task_id"] == TASK and state["step_count"] == len(rewards) + 1
+        return last.observation["info"]["scores"], last.reward, state
+
+
+def test_eight_clients_drive_eight_episodes_at_once(server: str) -> None:
+    results: dict[int, tuple[dict, float, dict]] = {}
+
+    async def main() -> None:
+        async def one(seed: int) -> None:
+            results[seed] = await _episode(server, seed)
+
+        async with anyio.create_task_group() as tg:
+            for seed in range(SESSIONS):
+                tg.start_soon(one, seed)
+
+    anyio.run(main)
+    assert sorted(results) == list(range(SESSIONS))
+    assert len({state["episode_id"] for _s, _r, state in results.values()}) == SESSIONS
+    for seed, (scores, reward, _state) in results.items():
+        direct = GymEpisode.create(TASK, faults="harsh", fault_seed=seed, agent_name="openenv")
+        anyio.run(direct.run_agent, make_agent("careful"))
+        want = direct.scores.model_dump(mode="json")
+        assert {k: v for k, v in scores.items() if k != "episode_id"} == {
+            k: v for k, v in want.items() if k != "episode_id"
+        }
+        assert reward == direct.reward == 1.0
+    assert sum(s["recoverable_errors"] for s, _r, _st in results.values()) > 0, "harsh faults were met"
+
+
+def test_a_session_past_the_cap_is_refused_and_bad_resets_are_answered(server: str) -> None:
+    from websockets.asyncio.client import connect
+
+    async def main() -> dict:
+        clients = [GenericEnvClient(base_url=server) for _ in range(SESSIONS)]
+        try:
+            for c in clients:
+                await c.connect()
+                await c.reset(task=TASK)
+            # One more session: on connecting, OpenEnv's server answers with its capacity error
+            # and closes (before any message of ours).
+            async with connect(server.replace("http://", "ws://") + "/ws", open_timeout=30) as ws:
+                with anyio.fail_after(30):
+                    over = json.loads(await ws.recv())
+            with pytest.raises(RuntimeError, match="reset needs task"):
+                await clients[0].reset()
+            with pytest.raises(RuntimeError, match="no.such_task"):
+                await clients[1].reset(task="no.such_task")
+            return over
+        finally:
+            for c in clients:
+                await c.disconnect()
+
+    over = anyio.run(main)
+    assert over["type"] == "error" and over["data"]["code"] == "CAPACITY_REACHED", over
+    assert over["data"]["max_sessions"] == SESSIONS
+
+
+def test_the_dockerfile_builds_an_image_that_serves_openenv() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert "mcpgym[openenv]" in dockerfile.replace("'", "").replace('"', "") or ".[openenv]" in dockerfile
+    assert '"serve", "--openenv"' in dockerfile
+    if shutil.which("docker") is None:
+        pytest.skip("docker is not installed here: the image is not built (the Dockerfile was checked as text)")
+    info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
+    if info.returncode != 0:
+        pytest.skip(f"docker cannot reach a daemon here: {info.stderr.strip()[:200]}")
+    tag = "mcpgym-openenv-test:latest"
+    built = subprocess.run(["docker", "build", "-t", tag, str(ROOT)], capture_output=True, text=True, timeout=1800)
+    assert built.returncode == 0, built.stderr[-2000:]
+    ran = subprocess.run(
+        ["docker", "run", "--rm", tag, "mcpgym", "serve", "--help"], capture_output=True, text=True, timeout=300
+    )
+    assert ran.returncode == 0 and "--openenv" in ran.stdout
