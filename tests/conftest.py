@@ -147,3 +147,12 @@ def fake():
     finally:
         provider.close()
     assert provider.errors == [], provider.errors
+
+
+def run_text(run_dir: Path) -> str:
+    """The trajectory lines of a run directory as plain JSON Lines text (its
+    ``trajectories.jsonl.zst`` decompressed; an older run's ``trajectories.jsonl`` as it is)."""
+    from mcpgym.evaluation.records.compressed import read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    return read_text(trajectories_file(run_dir))[0]

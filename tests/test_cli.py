@@ -244,7 +244,7 @@ def test_run_table_fits_80_columns_and_names_scores_json(http_server, tmp_path, 
     last = out.splitlines()[-3:]
     assert last == [
         f"report: {out_dir / 'report.html'} (and report.md)",
-        f"trajectories: {out_dir / 'trajectories.jsonl'}",
+        f"trajectories: {out_dir / 'trajectories.jsonl.zst'}",
         f"scores: {out_dir / 'scores.json'}",
     ]
     assert (tmp_path / "r" / "scores.json").exists()

@@ -39,6 +39,7 @@ from mcpgym.evaluation.llm.tools import object_schema, provider_name
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.conftest import run_text
 from tests.fake_provider import HANG, INSTRUCTION, Fail, FakeProvider, OpenAIDialect, Raw, both
 from tests.mcp_helpers import control_get, create_episode
 
@@ -680,7 +681,7 @@ def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d,
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=2.0, progress=False
     )
     result = run_evaluation([get_task("system.dark_mode")], [AgentEntry(agent.name, agent)], settings)
-    [traj] = [json.loads(line) for line in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    [traj] = [json.loads(line) for line in run_text(tmp_path / "run").splitlines()]
     assert result.ran == 1 and traj["status"] == "errored", traj["stop_reason"]
     assert traj["stop_reason"].startswith("provider_error: no answer within the")
     assert traj["tokens"] == {"input": 11, "output": 4}
@@ -934,6 +935,6 @@ def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_serv
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=1.5, progress=False
     )
     run_evaluation([get_task("system.dark_mode")], [AgentEntry("talker", _TalkThenHang())], settings)
-    [traj] = [json.loads(line) for line in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    [traj] = [json.loads(line) for line in run_text(tmp_path / "run").splitlines()]
     assert traj["status"] == "limit" and [s["type"] for s in traj["steps"]] == ["message", "tool_call"]
     assert traj["tokens"] == {"input": 7, "output": 2}

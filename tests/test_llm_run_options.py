@@ -13,6 +13,7 @@ import pytest
 
 from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.llm.options import AGENT_OPTION_KEYS, agent_options, parse_agent_option
+from tests.conftest import run_text
 from tests.fake_provider import OpenAIDialect
 
 
@@ -92,5 +93,5 @@ def test_settings_reach_the_provider_the_manifest_and_a_resumed_run(fake, http_s
     assert (second["max_tokens"], second["temperature"], second["seed"]) == (33, 0.3, 5)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["invocations"][1]["settings"]["agent_options"] == given
-    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    lines = run_text(out).splitlines()
     assert [json.loads(line)["trial"] for line in lines] == [0, 1]

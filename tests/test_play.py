@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 
+from mcpgym.evaluation.records.compressed import trajectories_file
 from mcpgym.evaluation.records.trajectory import ToolCallStep, read_trajectories
 
 # every first call of system_update_setting fails (transient), the next one cannot (max 1 in a row)
@@ -53,7 +54,7 @@ def test_a_whole_episode_played_through_standard_input(tmp_path):
     assert '"theme": "dark"' in text
     assert "trial 0: status completed, success True, 3 valid / 0 invalid / 1 error calls" in text
 
-    [traj] = read_trajectories(out / "trajectories.jsonl")
+    [traj] = read_trajectories(trajectories_file(out))
     calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
     assert [(c.step, c.tool, c.error_code) for c in calls] == [
         (1, "system_update_setting", "transient"),
@@ -74,7 +75,7 @@ def test_run_with_the_human_agent_plays_each_episode_and_end_of_input_leaves_wit
     lines = ['system_update_setting {"key": "theme", "value": "dark"}', "answer Done."]
     done = play(args, lines, tmp_path)
     assert done.returncode == 0, done.stderr
-    trajs = {t.task_id: t for t in read_trajectories(out / "trajectories.jsonl")}
+    trajs = {t.task_id: t for t in read_trajectories(trajectories_file(out))}
     assert trajs["system.dark_mode"].status == "completed" and trajs["system.dark_mode"].scores["success"] is True
     # the input ended during the second task: no answer, status limit, nothing invented
     assert trajs["weather.use_fahrenheit"].status == "limit"

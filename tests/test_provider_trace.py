@@ -14,6 +14,7 @@ from typing import Any
 from mcpgym.evaluation.llm import CallResult, LLMLimits, RetryPolicy, ToolInfo
 from mcpgym.evaluation.llm.flags import EpisodeFlag, count_flags, episode_flags, tool_call_in_text
 from mcpgym.evaluation.records.trajectory import MessageStep, Trajectory
+from tests.conftest import run_text
 from tests.fake_provider import Fail, OpenAIDialect
 
 TIME_TOOLS = [ToolInfo("system_get_time", "Current virtual time.", {"type": "object"}, "read")]
@@ -126,7 +127,7 @@ def test_an_errored_episode_keeps_its_steps_and_leaves_every_figure_and_note(fak
     )
     assert result.ran == 2
 
-    lines = [json.loads(x) for x in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in run_text(tmp_path / "run").splitlines()]
     errored = next(t for t in lines if t["agent"] == model.name)
     assert errored["status"] == "errored" and errored["stop_reason"].startswith("provider_error: HTTP 503: down")
     assert [s["type"] for s in errored["steps"]] == ["message", "tool_call"]

@@ -25,9 +25,11 @@ import pytest
 
 from mcpgym.evaluation.llm import LLMLimits, OpenAIAgent, RetryPolicy
 from mcpgym.evaluation.llm.local_model import MODEL_NAME, ModelUnavailable, serve_local_model
+from mcpgym.evaluation.records.compressed import trajectories_file
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
+from tests.conftest import run_text
 
 TASK = "system.dark_mode"
 
@@ -71,7 +73,7 @@ def run_once(url: str, http_server, out: Path, **retry: float):
     )
     a = agent(url, **retry)
     run_evaluation([get_task(TASK)], [AgentEntry(a.name, a)], settings)
-    [traj] = read_trajectories(out / "trajectories.jsonl")
+    [traj] = read_trajectories(trajectories_file(out))
     return traj
 
 
@@ -122,5 +124,5 @@ def test_a_real_model_gives_the_same_trajectory_twice_and_an_errored_one_when_to
     assert failed["turn"] == 0 and failed["attempts"] == 2 and failed["status"] is None
     assert [r["attempt"] for r in failed["retries"]] == [1] and "no answer within" in failed["retries"][0]["reason"]
     assert slow.steps == [] and slow.scores["status"] == "errored"
-    line = json.loads((tmp_path / "slow" / "trajectories.jsonl").read_text())
+    line = json.loads(run_text(tmp_path / "slow"))
     assert line["metadata"]["provider"]["failed_request"]["attempts"] == 2

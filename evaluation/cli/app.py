@@ -261,7 +261,9 @@ def interrupt_message(out: Path) -> str:
     only when it was written; a run stopped before its first episode says so (its directory
     can be used again as it is).
     """
-    traj = out / "trajectories.jsonl"
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    traj = trajectories_file(out)
     has_lines = traj.is_file() and bool(traj.read_bytes().strip())
     if not has_lines:
         return (
@@ -679,8 +681,10 @@ def run(
             err=True,
         )
     _warn_text_calls(result.out)
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
     typer.echo(
-        f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
+        f"report: {html} (and {md.name})\ntrajectories: {trajectories_file(result.out)}\n"
         f"scores: {result.out / 'scores.json'}"
     )
     if result.failures:
@@ -692,9 +696,10 @@ def _warn_text_calls(out: Path) -> None:
     """Warn loudly (stderr) when episodes of the run in ``out`` ended with a tool call written
     as text that the model's server did not parse (:mod:`mcpgym.evaluation.llm.flags`)."""
     from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+    from mcpgym.evaluation.records.compressed import trajectories_file
     from mcpgym.evaluation.records.trajectory import read_trajectories
 
-    counts = count_flags(read_trajectories(out / "trajectories.jsonl", tolerate_truncated_tail=True, states=False))
+    counts = count_flags(read_trajectories(trajectories_file(out), tolerate_truncated_tail=True, states=False))
     if counts["tool_calls_as_text"]:
         typer.secho(
             f"WARNING: {TEXT_CALL_WARNING.format(n=counts['tool_calls_as_text'])}", fg=typer.colors.RED, err=True
@@ -848,6 +853,37 @@ def _register_play() -> None:
 
 
 _register_play()
+
+
+@app.command()
+def cat(
+    path: Path = typer.Argument(
+        ..., metavar="RUN_DIR|FILE", help="A run directory, or a trajectories file (.jsonl or .jsonl.zst)."
+    ),
+) -> None:
+    """Print a run's trajectory lines as plain JSON Lines, for jq and friends.
+
+    A run directory's trajectories.jsonl.zst holds one zstd frame per line; this prints them
+    decompressed, exactly as written (compact lines keep their snapshot references). A plain
+    trajectories.jsonl (an older run) is printed as it is. A torn last frame (a killed run) is
+    left out and said on stderr; exit 2 for a missing file.
+    """
+    import sys
+
+    from mcpgym.evaluation.records.compressed import CompressedFileError, read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    file = trajectories_file(path) if path.is_dir() else path
+    if not file.is_file():
+        _fail(f"{path}: no trajectories file (a run directory holds trajectories.jsonl.zst)")
+    try:
+        text, torn = read_text(file)
+    except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
+        _fail(f"{file}: {exc}")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if torn:
+        typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
 
 
 @app.command()

@@ -31,6 +31,7 @@ def play(
     """
     from mcpgym.evaluation import tasks as registry
     from mcpgym.evaluation.agents.human import HumanAgent
+    from mcpgym.evaluation.records.compressed import trajectories_file
     from mcpgym.evaluation.records.trajectory import read_trajectories
     from mcpgym.evaluation.report.run_report import write_report
     from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
@@ -70,7 +71,7 @@ def play(
     write_report(result.out, rescore=False)
     console = human.console
     console.rule("scores")
-    for traj in read_trajectories(result.out / "trajectories.jsonl", states=False):
+    for traj in read_trajectories(trajectories_file(result.out), states=False):
         sc = traj.scores or {}
         console.print(
             f"trial {traj.trial}: status {traj.status}, success {sc.get('success')}, "
@@ -81,7 +82,7 @@ def play(
             markup=False,
             highlight=False,
         )
-    typer.echo(f"trajectory: {result.out / 'trajectories.jsonl'}\nreport: {result.out / 'report.html'}")
+    typer.echo(f"trajectory: {trajectories_file(result.out)}\nreport: {result.out / 'report.html'}")
 
 
 __all__ = ["play"]

@@ -45,8 +45,9 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
+from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
-from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
 
 EpisodeStatus = Literal["completed", "errored", "limit", "truncated"]
 """How an episode ended: ``completed`` (the agent gave its final answer), ``errored`` (the agent,
@@ -520,11 +521,15 @@ def iter_trajectories(
     """
     p = Path(path)
     try:
-        text = read_input_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)
+        text, torn = read_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)  # zstd frames or plain
     except InputFileError as exc:
         if exc.reason == "no such file":
             raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
         raise TrajectoryFileError(str(exc)) from None
+    except CompressedFileError as exc:
+        raise TrajectoryFileError(str(exc)) from None
+    if torn and not tolerate_truncated_tail:
+        raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
     lines = io.StringIO(text, newline=None).readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
@@ -574,7 +579,9 @@ _APPEND_LOCK = threading.Lock()
 
 
 def append_trajectory(path: str | Path, traj: Trajectory) -> None:
-    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``.
+    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``; to a
+    ``.zst`` file (``trajectories.jsonl.zst``) as one independent zstd frame holding the line
+    (:mod:`mcpgym.evaluation.records.compressed`).
 
     The line is written with a single ``os.write`` on a descriptor opened with ``O_APPEND``
     (under a process-wide lock), so concurrent episodes never interleave. If the file ends
@@ -587,11 +594,13 @@ def append_trajectory(path: str | Path, traj: Trajectory) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = (traj.model_dump_json() + "\n").encode("utf-8")
+    if p.name.endswith(".zst"):
+        data = compress_line(data)
     with _APPEND_LOCK:
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
-            if size:
+            if size and not p.name.endswith(".zst"):
                 with p.open("rb") as fh:
                     fh.seek(size - 1)
                     if fh.read(1) != b"\n":

@@ -243,17 +243,17 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run, trajectories_file
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
-    if not (run / TRAJECTORIES).exists():
+    if not trajectories_file(run).exists():
         raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
     trajs = load_run(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
-        raise ValueError(f"{run / TRAJECTORIES} holds no episode: nothing to report")
+        raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
     manifest = read_manifest(run) or {}
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would

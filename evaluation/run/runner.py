@@ -61,6 +61,7 @@ from mcpgym.evaluation.run.run_dir import (
     load_run,
     prepare_out_dir,
     rescore,
+    trajectories_file,
 )
 from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lock
 from mcpgym.evaluation.run.run_owner import read_marker
@@ -519,6 +520,7 @@ async def _run_jobs(
 
     limiter = anyio.CapacityLimiter(settings.concurrency)
     store = SnapshotStore(out)  # initial and gold snapshots once per distinct state, finals as diffs
+    traj_file = trajectories_file(out)  # zstd frames; an older run's plain file is resumed as it is
     written = 0
     written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
@@ -554,7 +556,7 @@ async def _run_jobs(
                     if key not in written_keys:
                         written_keys.add(key)
                         line = await anyio.to_thread.run_sync(traj.compacted, store)
-                        await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, line)
+                        await anyio.to_thread.run_sync(append_trajectory, traj_file, line)
                         written += 1
                         scores.append(EpisodeScores.model_validate(traj.scores))
                         counts["ok" if traj.status == "completed" else traj.status] += 1
