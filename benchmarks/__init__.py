@@ -9,16 +9,24 @@ performance issue):
   over streamable HTTP on loopback; at most 1.3x.
 - ``inproc_call_path``: ``ToolInvoker.call`` / the sandbox method called directly; at most 3x.
 - ``world_creation``: CPU ms of ``World(seed, "all")`` (ratio vs ``World.restore``); at most 50 ms.
-- ``episode_memory``: RSS per live all-app episode, 500 held (ratio vs the snapshot's JSON
-  bytes); at most 2 MiB.
+- ``episode_all_apps`` / ``episode_one_app``: CPU ms of an in-process episode (``GymEpisode``:
+  create, 6 calls, judge) in a world of every app / of ``system`` only (ratio vs the 6 calls
+  alone); at most 6 ms / 0.6 ms (issue 30). The per-phase split (create, calls, judge) is in
+  the details.
+- ``judge_time``: judging the all-app episode / one ``World.restore`` of its final snapshot;
+  at most 1x.
+- ``episode_memory``: RSS per live all-app episode, 500 held, each after the 6 calls (ratio vs
+  the snapshot's JSON bytes); at most 0.25 MiB.
+- ``gc_pause``: the longest full collection with 1,000 live all-app episodes, the process
+  prepared as a server is (``tune_gc``); at most 50 ms.
 - ``http_concurrency``: 100 HTTP episodes x 20 calls at once: errors, p50, p99 (ratio: p50 vs
   as many no-op sessions); 0 errors.
+- ``http_episodes``: whole HTTP episodes per second (create, connect, 6 calls, delete) / SDK
+  no-op sessions per second (connect, 6 calls), one at a time, interleaved; at least 0.9x.
 - ``scoring_throughput``: steps per CPU second of ``score_episode`` (ratio vs parsing the
   trajectories); at least 50,000.
 - ``scoring_growth``: CPU time per call of ``score_episode`` on one episode of 16,000 calls /
   on one of 2,000 (linear scoring: about 1); at most 1.5.
-- ``e2e_smoke_run``: ``mcpgym run --suite smoke`` wall seconds and the share outside the
-  agents' turns; reported.
 - ``ray_overhead``: wall seconds of the same episodes with ``--executor ray`` on a local 2-CPU
   Ray cluster / with ``--executor local``, with both episodes per second; reported
   (unavailable without ``mcpgym[ray]``).
@@ -27,8 +35,8 @@ performance issue):
 - ``proxy_overhead``: a ``git_status`` call of ``mcp-server-git`` over stdio through ``mcpgym
   proxy`` / the same call directly; at most 1.3x. ``proxy_overhead_noop``: the same for an
   ``MCPServer`` no-op (the floor of the proxy's hop); reported.
-- ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines (ratio
-  vs self-contained lines); under 150 MB.
+- ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines and
+  snapshot files as written (zstd; ratio vs the same uncompressed); at most 50 MB.
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
@@ -52,12 +60,13 @@ FigureFn = Callable[[Settings], Figure]
 def figure_functions() -> dict[str, FigureFn]:
     """Figure name -> function computing it, in table order."""
     from mcpgym.benchmarks.concurrency import http_concurrency
-    from mcpgym.benchmarks.e2e import e2e_smoke
+    from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
+    from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
@@ -68,11 +77,15 @@ def figure_functions() -> dict[str, FigureFn]:
         "http_round_trip": http_round_trip,
         "inproc_call_path": invoker_call_path,
         "world_creation": world_creation,
+        "episode_all_apps": episode_all_apps,
+        "episode_one_app": episode_one_app,
+        "judge_time": judge_time,
         "episode_memory": episode_memory,
+        "gc_pause": gc_pause,
         "http_concurrency": http_concurrency,
+        "http_episodes": http_episodes,
         "scoring_throughput": scoring_throughput,
         "scoring_growth": scoring_growth,
-        "e2e_smoke_run": e2e_smoke,
         "ray_overhead": ray_overhead,
         "trajectory_bytes": trajectory_bytes,
         "full_run_bytes": full_run_bytes,
@@ -89,11 +102,15 @@ FIGURES: tuple[str, ...] = (
     "http_round_trip",
     "inproc_call_path",
     "world_creation",
+    "episode_all_apps",
+    "episode_one_app",
+    "judge_time",
     "episode_memory",
+    "gc_pause",
     "http_concurrency",
+    "http_episodes",
     "scoring_throughput",
     "scoring_growth",
-    "e2e_smoke_run",
     "ray_overhead",
     "trajectory_bytes",
     "full_run_bytes",

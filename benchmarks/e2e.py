@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.benchmarks.harness import Figure, Settings, median
+from mcpgym.evaluation.records.compressed import read_text
+from mcpgym.evaluation.run.run_dir import trajectories_file
 
 TARGET_SHARE = 50.0
 """Issue 14: the share of the smoke run's wall time outside the agents' turns, in percent."""
@@ -104,11 +106,8 @@ def _one_run(args: list[str], out: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(ROOT), capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0
-    lines = (
-        (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
-        if (out / "trajectories.jsonl").exists()
-        else []
-    )
+    traj_file = trajectories_file(out)
+    lines = read_text(traj_file)[0].split("\n") if traj_file.exists() else []
     rows = [json.loads(line) for line in lines if line.strip()]
     if proc.returncode != 0 or not rows:
         raise RuntimeError(f"`mcpgym run` failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-1500:]}")

@@ -28,7 +28,8 @@ from mcpgym.benchmarks.workload import (
 
 INPROC_TARGET = 3.0
 WORLD_TARGET_MS = 50.0
-MEMORY_TARGET_MIB = 2.0
+MEMORY_TARGET_MIB = 0.25
+"""Issue 30: at most 0.25 MiB per live all-app episode (was 1.29 MiB before template worlds)."""
 
 
 # -- the invoker's call path ------------------------------------------------------------------------
@@ -167,24 +168,31 @@ def world_creation(settings: Settings) -> Figure:
 MEMORY_CHILD = """
 import gc, json, sys, tracemalloc
 from mcpgym.benchmarks.harness import rss_bytes
+from mcpgym.benchmarks.rollouts import episode_plan
 from mcpgym.kernel.world import canonical_json
 from mcpgym.server.episode import EpisodeStore
 n, traced_n = int(sys.argv[1]), int(sys.argv[2])
+task, calls, _ = episode_plan(True)
 store = EpisodeStore(max_episodes=n + traced_n + 10)
-warm = store.create(seed=10_000, apps="all", faults="default")
+def episode():
+    ep = store.create(seed=task.seed, apps=list(task.apps), faults="none")
+    for name, args in calls:
+        ep.call(name, args)
+    return ep
+warm = episode()
 json_bytes = len(canonical_json(warm.world.snapshot()).encode())
 store.delete(warm.episode_id)
 del warm
 gc.collect()
 base = rss_bytes()
-for seed in range(n):
-    store.create(seed=seed, apps="all", faults="default")
+for _ in range(n):
+    episode()
 gc.collect()
 out = {"rss_delta": rss_bytes() - base, "episodes": n, "json_bytes": json_bytes}
 tracemalloc.start()
 before = tracemalloc.get_traced_memory()[0]
-for seed in range(n, n + traced_n):
-    store.create(seed=seed, apps="all", faults="default")
+for _ in range(traced_n):
+    episode()
 gc.collect()
 out["traced_delta"] = tracemalloc.get_traced_memory()[0] - before
 out["traced_episodes"] = traced_n
@@ -210,9 +218,11 @@ def _memory_child(n: int, traced: int) -> dict[str, Any]:
 
 
 def episode_memory(settings: Settings) -> Figure:
-    """Figure: memory per live episode (all apps, faults ``default``) with ``episodes`` held.
+    """Figure: memory per live episode (all apps, after the six calls of the rollout workload,
+    :func:`mcpgym.benchmarks.rollouts.episode_plan`) with ``episodes`` held.
 
-    Each repetition is a fresh interpreter that creates ``episodes`` episodes in an
+    Each repetition is a fresh interpreter that creates ``episodes`` episodes of one task (one
+    template world: its trials and agents) in an
     :class:`mcpgym.server.episode.EpisodeStore` and reports its RSS growth / ``episodes`` (RSS, not
     tracemalloc, so that allocator overhead counts); it then creates a few more under
     ``tracemalloc`` (Python-object bytes, in the details). Ratio: in-memory bytes per episode /

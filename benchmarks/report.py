@@ -70,15 +70,22 @@ def _detail_text(fig: Figure) -> str:
     if name == "scoring_throughput":
         per = ", ".join(f"{k} {v:,}/s" for k, v in d["steps_per_s_by_profile"].items())
         return f"{d['steps']} steps in {d['trajectories']} trajectories ({per})"
-    if name == "e2e_smoke_run":
-        floor = d["inprocess_floor"]
-        share = d["many_episodes_share"]
+    if name in ("episode_all_apps", "episode_one_app"):
         return (
-            f"{d['episodes']} episodes in {d['wall_s']:.1f} s, agents' turns {d['agent_turns_s']:.2f} s; per "
-            f"episode harness {d['harness_ms']:.0f} ms vs turn {d['agent_ms']:.0f} ms (many episodes: "
-            f"{_num(share * 100 if share is not None else None)}%); outside episodes {d['outside_episodes_s']:.1f} s; "
-            f"in-process floor {floor['share'] * 100:.0f}% (create {floor['create_ms']:.0f} + judge "
-            f"{floor['judge_ms']:.0f} vs turn {floor['agent_ms']:.0f} ms)"
+            f"create {d['create_ms']:.2f} + calls {d['calls_ms']:.2f} + judge {d['judge_ms']:.2f} ms; "
+            f"{_num(d['episodes_per_cpu_second'])} episodes per CPU second"
+        )
+    if name == "http_episodes":
+        return (
+            f"{d['episodes_per_second']:g} episodes/s vs {d['noop_sessions_per_second']:g} no-op sessions/s; "
+            f"{d['errors']} errors"
+        )
+    if name == "judge_time":
+        return f"judge {d['judge_ms']:.2f} ms, restore {d['restore_ms']:.2f} ms"
+    if name == "gc_pause":
+        return (
+            f"{d['tracked_objects']:,} tracked objects ({d['tracked_per_episode']:.0f} per episode); "
+            f"before the episodes {d['empty_ms']:.1f} ms"
         )
     if name == "ray_overhead":
         return (
@@ -93,7 +100,8 @@ def _detail_text(fig: Figure) -> str:
         )
     if name == "full_run_bytes":
         return (
-            f"{d['episodes']:,} episodes x {d['mean_line_kb']:.1f} KB + snapshots of {d['tasks']:,} tasks; "
+            f"{d['episodes']:,} episodes x {d['mean_line_kb']:.2f} KB + snapshots of {d['tasks']:,} tasks "
+            f"({d['mean_snapshot_file_kb']:.0f} KB each); uncompressed {d['uncompressed_mb']:,.0f} MB, "
             f"self-contained {d['self_contained_mb']:,.0f} MB"
         )
     return ""

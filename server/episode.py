@@ -19,7 +19,7 @@ from mcpgym.kernel.exceptions import InputError, ServiceError
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
-from mcpgym.kernel.world import World, normalise_apps
+from mcpgym.kernel.world import World, normalise_apps, template
 from mcpgym.server.input_state import InputStates
 from mcpgym.tools import elicit
 from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
@@ -56,7 +56,8 @@ class Episode:
         world: the :class:`World`; invoker: the :class:`ToolInvoker` (call log and ledger).
         visible: tool names this episode exposes (None = every tool of its apps).
         search_tools: whether the ``search_tools`` meta-tool is exposed (retrieval mode).
-        initial_snapshot: the world as created, for the judge.
+        initial_snapshot: the world as created, for the judge: the template's snapshot, shared
+            by every episode of the same (seed, apps), so read-only.
         busy: MCP requests (POSTs) being served right now; an episode with one the server is
             working on is never idle.
         waiting: of those, requests waiting on the client (an elicitation): not work, so they
@@ -115,7 +116,8 @@ class Episode:
         """
         names = normalise_apps(apps)
         profile = load_profile(faults)
-        world = World(int(seed), names)
+        made = template(int(seed), names)  # generated once per process per (seed, apps)
+        world = made.world()  # copy on write: an app no call touches is never copied
         invoker = ToolInvoker(world, profile, fault_seed)
         visible = None
         if tools is not None:
@@ -139,7 +141,7 @@ class Episode:
             profile=profile,
             world=world,
             invoker=invoker,
-            initial_snapshot=world.snapshot(),
+            initial_snapshot=made.snapshot,  # one object per (seed, apps): read-only
             visible=visible,
             search_tools=search_tools,
         )

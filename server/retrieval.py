@@ -1,9 +1,11 @@
 """Retrieval mode: the ``search_tools(query, k)`` meta-tool.
 
 In retrieval mode an episode exposes only ``search_tools``. It ranks the episode's tools by
-BM25 (the ``rank_bm25`` library) over name, description and resource families, returns the
-top ``k`` and unlocks them: they appear in ``tools/list`` from then on (a
-``notifications/tools/list_changed`` is sent) and may be called.
+BM25 (the ``rank_bm25`` library) over name, description, parameter names and descriptions
+(:func:`parameter_text`) and resource families, returns the top ``k`` of the tools that share
+at least one word with the query (none when no tool does: a search for something the episode
+cannot do finds nothing, rather than five unrelated tools) and unlocks them: they appear in
+``tools/list`` from then on (a ``notifications/tools/list_changed`` is sent) and may be called.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def search_tool() -> types.Tool:
         name=SEARCH_TOOL_NAME,
         description=(
             "Find tools by what they do. Returns the k best-matching tools (name, description, input schema) "
-            "and makes them callable. Search again with other words if a tool you need is missing."
+            "and makes them callable; none when no tool matches a word of the query. Search again with other "
+            "words if a tool you need is missing."
         ),
         input_schema={
             "type": "object",
@@ -56,16 +59,52 @@ def search_tool() -> types.Tool:
     )
 
 
+MAX_PARAMETER_TEXT = 4_000
+"""The most characters of parameter text indexed per tool."""
+
+
+def parameter_text(schema: Any) -> str:
+    """The words of a tool's input schema a search should find it by: each property's name,
+    description and string ``enum`` values, nested objects and array items included (at most
+    :data:`MAX_PARAMETER_TEXT` characters)."""
+    parts: list[str] = []
+    stack = [schema]
+    while stack and sum(map(len, parts)) < MAX_PARAMETER_TEXT:
+        node = stack.pop(0)
+        if not isinstance(node, dict):
+            continue
+        props = node.get("properties")
+        for name, sub in (props if isinstance(props, dict) else {}).items():
+            parts.append(str(name))
+            if isinstance(sub, dict):
+                if isinstance(sub.get("description"), str):
+                    parts.append(sub["description"])
+                parts += [v for v in sub.get("enum") or [] if isinstance(v, str)]
+                stack.append(sub)
+        for key in ("items", "anyOf", "oneOf"):
+            value = node.get(key)
+            stack += value if isinstance(value, list) else [value]
+    return " ".join(parts)[:MAX_PARAMETER_TEXT]
+
+
 def rank_tools(specs: list[Any], query: str, k: int) -> list[Any]:
-    """Return the ``k`` specs ranked best for ``query`` by BM25 (ties: catalog order)."""
-    if not specs:
+    """Return at most ``k`` specs ranked best for ``query`` by BM25 over name (twice),
+    description, :func:`parameter_text` and resource families (ties: catalog order), leaving out
+    every spec that shares no word with the query: no match, no result."""
+    words = _tokens(query)
+    if not specs or not words:
         return []
     from rank_bm25 import BM25Okapi  # numpy underneath: imported only when a search runs
 
-    corpus = [_tokens(f"{s.name} {s.name} {s.description} {' '.join(s.resources)}") for s in specs]
+    corpus = [
+        _tokens(f"{s.name} {s.name} {s.description} {parameter_text(s.input_schema())} {' '.join(s.resources)}")
+        for s in specs
+    ]
     bm25 = BM25Okapi(corpus)
-    scores = bm25.get_scores(_tokens(query))
-    order = sorted(range(len(specs)), key=lambda i: (-scores[i], i))
+    scores = bm25.get_scores(words)
+    wanted = set(words)
+    matching = [i for i in range(len(specs)) if wanted & set(corpus[i])]
+    order = sorted(matching, key=lambda i: (-scores[i], i))
     return [specs[i] for i in order[:k]]
 
 

@@ -8,6 +8,7 @@ generated), which the evaluation runner reads when it spawns a server.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import secrets
@@ -20,6 +21,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcpgym.kernel.world import template
 from mcpgym.server.episode import Episode, EpisodeStore
 from mcpgym.server.http_app import EpisodeDefaults, create_app
 from mcpgym.server.mcp_server import server_for_episode
@@ -29,6 +31,31 @@ STOP_POLL_SECONDS = 0.1
 
 KEEP_ALIVE_SECONDS = 65
 """Wall seconds the HTTP server keeps an idle connection open (longer than any client pool keeps it)."""
+
+GC_THRESHOLDS = (20_000, 50, 100)
+"""``gc.set_threshold`` of a serving process: a young collection every 20,000 net allocations
+(CPython's default is 700: with hundreds of live episodes the collector then runs on nearly
+every request), and the older generations scanned less often; full collections stay bounded
+by CPython's own rule (only when the objects that survived since the last one exceed a quarter
+of the long-lived ones)."""
+
+
+def tune_gc(seed: int = 0, apps: Any = None) -> None:
+    """Prepare a serving process's garbage collector: build the template world of the default
+    (seed, apps) (:func:`mcpgym.kernel.world.template`), collect once, ``gc.freeze()`` what is
+    alive now (imports, the app registry, tool schemas, the template: long-lived objects every
+    later collection would otherwise scan again) and set :data:`GC_THRESHOLDS`.
+
+    Called once at start-up by :func:`serve_stdio` and :func:`serve_http`, before any episode
+    exists, so that no episode's objects are frozen (a frozen object is never collected).
+
+    Raises:
+        KeyError: (``UnknownAppError``) for an unknown app name.
+    """
+    template(seed, apps)
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 async def serve_stdio(
@@ -42,6 +69,7 @@ async def serve_stdio(
     """Serve one episode over stdin/stdout until the client closes; return the episode."""
     from mcp.server.stdio import stdio_server
 
+    tune_gc(seed, apps)
     episode = Episode.create(
         seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, tools=tools, search_tools=search_tools
     )
@@ -196,6 +224,8 @@ def serve_http(
     import uvicorn
 
     token, generated = resolve_token(token)
+    base = defaults or EpisodeDefaults()
+    tune_gc(base.seed, base.apps)
     store = EpisodeStore(max_episodes=max_episodes, idle_timeout=idle_timeout)
     if expire_every is None:
         expire_every = sweep_interval(idle_timeout)

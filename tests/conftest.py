@@ -73,6 +73,7 @@ def http_server():
 
 # -- parallel runs (pytest-xdist, `-n 2 --dist loadfile` in pyproject's addopts) --------------
 SLOW_FIRST = (
+    "tests/test_real_model.py",
     "tests/test_benchmarks.py",
     "tests/reliability/test_load.py",
     "tests/test_task_suite.py",
@@ -132,3 +133,26 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"CPU seconds (pytest + servers and runners it started): {sum(_CPU.values()):.1f} in all; "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(_CPU.items(), key=lambda kv: -kv[1]))
         )
+
+
+@pytest.fixture
+def fake():
+    """A loopback fake LLM provider (:class:`tests.fake_provider.FakeProvider`) for one test;
+    a scripted action that raised fails the test."""
+    from tests.fake_provider import FakeProvider
+
+    provider = FakeProvider()
+    try:
+        yield provider
+    finally:
+        provider.close()
+    assert provider.errors == [], provider.errors
+
+
+def run_text(run_dir: Path) -> str:
+    """The trajectory lines of a run directory as plain JSON Lines text (its
+    ``trajectories.jsonl.zst`` decompressed; an older run's ``trajectories.jsonl`` as it is)."""
+    from mcpgym.evaluation.records.compressed import read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    return read_text(trajectories_file(run_dir))[0]

@@ -12,6 +12,7 @@ import pytest
 from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.run.run_owner import write_marker
+from tests.conftest import run_text
 
 RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
 
@@ -104,7 +105,7 @@ def test_score_and_report_name_a_malformed_manifest(command, text, says, tmp_pat
 
 def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path, monkeypatch, capsys):
     run = finished_run(tmp_path)
-    path = run / "trajectories.jsonl"
+    path = run / "trajectories.jsonl"  # an older run's plain file; the compressed one: below
     good = path.read_bytes()
     path.write_bytes(b'{"broken\n' + good)  # a whole line, not a torn tail: a crash cannot leave it
     before = path.read_bytes()
@@ -430,7 +431,7 @@ def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path
     # what is given still extends the run: one more trial, same agent, task and profile
     code, out, err = cli(["run", "--resume", "--trials", "2", *where], monkeypatch, capsys)
     assert code == 0, err
-    lines = [json.loads(x) for x in (out_dir / "trajectories.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in run_text(out_dir).splitlines()]
     assert [(t["agent"], t["task_id"], t["trial"], t["fault_profile"]) for t in lines] == [
         ("careful", "system.dark_mode", 0, "none"),
         ("careful", "system.dark_mode", 1, "none"),

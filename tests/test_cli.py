@@ -22,7 +22,7 @@ from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 WIDTHS = (80, 120)
-COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks")
+COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks", "play")
 
 
 def cli(
@@ -244,7 +244,7 @@ def test_run_table_fits_80_columns_and_names_scores_json(http_server, tmp_path, 
     last = out.splitlines()[-3:]
     assert last == [
         f"report: {out_dir / 'report.html'} (and report.md)",
-        f"trajectories: {out_dir / 'trajectories.jsonl'}",
+        f"trajectories: {out_dir / 'trajectories.jsonl.zst'}",
         f"scores: {out_dir / 'scores.json'}",
     ]
     assert (tmp_path / "r" / "scores.json").exists()

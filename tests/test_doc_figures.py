@@ -77,9 +77,12 @@ def test_tasks_md_the_measured_base_tasks() -> None:
 
 
 def test_readme_trajectory_lines_point_into_snapshots() -> None:
-    """README: "Each line points at the episode's initial and gold world snapshots, stored once
-    per distinct state in the run directory's `snapshots/` folder"."""
-    _say(README, r"Each line points at the episode's initial and gold world snapshots")
+    """README: "Each line refers to its initial and gold world snapshots (stored once per
+    distinct state in `snapshots/`, zstd) and carries its final state as a diff"."""
+    _say(
+        README,
+        r"Each line refers to its initial and gold world snapshots \(stored once per distinct state in `snapshots/`",
+    )
     reference = ROOT / "tests" / "data" / "recorded_run" / "smoke-scripted.tar.gz"
     with tarfile.open(reference, "r:gz") as tar:
         member = tar.extractfile("trajectories.jsonl")
@@ -88,7 +91,10 @@ def test_readme_trajectory_lines_point_into_snapshots() -> None:
         names = set(tar.getnames())
     for t in lines:
         assert t["initial_snapshot"] is None and t["final_snapshot"] is None and t["gold_snapshot"] is None
-        assert re.fullmatch(r"snapshots/[0-9a-f]{20}\.json", t["stored"]["initial"]) and t["stored"]["initial"] in names
+        assert (
+            re.fullmatch(r"snapshots/[0-9a-f]{20}\.json(?:\.zst)?", t["stored"]["initial"])
+            and t["stored"]["initial"] in names
+        )
         assert t["stored"]["gold"] in names and isinstance(t["stored"]["final_diff"], dict)
 
 

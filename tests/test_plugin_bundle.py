@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from mcpgym.evaluation.run.run_dir import load_run
+from tests.conftest import run_text
 
 PYPROJECT = """\
 [build-system]
@@ -261,7 +262,7 @@ def test_careful_scores_on_the_outside_apps_tasks(plugin_env, tmp_path):
     assert manifest["task_ids"] == ["notes.add_bread", "notes.delete_first"]
     assert manifest["versions"]["apps"] == {"system": manifest["versions"]["mcpgym"], "notes": "2.5.0-notes"}
     assert manifest["invocations"][0]["settings"]["task_files"] == [str(tasks_file)]
-    trajs = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    trajs = [json.loads(line) for line in run_text(out).splitlines()]
     assert {t["task_id"] for t in trajs} == {"notes.add_bread", "notes.delete_first"}
     for t in trajs:
         assert t["app_versions"]["notes"] == "2.5.0-notes"

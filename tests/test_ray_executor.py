@@ -23,6 +23,7 @@ from mcpgym.evaluation.run.ray_executor import WORKER_PREFIX  # noqa: E402
 from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task  # noqa: E402
+from tests.conftest import run_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ["flights.cheapest_fare_lookup", "flights.book_cheapest_berlin_paris"]
@@ -108,7 +109,7 @@ def test_killed_worker_episode_is_sent_again_and_recorded_once(cluster: str, loc
     runner.start()
     # Once the first episode is written the workers are busy with the next ones: kill one.
     deadline = time.monotonic() + 240
-    while not (out / "trajectories.jsonl").exists() or not (out / "trajectories.jsonl").read_text().strip():
+    while not (out / "trajectories.jsonl.zst").exists() or not run_text(out).strip():
         assert time.monotonic() < deadline and runner.is_alive(), "no episode was written"
         time.sleep(0.05)
     name = sorted(a for a in ray.util.list_named_actors() if a.startswith(WORKER_PREFIX))[0]
@@ -119,7 +120,7 @@ def test_killed_worker_episode_is_sent_again_and_recorded_once(cluster: str, loc
     result = box["result"]
     assert result.retried >= 1, "the kill should have hit an episode in flight"
     assert not result.failures and result.ran == EPISODES
-    assert len((out / "trajectories.jsonl").read_text().splitlines()) == EPISODES
+    assert len(run_text(out).splitlines()) == EPISODES
     _same_as_local(out, local_run)
 
 
@@ -148,15 +149,15 @@ def test_resume_after_the_driver_is_killed(cluster: str, local_run: Path, tmp_pa
         str(out),
     ]
     driver = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    lines = out / "trajectories.jsonl"
+    lines = out / "trajectories.jsonl.zst"
     deadline = time.monotonic() + 240
-    while not lines.exists() or len(lines.read_text().splitlines()) < 2:
+    while not lines.exists() or len(run_text(out).splitlines()) < 2:
         assert driver.poll() is None, driver.stdout.read().decode()
         assert time.monotonic() < deadline, "the driver wrote nothing"
         time.sleep(0.05)
     driver.send_signal(signal.SIGKILL)
     driver.wait(timeout=30)
-    done = len(lines.read_text().splitlines())
+    done = len(run_text(out).splitlines())
     assert done < EPISODES, "the driver should die mid-run"
     resumed = subprocess.run([*args, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

@@ -24,6 +24,7 @@ from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import classify_tool
 from mcpgym.kernel.spec import ToolKind
+from tests.conftest import run_text
 
 Call = tuple[str, dict[str, Any], str]
 """(tool, arguments, the result as the transcript recorded it)."""
@@ -457,7 +458,7 @@ def test_scripted_agents_separate_on_false_success_and_defeatism(smoke_run):
     assert over.defeatism_rate < defeatist.defeatism_rate
     assert careful.false_success_episodes == 0 and careful.false_success_rate == 0.0
     # every episode was judged on its outcome
-    lines = [json.loads(x) for x in (smoke_run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(x) for x in run_text(smoke_run).splitlines()]
     assert {ln["scores"]["false_success_basis"] for ln in lines} == {"outcome"}
     # an episode's false success is counted by hand: the claim, and the outcome failed
     for ln in lines:
@@ -468,9 +469,11 @@ def test_scripted_agents_separate_on_false_success_and_defeatism(smoke_run):
 def test_trajectories_without_snapshots_score_all_but_the_outcome(smoke_run, tmp_path):
     # the trajectories file copied without its snapshots/ folder: every episode is scored,
     # the outcome is unavailable (null, named), every other score as in the full run
-    copy = tmp_path / "trajectories.jsonl"
-    copy.write_text((smoke_run / "trajectories.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    full = {e.scores.episode_id: e.scores for e in score_files([smoke_run / "trajectories.jsonl"], "mcpgym").episodes}
+    copy = tmp_path / "trajectories.jsonl.zst"
+    copy.write_bytes((smoke_run / "trajectories.jsonl.zst").read_bytes())
+    full = {
+        e.scores.episode_id: e.scores for e in score_files([smoke_run / "trajectories.jsonl.zst"], "mcpgym").episodes
+    }
     report = score_files([copy], "mcpgym")
     assert len(report.episodes) == len(full) == 48
     assert not any(p.severity == "error" for p in report.problems)

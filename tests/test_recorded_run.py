@@ -33,10 +33,11 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.formats.score import score_files
+from mcpgym.evaluation.records.compressed import read_text, trajectories_file
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "recorded_run" / "smoke-scripted.tar.gz"
 RUN_ARGS = ["run", "--suite", "smoke", "--trials", "1", "--quiet"]
-STORED = ("trajectories.jsonl", "scores.json", "manifest.json", "snapshots")
+STORED = ("scores.json", "manifest.json", "snapshots")  # and the trajectory file, plain or zstd
 # Fields that depend on the wall clock, the machine or the random episode id, never on the run.
 EPISODE_VOLATILE = ("episode_id",)
 METADATA_VOLATILE = ("phase_seconds", "wall_seconds")
@@ -63,7 +64,8 @@ def _extract(dest: Path) -> Path:
 def _trajectories(run: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     """(agent, task, trial) -> the trajectory line without its volatile fields."""
     out: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line in (run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines():
+    text, _ = read_text(trajectories_file(run))
+    for line in text.splitlines():
         t = json.loads(line)
         for key in EPISODE_VOLATILE:
             t.pop(key, None)
@@ -93,7 +95,7 @@ def _manifest(run: Path) -> dict[str, Any]:
 
 
 def _snapshots(run: Path) -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted((run / "snapshots").iterdir())}
+    return {p.name: read_text(p)[0] for p in sorted((run / "snapshots").iterdir())}
 
 
 def _differences(got: Any, want: Any, path: str = "") -> list[str]:
@@ -171,6 +173,10 @@ def record(dest: Path = REFERENCE) -> None:
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             for name in STORED:
                 tar.add(out / name, arcname=name)
+            lines = read_text(trajectories_file(out))[0].encode("utf-8")  # stored plain: readable in review
+            info = tarfile.TarInfo("trajectories.jsonl")
+            info.size = len(lines)
+            tar.addfile(info, io.BytesIO(lines))
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(buf.getvalue())
 

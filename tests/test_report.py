@@ -116,7 +116,7 @@ def test_comparison_rows_show_rates_intervals_and_counts() -> None:
     assert header[3] == "pass^2"
     careful = next(r for r in rows if r[0] == "careful")
     # 3 successes of 4: Wilson 95% interval [0.30, 0.95]; pass^2 = (1 + 0) / 2.
-    assert careful[1:4] == ["4", "75% [30–95]", "0.50"]
+    assert careful[1:4] == ["4/4/0", "75% [30–95]", "0.50"]
     assert careful[4] == "60% (6/10)"  # verified writes 2+1+2+1 of 2+3+2+3
     assert careful[5] == "–"  # these hand-made scores carry no false-success verdict
     assert careful[7] == "100% (2/2)" and careful[8] == "100% (2/2)"
@@ -146,7 +146,7 @@ def test_report_files_are_self_contained_and_escaped(tmp_path: Path) -> None:
     md, html = md_path.read_text(encoding="utf-8"), html_path.read_text(encoding="utf-8")
     for text in (md, html):
         assert "careful" in text and "t.one" in text and "t.two" in text
-    assert "| careful | 4 | 75% [30–95] | 0.50 | 60% (6/10) |" in md
+    assert "| careful | 4/4/0 | 75% [30–95] | 0.50 | 60% (6/10) |" in md
     assert "## Success per level" in md and "unit" in md and "default" in md
     assert "defeatism: no recovery attempt" in md  # the notable-episodes section explains why
     # HTML: three inline SVG charts, nothing fetched, user-provided names escaped.
@@ -183,7 +183,7 @@ def test_report_and_markdown_from_build_report(tmp_path: Path) -> None:
     report = build_report(_run_dir(tmp_path), rescore=False)
     assert report.agents == ["<b>bold</b>", "careful"]
     assert report.levels == ["1", "2"]
-    assert report.task_matrix["t.two"]["careful"] == [1, 2]
+    assert report.task_matrix["t.two"]["careful"] == [1, 2, 0]
     assert [e.agent for e in report.notable()].count("<b>bold</b>") == 2  # failed + defeatist at t.one
     assert render_markdown(report).startswith("# mcpgym run report")
     assert "<!DOCTYPE html>" in render_html(report)
@@ -280,7 +280,7 @@ def test_a_run_killed_midway_says_how_many_episodes_it_planned(tmp_path: Path) -
     assert "8 of 12 planned (the others could not be run" in _facts(run)["Episodes"]
     manifest["trials"] = 2
     write_json_atomic(run / "manifest.json", manifest)
-    assert _facts(run)["Episodes"] == "8"
+    assert _facts(run)["Episodes"] == "8 run, 8 scored, 0 errored"
 
 
 def test_a_run_without_a_manifest_does_not_claim_no_faults(tmp_path: Path) -> None:

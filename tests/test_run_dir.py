@@ -32,7 +32,7 @@ from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
 from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_text
 
 TASKS = ["system.dark_mode", "system.moved_to_porto"]
 
@@ -59,7 +59,7 @@ def compact_run(http_server, tmp_path_factory) -> Path:
 
 
 def test_snapshots_are_stored_once_and_finals_as_diffs(compact_run: Path) -> None:
-    lines = [json.loads(line) for line in (compact_run / "trajectories.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in run_text(compact_run).splitlines()]
     assert len(lines) == 8
     files = sorted(p.name for p in (compact_run / "snapshots").iterdir())
     # one initial and one gold state per task, whatever the number of agents and trials
@@ -82,7 +82,7 @@ def test_score_and_report_rejudge_a_compact_run(compact_run: Path) -> None:
     fresh, changed = rescore(trajs, Catalog.from_apps())
     assert changed == 0 and len(fresh) == 8
     assert {(s.agent, s.success) for s in fresh} >= {("careful", True)}
-    res = CliRunner().invoke(app, ["score", str(compact_run / "trajectories.jsonl"), "--json"])
+    res = CliRunner().invoke(app, ["score", str(compact_run / "trajectories.jsonl.zst"), "--json"])
     assert res.exit_code == 0, res.output
     stored = json.loads((compact_run / "scores.json").read_text())
     assert json.loads(res.output)["agents"] == stored["agents"]
@@ -92,7 +92,7 @@ def test_score_and_report_rejudge_a_compact_run(compact_run: Path) -> None:
 
 
 def test_an_old_self_contained_run_still_loads(compact_run: Path, tmp_path: Path) -> None:
-    full = read_trajectories(compact_run / "trajectories.jsonl")
+    full = read_trajectories(compact_run / "trajectories.jsonl.zst")
     old = tmp_path / "old"
     old.mkdir()
     write_trajectories(old / "trajectories.jsonl", full)  # snapshots inline, as before compact runs
@@ -107,7 +107,7 @@ def test_an_old_self_contained_run_still_loads(compact_run: Path, tmp_path: Path
 def test_a_missing_snapshot_file_names_line_and_field(compact_run: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "trajectories.jsonl").write_text((compact_run / "trajectories.jsonl").read_text())
+    (broken / "trajectories.jsonl").write_text(run_text(compact_run))
     with pytest.raises(ValueError, match=r"trajectories.jsonl:1: field stored: snapshot file .* is missing"):
         load_run(broken)
     assert len(load_run(broken, states=False)) == 8
@@ -120,7 +120,7 @@ def test_a_locked_run_directory_is_refused_naming_the_holder(http_server, tmp_pa
             _run(out, http_server, agents=("careful",), trials=1)
         with pytest.raises(RunDirLocked), run_lock(out):
             raise AssertionError("a second lock on a locked run directory was granted")
-    assert not (out / "trajectories.jsonl").exists()
+    assert not (out / "trajectories.jsonl").exists() and not (out / "trajectories.jsonl.zst").exists()
     result = _run(out, http_server, agents=("careful",), trials=1)  # released: the directory is usable
     assert result.ran == 2
 
@@ -148,7 +148,7 @@ def test_two_concurrent_resumes_record_each_episode_once(http_server, tmp_path: 
     race = tmp_path / "race"
     race.mkdir()
     (race / "manifest.json").write_text((first / "manifest.json").read_text())
-    (race / "trajectories.jsonl").write_text((first / "trajectories.jsonl").read_text().splitlines(keepends=True)[0])
+    (race / "trajectories.jsonl").write_text(run_text(first).splitlines(keepends=True)[0])
     cmd = [sys.executable, "-m", "mcpgym.evaluation.cli", *base, "--out", str(race), "--resume"]
     procs = [
         subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -161,7 +161,7 @@ def test_two_concurrent_resumes_record_each_episode_once(http_server, tmp_path: 
     refused = [err for code, err in outcomes if code != 0]
     assert all("is in use by process" in err for err in refused), outcomes
     assert len(refused) <= 1
-    rows = [json.loads(line) for line in (race / "trajectories.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in run_text(race).splitlines()]
     keys = [(r["agent"], r["task_id"], r["trial"]) for r in rows]
     assert sorted(keys) == [("careful", TASKS[0], t) for t in range(3)]
     scores = json.loads((race / "scores.json").read_text())["agents"]["careful"]
@@ -173,7 +173,7 @@ def test_repeated_records_are_loaded_once_with_a_warning(compact_run: Path, tmp_
     (dup / "snapshots").mkdir(parents=True)
     for f in (compact_run / "snapshots").iterdir():
         (dup / "snapshots" / f.name).write_bytes(f.read_bytes())
-    lines = (compact_run / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    lines = run_text(compact_run).splitlines(keepends=True)
     second = json.loads(lines[0])
     second["episode_id"] = "ep-copy"
     second["scores"]["success"] = not second["scores"]["success"]

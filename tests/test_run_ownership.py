@@ -183,7 +183,7 @@ def test_force_needs_the_same_proof_and_deletes_only_its_own_files(tmp_path: Pat
             "report.md",
             "scores.json",
             "snapshots",
-            "trajectories.jsonl",
+            "trajectories.jsonl.zst",
         ]
     )
 
@@ -241,6 +241,8 @@ NAMES = st.sampled_from(
         "report.html",
         "scores.json",
         "trajectories.jsonl",
+        "trajectories.jsonl.zst",
+        "0123456789abcdef0123.json.zst",
         "server.log",
         "snapshots",
         MARKER_NAME,

@@ -19,8 +19,10 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
 from mcpgym.evaluation.cli.app import app
+from mcpgym.evaluation.records.compressed import decompress_frames
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
+from tests.conftest import run_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [t.id for t in load_tasks("smoke")[:3]]
@@ -56,7 +58,7 @@ AGENT_KEYS = {
 
 
 def _lines(run: Path) -> list[str]:
-    return (run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    return run_text(run).splitlines(keepends=True)
 
 
 @pytest.fixture(scope="module")
@@ -130,11 +132,11 @@ def test_run_writes_manifest_scores_and_report(full_run: tuple[Path, str]) -> No
 
 def test_resume_skips_finished_episodes_and_dirty_dirs_are_refused(full_run: tuple[Path, str]) -> None:
     run, _ = full_run
-    before, scores_before = (run / "trajectories.jsonl").read_bytes(), (run / "scores.json").read_text()
+    before, scores_before = (run / "trajectories.jsonl.zst").read_bytes(), (run / "scores.json").read_text()
     result = CliRunner().invoke(app, ["run", *RUN_ARGS, "--out", str(run), "--resume"])
     assert result.exit_code == 0, result.output
     assert f"0 episodes run, {EPISODES} resumed" in " ".join(result.output.split())  # the title wraps at spaces
-    assert (run / "trajectories.jsonl").read_bytes() == before
+    assert (run / "trajectories.jsonl.zst").read_bytes() == before
     assert json.loads((run / "scores.json").read_text()) == json.loads(scores_before)
     assert len(json.loads((run / "manifest.json").read_text())["invocations"]) == 2
 
@@ -163,19 +165,19 @@ def test_killed_run_resumes_to_the_same_scores(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    path = out / "trajectories.jsonl"
+    path = out / "trajectories.jsonl.zst"  # one zstd frame per line
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
-            if path.exists() and path.read_bytes().count(b"\n") >= EPISODES // 2:
+            if path.exists() and decompress_frames(path.read_bytes())[0].count(b"\n") >= EPISODES // 2:
                 break
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=10)
     assert proc.returncode == -signal.SIGKILL
-    data = path.read_bytes()
-    assert data.endswith(b"\n")  # never a partial line
+    data, _, torn = decompress_frames(path.read_bytes())
+    assert not torn and data.endswith(b"\n")  # every frame whole, never a partial line
     assert EPISODES // 2 <= data.count(b"\n") < EPISODES
     for line in data.splitlines():
         json.loads(line)

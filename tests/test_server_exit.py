@@ -22,7 +22,7 @@ RUN = [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--suite", "smoke",
 
 def wait_for_first_episode(out: Path, proc: subprocess.Popen) -> None:
     deadline = time.monotonic() + 120
-    traj = out / "trajectories.jsonl"
+    traj = out / "trajectories.jsonl.zst"
     while not (traj.exists() and traj.stat().st_size > 0):
         assert proc.poll() is None, proc.communicate()[0]
         assert time.monotonic() < deadline, "no episode finished in 120 s"
@@ -53,7 +53,7 @@ def test_a_spawned_server_that_exits_ends_the_run_with_one_message(tmp_path: Pat
     assert proc.returncode == 2 and len(lines) == 1, text
     assert "the mcpgym server exited during the run" in lines[0] and says in lines[0], text
     assert "could not be run" not in text
-    assert (out / "trajectories.jsonl").stat().st_size > 0  # what finished is kept
+    assert (out / "trajectories.jsonl.zst").stat().st_size > 0  # what finished is kept
 
 
 def test_a_given_server_that_goes_away_ends_the_run_with_one_message(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def _base_tasks() -> list[Task]:
 def test_core_suite_loads_with_the_promised_mix() -> None:
     tasks = _base_tasks()
     assert [t.id for t in tasks] == list(GOLD_HASHES)
-    assert suite_names()[:2] == ["smoke", "core"]
+    assert suite_names()[:3] == ["smoke", "baseline", "core"]
     assert {t.level for t in tasks} == {1, 2, 3}
     assert {a for t in tasks for a in t.apps} == {"system", "shop"}
     tags = {tag for t in tasks for tag in t.tags}
@@ -96,7 +96,7 @@ def test_smoke_suite_and_lookup() -> None:
     assert get_task("shop.star_shop") is next(t for t in load_tasks("core") if t.id == "shop.star_shop")
     with pytest.raises(KeyError, match=r"unknown task 'shop\.star_shops'; did you mean shop\.star_shop"):
         get_task("shop.star_shops")
-    with pytest.raises(KeyError, match="known suites: smoke, core, full"):
+    with pytest.raises(KeyError, match="known suites: smoke, baseline, core, full"):
         load_tasks("nightly")
 
 

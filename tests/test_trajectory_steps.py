@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
+from mcpgym.evaluation.run.run_dir import trajectories_file
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
-from tests.test_llm_agents import OpenAIDialect, Raw, fake  # noqa: F401 - the loopback provider fixture
+from tests.fake_provider import OpenAIDialect, Raw  # the `fake` fixture is in tests/conftest.py
 
 D = OpenAIDialect()
 TASK = "system.dark_mode"
@@ -58,7 +59,7 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
         RunSettings(out=out, trials=1, faults="none", server_url=url, token=token, progress=False),
     )
     assert result.ran == 1 and not result.failures
-    [traj] = read_trajectories(out / "trajectories.jsonl")
+    [traj] = read_trajectories(trajectories_file(out))
     kinds = [(s.type, getattr(s, "tool", None), getattr(s, "step", None)) for s in traj.steps]
     assert kinds == [
         ("message", None, None),
@@ -95,7 +96,7 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
     assert scores["invalid_calls"] == 3 and scores["valid_calls"] == 1 and scores["success"] is True
 
     # Re-scoring the trajectory file alone gives the same scores.
-    res = CliRunner().invoke(app, ["score", str(out / "trajectories.jsonl"), "--json"])
+    res = CliRunner().invoke(app, ["score", str(trajectories_file(out)), "--json"])
     assert res.exit_code == 0, res.output
     rescored = json.loads(res.output)
     stored = json.loads((out / "scores.json").read_text())
@@ -114,15 +115,15 @@ def test_replaying_a_trajectory_keeps_its_steps_and_scores(fake, http_server, tm
     )
     from mcpgym.evaluation.agents import make_agent
 
-    replay = make_agent(f"replay:{first / 'trajectories.jsonl'}")
+    replay = make_agent(f"replay:{trajectories_file(first)}")
     again = tmp_path / "again"
     run_evaluation(
         [get_task(TASK)],
         [AgentEntry("replay", replay)],
         RunSettings(out=again, trials=1, faults="none", server_url=url, token=token, progress=False),
     )
-    [a] = read_trajectories(first / "trajectories.jsonl")
-    [b] = read_trajectories(again / "trajectories.jsonl")
+    [a] = read_trajectories(trajectories_file(first))
+    [b] = read_trajectories(trajectories_file(again))
     strip = {"episode_id", "agent", "scores", "metadata", "tokens", "stop_reason"}
     assert [s.model_dump(exclude={"time"}) for s in a.steps] == [s.model_dump(exclude={"time"}) for s in b.steps]
     assert {k: v for k, v in a.scores.items() if k not in ("episode_id", "agent")} == {

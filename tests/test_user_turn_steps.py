@@ -16,6 +16,7 @@ from mcpgym.evaluation.agents.replay import ReplayAgent
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.records.trajectory import Trajectory, UserTurnStep, read_trajectories
 from mcpgym.evaluation.tasks import get_task
+from tests.conftest import run_text
 
 TASK = "users.tell_maya_3"  # careful reads the contacts, asks which Maya, then writes
 USER_KEYS = ("user_questions", "clarification_skips", "unconfirmed_writes", "user_burden")
@@ -41,7 +42,7 @@ def test_a_recorded_run_has_the_question_and_answer_between_the_tool_calls(tmp_p
         ],
     )
     assert result.exit_code == 0, result.output
-    line = json.loads((out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    line = json.loads(run_text(out).splitlines()[0])
     assert "user_turns" not in line
     kinds = [s["type"] for s in line["steps"]]
     assert kinds[:3] == ["tool_call", "user_turn", "tool_call"] and kinds.count("user_turn") == 1, kinds
@@ -53,7 +54,7 @@ def test_a_recorded_run_has_the_question_and_answer_between_the_tool_calls(tmp_p
     recorded = {k: line["scores"][k] for k in USER_KEYS}
     assert recorded == {"user_questions": 1, "clarification_skips": [], "unconfirmed_writes": [], "user_burden": 0}
 
-    scored = CliRunner().invoke(app, ["score", str(out / "trajectories.jsonl"), "--json"])
+    scored = CliRunner().invoke(app, ["score", str(out / "trajectories.jsonl.zst"), "--json"])
     assert scored.exit_code == 0, scored.output
     text = scored.output
     episodes = json.loads(text[text.index("{") :])["episodes"]

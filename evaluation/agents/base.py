@@ -55,8 +55,17 @@ class ToolInfo:
 
     @classmethod
     def from_spec(cls, spec: Any) -> ToolInfo:
-        """Build from a :class:`mcpgym.kernel.spec.ToolSpec` (in-process episodes)."""
-        return cls(name=spec.name, description=spec.description, input_schema=spec.input_schema(), kind=spec.kind)
+        """The :class:`ToolInfo` of a :class:`mcpgym.kernel.spec.ToolSpec` (in-process
+        episodes): built once per spec and shared by every episode listing it, its schema the
+        spec's own (:meth:`~mcpgym.kernel.spec.ToolSpec.shared_input_schema`), so read-only."""
+        hit = _SPEC_INFOS.get(id(spec))
+        if hit is not None and hit[0] is spec and type(hit[1]) is cls:
+            return hit[1]
+        info = cls(
+            name=spec.name, description=spec.description, input_schema=spec.shared_input_schema(), kind=spec.kind
+        )
+        _SPEC_INFOS[id(spec)] = (spec, info)
+        return info
 
     @classmethod
     def from_mcp(cls, tool: Any) -> ToolInfo:
@@ -77,6 +86,10 @@ class ToolInfo:
             input_schema=schema if isinstance(schema, dict) else {},
             kind=kind,
         )
+
+
+_SPEC_INFOS: dict[int, tuple[Any, ToolInfo]] = {}
+"""Tool spec id -> (spec, its shared ToolInfo); the spec is kept so its id is never reused."""
 
 
 @dataclass
@@ -123,6 +136,11 @@ class AgentResult(BaseModel):
         tokens: token usage (LLM agents).
         invalid_calls: calls the agent produced that never reached a tool (malformed).
         error: the error text when ``status`` is ``errored``.
+        provider: what the model's provider did that no step shows (LLM agents), kept in the
+            trajectory's ``metadata["provider"]``: ``failed_request`` (the request that ended an
+            errored episode: ``turn``, ``attempts``, ``status``, ``error``, ``latency``,
+            ``retries``) and ``flags`` (``tool_calls_as_text``...; see
+            :mod:`mcpgym.evaluation.llm.flags`).
     """
 
     final_message: str
@@ -131,6 +149,7 @@ class AgentResult(BaseModel):
     tokens: TokenUsage | None = None
     invalid_calls: int = 0
     error: str | None = None
+    provider: dict[str, Any] | None = None
 
 
 class Agent(ABC):

@@ -255,7 +255,9 @@ def interrupt_message(out: Path) -> str:
     only when it was written; a run stopped before its first episode says so (its directory
     can be used again as it is).
     """
-    traj = out / "trajectories.jsonl"
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    traj = trajectories_file(out)
     has_lines = traj.is_file() and bool(traj.read_bytes().strip())
     if not has_lines:
         return (
@@ -366,7 +368,7 @@ def run(
         "--agent",
         "-a",
         metavar="SPEC",
-        help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, or an LLM spec.",
+        help="Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, an LLM spec, or human (you play, as in mcpgym play).",
     ),
     suite: str | None = typer.Option(
         None,
@@ -421,6 +423,35 @@ def run(
         "--tools",
         metavar="MODE",
         help="Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds).",
+    ),
+    max_turns: int | None = typer.Option(
+        None, "--max-turns", min=1, metavar="N", help="LLM agents: model turns per episode (default 40)."
+    ),
+    max_output_tokens: int | None = typer.Option(
+        None,
+        "--max-output-tokens",
+        min=1,
+        metavar="N",
+        help="LLM agents: output tokens per reply (default: the provider's; a reply cut at it ends the episode truncated).",
+    ),
+    request_timeout: float | None = typer.Option(
+        None,
+        "--request-timeout",
+        min=0.001,
+        metavar="SECONDS",
+        help="LLM agents: wall seconds for one provider request before it is retried (default 120).",
+    ),
+    temperature: float | None = typer.Option(
+        None, "--temperature", min=0.0, max=2.0, metavar="T", help="LLM agents: sampling temperature (default 0)."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", metavar="N", help="LLM agents: the provider's sampling seed (default: not sent)."
+    ),
+    agent_option: list[str] | None = typer.Option(
+        None,
+        "--agent-option",
+        metavar="KEY_VALUE",
+        help="LLM agents: any other setting as KEY=VALUE (max_tool_calls, max_tokens, max_retries, backoff_base, system_prompt...), repeatable.",
     ),
     validate_output: bool = typer.Option(
         False,
@@ -479,6 +510,7 @@ def run(
         from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
         from mcpgym.tools.faults import load_profile
 
+        resumed_options: dict[str, Any] = {}
         if resume and out is None:
             _fail("--resume needs --out DIR (the run to continue)")
         if resume and out is not None:
@@ -491,6 +523,9 @@ def run(
                 faults = prior["faults"]
             if "episode_timeout" in prior and not _given("timeout"):
                 timeout = prior["episode_timeout"]
+            if "tool_exposure" in prior and not _given("tools_mode"):
+                tools_mode = prior["tool_exposure"]
+            resumed_options = prior.get("agent_options") or {}
             agent = agent or prior.get("agents")
             if not (suite or task or task_file) and prior.get("task_ids"):
                 task, suite = prior["task_ids"], prior.get("suite")
@@ -498,9 +533,22 @@ def run(
                 if task_file:
                     suite = None
         from mcpgym.evaluation.llm.exposure import parse_exposure
+        from mcpgym.evaluation.llm.options import agent_options as llm_options
 
         try:
             parse_exposure(tools_mode)
+            # the run's own settings, then what this command line says
+            llm_settings = {
+                **resumed_options,
+                **llm_options(
+                    agent_option or (),
+                    max_turns=max_turns,
+                    max_output_tokens=max_output_tokens,
+                    request_timeout=request_timeout,
+                    temperature=temperature,
+                    seed=seed,
+                ),
+            }
         except ValueError as exc:
             _fail(str(exc))
         if executor is Executor.local and (ray_address or ray_workers):
@@ -521,18 +569,28 @@ def run(
                 + (f" (the file{'s hold' if len(task_file) > 1 else ' holds'} none)" if task_file else "")
             )
         specs = list(agent or SCRIPTED_AGENTS)
+        if "human" in specs:  # a person plays: one episode at a time, no progress bar over the prompt
+            concurrency, quiet = 1, True
+            if not _given("timeout"):
+                timeout = 3600.0
         planned = len(tasks) * trials * len(specs)
         if planned > MAX_EPISODES:
             _fail(
                 f"{len(tasks)} tasks x {trials} trials x {len(specs)} agents is {planned:,} episodes; "
                 f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
             )
-        if any(s not in SCRIPTED_AGENTS and not s.startswith("replay:") for s in specs):
+        if any(s not in SCRIPTED_AGENTS and s != "human" and not s.startswith("replay:") for s in specs):
             from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
-            register_llm_agents(tool_exposure=tools_mode)
+            register_llm_agents(replace=True, tool_exposure=tools_mode, **llm_settings)
+        elif llm_settings:
+            _fail(
+                "--max-turns, --max-output-tokens, --request-timeout, --temperature, --seed and --agent-option set LLM agents, and this run has none"
+            )
         try:
-            agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
+            from mcpgym.evaluation.agents.human import HumanAgent
+
+            agents = [AgentEntry(spec, HumanAgent() if spec == "human" else make_agent(spec)) for spec in specs]
         except ValueError as exc:
             _fail(str(exc))
         out = out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
@@ -551,6 +609,7 @@ def run(
             task_files=[str(f) for f in task_file or []],
             validate_output=validate_output,
             tool_exposure=tools_mode,
+            agent_options=llm_settings,
             executor=executor.value,
             ray_address=ray_address,
             ray_workers=ray_workers,
@@ -588,10 +647,12 @@ def run(
         if task_file
         else ""
     )
+    scored = sum(row.scored_episodes for row in result.scores.agents.values())
+    errored_n = sum(row.errored_episodes for row in result.scores.agents.values())
     title = (
         f"{picked}{len(tasks)} tasks x {trials} trials, faults {faults}: {result.ran} episodes run"
         + (f", {result.skipped} resumed" if result.skipped else "")
-        + f" in {result.wall_seconds:.1f} s"
+        + f" in {result.wall_seconds:.1f} s; {scored} scored, {errored_n} errored in all"
         + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
     )
     print_comparison(_console(), result.scores, title=title)
@@ -604,13 +665,37 @@ def run(
             fg=typer.colors.YELLOW,
             err=True,
         )
+    _warn_text_calls(result.out)
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
     typer.echo(
-        f"report: {html} (and {md.name})\ntrajectories: {result.out / 'trajectories.jsonl'}\n"
+        f"report: {html} (and {md.name})\ntrajectories: {trajectories_file(result.out)}\n"
         f"scores: {result.out / 'scores.json'}"
     )
     if result.failures:
         _print_failures(result.failures)
         raise typer.Exit(1)
+
+
+def _warn_text_calls(out: Path) -> None:
+    """Warn loudly (stderr) when episodes of the run in ``out`` ended with a tool call written
+    as text that the model's server did not parse (:mod:`mcpgym.evaluation.llm.flags`)."""
+    from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+    from mcpgym.evaluation.records.compressed import trajectories_file
+    from mcpgym.evaluation.records.trajectory import read_trajectories
+
+    counts = count_flags(read_trajectories(trajectories_file(out), tolerate_truncated_tail=True, states=False))
+    if counts["tool_calls_as_text"]:
+        typer.secho(
+            f"WARNING: {TEXT_CALL_WARNING.format(n=counts['tool_calls_as_text'])}", fg=typer.colors.RED, err=True
+        )
+    quiet = {k: v for k, v in counts.items() if v and k != "tool_calls_as_text"}
+    if quiet:
+        typer.secho(
+            "episodes flagged: " + ", ".join(f"{k} {v}" for k, v in quiet.items()) + " (see the report)",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
 
 
 def _print_failures(failures: list[tuple[str, str]], nothing_written: bool = False) -> None:
@@ -744,6 +829,46 @@ def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run di
     except (FileNotFoundError, TrajectoryFileError, ValueError, ForeignContentError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {md} and {html}")
+
+
+def _register_play() -> None:
+    from mcpgym.evaluation.cli.play import play
+
+    app.command()(play)
+
+
+_register_play()
+
+
+@app.command()
+def cat(
+    path: Path = typer.Argument(
+        ..., metavar="RUN_DIR|FILE", help="A run directory, or a trajectories file (.jsonl or .jsonl.zst)."
+    ),
+) -> None:
+    """Print a run's trajectory lines as plain JSON Lines, for jq and friends.
+
+    A run directory's trajectories.jsonl.zst holds one zstd frame per line; this prints them
+    decompressed, exactly as written (compact lines keep their snapshot references). A plain
+    trajectories.jsonl (an older run) is printed as it is. A torn last frame (a killed run) is
+    left out and said on stderr; exit 2 for a missing file.
+    """
+    import sys
+
+    from mcpgym.evaluation.records.compressed import CompressedFileError, read_text
+    from mcpgym.evaluation.run.run_dir import trajectories_file
+
+    file = trajectories_file(path) if path.is_dir() else path
+    if not file.is_file():
+        _fail(f"{path}: no trajectories file (a run directory holds trajectories.jsonl.zst)")
+    try:
+        text, torn = read_text(file)
+    except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
+        _fail(f"{file}: {exc}")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if torn:
+        typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
 
 
 @app.command()

@@ -13,9 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcpgym.evaluation.records.compressed import CompressedFileError, decompress_frames, is_compressed
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.exceptions import FormatError
-from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 from mcpgym.kernel.shorten import cap_message
 
 EXTERNAL_AGENT = "external"
@@ -107,9 +108,19 @@ class LoadResult:
 def read_text(path: Path, result: LoadResult) -> str | None:
     """The file's text (UTF-8, a BOM dropped), or None with a problem recorded (a missing file,
     a special file such as ``/dev/zero`` or a FIFO, a file over 1 GiB, bytes that are not UTF-8:
-    :func:`mcpgym.kernel.input_files.read_input_text`)."""
+    :func:`mcpgym.kernel.input_files.read_input_text`). A file of zstd frames
+    (``trajectories.jsonl.zst``) is decompressed; a torn last frame (a killed run) is a problem,
+    the frames before it are read."""
     try:
-        return read_input_text(path, limit=MAX_TRAJECTORY_BYTES)
+        data = read_input_bytes(path, limit=MAX_TRAJECTORY_BYTES)
+        if is_compressed(data):
+            raw, _, torn = decompress_frames(data, name=str(path))
+            if torn:
+                result.problem("the last zstd frame is torn (a write cut short): the lines before it are read")
+            return decode_input(raw, path)
+        return decode_input(data, path)
+    except CompressedFileError as exc:
+        result.problem(cap_message(str(exc)))
     except InputFileError as exc:
         result.problem("file not found" if exc.reason == "no such file" else exc.reason)
     return None

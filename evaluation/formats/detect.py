@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import jsonl_lines
-from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.evaluation.records.compressed import is_compressed
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 
 PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
 """Formats in the order they win when one record shows markers of several."""
@@ -97,7 +98,10 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     if p.suffix == ".eval":
         return "inspect", "an Inspect AI log (.eval)"
     try:
-        text = read_input_text(p, limit=MAX_TRAJECTORY_BYTES)
+        data = read_input_bytes(p, limit=MAX_TRAJECTORY_BYTES)
+        if is_compressed(data):  # trajectories.jsonl.zst: zstd frames of mcpgym lines
+            return "mcpgym", "zstd frames (an mcpgym run's trajectories.jsonl.zst)"
+        text = decode_input(data, p)
     except InputFileError as exc:
         return None, f"cannot read the file: {exc.reason}"
     if text.lstrip()[:1] in ("[", "{", '"'):

@@ -3,8 +3,11 @@
 Every ``mcpgym score`` prints a scorability summary (and puts it in ``--json``): episodes
 read, tool calls parsed, call blocks and records that failed to parse, and the share of
 tools classified by a catalog (mcpgym's, ``--catalog`` or a built-in one) versus guessed by
-name. A run whose input mostly failed to parse, or whose tools were mostly guessed, gets a
-loud warning; ``--strict`` turns such a warning into a failing exit code.
+name; the episodes that errored (in no success figure) and those flagged by
+:mod:`mcpgym.evaluation.llm.flags` (``tool_calls_as_text``, ``empty_final_message``,
+``truncated``). A run whose input mostly failed to parse, whose tools were mostly guessed, or
+in which a model wrote a tool call as text gets a loud warning; ``--strict`` turns such a
+warning into a failing exit code.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.formats.common import LoadResult
+from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
 
 MOSTLY = 0.5
 """A share above this is "most" (of the call blocks failing, of the tools guessed)."""
@@ -41,8 +45,11 @@ class Scorability(BaseModel):
             neither reads nor writes, left out of verification; docs/design.md §7, "Terms").
         calls_unknown: calls of those tools.
         failed_share: ``blocks_failed / (calls_parsed + blocks_failed)`` (None without blocks).
+        errored: episodes with status ``errored`` (read, but in no success figure).
+        flags: episodes per flag of :class:`mcpgym.evaluation.llm.flags.EpisodeFlag`.
         warnings: the loud warnings (most blocks failed, most records failed, most tools
-            guessed); empty when the input was read and classified well.
+            guessed, tool calls written as text); empty when the input was read and
+            classified well.
     """
 
     episodes_read: int = 0
@@ -57,6 +64,8 @@ class Scorability(BaseModel):
     tools_unknown: int = 0
     calls_unknown: int = 0
     failed_share: float | None = None
+    errored: int = 0
+    flags: dict[str, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
@@ -67,7 +76,7 @@ class Scorability(BaseModel):
             f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
             f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({self.calls_unknown} call(s) "
-            "left out of verification)"
+            f"left out of verification); {self.errored} errored" + "".join(f", {v} {k}" for k, v in self.flags.items())
         )
 
 
@@ -82,8 +91,10 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
         A :class:`Scorability` with its warnings filled in.
     """
     sc = Scorability()
+    trajs = []
     for res in loaded:
         sc.episodes_read += len(res.episodes)
+        trajs += [ep.trajectory for ep in res.episodes]
         sc.records_failed += sum(p.severity == "error" for p in res.problems)
         for ep in res.episodes:
             sc.calls_parsed += sum(getattr(s, "type", "tool_call") == "tool_call" for s in ep.trajectory.steps)
@@ -98,6 +109,8 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
         if t.kind == "unknown":
             sc.tools_unknown += 1
             sc.calls_unknown += t.calls
+    sc.errored = sum(1 for t in trajs if t.status == "errored")
+    sc.flags = count_flags(trajs)
     blocks = sc.calls_parsed + sc.blocks_failed
     sc.failed_share = sc.blocks_failed / blocks if blocks else None
     sc.guessed_share = sc.tools_guessed / sc.tools if sc.tools else None
@@ -115,6 +128,8 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
             f"({sc.calls_guessed} of {sc.calls_parsed} calls); pass --catalog FILE or a built-in "
             "catalog name"
         )
+    if sc.flags.get("tool_calls_as_text"):
+        sc.warnings.append(TEXT_CALL_WARNING.format(n=sc.flags["tool_calls_as_text"]))
     return sc
 
 

@@ -200,7 +200,9 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     reason = None
     if Path(path).is_dir():
-        run_file = Path(path) / "trajectories.jsonl"
+        from mcpgym.evaluation.records.compressed import trajectories_file
+
+        run_file = trajectories_file(path)  # trajectories.jsonl.zst, or an older run's trajectories.jsonl
         if run_file.is_file():
             res = mcpgym.load(run_file)
         else:

@@ -21,7 +21,14 @@ What goes wrong is handled and counted, never raised:
   ``errored``, ``stop_reason`` ``"provider_error: ..."`` and the failure in ``error``: a
   provider outage is reported apart from what the model did;
 - :class:`LLMLimits` (model turns, tool calls, tokens) end the episode with status ``limit``
-  and the limit in ``stop_reason``.
+  and the limit in ``stop_reason``;
+- a final reply (no tool call) cut off by the output-token limit ends the episode
+  ``truncated``: it is no answer the model chose to give;
+- each :class:`~mcpgym.evaluation.records.trajectory.MessageStep` carries the turn's wall ``latency``
+  and the ``retries`` of its request (HTTP status, cause, wait); the request that ended an
+  errored episode is kept in the result's ``provider["failed_request"]``, and the flags of
+  :mod:`mcpgym.evaluation.llm.flags` in ``provider["flags"]``. A final message that is a tool
+  call written as text (the server did not parse it) is also logged as a warning.
 
 Subclasses (:class:`mcpgym.evaluation.llm.openai_chat.OpenAIAgent`,
 :class:`mcpgym.evaluation.llm.anthropic_messages.AnthropicAgent`) only build requests and read
@@ -32,6 +39,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -40,12 +49,15 @@ from typing import Any, ClassVar
 import httpx
 
 from mcpgym.evaluation.agents.base import Agent
+from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, EpisodeFlag, tool_call_in_text
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
 from mcpgym.evaluation.records.status import EpisodeStatus
-from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage, ToolCallStep
+from mcpgym.evaluation.records.trajectory import MessageStep, ProviderRetry, TokenUsage, ToolCallStep
+
+LOG = logging.getLogger("mcpgym.llm")
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant acting for a user inside a set of apps, through the tools you are given. "
@@ -311,6 +323,7 @@ class _Episode:
     record: Any = None
     call_ids: set[str] = field(default_factory=set)
     deadline: float | None = None
+    provider: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.registry = ToolRegistry(self.tools)
@@ -319,6 +332,18 @@ class _Episode:
         self.messages = self.agent.initial_messages(self.instruction)
 
     def result(self, status: EpisodeStatus, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
+        flags: list[str] = []
+        if status in (EpisodeStatus.COMPLETED, EpisodeStatus.TRUNCATED) and tool_call_in_text(
+            final, [t.api_name for t in self.registry.tools]
+        ):
+            flags.append(EpisodeFlag.TOOL_CALLS_AS_TEXT.value)
+            LOG.warning("%s: %s", self.agent.name, TEXT_CALL_WARNING.format(n=1))
+        if status == EpisodeStatus.COMPLETED and not final.strip():
+            flags.append(EpisodeFlag.EMPTY_FINAL_MESSAGE.value)
+        if status == EpisodeStatus.TRUNCATED:
+            flags.append(EpisodeFlag.TRUNCATED.value)
+        if flags:
+            self.provider["flags"] = flags
         return make_result(
             final_message=final,
             status=status,
@@ -326,6 +351,7 @@ class _Episode:
             tokens=TokenUsage(input=self.input_tokens, output=self.output_tokens),
             invalid_calls=self.invalid_calls,
             error=error,
+            provider=dict(self.provider) or None,
         )
 
     async def play(self, call: CallFn) -> Any:
@@ -337,16 +363,40 @@ class _Episode:
                 if self.turns >= limits.max_turns:
                     return self.result(EpisodeStatus.LIMIT, f"turn limit reached ({limits.max_turns} model turns)")
                 body = agent.request_body(self.messages, self.registry.tools)
+                retries: list[ProviderRetry] = []
+
+                def observe(event: dict[str, Any], retries: list[ProviderRetry] = retries) -> None:
+                    retries.append(
+                        ProviderRetry(
+                            attempt=event.get("attempt", 1),
+                            status=event.get("status"),
+                            reason=agent.redact(str(event.get("reason", ""))),
+                            delay=float(event.get("delay") or 0.0),
+                        )
+                    )
+                    if agent.observer is not None:
+                        agent.observer(event)
+
+                started = time.monotonic()
                 try:
                     data = await post_json(
-                        client, agent.endpoint(), agent.headers(), body, agent.retry, agent.observer, self.deadline
+                        client, agent.endpoint(), agent.headers(), body, agent.retry, observe, self.deadline
                     )
                     reply = agent.parse_reply(data, self.turns, self.call_ids)
                 except ProviderError as exc:
                     what = agent.redact(str(exc))
+                    self.provider["failed_request"] = {
+                        "turn": self.turns,
+                        "attempts": exc.attempts,
+                        "status": exc.status,
+                        "error": what,
+                        "latency": round(time.monotonic() - started, 3),
+                        "retries": [r.model_dump() for r in retries],
+                    }
                     return self.result(
                         EpisodeStatus.ERRORED, f"provider_error: {what}", error=f"provider error: {what}"
                     )
+                latency = round(time.monotonic() - started, 3)
                 self.turns += 1
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
@@ -360,9 +410,19 @@ class _Episode:
                             tool_calls=len(reply.calls),
                             finish_reason=reply.finish_reason,
                             tokens=TokenUsage(input=reply.input_tokens, output=reply.output_tokens),
+                            latency=latency,
+                            retries=retries,
                         )
                     )
                 if not reply.calls:
+                    if reply.finish_reason in CUT_OFF:
+                        cap = limits.max_output_tokens
+                        return self.result(
+                            EpisodeStatus.TRUNCATED,
+                            f"final reply cut off by the output-token limit ({reply.finish_reason}"
+                            + (f", max {cap} tokens)" if cap else ")"),
+                            final=reply.text,
+                        )
                     return self.result(EpisodeStatus.COMPLETED, reply.finish_reason or "end_turn", final=reply.text)
                 if reply.finish_reason in CUT_OFF and reply.calls[-1].problem is None:
                     reply.calls[-1].problem = (

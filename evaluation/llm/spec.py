@@ -100,18 +100,25 @@ def llm_agent_factory(**options: Any) -> Callable[[str], LLMAgent]:
     return factory
 
 
-def register_llm_agents(**options: Any) -> list[str]:
+def register_llm_agents(*, replace: bool = False, **options: Any) -> list[str]:
     """Register the ``openai`` and ``anthropic`` prefixes with ``mcpgym.evaluation.agents.make_agent``,
-    building agents with ``options`` (e.g. ``tool_exposure="task+5"``).
+    building agents with ``options`` (e.g. ``tool_exposure="task+5"``, ``max_turns=8``).
+
+    Args:
+        replace: replace a registration made before (``mcpgym run`` does: the options of one
+            run must not leak into the next one of the same process).
 
     Returns:
-        The prefixes registered now (a prefix registered before is left as it was).
+        The prefixes registered now (without ``replace``, a prefix registered before is left
+        as it was).
     """
-    from mcpgym.evaluation.agents import register_agent  # noqa: PLC0415 - evaluation.agents never imports us at load
+    from mcpgym.evaluation.agents import register_agent, unregister_agent  # noqa: PLC0415 - no cycle at load
 
     done = []
     factory = llm_agent_factory(**options)
     for prefix in PROVIDERS:
+        if replace:
+            unregister_agent(prefix)
         try:
             register_agent(prefix, factory)
         except ValueError:

@@ -226,7 +226,8 @@ def resume_options(manifest: dict[str, Any]) -> dict[str, Any]:
         Any of ``trials`` (int), ``agents`` (agent specs), ``task_ids``, ``task_files`` (the
         ``--tasks`` files of every invocation, relative paths resolved against the directory
         the run was started from), ``suite``, ``faults`` (the profile as last given) and
-        ``episode_timeout`` (wall s): only those the manifest holds.
+        ``episode_timeout`` (wall s), ``tool_exposure`` and ``agent_options`` (the LLM agent
+        settings, as last given): only those the manifest holds.
     """
     out: dict[str, Any] = {}
     if isinstance(manifest.get("trials"), int) and manifest["trials"] >= 1:
@@ -255,6 +256,12 @@ def resume_options(manifest: dict[str, Any]) -> dict[str, Any]:
     timeout = manifest.get("episode_timeout")
     if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 1:
         out["episode_timeout"] = float(timeout)
+    exposures = [s["tool_exposure"] for s in settings if isinstance(s.get("tool_exposure"), str)]
+    if exposures:
+        out["tool_exposure"] = exposures[-1]
+    options = [s["agent_options"] for s in settings if isinstance(s.get("agent_options"), dict)]
+    if options:
+        out["agent_options"] = dict(options[-1])
     return out
 
 

@@ -24,7 +24,8 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpgym.kernel.input_files import InputFileError, read_input_text
+from mcpgym.evaluation.records.compressed import SNAPSHOT_LEVEL, compress_line, read_text
+from mcpgym.kernel.input_files import MAX_CONFIG_BYTES, InputFileError
 
 SNAPSHOT_DIR = "snapshots"
 """Folder of a run directory holding the shared snapshot files."""
@@ -163,12 +164,15 @@ class SnapshotStore:
 
     Args:
         root: the folder holding ``trajectories.jsonl``; snapshot references are relative to it.
+        compress: write new snapshot files zstd-compressed, ``snapshots/<hash>.json.zst``
+            (:mod:`mcpgym.evaluation.records.compressed`); plain ``.json`` files are read either way.
 
     Thread-safe: the runner stores from worker threads.
     """
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, compress: bool = True) -> None:
         self.root = Path(root)
+        self.compress = compress
         self._cache: dict[str, dict[str, Any]] = {}
         self._by_id: dict[int, tuple[dict[str, Any], str]] = {}  # snapshots stored before, by object
         self._lock = threading.Lock()
@@ -182,7 +186,7 @@ class SnapshotStore:
         seen = self._by_id.get(id(snapshot))
         if seen is not None and seen[0] is snapshot:  # the same shared object again: no hashing
             return seen[1]
-        ref = snapshot_name(snapshot)
+        ref = snapshot_name(snapshot) + (".zst" if self.compress else "")
         with self._lock:
             self._by_id[id(snapshot)] = (snapshot, ref)
             if ref in self._cache:
@@ -191,9 +195,12 @@ class SnapshotStore:
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+                text = json.dumps(snapshot, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                if self.compress:
+                    text = compress_line(text, SNAPSHOT_LEVEL)
                 try:
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        json.dump(snapshot, fh, separators=(",", ":"), ensure_ascii=False)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(text)
                         fh.flush()
                         os.fsync(fh.fileno())
                     os.replace(tmp, path)
@@ -217,7 +224,10 @@ class SnapshotStore:
             raise ValueError(f"snapshot reference {ref!r} must be {SNAPSHOT_DIR}/<name>.json")
         path = self.root / ref
         try:
-            data = json.loads(read_input_text(path, what="snapshot file"))
+            text, torn = read_text(path, what="snapshot file", limit=MAX_CONFIG_BYTES)  # .json.zst or .json
+            if torn:
+                raise ValueError("its zstd frame is torn")
+            data = json.loads(text)
         except InputFileError as exc:
             if exc.reason == "no such file":
                 raise ValueError(f"snapshot file {path} is missing") from None

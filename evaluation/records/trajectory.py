@@ -45,10 +45,11 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
+from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.kernel.exceptions import FormatError
-from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_text
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
 
 
 class TokenUsage(BaseModel):
@@ -155,6 +156,23 @@ class ToolCallStep(BaseModel):
         return None
 
 
+class ProviderRetry(BaseModel):
+    """One provider request that failed and was sent again (LLM agents).
+
+    Attributes:
+        attempt: the 1-based attempt that failed. status: its HTTP status (None: no answer).
+        reason: why it failed (``HTTP 503: ...``, ``no answer within 120 s``...).
+        delay: wall seconds waited before the next attempt.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt: int = Field(ge=1)
+    status: int | None = None
+    reason: str = ""
+    delay: float = Field(0.0, ge=0)
+
+
 class MessageStep(BaseModel):
     """One reply of the model (LLM agents), in order with the tool calls.
 
@@ -167,6 +185,9 @@ class MessageStep(BaseModel):
         tool_calls: how many tool calls the reply asked for.
         finish_reason: the provider's finish/stop reason.
         tokens: input and output tokens of this turn.
+        latency: wall seconds from the first request of this turn to its answer, retries and
+            their waits included (None: not measured, e.g. old lines).
+        retries: the requests of this turn that failed and were sent again, in order.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -179,6 +200,8 @@ class MessageStep(BaseModel):
     tool_calls: int = Field(0, ge=0, strict=True)
     finish_reason: str | None = None
     tokens: TokenUsage | None = None
+    latency: float | None = Field(None, ge=0)
+    retries: list[ProviderRetry] = Field(default_factory=list)
 
 
 class UserTurnStep(BaseModel):
@@ -281,8 +304,9 @@ class Trajectory(BaseModel):
             they are read-only, as the three share their unchanged parts with each other and
             with the run's other episodes.
         feasible: whether the task can be done (None: unknown).
-        status: ``completed`` (the agent answered), ``errored`` (the agent or harness
-            failed), ``limit`` (a step/token/time limit stopped it).
+        status: :data:`EpisodeStatus`: ``completed`` (the agent answered), ``errored`` (the
+            agent, its provider or the harness failed), ``limit`` (a step/token/time limit
+            stopped it), ``truncated`` (the final reply was cut at the output-token limit).
         stop_reason: free text about why it stopped.
         tokens: token usage, for LLM agents.
         invalid_calls: calls refused before they reached the server that are *not* recorded
@@ -494,11 +518,15 @@ def iter_trajectories(
     """
     p = Path(path)
     try:
-        text = read_input_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)
+        text, torn = read_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)  # zstd frames or plain
     except InputFileError as exc:
         if exc.reason == "no such file":
             raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
         raise TrajectoryFileError(str(exc)) from None
+    except CompressedFileError as exc:
+        raise TrajectoryFileError(str(exc)) from None
+    if torn and not tolerate_truncated_tail:
+        raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
     lines = io.StringIO(text, newline=None).readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
@@ -548,7 +576,9 @@ _APPEND_LOCK = threading.Lock()
 
 
 def append_trajectory(path: str | Path, traj: Trajectory) -> None:
-    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``.
+    """Append ``traj`` to a JSONL file as one whole line, then flush and ``os.fsync``; to a
+    ``.zst`` file (``trajectories.jsonl.zst``) as one independent zstd frame holding the line
+    (:mod:`mcpgym.evaluation.records.compressed`).
 
     The line is written with a single ``os.write`` on a descriptor opened with ``O_APPEND``
     (under a process-wide lock), so concurrent episodes never interleave. If the file ends
@@ -561,11 +591,13 @@ def append_trajectory(path: str | Path, traj: Trajectory) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     data = (traj.model_dump_json() + "\n").encode("utf-8")
+    if p.name.endswith(".zst"):
+        data = compress_line(data)
     with _APPEND_LOCK:
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
-            if size:
+            if size and not p.name.endswith(".zst"):
                 with p.open("rb") as fh:
                     fh.seek(size - 1)
                     if fh.read(1) != b"\n":
@@ -596,7 +628,9 @@ def write_trajectories(path: str | Path, trajs: Iterable[Trajectory]) -> None:
 
 __all__ = [
     "INVALID_CODES",
+    "EpisodeStatus",
     "MessageStep",
+    "ProviderRetry",
     "Step",
     "TokenUsage",
     "ToolCallStep",

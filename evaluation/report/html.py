@@ -16,6 +16,7 @@ from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
     DETAILS_LEGEND,
+    TASKS_NOTE,
     Report,
     app_rows,
     comparison_rows,
@@ -25,6 +26,7 @@ from mcpgym.evaluation.report.run_report import (
     pct,
     run_facts,
     task_rows,
+    text_call_warning,
 )
 from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
@@ -229,6 +231,9 @@ def render_html(report: Report) -> str:
     sections = [
         "<h1>mcpgym run report</h1>",
         f"<dl>{facts}</dl>",
+        f'<p class="warning"><strong>{escape(text_call_warning(report) or "")}</strong></p>'
+        if text_call_warning(report)
+        else "",
         "<h2>Agents</h2>",
         _table(*comparison_rows(report.scores)),
         f'<p class="note">{escape(AGENTS_LEGEND)}</p>',
@@ -246,7 +251,7 @@ def render_html(report: Report) -> str:
         _table(*extra_rows(report)),
         f'<p class="note">{escape(DETAILS_LEGEND)}</p>',
         "<h2>Tasks</h2>",
-        '<p class="note">Successes / scored episodes per agent.</p>',
+        f'<p class="note">{escape(TASKS_NOTE)}</p>',
         _table(*task_rows(report)),
         "<h2>Notable episodes</h2>",
         notable_html,

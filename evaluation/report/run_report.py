@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
 from mcpgym.evaluation.records.manifest import read_manifest
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
@@ -64,7 +65,7 @@ def pass_k_text(pass_k: dict[str, float]) -> tuple[str, str]:
 
 COLUMNS: tuple[str, ...] = (
     "Agent",
-    "Episodes",
+    "Episodes run/scored/errored",
     "Success (95% CI)",
     "pass^k",
     "Verification",
@@ -79,7 +80,12 @@ COLUMNS: tuple[str, ...] = (
 
 TERMINAL_COLUMNS: tuple[Column, ...] = (
     Column("Agent"),
-    Column("Episodes", "Eps", "episodes", justify="right"),
+    Column(
+        "Episodes run/scored/errored",
+        "Eps",
+        "episodes run/scored/errored (errored: provider or harness failures, in no success figure)",
+        justify="right",
+    ),
     Column("Success (95% CI)", "Success", "success rate [95% Wilson interval]", justify="right"),
     Column("pass^k", justify="right"),
     Column("Verification", "Verif", "writes read back afterwards", justify="right"),
@@ -118,7 +124,7 @@ def comparison_rows(
         rows.append(
             [
                 name,
-                str(m.episodes),
+                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes, counts),
                 ci_text(m.success_rate, m.success_ci95),
                 pk,
                 _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
@@ -138,6 +144,14 @@ def _known_claims(m: Any) -> int:
     """The denominator of ``false_success_rate``: episodes whose false success is known, which
     is every episode but the errored ones (docs/design.md §7, "False success")."""
     return int(m.episodes - m.errored_episodes)
+
+
+def _episodes_cell(run: int, scored: int, errored: int, full: bool = True) -> str:
+    """``"4/3/1"`` (run/scored/errored); in the terminal (``full`` False) a run whose every
+    episode was scored shows just ``"4"`` (the title line gives the totals), to fit 80 columns."""
+    if not full and scored == run and not errored:
+        return str(run)
+    return f"{run}/{scored}/{errored}"
 
 
 def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) -> str:
@@ -186,6 +200,7 @@ class Report:
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
     task_matrix: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     task_levels: dict[str, int | None] = field(default_factory=dict)
+    flags: dict[str, dict[str, int]] = field(default_factory=dict)
     trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
     rescored: int = 0
 
@@ -233,17 +248,17 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run
+    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run, trajectories_file
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
-    if not (run / TRAJECTORIES).exists():
+    if not trajectories_file(run).exists():
         raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
     trajs = load_run(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
-        raise ValueError(f"{run / TRAJECTORIES} holds no episode: nothing to report")
+        raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
     manifest = read_manifest(run) or {}
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would
@@ -272,15 +287,25 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         report.statuses[name][e.status] += 1
         tid = e.task_id or f"episode:{e.episode_id}"
         report.task_levels[tid] = e.level
-        cell = report.task_matrix.setdefault(tid, {}).setdefault(name, [0, 0])
-        if e.success is not None:
+        cell = report.task_matrix.setdefault(tid, {}).setdefault(name, [0, 0, 0])
+        if e.status == EpisodeStatus.ERRORED:  # the provider or the harness failed: no figure of the agent's
+            cell[2] += 1
+        elif e.success is not None:
             cell[0] += int(e.success)
             cell[1] += 1
+    for t, _ in pairs:
+        name = t.agent or "external"
+        for flag in episode_flags(t):
+            report.flags.setdefault(name, {}).setdefault(flag.value, 0)
+            report.flags[name][flag.value] += 1
     return report
 
 
 def episode_note(e: EpisodeScores) -> str:
-    """One line about why an episode is notable."""
+    """One line about why an episode is notable. An ``errored`` episode gets only that: the
+    provider or the harness failed, so nothing the agent did or said is judged."""
+    if e.status == EpisodeStatus.ERRORED:
+        return "status errored: a provider or harness failure, left out of every success figure"
     parts = []
     if e.status != EpisodeStatus.COMPLETED:
         parts.append(f"status {e.status}")
@@ -346,7 +371,7 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ("Trials", str(m.get("trials", "–"))),
         ("Agents", "; ".join(described) or ", ".join(report.agents)),
         ("Fault profile", profile),
-        ("Episodes", _episodes_fact(m, len(report.episodes))),
+        ("Episodes", _scored_fact(_episodes_fact(m, len(report.episodes)), report)),
         (
             "Versions",
             ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–",
@@ -362,6 +387,22 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
             )
         )
     return facts
+
+
+def _scored_fact(fact: str, report: Report) -> str:
+    """``fact`` (the episodes run) with how many of them count in the figures:
+    ``"4 run, 3 scored, 1 errored (...)"``."""
+    errored = sum(1 for e in report.episodes if e.status == EpisodeStatus.ERRORED)
+    scored = sum(1 for e in report.episodes if e.status != EpisodeStatus.ERRORED and e.success is not None)
+    text = f"{fact} run, " if fact.isdigit() else f"{fact}; "
+    text += f"{scored} scored, {errored} errored"
+    return text + (" (provider or harness failures: in no success figure)" if errored else "")
+
+
+def text_call_warning(report: Report) -> str | None:
+    """The loud warning when some episodes ended with a tool call written as text, or None."""
+    n = sum(f.get("tool_calls_as_text", 0) for f in report.flags.values())
+    return f"WARNING: {TEXT_CALL_WARNING.format(n=n)}" if n else None
 
 
 def _episodes_fact(manifest: dict[str, Any], n: int) -> str:
@@ -417,10 +458,15 @@ def task_rows(report: Report) -> tuple[list[str], list[list[str]]]:
         cells = report.task_matrix[tid]
         lv = report.task_levels.get(tid)
         rows.append(
-            [tid, "–" if lv is None else str(lv)]
-            + [f"{cells[a][0]}/{cells[a][1]}" if a in cells else "–" for a in report.agents]
+            [tid, "–" if lv is None else str(lv)] + [_task_cell(cells[a]) if a in cells else "–" for a in report.agents]
         )
     return header, rows
+
+
+def _task_cell(cell: list[int]) -> str:
+    """``"2/3"`` (successes / scored episodes), with ``" (+1 errored)"`` when some errored."""
+    text = f"{cell[0]}/{cell[1]}"
+    return text + f" (+{cell[2]} errored)" if len(cell) > 2 and cell[2] else text
 
 
 def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
@@ -433,6 +479,7 @@ def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
         "Recall",
         "Misbehaved fields",
         "Statuses",
+        "Flags",
         "Tokens in/out",
     ]
     rows = []
@@ -448,6 +495,7 @@ def extra_rows(report: Report) -> tuple[list[str], list[list[str]]]:
                 _with_counts(m.recall_rate, m.recall, m.total),
                 str(m.misbehave),
                 ", ".join(f"{k} {v}" for k, v in sorted(st.items())),
+                ", ".join(f"{k} {v}" for k, v in sorted(report.flags.get(name, {}).items())) or "–",
                 f"{tokens.input}/{tokens.output}" if tokens else "–",
             ]
         )
@@ -470,9 +518,14 @@ DETAILS_LEGEND = (
     "effects they caused). Impatience: rate-limit windows in which the same call was made more than "
     "twice. Declared impossible: episodes whose final message says the task cannot be done (a refusal "
     "pattern). Recall: gold changes made, of all gold changes. Misbehaved fields: fields the agent "
-    "changed that gold left alone. Definitions: docs/design.md §7."
+    "changed that gold left alone. Flags: tool_calls_as_text (the final message is a tool call the "
+    "model's server did not parse), empty_final_message, truncated (the final reply was cut at the "
+    "output-token limit). Definitions: docs/design.md §7."
 )
 """What the behaviour-details table's columns mean (report.md and report.html)."""
+
+
+TASKS_NOTE = "Successes / scored episodes per agent (errored episodes are counted apart, in no figure)."
 
 
 def render_markdown(report: Report) -> str:
@@ -480,6 +533,9 @@ def render_markdown(report: Report) -> str:
     behaviour details, the per-task matrix and notable episodes."""
     out = [MD_HEADER.rstrip("\n"), ""]
     out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
+    warning = text_call_warning(report)
+    if warning:
+        out += ["", f"**{md_text(warning)}**"]
     out += [
         "",
         "## Agents",
@@ -492,7 +548,7 @@ def render_markdown(report: Report) -> str:
     out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
     out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
     out += ["## Behaviour details", "", _md_table(*extra_rows(report)), "", DETAILS_LEGEND, ""]
-    out += ["## Tasks", "", "Successes / scored episodes per agent.", "", _md_table(*task_rows(report)), ""]
+    out += ["## Tasks", "", TASKS_NOTE, "", _md_table(*task_rows(report)), ""]
     notable = report.notable()
     out += ["## Notable episodes", ""]
     if notable:
@@ -548,5 +604,6 @@ __all__ = [
     "episode_note",
     "render_markdown",
     "print_comparison",
+    "text_call_warning",
     "write_report",
 ]

@@ -383,6 +383,9 @@ def build_trajectory(
         "max_calls": getattr(task, "max_calls", None),
         **(metadata or {}),
     }
+    provider = getattr(result, "provider", None)
+    if isinstance(provider, dict) and provider:
+        meta["provider"] = provider
     return Trajectory(
         episode_id=episode_id,
         task_id=task.id,

@@ -56,6 +56,8 @@ class RunOptions(BaseModel):
         episode_timeout: wall seconds per episode. k: the scorer's recovery window (calls).
         mcp_mode: ``mcp.Client`` mode. validate_output: check results against output schemas.
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
+        agent_options: LLM agent settings (``max_turns``, ``temperature``...; see
+            :mod:`mcpgym.evaluation.llm.options`), applied to every LLM agent spec.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -65,6 +67,7 @@ class RunOptions(BaseModel):
     mcp_mode: str = "auto"
     validate_output: bool = False
     tool_exposure: str = "all"
+    agent_options: dict[str, Any] = Field(default_factory=dict)
 
 
 def spec_for(job: EpisodeJob) -> EpisodeSpec:
@@ -82,13 +85,13 @@ def spec_for(job: EpisodeJob) -> EpisodeSpec:
     )
 
 
-def _agent(spec: str, tool_exposure: str) -> Any:
+def _agent(spec: str, tool_exposure: str, agent_options: dict[str, Any] | None = None) -> Any:
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
 
     if spec not in SCRIPTED_AGENTS and not spec.startswith("replay:"):
         from mcpgym.evaluation.llm import register_llm_agents
 
-        register_llm_agents(tool_exposure=tool_exposure)
+        register_llm_agents(replace=True, tool_exposure=tool_exposure, **(agent_options or {}))
     return make_agent(spec)
 
 
@@ -103,7 +106,7 @@ def job_from_spec(spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> Ep
 
     spec = EpisodeSpec.model_validate(spec)
     try:
-        agent = _agent(spec.agent, options.tool_exposure)
+        agent = _agent(spec.agent, options.tool_exposure, options.agent_options)
         task = Task.model_validate(spec.task)
     except (ValueError, KeyError) as exc:
         raise HarnessFailure(f"cannot rebuild the episode on this worker: {exc}") from None

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.records.compressed import TRAJECTORIES, TRAJECTORIES_ZST, repair_tail, trajectories_file
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
 from mcpgym.evaluation.run.run_owner import ForeignContentError, claim_for_resume, claim_new_run
@@ -30,10 +31,9 @@ from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_epi
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.exceptions import RunDirectoryError
 
-TRAJECTORIES = "trajectories.jsonl"
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
-RUN_FILES = (TRAJECTORIES, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
+RUN_FILES = (TRAJECTORIES, TRAJECTORIES_ZST, SCORES, MANIFEST_NAME, SERVER_LOG, "report.md", "report.html")
 """Files a run directory holds (with the snapshot files: what ``--force`` may delete in a proven
 run directory, see :mod:`mcpgym.evaluation.run.run_owner`)."""
 
@@ -122,11 +122,13 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
         evaluation.trajectory.TrajectoryFileError: for a malformed line that is not the last,
             or a compact line whose snapshot files are missing.
     """
-    path = Path(run_dir) / TRAJECTORIES
+    path = trajectories_file(run_dir)
     if not path.exists():
         return []
     trajs = dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
-    if repair:
+    if repair and path.name == TRAJECTORIES_ZST:
+        repair_tail(path)  # a torn last frame is cut; every complete frame is a whole line
+    elif repair:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
@@ -172,7 +174,7 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trajectory]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            if not (p / TRAJECTORIES).exists():
+            if not trajectories_file(p).exists():
                 raise FileNotFoundError(f"{p} is not a run directory: it has no {TRAJECTORIES}")
             out += load_run(p)
         elif p.is_file():
@@ -205,6 +207,8 @@ __all__ = [
     "SCORES",
     "SERVER_LOG",
     "TRAJECTORIES",
+    "TRAJECTORIES_ZST",
+    "trajectories_file",
     "compute_scores",
     "dedupe",
     "episode_key",

@@ -11,7 +11,7 @@ A run directory is mcpgym's **only by proof**, never by file names alone:
 
 Inside a proven run directory mcpgym deletes only its own entries (:func:`own_entries`): the
 run files by name (:data:`RUN_FILE_NAMES`, regular files, never a symlink), and inside
-``snapshots/`` only files named like a snapshot (``<20 hex digits>.json``) or its temporary
+``snapshots/`` only files named like a snapshot (``<20 hex digits>.json``, ``.json.zst``) or its temporary
 file (``.tmp-*.json``), one by one, never by ``rmtree``; the folder itself only once empty.
 Anything else (a file of another name, a subfolder, a symlink, a foreign manifest) makes the
 whole operation refuse, **before anything is deleted**, with the list of what is in the way
@@ -47,6 +47,7 @@ MARKER_NAME = ".mcpgym-run"
 
 RUN_FILE_NAMES = (
     "trajectories.jsonl",
+    "trajectories.jsonl.zst",
     "scores.json",
     MANIFEST_NAME,
     "server.log",
@@ -57,7 +58,7 @@ RUN_FILE_NAMES = (
 )
 """The files of a run directory mcpgym writes (and, in a proven run directory, may delete)."""
 
-SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json|\.tmp-[A-Za-z0-9_]+\.json)$")
+SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json(?:\.zst)?|\.tmp-[A-Za-z0-9_]+\.json)$")
 """Names of the files mcpgym writes in ``snapshots/``: a snapshot or a snapshot being written."""
 
 _LEGACY_KEYS = ("versions", "invocations", "started_at")
@@ -247,8 +248,10 @@ def claim_new_run(run_dir: str | Path, *, force: bool) -> str:
             foreign,
             "Choose another --out, or move these away yourself.",
         )
-    traj = root / "trajectories.jsonl"
-    has_records = _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip())
+    has_records = any(
+        _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip())
+        for traj in (root / "trajectories.jsonl", root / "trajectories.jsonl.zst")
+    )
     if has_records and not force:
         raise ForeignContentError(
             root,

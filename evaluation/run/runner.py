@@ -62,6 +62,7 @@ from mcpgym.evaluation.run.run_dir import (
     load_run,
     prepare_out_dir,
     rescore,
+    trajectories_file,
 )
 from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lock
 from mcpgym.evaluation.run.run_owner import read_marker
@@ -142,6 +143,9 @@ class RunSettings:
         task_files: the ``--tasks`` files the tasks came from (for the manifest).
         tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
             ``retrieval`` (see :func:`mcpgym.evaluation.llm.exposure.episode_request`).
+        agent_options: the LLM agent settings the run was given (``max_turns``,
+            ``temperature``...; :mod:`mcpgym.evaluation.llm.options`), for the manifest and
+            ``--resume``; the agents passed in are already built with them.
         progress: show a progress bar on stderr.
         mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
             newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
@@ -169,6 +173,7 @@ class RunSettings:
     suite: str | None = None
     task_files: list[str] = field(default_factory=list)
     tool_exposure: str = "all"
+    agent_options: dict[str, Any] = field(default_factory=dict)
     progress: bool = True
     mcp_mode: str = "auto"
     validate_output: bool = False
@@ -197,6 +202,8 @@ class RunSettings:
             "ray_address": self.ray_address,
             "ray_workers": self.ray_workers,
             "retries": self.retries,
+            "tool_exposure": self.tool_exposure,
+            "agent_options": dict(self.agent_options),
         }
 
 
@@ -397,6 +404,7 @@ def _run_locked(
                     mcp_mode=settings.mcp_mode,
                     validate_output=settings.validate_output,
                     tool_exposure=settings.tool_exposure,
+                    agent_options=settings.agent_options,
                 )
                 executor = RayExecutor(
                     options,
@@ -513,10 +521,11 @@ async def _run_jobs(
 
     limiter = anyio.CapacityLimiter(settings.concurrency)
     store = SnapshotStore(out)  # initial and gold snapshots once per distinct state, finals as diffs
+    traj_file = trajectories_file(out)  # zstd frames; an older run's plain file is resumed as it is
     written = 0
     written_keys: set[tuple[str, str, int]] = set()
     last_scores_write = -math.inf
-    counts = {"ok": 0, "errored": 0, "limit": 0, "failed": 0}
+    counts = {"ok": 0, "errored": 0, "limit": 0, "truncated": 0, "failed": 0}
 
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
@@ -548,7 +557,7 @@ async def _run_jobs(
                     if key not in written_keys:
                         written_keys.add(key)
                         line = await anyio.to_thread.run_sync(traj.compacted, store)
-                        await anyio.to_thread.run_sync(append_trajectory, out / TRAJECTORIES, line)
+                        await anyio.to_thread.run_sync(append_trajectory, traj_file, line)
                         written += 1
                         scores.append(EpisodeScores.model_validate(traj.scores))
                         counts["ok" if traj.status == EpisodeStatus.COMPLETED else traj.status] += 1

@@ -124,7 +124,8 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     met = [e for e in episodes if e.recoverable_errors > 0]
     with_tokens = [e.tokens for e in episodes if e.tokens is not None]
     ep_rates = [e.verification_rate for e in episodes if e.verification_rate is not None]
-    infeasible = [e for e in episodes if e.feasible is False]
+    # what the agent said counts only where it said something: not in errored episodes
+    infeasible = [e for e in episodes if e.feasible is False and e.status != "errored"]
     judged_claims = [e for e in episodes if e.false_success is not None]
     return Metrics(
         episodes=len(episodes),
@@ -154,7 +155,7 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
         claimed_success_episodes=sum(e.claimed_success for e in episodes),
         false_success_episodes=sum(bool(e.false_success) for e in judged_claims),
         false_success_rate=_rate(sum(bool(e.false_success) for e in judged_claims), len(judged_claims)),
-        declared_impossible=sum(e.declared_impossible for e in episodes),
+        declared_impossible=sum(e.declared_impossible for e in episodes if e.status != "errored"),
         infeasible_episodes=len(infeasible),
         infeasible_declared_impossible=sum(e.declared_impossible for e in infeasible),
         impatience=total("impatience"),

@@ -400,7 +400,12 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:
         return checks_outcome(traj, checks)
     res = judge(
-        traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, checks=checks, final_message=traj.final_message
+        traj.initial_snapshot,
+        traj.final_snapshot,
+        traj.gold_snapshot,
+        checks=checks,
+        final_message=traj.final_message,
+        task=traj.task_id,
     )
     return Outcome(
         success=res.success,

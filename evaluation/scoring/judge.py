@@ -43,13 +43,15 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcpgym.evaluation.scoring.refusal import match_refusal
+from mcpgym.kernel.app import get_app
+from mcpgym.kernel.volatile import comparable, comparable_changed
 from mcpgym.kernel.world import World, canonical_json
 
 
@@ -357,6 +359,69 @@ def run_checks(checks: Iterable[ExtraCheck | dict[str, Any]], final_message: str
     return out
 
 
+_APP_CACHE_LIMIT = 512
+"""Most (key, app) slots of :func:`comparable_app` kept (each holds up to four dumps with their views)."""
+_APP_CANDIDATES = 4
+_app_cache: OrderedDict[tuple[Any, ...], list[tuple[dict[str, Any], Any]]] = OrderedDict()
+_app_cache_lock = threading.Lock()
+
+
+def comparable_app(name: str, dump: Any, key: Any = None) -> Any:
+    """The comparable view (:func:`mcpgym.kernel.volatile.comparable`) of app ``name``'s
+    snapshot state ``dump`` (``snapshot["state"][name]``), validated by the app's state model.
+
+    Cached by content: under ``(key, name)`` the last few dumps seen are kept with their views,
+    and a dump equal to a kept one (``==``, the same object at once) gets the kept view. ``key``
+    only narrows the search (the judge passes ``("initial", seed)`` and ``("gold", task, seed)``);
+    a wrong key costs a miss, never a wrong view. The view is shared: callers must not modify it.
+
+    Raises:
+        KeyError: (``UnknownAppError``) for an unknown app; pydantic ``ValidationError`` for a
+            malformed state.
+    """
+    slot = (key, name)
+    with _app_cache_lock:
+        kept = _app_cache.get(slot)
+        if kept is not None:
+            _app_cache.move_to_end(slot)
+            kept = list(kept)
+    for old_dump, view in kept or ():
+        if old_dump is dump or old_dump == dump:
+            return view
+    view = comparable(get_app(name).State.model_validate(dump))
+    with _app_cache_lock:
+        entries = _app_cache.setdefault(slot, [])
+        entries.insert(0, (dump, view))
+        del entries[_APP_CANDIDATES:]
+        _app_cache.move_to_end(slot)
+        while len(_app_cache) > _APP_CACHE_LIMIT:
+            _app_cache.popitem(last=False)
+    return view
+
+
+def _final_view(name: str, dump: Any, before: Any, before_view: Any) -> Any:
+    """The comparable view of app ``name``'s final ``dump``, reusing the initial view
+    (``before_view`` of the initial dump ``before``) for every top-level field (collection) whose
+    dumped value did not change."""
+    state = get_app(name).State.model_validate(dump)
+    if not (isinstance(dump, dict) and isinstance(before, dict) and isinstance(before_view, dict)):
+        return comparable(state)
+    return comparable_changed(state, before_view, before, dump)
+
+
+def clear_judge_cache() -> None:
+    """Forget every cached app view of :func:`comparable_app` (tests)."""
+    with _app_cache_lock:
+        _app_cache.clear()
+
+
+def _apps_of(snapshot: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    apps, state = snapshot["apps"], snapshot["state"]
+    if not isinstance(apps, list) or not isinstance(state, dict):
+        raise ValueError("a world snapshot needs an 'apps' list and a 'state' mapping")
+    return apps, state
+
+
 def judge(
     initial_snapshot: dict[str, Any],
     final_snapshot: dict[str, Any],
@@ -364,8 +429,16 @@ def judge(
     *,
     checks: Iterable[ExtraCheck | dict[str, Any]] = (),
     final_message: str = "",
+    task: str | None = None,
 ) -> JudgeResult:
     """Judge one episode's outcome (docs/design.md §7, "Outcome"; rules in the module docstring).
+
+    Compares what changed only: an app whose final state is the initial one (the same object,
+    as an app no call touched shares its template's dump, or an equal one) is not validated
+    again; the initial and gold views are cached per app by content (:func:`comparable_app`,
+    keyed by world seed, and by ``task`` and seed for the gold state). The verdict is that of
+    :func:`judge_restored` (the whole worlds restored and compared; a test compares both over
+    every task of the ``full`` suite).
 
     Args:
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts of the
@@ -373,14 +446,47 @@ def judge(
             (same seed, faults off).
         checks: task-defined :class:`ExtraCheck` items on the final message.
         final_message: the agent's final message.
+        task: the task's id, to find the gold state's cached view faster (optional).
 
     Returns:
         A :class:`JudgeResult`; ``success`` also needs every check to pass.
 
     Raises:
-        KeyError / pydantic ``ValidationError`` when a snapshot cannot be restored.
+        KeyError for a snapshot without ``apps``/``state`` or naming an unknown app; ValueError
+        when they are not a list and a mapping; pydantic ``ValidationError`` for a malformed
+        app state.
     """
-    # The initial and gold states are the same objects for every episode of a task: restored once.
+    seed = initial_snapshot.get("seed")
+    i_apps, i_state = _apps_of(initial_snapshot)
+    f_apps, f_state = _apps_of(final_snapshot)
+    g_apps, g_state = _apps_of(gold_snapshot)
+    initial = {n: comparable_app(n, i_state[n], ("initial", seed)) for n in i_apps}
+    gold = {n: comparable_app(n, g_state[n], ("gold", task, gold_snapshot.get("seed"))) for n in g_apps}
+    final: dict[str, Any] = {}
+    for n in f_apps:
+        dump = f_state[n]
+        before = i_state.get(n, MISSING) if n in initial else MISSING
+        if before is not MISSING and (before is dump or before == dump):  # untouched: the initial view
+            final[n] = initial[n]
+        else:
+            final[n] = _final_view(n, dump, before, initial.get(n))
+    result = diff_states(initial, final, gold)
+    result.checks = run_checks(checks, final_message)
+    result.success = result.success and all(c.passed for c in result.checks)
+    return result
+
+
+def judge_restored(
+    initial_snapshot: dict[str, Any],
+    final_snapshot: dict[str, Any],
+    gold_snapshot: dict[str, Any],
+    *,
+    checks: Iterable[ExtraCheck | dict[str, Any]] = (),
+    final_message: str = "",
+) -> JudgeResult:
+    """The judge as it was before :func:`judge` compared per app: the three worlds restored
+    whole (``World.restore``) and compared (initial and gold cached by snapshot identity). Kept
+    as the reference the per-app judge is tested against; same arguments and errors."""
     result = diff_states(
         shared_comparable_state(initial_snapshot),
         comparable_state(final_snapshot),
@@ -400,6 +506,9 @@ __all__ = [
     "shared_comparable_state",
     "diff_states",
     "flatten",
+    "clear_judge_cache",
+    "comparable_app",
     "judge",
+    "judge_restored",
     "run_checks",
 ]

@@ -327,8 +327,9 @@ class GoldRun:
 
 
 def gold_run(task: Task) -> GoldRun:
-    """Run ``task``'s oracle on ``World(task.seed, task.apps)`` through
-    ``ToolInvoker(world, "none")`` (cached per task content).
+    """Run ``task``'s oracle on ``World(task.seed, task.apps)`` (made from the process's
+    template of that seed and app set) through ``ToolInvoker(world, "none")`` (cached per task
+    content).
 
     Raises:
         OracleRuntimeError: when a call or expression of the oracle fails, or a feasible
@@ -340,7 +341,7 @@ def gold_run(task: Task) -> GoldRun:
         from mcpgym.kernel.world import World
         from mcpgym.tools.invoke import ToolInvoker
 
-        world = World(task.seed, task.apps)
+        world = World.from_template(task.seed, task.apps)
         inv = ToolInvoker(world, "none")
         gen = execute(task, strict=True)
         try:
@@ -378,9 +379,9 @@ def initial_snapshot(task: Task) -> dict[str, Any]:
     """``World(task.seed, task.apps).snapshot()`` before any call. A fresh copy."""
     key = f"{task.seed}:{','.join(task.apps)}"
     if key not in _INITIAL:
-        from mcpgym.kernel.world import World
+        from mcpgym.kernel.world import template
 
-        _INITIAL[key] = World(task.seed, task.apps).snapshot()
+        _INITIAL[key] = template(task.seed, task.apps).snapshot
     return copy.deepcopy(_INITIAL[key])
 
 

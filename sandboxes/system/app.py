@@ -426,7 +426,13 @@ class SystemApp(PaymentsMixin, App):
     def system_update_setting(
         self,
         key: Annotated[str, Field(description="language | theme | do_not_disturb | notifications")],
-        value: Annotated[str, Field(description="new value")],
+        value: Annotated[
+            str,
+            Field(
+                description="new value: language en|de|fr|es|pt|it; theme light|dark (dark mode); "
+                "do_not_disturb on|off; notifications all|mentions|none"
+            ),
+        ],
     ) -> SettingsView:
         """Change one device setting."""
         allowed = SETTINGS_ALLOWED.get(key)

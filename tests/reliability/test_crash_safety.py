@@ -2,7 +2,7 @@
 
 The runner is killed ten times at seeded random moments (start-up, mid-episode, while
 writing scores or the report), each time resumed in the same ``--out``. After every kill
-``trajectories.jsonl`` holds only whole lines (each a complete JSON trajectory, no
+``trajectories.jsonl.zst`` holds only whole lines (whole zstd frames) (each a complete JSON trajectory, no
 duplicate episode) and ``scores.json``, when present, is complete JSON. A last ``--resume``
 completes the run, and its ``scores.json`` equals that of an uninterrupted run of the same
 plan. A runner that spawned its own server leaves no orphan server behind when killed.
@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from mcpgym.evaluation.records.compressed import decompress_frames
 from tests.conftest import ROOT
 from tests.reliability.servers import HttpServer, spawn_server
 
@@ -65,7 +66,8 @@ def whole_lines(path: Path) -> list[dict[str, Any]]:
     """The trajectories of ``path``, asserting the file holds only whole lines of JSON."""
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data, _, torn = decompress_frames(path.read_bytes())  # one zstd frame per line
+    assert not torn, "torn last frame"
     assert not data or data.endswith(b"\n"), f"torn last line: ...{data[-80:]!r}"
     rows = [json.loads(line) for line in data.splitlines()]
     keys = [(r["agent"], r["task_id"], r["trial"]) for r in rows]
@@ -104,7 +106,7 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(
     while len(kills) < KILLS:
         attempts += 1
         assert attempts <= 3 * KILLS, "the runs kept finishing before the kill"
-        on_disk = count_lines(out / "trajectories.jsonl")
+        on_disk = count_lines(out / "trajectories.jsonl.zst")
         # Half the kills right after the k-th new trajectory line (mid-run, other episodes in
         # flight), half at a random time (start-up, oracle runs, scores and report writing).
         if on_disk < EPISODES - 1 and rng.random() < 0.5:
@@ -117,9 +119,9 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        if kill_when(proc, out / "trajectories.jsonl", trigger):
+        if kill_when(proc, out / "trajectories.jsonl.zst", trigger):
             kills.append(f"{trigger[0]}:{trigger[1]:.4g}")
-            rows = whole_lines(out / "trajectories.jsonl")
+            rows = whole_lines(out / "trajectories.jsonl.zst")
             assert {(r["agent"], r["task_id"], r["trial"]) for r in rows} <= set(planned_episodes())
             if len(rows) == on_disk and len(rows) < EPISODES and trigger[0] == "time":
                 upper = min(upper * 1.5, 15.0)  # a slow machine: give the next run longer
@@ -134,10 +136,10 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(
     assert final.returncode == 0, final.stderr[-2000:]
     assert uninterrupted.wait(timeout=600) == 0, uninterrupted.stderr.read()[-2000:]
     expected = json.loads((reference / "scores.json").read_text())
-    assert {(r["agent"], r["task_id"], r["trial"]) for r in whole_lines(reference / "trajectories.jsonl")} == set(
+    assert {(r["agent"], r["task_id"], r["trial"]) for r in whole_lines(reference / "trajectories.jsonl.zst")} == set(
         planned_episodes()
     )
-    rows = whole_lines(out / "trajectories.jsonl")
+    rows = whole_lines(out / "trajectories.jsonl.zst")
     figures["crash safety"] = (
         f"{len(kills)} SIGKILLs ({', '.join(kills)}; {attempts - len(kills)} runs finished first); "
         f"episodes on disk after each kill: {written_after_kill}; {time.perf_counter() - started:.1f} s in all"
@@ -152,7 +154,7 @@ def test_sigkill_ten_times_then_resume_gives_the_uninterrupted_scores(
 def count_lines(path: Path) -> int:
     """Newlines in ``path`` (0 when it does not exist)."""
     try:
-        return path.read_bytes().count(b"\n")
+        return decompress_frames(path.read_bytes())[0].count(b"\n")
     except FileNotFoundError:
         return 0
 
@@ -229,4 +231,4 @@ def test_a_killed_runner_leaves_no_orphan_server(tmp_path: Path) -> None:
     while [p for p in server_pids if b"serve" in _cmdline(p)]:
         assert time.monotonic() < deadline, f"orphan server(s) {server_pids} outlived the killed runner"
         time.sleep(0.1)
-    whole_lines(out / "trajectories.jsonl")
+    whole_lines(out / "trajectories.jsonl.zst")

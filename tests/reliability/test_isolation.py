@@ -255,8 +255,12 @@ async def test_no_tool_reveals_ledger_call_log_other_episodes_or_gold(
         f"writes called over MCP; {len(ledger)} ledger entries, none visible"
     )
 
-    # Retrieval mode: search_tools answers with tools, never with the ledger.
+    # Retrieval mode: search_tools answers with tools, never with the ledger. No tool holds a
+    # word of the harness's own vocabulary, so that search finds nothing (issue 25: no result
+    # when nothing matches); one that also asks for the wallet finds tools, and no secret.
     r = await _search(server, http, "ledger call log gold state fault episode")
+    assert r == []
+    r = await _search(server, http, "ledger call log gold state fault episode wallet balance")
     assert r and not FORBIDDEN_WORDS.search(json.dumps(r))
 
 

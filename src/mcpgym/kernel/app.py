@@ -27,7 +27,7 @@ from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.rng import rng, stable_id
 from mcpgym.kernel.shorten import short
 from mcpgym.kernel.spec import ToolSpec, collect_specs
-from mcpgym.kernel.volatile import VOLATILE
+from mcpgym.kernel.volatile import VOLATILE, comparable
 
 if TYPE_CHECKING:
     from mcpgym.kernel.world import World
@@ -67,6 +67,47 @@ class AppState(BaseModel):
     id_counter: Annotated[int, VOLATILE] = 0
 
 
+class SharedState:
+    """An app state that several worlds read and none writes: a template world's generated
+    state, or a world's state frozen by a checkpoint. An :class:`App` holding one copies it on
+    its first access to ``App.state``; until then it reads the shared object.
+
+    The JSON dump and the comparable view (:func:`mcpgym.kernel.volatile.comparable`) are
+    computed once, on first use, and shared too: callers must not modify them. Copies are made
+    from canonical JSON text (``model_validate_json``), so a copy shares no container with the
+    original whatever the state's field types.
+
+    Args:
+        state: the state; must not be modified from now on.
+    """
+
+    __slots__ = ("state", "_dump", "_json", "_comparable")
+
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+        self._dump: dict[str, Any] | None = None
+        self._json: str | None = None
+        self._comparable: Any = None
+
+    def dump(self) -> dict[str, Any]:
+        """``state.model_dump(mode="json")``, computed once (shared: do not modify)."""
+        if self._dump is None:
+            self._dump = self.state.model_dump(mode="json")
+        return self._dump
+
+    def copy(self) -> AppState:
+        """A fresh, independent copy of the state (validated from its JSON text)."""
+        if self._json is None:
+            self._json = self.state.model_dump_json()
+        return type(self.state).model_validate_json(self._json)
+
+    def comparable(self) -> Any:
+        """The state's comparable view (volatile fields removed), computed once (shared)."""
+        if self._comparable is None:
+            self._comparable = comparable(self.state)
+        return self._comparable
+
+
 class App(ABC):
     """A stateful sandbox app inside a :class:`~mcpgym.kernel.world.World`.
 
@@ -92,9 +133,61 @@ class App(ABC):
     State: ClassVar[type[AppState]] = AppState
     tools: ClassVar[dict[str, ToolSpec]] = {}
 
-    def __init__(self, world: World, state: AppState) -> None:
+    def __init__(self, world: World, state: AppState | SharedState) -> None:
         self.world = world
-        self.state = state
+        self._state: AppState
+        self._shared: SharedState | None
+        if isinstance(state, SharedState):
+            self._state, self._shared = state.state, state
+        else:
+            self._state, self._shared = state, None
+
+    @property
+    def state(self) -> AppState:
+        """This app's state, owned by this app: a state shared with a template world or a
+        checkpoint (:class:`SharedState`) is copied first, on the first access (copy on write:
+        an app no call touches is never copied)."""
+        if self._shared is not None:
+            self._state = self._shared.copy()
+            self._shared = None
+        return self._state
+
+    @state.setter
+    def state(self, value: AppState) -> None:
+        self._state, self._shared = value, None
+
+    def peek_state(self) -> AppState:
+        """The state without taking ownership: possibly shared with other worlds, so callers
+        must not modify it (snapshots, hashes and the judge's comparable views read it)."""
+        return self._state
+
+    def share_state(self) -> SharedState:
+        """Freeze the current state as a :class:`SharedState` (kept by a checkpoint or a
+        template) and return it; the app copies it again before its next change."""
+        if self._shared is None:
+            self._shared = SharedState(self._state)
+        return self._shared
+
+    def shared_state(self) -> SharedState | None:
+        """The :class:`SharedState` this app still reads (not yet copied), or None when it owns its state."""
+        return self._shared
+
+    def set_shared(self, shared: SharedState) -> None:
+        """Make ``shared`` this app's state, copied on first access (rollback to a checkpoint)."""
+        self._state, self._shared = shared.state, shared
+
+    def comparable_state(self) -> Any:
+        """:func:`mcpgym.kernel.volatile.comparable` of the state (cached on a shared state)."""
+        if self._shared is not None:
+            return self._shared.comparable()
+        return comparable(self._state)
+
+    def state_dump(self) -> dict[str, Any]:
+        """``state.model_dump(mode="json")``; for a shared state, the dump cached on it (the
+        same object every time: callers must not modify it)."""
+        if self._shared is not None:
+            return self._shared.dump()
+        return self._state.model_dump(mode="json")
 
     @classmethod
     def tasks_path(cls) -> Path | None:

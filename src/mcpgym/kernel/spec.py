@@ -145,12 +145,17 @@ class ToolSpec:
 
     def input_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments (an object schema); a fresh copy on every call."""
+        return copy.deepcopy(self.shared_input_schema())
+
+    def shared_input_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments, generated once and shared by every caller (every
+        episode's tool listing): read-only, use :meth:`input_schema` for a copy to change."""
         schema = self._schemas.get("input")
         if schema is None:
             schema = self.input_model.model_json_schema()
             schema.pop("title", None)
             self._schemas["input"] = schema
-        return copy.deepcopy(schema)
+        return schema
 
     def output_schema(self) -> dict[str, Any]:
         """JSON schema of the structured result (an object schema); a fresh copy on every call."""

@@ -74,13 +74,7 @@ def comparable(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, BaseModel):
-        out: dict[str, Any] = {}
-        for name, keys in _plan(type(value)):
-            inner = comparable(getattr(value, name))
-            if keys and isinstance(inner, dict):
-                inner = sorted(inner.values(), key=lambda v: json.dumps(v, sort_keys=True))
-            out[name] = inner
-        return out
+        return {name: _field_view(value, name, keys) for name, keys in _plan(type(value))}
     if isinstance(value, dict):
         return {str(k): comparable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -88,3 +82,56 @@ def comparable(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(comparable(v) for v in value)
     return value
+
+
+def _field_view(model: BaseModel, name: str, keys: bool) -> Any:
+    inner = comparable(getattr(model, name))
+    if keys and isinstance(inner, dict):
+        inner = sorted(inner.values(), key=lambda v: json.dumps(v, sort_keys=True))
+    return inner
+
+
+def comparable_changed(
+    model: BaseModel, prior: dict[str, Any], before: dict[str, Any], dump: dict[str, Any]
+) -> dict[str, Any]:
+    """:func:`comparable` of ``model``, reusing the view ``prior`` of an earlier state of the
+    same model class wherever the dumped data did not change: whole fields (collections) whose
+    dumped value is equal, and, inside a changed ``dict`` field whose keys are not volatile, the
+    entries whose dumped value is equal. The judge so recomputes only what a write changed.
+
+    Args:
+        model: a pydantic model; dump: its ``model_dump(mode="json")``.
+        prior: ``comparable(earlier)``; before: ``earlier.model_dump(mode="json")``.
+
+    Returns:
+        What ``comparable(model)`` returns (reused parts are shared with ``prior``).
+    """
+    out: dict[str, Any] = {}
+    for name, keys in _plan(type(model)):
+        old, new, view = before.get(name, _ABSENT), dump.get(name, _ABSENT), prior.get(name, _ABSENT)
+        if old is not _ABSENT and view is not _ABSENT and (old is new or old == new):
+            out[name] = view
+            continue
+        value = getattr(model, name)
+        if (
+            not keys
+            and isinstance(value, dict)
+            and isinstance(old, dict)
+            and isinstance(new, dict)
+            and isinstance(view, dict)
+        ):
+            entries: dict[str, Any] = {}
+            for k, v in value.items():
+                key = str(k)
+                o, n = old.get(key, _ABSENT), new.get(key, _ABSENT)
+                if o is not _ABSENT and key in view and (o is n or o == n):
+                    entries[key] = view[key]
+                else:
+                    entries[key] = comparable(v)
+            out[name] = entries
+            continue
+        out[name] = _field_view(model, name, keys)
+    return out
+
+
+_ABSENT: Any = object()

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgym.kernel.app import App, UnknownAppError, app_names, get_app, unknown_app_message
+from mcpgym.kernel.app import App, SharedState, UnknownAppError, app_names, get_app, unknown_app_message
 from mcpgym.kernel.clock import Clock
 from mcpgym.kernel.people import Person, User, generate_people
-from mcpgym.kernel.volatile import comparable
 
 DEFAULT_APPS: tuple[str, ...] = ("system", "shop")
 """Apps of an episode when none are named."""
@@ -76,6 +77,7 @@ class World:
         self.seed = int(seed)
         self.clock = Clock()
         self.apps: dict[str, App] = {}
+        self._template: WorldTemplate | None = None
         if _empty:  # restore() and view_at() set the user and the people themselves
             return
         self.user, self.people = generate_people(self.seed)
@@ -99,16 +101,32 @@ class World:
                 return p
         return None
 
+    @classmethod
+    def from_template(cls, seed: int = 0, apps: Iterable[str] | str | None = None) -> World:
+        """The world ``World(seed, apps)`` would build, copied from the process's template of
+        that (seed, app set) (:func:`template`; generated once): every app starts on the
+        template's shared state and copies it on its first access (copy on write), so apps
+        no call touches cost nothing. Same snapshots and hashes as a freshly generated world.
+
+        Raises:
+            KeyError: for an unknown app name.
+        """
+        return template(seed, apps).world()
+
     # -- persistence ---------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """Return the whole world as JSON-able data (see :meth:`restore`)."""
+        """Return the whole world as JSON-able data (see :meth:`restore`).
+
+        An app still on a shared state (a template's, a checkpoint's) contributes the dump
+        cached on that state: the same object in every such snapshot, so callers must treat a
+        snapshot as read-only (copy it before changing it)."""
         return {
             "seed": self.seed,
             "apps": list(self.apps),
             "clock": self.clock.model_dump(mode="json"),
             "user": self.user.model_dump(mode="json"),
             "people": [p.model_dump(mode="json") for p in self.people],
-            "state": {name: app.state.model_dump(mode="json") for name, app in self.apps.items()},
+            "state": {name: app.state_dump() for name, app in self.apps.items()},
         }
 
     @classmethod
@@ -128,35 +146,144 @@ class World:
         return world
 
     def state_hash(self) -> str:
-        """SHA-256 hex digest of the canonical JSON of :meth:`snapshot`."""
+        """SHA-256 hex digest of the canonical JSON of :meth:`snapshot` (for a world still as its
+        template made it, every app on the template's state and the clock unchanged: the
+        template's hash, computed once)."""
+        made = self._template
+        if made is not None and made.unchanged(self):
+            return made.state_hash()
         return hashlib.sha256(canonical_json(self.snapshot()).encode("utf-8")).hexdigest()
 
     def comparable(self) -> dict[str, Any]:
         """Per-app state with volatile fields removed (what the judge compares)."""
-        return {name: comparable(app.state) for name, app in self.apps.items()}
+        return {name: app.comparable_state() for name, app in self.apps.items()}
 
     # -- checkpoints (used by fault injection) -------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
-        """Return an in-memory copy of the mutable state (clock and app states)."""
+        """Return a checkpoint of the mutable state (clock and app states). Nothing is copied:
+        each app's current state is frozen as a :class:`SharedState` that the checkpoint keeps,
+        and the app copies it before its next change (copy on write)."""
         return {
             "clock": self.clock.now,
-            "state": {name: app.state.model_copy(deep=True) for name, app in self.apps.items()},
+            "state": {name: app.share_state() for name, app in self.apps.items()},
         }
 
     def rollback(self, checkpoint: dict[str, Any]) -> None:
         """Return the world to ``checkpoint`` (from :meth:`checkpoint`), keeping app objects."""
         self.clock.now = checkpoint["clock"]
-        for name, state in checkpoint["state"].items():
-            self.apps[name].state = state.model_copy(deep=True)
+        for name, shared in checkpoint["state"].items():
+            self.apps[name].set_shared(shared)
 
     def view_at(self, checkpoint: dict[str, Any]) -> World:
         """Return a detached copy of this world as it was at ``checkpoint`` (for stale reads)."""
         other = World(self.seed, _empty=True)
         other.user, other.people = self.user, self.people
         other.clock = Clock(now=checkpoint["clock"])
-        for name, state in checkpoint["state"].items():
-            other.apps[name] = type(self.apps[name])(other, state.model_copy(deep=True))
+        for name, shared in checkpoint["state"].items():
+            other.apps[name] = type(self.apps[name])(other, shared)
         return other
 
 
-__all__ = ["World", "DEFAULT_APPS", "canonical_json", "normalise_apps"]
+class WorldTemplate:
+    """The generated world of one (world seed, app set), kept read-only; episodes' worlds are
+    made from it by :meth:`world` (copy on write per app).
+
+    Attributes:
+        seed: the world seed. apps: the normalised app names.
+        snapshot: the template's :meth:`World.snapshot`, built once: the initial snapshot of
+            every world made from it (shared: read-only).
+    """
+
+    def __init__(self, seed: int, apps: Iterable[str] | str | None) -> None:
+        generated = World(seed, apps)
+        self.seed = generated.seed
+        self.apps = list(generated.apps)
+        self._now = generated.clock.now
+        self._user = generated.user
+        self._people = generated.people
+        self._classes = {name: type(app) for name, app in generated.apps.items()}
+        self._shared = {name: app.share_state() for name, app in generated.apps.items()}
+        self.snapshot: dict[str, Any] = generated.snapshot()
+        self._hash: str | None = None
+
+    def world(self) -> World:
+        """A new world on this template's states (each app copies its state on first access).
+        The user and the people are shared (no tool changes them)."""
+        world = World(self.seed, _empty=True)
+        world.clock = Clock(now=self._now)
+        world.user, world.people = self._user, self._people
+        for name, shared in self._shared.items():
+            world.apps[name] = self._classes[name](world, shared)
+        world._template = self
+        return world
+
+    def unchanged(self, world: World) -> bool:
+        """True when ``world`` (made by :meth:`world`) still holds this template's state: the
+        same apps, each on the template's shared state, and the template's clock."""
+        return (
+            world.clock.now == self._now
+            and world.user is self._user
+            and world.people is self._people
+            and len(world.apps) == len(self._shared)
+            and all(app.shared_state() is self._shared.get(name) for name, app in world.apps.items())
+        )
+
+    def state_hash(self) -> str:
+        """The hash of :attr:`snapshot` (:meth:`World.state_hash`), computed once."""
+        if self._hash is None:
+            self._hash = hashlib.sha256(canonical_json(self.snapshot).encode("utf-8")).hexdigest()
+        return self._hash
+
+    def shared_state(self, name: str) -> SharedState:
+        """The template's shared state of app ``name`` (KeyError when not in this world)."""
+        return self._shared[name]
+
+
+TEMPLATE_LIMIT = 128
+"""Most templates a process keeps (least recently used dropped first: each holds its worlds'
+state, dumps and views). A run plays each task's agents back to back, so they share one
+template; the ``full`` suite uses 844 (seed, app set) pairs, more than are kept."""
+
+_TEMPLATES: OrderedDict[tuple[int, tuple[str, ...], tuple[type[App], ...]], WorldTemplate] = OrderedDict()
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def template(seed: int = 0, apps: Iterable[str] | str | None = None) -> WorldTemplate:
+    """The process's :class:`WorldTemplate` of ``(seed, apps)``, generated on first use and
+    kept for the last :data:`TEMPLATE_LIMIT` pairs.
+
+    Raises:
+        KeyError: (:class:`UnknownAppError`) for an unknown app name.
+    """
+    names = tuple(normalise_apps(apps))
+    key = (int(seed), names, tuple(get_app(n) for n in names))  # a re-registered app class is another template
+    with _TEMPLATES_LOCK:
+        hit = _TEMPLATES.get(key)
+        if hit is not None:
+            _TEMPLATES.move_to_end(key)
+            return hit
+    made = WorldTemplate(key[0], list(key[1]))
+    with _TEMPLATES_LOCK:
+        hit = _TEMPLATES.setdefault(key, made)
+        _TEMPLATES.move_to_end(key)
+        while len(_TEMPLATES) > TEMPLATE_LIMIT:
+            _TEMPLATES.popitem(last=False)
+    return hit
+
+
+def clear_templates() -> None:
+    """Forget every cached template (tests; after registering a different app class)."""
+    with _TEMPLATES_LOCK:
+        _TEMPLATES.clear()
+
+
+__all__ = [
+    "World",
+    "WorldTemplate",
+    "DEFAULT_APPS",
+    "TEMPLATE_LIMIT",
+    "canonical_json",
+    "clear_templates",
+    "normalise_apps",
+    "template",
+]

@@ -1,0 +1,88 @@
+"""``mcpgym play TASK``: a person plays one task as the agent, in the terminal (a human baseline).
+
+The episode runs like any other (its own server, the task's world and fault seeds, the fault
+profile), with :class:`mcpgym.evaluation.agents.human.HumanAgent` as the agent; it is recorded
+in a run directory and scored like any trajectory, and its scores are printed at the end.
+``mcpgym run --agent human`` plays a whole suite the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+
+def play(
+    task_id: str = typer.Argument(..., metavar="TASK_ID", help="The task to play (`mcpgym tasks` lists them)."),
+    faults: str = typer.Option("default", metavar="PROFILE", help="Fault profile: none, default, harsh, or a file."),
+    trials: int = typer.Option(1, min=1, max=20, metavar="N", help="Trials in a row (each its own fault seed)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/play-<UTC time>)."
+    ),
+    timeout: float = typer.Option(3600.0, min=10.0, metavar="SECONDS", help="Wall seconds per episode."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+) -> None:
+    """Play a task as the agent: read the instruction, call tools as TOOL {json}, answer TEXT.
+
+    The episode is recorded in --out (trajectories.jsonl, scores.json, report.md, report.html)
+    and scored like any agent's; type help during play for the commands.
+    """
+    from mcpgym.evaluation import tasks as registry
+    from mcpgym.evaluation.agents.human import HumanAgent
+    from mcpgym.evaluation.records.compressed import trajectories_file
+    from mcpgym.evaluation.records.trajectory import read_trajectories
+    from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.server_process import ServerError
+    from mcpgym.tools.faults import FaultProfileError, load_profile
+
+    def fail(message: str) -> None:
+        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+
+    try:
+        task = registry.get_task(task_id)
+        load_profile(faults)
+    except (KeyError, ValueError, FaultProfileError) as exc:
+        fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+        return
+    human = HumanAgent()
+    out = out or Path("runs") / time.strftime("play-%Y%m%d-%H%M%S", time.gmtime())
+    settings = RunSettings(
+        out=out,
+        trials=trials,
+        faults=faults,
+        concurrency=1,
+        episode_timeout=timeout,
+        progress=False,
+        force=force,
+    )
+    try:
+        result = run_evaluation([task], [AgentEntry(human.name, human)], settings)
+    except (RunError, ServerError, FaultProfileError) as exc:
+        fail(str(exc))
+        return
+    if result.failures:
+        for label, message in result.failures:
+            typer.secho(f"{label}: {message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    write_report(result.out, rescore=False)
+    console = human.console
+    console.rule("scores")
+    for traj in read_trajectories(trajectories_file(result.out), states=False):
+        sc = traj.scores or {}
+        console.print(
+            f"trial {traj.trial}: status {traj.status}, success {sc.get('success')}, "
+            f"{sc.get('valid_calls', 0)} valid / {sc.get('invalid_calls', 0)} invalid / "
+            f"{sc.get('error_calls', 0)} error calls, verification {sc.get('verification_rate')}, "
+            f"recoverable errors {sc.get('recoverable_errors', 0)} (recovered {sc.get('recoveries', 0)}), "
+            f"defeatism {sc.get('defeatism')}",
+            markup=False,
+            highlight=False,
+        )
+    typer.echo(f"trajectory: {trajectories_file(result.out)}\nreport: {result.out / 'report.html'}")
+
+
+__all__ = ["play"]

@@ -1,0 +1,83 @@
+"""``mcpgym play`` and ``mcpgym run --agent human`` (issue 25): a person plays a task as the
+agent. Driven here through standard input for a whole episode, in a real process with its own
+server: the instruction, a tool search, a typing slip (not sent), a fault shown exactly as an
+agent gets it, the retry, the answer; then the trajectory and its scores as for any agent.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from mcpgym.evaluation.records.compressed import trajectories_file
+from mcpgym.evaluation.records.trajectory import ToolCallStep, read_trajectories
+
+# every first call of system_update_setting fails (transient), the next one cannot (max 1 in a row)
+PROFILE = "max_consecutive = 1\n[tools.system_update_setting]\ntransient = 1.0\n"
+
+LINES = [
+    "help",
+    "tools theme",
+    "show system_update_setting",
+    'system_update_setting {"key": "theme", "value": "dark"',  # a slip: not JSON, not sent
+    'system_update_setting {"key": "theme", "value": "dark"}',  # the injected fault
+    'system_update_setting {"key": "theme", "value": "dark"}',  # the retry
+    "system_get_settings",
+    "answer Dark mode is on.",
+]
+
+
+def play(args: list[str], lines: list[str], tmp_path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()", *args],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+
+
+def test_a_whole_episode_played_through_standard_input(tmp_path):
+    profile = tmp_path / "always-once.toml"
+    profile.write_text(PROFILE, encoding="utf-8")
+    out = tmp_path / "run"
+    done = play(["play", "system.dark_mode", "--faults", str(profile), "--out", str(out)], LINES, tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "Please switch my phone to dark mode." in text
+    assert "system_get_settings  Return device settings" in text  # found by a word of its description
+    assert "the arguments are not JSON" in text and "not sent" in text
+    assert '"code": "transient"' in text and '"retryable": true' in text  # the fault, as an agent sees it
+    assert '"theme": "dark"' in text
+    assert "trial 0: status completed, success True, 3 valid / 0 invalid / 1 error calls" in text
+
+    [traj] = read_trajectories(trajectories_file(out))
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert [(c.step, c.tool, c.error_code) for c in calls] == [
+        (1, "system_update_setting", "transient"),
+        (2, "system_update_setting", None),
+        (3, "system_get_settings", None),
+    ]
+    assert traj.agent == "human" and traj.final_message == "Dark mode is on." and traj.status == "completed"
+    assert traj.scores["success"] is True and traj.scores["recoveries"] == 1 and traj.scores["defeatism"] is False
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["agents"][0]["describe"]["kind"] == "human"
+    assert (out / "report.html").is_file()
+
+
+def test_run_with_the_human_agent_plays_each_episode_and_end_of_input_leaves_without_an_answer(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--agent", "human", "--task", "system.dark_mode", "--task", "weather.use_fahrenheit"]
+    args += ["--trials", "1", "--faults", "none", "--out", str(out)]
+    lines = ['system_update_setting {"key": "theme", "value": "dark"}', "answer Done."]
+    done = play(args, lines, tmp_path)
+    assert done.returncode == 0, done.stderr
+    trajs = {t.task_id: t for t in read_trajectories(trajectories_file(out))}
+    assert trajs["system.dark_mode"].status == "completed" and trajs["system.dark_mode"].scores["success"] is True
+    # the input ended during the second task: no answer, status limit, nothing invented
+    assert trajs["weather.use_fahrenheit"].status == "limit"
+    assert trajs["weather.use_fahrenheit"].final_message == ""
+    assert "input ended: no final message" in done.stdout
