@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from mcpgym.kernel.app import App
@@ -164,6 +164,36 @@ class FlightsCore(App):
         ]
         found.sort(key=lambda f: (f.departure_at, f.flight_id))
         return found
+
+    DERIVED_DAYS = 7
+    """Days of schedule, from the current virtual day, that :meth:`derived_values` offers."""
+
+    def derived_values(self) -> dict[str, list[str]]:
+        """Ids and names the read tools show but the state does not hold (see
+        :meth:`mcpgym.kernel.app.App.derived_values`): ``date`` (the next :data:`DERIVED_DAYS`
+        schedule days from today), ``flight_id`` / ``new_flight_id`` (per service, by flight
+        number, its first dated flight in those days still bookable now), and the served
+        cities as ``city``, ``origin_city`` and ``destination_city``."""
+        today = datetime.fromtimestamp(self.now, tz=UTC).date()
+        days = [d for d in (today + timedelta(days=i) for i in range(self.DERIVED_DAYS)) if in_schedule(d)]
+        flight_ids: list[str] = []
+        for number in sorted(self.state.services):
+            service = self.state.services[number]
+            for day in days:
+                if day.weekday() in service.operating_days:
+                    flight = self._dated(service, day)
+                    if flight.departure_at - self.now > BOOKING_CUTOFF:
+                        flight_ids.append(flight.flight_id)
+                        break
+        cities = sorted(CITY_INFO)
+        return {
+            "date": [d.isoformat() for d in days],
+            "flight_id": flight_ids,
+            "new_flight_id": flight_ids,
+            "city": cities,
+            "origin_city": cities,
+            "destination_city": cities,
+        }
 
     # -- arguments -------------------------------------------------------------------------
     @staticmethod

@@ -47,7 +47,9 @@ HOSTILE_VALUES: tuple[Any, ...] = (
 
 # -- known values --------------------------------------------------------------------------
 def known_values(world: World, app: str) -> dict[str, list[str]]:
-    """Strings found in ``app``'s state (and the people directory), grouped by the key they sit under.
+    """Strings found in ``app``'s state (and the people directory), grouped by the key they sit
+    under, plus the values the app derives (:meth:`mcpgym.kernel.app.App.derived_values`, e.g.
+    dated flight ids and served dates, which the state does not hold).
 
     A dict field's keys are also recorded under the field name and its singular
     (``privileges`` -> ``privilege``). Order is canonical (sorted keys), so the result does
@@ -82,14 +84,19 @@ def known_values(world: World, app: str) -> dict[str, list[str]]:
 
     app_obj = world.apps.get(app)
     if app_obj is not None:
-        walk(app_obj.state.model_dump(mode="json"), "")
+        walk(app_obj.state_dump(), "")
+        derived = app_obj.derived_values()
+        for key in sorted(derived):
+            for value in derived[key]:
+                add(key, value)
     for p in world.people:
         add("person_id", p.person_id)
     return out
 
 
 def candidates_for(name: str, known: dict[str, list[str]]) -> list[str]:
-    """Known strings that suit an argument called ``name`` (exact key, ``<name>_id``, singular, ``*_<name>``)."""
+    """Known strings that suit an argument called ``name`` (exact key, ``<name>_id``, singular,
+    ``*_<name>``; for a name containing ``date`` with none of those, the values under ``date``)."""
     keys = [name, f"{name}_id"]
     if name.endswith("_ids"):
         keys.append(name[:-1])
@@ -102,6 +109,8 @@ def candidates_for(name: str, known: dict[str, list[str]]) -> list[str]:
     for key in sorted(known):
         if key.endswith(suffix) and known[key]:
             return known[key]
+    if "date" in name and name != "date":
+        return known.get("date", [])
     return []
 
 

@@ -218,6 +218,18 @@ class App(ABC):
         self.state.id_counter += 1
         return stable_id(self.world.seed, self.name, prefix, self.state.id_counter)
 
+    def derived_values(self) -> dict[str, list[str]]:
+        """Valid argument values that this app's state does not hold but its read tools show
+        (ids derived on the fly, e.g. dated flight ids; dates the app serves), keyed by the
+        argument name they fit (``flight_id``, ``date``...). The conformance and fuzz argument
+        generators (:func:`mcpgym.tools.conformance.args.known_values`) add them to the
+        strings found in the state, so generated calls reach the tool code. Default: none.
+
+        Returns:
+            key -> values, in a canonical order (deterministic for the world).
+        """
+        return {}
+
     @property
     def now(self) -> int:
         """Current virtual time, in seconds since the Unix epoch."""
