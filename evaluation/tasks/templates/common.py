@@ -15,6 +15,7 @@ registry computes them lazily, per task, when an episode or a test needs one.
 from __future__ import annotations
 
 import random
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ ID_PREFIX = "tmpl"
 
 _WORLDS: OrderedDict[tuple[int, tuple[str, ...]], Any] = OrderedDict()
 _WORLD_CACHE_SIZE = 2
+_WORLDS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -147,14 +149,17 @@ def world_of(seed: int) -> Any:
     from mcpgym.kernel.world import World
 
     key = (seed, TEMPLATE_APPS)
-    world = _WORLDS.get(key)
-    if world is None:
-        world = World(seed, TEMPLATE_APPS)
-        _WORLDS[key] = world
+    with _WORLDS_LOCK:  # threads share the cache: a key read here may be evicted by another
+        world = _WORLDS.get(key)
+        if world is not None:
+            _WORLDS.move_to_end(key)
+            return world
+    made = World(seed, TEMPLATE_APPS)
+    with _WORLDS_LOCK:
+        world = _WORLDS.setdefault(key, made)
+        _WORLDS.move_to_end(key)
         while len(_WORLDS) > _WORLD_CACHE_SIZE:
             _WORLDS.popitem(last=False)
-    else:
-        _WORLDS.move_to_end(key)
     return world
 
 
