@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.agents.base import CallLimitReached
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.run.gym import GymEpisode
 
 MAX_ACTION_CHARS = 65_536
@@ -200,12 +201,12 @@ class EpisodeStepper:
             try:
                 result = ep.step(tool, arguments)
             except CallLimitReached as exc:
-                ep.finish("", status="limit", stop_reason=str(exc))
+                ep.finish("", status=EpisodeStatus.LIMIT, stop_reason=str(exc))
                 return self._end(ep.observation, terminated=False, info=info)
             info["is_error"] = result.is_error
             observation = ep.observation
         if self.steps >= self.max_steps:
-            ep.finish("", status="limit", stop_reason=f"step limit of {self.max_steps} reached")
+            ep.finish("", status=EpisodeStatus.LIMIT, stop_reason=f"step limit of {self.max_steps} reached")
             return self._end(observation, terminated=False, info=info)
         text, cut = self.text(observation)
         if cut:

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from mcpgym.kernel.exceptions import InputError, ServiceError
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
@@ -36,12 +37,12 @@ answer to a wait that ran out (``user_input_required``) is sent before the silen
 expires (idle time runs from the client's last message)."""
 
 
-class UnknownToolsError(ValueError):
+class UnknownToolsError(InputError, ValueError):
     """``tools`` names tools the episode's apps do not have (the message names the first ten
     and counts them all)."""
 
 
-class EpisodeLimitError(RuntimeError):
+class EpisodeLimitError(ServiceError, RuntimeError):
     """The store already holds its maximum number of live episodes."""
 
 

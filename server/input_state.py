@@ -33,6 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.user import UserRequest
 
 MAX_PENDING = 64
@@ -43,7 +44,7 @@ MAX_STATE_CHARS = 256
 refused without being hashed or quoted."""
 
 
-class InputStateError(ValueError):
+class InputStateError(InputError, ValueError):
     """An echoed ``requestState`` is refused: forged, used before, expired, or issued for
     another call. The message says which and what to do; ``reason`` is one word for logs and
     tests (``unknown``, ``replayed``, ``expired``, ``tool``, ``arguments``, ``unanswered``)."""

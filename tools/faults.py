@@ -22,38 +22,22 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_core import ErrorDetails
 
+from mcpgym.kernel.exceptions import InputError
+from mcpgym.kernel.fault_kinds import CALL_FAULT_KINDS, FAULT_KINDS, FAULTS, FaultKind
 from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.rng import stable_uniform
 from mcpgym.kernel.shorten import short, short_text
 
-FaultKind = Literal["transient", "rate_limited", "timeout", "unavailable", "auth_challenge", "lost_write", "stale_read"]
-FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
-CALL_FAULT_KINDS: tuple[str, ...] = (
-    "transient",
-    "rate_limited",
-    "timeout",
-    "auth_challenge",
-    "lost_write",
-    "stale_read",
-)
-"""Kinds decided per call, in the order their rates are stacked."""
-
-APPLIES_TO: dict[str, frozenset[str]] = {
-    "transient": frozenset({"read", "write", "auth"}),
-    "rate_limited": frozenset({"read", "write"}),
-    "timeout": frozenset({"write"}),
-    "unavailable": frozenset({"read", "write"}),
-    "auth_challenge": frozenset({"write"}),
-    "lost_write": frozenset({"write"}),
-    "stale_read": frozenset({"read"}),
-}
-"""Which tool kinds each fault kind can hit (``unavailable`` also needs a declared alternative)."""
+APPLIES_TO: dict[str, frozenset[str]] = {kind: facts.hits for kind, facts in FAULTS.items()}
+"""Which tool kinds each fault kind can hit (``unavailable`` also needs a declared alternative);
+read from :data:`mcpgym.kernel.fault_kinds.FAULTS`, as :data:`FAULT_KINDS` and
+:data:`CALL_FAULT_KINDS` are."""
 
 
 def exempt_tools(specs: Mapping[str, Any]) -> frozenset[str]:
@@ -67,7 +51,7 @@ _APP_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the rule of mcpgym.kernel.spec.TOOL_NAME_RE
 
 
-class FaultProfileError(ValueError):
+class FaultProfileError(InputError, ValueError):
     """A fault profile file or mapping is invalid; the message names the file, field and value."""
 
 
@@ -148,7 +132,7 @@ class FaultProfile(BaseModel):
         """Where the profile came from: a file path, ``<mapping>`` or ``builtin:<name>``."""
         return self._source
 
-    def rate(self, tool: str, app: str, kind: str) -> float:
+    def rate(self, tool: str, app: str, kind: FaultKind) -> float:
         """Rate of fault ``kind`` for ``tool`` of ``app``: tool override, else app, else base."""
         if kind in self.tools.get(tool, {}):
             return float(self.tools[tool][kind])
@@ -156,7 +140,7 @@ class FaultProfile(BaseModel):
             return float(self.apps[app][kind])
         return float(getattr(self.rates, kind))
 
-    def rate_and_field(self, tool: str, app: str, kind: str) -> tuple[float, str]:
+    def rate_and_field(self, tool: str, app: str, kind: FaultKind) -> tuple[float, str]:
         """Like :meth:`rate`, plus the profile field it comes from (e.g. ``mcpgym.tools.shop_checkout.timeout``)."""
         if kind in self.tools.get(tool, {}):
             return float(self.tools[tool][kind]), f"tools.{tool}.{kind}"
@@ -169,11 +153,11 @@ class FaultProfile(BaseModel):
         """True when any rate is above zero."""
         return any(self.uses(kind) for kind in FAULT_KINDS)
 
-    def uses(self, kind: str) -> bool:
+    def uses(self, kind: FaultKind) -> bool:
         """True when ``kind`` has a non-zero rate anywhere in the profile."""
         if getattr(self.rates, kind) > 0:
             return True
-        return any(over.get(kind, 0) > 0 for over in (*self.apps.values(), *self.tools.values()))  # type: ignore[call-overload]
+        return any(over.get(kind, 0) > 0 for over in (*self.apps.values(), *self.tools.values()))
 
 
 def _builtin(profile: FaultProfile) -> FaultProfile:
@@ -314,6 +298,11 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
     return _checked(profile)
 
 
+def _plain(override: Mapping[FaultKind, float]) -> dict[str, float]:
+    """An override as the user wrote it (kind names as plain strings), for messages."""
+    return {str(kind): rate for kind, rate in override.items()}
+
+
 def _checked(profile: FaultProfile) -> FaultProfile:
     if profile.apps or profile.tools or profile.enabled:
         from mcpgym.kernel.app import load_apps  # late: sandboxes.base imports tools.spec
@@ -341,13 +330,13 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
     for app, over in profile.apps.items():
         if app not in registry:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field {short('apps.' + app)} = {short(over)}: no app named "
+                f"{src}: invalid fault profile: field {short('apps.' + app)} = {short(_plain(over))}: no app named "
                 f"{short(app)}; known apps: {', '.join(sorted(registry))}"
             )
     for tool, over in profile.tools.items():
         if tool in exempt:
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: {tool} is "
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(_plain(over))}: {tool} is "
                 "declared never faulted (a wait/reauth remedy or never_faulted tool)"
             )
         if tool not in known_tools:
@@ -358,7 +347,7 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
                 else f"; known apps: {', '.join(sorted(registry))}"
             )
             raise FaultProfileError(
-                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(over)}: "
+                f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(_plain(over))}: "
                 f"no tool named {short(tool)}{hint}"
             )
     for app, tools in registry.items():
@@ -394,7 +383,9 @@ def call_draw(fault_seed: int, tool: str, n: int) -> float:
     return stable_uniform("fault", fault_seed, tool, n)
 
 
-def scheduled_kind(profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, n: int) -> str | None:
+def scheduled_kind(
+    profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, n: int
+) -> FaultKind | None:
     """Return the fault kind drawn for the n-th call of ``tool``, or None (the raw draw).
 
     Pure: depends only on the arguments. ``max_consecutive`` and the one-stale-read-per-run
@@ -404,7 +395,7 @@ def scheduled_kind(profile: FaultProfile, fault_seed: int, tool: str, app: str, 
     return _pick(_edges(profile, tool, app, tool_kind), call_draw(fault_seed, tool, n))
 
 
-def _edges(profile: FaultProfile, tool: str, app: str, tool_kind: str) -> tuple[tuple[str, float], ...]:
+def _edges(profile: FaultProfile, tool: str, app: str, tool_kind: str) -> tuple[tuple[FaultKind, float], ...]:
     """(kind, cumulative rate) for the per-call kinds that can hit ``tool``, in stacking order."""
     edges, edge = [], 0.0
     for kind in CALL_FAULT_KINDS:
@@ -414,7 +405,7 @@ def _edges(profile: FaultProfile, tool: str, app: str, tool_kind: str) -> tuple[
     return tuple(edges)
 
 
-def _pick(edges: tuple[tuple[str, float], ...], u: float) -> str | None:
+def _pick(edges: tuple[tuple[FaultKind, float], ...], u: float) -> FaultKind | None:
     for kind, edge in edges:
         if u < edge:
             return kind
@@ -446,11 +437,11 @@ class ToolSchedule:
         # call_draw(fault_seed, tool, n) hashes "fault<US>seed<US>tool<US>n": hash the constant
         # prefix once and finish a copy per call (same digest, a third of the cost).
         self._prefix = hashlib.sha256(f"fault\x1f{self.fault_seed}\x1f{tool}\x1f".encode())
-        self._decisions: list[str | None] = []
+        self._decisions: list[FaultKind | None] = []
         self._run = 0  # faults in a row at the end of _decisions
         self._stale_in_run = False
 
-    def decision(self, n: int) -> str | None:
+    def decision(self, n: int) -> FaultKind | None:
         """The fault kind for the n-th (0-based) call of the tool, or None."""
         decisions = self._decisions
         if n < len(decisions):
@@ -458,13 +449,13 @@ class ToolSchedule:
         max_consecutive = self.profile.max_consecutive
         while len(decisions) <= n:
             kind = _pick(self._edges, self._draw(len(decisions))) if self._edges else None
-            if self._run >= max_consecutive or (kind == "stale_read" and self._stale_in_run):
+            if self._run >= max_consecutive or (kind == FaultKind.STALE_READ and self._stale_in_run):
                 kind = None
             if kind is None:
                 self._run, self._stale_in_run = 0, False
             else:
                 self._run += 1
-                self._stale_in_run = self._stale_in_run or kind == "stale_read"
+                self._stale_in_run = self._stale_in_run or kind == FaultKind.STALE_READ
             decisions.append(kind)
         return decisions[n]
 
@@ -474,7 +465,7 @@ class ToolSchedule:
         h.update(str(n).encode("utf-8"))
         return int.from_bytes(h.digest()[:8], "big") / 2**64
 
-    def first(self, count: int) -> list[str | None]:
+    def first(self, count: int) -> list[FaultKind | None]:
         """The decisions for calls 0 .. count-1."""
         if count > 0:
             self.decision(count - 1)
@@ -483,7 +474,7 @@ class ToolSchedule:
 
 def fault_schedule(
     profile: FaultProfile, fault_seed: int, tool: str, app: str, tool_kind: str, count: int, *, exempt: bool = False
-) -> list[str | None]:
+) -> list[FaultKind | None]:
     """The first ``count`` decisions of ``tool`` (see :class:`ToolSchedule`)."""
     return ToolSchedule(profile, fault_seed, tool, app, tool_kind, exempt=exempt).first(count)
 
@@ -503,16 +494,16 @@ def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str,
         specs: tool name -> spec with ``.app``, ``.kind`` and ``.alternatives`` (the tools of
             the episode).
     """
-    if not profile.uses("unavailable"):
+    if not profile.uses(FaultKind.UNAVAILABLE):
         return frozenset()
     alts = {name: [a for a in spec.alternatives if a in specs and a != name] for name, spec in specs.items()}
     exempt = exempt_tools(specs)
     candidates = []
     for name, spec in specs.items():
-        if name in exempt or spec.kind not in APPLIES_TO["unavailable"] or not alts[name]:
+        if name in exempt or spec.kind not in APPLIES_TO[FaultKind.UNAVAILABLE] or not alts[name]:
             continue
         u = unavailable_draw(fault_seed, name)
-        if u < profile.rate(name, spec.app, "unavailable"):
+        if u < profile.rate(name, spec.app, FaultKind.UNAVAILABLE):
             candidates.append((u, name))
     down: set[str] = set()
     for _, name in sorted(candidates):

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from mcpgym.kernel.clock import WRITE_TICK
 from mcpgym.kernel.errors import ToolError
-from mcpgym.kernel.spec import ToolSpec, role_tools
+from mcpgym.kernel.fault_kinds import FAULTS, FaultKind
+from mcpgym.kernel.spec import ToolKind, ToolSpec, role_tools
 from mcpgym.kernel.world import World
 from mcpgym.tools.faults import FaultProfile, ToolSchedule, exempt_tools, load_profile, plan_unavailable
 
@@ -268,7 +269,7 @@ class ToolInvoker:
         self._state: dict[str, _ToolFaultState] = {}
         self._user: dict[str, Any] | None = None  # the user's answer for the call in progress
         self._enabled = self.profile.enabled
-        self._track_stale = self.profile.uses("stale_read")
+        self._track_stale = self.profile.uses(FaultKind.STALE_READ)
         # resource family -> (step, world checkpoint taken just before the last write to it)
         self._before_write: dict[str, tuple[int, dict[str, Any]]] = {}
         self.down: frozenset[str] = plan_unavailable(self.profile, self.fault_seed, self.specs)
@@ -318,7 +319,7 @@ class ToolInvoker:
             kwargs = spec.validate_arguments(arguments)
         except ToolError as invalid:
             return self._finish(step, name, arguments, n, invalid, None, None, user=user)
-        not_applied = None if spec.kind == "read" else False
+        not_applied = None if spec.kind == ToolKind.READ else False
         if refuse is not None:
             return self._finish(step, name, arguments, n, refuse, None, None, user=user)
         if user is not None:
@@ -327,51 +328,47 @@ class ToolInvoker:
         # Faults still in force: a down tool, a rate-limit window, a pending auth challenge.
         if name in self.down:
             alts = [a for a in spec.alternatives if a in self.specs and a not in self.down]
-            err = ToolError(
-                "unavailable",
-                f"{name} is down; try an alternative: {', '.join(alts)}",
-                retryable=False,
-                details={"alternatives": alts},
+            err = FAULTS[FaultKind.UNAVAILABLE].error(
+                name, f"{name} is down; try an alternative: {', '.join(alts)}", details={"alternatives": alts}
             )
             persisting, st.met_down = st.met_down, True
-            return self._finish(step, name, arguments, n, err, "unavailable", not_applied, persisting=persisting)
+            return self._finish(
+                step, name, arguments, n, err, FaultKind.UNAVAILABLE, not_applied, persisting=persisting
+            )
         now = self.world.clock.now
         if st.blocked_until > now:
             wait = st.blocked_until - now
-            err = ToolError(
-                "rate_limited",
-                f"rate limited: retry after {wait} virtual seconds ({self._wait_hint})",
-                retry_after=wait,
+            err = FAULTS[FaultKind.RATE_LIMITED].error(
+                name, f"rate limited: retry after {wait} virtual seconds ({self._wait_hint})", retry_after=wait
             )
-            return self._finish(step, name, arguments, n, err, "rate_limited", not_applied, persisting=True)
+            return self._finish(step, name, arguments, n, err, FaultKind.RATE_LIMITED, not_applied, persisting=True)
         if st.needs_auth:
-            err = ToolError(
-                "auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first", retryable=True
+            err = FAULTS[FaultKind.AUTH_CHALLENGE].error(
+                name, f"{name} needs a fresh authentication: call {self.reauth_tool} first"
             )
-            return self._finish(step, name, arguments, n, err, "auth_challenge", not_applied, persisting=True)
+            return self._finish(step, name, arguments, n, err, FaultKind.AUTH_CHALLENGE, not_applied, persisting=True)
 
         kind = st.schedule.decision(n) if st.schedule is not None else None
-        if kind == "auth_challenge" and self.reauth_tool is None:
+        if kind == FaultKind.AUTH_CHALLENGE and self.reauth_tool is None:
             kind = None  # no tool of the episode could cure it
-        if kind == "transient":
-            err = ToolError("transient", f"{name}: temporary failure, nothing was changed; retry", retryable=True)
-            return self._finish(step, name, arguments, n, err, kind, not_applied)
-        if kind == "rate_limited":
+        facts = FAULTS[kind] if kind is not None else None
+        if facts is not None and facts.message is not None and not facts.applied:
+            # an error before the call runs, from the kind's row alone (transient)
+            return self._finish(step, name, arguments, n, facts.error(name), kind, not_applied)
+        if kind == FaultKind.RATE_LIMITED:
             st.blocked_until = now + self.profile.retry_after
-            err = ToolError(
-                "rate_limited",
+            err = FAULTS[kind].error(
+                name,
                 f"rate limited: retry after {self.profile.retry_after} virtual seconds ({self._wait_hint})",
                 retry_after=self.profile.retry_after,
             )
             return self._finish(step, name, arguments, n, err, kind, not_applied)
-        if kind == "auth_challenge":
+        if kind == FaultKind.AUTH_CHALLENGE:
             st.needs_auth = True
-            err = ToolError(
-                "auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first", retryable=True
-            )
+            err = FAULTS[kind].error(name, f"{name} needs a fresh authentication: call {self.reauth_tool} first")
             return self._finish(step, name, arguments, n, err, kind, False)
-        if spec.kind == "read":
-            return self._read(step, name, arguments, n, spec, kwargs, stale=kind == "stale_read")
+        if spec.kind == ToolKind.READ:
+            return self._read(step, name, arguments, n, spec, kwargs, stale=kind == FaultKind.STALE_READ)
         return self._write(step, name, arguments, n, spec, kwargs, kind)
 
     def _run(
@@ -400,7 +397,7 @@ class ToolInvoker:
             old_payload, old_err, old_internal = self._run(spec, self.world.view_at(older).apps[spec.app], kwargs)
             now_seen = (payload, err.payload() if err else None)
             if not old_internal and (old_payload, old_err.payload() if old_err else None) != now_seen:
-                return self._finish(step, name, arguments, n, old_err, "stale_read", None, payload=old_payload)
+                return self._finish(step, name, arguments, n, old_err, FaultKind.STALE_READ, None, payload=old_payload)
         return self._finish(step, name, arguments, n, err, None, None, payload=payload, internal=internal)
 
     def _older_version(self, spec: ToolSpec) -> dict[str, Any] | None:
@@ -409,13 +406,20 @@ class ToolInvoker:
         return max(found, key=lambda entry: entry[0])[1] if found else None
 
     def _write(
-        self, step: int, name: str, arguments: Any, n: int, spec: ToolSpec, kwargs: dict[str, Any], kind: str | None
+        self,
+        step: int,
+        name: str,
+        arguments: Any,
+        n: int,
+        spec: ToolSpec,
+        kwargs: dict[str, Any],
+        kind: FaultKind | None,
     ) -> CallOutcome:
-        checkpoint = self.world.checkpoint() if kind == "lost_write" or self._track_stale else None
+        checkpoint = self.world.checkpoint() if kind == FaultKind.LOST_WRITE or self._track_stale else None
         payload, err, internal = self._run(spec, self.world.apps[spec.app], kwargs)
         if err is not None:  # the real error wins: nothing was applied, nothing is injected
             return self._finish(step, name, arguments, n, err, None, None, internal=internal)
-        if kind == "lost_write":
+        if kind == FaultKind.LOST_WRITE:
             self.world.rollback(checkpoint)  # type: ignore[arg-type]
         elif checkpoint is not None:
             for family in spec.resources:
@@ -425,10 +429,11 @@ class ToolInvoker:
         if spec.role == "reauth":
             for other in self._state.values():
                 other.needs_auth = False
-        if kind == "timeout":
-            err = ToolError("timeout", f"{name}: the request timed out; its effect is unknown", retryable=True)
-            return self._finish(step, name, arguments, n, err, kind, True)
-        if kind == "lost_write":
+        facts = FAULTS[kind] if kind is not None else None
+        if facts is not None and facts.is_error and facts.applied:
+            # an error after the write took effect, from the kind's row alone (timeout)
+            return self._finish(step, name, arguments, n, facts.error(name), kind, True)
+        if kind == FaultKind.LOST_WRITE:
             return self._finish(step, name, arguments, n, None, kind, False, payload=payload)
         return self._finish(step, name, arguments, n, None, None, None, payload=payload)
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import mcp_types as types
 
-from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.errors import ErrorPayload
+from mcpgym.kernel.spec import ToolKind, ToolSpec
 from mcpgym.tools.invoke import CallOutcome
 
 
@@ -21,7 +22,7 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     declares ``destructive=True`` on ``@tool`` (never guessed from its name); ``auth`` ->
     neither. ``openWorldHint`` is always False: every tool acts on a closed sandbox.
     """
-    if spec.kind == "read":
+    if spec.kind == ToolKind.READ:
         return types.ToolAnnotations(
             title=spec.name.replace("_", " "),
             read_only_hint=True,
@@ -32,7 +33,7 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=spec.name.replace("_", " "),
         read_only_hint=False,
-        destructive_hint=spec.kind == "write" and spec.destructive,
+        destructive_hint=spec.kind == ToolKind.WRITE and spec.destructive,
         idempotent_hint=False,
         open_world_hint=False,
     )
@@ -93,7 +94,5 @@ def payload_of(result: Any) -> dict[str, Any]:
 
 def error_result(code: str, message: str, field: str | None = None) -> types.CallToolResult:
     """A tool-error result built outside the invoker (e.g. an unknown episode)."""
-    payload: dict[str, Any] = {
-        "error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field}
-    }
+    payload = ErrorPayload(code=code, message=message, field=field).result()
     return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))], is_error=True)

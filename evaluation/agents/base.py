@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.records.trajectory import EpisodeStatus, TokenUsage
+from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.evaluation.records.trajectory import TokenUsage
+from mcpgym.kernel.exceptions import MCPGymError
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -114,11 +116,11 @@ class CallResult:
         return self.error.get("code") if self.is_error else None
 
 
-CallFn = Callable[[str, dict], Awaitable[CallResult]]
+CallFn = Callable[[str, dict[str, Any]], Awaitable[CallResult]]
 """``await call(tool_name, arguments) -> CallResult``."""
 
 
-class CallLimitReached(Exception):
+class CallLimitReached(MCPGymError):
     """Raised by a runner's ``call`` function when the episode's call budget is spent; agents
     stop and report status ``limit``."""
 
@@ -142,7 +144,7 @@ class AgentResult(BaseModel):
     """
 
     final_message: str
-    status: EpisodeStatus = "completed"
+    status: EpisodeStatus = EpisodeStatus.COMPLETED
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = 0

@@ -29,6 +29,7 @@ import anyio
 from rich.markup import escape
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult
+from mcpgym.evaluation.records.status import EpisodeStatus
 
 COMMANDS = ("tools", "show", "ask", "answer", "help")
 """The player's commands besides tool names."""
@@ -81,7 +82,9 @@ class HumanAgent(Agent):
                 line = await anyio.to_thread.run_sync(self._read, "> ", abandon_on_cancel=True)
             except EOFError:
                 out.print("[yellow]input ended: no final message[/yellow]")
-                return AgentResult(final_message="", status="limit", stop_reason="the player left without an answer")
+                return AgentResult(
+                    final_message="", status=EpisodeStatus.LIMIT, stop_reason="the player left without an answer"
+                )
             line = line.strip()
             if not line:
                 continue
@@ -94,7 +97,9 @@ class HumanAgent(Agent):
                 if not rest:
                     out.print("[red]answer needs your final message: answer TEXT[/red]")
                     continue
-                return AgentResult(final_message=rest, status="completed", stop_reason="the player answered")
+                return AgentResult(
+                    final_message=rest, status=EpisodeStatus.COMPLETED, stop_reason="the player answered"
+                )
             if word == "help":
                 out.print(HELP, markup=False)
             elif word == "tools":

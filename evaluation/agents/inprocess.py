@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 from mcpgym.evaluation.scoring.scorer import EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -107,7 +108,7 @@ async def run_in_process(
         kwargs: dict[str, Any] = {"user": channel} if takes_user else {}
         result = await agent.run(task, tools, call, trial=trial, **kwargs)
     except Exception as exc:  # noqa: BLE001 - an agent bug ends the episode, it is recorded
-        result = AgentResult(final_message="", status="errored", error=f"{type(exc).__name__}: {exc}")
+        result = AgentResult(final_message="", status=EpisodeStatus.ERRORED, error=f"{type(exc).__name__}: {exc}")
     return Trajectory(
         episode_id=f"{agent.name}:{task.id}:t{trial}",
         task_id=task.id,

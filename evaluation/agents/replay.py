@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
 from mcpgym.kernel.shorten import short
 
@@ -76,7 +77,7 @@ class ReplayAgent(Agent):
         if traj is None:
             return AgentResult(
                 final_message="",
-                status="errored",
+                status=EpisodeStatus.ERRORED,
                 error=f"no recorded trajectory for task {task.id!r} trial {trial} in {self.path}",
             )
         done = 0
@@ -93,14 +94,14 @@ class ReplayAgent(Agent):
             if done >= task.max_calls:
                 return AgentResult(
                     final_message=traj.final_message,
-                    status="limit",
+                    status=EpisodeStatus.LIMIT,
                     stop_reason=f"call budget of {task.max_calls} spent after {done} replayed calls",
                 )
             args = step.arguments if isinstance(step.arguments, dict) else {}
             try:
                 await call(step.tool, args)
             except CallLimitReached as exc:
-                return AgentResult(final_message=traj.final_message, status="limit", stop_reason=str(exc))
+                return AgentResult(final_message=traj.final_message, status=EpisodeStatus.LIMIT, stop_reason=str(exc))
             done += 1
         return AgentResult(
             final_message=traj.final_message,

@@ -45,11 +45,15 @@ falls back to the guess.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.evaluation.tasks.oracle import AskRequest, CallRequest, OracleOutcome, execute
+from mcpgym.kernel.fault_kinds import FAULTS
+from mcpgym.kernel.spec import ToolKind
 from mcpgym.kernel.user import UserRequest, user_request_of
 
 if TYPE_CHECKING:
@@ -70,7 +74,7 @@ DEFEATIST_MESSAGE = "I'm sorry, I was unable to complete this: the service faile
 OVERCONFIDENT_MESSAGE = "Done! I've taken care of everything you asked."
 """The ``overconfident`` agent's claim when its plan did not reach an ``answer``."""
 
-FAULT_CODES = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_required"})
+FAULT_CODES = frozenset(facts.code for facts in FAULTS.values() if facts.code is not None)
 """Error codes of injected faults; a read tool with remedies only for these is a plain read."""
 
 _CATALOGS: dict[tuple[str, ...], Catalog] = {}
@@ -137,10 +141,10 @@ class _Session:
         entry = self.entry(tool)
         families = frozenset(entry.resources)
         if not res.is_error:
-            if entry.kind == "read":
+            if entry.kind == ToolKind.READ:
                 self.fresh |= families
                 self.cache[_key(tool, args)] = (families, res.payload)
-            elif entry.kind == "auth":
+            elif entry.kind == ToolKind.AUTH:
                 self._changed(families)
                 self.fresh |= families
             else:
@@ -178,7 +182,7 @@ class _Session:
         best: tuple[tuple[int, ...], str, dict[str, Any]] | None = None
         for name in self.catalog:
             entry = self.entry(name)
-            if entry.kind != "read" or family not in entry.resources or not self.usable(name):
+            if entry.kind != ToolKind.READ or family not in entry.resources or not self.usable(name):
                 continue
             required = self.tools[name].required
             if any(r not in source for r in required):
@@ -358,7 +362,13 @@ def _key(tool: str, args: dict[str, Any]) -> str:
     return tool + json.dumps(args, sort_keys=True, default=str)
 
 
-async def _drive(task: Task, handler, *, use_fallbacks: bool, ask=None) -> OracleOutcome:  # noqa: ANN001
+async def _drive(
+    task: Task,
+    handler: Callable[[CallRequest], Awaitable[Any]],
+    *,
+    use_fallbacks: bool,
+    ask: Callable[[AskRequest], Awaitable[Any]] | None = None,
+) -> OracleOutcome:
     """Run the oracle plan, sending each call request to ``await handler(request)`` and each
     question (:class:`AskRequest`) to ``await ask(request)`` (default: its guess)."""
     gen = execute(task, strict=False, use_fallbacks=use_fallbacks)
@@ -371,7 +381,8 @@ async def _drive(task: Task, handler, *, use_fallbacks: bool, ask=None) -> Oracl
                 result = await handler(req)
             req = gen.send(result)
     except StopIteration as stop:
-        return stop.value
+        outcome: OracleOutcome = stop.value
+        return outcome
 
 
 class CarefulAgent(Agent):
@@ -388,7 +399,7 @@ class CarefulAgent(Agent):
         session = _Session(task, tools, call, stop_on_error=self.stop_on_error)
 
         async def once(req: CallRequest) -> CallResult:
-            if session.entry(req.tool).kind == "write":
+            if session.entry(req.tool).kind == ToolKind.WRITE:
                 return await session.careful_write(req.tool, req.args, req.has_fallback)
             return await session.plain(req.tool, req.args, has_fallback=req.has_fallback)
 
@@ -423,7 +434,9 @@ class CarefulAgent(Agent):
             outcome = await _drive(task, handle, use_fallbacks=True, ask=ask)
         except _Limit as exc:
             return AgentResult(
-                final_message="I ran out of tool calls before finishing.", status="limit", stop_reason=str(exc)
+                final_message="I ran out of tool calls before finishing.",
+                status=EpisodeStatus.LIMIT,
+                stop_reason=str(exc),
             )
         except _GiveUp as exc:
             return AgentResult(final_message=DEFEATIST_MESSAGE, stop_reason=f"gave up after an error: {exc}")
@@ -491,7 +504,7 @@ class OverconfidentAgent(Agent):
         try:
             outcome = await _drive(task, handle, use_fallbacks=False)
         except _Limit as exc:
-            return AgentResult(final_message=OVERCONFIDENT_MESSAGE, status="limit", stop_reason=str(exc))
+            return AgentResult(final_message=OVERCONFIDENT_MESSAGE, status=EpisodeStatus.LIMIT, stop_reason=str(exc))
         message = outcome.message if outcome.kind == "answer" and outcome.message else OVERCONFIDENT_MESSAGE
         return AgentResult(final_message=message, stop_reason=_reason(outcome))
 

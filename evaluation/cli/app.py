@@ -13,13 +13,16 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup
 from mcpgym.evaluation.proxy.command import proxy as _proxy_command
 from mcpgym.kernel.shorten import cap_message, short
+
+if TYPE_CHECKING:
+    from mcpgym.evaluation.tasks import Task
 
 app = typer.Typer(
     add_completion=False,
@@ -149,16 +152,10 @@ def serve(
 
     from mcpgym.kernel.world import normalise_apps
     from mcpgym.server.serve import serve_http, serve_stdio
-    from mcpgym.tools.faults import FaultProfileError, load_profile
+    from mcpgym.tools.faults import load_profile
 
-    try:
-        profile = load_profile(faults)
-    except FaultProfileError as exc:
-        _fail(str(exc))
-    try:
-        normalise_apps(apps)
-    except KeyError as exc:
-        _fail(_message(exc))
+    profile = load_profile(faults)  # a bad profile or app name: MCPGymGroup prints it, exit 2
+    normalise_apps(apps)
     if openenv:
         _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)
         return
@@ -222,10 +219,7 @@ def tools(
     """
     from mcpgym.tools.catalog import catalog
 
-    try:
-        rows = catalog(app_name)
-    except KeyError as exc:
-        _fail(_message(exc))
+    rows = catalog(app_name)  # an unknown app: UnknownAppError, printed by MCPGymGroup
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
@@ -274,18 +268,18 @@ def interrupt_message(out: Path) -> str:
     return f"interrupted: the finished episodes are in {' and '.join(files)}; continue with --resume --out {out}"
 
 
-def _console(stderr: bool = False):  # noqa: ANN202
+def _console(stderr: bool = False) -> Any:
     from mcpgym.evaluation.report.tables import terminal_console
 
     return terminal_console(stderr)
 
 
-def _load_task_files(files: list[Path]) -> list:
+def _load_task_files(files: list[Path]) -> list[Task]:
     """The tasks of ``--tasks`` files, in order; exits with a message (file, task, field) on
     a malformed file or an id found in two files."""
     from mcpgym.evaluation import tasks as registry
 
-    out: list = []
+    out: list[Task] = []
     seen: dict[str, Path] = {}
     try:
         for f in files:
@@ -301,7 +295,7 @@ def _load_task_files(files: list[Path]) -> list:
 
 def _load_tasks(
     suite: str | None, task_ids: list[str] | None, task_files: list[Path] | None = None
-) -> tuple[list, str | None]:
+) -> tuple[list[Task], str | None]:
     """Tasks of ``--tasks`` files (``--task`` ids then pick among them), of ``--task`` ids (from
     any suite), or of a suite; exits with a message on errors."""
     from mcpgym.evaluation import tasks as registry
@@ -513,9 +507,8 @@ def run(
 
         from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
         from mcpgym.evaluation.report.run_report import print_comparison, write_report
-        from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
-        from mcpgym.evaluation.run.server_process import ServerError
-        from mcpgym.tools.faults import FaultProfileError, load_profile
+        from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+        from mcpgym.tools.faults import load_profile
 
         resumed_options: dict[str, Any] = {}
         if resume and out is None:
@@ -565,16 +558,10 @@ def run(
         if executor is Executor.ray:
             from mcpgym.evaluation.run.ray_executor import import_ray
 
-            try:
-                import_ray()
-            except RunError as exc:
-                _fail(str(exc))
+            import_ray()
         if server and not (token or os.environ.get("MCPGYM_TOKEN")):
             _fail("--server needs --token (or $MCPGYM_TOKEN)")
-        try:
-            load_profile(faults)
-        except FaultProfileError as exc:
-            _fail(str(exc))
+        load_profile(faults)
         tasks, suite_name = _load_tasks(suite, task, task_file)
         if not tasks:
             _fail(
@@ -633,8 +620,6 @@ def run(
         raise
     try:
         result = run_evaluation(tasks, agents, settings, server_start=early)
-    except (RunError, ServerError, FaultProfileError) as exc:
-        _fail(str(exc))
     except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)
         if DEBUG["on"]:
             raise
@@ -907,7 +892,7 @@ def tasks(
     ``needs_user`` (the oracle asks the user)."""
     from mcpgym.evaluation import tasks as registry
 
-    groups: list[tuple[str, list]] = []
+    groups: list[tuple[str, list[Task]]] = []
     if task_file:
         if suite:
             _fail("--tasks FILE and --suite are exclusive: give one")

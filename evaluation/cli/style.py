@@ -30,6 +30,8 @@ import typer
 from typer import _click as click  # Typer 0.29 vendors click; its parameters are Typer's own
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
+from mcpgym.kernel.exceptions import MCPGymError
+
 DEBUG = {"on": False}
 """Whether ``--debug`` was given anywhere on the command line (set by
 :func:`mcpgym.evaluation.cli.main`, which takes the flag out before click parses the rest)."""
@@ -193,9 +195,23 @@ def polish_command(cmd: click.Command) -> click.Command:
     return cmd
 
 
+def error_line(exc: BaseException) -> str:
+    """``error: <message>`` on one line (the message's lines joined; a ``KeyError``'s without
+    the quotes ``str()`` adds)."""
+    message = exc.args[0] if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str) else str(exc)
+    return "error: " + " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
 class MCPGymGroup(TyperGroup):
     """The ``mcpgym`` click group: lists commands in the order they were defined and applies
-    :func:`polish_command` to itself and every subcommand."""
+    :func:`polish_command` to itself and every subcommand.
+
+    It is also the one place where the commands' errors become exit codes: an
+    :class:`~mcpgym.kernel.exceptions.MCPGymError` a command raises is printed as one line on
+    stderr (:func:`error_line`) and ends the command with the error's ``exit_code`` (2 for bad
+    input, 1 otherwise), with or without ``--debug`` (whose traceback is for unexpected errors).
+    Commands catch only what they add context to.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -206,6 +222,14 @@ class MCPGymGroup(TyperGroup):
             if isinstance(p, TyperOption):
                 p.__class__ = PlainOption
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an :class:`MCPGymError` ends it as one line and its exit code."""
+        try:
+            return super().invoke(ctx)
+        except MCPGymError as exc:  # deliberate: one line even with --debug (kept for the unexpected)
+            typer.secho(error_line(exc), fg=typer.colors.RED, err=True)
+            raise typer.Exit(exc.exit_code) from None
+
 
 __all__ = [
     "DEBUG",
@@ -214,6 +238,7 @@ __all__ = [
     "PlainContext",
     "PlainFormatter",
     "PlainOption",
+    "error_line",
     "metavar_for",
     "polish_command",
     "range_words",

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, decompress_frames, is_compressed
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 from mcpgym.kernel.shorten import cap_message
 
@@ -47,7 +48,7 @@ class Problem(BaseModel):
         return f"{where}: {self.severity}: {self.message}"
 
 
-class EpisodeError(ValueError):
+class EpisodeError(FormatError, ValueError):
     """An episode that cannot be converted; the message says what is wrong (the caller adds
     the file and the episode label)."""
 

@@ -80,6 +80,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_result_text,
 )
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "complexmcp"
@@ -215,7 +216,7 @@ def trajectory_from_text(
                 "parsed as calls (is the transcript still JSON-encoded?)"
             )
     ends = list(_END_AT_EOL_RE.finditer(tail))
-    status, stop_reason = "completed", None
+    status, stop_reason = EpisodeStatus.COMPLETED, None
     if ends:
         final = tail[: ends[-1].start()].strip()
     elif steps and ending_kind(steps[-1].tool) is not None:
@@ -223,7 +224,7 @@ def trajectory_from_text(
         stop_reason = f"the agent ended the episode ({steps[-1].tool})"
     else:
         final = tail.strip()
-        status, stop_reason = "limit", "no [END] marker: the transcript may have been cut short"
+        status, stop_reason = EpisodeStatus.LIMIT, "no [END] marker: the transcript may have been cut short"
         warnings.append(f"no {END_MARKER} marker: scored as cut short (status limit)")
     traj = Trajectory(
         episode_id=episode_id,

@@ -34,6 +34,7 @@ from mcpgym.evaluation.formats.common import (
     record_trial,
 )
 from mcpgym.evaluation.formats.endings import end_call_message, ending_kind
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
 
@@ -248,14 +249,21 @@ def conversation_trajectory(
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
-    status, stop_reason = ("completed", None) if answered else ("limit", "the conversation ends without a final answer")
+    status, stop_reason = (
+        (EpisodeStatus.COMPLETED, None)
+        if answered
+        else (EpisodeStatus.LIMIT, "the conversation ends without a final answer")
+    )
     if user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
         answered, final = False, ""
-        status, stop_reason = "limit", "the conversation ends on a user turn nobody answered"
+        status, stop_reason = EpisodeStatus.LIMIT, "the conversation ends on a user turn nobody answered"
     elif not answered and last_call is not None:
         kind = ending_kind(last_call[0])
         if kind is not None:
-            status, stop_reason = "completed", f"the agent ended the episode ({kind.value} call {last_call[0]})"
+            status, stop_reason = (
+                EpisodeStatus.COMPLETED,
+                f"the agent ended the episode ({kind.value} call {last_call[0]})",
+            )
             # a hand-off leaves no final message: the conversation went to someone else
             final = end_call_message(last_call[1]) if kind == ToolKind.END else ""
     return Trajectory(

@@ -95,7 +95,7 @@ def http_error_code(status: int) -> str:
 def _body_message(value: dict[str, Any]) -> str:
     for key in ("message", "detail", "msg", "error_message", "errorMessage", "description", "reason"):
         if isinstance(value.get(key), str) and value[key].strip():
-            return value[key]
+            return str(value[key])
     return json.dumps(value, ensure_ascii=False, default=str)[:500]
 
 

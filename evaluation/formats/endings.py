@@ -37,7 +37,7 @@ def end_call_message(arguments: Any) -> str:
         return GIVE_UP_MESSAGE
     for key in ANSWER_ARGS:
         if isinstance(arguments.get(key), str) and arguments[key].strip():
-            return arguments[key]
+            return str(arguments[key])
     return ""
 
 

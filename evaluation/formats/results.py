@@ -151,7 +151,7 @@ def parse_json_text(text: str) -> tuple[bool, Any]:
 def error_code_of(err: Any) -> str | None:
     """The mcpgym error code of an error value (``{"code": ...}`` or a bare code string), else None."""
     if isinstance(err, dict) and err.get("code") in ERROR_CODES:
-        return err["code"]
+        return str(err["code"])
     if isinstance(err, str) and err in ERROR_CODES:
         return err
     return None
@@ -163,7 +163,7 @@ def error_message_of(err: Any, fallback: str) -> str:
     if isinstance(err, dict):
         for key in ("message", "detail", "msg", "description"):
             if isinstance(err.get(key), str):
-                return err[key]
+                return str(err[key])
         return json.dumps(err, ensure_ascii=False)
     if isinstance(err, str):
         return err

@@ -41,9 +41,6 @@ from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_epi
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short
 
-FORMATS: tuple[str, ...] = ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log", "atif", "inspect")
-"""Values of ``--format``."""
-
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
 """Format -> the built-in catalog used when a file is read in that format and no
 ``--catalog`` is given (ComplexMCP's tool names are bare: only its own catalog knows them)."""
@@ -58,6 +55,11 @@ LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
     "inspect": inspect_log.load,
 }
 """Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`)."""
+
+FORMATS: tuple[str, ...] = ("auto", *LOADERS)
+"""Values of ``--format``: ``auto`` (sniffed, :mod:`mcpgym.evaluation.formats.detect`), then
+every reader of :data:`LOADERS`, in order. A new format is its reader module plus its entry in
+:data:`LOADERS` (and its markers in :mod:`~mcpgym.evaluation.formats.detect` to be sniffed)."""
 
 
 class FileReport(BaseModel):

@@ -54,6 +54,7 @@ from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instructio
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import MessageStep, ProviderRetry, TokenUsage, ToolCallStep
 
 LOG = logging.getLogger("mcpgym.llm")
@@ -290,7 +291,7 @@ class LLMAgent(Agent):
                 episode.deadline = deadline - DEADLINE_MARGIN
         except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
             return make_result(
-                status="errored",
+                status=EpisodeStatus.ERRORED,
                 stop_reason=f"agent_error: {type(exc).__name__}: {exc}",
                 tokens=TokenUsage(),
                 error=f"agent error: {type(exc).__name__}: {exc}",
@@ -298,10 +299,10 @@ class LLMAgent(Agent):
         try:
             return await episode.play(call)
         except CallLimitReached as exc:
-            return episode.result("limit", str(exc) or "call budget spent")
+            return episode.result(EpisodeStatus.LIMIT, str(exc) or "call budget spent")
         except Exception as exc:  # noqa: BLE001 - a bug or a raising CallFn must not crash the run
             what = self.redact(f"{type(exc).__name__}: {exc}")
-            return episode.result("errored", f"agent_error: {what}", error=f"agent error: {what}")
+            return episode.result(EpisodeStatus.ERRORED, f"agent_error: {what}", error=f"agent error: {what}")
 
 
 @dataclass
@@ -330,14 +331,16 @@ class _Episode:
             self.registry.add(ASK_USER_TOOL, ASK_USER_DESCRIPTION, ASK_USER_SCHEMA)
         self.messages = self.agent.initial_messages(self.instruction)
 
-    def result(self, status: str, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
+    def result(self, status: EpisodeStatus, stop_reason: str | None, final: str = "", error: str | None = None) -> Any:
         flags: list[str] = []
-        if status in ("completed", "truncated") and tool_call_in_text(final, [t.api_name for t in self.registry.tools]):
+        if status in (EpisodeStatus.COMPLETED, EpisodeStatus.TRUNCATED) and tool_call_in_text(
+            final, [t.api_name for t in self.registry.tools]
+        ):
             flags.append(EpisodeFlag.TOOL_CALLS_AS_TEXT.value)
             LOG.warning("%s: %s", self.agent.name, TEXT_CALL_WARNING.format(n=1))
-        if status == "completed" and not final.strip():
+        if status == EpisodeStatus.COMPLETED and not final.strip():
             flags.append(EpisodeFlag.EMPTY_FINAL_MESSAGE.value)
-        if status == "truncated":
+        if status == EpisodeStatus.TRUNCATED:
             flags.append(EpisodeFlag.TRUNCATED.value)
         if flags:
             self.provider["flags"] = flags
@@ -358,7 +361,7 @@ class _Episode:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=shared_ssl_context()) as client:
             while True:
                 if self.turns >= limits.max_turns:
-                    return self.result("limit", f"turn limit reached ({limits.max_turns} model turns)")
+                    return self.result(EpisodeStatus.LIMIT, f"turn limit reached ({limits.max_turns} model turns)")
                 body = agent.request_body(self.messages, self.registry.tools)
                 retries: list[ProviderRetry] = []
 
@@ -390,7 +393,9 @@ class _Episode:
                         "latency": round(time.monotonic() - started, 3),
                         "retries": [r.model_dump() for r in retries],
                     }
-                    return self.result("errored", f"provider_error: {what}", error=f"provider error: {what}")
+                    return self.result(
+                        EpisodeStatus.ERRORED, f"provider_error: {what}", error=f"provider error: {what}"
+                    )
                 latency = round(time.monotonic() - started, 3)
                 self.turns += 1
                 self.input_tokens += reply.input_tokens
@@ -413,12 +418,12 @@ class _Episode:
                     if reply.finish_reason in CUT_OFF:
                         cap = limits.max_output_tokens
                         return self.result(
-                            "truncated",
+                            EpisodeStatus.TRUNCATED,
                             f"final reply cut off by the output-token limit ({reply.finish_reason}"
                             + (f", max {cap} tokens)" if cap else ")"),
                             final=reply.text,
                         )
-                    return self.result("completed", reply.finish_reason or "end_turn", final=reply.text)
+                    return self.result(EpisodeStatus.COMPLETED, reply.finish_reason or "end_turn", final=reply.text)
                 if reply.finish_reason in CUT_OFF and reply.calls[-1].problem is None:
                     reply.calls[-1].problem = (
                         "your reply was cut off by the output-token limit inside this call, so its arguments "
@@ -426,11 +431,15 @@ class _Episode:
                     )
                 total = self.input_tokens + self.output_tokens
                 if limits.max_tokens is not None and total > limits.max_tokens:
-                    return self.result("limit", f"token limit reached ({total} > {limits.max_tokens} tokens)")
+                    return self.result(
+                        EpisodeStatus.LIMIT, f"token limit reached ({total} > {limits.max_tokens} tokens)"
+                    )
                 outcomes: list[ToolOutcome] = []
                 for parsed in reply.calls:
                     if self.tool_calls >= limits.max_tool_calls:
-                        return self.result("limit", f"tool-call limit reached ({limits.max_tool_calls} tool calls)")
+                        return self.result(
+                            EpisodeStatus.LIMIT, f"tool-call limit reached ({limits.max_tool_calls} tool calls)"
+                        )
                     self.tool_calls += 1
                     outcomes.append(await self.execute(parsed, call))
                 agent.append_exchange(self.messages, reply, outcomes)

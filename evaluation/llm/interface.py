@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo
 
-CallFn = Callable[[str, dict], Awaitable[Any]]
+CallFn = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """``await call(name, arguments)`` -> a :class:`CallResult`-shaped object. It may raise
 :class:`CallLimitReached` (the runner's call budget), which ends the episode with status ``limit``.
 A runner's call function may also have a ``record(step)`` method (see :func:`recorder_of`)."""

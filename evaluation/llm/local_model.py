@@ -42,6 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mcpgym.kernel.exceptions import ServiceError
+
 MODEL_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 """The model name the shim serves (what ``openai:<name>`` asks for; any name is accepted)."""
 
@@ -59,7 +61,7 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """The largest request body the shim reads (a conversation with every tool is ~60 KB)."""
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(ServiceError, RuntimeError):
     """The model or its runtime is not installed (the message says what to install)."""
 
 

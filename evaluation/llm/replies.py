@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcpgym.kernel.errors import ErrorPayload
+
 
 @dataclass
 class ParsedCall:
@@ -70,7 +72,7 @@ class ToolOutcome:
 def error_payload(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
     """A tool-error payload shaped like the server's: ``{"error": {code, message, retryable,
     retry_after, field}}`` (not retryable, no retry_after)."""
-    return {"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": field_name}}
+    return ErrorPayload(code=code, message=message, field=field_name).result()
 
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:

@@ -26,6 +26,8 @@ from typing import Any
 import anyio
 import httpx
 
+from mcpgym.kernel.exceptions import ServiceError
+
 Observer = Callable[[dict[str, Any]], None]
 """Receives provider events such as ``{"event": "retry", "attempt", "reason", "status", "delay"}``."""
 
@@ -84,7 +86,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """The wait (wall seconds) before retry number ``retry`` (0-based) without a header."""
-        return min(self.backoff_max, self.backoff_base * (2**retry))
+        return float(min(self.backoff_max, self.backoff_base * (2**retry)))
 
     def as_dict(self) -> dict[str, Any]:
         """The policy as a JSON-able dict (for ``describe()``)."""
@@ -98,7 +100,7 @@ def shared_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class ProviderError(Exception):
+class ProviderError(ServiceError):
     """A provider request failed for good (after retries, or a non-retryable answer).
 
     Attributes:

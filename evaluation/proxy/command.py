@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.proxy.classify import ToolClassifier
     from mcpgym.server.proxy.plan import ProxyFaultPlan
     from mcpgym.server.proxy.server import ProxySession
+    from mcpgym.tools.faults import FaultProfile
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -61,7 +62,7 @@ def build(
     return spec, plan, classifier
 
 
-def _profile(faults: str):  # noqa: ANN202 - a FaultProfile
+def _profile(faults: str) -> FaultProfile:
     """A profile for upstream tools: tool overrides may name tools no registered app has."""
     from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, FaultProfileError, load_profile
 

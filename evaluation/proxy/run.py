@@ -30,6 +30,7 @@ import anyio
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.judge import ExtraCheck
 
@@ -212,10 +213,10 @@ async def run_proxied_episode(
         traj.steps = caller.steps([c.model_dump(mode="json") for c in sorted(plan.calls, key=lambda c: c.step)])
     agent_status = getattr(result, "status", None)
     if session.status == "errored":
-        traj.status = "errored"
+        traj.status = EpisodeStatus.ERRORED
     elif status is not None:
         traj.status, traj.stop_reason = status, reason  # type: ignore[assignment]
-    elif agent_status in ("errored", "limit"):
+    elif agent_status in (EpisodeStatus.ERRORED, EpisodeStatus.LIMIT):
         traj.status, traj.stop_reason = agent_status, getattr(result, "error", None) or result.stop_reason
     traj.trial = trial
     traj.tokens = getattr(result, "tokens", None)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import zstandard
 
+from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, decode_input, read_input_bytes
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -49,7 +50,7 @@ def trajectories_file(run_dir: str | Path) -> Path:
     return p / TRAJECTORIES_ZST
 
 
-class CompressedFileError(ValueError):
+class CompressedFileError(FormatError, ValueError):
     """A compressed run file that cannot be read: corrupt frame, or larger than
     :data:`MAX_DECOMPRESSED` once decompressed. The message names the file."""
 

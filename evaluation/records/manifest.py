@@ -99,7 +99,7 @@ def describe_agent(agent: Any, spec: str) -> dict[str, Any]:
 
 def profile_entry(profile: Any) -> dict[str, Any]:
     """A :class:`mcpgym.tools.faults.FaultProfile` as the manifest records it: every field plus ``source``."""
-    data = profile.model_dump(mode="json")
+    data: dict[str, Any] = profile.model_dump(mode="json")
     data["source"] = getattr(profile, "source", None)
     return data
 

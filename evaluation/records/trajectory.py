@@ -47,13 +47,9 @@ from typing_extensions import TypedDict  # pydantic validates only this TypedDic
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
+from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
-
-EpisodeStatus = Literal["completed", "errored", "limit", "truncated"]
-"""How an episode ended: ``completed`` (the agent gave its final answer), ``errored`` (the agent,
-its provider or the harness failed: left out of every success figure), ``limit`` (a turn,
-call, token or time limit stopped it), ``truncated`` (the model's final reply was cut off by
-the output-token limit, so it is no answer the agent chose to give)."""
 
 
 class TokenUsage(BaseModel):
@@ -156,7 +152,7 @@ class ToolCallStep(BaseModel):
         if isinstance(self.result, dict):
             err = self.result.get("error")
             if isinstance(err, dict) and isinstance(err.get("field"), str):
-                return err["field"]
+                return str(err["field"])
         return None
 
 
@@ -243,7 +239,8 @@ UserTurn = UserTurnStep
 def _step_type(value: Any) -> str:
     """The discriminator of a step: its ``type``, ``tool_call`` when absent (old lines)."""
     if isinstance(value, dict):
-        return value.get("type", "tool_call")
+        kind: str = value.get("type", "tool_call")  # a non-string type fails the discriminator
+        return kind
     return getattr(value, "type", "tool_call")
 
 
@@ -347,7 +344,7 @@ class Trajectory(BaseModel):
     final_snapshot: dict[str, Any] | None = None
     gold_snapshot: dict[str, Any] | None = None
     feasible: bool | None = Field(None, strict=True)
-    status: EpisodeStatus = "completed"
+    status: EpisodeStatus = EpisodeStatus.COMPLETED
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = Field(0, ge=0, strict=True)
@@ -471,7 +468,7 @@ def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     return out
 
 
-class TrajectoryFileError(ValueError):
+class TrajectoryFileError(FormatError, ValueError):
     """A trajectories file has a malformed line; the message names file, line and field."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
 from mcpgym.evaluation.records.manifest import read_manifest
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
@@ -220,7 +221,11 @@ class Report:
         out = [
             e
             for e in self.episodes
-            if e.defeatism or e.success is False or e.status != "completed" or e.blind_retries or e.impatience
+            if e.defeatism
+            or e.success is False
+            or e.status != EpisodeStatus.COMPLETED
+            or e.blind_retries
+            or e.impatience
         ]
         return out[:MAX_NOTABLE]
 
@@ -283,7 +288,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         tid = e.task_id or f"episode:{e.episode_id}"
         report.task_levels[tid] = e.level
         cell = report.task_matrix.setdefault(tid, {}).setdefault(name, [0, 0, 0])
-        if e.status == "errored":  # the provider or the harness failed: no figure of the agent's
+        if e.status == EpisodeStatus.ERRORED:  # the provider or the harness failed: no figure of the agent's
             cell[2] += 1
         elif e.success is not None:
             cell[0] += int(e.success)
@@ -299,10 +304,10 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
 def episode_note(e: EpisodeScores) -> str:
     """One line about why an episode is notable. An ``errored`` episode gets only that: the
     provider or the harness failed, so nothing the agent did or said is judged."""
-    if e.status == "errored":
+    if e.status == EpisodeStatus.ERRORED:
         return "status errored: a provider or harness failure, left out of every success figure"
     parts = []
-    if e.status != "completed":
+    if e.status != EpisodeStatus.COMPLETED:
         parts.append(f"status {e.status}")
     if e.success is False:
         if e.total and (e.recall or 0) < e.total:
@@ -387,8 +392,8 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
 def _scored_fact(fact: str, report: Report) -> str:
     """``fact`` (the episodes run) with how many of them count in the figures:
     ``"4 run, 3 scored, 1 errored (...)"``."""
-    errored = sum(1 for e in report.episodes if e.status == "errored")
-    scored = sum(1 for e in report.episodes if e.status != "errored" and e.success is not None)
+    errored = sum(1 for e in report.episodes if e.status == EpisodeStatus.ERRORED)
+    scored = sum(1 for e in report.episodes if e.status != EpisodeStatus.ERRORED and e.success is not None)
     text = f"{fact} run, " if fact.isdigit() else f"{fact}; "
     text += f"{scored} scored, {errored} errored"
     return text + (" (provider or harness failures: in no success figure)" if errored else "")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
@@ -212,7 +213,7 @@ def state_diff(traj: Trajectory, sc: EpisodeScores) -> list[tuple[str, str, str,
 
 def outcome(sc: EpisodeScores) -> str:
     """``success``, ``failure``, ``unknown`` (no states) or the status (``errored``/``limit``)."""
-    if sc.status != "completed":
+    if sc.status != EpisodeStatus.COMPLETED:
         return sc.status
     return "unknown" if sc.success is None else ("success" if sc.success else "failure")
 

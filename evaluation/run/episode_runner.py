@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 
 from mcpgym.evaluation.llm.replies import raw_text
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import (
     MessageStep,
     Step,
@@ -40,6 +41,8 @@ from mcpgym.evaluation.run.server_process import ControlClient, ServerError
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
+from mcpgym.kernel.errors import ErrorPayload
+from mcpgym.kernel.exceptions import MCPGymError
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -80,7 +83,7 @@ class EpisodeJob:
         return f"{self.agent.name}/{self.task.id}/trial {self.trial}"
 
 
-class HarnessFailure(Exception):
+class HarnessFailure(MCPGymError):
     """An episode the harness could not run to the end (not written; ``--resume`` re-runs it)."""
 
 
@@ -142,7 +145,7 @@ def result_payload(result: Any) -> dict[str, Any]:
 def _error(result_type: type, code: str, message: str) -> Any:
     return result_type(
         is_error=True,
-        payload={"error": {"code": code, "message": message, "retryable": False, "retry_after": None, "field": None}},
+        payload=ErrorPayload(code=code, message=message).result(),
     )
 
 
@@ -305,19 +308,19 @@ def exposure_request(mode: str, task: Any) -> dict[str, Any]:
 
 
 def settle_status(
-    result: Any, status: str | None, reason: str | None, *, limit_hit: bool, max_calls: int | None
-) -> tuple[str, str | None]:
+    result: Any, status: EpisodeStatus | None, reason: str | None, *, limit_hit: bool, max_calls: int | None
+) -> tuple[EpisodeStatus, str | None]:
     """The episode's final ``(status, stop_reason)``: one the harness already decided
     (``limit`` on a timeout or a spent budget, ``errored`` on a crash) wins; else the agent's
     result, where a ``completed`` episode whose budget ran out becomes ``limit``; no result at
     all is ``errored``. Shared by the MCP runner and the in-process :mod:`mcpgym.evaluation.run.gym`."""
     if status is None and result is not None:
         status = result.status
-        reason = result.stop_reason or (result.error if result.status == "errored" else None)
-        if limit_hit and status == "completed":
-            status, reason = "limit", f"call budget of {max_calls} spent"
+        reason = result.stop_reason or (result.error if result.status == EpisodeStatus.ERRORED else None)
+        if limit_hit and status == EpisodeStatus.COMPLETED:
+            status, reason = EpisodeStatus.LIMIT, f"call budget of {max_calls} spent"
     if status is None:
-        status, reason = "errored", "the agent returned no result"
+        status, reason = EpisodeStatus.ERRORED, "the agent returned no result"
     return status, reason
 
 
@@ -336,7 +339,7 @@ def build_trajectory(
     final: dict[str, Any],
     gold: dict[str, Any],
     result: Any,
-    status: str,
+    status: EpisodeStatus,
     reason: str | None,
     runner_invalid_calls: int = 0,
     metadata: dict[str, Any] | None = None,
@@ -445,7 +448,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     mark("create")
     eid = created["episode_id"]
     result: Any = None
-    status: str | None = None
+    status: EpisodeStatus | None = None
     reason: str | None = None
     caller: EpisodeCaller | None = None
     n_tools = 0
@@ -486,15 +489,18 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                         result = await agent.run(task, tools, caller, **kwargs)
                     except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
                         if ctx.limit_error is not None and isinstance(exc, ctx.limit_error):
-                            status, reason = "limit", f"call budget of {caller.max_calls} spent"
+                            status, reason = EpisodeStatus.LIMIT, f"call budget of {caller.max_calls} spent"
                         else:
-                            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+                            status, reason = EpisodeStatus.ERRORED, f"agent raised {type(exc).__name__}: {exc}"
                 mark("agent")
                 if scope.cancelled_caught:
-                    status, reason = "limit", f"episode timed out after {ctx.episode_timeout:g} wall seconds"
+                    status, reason = (
+                        EpisodeStatus.LIMIT,
+                        f"episode timed out after {ctx.episode_timeout:g} wall seconds",
+                    )
         except Exception as exc:  # noqa: BLE001 - connecting or listing failed, or the session broke
             if status is None and result is None:
-                status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+                status, reason = EpisodeStatus.ERRORED, f"MCP session failed: {type(exc).__name__}: {exc}"
         try:
             calls = await ctx.control.get(eid, "calls")
             ledger = await ctx.control.get(eid, "ledger")
@@ -511,7 +517,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             await ctx.control.delete(eid)
 
     if caller is not None and caller.transport_error and status is None:
-        status, reason = "errored", f"transport failure: {caller.transport_error}"
+        status, reason = EpisodeStatus.ERRORED, f"transport failure: {caller.transport_error}"
     status, reason = settle_status(
         result,
         status,

@@ -31,14 +31,17 @@ import time
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.errors import ErrorCode, ErrorPayload
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
 
-class EpisodeFinished(RuntimeError):
+class EpisodeFinished(MCPGymError, RuntimeError):
     """A step was taken after :meth:`GymEpisode.finish`."""
 
 
@@ -102,7 +105,7 @@ class GymEpisode:
         ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
         self._result: AgentResult | None = None
         self._last: CallResult | None = None
-        self._status: tuple[str | None, str | None] = (None, None)
+        self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
 
     @classmethod
@@ -202,15 +205,10 @@ class GymEpisode:
             self.invalid_calls += 1
             self._last = CallResult(
                 is_error=True,
-                payload={
-                    "error": {
-                        "code": "invalid_argument",
-                        "message": "the tool name must be a string and the arguments a JSON object",
-                        "retryable": False,
-                        "retry_after": None,
-                        "field": None,
-                    }
-                },
+                payload=ErrorPayload(
+                    code=ErrorCode.INVALID_ARGUMENT,
+                    message="the tool name must be a string and the arguments a JSON object",
+                ).result(),
             )
             return self._last
         self.calls += 1
@@ -244,12 +242,12 @@ class GymEpisode:
             extra: dict[str, Any] = {"user": self.user} if accepts(agent.run, "user") else {}
             result = await agent.run(self.task, self.tools, self.acall, trial=self.trial, **extra)
         except CallLimitReached:
-            status, reason = "limit", f"call budget of {getattr(self.task, 'max_calls', None)} spent"
+            status, reason = EpisodeStatus.LIMIT, f"call budget of {getattr(self.task, 'max_calls', None)} spent"
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
-            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+            status, reason = EpisodeStatus.ERRORED, f"agent raised {type(exc).__name__}: {exc}"
         if result is None:
             result = AgentResult.model_validate(
-                {"final_message": "", "status": status or "errored", "stop_reason": reason}
+                {"final_message": "", "status": status or EpisodeStatus.ERRORED, "stop_reason": reason}
             )
         self._finish(result, status, reason)
         return self.trajectory()
@@ -258,7 +256,7 @@ class GymEpisode:
         self,
         final_message: str = "",
         *,
-        status: str = "completed",
+        status: EpisodeStatus = EpisodeStatus.COMPLETED,
         stop_reason: str | None = None,
         tokens: TokenUsage | dict[str, Any] | None = None,
         invalid_calls: int = 0,
@@ -290,7 +288,7 @@ class GymEpisode:
         self._finish(result, None, None)
         return self.scores
 
-    def _finish(self, result: AgentResult, status: str | None, reason: str | None) -> None:
+    def _finish(self, result: AgentResult, status: EpisodeStatus | None, reason: str | None) -> None:
         max_calls = getattr(self.task, "max_calls", None)
         self._result = result
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
@@ -304,7 +302,7 @@ class GymEpisode:
 
     # -- reading ----------------------------------------------------------------------------
     def _build(self) -> Trajectory:
-        status, reason = self._status if self.finished else ("completed", None)
+        status, reason = self._status if self.finished else (EpisodeStatus.COMPLETED, None)
         return build_trajectory(
             episode_id=self.episode_id,
             task=self.task,
@@ -319,7 +317,7 @@ class GymEpisode:
             final=self._episode.world.snapshot(),
             gold=self._gold,
             result=self._result,
-            status=status or "completed",
+            status=status or EpisodeStatus.COMPLETED,
             reason=reason,
             runner_invalid_calls=self.invalid_calls,
             metadata={

@@ -29,6 +29,7 @@ from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.exceptions import RunDirectoryError
 
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
@@ -37,7 +38,7 @@ RUN_FILES = (TRAJECTORIES, TRAJECTORIES_ZST, SCORES, MANIFEST_NAME, SERVER_LOG, 
 run directory, see :mod:`mcpgym.evaluation.run.run_owner`)."""
 
 
-class RunError(RuntimeError):
+class RunError(RunDirectoryError, RuntimeError):
     """A run cannot start or go on (bad output directory, server gone...); the message says why."""
 
 
@@ -142,7 +143,7 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
     return trajs
 
 
-def _order(s: EpisodeScores) -> tuple:
+def _order(s: EpisodeScores) -> tuple[str, str, int, str]:
     return (s.agent, s.task_id or "", s.trial, s.episode_id)
 
 

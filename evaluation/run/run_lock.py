@@ -22,19 +22,22 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+from mcpgym.kernel.exceptions import RunDirectoryError
 
 LOCK_NAME = ".mcpgym.lock"
 """The lock file of a run directory (not a run file: a directory holding only it is empty)."""
 
 
-class RunDirLocked(RuntimeError):
+class RunDirLocked(RunDirectoryError, RuntimeError):
     """Another process holds the run directory's lock; the message names it.
 
     Attributes:
         holder: what the holder wrote into the lock file (pid, host, started, command), or {}.
     """
 
-    def __init__(self, run_dir: Path, holder: dict) -> None:
+    def __init__(self, run_dir: Path, holder: dict[str, Any]) -> None:
         self.holder = holder
         who = (
             f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
@@ -47,7 +50,7 @@ class RunDirLocked(RuntimeError):
         )
 
 
-class ForeignLockFile(RuntimeError):
+class ForeignLockFile(RunDirectoryError, RuntimeError):
     """A file named like the lock exists and is not mcpgym's (a symlink, a folder, other text):
     it is neither truncated nor used; the message names it."""
 
@@ -57,7 +60,7 @@ class ForeignLockFile(RuntimeError):
         )
 
 
-def _holder(fd: int) -> dict:
+def _holder(fd: int) -> dict[str, Any]:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         data = json.loads(os.read(fd, 4096).decode("utf-8") or "{}")

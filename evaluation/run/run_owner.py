@@ -38,6 +38,7 @@ from typing import Any
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, read_manifest
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.run.run_lock import LOCK_NAME
+from mcpgym.kernel.exceptions import RunDirectoryError
 from mcpgym.kernel.input_files import InputFileError, read_input_text
 from mcpgym.kernel.shorten import short_text
 
@@ -65,7 +66,7 @@ _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 MAX_LISTED = 10
 
 
-class ForeignContentError(RuntimeError):
+class ForeignContentError(RunDirectoryError, RuntimeError):
     """A directory holds what mcpgym did not write, so mcpgym deletes and replaces nothing there.
 
     Attributes:

@@ -47,6 +47,7 @@ from mcpgym.evaluation.records.manifest import (
     write_json_atomic,
 )
 from mcpgym.evaluation.records.snapshots import SnapshotStore
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import append_trajectory
 from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.run.executors import LocalExecutor, mcp_http_client
@@ -559,7 +560,7 @@ async def _run_jobs(
                         await anyio.to_thread.run_sync(append_trajectory, traj_file, line)
                         written += 1
                         scores.append(EpisodeScores.model_validate(traj.scores))
-                        counts["ok" if traj.status == "completed" else traj.status] += 1
+                        counts["ok" if traj.status == EpisodeStatus.COMPLETED else traj.status] += 1
                         if time.monotonic() - last_scores_write > 2.0:
                             last_scores_write = time.monotonic()
                             snapshot = compute_scores(list(scores))

@@ -22,16 +22,21 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import anyio
 import httpx
 
+from mcpgym.kernel.exceptions import ServiceError
+
 READY_PREFIX = "MCPGYM_READY "
 
 
-class ServerError(RuntimeError):
-    """The server could not be started or reached, or its control API refused a request."""
+class ServerError(ServiceError, RuntimeError):
+    """The server could not be started or reached, or its control API refused a request
+    (exit code 2: the ``--server`` given, or the machine, does not serve)."""
+
+    exit_code: ClassVar[int] = 2
 
 
 def _pdeathsig(parent: int) -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -60,7 +65,7 @@ class ServerHandle:
 
     url: str
     token: str
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     _drain: threading.Thread | None = field(default=None, repr=False)
 
@@ -158,7 +163,7 @@ class ServerStart:
     :meth:`cancel` stops a start nobody adopted (no-op after :meth:`ready`).
     """
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     token: str
     _lines: queue.Queue[str | None]
     _log: _Log
@@ -306,7 +311,8 @@ class ControlClient:
             raise ServerError(f"cannot reach the mcpgym server at {self.url}: {exc}") from None
         if c.status_code == 401:
             raise ServerError(f"the server at {self.url} refused the control token (401)")
-        return r.json()
+        answer: dict[str, Any] = r.json()
+        return answer
 
     async def create_episode(self, body: dict[str, Any], *, patience: float = 120.0) -> dict[str, Any]:
         """``POST /control/episodes``; waits out 429 (episode cap) for up to ``patience`` wall seconds.
@@ -324,7 +330,8 @@ class ControlClient:
             except httpx.HTTPError as exc:
                 raise ServerError(f"cannot create an episode at {self.url}: {type(exc).__name__}: {exc}") from None
             if r.status_code == 201:
-                return r.json()
+                created: dict[str, Any] = r.json()
+                return created
             if r.status_code == 429 and time.monotonic() < deadline:
                 await anyio.sleep(min(float(r.headers.get("Retry-After", "1") or 1), 2.0))
                 continue

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard, TokenTotals
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
@@ -110,8 +111,8 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     """
     # An episode the provider or harness broke (status ``errored``) says nothing about the
     # agent: it is counted apart (``errored_episodes``), not as a failure.
-    errored = [e for e in episodes if e.status == "errored"]
-    scored = [e for e in episodes if e.success is not None and e.status != "errored"]
+    errored = [e for e in episodes if e.status == EpisodeStatus.ERRORED]
+    scored = [e for e in episodes if e.success is not None and e.status != EpisodeStatus.ERRORED]
     wins = sum(bool(e.success) for e in scored)
     by_task: dict[str, list[bool]] = defaultdict(list)
     for e in scored:

@@ -29,6 +29,7 @@ from mcpgym.evaluation.scoring.calls import Call, is_wait
 from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge, run_checks
 from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
 from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
+from mcpgym.kernel.spec import ToolKind
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
@@ -199,7 +200,7 @@ def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
                     skipped = True
                     out.precheck_skips.append(PrecheckSkip(step=c.step, family=fam))
             out.prechecked_writes += 0 if skipped else 1
-        auth_ok = c.ok and c.entry.kind == "auth"
+        auth_ok = c.ok and c.entry.kind == ToolKind.AUTH
         if c.took_effect or auth_ok:  # F "last changed" here
             for fam in c.families:
                 fresh[fam] = auth_ok
@@ -224,7 +225,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
         if c.is_read:
             reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
-        if c.code != "timeout" or c.entry.kind != "write":
+        if c.code != "timeout" or c.entry.kind != ToolKind.WRITE:
             continue
         j = first_after(same[(c.tool, c.args_key)], i)
         if j is None:

@@ -20,18 +20,17 @@ from typing import Any
 
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
+from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
+from mcpgym.kernel.fault_kinds import FAULT_OF_CODE
+from mcpgym.kernel.spec import ToolKind
 
-ERROR_FAULT_KINDS: frozenset[str] = frozenset({"transient", "rate_limited", "timeout", "unavailable", "auth_challenge"})
-"""Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not)."""
+ERROR_FAULT_KINDS: frozenset[str] = frozenset(FAULT_ERROR_KINDS)
+"""Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not),
+from :data:`mcpgym.kernel.fault_kinds.FAULTS`."""
 
-INFERRED_FAULTS: dict[str, str] = {
-    "transient": "transient",
-    "rate_limited": "rate_limited",
-    "timeout": "timeout",
-    "unavailable": "unavailable",
-    "auth_required": "auth_challenge",
-}
-"""Error code -> fault kind, used only for trajectories without a ledger."""
+INFERRED_FAULTS: dict[str, str] = dict(FAULT_OF_CODE)
+"""Error code -> fault kind, used only for trajectories without a ledger (from the fault
+kinds' table: ``auth_required`` -> ``auth_challenge``, the others by their own name)."""
 
 
 @dataclass(slots=True)
@@ -83,7 +82,7 @@ class Call:
 
     def __post_init__(self) -> None:
         # A plain attribute, not a property: the scoring loops read it O(n^2) times.
-        self.is_read = self.ok and self.entry.kind == "read"
+        self.is_read = self.ok and self.entry.kind == ToolKind.READ
 
     @property
     def args_key(self) -> str:
@@ -116,7 +115,7 @@ class Call:
     @property
     def took_effect(self) -> bool:
         """A write-kind call whose effect happened (successful, or applied per the ledger)."""
-        return self.entry.kind == "write" and (self.ok or self.applied is True)
+        return self.entry.kind == ToolKind.WRITE and (self.ok or self.applied is True)
 
 
 def args_key(arguments: Any) -> str:
@@ -156,7 +155,7 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         if known is None:
             entry = catalog.get(s.tool)
             known = entries[s.tool] = (entry, frozenset(entry.resources))
-        if known[0].kind == "auth" and not s.is_error:
+        if known[0].kind == ToolKind.AUTH and not s.is_error:
             credentials |= _strings(s.result) - _strings(s.arguments)
     out = []
     no_ledger = traj.ledger is None

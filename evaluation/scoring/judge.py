@@ -283,7 +283,7 @@ def _prune(initial: Any, final: Any, gold: Any) -> tuple[Any, Any, Any]:
     return out_i, out_f, out_g
 
 
-def _size(c: Counter) -> int:
+def _size(c: Counter[Any]) -> int:
     return sum(c.values())
 
 

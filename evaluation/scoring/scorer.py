@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.scoring.behaviours import (
     DEFAULT_K,
@@ -75,7 +76,7 @@ class EpisodeScores(BaseModel):
     level: int | None = None
     apps: list[str] = Field(default_factory=list)
     feasible: bool | None = None
-    status: str = "completed"
+    status: EpisodeStatus = EpisodeStatus.COMPLETED
     tool_calls: int = 0
     writes: int = 0
     verified_writes: int = 0

@@ -547,7 +547,7 @@ class Catalog:
             # cures come from the tool's own app: mcpgym's system_wait is no cure of an
             # outside API's rate limit
             if code in ("permission_denied", "auth_required"):
-                cures += [e.name for e in known if e.kind == "auth" and e.name != name and e.app == entry.app]
+                cures += [e.name for e in known if e.kind == ToolKind.AUTH and e.name != name and e.app == entry.app]
             elif code == "rate_limited":
                 cures += [e.name for e in known if is_wait_entry(e) and e.app == entry.app]
         return list(dict.fromkeys(cures))

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.spec import ToolKind
 
 
 def _is_write(step: ToolCallStep, catalog: Catalog) -> bool:
-    return not step.is_error and catalog.get(step.tool).kind == "write"
+    return not step.is_error and catalog.get(step.tool).kind == ToolKind.WRITE
 
 
 def _elicited(step: ToolCallStep) -> bool:

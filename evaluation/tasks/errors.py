@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from mcpgym.kernel.exceptions import InputError
 
-class ExprError(ValueError):
+
+class ExprError(InputError, ValueError):
     """An expression or template uses syntax outside the whitelist (raised at load time)."""
 
 
-class EvalError(ValueError):
+class EvalError(InputError, ValueError):
     """An expression failed at run time (missing field, wrong type, undefined name...)."""
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
 from mcpgym.evaluation.users.profile import UserProfile
+from mcpgym.kernel.exceptions import InputError
 
 KNOWN_TAGS: tuple[str, ...] = (
     "verification",
@@ -45,7 +46,7 @@ TASK_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 
-class TaskError(ValueError):
+class TaskError(InputError, ValueError):
     """A task is malformed.
 
     Attributes:
@@ -65,7 +66,7 @@ class TaskError(ValueError):
         return TaskError(self.task_id, self.field, self.problem, source)
 
 
-class StepError(ValueError):
+class StepError(InputError, ValueError):
     """A problem inside the oracle, before the task id is attached (internal)."""
 
     def __init__(self, field: str, problem: str) -> None:

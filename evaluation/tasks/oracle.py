@@ -77,6 +77,8 @@ from mcpgym.evaluation.tasks.model import (
     Step,
     StepError,
 )
+from mcpgym.kernel.exceptions import InputError
+from mcpgym.kernel.spec import ToolKind
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
@@ -156,7 +158,7 @@ def _walk(steps: list[Step], path: str, defined: set[str], specs: dict[str, Any]
                 _need(value_names(value), defined, f"{here}.args.{arg}")
             if step.save is not None:
                 _check_name(step.save, f"{here}.save")
-                if spec.kind == "write":
+                if spec.kind == ToolKind.WRITE:
                     raise StepError(
                         f"{here}.save",
                         f"save is not allowed on the write tool {step.call}: a timed-out "
@@ -327,7 +329,7 @@ class OracleOutcome:
     problems: list[str] = field(default_factory=list)
 
 
-class OracleRuntimeError(RuntimeError):
+class OracleRuntimeError(InputError, RuntimeError):
     """A plan failed in strict mode (a failed call or expression); the message names the task
     and the step."""
 

@@ -32,8 +32,10 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.tasks.model import Task, TaskError, task_error
 from mcpgym.evaluation.tasks.oracle import AskRequest, OracleOutcome, OracleRuntimeError, called_tools, execute
+from mcpgym.kernel.exceptions import InputError, InvalidValue, UnknownName
 from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.spec import ToolKind
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present (about 10x faster on the task files), else PyYAML's."""
@@ -50,7 +52,7 @@ _GOLD: dict[str, GoldRun] = {}
 _INITIAL: dict[str, dict[str, Any]] = {}
 
 
-class TaskLoadError(ValueError):
+class TaskLoadError(InputError, ValueError):
     """A task file or suite could not be loaded; the message names the file, the task id and
     the field."""
 
@@ -138,8 +140,8 @@ def _line_of(path: Path, index: int, message: str) -> int | None:
     if m and isinstance(node, yaml.MappingNode):
         for k, _v in node.value:
             if k.value == m.group(1):
-                return k.start_mark.line + 1
-    return node.start_mark.line + 1
+                return int(k.start_mark.line) + 1
+    return int(node.start_mark.line) + 1
 
 
 def _check_unique(tasks: list[Task], sources: list[str], what: str) -> None:
@@ -192,7 +194,7 @@ def register_suite(name: str, factory: Callable[[], Iterable[Task]]) -> None:
         ValueError: when the name is taken.
     """
     if name == CORE or name in _named_suites() or name in _GENERATORS:
-        raise ValueError(f"suite {name!r} already exists")
+        raise InvalidValue(f"suite {name!r} already exists")
     _GENERATORS[name] = factory
 
 
@@ -278,7 +280,7 @@ def load_tasks(suite: str = CORE) -> list[Task]:
                     )
             _CACHE[key] = tasks
         return list(_CACHE[key])
-    raise KeyError(f"unknown suite {short(suite)}; known suites: {', '.join(suite_names())}")
+    raise UnknownName(f"unknown suite {short(suite)}; known suites: {', '.join(suite_names())}")
 
 
 def get_task(task_id: str) -> Task:
@@ -298,7 +300,7 @@ def get_task(task_id: str) -> Task:
 
     close = difflib.get_close_matches(task_id, [t.id for t in _core()], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown task {short(task_id)}{hint}")
+    raise UnknownName(f"unknown task {short(task_id)}{hint}")
 
 
 # -- states ----------------------------------------------------------------------------------
@@ -422,10 +424,10 @@ def oracle_tools(task: Task) -> list[str]:
             want.add(member)
             for cures in role_remedies(mspec, specs.values()).values():
                 want.update(c for c in cures if c in specs)
-            if mspec.kind == "write":
+            if mspec.kind == ToolKind.WRITE:
                 families.update(mspec.resources)
                 families.update(mspec.preconditions)
-    want.update(n for n, s in specs.items() if s.kind == "read" and families & set(s.resources))
+    want.update(n for n, s in specs.items() if s.kind == ToolKind.READ and families & set(s.resources))
     return [n for n in specs if n in want]
 
 

@@ -35,6 +35,8 @@ from pydantic import BaseModel, Field
 
 from mcpgym.kernel.clock import WRITE_TICK
 from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.fault_kinds import FAULTS, FaultKind
+from mcpgym.kernel.spec import ToolKind
 from mcpgym.tools.faults import FaultProfile, ToolSchedule, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallRecord, LedgerEntry, _loggable
 
@@ -218,7 +220,7 @@ class ProxyFaultPlan:
         if kind not in allowed or (kind == "auth_challenge" and self.reauth_tool is None):
             kind = None
         if kind == "transient":
-            err = ToolError("transient", f"{name}: temporary failure, nothing was changed; retry", retryable=True)
+            err = FAULTS[FaultKind.TRANSIENT].error(name)
             return self._refuse(made, kind, err, False)
         if kind == "rate_limited":
             st.blocked_until = self.now + self.profile.retry_after
@@ -260,7 +262,7 @@ class ProxyFaultPlan:
                 broke the protocol): this error is answered and logged, no fault is recorded.
         """
         tool = self.tools.get(decision.tool)
-        not_applied = None if tool is None or tool.kind == "read" else False
+        not_applied = None if tool is None or tool.kind == ToolKind.READ else False
         if decision.action is Action.REFUSE:
             assert decision.error is not None
             return self._log(decision, arguments, decision.error, None, decision.fault, not_applied)
@@ -274,7 +276,7 @@ class ProxyFaultPlan:
         if decision.action is Action.WITHHOLD and not is_error:
             err = ToolError("timeout", f"{decision.tool}: the request timed out; its effect is unknown", retryable=True)
             return self._log(decision, arguments, err, None, "timeout", True)
-        if decision.action is Action.STALE or (tool is not None and tool.kind == "read"):
+        if decision.action is Action.STALE or (tool is not None and tool.kind == ToolKind.READ):
             key = _key(arguments)
             older = st.answers.get(key)
             st.answers[key] = answer

@@ -16,6 +16,8 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, Field, model_validator
 
+from mcpgym.kernel.exceptions import ServiceError
+
 DEFAULT_CONNECT_TIMEOUT = 60.0
 """Wall seconds to start the upstream and finish its initialisation."""
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -55,7 +57,7 @@ class UpstreamSpec(BaseModel):
         return self.url if self.url is not None else " ".join(self.command or [])
 
 
-class UpstreamError(Exception):
+class UpstreamError(ServiceError):
     """The upstream could not be reached or stopped answering; the message says how."""
 
 

@@ -4,9 +4,10 @@ evaluation client that scores agents on outcome, verification, recovery and defe
 The public API for app authors (documented in the README's "Adding a sandbox app" and in
 docs/design.md)::
 
-    from mcpgym import App, AppState, tool, ToolError, VOLATILE, World, check_app
+    from mcpgym import App, AppState, tool, ToolError, VOLATILE, World, check_app, AppCheckError
 
-``check_app`` (the conformance suite) is imported on first use, so ``import mcpgym`` stays light.
+``check_app`` and ``AppCheckError`` (the conformance suite) are imported on first use, so
+``import mcpgym`` stays light.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.world import World
 
 if TYPE_CHECKING:
-    from mcpgym.tools.conformance import check_app
+    from mcpgym.tools.conformance import AppCheckError, check_app
 
 try:
     __version__ = version("mcpgym")
@@ -30,15 +31,16 @@ except PackageNotFoundError:  # pragma: no cover - running from a tree that was 
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``check_app`` lazily (PEP 562): it pulls in the conformance suite."""
-    if name == "check_app":
-        from mcpgym.tools.conformance import check_app
+    """Import ``check_app`` and ``AppCheckError`` lazily (PEP 562): they pull in the conformance suite."""
+    if name in ("check_app", "AppCheckError"):
+        from mcpgym.tools import conformance
 
-        return check_app
+        return getattr(conformance, name)
     raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")
 
 
 __all__ = [
+    "AppCheckError",
     "App",
     "AppState",
     "ToolError",

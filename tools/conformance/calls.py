@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcpgym.kernel.errors import ERROR_CODES
-from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.exceptions import MCPGymError
+from mcpgym.kernel.spec import ToolKind, ToolSpec
 from mcpgym.kernel.world import World, canonical_json
 from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
 from mcpgym.tools.conformance.common import first_difference, grant_all_privileges, internal_errors, short, world_apps
@@ -27,7 +28,7 @@ def check_read_tools_pure(app: str, seed: int = 5, salts: int = 3) -> list[str]:
             grant_all_privileges(invoker)
         known = known_values(world, app)
         for name, spec in sorted(invoker.specs.items()):
-            if spec.app != app or spec.kind != "read":
+            if spec.app != app or spec.kind != ToolKind.READ:
                 continue
             for salt in range(salts):
                 args = example_arguments(spec, world, f"pure-{phase}-{salt}", known)
@@ -128,7 +129,7 @@ def outcome_problem(
             return f"{call} returned an error with unknown code {code!r}"
         if (
             strict_writes
-            and spec.kind != "read"
+            and spec.kind != ToolKind.READ
             and changed
             and before is not None
             and after is not None
@@ -140,13 +141,13 @@ def outcome_problem(
             spec.output_model.model_validate(out.payload)
         except ValidationError as exc:
             return f"{call} returned a payload that does not match {spec.output_model.__name__}: {exc.errors()[0]}"
-    if spec.kind == "read" and changed:
+    if spec.kind == ToolKind.READ and changed:
         where = first_difference(before, after, "world") if before is not None else "?"
         return f"{call} is a read tool but changed the state: {where}"
     return None
 
 
-class ConformanceFailure(AssertionError):
+class ConformanceFailure(MCPGymError, AssertionError):
     """Raised inside the hypothesis test of :func:`check_tool_fuzz` (then reported as a problem)."""
 
 

@@ -26,6 +26,7 @@ import importlib.util
 from collections.abc import Sequence
 
 from mcpgym.kernel.app import App, load_apps, register_app, unregister_app
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.tools.conformance.calls import (
     ConformanceFailure,
     StateKeeper,
@@ -78,7 +79,7 @@ def run_all(
     return out
 
 
-class AppCheckError(AssertionError):
+class AppCheckError(MCPGymError, AssertionError):
     """Raised by :func:`check_app` when an app does not conform.
 
     Attributes:

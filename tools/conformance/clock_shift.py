@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpgym.kernel.spec import ToolKind
 from mcpgym.kernel.world import World
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.conformance.common import app_cls, first_difference, grant_all_privileges, world_apps
@@ -58,7 +59,7 @@ def check_clock_shift(app: str | type, seed: int = 5, salts: int = 3, shifts: tu
     known = known_values(world, cls.name)
     problems: list[str] = []
     for name, spec in sorted(cls.tools.items()):
-        if spec.kind == "read" or spec.time_dependent:
+        if spec.kind == ToolKind.READ or spec.time_dependent:
             continue
         reported = False
         for salt in range(salts):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.kernel.app import App, get_app
-from mcpgym.kernel.spec import role_parameter
+from mcpgym.kernel.spec import ToolKind, role_parameter
 from mcpgym.kernel.world import World, canonical_json, normalise_apps
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.invoke import ToolInvoker
@@ -85,7 +85,7 @@ def grant_all_privileges(invoker: ToolInvoker) -> None:
         (
             n
             for n, s in invoker.specs.items()
-            if s.kind == "read" and s.resources[:1] == (family,) and not s.input_schema().get("required")
+            if s.kind == ToolKind.READ and s.resources[:1] == (family,) and not s.input_schema().get("required")
         ),
         None,
     )

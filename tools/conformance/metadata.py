@@ -12,7 +12,7 @@ from typing import Any
 
 from mcpgym.kernel.app import App, AppState, app_names, get_app
 from mcpgym.kernel.errors import ERROR_CODES
-from mcpgym.kernel.spec import ROLES, TOOL_NAME_RE
+from mcpgym.kernel.spec import APP_TOOL_KINDS, ROLES, TOOL_NAME_RE, ToolKind
 from mcpgym.tools.conformance.args import input_schema
 from mcpgym.tools.conformance.common import ROOT, app_cls
 
@@ -142,11 +142,11 @@ def check_metadata(app: str | type[App]) -> list[str]:
             problems.append(f"{where}: name does not match {TOOL_NAME_RE.pattern}")
         if not tname.startswith(name + "_"):
             problems.append(f"{where}: name must start with '{name}_'")
-        if spec.kind not in ("read", "write", "auth"):
+        if spec.kind not in APP_TOOL_KINDS:
             problems.append(f"{where}: kind {spec.kind!r} is not read, write or auth")
         if spec.role is not None and spec.role not in ROLES:
             problems.append(f"{where}: role {spec.role!r} is not one of {', '.join(ROLES)}")
-        if spec.destructive and spec.kind != "write":
+        if spec.destructive and spec.kind != ToolKind.WRITE:
             problems.append(f"{where}: only a write tool can be destructive")
         if not spec.resources or not all(isinstance(r, str) and r.strip() for r in spec.resources):
             problems.append(f"{where}: resources must be non-empty strings")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.rng import rng, stable_id
 from mcpgym.kernel.shorten import short
 from mcpgym.kernel.spec import ToolSpec, collect_specs
@@ -42,11 +43,11 @@ _LOADED = False
 _LOAD_LOCK = threading.RLock()
 
 
-class AppLoadError(RuntimeError):
+class AppLoadError(InputError, RuntimeError):
     """An ``mcpgym.apps`` entry point could not be loaded; the message names the entry point."""
 
 
-class UnknownAppError(KeyError):
+class UnknownAppError(InputError, KeyError):
     """An app list names an app that is not registered; the message names it and the known
     apps. A ``KeyError`` (and :meth:`__str__` gives the plain message)."""
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.shorten import short_text
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -48,7 +49,7 @@ _KINDS = (
 )
 
 
-class InputFileError(ValueError):
+class InputFileError(InputError, ValueError):
     """A file input was refused. ``str()`` is one line naming the file.
 
     Attributes:
@@ -151,7 +152,7 @@ def check_input_file(path: str | Path, *, what: str = "", limit: int = MAX_TRAJE
     return info.st_size
 
 
-class YamlLimitError(yaml.YAMLError):
+class YamlLimitError(InputError, yaml.YAMLError):
     """A YAML document too large once its aliases are expanded, or an alias that contains itself."""
 
 

@@ -111,7 +111,7 @@ class ToolSpec:
     """
 
     name: str
-    kind: str
+    kind: ToolKind
     resources: tuple[str, ...]
     preconditions: tuple[str, ...]
     remedies: dict[str, tuple[str, ...]]
@@ -135,7 +135,7 @@ class ToolSpec:
     @property
     def read_only(self) -> bool:
         """True for ``read`` tools."""
-        return self.kind == "read"
+        return self.kind == ToolKind.READ
 
     @property
     def fault_exempt(self) -> bool:
@@ -374,7 +374,7 @@ def build_spec(
         raise ValueError(f"tool {tool_name}: resources must name at least one resource family")
     if role is not None and role not in ROLES:
         raise ValueError(f"tool {tool_name}: role must be one of {', '.join(ROLES)} or None, not {role!r}")
-    if destructive and kind != "write":
+    if destructive and kind != ToolKind.WRITE:
         raise ValueError(f"tool {tool_name}: only a write tool can be destructive (kind is {kind!r})")
     remedies = {k: tuple(v) for k, v in (remedies or {}).items()}
     for code in remedies:
@@ -418,7 +418,7 @@ def build_spec(
     ids = tuple(id_args) if id_args is not None else tuple(p for p in params if p.endswith("_id") or p.endswith("_ids"))
     return ToolSpec(
         name=tool_name,
-        kind=kind,
+        kind=ToolKind(kind),
         resources=tuple(resources),
         preconditions=tuple(preconditions),
         remedies=remedies,

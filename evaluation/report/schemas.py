@@ -1,0 +1,64 @@
+"""JSON Schemas of the files a run directory holds, generated from the models that write them.
+
+``docs/schemas/`` publishes them (``tests/test_schemas.py`` fails when they are not current);
+regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
+
+- ``trajectory.schema.json``: one line of ``trajectories.jsonl``
+  (:class:`mcpgym.evaluation.records.trajectory.Trajectory`);
+- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.scoring.metrics.Scoreboard`).
+
+The manifest (``manifest.json``) is still built as a dict (``records/manifest.py``); its schema
+waits for its model (issue 27).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.scoring.metrics import Scoreboard
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "trajectory.schema.json": Trajectory,
+    "scores.schema.json": Scoreboard,
+}
+"""File name under ``docs/schemas/`` -> the model whose JSON it describes."""
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """File name -> the JSON Schema (draft 2020-12) of what the model serialises, with ``$schema``
+    and ``$id`` set."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, model in SCHEMAS.items():
+        schema = model.model_json_schema(mode="serialization")
+        out[name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": name, **schema}
+    return out
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    """The schema as written to ``docs/schemas/`` (sorted keys, two-space indent, final newline)."""
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_schemas(folder: str | Path) -> list[Path]:
+    """Write every schema of :data:`SCHEMAS` into ``folder`` (created if missing); returns the paths."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in json_schemas().items():
+        path = root / name
+        path.write_text(schema_text(schema), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - the regeneration command of the module docstring
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m mcpgym.evaluation.report.schemas FOLDER")
+    for p in write_schemas(sys.argv[1]):
+        print(p)
