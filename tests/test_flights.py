@@ -109,6 +109,33 @@ def test_schedule_is_seeded_and_stable() -> None:
     )
 
 
+def test_derived_values_are_real_bookable_flights_dates_and_cities() -> None:
+    """The ids :meth:`FlightsApp.derived_values` offers to the argument generators are the ones
+    the read tools show: every flight id is found, bookable, and listed by a search on its date."""
+    inv = make(2)
+    ok(inv, "system_wait", seconds=3 * 86_400 + 3600)  # the offer follows the virtual clock
+    derived = inv.world.apps["flights"].derived_values()
+    today = now(inv)
+    assert derived["date"] == [f"2026-06-{d:02d}" for d in range(4, 11)]
+    assert len(derived["flight_id"]) == len(inv.world.apps["flights"].state.services)
+    assert derived["new_flight_id"] == derived["flight_id"]
+    for flight_id in derived["flight_id"][:25]:
+        flight = ok(inv, "flights_get_flight", flight_id=flight_id)["flight"]
+        assert flight["bookable"] and flight["departure_at"] > today
+        assert flight["departure"][:10] in derived["date"]
+        found = ok(
+            inv,
+            "flights_search_flights",
+            origin=flight["origin"],
+            destination=flight["destination"],
+            date=flight["departure"][:10],
+        )["flights"]
+        assert flight_id in [f["flight_id"] for f in found]
+    for city in derived["origin_city"]:
+        assert ok(inv, "flights_list_airports", city=city)["airports"]
+    assert derived["city"] == derived["origin_city"] == derived["destination_city"]
+
+
 def test_city_search_covers_every_airport_of_the_city() -> None:
     inv = make(4)
     day = "2026-06-09"
