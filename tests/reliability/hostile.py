@@ -287,7 +287,7 @@ class FuzzTally:
         if isinstance(name, str):
             self.called[name] += 1
         if is_error:
-            self.errors[code] += 1
+            self.errors[str(code) if code is not None else None] += 1  # an ErrorCode is counted by its value
         elif isinstance(name, str):
             self.ok[name] += 1
 
