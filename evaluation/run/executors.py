@@ -16,6 +16,7 @@ cannot go on), ``retried`` (episodes played again after a lost worker) and ``des
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 from typing import Any
@@ -136,10 +137,8 @@ def describe_exit(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     if code > 128:
-        try:
+        with contextlib.suppress(ValueError):  # 128 + N with N no signal: a plain exit code
             return f"exit code {code}: 128 + {signal.Signals(code - 128).name}, the server stopped on that signal"
-        except ValueError:
-            pass
     return f"exit code {code}"
 
 
