@@ -15,19 +15,15 @@ not installed.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 
 from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, gc_paused, median, pinned
+from mcpgym.integrations.openenv_process import openenv_server
 
 TASK = "shop.buy_sold_out_mouse"
 TOOL = "shop_search_items"
@@ -97,32 +93,6 @@ def gymnasium_step(settings: Settings) -> Figure:
     )
 
 
-@contextlib.contextmanager
-def _openenv_server() -> Iterator[str]:
-    """``mcpgym serve --openenv`` on a free loopback port; yield its URL."""
-    with tempfile.TemporaryFile(mode="w+") as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0", "--faults", "none"],
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-        )
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            if not line.startswith("MCPGYM_READY "):
-                errlog.seek(0)
-                raise RuntimeError(f"the OpenEnv server did not start: {line!r} {errlog.read()[-800:]}")
-            yield json.loads(line.split(" ", 1)[1])["url"]
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 def openenv_step(settings: Settings) -> Figure:
     """Figure: an OpenEnv step over its WebSocket / the same call over MCP (module docstring)."""
     title = f"OpenEnv step, {TOOL}"
@@ -178,7 +148,7 @@ def openenv_step(settings: Settings) -> Figure:
                 mcp_times.append(median(t_mcp))
         return {"ratios": ratios, "oe": oe_times, "mcp": mcp_times}
 
-    with pinned(split[0] if split else None), _openenv_server() as url, ours_http() as handle:  # noqa: SIM117
+    with pinned(split[0] if split else None), openenv_server("--faults", "none") as url, ours_http() as handle:  # noqa: SIM117
         with pinned(split[1] if split else None):
             m = anyio.run(measure, url, handle)
     value = round(median(m["ratios"]), 3)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
-import tempfile
 
 import anyio
 import pytest
@@ -21,6 +19,7 @@ from openenv import GenericEnvClient  # noqa: E402
 from mcpgym.evaluation.agents import make_agent  # noqa: E402
 from mcpgym.evaluation.agents.base import CallResult  # noqa: E402
 from mcpgym.evaluation.run.gym import GymEpisode  # noqa: E402
+from mcpgym.integrations.openenv_process import openenv_server  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 TASK = "flights.book_cheapest_berlin_paris"
@@ -30,28 +29,8 @@ SESSIONS = 8
 @pytest.fixture(scope="module")
 def server():
     """``mcpgym serve --openenv`` on a free loopback port, at most SESSIONS sessions: its URL."""
-    errlog = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the server
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0"]
-        + ["--max-episodes", str(SESSIONS), "--faults", "harsh"],
-        stdout=subprocess.PIPE,
-        stderr=errlog,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        if not line.startswith("MCPGYM_READY "):
-            errlog.seek(0)
-            pytest.fail(f"the OpenEnv server did not start: {line!r} {errlog.read()[-2000:]}")
-        yield json.loads(line.split(" ", 1)[1])["url"]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        errlog.close()
+    with openenv_server("--max-episodes", str(SESSIONS), "--faults", "harsh") as url:
+        yield url
 
 
 async def _episode(url: str, seed: int) -> tuple[dict, float, dict]:

@@ -12,7 +12,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -96,23 +95,10 @@ def test_openenv_block(tmp_path: Path) -> None:
     pytest.importorskip("openenv", reason="needs the [openenv] extra")
     [(lang, code)] = BLOCKS["OpenEnv"]
     assert lang == "python" and "mcpgym serve --openenv --port 8000" in code
-    with tempfile.TemporaryFile(mode="w+") as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0"],
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-        )
-        try:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line.startswith("MCPGYM_READY "):
-                errlog.seek(0)
-                pytest.fail(f"the OpenEnv server did not start: {line!r} {errlog.read()[-2000:]}")
-            url = json.loads(line.split(" ", 1)[1])["url"]
-            out = _python(code.replace("http://127.0.0.1:8000", url), tmp_path)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    from mcpgym.integrations.openenv_process import openenv_server
+
+    with openenv_server() as url:
+        out = _python(code.replace("http://127.0.0.1:8000", url), tmp_path)
     lines = out.splitlines()
     assert lines[0].startswith("Book me the cheapest economy seat") and lines[-1] == "True 0.0 False"
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.compressed import SNAPSHOT_LEVEL, compress_line, read_text
 from mcpgym.kernel.input_files import MAX_CONFIG_BYTES, InputFileError
 
@@ -194,19 +193,10 @@ class SnapshotStore:
             path = self.root / ref
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
                 text = json.dumps(snapshot, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
                 if self.compress:
                     text = compress_line(text, SNAPSHOT_LEVEL)
-                try:
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(text)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    os.replace(tmp, path)
-                except BaseException:
-                    Path(tmp).unlink(missing_ok=True)
-                    raise
+                write_atomic(path, text, prefix=".tmp-", suffix=".json")
             self._cache[ref] = snapshot
         return ref
 

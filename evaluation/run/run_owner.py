@@ -30,11 +30,11 @@ import os
 import re
 import secrets
 import stat
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, read_manifest
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.run.run_lock import LOCK_NAME
@@ -315,16 +315,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, dict[str, Any] | None]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8", errors="backslashreplace"), prefix=f".{path.name}.", suffix=".tmp")
 
 
 def replace_own_file(path: str | Path, text: str, header: str) -> None:
