@@ -288,3 +288,20 @@ def test_property_run_out_deletes_or_changes_nothing_it_did_not_write(
     code, text = run_cli(*RUN, *UNREACHABLE, "--out", str(out), *(["--force"] if force else []))
     assert code != 0, text  # never a run over the user's files
     assert tree_hash(out) == before, text
+
+
+def test_atomic_run_files_get_the_users_usual_mode(tmp_path: Path) -> None:
+    """Files written whole (report.md/html, the marker, snapshots) get 0666 less the umask, as
+    ``open`` would give them, not mkstemp's owner-only 0600 (a new user found report.html 0600)."""
+    import os
+
+    from mcpgym.evaluation.records.atomic import write_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "report.md", b"# r\n", prefix=".report.md.", suffix=".tmp")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.md").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "report.md").read_bytes() == b"# r\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]

@@ -490,8 +490,8 @@ def run(
     """Evaluate agents on a task suite and print the comparison table.
 
     Runs tasks x trials x agents against an mcpgym server (spawned unless --server is given)
-    and writes trajectories.jsonl, scores.json, manifest.json, report.md and report.html into
-    the run directory. With --proxy: agents on the --tasks file's instructions against an
+    and writes trajectories.jsonl.zst (one zstd frame per line; `mcpgym cat` prints it),
+    snapshots/, scores.json, manifest.json, report.md and report.html into the run directory. With --proxy: agents on the --tasks file's instructions against an
     outside MCP server through mcpgym proxy (docs/proxy.md); trajectories.jsonl and
     catalog.json in --out.
     """
@@ -661,7 +661,7 @@ def run(
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
         typer.secho(
             f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
-            "their stop_reason is in trajectories.jsonl and the report",
+            "their stop_reason is in the trajectories (mcpgym cat RUN_DIR) and the report",
             fg=typer.colors.YELLOW,
             err=True,
         )

@@ -11,7 +11,8 @@ def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> 
     """Write ``data`` to ``path`` through a temporary file named ``<prefix>XXXX<suffix>`` in the
     same folder, fsynced and then moved over ``path`` with ``os.replace``: a killed process
     leaves the old file or the new one, never half of one. The temporary file is removed when
-    anything fails (the run-directory ownership rules name these temporary names as ours).
+    anything fails (the run-directory ownership rules name these temporary names as ours). The file gets
+    the mode a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600.
 
     Raises:
         OSError: when the folder or the file cannot be written.
@@ -19,6 +20,7 @@ def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> 
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=prefix, suffix=suffix)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a run file gets the user's usual mode
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -27,6 +29,13 @@ def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 __all__ = ["write_atomic"]
