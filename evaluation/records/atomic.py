@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> None:
-    """Write ``data`` to ``path`` through a temporary file named ``<prefix>XXXX<suffix>`` in the
+    """Write ``data`` to ``path`` through a temporary file named ``<prefix><random><suffix>`` in the
     same folder, fsynced and then moved over ``path`` with ``os.replace``: a killed process
     leaves the old file or the new one, never half of one. The temporary file is removed when
     anything fails (the run-directory ownership rules name these temporary names as ours). The file gets
