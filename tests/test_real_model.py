@@ -101,7 +101,7 @@ def check_books(traj) -> None:
     assert reached == list(range(1, len(reached) + 1))
     assert all(c.invalid for c in calls if c.step is None)
     assert traj.invalid_calls == 0 and traj.scores is not None
-    assert traj.scores["status"] == traj.status
+    assert traj.scores.status == traj.status
 
 
 def test_a_real_model_gives_the_same_trajectory_twice_and_an_errored_one_when_too_slow(http_server, tmp_path):
@@ -123,6 +123,6 @@ def test_a_real_model_gives_the_same_trajectory_twice_and_an_errored_one_when_to
     failed = slow.metadata["provider"]["failed_request"]
     assert failed["turn"] == 0 and failed["attempts"] == 2 and failed["status"] is None
     assert [r["attempt"] for r in failed["retries"]] == [1] and "no answer within" in failed["retries"][0]["reason"]
-    assert slow.steps == [] and slow.scores["status"] == "errored"
+    assert slow.steps == [] and slow.scores.status == "errored"
     line = json.loads(run_text(tmp_path / "slow"))
     assert line["metadata"]["provider"]["failed_request"]["attempts"] == 2

@@ -757,7 +757,7 @@ def test_aggregate_scores_unscored_trajectories(cat):
     assert (a.episodes, a.success_rate, a.success_ci95, a.pass_k, a.verification_rate) == (1, None, None, {}, 0.0)
     with pytest.raises(ValueError, match="no scores"):
         aggregate([t])
-    t.scores = score_episode(t, cat).model_dump(mode="json")
+    t.scores = score_episode(t, cat)
     assert aggregate([t]).agents["overconfident"].writes == 1
 
 

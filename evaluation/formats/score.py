@@ -34,9 +34,9 @@ from mcpgym.evaluation.formats import anthropic, atif, complexmcp, inspect_log, 
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
+from mcpgym.evaluation.records.scores import AgentMetrics
 from mcpgym.evaluation.scoring.aggregate import aggregate
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
-from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short

@@ -46,20 +46,11 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
+from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
-from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
-
-
-class TokenUsage(BaseModel):
-    """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input: int = Field(0, ge=0, strict=True)
-    output: int = Field(0, ge=0, strict=True)
-
 
 INVALID_CODES = ("invalid_argument",)
 """Error codes that make a tool call ``invalid`` (plus ``not_found`` on the field ``name``: an unknown tool)."""
@@ -312,7 +303,8 @@ class Trajectory(BaseModel):
         invalid_calls: calls refused before they reached the server that are *not* recorded
             as steps (old run directories and external formats that only count them); new
             runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
-        scores: :class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as a dict, once scored.
+        scores: :class:`mcpgym.evaluation.records.scores.EpisodeScores`, once scored (written
+            by the scorer; read back as written).
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
@@ -348,7 +340,7 @@ class Trajectory(BaseModel):
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = Field(0, ge=0, strict=True)
-    scores: dict[str, Any] | None = None
+    scores: EpisodeScores | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
 
@@ -628,6 +620,7 @@ def write_trajectories(path: str | Path, trajs: Iterable[Trajectory]) -> None:
 
 __all__ = [
     "INVALID_CODES",
+    "EpisodeScores",
     "EpisodeStatus",
     "MessageStep",
     "ProviderRetry",

@@ -5,7 +5,7 @@ regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
 
 - ``trajectory.schema.json``: one line of ``trajectories.jsonl``
   (:class:`mcpgym.evaluation.records.trajectory.Trajectory`);
-- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.scoring.metrics.Scoreboard`).
+- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.records.scores.Scoreboard`).
 
 The manifest (``manifest.json``) is still built as a dict (``records/manifest.py``); its schema
 waits for its model (issue 27).
@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scoring.metrics import Scoreboard
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "trajectory.schema.json": Trajectory,

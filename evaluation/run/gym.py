@@ -294,9 +294,7 @@ class GymEpisode:
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
         started = time.perf_counter()
         traj = self._build()
-        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(
-            mode="json"
-        )
+        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
         self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
         self._traj = traj
 
@@ -362,7 +360,7 @@ class GymEpisode:
         now with an empty message (a shaped intermediate score)."""
         traj = self._traj or self._build()
         if traj.scores is not None:
-            return EpisodeScores.model_validate(traj.scores)
+            return traj.scores
         return score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
 
     @property

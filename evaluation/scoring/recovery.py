@@ -14,44 +14,15 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recovery
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
 
 NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
 """An error text saying no retry can get past it."""
-
-DEFAULT_K = 3
-"""Tool calls after a recoverable error within which a recovery attempt must start."""
-
-
-class RecoverableError(BaseModel):
-    """One recoverable error and what the agent did about it.
-
-    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
-    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
-    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
-    ``blind_retry_steps``: retries inside the error's ``retry_after`` window, which are no
-    attempt (:func:`inside_retry_after`). ``curable``: something offered could get past the
-    error (False for an inferred auth challenge no offered tool answers, or an error saying
-    retrying will not help, :data:`NO_RETRY_RE`); defeatism looks only at curable errors.
-    """
-
-    step: int
-    tool: str
-    code: str | None
-    fault: str | None
-    inferred: bool
-    remedies: list[str]
-    attempt: str | None = None
-    attempt_step: int | None = None
-    recovered_step: int | None = None
-    cut_short: bool = False
-    blind_retry_steps: list[int] = Field(default_factory=list)
-    curable: bool = True
 
 
 def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
@@ -229,6 +200,20 @@ def score_recovery(
             )
         )
     return out
+
+
+@scores(Recovery)
+def recovery_part(ep: EpisodeInput) -> Recovery:
+    """:func:`score_recovery` of the episode (an outside transcript: one without a ledger), counted."""
+    errors = score_recovery(
+        ep.calls,
+        ep.catalog,
+        k=ep.k,
+        timeout_read_recovers=ep.timeout_read_recovers,
+        status=ep.traj.status,
+        outside=ep.traj.ledger is None,
+    )
+    return Recovery.of(errors, ep.k)
 
 
 def names_remedy(c: Call, d: Call) -> bool:

@@ -10,7 +10,9 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 
 from __future__ import annotations
 
+from mcpgym.evaluation.records.scores import UserInLoop
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.spec import ToolKind
 
@@ -126,6 +128,17 @@ def user_burden(traj: Trajectory) -> list[int]:
         if topic is not None and turn.value is not None:
             answered.add(topic)
     return out
+
+
+@scores(UserInLoop)
+def user_part(ep: EpisodeInput) -> UserInLoop:
+    """The ``ask_user`` turns and the three rules above."""
+    return UserInLoop(
+        user_questions=len(ep.traj.user_turns),
+        clarification_skips=clarification_skips(ep.traj, ep.catalog),
+        unconfirmed_writes=unconfirmed_writes(ep.traj, ep.catalog),
+        user_burden=len(user_burden(ep.traj)),
+    )
 
 
 __all__ = ["clarification_skips", "unconfirmed_writes", "user_burden"]
