@@ -139,3 +139,15 @@ def test_every_error_payload_is_built_by_the_error_payload_model() -> None:
         if built_by_hand.search(p.read_text(encoding="utf-8")) and "formats" not in p.parts
     ]
     assert found == []  # formats/ normalise other harnesses' errors, whose codes are not ours
+
+
+def test_every_tool_error_names_its_code_by_the_enum() -> None:
+    """``ToolError(code, ...)`` takes an ``ErrorCode``: no module of ours passes the code as a string."""
+    by_string = re.compile(r"ToolError\(\s*\"")
+    found = [
+        str(p.relative_to(ROOT))
+        for folder in (*SOURCE_FOLDERS, "integrations")
+        for p in (ROOT / folder).rglob("*.py")
+        if by_string.search(p.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.kernel.clock import WRITE_TICK
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.fault_kinds import FAULTS, FaultKind
 from mcpgym.kernel.spec import ToolKind
 from mcpgym.tools.faults import FaultProfile, ToolSchedule, load_profile, plan_unavailable
@@ -207,7 +207,9 @@ class ProxyFaultPlan:
             return made  # not a listed tool: the upstream answers it
         if name in self.down:
             alts = [a for a in tool.alternatives if a in self.tools and a not in self.down]
-            err = ToolError("unavailable", f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False)
+            err = ToolError(
+                ErrorCode.UNAVAILABLE, f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False
+            )
             persisting, st.met_down = st.met_down, True
             return self._refuse(made, "unavailable", err, persisting)
         if st.blocked_until > self.now:
@@ -240,14 +242,14 @@ class ProxyFaultPlan:
 
     def _rate_error(self, wait: int) -> ToolError:
         return ToolError(
-            "rate_limited",
+            ErrorCode.RATE_LIMITED,
             f"rate limited: retry after {wait} virtual seconds (every call through the proxy advances the clock "
             f"{WRITE_TICK} s)",
             retry_after=wait,
         )
 
     def _auth_error(self, name: str) -> ToolError:
-        return ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first")
+        return ToolError(ErrorCode.AUTH_REQUIRED, f"{name} needs a fresh authentication: call {self.reauth_tool} first")
 
     def settle(
         self, decision: Decision, arguments: Any, answer: Any = None, *, failure: ToolError | None = None
@@ -274,7 +276,9 @@ class ProxyFaultPlan:
             for other in self._state.values():
                 other.needs_auth = False
         if decision.action is Action.WITHHOLD and not is_error:
-            err = ToolError("timeout", f"{decision.tool}: the request timed out; its effect is unknown", retryable=True)
+            err = ToolError(
+                ErrorCode.TIMEOUT, f"{decision.tool}: the request timed out; its effect is unknown", retryable=True
+            )
             return self._log(decision, arguments, err, None, "timeout", True)
         if decision.action is Action.STALE or (tool is not None and tool.kind == ToolKind.READ):
             key = _key(arguments)
