@@ -48,6 +48,14 @@ def test_what_the_modules_read_from_the_table_is_what_they_spelled_out_before() 
         "auth_required": "auth_challenge",
     }
     assert {"transient", "rate_limited", "timeout", "unavailable", "auth_required"} == FAULT_CODES
+    from mcpgym.server.proxy.plan import FAULT_KINDS_OF_KIND, NEVER_FORWARDED
+
+    assert {
+        "read": {"transient", "rate_limited", "stale_read"},
+        "write": {"transient", "rate_limited", "timeout", "auth_challenge"},
+        "auth": {"transient"},
+    } == FAULT_KINDS_OF_KIND
+    assert {"transient", "rate_limited"} == NEVER_FORWARDED
 
 
 def test_a_fault_rows_error_is_the_one_the_agent_saw_before() -> None:
