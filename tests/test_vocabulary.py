@@ -101,8 +101,9 @@ def test_the_episode_status_is_one_enum_in_every_record() -> None:
 
 
 def test_no_module_spells_a_closed_set_out_again() -> None:
-    """No ``kind == "write"``-style comparison and no ``Literal["completed", ...]`` copy is left."""
-    comparison = re.compile(r"\bkind (?:==|!=) \"(?:read|write|auth)\"")
+    """No ``kind == "write"``-, ``code == "timeout"``- or ``fault == "timeout"``-style comparison
+    and no ``Literal["completed", ...]`` copy is left: they name the enum member."""
+    comparison = re.compile(r"\bkind (?:==|!=) \"(?:read|write|auth)\"|\b(?:code|fault) (?:==|!=) \"")
     status_copy = re.compile(r"Literal\[\"completed\"")
     found = []
     for folder in SOURCE_FOLDERS:

@@ -49,6 +49,7 @@ from mcpgym.evaluation.records.compressed import CompressedFileError, compress_l
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
 
@@ -59,7 +60,7 @@ INVALID_CODES = ("invalid_argument",)
 def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
     """Whether an error means the call broke the tool contract: ``invalid_argument``, or
     ``not_found`` on the field ``name`` (the tool does not exist in the episode)."""
-    return error_code in INVALID_CODES or (error_code == "not_found" and error_field == "name")
+    return error_code in INVALID_CODES or (error_code == ErrorCode.NOT_FOUND and error_field == "name")
 
 
 @with_config(ConfigDict(extra="allow"))

@@ -46,6 +46,7 @@ from mcpgym.evaluation.scoring.judge import ExtraCheck, judge, run_checks
 from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
 from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
@@ -163,7 +164,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
         if c.is_read:
             reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
-        if c.code != "timeout" or c.entry.kind != ToolKind.WRITE:
+        if c.code != ErrorCode.TIMEOUT or c.entry.kind != ToolKind.WRITE:
             continue
         j = first_after(same[(c.tool, c.args_key)], i)
         if j is None:
@@ -258,7 +259,7 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
             if d.ok:
                 untimed_oks[d.tool].append(j)
     for i, c in enumerate(calls):
-        if c.code != "rate_limited" or i in consumed:
+        if c.code != ErrorCode.RATE_LIMITED or i in consumed:
             continue
         end = c.time + c.retry_after if c.time is not None and c.retry_after is not None else None
         basis = "virtual_time" if end is not None else "approximation"

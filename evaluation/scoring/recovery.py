@@ -19,6 +19,8 @@ from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
+from mcpgym.kernel.errors import ErrorCode
+from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
 
 NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
@@ -31,7 +33,7 @@ def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
     ``time``, else with no call of a wait tool between them. False for any other error, or
     a rate limit that named no wait (docs/design.md §7, "Recovery")."""
     c, d = calls[i], calls[j]
-    if c.code != "rate_limited" or c.retry_after is None:
+    if c.code != ErrorCode.RATE_LIMITED or c.retry_after is None:
         return False
     if c.time is not None and d.time is not None:
         return d.time < c.time + c.retry_after
@@ -93,7 +95,7 @@ def score_recovery(
     if all(c.ok for c in calls):
         return out
     unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
-    timeouts = any(c.code == "timeout" for c in calls)
+    timeouts = any(c.code == ErrorCode.TIMEOUT for c in calls)
     achieved, data, answers, reads = KeyedCalls(), KeyedCalls(), KeyedCalls(), KeyedCalls()
     achieved_related, data_related = KeyedCalls(), KeyedCalls()  # look-ups, by relation key
     codes_of: dict[str, set[str]] = defaultdict(set)  # tool -> codes of its domain answers
@@ -102,7 +104,7 @@ def score_recovery(
         if timeouts and d.is_read:
             reads.add(d.families, j, d.ids)
         # empty bodies and flagged answers with data are the envelopes of outside APIs
-        if (d.ok and not (outside and d.no_answer)) or (d.code == "timeout" and d.applied is True):
+        if (d.ok and not (outside and d.no_answer)) or (d.code == ErrorCode.TIMEOUT and d.applied is True):
             achieved.add((d.tool,), j, d.ids)
             if lookup:
                 achieved_related.add(_relation_keys(d), j, d.ids)
@@ -122,23 +124,25 @@ def score_recovery(
             continue
         # a remedy the agent called but no server knew (an invented tool) cures nothing
         remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
-        injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
+        injected = c.fault in ERROR_FAULT_KINDS and not (
+            c.inferred and c.fault == FaultKind.AUTH_CHALLENGE and not remedies
+        )
         if not (injected or remedies or (outside and not _unknown_tool(c))):
             continue
         # curable: something offered could get past it (defeatism asks for one); an inferred
         # auth challenge no offered tool answers, or an error saying retrying will not help, is not
         curable = bool(injected or remedies) or (
-            not (c.inferred and c.fault == "auth_challenge") and not NO_RETRY_RE.search(c.error_text)
+            not (c.inferred and c.fault == FaultKind.AUTH_CHALLENGE) and not NO_RETRY_RE.search(c.error_text)
         )
         alts = catalog.alternatives_of(c.tool)
-        timeout_read = timeout_read_recovers and c.code == "timeout"
+        timeout_read = timeout_read_recovers and c.code == ErrorCode.TIMEOUT
         # the arguments already refused with this tool: a call repeating them cannot overcome
         # a refusal (only a fault passes, and passes at random)
         refused = refused_by_tool[c.tool]
         # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
         # resource: the goal was the tool's, the failing call named the wrong thing; any other
         # refusal only on the same resource (the next item of a loop is no attempt)
-        any_ids = c.code in ("not_found", "invalid_argument") and not injected
+        any_ids = c.code in (ErrorCode.NOT_FOUND, ErrorCode.INVALID_ARGUMENT) and not injected
         # the argument values the error names; those it refuses as such ("flight HAT030 not
         # available"): a retry that keeps them all does not address the error
         named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
@@ -156,7 +160,9 @@ def score_recovery(
                 "retry"
                 if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
                 else "remedy"
-                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+                if d.tool in remedies
+                or (c.code == ErrorCode.RATE_LIMITED and is_wait(d))
+                or (outside and names_remedy(c, d))
                 else "alternative"
                 if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
@@ -220,7 +226,7 @@ def names_remedy(c: Call, d: Call) -> bool:
     """``d`` calls the tool the error of ``c`` names as its cure: the tool's name, or its first
     token when that is a word of 4 letters or more, appears in the error ("You've already
     blocked Axel. Please unblock him first." names ``unblock``)."""
-    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == "not_found"):
+    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == ErrorCode.NOT_FOUND):
         return False
     name = d.tool.lower()
     text = c.error_text
@@ -355,7 +361,7 @@ def looks_into(named: set[str], d: Call) -> bool:
 
 
 def _unknown_tool(c: Call) -> bool:
-    return c.invalid and c.code == "not_found"
+    return c.invalid and c.code == ErrorCode.NOT_FOUND
 
 
 def _provider(tool: str) -> str | None:

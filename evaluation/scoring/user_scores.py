@@ -14,6 +14,7 @@ from mcpgym.evaluation.records.scores import UserInLoop
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
 
 
@@ -66,7 +67,7 @@ def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
         n = step.step
         assert n is not None, "server_calls holds only steps with a call-log position"
         asked_now = _elicited(step) or any(pending.get(step.tool, 0) < t <= n for t in turns)
-        if step.is_error and step.error_code == "user_input_required":
+        if step.is_error and step.error_code == ErrorCode.USER_INPUT_REQUIRED:
             pending[step.tool] = n
         if first_turn is not None and first_turn <= n:
             asked_before = True
