@@ -1,7 +1,7 @@
 """The ``label_agreement`` benchmark row (benchmarks/label_agreement.py) over a small
 validation folder of our own: the interface of docs/labelling.md, agreement counted by hand.
 The real validation set is measured by ``python -m mcpgym.benchmarks`` (and its shape checked
-in tests/test_benchmarks.py)."""
+in tests/benchmarks/test_benchmarks.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Figures and claims of README.md and docs/ that can be computed are computed here.
 
 Each test quotes the sentence it checks, so that a change of the figure fails here first (the
-README's tool counts are in tests/test_doc_commands.py; measured figures of agents are
-asserted by the tests the docs name, e.g. tests/test_agents.py).
+README's tool counts are in tests/docs/test_doc_commands.py; measured figures of agents are
+asserted by the tests the docs name, e.g. tests/evaluation/agents/test_agents.py).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_tasks_md_counts_of_the_travel_files() -> None:
 
 
 def test_tasks_md_the_measured_base_tasks() -> None:
-    from tests.test_agents import BASE_TASKS
+    from tests.evaluation.agents.test_agents import BASE_TASKS
 
     base = BASE_TASKS()
     n, feasible, infeasible = _say(

@@ -20,7 +20,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import ROOT
-from tests.test_proxy_git import make_repo
+from tests.server.test_proxy_git import make_repo
 
 BIN = Path(sys.executable).parent
 SECTION = "## Faults in front of your own server"

@@ -12,7 +12,7 @@ import mcpgym.sandboxes.flights  # noqa: F401 - registers the app
 from mcpgym.kernel.world import World
 from mcpgym.sandboxes.flights.network import AIRPORT_INFO, SCHEDULE_START
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok
+from tests.support.app_helpers import err, ok
 
 APPS = ["system", "flights"]
 

@@ -11,7 +11,7 @@ import mcpgym.sandboxes.news  # noqa: F401 - registers the app
 from mcpgym.kernel.clock import EPOCH_START
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok, random_value
+from tests.support.app_helpers import err, ok, random_value
 
 SEED = 7
 

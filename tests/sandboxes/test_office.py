@@ -11,7 +11,7 @@ import mcpgym.sandboxes.office  # noqa: F401 - registers the app
 from mcpgym.kernel.clock import EPOCH_START, iso
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok, random_value
+from tests.support.app_helpers import err, ok, random_value
 
 SEED = 11
 HOUR = 3_600

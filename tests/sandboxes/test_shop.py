@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,8 @@ from mcpgym.kernel.world import World
 from mcpgym.sandboxes.shop.browse import FUZZY_THRESHOLD
 from mcpgym.sandboxes.shop.models import CATEGORIES
 from mcpgym.tools.invoke import ToolInvoker
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SEED = 7
 
 

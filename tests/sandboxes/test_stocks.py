@@ -14,7 +14,7 @@ from mcpgym.kernel.world import World
 from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY
 from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, price_at
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok
+from tests.support.app_helpers import err, ok
 
 APPS = ["system", "stocks"]
 COMMISSION = TIERS["standard"].commission_cents

@@ -10,7 +10,7 @@ import pytest
 from mcpgym.kernel.world import World
 from mcpgym.sandboxes.talk import TalkApp
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok
+from tests.support.app_helpers import err, ok
 
 
 def set_privilege(inv: ToolInvoker, privilege: str, granted: bool) -> None:

@@ -10,7 +10,7 @@ from mcpgym.kernel.world import World
 from mcpgym.sandboxes.weather import WeatherApp
 from mcpgym.sandboxes.weather.climate import LOCATIONS, Event, hour_weather
 from mcpgym.tools.invoke import ToolInvoker
-from tests.app_helpers import err, ok
+from tests.support.app_helpers import err, ok
 
 
 @pytest.fixture()

@@ -13,7 +13,7 @@ from mcpgym.kernel.world import World
 from mcpgym.server.episode import Episode
 from mcpgym.server.mcp_server import server_for_episode
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import control_get, create_episode, stdio_params
+from tests.support.mcp_helpers import control_get, create_episode, stdio_params
 
 SEED = 7
 WORLD = World(SEED, ["system"])

@@ -20,7 +20,7 @@ from mcpgym.server.episode import Episode
 from mcpgym.server.input_state import InputStateError, InputStates, arguments_digest
 from mcpgym.server.mcp_server import server_for_episode
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import control_get, create_episode
+from tests.support.mcp_helpers import control_get, create_episode
 
 SEED = 7
 WORLD = World(SEED, ["system"])

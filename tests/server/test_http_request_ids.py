@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from mcpgym.server.request_ids import RequestIdRemapper
-from tests.http_raw import messages_of, open_session, session_headers, tool_call
-from tests.mcp_helpers import control_get, create_episode
+from tests.support.http_raw import messages_of, open_session, session_headers, tool_call
+from tests.support.mcp_helpers import control_get, create_episode
 
 ITEMS = [f"item-{101 + k:04d}" for k in range(16)]
 
@@ -206,7 +206,7 @@ async def test_remapper_passes_other_bodies_untouched():
 
 def test_stdio_answers_each_duplicate_once_with_its_own_item():
     """The same input over stdio (case c13b): several requests with one id in one write."""
-    from tests.reliability.servers import RawStdio
+    from tests.support.servers import RawStdio
 
     peer = RawStdio("--seed", "7", "--apps", "system,shop")
     try:

@@ -13,8 +13,8 @@ import httpx
 import mcp_types as types
 
 from mcpgym.server.event_store import BoundedEventStore
-from tests.http_raw import HEADERS
-from tests.mcp_helpers import create_episode
+from tests.support.http_raw import HEADERS
+from tests.support.mcp_helpers import create_episode
 
 VERSION = "2025-11-25"
 

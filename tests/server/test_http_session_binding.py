@@ -9,8 +9,8 @@ import itertools
 import httpx
 import pytest
 
-from tests.http_raw import messages_of, open_session, session_headers, tool_call
-from tests.mcp_helpers import control_get, create_episode
+from tests.support.http_raw import messages_of, open_session, session_headers, tool_call
+from tests.support.mcp_helpers import control_get, create_episode
 
 STEPS = ("create_b", "open_on_a", "delete_a", "delete_b")
 ORDERS = [o for o in itertools.permutations(STEPS) if o.index("create_b") < o.index("delete_b")]

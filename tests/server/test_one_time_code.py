@@ -14,7 +14,7 @@ from mcpgym.evaluation.tasks.registry import gold_snapshot
 from mcpgym.evaluation.users import ScriptedUser, UserChannel
 from mcpgym.kernel.world import World
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import stdio_params
+from tests.support.mcp_helpers import stdio_params
 
 TASK = get_task("users.code_payment_1")
 WORLD = World(TASK.seed, ["system"])

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcpgym.server.episode import Episode
 from mcpgym.server.mcp_server import list_tools_for, server_for_episode
 from mcpgym.server.pagination import Pager
-from tests.mcp_helpers import create_episode, stdio_params
+from tests.support.mcp_helpers import create_episode, stdio_params
 
 NEVER_ISSUED = ["bogus-cursor", "", "0", "MTAuYWJjLmRlZg", "%%%", "x" * 500]
 

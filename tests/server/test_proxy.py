@@ -1,4 +1,4 @@
-"""``mcpgym proxy`` against an SDK server in the tests (tests/proxy_upstream.py): over streamable
+"""``mcpgym proxy`` against an SDK server in the tests (tests/support/proxy_upstream.py): over streamable
 HTTP (faults, resources, prompts, elicitation through the proxy) and over stdio as a hostile
 upstream (it crashes, hangs, writes garbage), plus a client that sends garbage to the proxy.
 Every case ends with a clear error to the client and a complete trajectory up to that point.
@@ -17,9 +17,9 @@ import pytest
 from mcp import Client
 
 from tests.conftest import ROOT
-from tests.proxy_helpers import profile_file, proxy_params, recorded, text_of
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, text_of
 
-UPSTREAM = [sys.executable, "-m", "tests.proxy_upstream"]
+UPSTREAM = [sys.executable, "-m", "tests.support.proxy_upstream"]
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import sys
 from mcp import Client
 
 from tests.conftest import ROOT
-from tests.proxy_helpers import profile_file, proxy_params, recorded, score_json, text_of
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, score_json, text_of
 
-UPSTREAM = [sys.executable, "-m", "tests.proxy_upstream"]
+UPSTREAM = [sys.executable, "-m", "tests.support.proxy_upstream"]
 
 
 def docs_catalog() -> list[dict]:

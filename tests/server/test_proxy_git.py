@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.proxy_helpers import profile_file, proxy_params, recorded, score_json, text_of
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, score_json, text_of
 
 GIT_SERVER = shutil.which("mcp-server-git")
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT, spawn_http_server
-from tests.mcp_helpers import create_episode
+from tests.support.mcp_helpers import create_episode
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from mcp import Client
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import control_get, create_episode, stdio_params
+from tests.support.mcp_helpers import control_get, create_episode, stdio_params
 
 SEED = 11
 

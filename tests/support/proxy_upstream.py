@@ -1,7 +1,7 @@
 """An SDK MCP server the proxy tests put behind ``mcpgym proxy`` (stdio, or streamable HTTP).
 
-    python -m tests.proxy_upstream DIR            # stdio
-    python -m tests.proxy_upstream DIR --http     # prints "READY <url>" once listening (loopback, port 0)
+    python -m tests.support.proxy_upstream DIR            # stdio
+    python -m tests.support.proxy_upstream DIR --http     # prints "READY <url>" once listening (loopback, port 0)
 
 Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_write`` (asks the
 user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``

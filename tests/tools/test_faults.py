@@ -1,5 +1,5 @@
 """Seeded fault injection (tools/faults.py, tools/invoke.py), checked on the throwaway
-``faultlab`` app of tests/fault_app.py plus the ``system`` app.
+``faultlab`` app of tests/support/fault_app.py plus the ``system`` app.
 
 The lab app is registered by a module fixture and unregistered in its teardown; it is never
 imported at collection time, so tests that iterate over every registered app never see it.
@@ -13,7 +13,6 @@ import re
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,8 +33,8 @@ from mcpgym.tools.faults import (
     scheduled_kind,
 )
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 LAB = "faultlab"
 ADD, INSERT, IMPORT = "faultlab_add_item", "faultlab_insert_item", "faultlab_import_items"
 LIST, GET = "faultlab_list_items", "faultlab_get_item"
@@ -45,7 +44,7 @@ INC, COUNTER = "faultlab_increment_counter", "faultlab_get_counter"
 @pytest.fixture(scope="module", autouse=True)
 def lab():
     """Register the faultlab app for this module only."""
-    from tests import fault_app
+    from tests.support import fault_app
 
     fault_app.register()
     yield fault_app
@@ -291,7 +290,7 @@ PROFILE_ALL_KINDS = {
 }
 SNIPPET = """
 import json, sys
-from tests import fault_app  # importable: the subprocess runs with the repository as its cwd
+from tests.support import fault_app  # importable: the subprocess runs with the repository as its cwd
 print(json.dumps(fault_app.run_script(int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])), sort_keys=True))
 """
 

@@ -41,7 +41,7 @@ TRIALS = 3
 
 def BASE_TASKS() -> list[Task]:  # noqa: N802
     """The system/shop tasks of core: the behaviour targets are pinned on them here; the whole
-    core suite is checked in tests/test_task_suite.py."""
+    core suite is checked in tests/evaluation/tasks/test_task_suite.py."""
     return [t for t in load_tasks() if set(t.apps) <= {"system", "shop"} and not t.id.startswith("users.")]
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -24,8 +23,9 @@ from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.results import guess_error_code
 from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log, write_trajectories
 from mcpgym.evaluation.report.score_text import render_text
+from tests.conftest import ROOT
 
-DATA = Path(__file__).parent / "data" / "formats"
+DATA = ROOT / "tests" / "data" / "formats"
 
 TALK_FILES = {
     "mcpgym": DATA / "talk_episode.mcpgym.jsonl",

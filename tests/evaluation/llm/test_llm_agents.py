@@ -40,8 +40,8 @@ from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
 from tests.conftest import run_text
-from tests.fake_provider import HANG, INSTRUCTION, Fail, FakeProvider, OpenAIDialect, Raw, both
-from tests.mcp_helpers import control_get, create_episode
+from tests.support.fake_provider import HANG, INSTRUCTION, Fail, FakeProvider, OpenAIDialect, Raw, both
+from tests.support.mcp_helpers import control_get, create_episode
 
 SEED = 7
 

@@ -14,7 +14,7 @@ import pytest
 from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.llm.options import AGENT_OPTION_KEYS, agent_options, parse_agent_option
 from tests.conftest import run_text
-from tests.fake_provider import OpenAIDialect
+from tests.support.fake_provider import OpenAIDialect
 
 
 def cli(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:

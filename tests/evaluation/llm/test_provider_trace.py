@@ -15,7 +15,7 @@ from mcpgym.evaluation.llm import CallResult, LLMLimits, RetryPolicy, ToolInfo
 from mcpgym.evaluation.llm.flags import EpisodeFlag, count_flags, episode_flags, tool_call_in_text
 from mcpgym.evaluation.records.trajectory import MessageStep, Trajectory
 from tests.conftest import run_text
-from tests.fake_provider import Fail, OpenAIDialect
+from tests.support.fake_provider import Fail, OpenAIDialect
 
 TIME_TOOLS = [ToolInfo("system_get_time", "Current virtual time.", {"type": "object"}, "read")]
 FAST = RetryPolicy(max_retries=2, backoff_base=0.0, request_timeout=5.0)

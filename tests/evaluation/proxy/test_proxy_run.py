@@ -14,8 +14,8 @@ import pytest
 from mcpgym.evaluation.proxy.run import load_proxy_tasks
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 from tests.conftest import ROOT
-from tests.proxy_helpers import profile_file, recorded, score_json
-from tests.test_proxy_git import head_message, make_repo
+from tests.server.test_proxy_git import head_message, make_repo
+from tests.support.proxy_helpers import profile_file, recorded, score_json
 
 GIT_SERVER = shutil.which("mcp-server-git")
 

@@ -20,7 +20,7 @@ from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read
 from mcpgym.evaluation.run.run_dir import trajectories_file
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import get_task
-from tests.fake_provider import OpenAIDialect, Raw  # the `fake` fixture is in tests/conftest.py
+from tests.support.fake_provider import OpenAIDialect, Raw  # the `fake` fixture is in tests/conftest.py
 
 D = OpenAIDialect()
 TASK = "system.dark_mode"

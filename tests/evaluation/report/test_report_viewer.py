@@ -22,7 +22,7 @@ from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
-from tests.cdp import Browser, find_chromium
+from tests.support.cdp import Browser, find_chromium
 
 ITEM = "item-0101"
 TASK = "shop.two_card_games"

@@ -23,9 +23,8 @@ from mcpgym.evaluation.run.ray_executor import WORKER_PREFIX  # noqa: E402
 from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task  # noqa: E402
-from tests.conftest import run_text  # noqa: E402
+from tests.conftest import ROOT, run_text  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 TASKS = ["flights.cheapest_fare_lookup", "flights.book_cheapest_berlin_paris"]
 TRIALS = 2
 EPISODES = len(SCRIPTED_AGENTS) * len(TASKS) * TRIALS

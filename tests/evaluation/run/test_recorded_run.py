@@ -16,7 +16,7 @@ a run stores moves unnoticed:
   manifest (but for the machine, the times, the server's port and the paths).
 
 A deliberate change of a definition (docs/design.md §7 explains it with an example) re-records
-the reference: ``python -m tests.test_recorded_run --record``.
+the reference: ``python -m tests.evaluation.run.test_recorded_run --record``.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.formats.score import score_files
 from mcpgym.evaluation.records.compressed import read_text, trajectories_file
+from tests.conftest import ROOT
 
-REFERENCE = Path(__file__).resolve().parent / "data" / "recorded_run" / "smoke-scripted.tar.gz"
+REFERENCE = ROOT / "tests" / "data" / "recorded_run" / "smoke-scripted.tar.gz"
 RUN_ARGS = ["run", "--suite", "smoke", "--trials", "1", "--quiet"]
 STORED = ("scores.json", "manifest.json", "snapshots")  # and the trajectory file, plain or zstd
 # Fields that depend on the wall clock, the machine or the random episode id, never on the run.
@@ -183,6 +184,6 @@ def record(dest: Path = REFERENCE) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        raise SystemExit("usage: python -m tests.test_recorded_run --record")
+        raise SystemExit("usage: python -m tests.evaluation.run.test_recorded_run --record")
     record()
     print(f"recorded {REFERENCE}")

@@ -22,9 +22,8 @@ from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.records.compressed import decompress_frames
 from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
-from tests.conftest import run_text
+from tests.conftest import ROOT, run_text
 
-ROOT = Path(__file__).resolve().parent.parent
 TASKS = [t.id for t in load_tasks("smoke")[:3]]
 TRIALS = 2
 EPISODES = len(SCRIPTED_AGENTS) * len(TASKS) * TRIALS

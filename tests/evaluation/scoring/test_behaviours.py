@@ -27,8 +27,8 @@ from mcpgym.evaluation.scoring.calls import resolve_calls
 from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
-from tests.test_judge import _run
-from tests.test_scoring import CAT_ROWS, S, T
+from tests.evaluation.scoring.test_judge import _run
+from tests.evaluation.scoring.test_scoring import CAT_ROWS, S, T
 
 
 @pytest.fixture()

@@ -1,7 +1,7 @@
 """The hand-written tasks over the talk, weather, news and office apps (task files talk.yaml,
 weather.yaml, news.yaml, office.yaml and cross_social.yaml; docs/tasks.md).
 
-Their gold states are pinned like those of tests/test_tasks.py, their oracles are checked to
+Their gold states are pinned like those of tests/evaluation/tasks/test_tasks.py, their oracles are checked to
 read only before they write (so the overconfident agent's verification stays low), and the
 scripted ``careful`` agent must reach every gold state in-process with faults off.
 """

@@ -11,7 +11,7 @@ from mcpgym.evaluation.agents import CallResult
 from mcpgym.evaluation.llm.agent import ASK_USER_TOOL
 from mcpgym.evaluation.users import ScriptedUser, UserChannel, UserProfile
 from mcpgym.evaluation.users.llm_user import LLMUser
-from tests.fake_provider import OpenAIDialect  # the `fake` fixture is in tests/conftest.py
+from tests.support.fake_provider import OpenAIDialect  # the `fake` fixture is in tests/conftest.py
 
 PROFILE = UserProfile(facts={"recipient": "Maya Novak"}, refuses=["payment"], persona="Brief.")
 
