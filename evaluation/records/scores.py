@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mcpgym.evaluation.records.statistics import pass_k_table, rate, wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
@@ -86,10 +86,17 @@ class CheckSpec(BaseModel):
 
 
 class CheckResult(BaseModel):
-    """One check (:class:`CheckSpec`) and whether it passed."""
+    """One check (:class:`CheckSpec`) and whether it passed. A check given as a subclass (the
+    scorer's ``ExtraCheck``) is kept as its stored :class:`CheckSpec`, so fresh scores equal
+    the scores read back from a line."""
 
     check: CheckSpec
     passed: bool
+
+    @field_validator("check", mode="after")
+    @classmethod
+    def _as_stored(cls, check: CheckSpec) -> CheckSpec:
+        return check if type(check) is CheckSpec else CheckSpec.model_validate(check.model_dump())
 
 
 class PrecheckSkip(BaseModel):
