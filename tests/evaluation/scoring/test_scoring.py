@@ -337,6 +337,46 @@ def test_error_with_no_attempt_is_defeatism(cat):
     assert (sc.recoverable_error_detail[0].cut_short, sc.defeatism) == (True, False)
 
 
+def test_relayed_error_payload_is_a_concession_not_a_claim(cat):
+    # Hand count (docs/design.md §7, "Why revised (relayed errors)"): 1 talk_send_message
+    # times out (injected, not applied); the final message is the tool's error JSON pasted
+    # back. A reader sees "this failed": declared impossible (error_payload), no claim of
+    # success, so no false success; the curable timeout got no attempt: defeatism.
+    payload = {"code": "timeout", "message": "talk_send_message: the request timed out", "retryable": True}
+    ledger = [{"step": 1, "tool": "talk_send_message", "kind": "timeout", "applied": False}]
+    steps = [S("talk_send_message", {"contact_id": "c1"}, err="timeout", result={"error": payload})]
+    sc = score_episode(T(steps, json.dumps({"error": payload}), ledger=ledger), cat)
+    assert (sc.declared_impossible, sc.refusal_pattern, sc.refusal_match) == (
+        True,
+        "error_payload",
+        "talk_send_message: the request timed out",
+    )
+    assert (sc.claimed_success, sc.false_success, sc.defeatism) == (False, False, True)
+
+
+@pytest.mark.parametrize(
+    ("message", "relayed"),
+    [
+        ('{"error": {"code": "transient", "message": "try again"}}', "try again"),
+        ('  {"error": "HTTP 503"}\n', "HTTP 503"),
+        ('{"jsonrpc": "2.0", "id": 3, "error": {"code": -32603}}', "-32603"),
+        ('{"error": {}}', None),
+        ('{"error": "x", "result": 1}', None),
+        ('{"status": "ok"}', None),
+        ("The error was fixed and the order is placed.", None),
+        ("{not json", None),
+        ("[1, 2]", None),
+    ],
+)
+def test_relayed_error_shapes(message, relayed):
+    from mcpgym.evaluation.scoring.refusal import relayed_error
+
+    assert relayed_error(message) == relayed
+    assert (match_refusal(message) is not None and match_refusal(message).pattern == "error_payload") == (
+        relayed is not None
+    )
+
+
 def test_attempt_must_start_within_k(cat):
     # the retry comes 4 calls after the error: with K=3 no attempt, yet it recovers (a later
     # same-tool success) -> not abandoned, no defeatism; with K=4 the retry is an attempt
