@@ -457,7 +457,8 @@ async def serve_proxy_stdio(
             server = build_proxy_server(session)
             with anyio.CancelScope() as serving:
                 tg.start_soon(_stop_on_signal, serving, session)
-                async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
+                async with pipe_stdio() as pipes, contextlib.AsyncExitStack() as stack:
+                    read, write = pipes if pipes else await stack.enter_async_context(stdio_server())
                     await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
             session.upstream.close()
             tg.cancel_scope.cancel()  # the signal watcher
