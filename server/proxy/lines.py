@@ -16,6 +16,7 @@ subprocess upstream (:mod:`mcpgym.server.proxy.upstream_stdio`).
 from __future__ import annotations
 
 import asyncio
+
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
@@ -139,4 +140,3 @@ class LineWriter:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
