@@ -81,6 +81,11 @@ def build(folder: Path) -> MCPServer:
         sys.stdout.flush()
         return "answered after garbage"
 
+    @server.tool(annotations=READ, structured_output=False)
+    def request_id(ctx: Context) -> str:
+        """The JSON-RPC id this call arrived with (the proxy's fast path gives its own)."""
+        return str(ctx.request_id)
+
     @server.resource("note://readme", mime_type="text/plain")
     def readme() -> str:
         """The readme."""

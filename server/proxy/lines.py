@@ -16,6 +16,7 @@ subprocess upstream (:mod:`mcpgym.server.proxy.upstream_stdio`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import anyio
 import mcp_types as types
@@ -42,11 +43,24 @@ class LineReader:
     and the rest of it is read as further bad lines) and parses it (a blank line too: it is a
     parse error, as in the SDK's transports).
     End of input raises ``anyio.EndOfStream`` (``async for`` stops), as the SDK's streams do.
+
+    Args:
+        reader: the stream read.
+        intercept: ``line -> bool`` seen first for every line; True: it took the line (it is
+            not parsed nor returned). It must not raise (:mod:`mcpgym.server.proxy.fast`).
+        on_end: called once when the input ends (end of file, or :meth:`close`).
     """
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        intercept: Callable[[bytes], bool] | None = None,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
         self._reader = reader
         self._closed = False
+        self.intercept = intercept
+        self.on_end = on_end
 
     async def receive(self) -> SessionMessage | Exception:
         """The next message (or its parse error).
@@ -54,24 +68,29 @@ class LineReader:
         Raises:
             anyio.EndOfStream: at end of input (or once :meth:`close` was called).
         """
-        if self._closed:
-            raise anyio.EndOfStream
-        try:
-            line = await self._reader.readline()
-        except ValueError:  # past MAX_LINE_BYTES: asyncio dropped what it had read
-            return parse_line(b"\xef\xbf\xbd line too long")
-        except (ConnectionError, OSError):
-            raise anyio.EndOfStream from None
-        if not line:
-            self._closed = True
-            raise anyio.EndOfStream
-        return parse_line(line)
+        while True:
+            if self._closed:
+                raise anyio.EndOfStream
+            try:
+                line = await self._reader.readline()
+            except ValueError:  # past MAX_LINE_BYTES: asyncio dropped what it had read
+                return parse_line(b"\xef\xbf\xbd line too long")
+            except (ConnectionError, OSError):
+                self.close()
+                raise anyio.EndOfStream from None
+            if not line:
+                self.close()
+                raise anyio.EndOfStream
+            if self.intercept is None or not self.intercept(line):
+                return parse_line(line)
 
     def close(self) -> None:
         """End the stream: a waiting or later ``receive`` ends as at end of input."""
         if not self._closed:
             self._closed = True
             self._reader.feed_eof()
+            if self.on_end is not None:
+                self.on_end()
 
     async def aclose(self) -> None:
         """Same as :meth:`close`."""
@@ -114,14 +133,29 @@ class LineWriter:
             anyio.ClosedResourceError: after :meth:`aclose`.
             anyio.BrokenResourceError: when the peer closed its end.
         """
+        self.write_line(item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n")
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            self._broken()
+            raise anyio.BrokenResourceError from exc
+
+    def write_line(self, data: bytes) -> None:
+        """Write ``data`` (one whole line, newline included) without waiting: the transport
+        buffers what the peer has not read yet.
+
+        Raises:
+            anyio.ClosedResourceError: after :meth:`aclose`.
+            anyio.BrokenResourceError: when the peer closed its end.
+        """
         if self._closed:
             raise anyio.ClosedResourceError
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
         try:
             if self._writer.transport.is_closing():
                 raise BrokenPipeError("the pipe is closed")
             self._writer.write(data)
-            await self._writer.drain()
+            if self._writer.transport.is_closing():  # asyncio closes a pipe whose write failed, silently
+                raise BrokenPipeError("the pipe broke")
         except (ConnectionError, OSError, RuntimeError) as exc:
             self._broken()
             raise anyio.BrokenResourceError from exc

@@ -94,6 +94,8 @@ class Upstream:
         self.mode = mode
         self.client: Any = None
         self.failure: str | None = None
+        self.tap: Any = None
+        """Sees the upstream's lines first, over stdio (:class:`mcpgym.server.proxy.fast.FastCalls`)."""
         self._ready = anyio.Event()
         self._done = anyio.Event()
         self._close = anyio.Event()
@@ -106,7 +108,9 @@ class Upstream:
 
         command = self.spec.command or []
         if upstream_stdio.available():
-            return upstream_stdio.subprocess_stdio(command[0], command[1:], env=self.spec.env, cwd=self.spec.cwd)
+            return upstream_stdio.subprocess_stdio(
+                command[0], command[1:], env=self.spec.env, cwd=self.spec.cwd, tap=self.tap
+            )
         from mcp.client.stdio import StdioServerParameters
 
         return StdioServerParameters(command=command[0], args=command[1:], env=self.spec.env, cwd=self.spec.cwd)

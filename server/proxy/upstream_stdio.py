@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import anyio
 
@@ -30,6 +31,19 @@ EXIT_GRACE = 2.0
 KILL_GRACE = 2.0
 """Wall seconds between SIGTERM and SIGKILL of the upstream's process group."""
 _POLL = 0.01
+
+
+class Tap(Protocol):
+    """What sees the upstream's lines before its session does (:class:`mcpgym.server.proxy.fast.FastCalls`)."""
+
+    def attach_upstream(self, writer: LineWriter) -> None:
+        """Take the writer to the upstream's stdin."""
+
+    def from_upstream(self, line: bytes) -> bool:
+        """A line from the upstream; True: taken (the session does not see it)."""
+
+    def upstream_ended(self) -> None:
+        """The upstream's output ended."""
 
 
 def available() -> bool:
@@ -85,12 +99,18 @@ def _stderr() -> int | None:
 
 @contextlib.asynccontextmanager
 async def subprocess_stdio(
-    command: str, args: list[str], env: dict[str, str] | None = None, cwd: str | None = None
+    command: str,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    tap: Tap | None = None,
 ) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     """Spawn ``command args...`` and yield the MCP session's streams over its stdin/stdout.
 
     The child's stderr is this process's. Leaving the block stops the child (module docstring),
     shielded from cancellation so that no upstream process outlives the proxy's session.
+    ``tap`` (when given) gets the writer to the child, sees every line from it first and is
+    told when its output ends (:class:`Tap`).
 
     Raises:
         OSError: when the command cannot be spawned (not found, not executable).
@@ -112,6 +132,9 @@ async def subprocess_stdio(
     assert process.stdin is not None and process.stdout is not None
     reader = LineReader(process.stdout)
     writer = LineWriter(process.stdin, reader)
+    if tap is not None:
+        reader.intercept, reader.on_end = tap.from_upstream, tap.upstream_ended
+        tap.attach_upstream(writer)
     try:
         yield reader, writer
     finally:
