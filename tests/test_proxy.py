@@ -15,6 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import ROOT
 from tests.proxy_helpers import profile_file, proxy_params, recorded, text_of
@@ -118,9 +119,15 @@ async def test_a_handshake_era_client_over_stdio_takes_the_fast_path_with_faults
         assert text_of(confirmed) == "confirmed and wrote c" and asked == ["write c?"]
         missing = await client.call_tool("note_read", {"name": "missing"})
         assert text_of(missing) == "no note missing"
+        with pytest.raises(MCPError) as fast_error:  # the upstream's JSON-RPC error, passed on
+            await client.call_tool("rpc_error", {})
     async with Client(proxy_params(tmp_path / "rec-modern", upstream=[*UPSTREAM, str(notes)])) as client:
         assert client.protocol_version == "2026-07-28"  # the SDK path: the SDK client's own integer ids
         assert text_of(await client.call_tool("request_id", {})).isdigit()
+        with pytest.raises(MCPError) as sdk_error:
+            await client.call_tool("rpc_error", {})
+    assert fast_error.value.error == sdk_error.value.error
+    assert fast_error.value.error.code == types.INVALID_PARAMS and fast_error.value.error.data == {"why": "a test"}
     (line,) = recorded(record)
     assert [(s["tool"], s["error_code"]) for s in line["steps"]] == [
         ("note_write", "timeout"),
@@ -128,6 +135,7 @@ async def test_a_handshake_era_client_over_stdio_takes_the_fast_path_with_faults
         ("request_id", None),
         ("confirm_write", None),
         ("note_read", None),
+        ("rpc_error", "invalid_argument"),
     ]
     assert line["ledger"] == [
         {"step": 1, "tool": "note_write", "call_index": 0, "kind": "timeout", "applied": True, "persisting": False}

@@ -259,11 +259,11 @@ class FastCalls:
         except Exception as exc:  # noqa: BLE001
             self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {_why(exc)}")
             return
-        exc = MCPError(data.code, data.message, data.data)
-        if _is_timeout(exc):
+        answered = MCPError(data.code, data.message, data.data)
+        if _is_timeout(answered):
             timeout = self.session.upstream.spec.call_timeout
             self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s")
-        elif _is_closed(exc):
+        elif _is_closed(answered):
             self._fail(call, self.session.upstream.failure or f"the upstream closed the connection during {call.what}")
         else:
             code = "invalid_argument" if data.code == types.INVALID_PARAMS else "unavailable"
