@@ -36,6 +36,10 @@ def parse_line(line: bytes) -> SessionMessage | Exception:
     return SessionMessage(message)
 
 
+class _Closed(Exception):
+    """Raised into a reader's pending read when its :class:`LineReader` is closed."""
+
+
 class LineReader:
     """``ReadStream[SessionMessage | Exception]`` over an ``asyncio.StreamReader``.
 
@@ -73,6 +77,8 @@ class LineReader:
                 raise anyio.EndOfStream
             try:
                 line = await self._reader.readline()
+            except _Closed:
+                raise anyio.EndOfStream from None
             except ValueError:  # past MAX_LINE_BYTES: asyncio dropped what it had read
                 return parse_line(b"\xef\xbf\xbd line too long")
             except (ConnectionError, OSError):
@@ -88,7 +94,9 @@ class LineReader:
         """End the stream: a waiting or later ``receive`` ends as at end of input."""
         if not self._closed:
             self._closed = True
-            self._reader.feed_eof()
+            if not self._reader.at_eof():
+                # wakes a waiting readline; unlike feed_eof, lets the pipe go on delivering
+                self._reader.set_exception(_Closed())
             if self.on_end is not None:
                 self.on_end()
 
