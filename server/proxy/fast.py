@@ -27,7 +27,9 @@ understand, a 2026-07-28 client, an upstream over HTTP) goes through the SDK unc
 upstream's elicitation or sampling request during a fast call reaches the client as on the
 SDK path (the call is in the session's ``in_flight`` list). Calls still waiting when the
 client leaves are not logged (as on the SDK path). The client's answers are written as they
-come; the pipe buffers what a slow client has not read yet.
+come; the pipe buffers what a slow client has not read yet. A call the proxy stops waiting
+for (past ``call_timeout``, or the client left) is cancelled on the upstream with
+``notifications/cancelled``, as the SDK client does.
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ class FastCalls:
         """The client is gone: forget the calls still waiting (not logged, as on the SDK path)."""
         self._closed = True
         self.enabled = False
-        for call in self._pending.values():
+        for upstream_id, call in self._pending.items():
             self._done(call)
+            self._cancel_upstream(upstream_id, "the client left")
         self._pending.clear()
 
     # -- the client's side --------------------------------------------------------------------
@@ -232,7 +235,21 @@ class FastCalls:
         if call is not None:
             self._done(call)
             timeout = self.session.upstream.spec.call_timeout
+            self._cancel_upstream(upstream_id, f"no answer within {timeout:g} s")
             self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s")
+
+    def _cancel_upstream(self, upstream_id: str, reason: str) -> None:
+        """Tell the upstream a request is abandoned (the SDK client's courtesy ``notifications/cancelled``:
+        a handler still running would otherwise keep the upstream from exiting at the end)."""
+        if self.upstream is None or self._upstream_ended:
+            return
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": upstream_id, "reason": reason},
+        }
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.upstream.write_line(json.dumps(note).encode() + b"\n")
 
     def _settle(self, call: _Call, result: Any) -> None:
         """Log the upstream's result with the plan and answer the client (the SDK path's rules)."""
