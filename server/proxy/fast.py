@@ -207,7 +207,9 @@ class FastCalls:
             msg = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             return False
-        upstream_id = msg.get("id") if isinstance(msg, dict) else None
+        if not isinstance(msg, dict) or "method" in msg:  # a request of the upstream's own: its ids are its own
+            return False
+        upstream_id = msg.get("id")
         call = self._pending.pop(upstream_id, None) if isinstance(upstream_id, str) else None
         if call is None:
             return False
