@@ -86,6 +86,8 @@ class Upstream:
         spec: the :class:`UpstreamSpec`.
         client: the connected ``mcp.Client`` (None until ready).
         failure: why the connection ended or never started (None while it lives).
+        tap: a :class:`~mcpgym.server.proxy.upstream_stdio.Tap` that sees a command
+            upstream's lines first (the session's fast path), or None.
     """
 
     def __init__(self, spec: UpstreamSpec, callbacks: Callbacks | None = None, *, mode: Any = "legacy") -> None:
@@ -95,7 +97,6 @@ class Upstream:
         self.client: Any = None
         self.failure: str | None = None
         self.tap: Any = None
-        """Sees the upstream's lines first, over stdio (:class:`mcpgym.server.proxy.fast.FastCalls`)."""
         self._ready = anyio.Event()
         self._done = anyio.Event()
         self._close = anyio.Event()
