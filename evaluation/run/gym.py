@@ -107,6 +107,7 @@ class GymEpisode:
         self._last: CallResult | None = None
         self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
+        self._scores: EpisodeScores | None = None
 
     @classmethod
     def create(
@@ -294,11 +295,10 @@ class GymEpisode:
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
         started = time.perf_counter()
         traj = self._build()
-        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"]).model_dump(
-            mode="json"
-        )
+        scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+        traj.scores = scores.model_dump(mode="json")
         self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
-        self._traj = traj
+        self._traj, self._scores = traj, scores
 
     # -- reading ----------------------------------------------------------------------------
     def _build(self) -> Trajectory:
@@ -359,7 +359,10 @@ class GymEpisode:
         """The typed scores: the judge's outcome (``success``, ``recall``, ...) plus the
         behaviour scores (verification, recovery, defeatism; docs/design.md §7), every field
         :class:`EpisodeScores` has. Before :meth:`finish` it scores the episode as if it ended
-        now with an empty message (a shaped intermediate score)."""
+        now with an empty message (a shaped intermediate score). After :meth:`finish` it is the
+        object the scorer made, the same one each time (its dump is the trajectory's ``scores``)."""
+        if self._scores is not None:
+            return self._scores
         traj = self._traj or self._build()
         if traj.scores is not None:
             return EpisodeScores.model_validate(traj.scores)

@@ -118,14 +118,20 @@ class World:
         """Return the whole world as JSON-able data (see :meth:`restore`).
 
         An app still on a shared state (a template's, a checkpoint's) contributes the dump
-        cached on that state: the same object in every such snapshot, so callers must treat a
-        snapshot as read-only (copy it before changing it)."""
+        cached on that state, and a world made from a template its template's dumps of the user
+        and the people (shared with it, no tool changes them): the same objects in every such
+        snapshot, so callers must treat a snapshot as read-only (copy it before changing it)."""
+        made = self._template
+        if made is not None and self.user is made._user and self.people is made._people:
+            user, people = made.snapshot["user"], made.snapshot["people"]
+        else:
+            user, people = self.user.model_dump(mode="json"), [p.model_dump(mode="json") for p in self.people]
         return {
             "seed": self.seed,
             "apps": list(self.apps),
             "clock": self.clock.model_dump(mode="json"),
-            "user": self.user.model_dump(mode="json"),
-            "people": [p.model_dump(mode="json") for p in self.people],
+            "user": user,
+            "people": people,
             "state": {name: app.state_dump() for name, app in self.apps.items()},
         }
 
