@@ -164,6 +164,17 @@ class World:
         """Per-app state with volatile fields removed (what the judge compares)."""
         return {name: app.comparable_state() for name, app in self.apps.items()}
 
+    def park(self) -> int:
+        """Keep every state this world's apps own as JSON text until its next access
+        (:meth:`App.park`): for a world that stays alive but idle, so that the garbage collector
+        has next to nothing of it to scan. Snapshots, hashes and views are unchanged. Not to be
+        called while a tool call runs on this world (the episode's lock guards it).
+
+        Returns:
+            How many app states were parked.
+        """
+        return sum(app.park() for app in self.apps.values())
+
     # -- checkpoints (used by fault injection) -------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
         """Return a checkpoint of the mutable state (clock and app states). Nothing is copied:
