@@ -94,9 +94,10 @@ class Episode:
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
     wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    park_hook: Callable[[], None] | None = None
-    """Called after :meth:`park` parked something (the in-process :class:`GymEpisode` keeps its
-    last observation as text then)."""
+    park_hook: Callable[[], Callable[[], None] | None] | None = None
+    """A weak reference to what to call after :meth:`park` parked something (``weakref.WeakMethod``;
+    the in-process :class:`GymEpisode` keeps its last observation as text then): weak, so that
+    the episode's owner is freed as soon as it is dropped, not by a later garbage collection."""
 
     @classmethod
     def create(
@@ -200,8 +201,9 @@ class Episode:
             parked = self.invoker.park() or parked
         finally:
             self.lock.release()
-        if parked and self.park_hook is not None:
-            self.park_hook()
+        hook = self.park_hook() if parked and self.park_hook is not None else None
+        if hook is not None:
+            hook()
         return parked
 
     def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:
@@ -246,6 +248,9 @@ class Episode:
 
     def refresh_exposure(self) -> None:
         """Recompute which world tools are hidden from the agent (after an unlock)."""
+        if not self.search_tools and self.visible is None:  # every tool shown
+            self.invoker.hidden = _NOTHING_HIDDEN
+            return
         exposed = {s.name for s in self.tool_specs()}
         hidden = set(self.invoker.specs) - exposed
         self.invoker.hidden = hidden if hidden else _NOTHING_HIDDEN  # most episodes show every tool

@@ -249,18 +249,24 @@ def _specs_of(classes: tuple[type[Any], ...]) -> dict[str, ToolSpec]:
     return specs
 
 
-_EXEMPT: dict[int, tuple[dict[str, ToolSpec], frozenset[str]]] = {}
+_FACTS: dict[int, tuple[dict[str, ToolSpec], tuple[frozenset[str], str | None, str | None]]] = {}
 
 
-def _exempt_of(specs: dict[str, ToolSpec]) -> frozenset[str]:
-    """:func:`exempt_tools` of a shared specs dict (:func:`_specs_of`), computed once per dict."""
-    hit = _EXEMPT.get(id(specs))
+def _facts_of(specs: dict[str, ToolSpec]) -> tuple[frozenset[str], str | None, str | None]:
+    """``(exempt tools, first wait tool, first reauth tool)`` of a specs dict (see
+    :func:`exempt_tools`, :func:`role_tools`), computed once per shared dict (:func:`_specs_of`)."""
+    hit = _FACTS.get(id(specs))
     if hit is not None and hit[0] is specs:
         return hit[1]
-    exempt = exempt_tools(specs)
-    if len(_EXEMPT) < 1024:
-        _EXEMPT[id(specs)] = (specs, exempt)
-    return exempt
+    listed = list(specs.values())
+    facts = (
+        exempt_tools(specs),
+        next(iter(role_tools(listed, "wait")), None),
+        next(iter(role_tools(listed, "reauth")), None),
+    )
+    if len(_FACTS) < 1024:
+        _FACTS[id(specs)] = (specs, facts)
+    return facts
 
 
 class ToolInvoker:
@@ -309,10 +315,7 @@ class ToolInvoker:
         # resource family -> (step, world checkpoint taken just before the last write to it)
         self._before_write: dict[str, tuple[int, dict[str, Any]]] = {}
         self.down: frozenset[str] = plan_unavailable(self.profile, self.fault_seed, self.specs)
-        self._exempt = _exempt_of(self.specs)
-        specs = list(self.specs.values())
-        self.wait_tool: str | None = next(iter(role_tools(specs, "wait")), None)
-        self.reauth_tool: str | None = next(iter(role_tools(specs, "reauth")), None)
+        self._exempt, self.wait_tool, self.reauth_tool = _facts_of(self.specs)
         self._wait_hint = (
             f"{self.wait_tool} advances the clock" if self.wait_tool else "the clock advances with every write"
         )

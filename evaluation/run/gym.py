@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+import weakref
 from typing import Any
 
 from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
@@ -99,7 +100,7 @@ class GymEpisode:
         self._result: AgentResult | None = None
         self._last: CallResult | None = None
         self._last_text: str | None = None  # the last observation, once the episode was parked
-        episode.park_hook = self._parked
+        episode.park_hook = weakref.WeakMethod(self._parked)
         self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
         self._scores: EpisodeScores | None = None
