@@ -11,7 +11,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,10 +94,11 @@ class Episode:
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
     wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    park_hook: Callable[[], Callable[[], None] | None] | None = None
-    """A weak reference to what to call after :meth:`park` parked something (``weakref.WeakMethod``;
-    the in-process :class:`GymEpisode` keeps its last observation as text then): weak, so that
-    the episode's owner is freed as soon as it is dropped, not by a later garbage collection."""
+    park_listener: weakref.ref[Any] | None = None
+    """A weak reference to an object whose ``episode_parked()`` is called after :meth:`park`
+    parked something (the in-process :class:`GymEpisode` keeps its last observation as text
+    then): weak, so that the episode's owner is freed as soon as it is dropped, not by a later
+    garbage collection."""
 
     @classmethod
     def create(
@@ -201,9 +202,9 @@ class Episode:
             parked = self.invoker.park() or parked
         finally:
             self.lock.release()
-        hook = self.park_hook() if parked and self.park_hook is not None else None
-        if hook is not None:
-            hook()
+        listener = self.park_listener() if parked and self.park_listener is not None else None
+        if listener is not None:
+            listener.episode_parked()
         return parked
 
     def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:

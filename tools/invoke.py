@@ -301,7 +301,7 @@ class ToolInvoker:
         self.world = world
         self.profile = load_profile(faults)
         self.fault_seed = world.seed if fault_seed is None else int(fault_seed)
-        self.specs: dict[str, ToolSpec] = _specs_of(tuple(type(app) for app in world.apps.values()))
+        self.specs: dict[str, ToolSpec] = _specs_of(tuple(world.apps.app_class(name) for name in world.apps))
         self._calls: list[CallRecord] | None = []
         self._parked_calls: str | None = None  # the call log as JSON text while parked
         self.ledger: list[LedgerEntry] = []

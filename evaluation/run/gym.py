@@ -100,7 +100,7 @@ class GymEpisode:
         self._result: AgentResult | None = None
         self._last: CallResult | None = None
         self._last_text: str | None = None  # the last observation, once the episode was parked
-        episode.park_hook = weakref.WeakMethod(self._parked)
+        episode.park_listener = weakref.ref(self)
         self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
         self._scores: EpisodeScores | None = None
@@ -365,7 +365,7 @@ class GymEpisode:
             return observation_text(self._last)
         return self._last_text if self._last_text is not None else self.instruction
 
-    def _parked(self) -> None:
+    def episode_parked(self) -> None:
         """The episode was parked (:meth:`mcpgym.server.episode.Episode.park`): keep the last
         observation as its text, not as the result's objects."""
         if self._last is not None:
