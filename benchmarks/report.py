@@ -86,8 +86,8 @@ def _detail_text(fig: Figure) -> str:
         return f"judge {d['judge_ms']:.2f} ms, restore {d['restore_ms']:.2f} ms"
     if name == "gc_pause":
         return (
-            f"{d['tracked_objects']:,} tracked objects ({d['tracked_per_episode']:.0f} per episode); "
-            f"before the episodes {d['empty_ms']:.1f} ms"
+            f"{d['tracked_objects']:,} tracked objects ({d['tracked_per_episode']:.0f} per episode, "
+            f"{d.get('hot_episodes', '?')} hot); before the episodes {d['empty_ms']:.1f} ms"
         )
     if name == "ray_overhead":
         return (

@@ -155,36 +155,38 @@ def score_episode(
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
     calls = resolve_calls(traj, catalog)
-    sc = EpisodeScores(
-        episode_id=traj.episode_id,
-        task_id=traj.task_id,
-        agent=traj.agent,
-        trial=traj.trial,
-        level=traj.level,
-        apps=list(traj.apps),
-        feasible=traj.feasible,
-        status=traj.status,
-        tool_calls=len(calls),
-        recovery_window=k,
-        tokens=traj.tokens,
-        heuristic_tools=sorted({c.tool for c in calls if c.entry.source == "heuristic"}),
-    )
+    # The fields are gathered first and validated once at the end (a third of the time of
+    # assigning ~45 attributes one by one to a model).
+    sc: dict[str, Any] = {
+        "episode_id": traj.episode_id,
+        "task_id": traj.task_id,
+        "agent": traj.agent,
+        "trial": traj.trial,
+        "level": traj.level,
+        "apps": list(traj.apps),
+        "feasible": traj.feasible,
+        "status": traj.status,
+        "tool_calls": len(calls),
+        "recovery_window": k,
+        "tokens": traj.tokens,
+        "heuristic_tools": sorted({c.tool for c in calls if c.entry.source == "heuristic"}),
+    }
     counted = counted_writes(calls, unscored_families)
 
     v = score_verification(calls, counted)
-    sc.writes, sc.verified_writes, sc.verification_skips = v.writes, v.verified_writes, v.verification_skips
-    sc.verification_rate = sc.verified_writes / sc.writes if sc.writes else None
+    sc["writes"], sc["verified_writes"], sc["verification_skips"] = v.writes, v.verified_writes, v.verification_skips
+    sc["verification_rate"] = v.verified_writes / v.writes if v.writes else None
 
     p = score_precheck(calls, counted)
-    sc.precheck_writes, sc.prechecked_writes, sc.precheck_skips = (
+    sc["precheck_writes"], sc["prechecked_writes"], sc["precheck_skips"] = (
         p.precheck_writes,
         p.prechecked_writes,
         p.precheck_skips,
     )
-    sc.precheck_rate = sc.prechecked_writes / sc.precheck_writes if sc.precheck_writes else None
+    sc["precheck_rate"] = p.prechecked_writes / p.precheck_writes if p.precheck_writes else None
 
     b = score_blind_retries(calls)
-    sc.blind_retries, sc.duplicate_side_effects, sc.blind_retry_detail = (
+    sc["blind_retries"], sc["duplicate_side_effects"], sc["blind_retry_detail"] = (
         b.blind_retries,
         b.duplicate_side_effects,
         b.detail,
@@ -198,21 +200,23 @@ def score_episode(
         status=traj.status,
         outside=traj.ledger is None,
     )
-    sc.recoverable_error_detail = errors
-    sc.recoverable_errors = len(errors)
-    sc.recovery_attempts = sum(r.attempt is not None for r in errors)
-    sc.recoveries = sum(r.recovered_step is not None for r in errors)
+    sc["recoverable_error_detail"] = errors
+    sc["recoverable_errors"] = len(errors)
+    sc["recovery_attempts"] = sum(r.attempt is not None for r in errors)
+    sc["recoveries"] = sum(r.recovered_step is not None for r in errors)
 
     o = score_outcome(traj, checks)
+    success = None
     if o is not None:
-        sc.success, sc.recall, sc.total, sc.misbehave = o.success, o.recall, o.total, o.misbehave
-        sc.missed, sc.misbehaved, sc.extra_checks = o.missed, o.misbehaved, o.extra_checks
+        success = o.success
+        sc["success"], sc["recall"], sc["total"], sc["misbehave"] = o.success, o.recall, o.total, o.misbehave
+        sc["missed"], sc["misbehaved"], sc["extra_checks"] = o.missed, o.misbehaved, o.extra_checks
     else:
-        sc.outcome_unavailable = traj.metadata.get("outcome_unavailable") or "no initial, final and gold states"
+        sc["outcome_unavailable"] = traj.metadata.get("outcome_unavailable") or "no initial, final and gold states"
     refusal = match_refusal(traj.final_message)
     claimed = bool((traj.final_message or "").strip()) and refusal is None  # claims_done, matched once
-    f = score_false_success(traj, calls, catalog, sc.success, claimed=claimed)
-    sc.claimed_success, sc.false_success, sc.false_success_basis, sc.false_success_reason = (
+    f = score_false_success(traj, calls, catalog, success, claimed=claimed)
+    sc["claimed_success"], sc["false_success"], sc["false_success_basis"], sc["false_success_reason"] = (
         f.claimed,
         f.false_success,
         f.basis,
@@ -220,25 +224,29 @@ def score_episode(
     )
 
     d = score_defeatism(errors, traj.final_message, k=k, claimed=f.claimed, refusal=refusal)
-    sc.declared_impossible, sc.refusal_pattern, sc.refusal_match = (
+    sc["declared_impossible"], sc["refusal_pattern"], sc["refusal_match"] = (
         d.declared_impossible,
         d.refusal_pattern,
         d.refusal_match,
     )
-    sc.defeatism, sc.defeatism_reason = d.defeatism, d.reason
+    sc["defeatism"], sc["defeatism_reason"] = d.defeatism, d.reason
 
-    sc.impatience_detail = score_impatience(calls)
-    sc.impatience = len(sc.impatience_detail)
+    impatience = score_impatience(calls)
+    sc["impatience_detail"], sc["impatience"] = impatience, len(impatience)
 
     counts = count_calls(traj, calls)
-    sc.valid_calls, sc.invalid_calls, sc.error_calls = counts.valid_calls, counts.invalid_calls, counts.error_calls
+    sc["valid_calls"], sc["invalid_calls"], sc["error_calls"] = (
+        counts.valid_calls,
+        counts.invalid_calls,
+        counts.error_calls,
+    )
 
     # -- the user in the loop ---------------------------------------------------------------
-    sc.user_questions = len(traj.user_turns)
-    sc.clarification_skips = clarification_skips(traj, catalog)
-    sc.unconfirmed_writes = unconfirmed_writes(traj, catalog)
-    sc.user_burden = len(user_burden(traj))
-    return sc
+    sc["user_questions"] = len(traj.user_turns)
+    sc["clarification_skips"] = clarification_skips(traj, catalog)
+    sc["unconfirmed_writes"] = unconfirmed_writes(traj, catalog)
+    sc["user_burden"] = len(user_burden(traj))
+    return EpisodeScores.model_validate(sc)
 
 
 def score_trajectories(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K) -> list[EpisodeScores]:
