@@ -30,10 +30,11 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.config import RunConfig
     from mcpgym.evaluation.run.episode_runner import AgentEntry
     from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
     from mcpgym.evaluation.run.run_dir import RunError, load_run
-    from mcpgym.evaluation.run.runner import RunResult, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import RunResult, run_evaluation
     from mcpgym.evaluation.scoring.aggregate import aggregate
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode, score_trajectories
     from mcpgym.evaluation.tasks import Task, get_task, load_tasks, register_suite, suite_names
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     # run
     "run_evaluation": "mcpgym.evaluation.run.runner",
-    "RunSettings": "mcpgym.evaluation.run.runner",
+    "RunConfig": "mcpgym.evaluation.run.config",
     "RunResult": "mcpgym.evaluation.run.runner",
     "AgentEntry": "mcpgym.evaluation.run.episode_runner",
     "RunError": "mcpgym.evaluation.run.run_dir",
@@ -90,7 +91,7 @@ __all__ = [
     "GymEpisode",
     "RunError",
     "RunResult",
-    "RunSettings",
+    "RunConfig",
     "SCRIPTED_AGENTS",
     "ScoreReport",
     "Task",

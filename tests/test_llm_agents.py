@@ -671,13 +671,13 @@ async def test_no_retry_starts_past_the_deadline(d, fake):
 
 @pytest.mark.parametrize("d", [OpenAIDialect()], ids=lambda d: d.name)
 def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d, fake, http_server, tmp_path):
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
     fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG)
     agent = d.agent(fake)
-    settings = RunSettings(
+    settings = RunConfig(
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=2.0, progress=False
     )
     result = run_evaluation([get_task("system.dark_mode")], [AgentEntry(agent.name, agent)], settings)
@@ -927,11 +927,11 @@ class _TalkThenHang:
 def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_server, tmp_path):
     """The runner's timeout leaves no agent result: the trajectory's tokens were None although
     its message steps hold them; now they are the steps' sum, as for any other episode."""
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
-    settings = RunSettings(
+    settings = RunConfig(
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=1.5, progress=False
     )
     run_evaluation([get_task("system.dark_mode")], [AgentEntry("talker", _TalkThenHang())], settings)

@@ -23,13 +23,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import make_agent
-from mcpgym.evaluation.cli.app import app, interrupt_message
+from mcpgym.evaluation.cli.app import app
+from mcpgym.evaluation.cli.run import interrupt_message
 from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
 from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
 from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
 from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
 from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
-from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, RunError, run_evaluation
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
 from tests.conftest import ROOT, run_text
@@ -44,9 +45,7 @@ def _run(
     return run_evaluation(
         [get_task(t) for t in TASKS],
         [AgentEntry(a, make_agent(a)) for a in agents],
-        RunSettings(
-            out=out, trials=trials, faults="default", server_url=url, token=token, progress=False, resume=resume
-        ),
+        RunConfig(out=out, trials=trials, faults="default", server_url=url, token=token, progress=False, resume=resume),
     )
 
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.records.compressed import decompress_frames
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 from tests.conftest import run_text
 
@@ -264,7 +264,7 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
     # so that a loaded machine (a parallel test run) cannot turn their ends into timeouts.
     trajs = {}
     for out, odd, timeout in (("odd", (_Crash(), _Greedy(), _Sloppy()), 120.0), ("hang", (_Hang(),), 2.0)):
-        settings = RunSettings(
+        settings = RunConfig(
             out=tmp_path / out, trials=1, server_url=url, token=token, episode_timeout=timeout, progress=False
         )
         result = run_evaluation([task], [AgentEntry(a.name, a) for a in odd], settings)
