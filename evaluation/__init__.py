@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.agents import (
         SCRIPTED_AGENTS,
         Agent,
+        AgentContext,
         AgentResult,
         CallResult,
         ToolInfo,
@@ -63,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "read_manifest": "mcpgym.evaluation.records.manifest",
     # agents and their registry
     "Agent": "mcpgym.evaluation.agents",
+    "AgentContext": "mcpgym.evaluation.agents",
     "AgentResult": "mcpgym.evaluation.agents",
     "CallResult": "mcpgym.evaluation.agents",
     "ToolInfo": "mcpgym.evaluation.agents",
@@ -82,6 +84,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Agent",
+    "AgentContext",
     "AgentEntry",
     "AgentResult",
     "CallResult",
@@ -89,9 +92,9 @@ __all__ = [
     "EpisodeFinished",
     "EpisodeScores",
     "GymEpisode",
+    "RunConfig",
     "RunError",
     "RunResult",
-    "RunConfig",
     "SCRIPTED_AGENTS",
     "ScoreReport",
     "Task",

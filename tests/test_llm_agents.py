@@ -914,7 +914,7 @@ class _TalkThenHang:
 
     name = "talker"
 
-    async def run(self, task: Any, tools: Any, call: Any) -> Any:
+    async def run(self, task: Any, tools: Any, call: Any, context: Any = None) -> Any:
         import anyio
 
         from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage

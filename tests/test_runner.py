@@ -225,7 +225,7 @@ def test_tasks_command_lists_the_suite() -> None:
 class _Crash:
     name = "crash"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         await call("system_get_time", {})
         raise RuntimeError("boom")
 
@@ -233,7 +233,7 @@ class _Crash:
 class _Hang:
     name = "hang"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         await call("system_get_time", {})
         await anyio.sleep(60)
 
@@ -241,8 +241,8 @@ class _Hang:
 class _Greedy:
     name = "greedy"
 
-    async def run(self, task, tools, call, *, trial=None):  # noqa: ANN001, ANN201
-        assert trial == 0 and {t.name for t in tools} >= {"system_get_time"}
+    async def run(self, task, tools, call, context):  # noqa: ANN001, ANN201
+        assert context.trial == 0 and {t.name for t in tools} >= {"system_get_time"}
         assert {t.kind for t in tools} <= {"read", "write", "auth"}
         while True:  # never stops by itself: the call budget does (CallLimitReached)
             await call("system_get_time", {})
@@ -251,7 +251,7 @@ class _Greedy:
 class _Sloppy:
     name = "sloppy"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         bad = await call("system_get_time", ["not", "an", "object"])
         missing = await call("no_such_tool", {})
         return AgentResult(final_message=f"{bad.payload['error']['code']} {missing.payload['error']['code']}")

@@ -17,7 +17,6 @@ otherwise what the agent reported.
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from dataclasses import dataclass, field
@@ -267,14 +266,6 @@ async def _skip_validation(name: str, result: Any) -> None:
     """Stands in for ``ClientSession.validate_tool_result`` when output validation is off."""
 
 
-def _accepts_trial(run: Any) -> bool:
-    try:
-        params = inspect.signature(run).parameters
-    except (TypeError, ValueError):
-        return False
-    return "trial" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
 async def _list_tools(client: Any) -> list[Any]:
     listed, cursor = [], None
     while True:
@@ -448,14 +439,14 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     reason: str | None = None
     caller: EpisodeCaller | None = None
     n_tools = 0
-    from mcpgym.evaluation.agents.inprocess import accepts
+    from mcpgym.evaluation.agents.base import AgentContext, run_agent, takes_user
     from mcpgym.evaluation.users import UserChannel, make_simulator
 
     channel = UserChannel(
         make_simulator(ctx.config.user_simulator, task.user, job.fault_seed),
         lambda: caller.calls if caller is not None else 0,
     )
-    takes_user = accepts(agent.run, "user")
+    user_channel = takes_user(agent)
     try:
         try:
             transport = (
@@ -476,14 +467,16 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                 mark("connect")
                 caller = EpisodeCaller(client, task.max_calls, ctx.call_result, ctx.limit_error)
                 channel.record = caller.record  # ask_user turns land among the steps, in order
-                kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
-                if takes_user:
-                    kwargs["user"] = channel
-                if accepts(agent.run, "deadline"):  # lets an LLM agent end a provider wait as errored
-                    kwargs["deadline"] = anyio.current_time() + ctx.config.episode_timeout
+                context = AgentContext(
+                    trial=job.trial,
+                    world_seed=task.seed,
+                    fault_seed=job.fault_seed,
+                    user=channel,
+                    deadline=anyio.current_time() + ctx.config.episode_timeout,  # an LLM agent ends a provider wait
+                )
                 with anyio.move_on_after(ctx.config.episode_timeout) as scope:
                     try:
-                        result = await agent.run(task, tools, caller, **kwargs)
+                        result = await run_agent(agent, task, tools, caller, context)
                     except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
                         if ctx.limit_error is not None and isinstance(exc, ctx.limit_error):
                             status, reason = EpisodeStatus.LIMIT, f"call budget of {caller.max_calls} spent"
@@ -545,7 +538,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             "tools_listed": n_tools,
             "internal_errors": sum(1 for c in calls if c.get("internal")),
             "phase_seconds": phases,
-            "user_channel": takes_user,
+            "user_channel": user_channel,
             "elicitation": True,
             "user_simulator": ctx.config.user_simulator,
         },
