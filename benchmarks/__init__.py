@@ -44,7 +44,7 @@ performance issue):
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
-(interleaved). Unit tests never assert times: ``tests/test_benchmarks.py`` runs the harness
+(interleaved). Unit tests never assert times: ``tests/benchmarks/test_benchmarks.py`` runs the harness
 in its ``tiny`` mode and checks the shape of the JSON only.
 """
 

@@ -1,6 +1,6 @@
 """The evaluation client: tasks, agents, runner, trajectories, judge, scorer, reports.
 
-Packages, lowest layer first (docs/design.md §1; ``tests/test_layering.py`` enforces the order):
+Packages, lowest layer first (docs/design.md §1; ``tests/project/test_layering.py`` enforces the order):
 ``records`` (persisted schemas) < ``scoring`` < ``tasks`` / ``users`` / ``agents`` / ``llm``
 < ``formats`` (readers of other trajectory files) < ``run`` < ``report`` < ``cli``.
 

@@ -11,6 +11,6 @@ The ATIF and Inspect-log readers and the ATIF writer are trajectory formats, so 
 the other formats (:mod:`mcpgym.evaluation.formats.atif`, :mod:`mcpgym.evaluation.formats.inspect_log`),
 where ``mcpgym score`` and ``mcpgym export`` reach them.
 
-Layer: above :mod:`mcpgym.evaluation`, below :mod:`mcpgym.benchmarks` (tests/test_layering.py).
+Layer: above :mod:`mcpgym.evaluation`, below :mod:`mcpgym.benchmarks` (tests/project/test_layering.py).
 Importing this package imports none of the optional packages.
 """

@@ -73,17 +73,17 @@ def http_server():
 
 # -- parallel runs (pytest-xdist, `-n 2 --dist loadfile` in pyproject's addopts) --------------
 SLOW_FIRST = (
-    "tests/test_real_model.py",
-    "tests/test_benchmarks.py",
+    "tests/evaluation/llm/test_real_model.py",
+    "tests/benchmarks/test_benchmarks.py",
     "tests/reliability/test_load.py",
-    "tests/test_task_suite.py",
+    "tests/evaluation/tasks/test_task_suite.py",
     "tests/reliability/test_crash_safety.py",
-    "tests/test_ray_executor.py",
-    "tests/test_plugin_bundle.py",
-    "tests/test_runner.py",
-    "tests/test_readme_integrations.py",
-    "tests/test_integration_inspect.py",
-    "tests/test_integration_openenv.py",
+    "tests/evaluation/run/test_ray_executor.py",
+    "tests/sandboxes/test_plugin_bundle.py",
+    "tests/evaluation/run/test_runner.py",
+    "tests/docs/test_readme_integrations.py",
+    "tests/integrations/test_integration_inspect.py",
+    "tests/integrations/test_integration_openenv.py",
 )
 """Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
 episodes): they start first, longest first, so that no worker is left running one of them
@@ -137,9 +137,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture
 def fake():
-    """A loopback fake LLM provider (:class:`tests.fake_provider.FakeProvider`) for one test;
+    """A loopback fake LLM provider (:class:`tests.support.fake_provider.FakeProvider`) for one test;
     a scripted action that raised fails the test."""
-    from tests.fake_provider import FakeProvider
+    from tests.support.fake_provider import FakeProvider
 
     provider = FakeProvider()
     try:

@@ -167,7 +167,7 @@ def _builtin(profile: FaultProfile) -> FaultProfile:
 
 BUILTIN_PROFILES: dict[str, FaultProfile] = {
     "none": _builtin(FaultProfile(name="none")),
-    # Measured (docs/faults.md; kept in range by tests/test_faults.py): a 10-call episode with
+    # Measured (docs/faults.md; kept in range by tests/tools/test_faults.py): a 10-call episode with
     # half writes meets 1.40 distinct faults on average over 2000 fault seeds (the previous
     # 0.06/0.02/0.04/0.02, unavailable 0.05 gave 1.10 and left 31 % of episodes fault-free).
     "default": _builtin(

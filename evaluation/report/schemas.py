@@ -1,6 +1,6 @@
 """JSON Schemas of the files a run directory holds, generated from the models that write them.
 
-``docs/schemas/`` publishes them (``tests/test_schemas.py`` fails when they are not current);
+``docs/schemas/`` publishes them (``tests/evaluation/report/test_schemas.py`` fails when they are not current);
 regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
 
 - ``trajectory.schema.json``: one line of ``trajectories.jsonl``

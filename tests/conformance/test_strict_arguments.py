@@ -25,7 +25,7 @@ from mcpgym.kernel.world import World
 from mcpgym.tools.conformance import check_schema_agreement, example_arguments
 from mcpgym.tools.invoke import ToolInvoker
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import stdio_params
+from tests.support.mcp_helpers import stdio_params
 
 APPS = app_names()
 PARAMS = [

@@ -23,7 +23,7 @@ import httpx
 from mcp import Client
 
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.reliability.servers import HttpServer, control_get, create, spawn_server
+from tests.support.servers import HttpServer, control_get, create, spawn_server
 
 IDLE_TIMEOUT = 6.0
 WAIT_LIMIT = IDLE_TIMEOUT * 0.75

@@ -24,7 +24,7 @@ import pytest
 
 from mcpgym.evaluation.records.compressed import decompress_frames
 from tests.conftest import ROOT
-from tests.reliability.servers import HttpServer, spawn_server
+from tests.support.servers import HttpServer, spawn_server
 
 TASKS = ("news.bookmark_latest_tech", "office.label_invoice_important")
 AGENTS = ("careful", "overconfident")

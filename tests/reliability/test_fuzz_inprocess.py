@@ -2,7 +2,7 @@
 
 Hypothesis draws whole episodes: a world seed, a fault profile (none, default, harsh), whether
 every privilege is granted first, and a sequence of calls (valid, mutated and hostile, see
-:mod:`tests.reliability.hostile`). Every outcome must be a result or a tool error with a known
+:mod:`tests.support.hostile`). Every outcome must be a result or a tool error with a known
 code, never an exception and never an internal error; the call log, the ledger and the
 snapshot must stay strict JSON; the world must round-trip through its snapshot; the episode
 must still answer afterwards. The run counts its calls and asserts at least 5 000.
@@ -21,7 +21,7 @@ from mcpgym.kernel.app import app_names
 from mcpgym.kernel.world import World
 from mcpgym.server.episode import Episode
 from mcpgym.tools.conformance.common import grant_all_privileges
-from tests.reliability.hostile import (
+from tests.support.hostile import (
     FUZZ_SETTINGS,
     FuzzTally,
     call_strategy,

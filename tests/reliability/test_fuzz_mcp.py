@@ -26,8 +26,7 @@ from mcpgym.kernel.app import app_names
 from mcpgym.kernel.world import World
 from mcpgym.server.episode import Episode
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import control_get, create_episode, stdio_params
-from tests.reliability.hostile import (
+from tests.support.hostile import (
     FUZZ_SETTINGS,
     FuzzTally,
     call_strategy,
@@ -37,6 +36,7 @@ from tests.reliability.hostile import (
     safe_repr,
     scaled,
 )
+from tests.support.mcp_helpers import control_get, create_episode, stdio_params
 
 SEED = 5
 EXAMPLES = 25

@@ -30,7 +30,7 @@ from mcpgym.server.episode import Episode
 from mcpgym.server.http_app import _security, create_app
 from mcpgym.tools.conformance.args import example_arguments, known_values
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.reliability.servers import HttpServer, control_get, create, listening_addresses, spawn_server
+from tests.support.servers import HttpServer, control_get, create, listening_addresses, spawn_server
 
 
 @pytest.fixture(scope="module")

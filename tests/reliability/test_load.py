@@ -25,7 +25,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.reliability.servers import HttpServer, spawn_server
+from tests.support.servers import HttpServer, spawn_server
 
 EPISODES = 200
 CALLS = 25

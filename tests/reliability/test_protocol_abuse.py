@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.mcp_helpers import create_episode
-from tests.reliability.servers import HttpServer, RawStdio, spawn_server
+from tests.support.mcp_helpers import create_episode
+from tests.support.servers import HttpServer, RawStdio, spawn_server
 
 PROTOCOL = "2025-06-18"
 INIT = {

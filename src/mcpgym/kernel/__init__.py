@@ -9,6 +9,6 @@
   :mod:`mcpgym.kernel.volatile`: seeded streams, the virtual clock, the people directory and
   the volatile marker the judge reads.
 
-Layers, lowest first (``tests/test_layering.py`` enforces them): kernel, sandboxes, tools,
+Layers, lowest first (``tests/project/test_layering.py`` enforces them): kernel, sandboxes, tools,
 server, evaluation, benchmarks. See docs/design.md section 1.
 """

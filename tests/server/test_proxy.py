@@ -1,0 +1,291 @@
+"""``mcpgym proxy`` against an SDK server in the tests (tests/support/proxy_upstream.py): over streamable
+HTTP (faults, resources, prompts, elicitation through the proxy) and over stdio as a hostile
+upstream (it crashes, hangs, writes garbage), plus a client that sends garbage to the proxy.
+Every case ends with a clear error to the client and a complete trajectory up to that point.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from tests.conftest import ROOT
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, text_of
+
+UPSTREAM = [sys.executable, "-m", "tests.support.proxy_upstream"]
+
+
+@pytest.fixture
+def http_upstream(tmp_path):
+    """The test server over streamable HTTP on a free loopback port: (url, its notes folder)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    proc = subprocess.Popen(
+        [*UPSTREAM, str(notes), "--http"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("READY "), line
+        yield line.split()[1], notes
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def test_http_upstream_faults_resources_prompts_and_elicitation_pass_through(tmp_path, http_upstream):
+    url, notes = http_upstream
+    record = tmp_path / "rec"
+    faults = profile_file(tmp_path, "write-timeout", {"tools": {"note_write": {"timeout": 1.0}}, "max_consecutive": 1})
+    asked: list[str] = []
+
+    async def elicitation(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    params = proxy_params(record, "--faults", faults, url=url)
+    # a handshake-era client (Claude Desktop's kind): the upstream's elicitation/create reaches it
+    async with Client(params, elicitation_callback=elicitation, mode="legacy") as client:
+        assert client.instructions == "Notes in a folder."  # the upstream's own
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["note_write"].annotations.read_only_hint is False
+        first = await client.call_tool("note_write", {"name": "n", "text": "one"})  # call 0: timeout, applied
+        assert first.is_error and '"code": "timeout"' in text_of(first)
+        assert (notes / "n").read_text() == "one\n"
+        second = await client.call_tool("note_write", {"name": "n", "text": "two"})  # call 1: no fault in a row
+        assert not second.is_error and text_of(second) == "wrote n"
+        read = await client.call_tool("note_read", {"name": "n"})
+        assert text_of(read) == "one\ntwo\n"
+        confirmed = await client.call_tool("confirm_write", {"name": "c", "text": "yes"})
+        assert text_of(confirmed) == "confirmed and wrote c" and asked == ["write c?"]
+        assert (notes / "c").read_text() == "yes\n"
+        resources = await client.list_resources()
+        assert [str(r.uri) for r in resources.resources] == ["note://readme"]
+        contents = await client.read_resource("note://readme")
+        assert contents.contents[0].text == "read me"
+        prompt = await client.get_prompt("greet", {"name": "Ada"})
+        assert prompt.messages[0].content.text == "Hello Ada"
+    # a 2026-07-28 client takes no server requests: the upstream's question reaches it as the
+    # call's InputRequiredResult, its answer goes up with the retry (one call in the log)
+    async with Client(proxy_params(tmp_path / "rec-modern", url=url), elicitation_callback=elicitation) as client:
+        assert client.protocol_version == "2026-07-28"
+        confirmed = await client.call_tool("confirm_write", {"name": "m", "text": "modern"})
+        assert text_of(confirmed) == "confirmed and wrote m" and asked == ["write c?", "write m?"]
+    assert (notes / "m").read_text() == "modern\n"
+    (modern,) = recorded(tmp_path / "rec-modern")
+    assert [(s["tool"], s["is_error"]) for s in modern["steps"]] == [("confirm_write", False)]
+    (line,) = recorded(record)
+    assert [(s["tool"], s["is_error"]) for s in line["steps"]] == [
+        ("note_write", True),
+        ("note_write", False),
+        ("note_read", False),
+        ("confirm_write", False),
+    ]
+    assert line["ledger"] == [
+        {"step": 1, "tool": "note_write", "call_index": 0, "kind": "timeout", "applied": True, "persisting": False}
+    ]
+    assert line["metadata"]["proxy"]["upstream"] == url and line["status"] == "completed"
+
+
+async def test_an_upstream_that_crashes_gives_a_clear_error_and_a_complete_trajectory(tmp_path):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    async with Client(proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)])) as client:
+        ok = await client.call_tool("note_write", {"name": "n", "text": "one"})
+        assert not ok.is_error
+        crashed = await client.call_tool("crash", {})
+        assert crashed.is_error and '"code": "unavailable"' in text_of(crashed) and "upstream" in text_of(crashed)
+        after = await client.call_tool("note_read", {"name": "n"})  # the upstream is gone: said so, no hang
+        assert after.is_error and "upstream" in text_of(after)
+    (line,) = recorded(record)
+    assert [s["tool"] for s in line["steps"]] == ["note_write", "crash", "note_read"]
+    assert line["status"] == "errored" and "upstream" in line["stop_reason"]
+    assert line["ledger"] == []  # failures of the upstream are no injected faults
+
+
+async def test_an_upstream_that_hangs_or_sends_garbage_meets_a_deadline(tmp_path):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", "--call-timeout", "2", upstream=[*UPSTREAM, str(notes)])
+    async with Client(params) as client:
+        with anyio.fail_after(30):
+            hung = await client.call_tool("hang", {})
+        assert hung.is_error and "did not answer" in text_of(hung) and "within 2 s" in text_of(hung)
+        garbage = await client.call_tool("garbage", {})  # a non-message line, then the real answer
+        assert not garbage.is_error and text_of(garbage) == "answered after garbage"
+        still = await client.call_tool("note_read", {"name": "missing"})
+        assert text_of(still) == "no note missing"
+    (line,) = recorded(record)
+    assert [(s["tool"], s["error_code"]) for s in line["steps"]] == [
+        ("hang", "timeout"),
+        ("garbage", None),
+        ("note_read", None),
+    ]
+    assert line["status"] == "errored" and "within 2 s" in line["stop_reason"]
+
+
+async def test_garbage_from_the_client_is_answered_and_the_session_still_records(tmp_path):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)])
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
+    call = {"name": "note_read", "arguments": {"name": "x"}}
+    lines = [
+        "not json at all {{{",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}),
+        "\x00\x01\x02",
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps([1, 2, 3]),
+        json.dumps({"jsonrpc": "2.0", "id": True, "method": "tools/list"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
+    ]
+    answers: list[dict] = []
+    async with await anyio.open_process([params.command, *params.args], cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(("\n".join(lines) + "\n").encode())
+        buffer = b""
+        with anyio.fail_after(60):
+            while not any(a.get("id") == 2 for a in answers):
+                buffer += await proc.stdout.receive()
+                *complete, buffer = buffer.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+        await proc.stdin.aclose()  # the client leaves: the proxy ends the session and records it
+        with anyio.fail_after(60):
+            assert await proc.wait() == 0
+    errors = [a["error"]["code"] for a in answers if "error" in a]
+    assert errors.count(types.PARSE_ERROR) == 2 and errors.count(types.INVALID_REQUEST) == 2, answers
+    by_id = {a.get("id"): a for a in answers if a.get("id") is not None}
+    assert by_id[2]["result"]["content"][0]["text"] == "no note x"
+    (line,) = recorded(record)
+    assert [s["tool"] for s in line["steps"]] == ["note_read"] and line["agent"] == "fuzz"
+
+
+def test_an_upstream_that_cannot_start_is_a_clear_error_and_an_errored_trajectory(tmp_path):
+    record = tmp_path / "rec"
+    params = proxy_params(record, "--connect-timeout", "20", upstream=[str(tmp_path / "no-such-server")])
+    proc = subprocess.run(
+        [params.command, *params.args], input="", capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert proc.returncode == 1 and proc.stderr.startswith("error: the upstream"), proc.stderr
+    assert "no-such-server" in proc.stderr
+    (line,) = recorded(record)
+    assert line["status"] == "errored" and line["steps"] == [] and "no-such-server" in line["stop_reason"]
+
+
+def test_bad_command_lines_are_one_line_errors(tmp_path, capsys):
+    from mcpgym.evaluation.cli import main
+
+    def run(*args: str) -> str:
+        with pytest.raises(SystemExit) as exit_:
+            main(["proxy", *args])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+        return err
+
+    assert "needs the upstream's command" in run("--upstream")
+    assert "http(s) URL" in run("--upstream-url", "ftp://x")
+    assert "not both" in run("--upstream-url", "http://127.0.0.1:1/mcp", "--upstream", "x")
+    assert "unknown fault profile" in run("--faults", "nope", "--upstream", "x")
+    bad = Path(tmp_path / "cat.json")
+    bad.write_text("{")
+    assert "invalid JSON" in run("--catalog", str(bad), "--upstream", "x")
+
+
+def fuzz_lines(seed: int, n: int) -> list[bytes]:
+    """``n`` seeded hostile lines: random bytes (invalid UTF-8 too), JSON of the wrong shape,
+    JSON-RPC requests with wrong ids, methods or params, one line of 200 KB."""
+    import random
+
+    rng = random.Random(seed)
+    shapes = [
+        lambda: bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" "),
+        lambda: json.dumps(rng.choice([None, 1, "x", [], {}, [{"jsonrpc": "2.0"}]])).encode(),
+        lambda: json.dumps(
+            {"jsonrpc": "2.0", "id": rng.choice([None, True, 1.5, [], {}]), "method": "tools/list"}
+        ).encode(),
+        lambda: json.dumps({"jsonrpc": "2.0", "id": rng.randrange(1000, 9999), "method": "no/such/method"}).encode(),
+        lambda: json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": rng.randrange(1000, 9999),
+                "method": "tools/call",
+                "params": rng.choice([{"name": 7}, {"name": "note_read", "arguments": [1]}, {"arguments": {}}, "x"]),
+            }
+        ).encode(),
+        lambda: b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "' + b"a" * 200_000 + b'"}}',
+    ]
+    return [rng.choice(shapes)() for _ in range(n)]
+
+
+async def test_fuzzed_client_traffic_is_answered_and_a_valid_call_still_works(tmp_path):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", "--call-timeout", "20", upstream=[*UPSTREAM, str(notes)])
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
+    head = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}).encode(),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+    ]
+    last = {
+        "jsonrpc": "2.0",
+        "id": "last",
+        "method": "tools/call",
+        "params": {"name": "note_read", "arguments": {"name": "x"}},
+    }
+    payload = b"\n".join([*head, *fuzz_lines(28, 60), json.dumps(last).encode()]) + b"\n"
+    answers: list[dict] = []
+    async with await anyio.open_process([params.command, *params.args], cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(payload)
+        buffer = b""
+        with anyio.fail_after(120):
+            while not any(a.get("id") == "last" for a in answers):
+                buffer += await proc.stdout.receive()
+                *complete, buffer = buffer.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+        await proc.stdin.aclose()
+        with anyio.fail_after(60):
+            assert await proc.wait() == 0
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id["last"]["result"]["content"][0]["text"] == "no note x"
+    assert sum("error" in a for a in answers) >= 20  # the garbage was answered, not swallowed
+    (line,) = recorded(record)
+    assert line["steps"][-1]["tool"] == "note_read" and line["status"] == "completed"
+    too_long = [s for s in line["steps"] if s["tool"].startswith("aaaa")]
+    assert too_long and all(len(s["tool"]) == 131 and s["error_code"] == "invalid_argument" for s in too_long)
+
+
+async def test_a_proxy_stopped_by_sigterm_still_records_its_session(tmp_path):
+    import signal
+
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    params = proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)])
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "desk", "version": "0"}}
+    call = {"name": "note_write", "arguments": {"name": "n", "text": "one"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+    ]
+    async with await anyio.open_process([params.command, *params.args], cwd=ROOT) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        buffer = b""
+        with anyio.fail_after(60):
+            while b'"id":2' not in buffer:
+                buffer += await proc.stdout.receive()
+        proc.send_signal(signal.SIGTERM)  # stdin still open: the client just stops the proxy
+        with anyio.fail_after(60):
+            await proc.wait()
+    (line,) = recorded(record)
+    assert [s["tool"] for s in line["steps"]] == ["note_write"] and line["agent"] == "desk"
+    assert "SIGTERM" in (line["stop_reason"] or "")
+    assert (notes / "n").read_text() == "one\n"

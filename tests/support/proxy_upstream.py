@@ -1,0 +1,116 @@
+"""An SDK MCP server the proxy tests put behind ``mcpgym proxy`` (stdio, or streamable HTTP).
+
+    python -m tests.support.proxy_upstream DIR            # stdio
+    python -m tests.support.proxy_upstream DIR --http     # prints "READY <url>" once listening (loopback, port 0)
+
+Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_write`` (asks the
+user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``
+(never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers).
+A resource ``note://readme`` and a prompt ``greet`` let the proxy show it passes them through.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+
+
+class Confirm(BaseModel):
+    """The elicitation form: does the user confirm?"""
+
+    ok: bool
+
+
+def build(folder: Path) -> MCPServer:
+    """The server, keeping its notes in ``folder``."""
+    server = MCPServer("proxy-test-upstream", instructions="Notes in a folder.")
+
+    @server.tool(annotations=READ, structured_output=False)
+    def note_read(name: str) -> str:
+        """Read a note."""
+        path = folder / name
+        return path.read_text() if path.exists() else f"no note {name}"
+
+    @server.tool(annotations=WRITE, structured_output=False)
+    def note_write(name: str, text: str) -> str:
+        """Write a note (appends a line)."""
+        with (folder / name).open("a") as fh:
+            fh.write(text + "\n")
+        return f"wrote {name}"
+
+    @server.tool(annotations=WRITE, structured_output=False)
+    async def confirm_write(name: str, text: str, ctx: Context) -> str:
+        """Write a note once the user confirms."""
+        answer = await ctx.elicit(f"write {name}?", Confirm)
+        if answer.action != "accept" or not answer.data.ok:
+            return "not confirmed: nothing written"
+        with (folder / name).open("a") as fh:
+            fh.write(text + "\n")
+        return f"confirmed and wrote {name}"
+
+    @server.tool(structured_output=False)
+    def authenticate() -> str:
+        """Refresh the session's credentials (no annotations: a catalog file classifies it)."""
+        return "authenticated"
+
+    @server.tool(annotations=READ, structured_output=False)
+    def crash() -> str:
+        """Exit the process."""
+        os._exit(3)
+
+    @server.tool(annotations=READ, structured_output=False)
+    async def hang() -> str:
+        """Never answer."""
+        await anyio.sleep_forever()
+        return "never"
+
+    @server.tool(annotations=READ, structured_output=False)
+    def garbage() -> str:
+        """Write a non-message line to stdout, then answer."""
+        sys.stdout.write("this is not JSON-RPC {{{\n")
+        sys.stdout.flush()
+        return "answered after garbage"
+
+    @server.resource("note://readme", mime_type="text/plain")
+    def readme() -> str:
+        """The readme."""
+        return "read me"
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        """A greeting."""
+        return f"Hello {name}"
+
+    return server
+
+
+def main() -> None:
+    """Run over stdio, or over HTTP with ``--http``."""
+    folder = Path(sys.argv[1])
+    server = build(folder)
+    if "--http" not in sys.argv:
+        server.run("stdio")
+        return
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    print(f"READY http://127.0.0.1:{port}/mcp", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()
