@@ -8,8 +8,8 @@ import re
 
 from tests.conftest import ROOT
 
-DESIGN = ROOT / "docs" / "design.md"
-SECTION = DESIGN.read_text(encoding="utf-8").split("## 1. Layout", 1)[1].split("\n## 2.", 1)[0]
+LAYOUT_DOC = ROOT / "docs" / "design.md"
+SECTION = LAYOUT_DOC.read_text(encoding="utf-8").split("## 1. Layout", 1)[1].split("\n## 2.", 1)[0]
 ROOTS = [ROOT / "evaluation", ROOT]
 """Where a path of the section is looked up: relative to ``evaluation/`` (``run/config.py``),
 then to the repository (``tools/faults.py``, ``src/mcpgym/kernel/fault_kinds.py``)."""

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcpgym.evaluation.agents import AgentContext
 from mcpgym.evaluation.llm import (
     AnthropicAgent,
     CallResult,
@@ -651,7 +652,9 @@ async def test_a_deadline_cuts_a_silent_provider_as_errored(d, fake):
     fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG, HANG)
     call = LocalCall()
     started = anyio.current_time()
-    result = await d.agent(fake).run(Task(), TIME_TOOLS, call, deadline=started + 1.5)  # default 120 s timeout
+    result = await d.agent(fake).run(
+        Task(), TIME_TOOLS, call, AgentContext(deadline=started + 1.5)
+    )  # default 120 s timeout
     waited = anyio.current_time() - started
     assert result.status == "errored" and result.stop_reason.startswith("provider_error: no answer within the")
     assert "before the episode's timeout" in result.error and 0.8 < waited < 1.4
@@ -664,7 +667,7 @@ async def test_no_retry_starts_past_the_deadline(d, fake):
 
     fake.play(Fail(503, {"Retry-After": "30"}))
     started = anyio.current_time()
-    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall(), deadline=started + 5.0)
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall(), AgentContext(deadline=started + 5.0))
     assert result.status == "errored" and "HTTP 503" in result.error and "no time left for a retry" in result.error
     assert anyio.current_time() - started < 2.0 and len(fake.requests) == 1
 
