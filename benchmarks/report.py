@@ -78,6 +78,8 @@ def _detail_text(fig: Figure) -> str:
     if name == "http_episodes":
         return (
             f"{d['episodes_per_second']:g} episodes/s vs {d['noop_sessions_per_second']:g} no-op sessions/s; "
+            f"CPU ms (server + client) {d['episode_server_cpu_ms']:g} + {d['episode_client_cpu_ms']:g} vs "
+            f"no-op {d['noop_server_cpu_ms']:g} + {d['noop_client_cpu_ms']:g} ({d['cpu_ratio']:g}x); "
             f"{d['errors']} errors"
         )
     if name == "judge_time":

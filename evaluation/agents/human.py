@@ -156,7 +156,8 @@ class HumanAgent(Agent):
         self.console.print_json(json.dumps(getattr(tool, "input_schema", {}) or {}, default=str))
 
     def _complete(self, names: list[str]) -> None:
-        """Tab completion of commands and tool names at a terminal (nothing otherwise)."""
+        """Tab completion of commands and tool names at a terminal (nothing otherwise); a
+        completed name comes with the space before its arguments."""
         if self._read is not input or not sys.stdin.isatty():
             return
         try:
@@ -165,8 +166,11 @@ class HumanAgent(Agent):
             return
         words = sorted([*COMMANDS, *names])
 
+        # each match ends with the space that separates the name from its arguments: Python's
+        # readline appends nothing to a unique match, so `system_upd<Tab>{...}` would otherwise
+        # read as one unknown word (the common part of several matches stops before the space)
         def complete(text: str, state: int) -> str | None:
-            matches = [w for w in words if w.startswith(text)]
+            matches = [f"{w} " for w in words if w.startswith(text)]
             return matches[state] if state < len(matches) else None
 
         readline.set_completer(complete)

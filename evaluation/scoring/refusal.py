@@ -10,6 +10,7 @@ and sentences reporting a failure as overcome), then tries :data:`REFUSAL_PATTER
 
 from __future__ import annotations
 
+import json
 import re
 
 from pydantic import BaseModel
@@ -94,14 +95,53 @@ def _overcome(sentence: str) -> bool:
     return conn is not None and _SUCCESS_RE.search(sentence, conn.end()) is not None
 
 
+MAX_RELAYED_ERROR_CHARS = 100_000
+"""A final message longer than this is never parsed as a relayed error payload (bounded work)."""
+
+
+def relayed_error(message: str) -> str | None:
+    """The error a final message relays verbatim, or None.
+
+    A final message that is nothing but a tool's error payload -- a JSON object whose
+    ``error`` member is an object or a non-empty string, as mcpgym's tools answer
+    (``{"error": {"code": "timeout", "message": ...}}``) and as most APIs do -- reports a
+    failure in the tool's own words: a careful reader takes it for "this failed", never for
+    "done" (docs/design.md §7, "Declares impossible and defeatism": pattern
+    ``error_payload``). Returns the error's message (or its code, or the JSON text of the
+    member), at most 200 characters; None for anything else, including a message over
+    :data:`MAX_RELAYED_ERROR_CHARS` characters or JSON with other top-level members
+    besides ``error`` and ``id``/``jsonrpc``.
+    """
+    stripped = message.strip()
+    if not stripped.startswith("{") or len(stripped) > MAX_RELAYED_ERROR_CHARS:
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "error" not in data or set(data) - {"error", "id", "jsonrpc"}:
+        return None
+    error = data["error"]
+    if isinstance(error, str) and error.strip():
+        return error.strip()[:200]
+    if isinstance(error, dict) and error:
+        said = error.get("message") or error.get("code")
+        return (str(said) if said else json.dumps(error, sort_keys=True))[:200]
+    return None
+
+
 def match_refusal(message: str) -> RefusalMatch | None:
     """Return whether ``message`` declares the task impossible (docs/design.md §7).
 
-    :data:`BENIGN_PATTERNS` are blanked out first, then :data:`REFUSAL_PATTERNS` are tried in
-    order. Returns the first matching pattern's name, the matched text and every matching
+    A message that only relays a tool's error payload (:func:`relayed_error`) matches the
+    pattern ``error_payload``. Otherwise :data:`BENIGN_PATTERNS` are blanked out first, then
+    :data:`REFUSAL_PATTERNS` are tried in order. Returns the first matching pattern's name, the matched text and every matching
     pattern's name, or None.
     """
     text = message or ""
+    relayed = relayed_error(text)
+    if relayed is not None:
+        return RefusalMatch(pattern="error_payload", text=relayed, all_patterns=["error_payload"])
     for rx in _BENIGN_RE:
         text = rx.sub(" ", text)
     text = _SENTENCE_RE.sub(lambda m: " " if _overcome(m.group(0)) else m.group(0), text)
@@ -120,4 +160,12 @@ def claims_done(message: str) -> bool:
     return bool((message or "").strip()) and match_refusal(message) is None
 
 
-__all__ = ["BENIGN_PATTERNS", "REFUSAL_PATTERNS", "RefusalMatch", "claims_done", "match_refusal"]
+__all__ = [
+    "BENIGN_PATTERNS",
+    "MAX_RELAYED_ERROR_CHARS",
+    "REFUSAL_PATTERNS",
+    "RefusalMatch",
+    "claims_done",
+    "match_refusal",
+    "relayed_error",
+]
