@@ -31,7 +31,15 @@ import time
 import weakref
 from typing import Any
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallLimitReached,
+    CallResult,
+    ToolInfo,
+    run_agent,
+)
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
@@ -239,7 +247,8 @@ class GymEpisode:
         return self.step(name, arguments)
 
     async def run_agent(self, agent: Agent) -> Trajectory:
-        """Let ``agent`` play the whole episode (``agent.run(task, tools, acall, trial=...)``),
+        """Let ``agent`` play the whole episode (``agent.run(task, tools, acall, context)``,
+        through :func:`mcpgym.evaluation.agents.run_agent`),
         then :meth:`finish` with its result; an agent that raises ends the episode ``errored``
         and the budget running out ends it ``limit``, as in ``mcpgym run``.
 
@@ -249,10 +258,13 @@ class GymEpisode:
         status = reason = None
         result = None
         try:
-            from mcpgym.evaluation.agents.inprocess import accepts
-
-            extra: dict[str, Any] = {"user": self.user} if accepts(agent.run, "user") else {}
-            result = await agent.run(self.task, self.tools, self.acall, trial=self.trial, **extra)
+            context = AgentContext(
+                trial=self.trial,
+                world_seed=getattr(self.task, "seed", None),
+                fault_seed=self.fault_seed,
+                user=self.user,
+            )
+            result = await run_agent(agent, self.task, self.tools, self.acall, context)
         except CallLimitReached:
             status, reason = EpisodeStatus.LIMIT, f"call budget of {getattr(self.task, 'max_calls', None)} spent"
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode

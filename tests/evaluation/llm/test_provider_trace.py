@@ -113,14 +113,14 @@ def test_an_errored_episode_keeps_its_steps_and_leaves_every_figure_and_note(fak
     about its (never given) answer and no infeasible count."""
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.report.run_report import build_report, episode_note, render_markdown, task_rows, write_report
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
     d = OpenAIDialect()
     fake.play(d.reply([("w1", "system_get_wallet_balance", {})], usage=(12, 3)), *[Fail(503, body="down")] * 3)
     model = agent(fake)
-    settings = RunSettings(out=tmp_path / "run", trials=1, server_url=base, token=token, progress=False)
+    settings = RunConfig(out=tmp_path / "run", trials=1, server_url=base, token=token, progress=False)
     task = get_task("system.transfer_more_than_savings")
     result = run_evaluation(
         [task], [AgentEntry("careful", make_agent("careful")), AgentEntry(model.name, model)], settings

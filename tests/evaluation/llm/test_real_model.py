@@ -39,7 +39,7 @@ from mcpgym.evaluation.llm import LLMLimits, OpenAIAgent, RetryPolicy
 from mcpgym.evaluation.llm.local_model import MODEL_NAME, ModelUnavailable, serve_local_model
 from mcpgym.evaluation.records.compressed import trajectories_file
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory, read_trajectories
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import get_task
 from tests.conftest import run_text
 
@@ -79,7 +79,7 @@ def agent(url: str, limits: LLMLimits = TWO_TURNS, **retry: float) -> OpenAIAgen
 
 def run_once(url: str, http_server, out: Path, limits: LLMLimits | None = None, **retry: float):
     base, token = http_server
-    settings = RunSettings(
+    settings = RunConfig(
         out=out,
         trials=1,
         server_url=base,
