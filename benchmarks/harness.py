@@ -221,6 +221,26 @@ def pinned(cpus: set[int] | None) -> Iterator[None]:
         os.sched_setaffinity(0, saved)
 
 
+def process_cpu_ns(pid: int) -> int:
+    """CPU time in nanoseconds that the live threads of process ``pid`` have run so far: the
+    sum of the first field of ``/proc/<pid>/task/<tid>/schedstat`` (Linux; time on a CPU, not
+    time waiting for one). A thread that has ended no longer counts, so a difference of two
+    readings is exact for processes whose threads live through it (the benchmark's servers
+    and client: event loops and pooled worker threads).
+
+    Raises:
+        OSError: where ``/proc/<pid>/task`` is not available (not Linux) or ``pid`` is gone.
+    """
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as fh:
+                total += int(fh.read().split()[0])
+        except FileNotFoundError:  # a thread that ended after the listing
+            continue
+    return total
+
+
 def rss_bytes() -> int:
     """Resident set size of this process in bytes (from ``/proc/self/statm``; 0 elsewhere)."""
     try:

@@ -5,20 +5,27 @@ apps of the workload, faults off), an MCP session on its ``mcp_url`` (``mcp.Clie
 mode, the initialize handshake), six tool calls (read, write, read back, undo, read, write),
 ``DELETE`` of the episode. The baseline, interleaved episode by episode in the same
 repetition: a session of the SDK's ``MCPServer`` no-op server doing the same (connect, six
-no-op calls, close). The value is ours episodes per second / no-op sessions per second (wall
-time, one episode at a time, one shared HTTP client); target at least 0.9x.
+no-op calls, close). One episode at a time, one shared HTTP client.
+
+The figure is ours episodes per second / no-op sessions per second (wall time); target at
+least 0.9x. The details add what each side computed: the CPU time of the server process and
+of the client process (every thread, :func:`mcpgym.benchmarks.harness.process_cpu_ns`) per
+episode and per no-op session, and their ratio (``cpu_ratio``). Wall time also counts the
+waits for a CPU: on a shared machine, the other processes' load times the number of round
+trips, and an episode makes two more than a no-op session (create and delete).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 import anyio
 
 from mcpgym.benchmarks.concurrency import CONCURRENT_CYCLE, _cycle_args, _http_client, _session_calls
-from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, pinned
-from mcpgym.benchmarks.transport import noop_http, ours_http
+from mcpgym.benchmarks.harness import Figure, Settings, cpu_split, median, pinned, process_cpu_ns
+from mcpgym.benchmarks.transport import noop_http, noop_pid, ours_http
 from mcpgym.benchmarks.workload import APPS, WORLD_SEED, workload_item
 
 HTTP_EPISODES_TARGET = 0.9
@@ -33,9 +40,37 @@ async def _ours_episode(control: Any, http: Any, plan: list[tuple[str, dict[str,
         await control.delete(created["episode_id"])
 
 
+class _Meter:
+    """Wall seconds and CPU seconds (a server process plus this client process) of the units
+    run inside :meth:`unit`, summed."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self.client_pid = os.getpid()
+        self.wall = self.server_cpu = self.client_cpu = 0.0
+
+    def start(self) -> tuple[float, int, int]:
+        return time.perf_counter(), process_cpu_ns(self.server_pid), process_cpu_ns(self.client_pid)
+
+    def stop(self, started: tuple[float, int, int]) -> None:
+        wall, server, client = started
+        self.client_cpu += (process_cpu_ns(self.client_pid) - client) / 1e9
+        self.server_cpu += (process_cpu_ns(self.server_pid) - server) / 1e9
+        self.wall += time.perf_counter() - wall
+
+    @property
+    def cpu(self) -> float:
+        return self.server_cpu + self.client_cpu
+
+
 def http_episodes(settings: Settings) -> Figure:
     """Figure: HTTP episodes per second (create, connect, 6 calls, delete) / SDK no-op sessions
-    per second (connect, 6 calls), interleaved; median over repetitions; target at least 0.9x."""
+    per second (connect, 6 calls), interleaved; median over repetitions; target at least 0.9x.
+    The CPU time of both sides (server and client process) and its ratio are in the details.
+
+    Raises:
+        OSError: where process CPU times cannot be read (``/proc``, Linux only).
+    """
     from mcpgym.evaluation.run.server_process import ControlClient
 
     item = workload_item()
@@ -44,29 +79,35 @@ def http_episodes(settings: Settings) -> Figure:
     n = {"full": 60, "quick": 20}.get(settings.mode, 2)
     errors: list[str] = []
     with ours_http() as handle, noop_http() as noop_url:
+        assert handle.process is not None  # spawned here: its CPU time is readable
 
-        async def main() -> list[tuple[float, float]]:
+        async def main() -> list[tuple[_Meter, _Meter]]:
             out = []
             async with ControlClient(handle.url, handle.token) as control, _http_client(2) as http:
                 await _ours_episode(control, http, plan, [])  # warm-up: template, catalog, connections
                 await _session_calls(noop_url, http, noop_plan, [], [])
                 for _ in range(settings.reps):
-                    t_ours = t_noop = 0.0
+                    ours, noop = _Meter(handle.process.pid), _Meter(noop_pid(noop_url))
                     for _ in range(n):
-                        t0 = time.perf_counter()
+                        started = ours.start()
                         await _ours_episode(control, http, plan, errors)
-                        t1 = time.perf_counter()
+                        ours.stop(started)
+                        started = noop.start()
                         await _session_calls(noop_url, http, noop_plan, [], errors)
-                        t_ours += t1 - t0
-                        t_noop += time.perf_counter() - t1
-                    out.append((n / t_ours, n / t_noop))
+                        noop.stop(started)
+                    out.append((ours, noop))
             return out
 
         split = cpu_split()
         with pinned(split[1] if split else None):
             reps = anyio.run(main)
-    ratios = [o / b for o, b in reps]
+    ratios = [noop.wall / ours.wall for ours, noop in reps]
+    cpu_ratios = [noop.cpu / ours.cpu for ours, noop in reps]
     value = median(ratios)
+
+    def ms(values: list[float]) -> float:
+        return round(1000 * median(values) / n, 2)
+
     return Figure(
         name="http_episodes",
         title=f"HTTP episodes per second (create, connect, {CALLS} calls, delete)",
@@ -77,8 +118,15 @@ def http_episodes(settings: Settings) -> Figure:
         baseline=f"MCPServer no-op sessions per second (connect, {CALLS} calls)",
         ratio=round(value, 3),
         details={
-            "episodes_per_second": round(median([o for o, _ in reps]), 1),
-            "noop_sessions_per_second": round(median([b for _, b in reps]), 1),
+            "episodes_per_second": round(median([n / o.wall for o, _ in reps]), 1),
+            "noop_sessions_per_second": round(median([n / b.wall for _, b in reps]), 1),
+            "ratio_per_rep": [round(r, 3) for r in ratios],
+            "cpu_ratio": round(median(cpu_ratios), 3),
+            "cpu_ratio_per_rep": [round(r, 3) for r in cpu_ratios],
+            "episode_server_cpu_ms": ms([o.server_cpu for o, _ in reps]),
+            "episode_client_cpu_ms": ms([o.client_cpu for o, _ in reps]),
+            "noop_server_cpu_ms": ms([b.server_cpu for _, b in reps]),
+            "noop_client_cpu_ms": ms([b.client_cpu for _, b in reps]),
             "errors": len(errors),
             "first_errors": errors[:3],
             "episodes_per_rep": n,

@@ -51,7 +51,9 @@ def serve_http(host: str = "127.0.0.1") -> None:
     import uvicorn
 
     app = build_noop_server().streamable_http_app(host=host)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP as `mcpgym serve` binds (server/serve.py): asyncio sets TCP_NODELAY only
+    # on accepted sockets whose proto says TCP, so both servers answer without Nagle's delay.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     sock.listen(2048)

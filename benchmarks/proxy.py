@@ -8,7 +8,10 @@
   client leg, its decision and log); reported, no target.
 
 Ours: ``mcpgym proxy --faults none --upstream <the server>`` spawned over stdio; direct: the
-same server spawned alone. One client process drives both, alternating call by call (each pair
+same server spawned alone. The client talks the handshake era (``transport.CLIENT_MODE``),
+so the proxied calls take the proxy's fast path
+(:mod:`mcpgym.server.proxy.fast`); a 2026-07-28 client's calls go through the SDK on both
+of the proxy's sides (docs/proxy.md, "Overhead"). One client process drives both, alternating call by call (each pair
 meets the same momentary load); a repetition's ratio is the median over its pairs, the figure
 the median over repetitions. Faults are off so that every timed call reaches the upstream (an
 injected fault answers sooner, flattering the proxy).
@@ -114,7 +117,9 @@ def _figure(
     name: str, title: str, baseline: str, target: float | None, m: dict[str, Any], settings: Settings
 ) -> Figure:
     value = median(m["ratios"])
+    proxied, direct = median(m["ours"]) * 1e3, median(m["base"]) * 1e3
     return Figure(
+        note=f"proxied {proxied:.2f} ms, direct {direct:.2f} ms (+{proxied - direct:.2f} ms)",
         name=name,
         title=title,
         value=round(value, 3),

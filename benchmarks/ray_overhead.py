@@ -37,7 +37,7 @@ def _measure(tasks: int, trials: int, reps: int) -> dict[str, Any]:
     import ray
 
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import load_tasks
 
     picked = load_tasks("smoke")[:tasks]
@@ -53,7 +53,7 @@ def _measure(tasks: int, trials: int, reps: int) -> dict[str, Any]:
                 scores = {}
                 for kind in ("local", "ray"):
                     agents = [AgentEntry(s, make_agent(s)) for s in SCRIPTED_AGENTS]
-                    settings = RunSettings(
+                    settings = RunConfig(
                         out=Path(tmp) / f"{kind}{rep}", trials=trials, concurrency=4, progress=False, executor=kind
                     )
                     t = time.perf_counter()

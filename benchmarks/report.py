@@ -78,14 +78,16 @@ def _detail_text(fig: Figure) -> str:
     if name == "http_episodes":
         return (
             f"{d['episodes_per_second']:g} episodes/s vs {d['noop_sessions_per_second']:g} no-op sessions/s; "
+            f"CPU ms (server + client) {d['episode_server_cpu_ms']:g} + {d['episode_client_cpu_ms']:g} vs "
+            f"no-op {d['noop_server_cpu_ms']:g} + {d['noop_client_cpu_ms']:g} ({d['cpu_ratio']:g}x); "
             f"{d['errors']} errors"
         )
     if name == "judge_time":
         return f"judge {d['judge_ms']:.2f} ms, restore {d['restore_ms']:.2f} ms"
     if name == "gc_pause":
         return (
-            f"{d['tracked_objects']:,} tracked objects ({d['tracked_per_episode']:.0f} per episode); "
-            f"before the episodes {d['empty_ms']:.1f} ms"
+            f"{d['tracked_objects']:,} tracked objects ({d['tracked_per_episode']:.0f} per episode, "
+            f"{d.get('hot_episodes', '?')} hot); before the episodes {d['empty_ms']:.1f} ms"
         )
     if name == "ray_overhead":
         return (

@@ -235,7 +235,10 @@ def gc_pause(settings: Settings) -> Figure:
     """Figure: the longest of five full collections (``gc.collect()``, wall ms) in a fresh
     interpreter holding 1,000 live all-app episodes (each after its six calls), prepared as a
     serving process is (:func:`mcpgym.server.serve.tune_gc`); baseline: the same process before
-    the episodes exist."""
+    the episodes exist. The last :data:`mcpgym.server.episode.HOT_EPISODES` episodes called are
+    hot, the others parked (:meth:`mcpgym.server.episode.Episode.park`)."""
+    from mcpgym.server.episode import HOT_EPISODES
+
     n = GC_EPISODES if settings.mode != "tiny" else 20
     r = _gc_child(n)
     return Figure(
@@ -252,6 +255,7 @@ def gc_pause(settings: Settings) -> Figure:
             "tracked_objects": r["tracked"],
             "tracked_per_episode": round(r["tracked"] / n, 1),
             "episodes": n,
+            "hot_episodes": HOT_EPISODES,
         },
     )
 

@@ -81,6 +81,19 @@ def noop_stdio() -> Any:
     )
 
 
+_PIDS: dict[str, int] = {}
+"""Process id of each no-op HTTP server started here, by its MCP endpoint URL."""
+
+
+def noop_pid(url: str) -> int:
+    """The process id of the no-op HTTP server serving ``url`` (started by :func:`noop_http`).
+
+    Raises:
+        KeyError: for a URL no no-op server of this process serves.
+    """
+    return _PIDS[url]
+
+
 _SHARED: dict[str, Any] = {}
 """Servers shared by the figures of one run (see :func:`shared_servers`)."""
 _SHARED_LOCK = threading.Lock()
@@ -159,7 +172,9 @@ def _noop_http_process(startup_timeout: float = 60.0) -> Iterator[Any]:
                 break
         if not line.startswith(READY_PREFIX):
             raise RuntimeError(f"the no-op baseline server did not start (exit code {proc.poll()})")
-        return json.loads(line[len(READY_PREFIX) :])["url"] + "/mcp"
+        url: str = json.loads(line[len(READY_PREFIX) :])["url"] + "/mcp"
+        _PIDS[url] = proc.pid
+        return url
 
     try:
         yield wait

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.agents import (
         SCRIPTED_AGENTS,
         Agent,
+        AgentContext,
         AgentResult,
         CallResult,
         ToolInfo,
@@ -31,10 +32,11 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.records.scores import EpisodeScores
     from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
+    from mcpgym.evaluation.run.config import RunConfig
     from mcpgym.evaluation.run.episode_runner import AgentEntry
     from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
     from mcpgym.evaluation.run.run_dir import RunError, load_run
-    from mcpgym.evaluation.run.runner import RunResult, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import RunResult, run_evaluation
     from mcpgym.evaluation.scoring.aggregate import aggregate
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode, score_trajectories
     from mcpgym.evaluation.tasks import Task, get_task, load_tasks, register_suite, suite_names
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     # run
     "run_evaluation": "mcpgym.evaluation.run.runner",
-    "RunSettings": "mcpgym.evaluation.run.runner",
+    "RunConfig": "mcpgym.evaluation.run.config",
     "RunResult": "mcpgym.evaluation.run.runner",
     "AgentEntry": "mcpgym.evaluation.run.episode_runner",
     "RunError": "mcpgym.evaluation.run.run_dir",
@@ -63,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "read_manifest": "mcpgym.evaluation.records.manifest",
     # agents and their registry
     "Agent": "mcpgym.evaluation.agents",
+    "AgentContext": "mcpgym.evaluation.agents",
     "AgentResult": "mcpgym.evaluation.agents",
     "CallResult": "mcpgym.evaluation.agents",
     "ToolInfo": "mcpgym.evaluation.agents",
@@ -82,6 +85,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Agent",
+    "AgentContext",
     "AgentEntry",
     "AgentResult",
     "CallResult",
@@ -89,9 +93,9 @@ __all__ = [
     "EpisodeFinished",
     "EpisodeScores",
     "GymEpisode",
+    "RunConfig",
     "RunError",
     "RunResult",
-    "RunSettings",
     "SCRIPTED_AGENTS",
     "ScoreReport",
     "Task",

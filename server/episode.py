@@ -9,6 +9,8 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +46,9 @@ class UnknownToolsError(InputError, ValueError):
 
 class EpisodeLimitError(ServiceError, RuntimeError):
     """The store already holds its maximum number of live episodes."""
+
+
+_NOTHING_HIDDEN: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -89,6 +94,11 @@ class Episode:
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
     wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    park_listener: weakref.ref[Any] | None = None
+    """A weak reference to an object whose ``episode_parked()`` is called after :meth:`park`
+    parked something (the in-process :class:`GymEpisode` keeps its last observation as text
+    then): weak, so that the episode's owner is freed as soon as it is dropped, not by a later
+    garbage collection."""
 
     @classmethod
     def create(
@@ -172,7 +182,30 @@ class Episode:
         with self.lock:
             if touch:
                 self.last_used = time.monotonic()
-            return self.invoker.call(name, arguments)
+            out = self.invoker.call(name, arguments)
+        keep_hot(self)
+        return out
+
+    def park(self) -> bool:
+        """Park what this idle episode holds (:meth:`World.park` and the call log,
+        :meth:`ToolInvoker.park`): kept as JSON text until next read, so that a process holding
+        many idle episodes gives its garbage collector little to scan. Nothing observable
+        changes (same snapshots, hashes, call log, trajectory). Skipped, returning False, while
+        a call runs on the episode (its lock is held) or a request is being served.
+        """
+        if not self.lock.acquire(blocking=False):
+            return False
+        try:
+            if self.busy > self.waiting:
+                return False
+            parked = self.world.park() > 0
+            parked = self.invoker.park() or parked
+        finally:
+            self.lock.release()
+        listener = self.park_listener() if parked and self.park_listener is not None else None
+        if listener is not None:
+            listener.episode_parked()
+        return parked
 
     def pending_user_request(self, name: str, arguments: Any) -> UserRequest | None:
         """The question ``name(arguments)`` would put to the user now (see
@@ -192,13 +225,17 @@ class Episode:
         :mod:`mcpgym.tools.elicit`); ``asked``: earlier questions of the same call."""
         with self.lock:
             self.last_used = time.monotonic()
-            return elicit.call_with_answer(self.invoker, name, arguments, request, answer, asked)
+            out = elicit.call_with_answer(self.invoker, name, arguments, request, answer, asked)
+        keep_hot(self)
+        return out
 
     def call_answered(self, name: str, arguments: dict[str, Any], asked: list[dict[str, Any]]) -> CallOutcome:
         """Run the call once the user answered every question it put (``asked``: their records)."""
         with self.lock:
             self.last_used = time.monotonic()
-            return elicit.call_answered_so_far(self.invoker, name, arguments, asked)
+            out = elicit.call_answered_so_far(self.invoker, name, arguments, asked)
+        keep_hot(self)
+        return out
 
     def limit_waits(self, seconds: float) -> None:
         """Wait at most ``seconds`` on the client (and keep requestState tokens that long)."""
@@ -212,8 +249,12 @@ class Episode:
 
     def refresh_exposure(self) -> None:
         """Recompute which world tools are hidden from the agent (after an unlock)."""
+        if not self.search_tools and self.visible is None:  # every tool shown
+            self.invoker.hidden = _NOTHING_HIDDEN
+            return
         exposed = {s.name for s in self.tool_specs()}
-        self.invoker.hidden = set(self.invoker.specs) - exposed
+        hidden = set(self.invoker.specs) - exposed
+        self.invoker.hidden = hidden if hidden else _NOTHING_HIDDEN  # most episodes show every tool
 
     # -- views for the harness ----------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -238,6 +279,37 @@ class Episode:
     def ledger(self) -> list[dict[str, Any]]:
         """The fault ledger as JSON rows."""
         return [e.model_dump(mode="json") for e in self.invoker.ledger]
+
+
+HOT_EPISODES = 16
+"""Most episodes of a process kept *hot*: the last ones called, whose changed app states and
+call logs stay live objects between calls. A call to an episode makes it the most recent; the
+least recent beyond this many is parked (:meth:`Episode.park`) and unparks on its next call
+(about one copy of its changed apps). A serving process holding 1,000 idle episodes so gives
+its garbage collector the hot ones' objects plus a small header per episode to scan."""
+
+_hot: OrderedDict[int, weakref.ref[Episode]] = OrderedDict()
+_hot_lock = threading.Lock()
+
+
+def keep_hot(episode: Episode) -> None:
+    """Make ``episode`` the most recently called of the process's hot episodes
+    (:data:`HOT_EPISODES`) and park the least recent beyond the limit that are still alive."""
+    key = id(episode)
+    cold: list[weakref.ref[Episode]] = []
+    with _hot_lock:
+        ref = _hot.get(key)
+        if ref is not None and ref() is episode:
+            _hot.move_to_end(key)
+        else:
+            _hot.pop(key, None)
+            _hot[key] = weakref.ref(episode)
+        while len(_hot) > HOT_EPISODES:
+            cold.append(_hot.popitem(last=False)[1])
+    for ref in cold:
+        other = ref()
+        if other is not None:
+            other.park()
 
 
 class EpisodeStore:

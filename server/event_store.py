@@ -47,8 +47,10 @@ class BoundedEventStore(EventStore):
     def __init__(self, max_events: int = MAX_EVENTS, client_id: Callable[[Any], Any | None] | None = None) -> None:
         self.max_events = max_events
         self._client_id = client_id
-        # event id -> (stream id, chain id, message); None: a priming event
-        self._events: OrderedDict[EventId, tuple[StreamId, str, JSONRPCMessage | None]] = OrderedDict()
+        # event id -> (stream id, chain id, message, the client's id of an answer or None);
+        # message None: a priming event. The answer keeps its internal id until it is replayed
+        # (copying every answer to put the client's id in costs each call; replays are rare).
+        self._events: OrderedDict[EventId, tuple[StreamId, str, JSONRPCMessage | None, Any]] = OrderedDict()
         self._chain_of_stream: dict[StreamId, str] = {}
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
@@ -58,13 +60,12 @@ class BoundedEventStore(EventStore):
             self._chain_of_stream[stream_id] = event_id
         if message is not None and stream_id == GET_STREAM_ID:
             return event_id  # shared by every session: not replayable
+        original = None
         if isinstance(message, JSONRPCResponse | JSONRPCError) and self._client_id is not None:
             original = self._client_id(message.id)
-            if original is not None:
-                message = message.model_copy(update={"id": original})
-        self._events[event_id] = (stream_id, self._chain_of_stream[stream_id], message)
+        self._events[event_id] = (stream_id, self._chain_of_stream[stream_id], message, original)
         while len(self._events) > self.max_events:
-            _, (old_stream, old_chain, _) = self._events.popitem(last=False)
+            _, (old_stream, old_chain, _, _) = self._events.popitem(last=False)
             if self._chain_of_stream.get(old_stream) == old_chain and old_chain not in self._events:
                 self._chain_of_stream.pop(old_stream, None)
         return event_id
@@ -75,13 +76,15 @@ class BoundedEventStore(EventStore):
         found = self._events.get(last_event_id)
         if found is None:
             return None
-        stream_id, chain, _ = found
+        stream_id, chain, _, _ = found
         later: list[tuple[EventId, JSONRPCMessage]] = []
         seen = False
-        for event_id, (_, event_chain, message) in list(self._events.items()):
+        for event_id, (_, event_chain, message, original) in list(self._events.items()):
             if event_id == last_event_id:
                 seen = True
             elif seen and event_chain == chain and message is not None:
+                if original is not None:  # an answer: the client's own id, as on the live stream
+                    message = message.model_copy(update={"id": original})
                 later.append((event_id, message))
         for event_id, message in later:
             await send_callback(EventMessage(message, event_id))

@@ -84,6 +84,10 @@ class InputState:
         return self.question == request.model_dump(mode="json")
 
 
+_STORES_LOCK = threading.Lock()
+"""Guards every :class:`InputStates` (tokens are issued and redeemed rarely, each in microseconds)."""
+
+
 class InputStates:
     """One episode's issued ``requestState`` tokens.
 
@@ -95,9 +99,12 @@ class InputStates:
     def __init__(self, ttl: float, max_pending: int = MAX_PENDING) -> None:
         self.ttl = ttl
         self.max_pending = max_pending
-        self._pending: OrderedDict[str, InputState] = OrderedDict()
-        self._used: OrderedDict[str, float] = OrderedDict()
-        self._lock = threading.Lock()
+        # made on the first token (most episodes never ask the user); every store shares one
+        # lock (issuing and redeeming are rare and short), so an idle episode holds no lock
+        # or empty containers for the garbage collector to scan
+        self._pending: OrderedDict[str, InputState] | None = None
+        self._used: OrderedDict[str, float] | None = None
+        self._lock = _STORES_LOCK
 
     def issue(
         self,
@@ -120,6 +127,8 @@ class InputStates:
             expires=now + self.ttl,
         )
         with self._lock:
+            if self._pending is None:
+                self._pending = OrderedDict()
             self._pending[token] = state
             while len(self._pending) > self.max_pending:
                 self._pending.popitem(last=False)
@@ -135,9 +144,11 @@ class InputStates:
         """
         now = time.monotonic() if now is None else now
         with self._lock:
+            if self._used is None:
+                self._used = OrderedDict()
             self._forget_used(now)
             key = token if isinstance(token, str) and len(token) <= MAX_STATE_CHARS else None
-            state = self._pending.pop(key, None) if key is not None else None
+            state = self._pending.pop(key, None) if key is not None and self._pending is not None else None
             if key is None or state is None:
                 if key is not None and key in self._used:
                     raise InputStateError(
@@ -168,6 +179,7 @@ class InputStates:
         return state
 
     def _forget_used(self, now: float) -> None:
+        assert self._used is not None
         while self._used:
             first, expires = next(iter(self._used.items()))
             if expires > now and len(self._used) <= 16 * self.max_pending:
@@ -175,7 +187,7 @@ class InputStates:
             self._used.popitem(last=False)
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return len(self._pending) if self._pending is not None else 0
 
 
 __all__ = ["MAX_PENDING", "InputState", "InputStateError", "InputStates", "arguments_digest"]

@@ -224,8 +224,14 @@ def _answer_rewriter(send: Send, internal: str, original: Any) -> Send:
         if message["type"] != "http.response.body" or not mode:
             await send(message)
             return
-        held.extend(message.get("body", b""))
+        chunk = message.get("body", b"")
         more = message.get("more_body", False)
+        if mode == "sse" and not held and marker not in chunk and (not more or chunk.endswith(b"\n")):
+            # fast path: whole lines none of which carries the answer (the priming event,
+            # keep-alive comments, notifications, the end of the stream) pass as they came
+            await send(message)
+            return
+        held.extend(chunk)
         if mode == "json":
             if more:
                 return

@@ -244,8 +244,15 @@ def serve_http(
     # timeout_keep_alive: well above the clients' pool expiry (httpx: 5 s). With equal values a
     # client may reuse a kept-alive connection just as the server closes it, and under load that
     # request fails with a read error (tests/reliability/test_load.py).
+    # access_log: uvicorn formats each request's access-log arguments before its logger drops
+    # them; below the info level no access line is ever written, so nothing is formatted.
     config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_SECONDS
+        app,
+        log_level=log_level,
+        access_log=log_level.lower() in ("trace", "debug", "info"),
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     server = uvicorn.Server(config)
 

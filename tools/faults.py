@@ -479,6 +479,11 @@ def fault_schedule(
     return ToolSchedule(profile, fault_seed, tool, app, tool_kind, exempt=exempt).first(count)
 
 
+_NONE_DOWN: frozenset[str] = frozenset()
+"""No tool down: one object for every episode (an empty frozenset per episode is one more
+object for the garbage collector to scan)."""
+
+
 def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str, Any]) -> frozenset[str]:
     """Return the tools that are down for the whole episode.
 
@@ -495,7 +500,7 @@ def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str,
             the episode).
     """
     if not profile.uses(FaultKind.UNAVAILABLE):
-        return frozenset()
+        return _NONE_DOWN
     alts = {name: [a for a in spec.alternatives if a in specs and a != name] for name, spec in specs.items()}
     exempt = exempt_tools(specs)
     candidates = []
@@ -510,4 +515,4 @@ def plan_unavailable(profile: FaultProfile, fault_seed: int, specs: Mapping[str,
         after = down | {name}
         if all(any(a not in after for a in alts[t]) for t in after):
             down = after
-    return frozenset(down)
+    return frozenset(down) if down else _NONE_DOWN

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError
 
 from mcpgym.kernel.clock import WRITE_TICK
 from mcpgym.kernel.errors import ErrorCode, ToolError
@@ -82,6 +84,8 @@ class LedgerEntry(BaseModel):
 
 
 _validate_record = CallRecord.__pydantic_validator__.validate_python
+_CALL_LOG: TypeAdapter[list[CallRecord]] = TypeAdapter(list[CallRecord])
+"""The call log as JSON text and back (:meth:`ToolInvoker.park`)."""
 
 
 @dataclass
@@ -228,6 +232,43 @@ def _loggable_strict(arguments: Any) -> Any:
     return safe
 
 
+_SPECS: dict[tuple[type[Any], ...], dict[str, ToolSpec]] = {}
+
+
+def _specs_of(classes: tuple[type[Any], ...]) -> dict[str, ToolSpec]:
+    """Tool name -> spec over the app classes ``classes``, in their order: one dict per app
+    set, shared read-only by every invoker of it (a dict of ~200 specs per episode was a large
+    share of what a garbage collection walks)."""
+    specs = _SPECS.get(classes)
+    if specs is None:
+        specs = {}
+        for cls in classes:
+            specs.update(cls.tools)
+        if len(_SPECS) < 1024:
+            _SPECS[classes] = specs
+    return specs
+
+
+_FACTS: dict[int, tuple[dict[str, ToolSpec], tuple[frozenset[str], str | None, str | None]]] = {}
+
+
+def _facts_of(specs: dict[str, ToolSpec]) -> tuple[frozenset[str], str | None, str | None]:
+    """``(exempt tools, first wait tool, first reauth tool)`` of a specs dict (see
+    :func:`exempt_tools`, :func:`role_tools`), computed once per shared dict (:func:`_specs_of`)."""
+    hit = _FACTS.get(id(specs))
+    if hit is not None and hit[0] is specs:
+        return hit[1]
+    listed = list(specs.values())
+    facts = (
+        exempt_tools(specs),
+        next(iter(role_tools(listed, "wait")), None),
+        next(iter(role_tools(listed, "reauth")), None),
+    )
+    if len(_FACTS) < 1024:
+        _FACTS[id(specs)] = (specs, facts)
+    return facts
+
+
 class ToolInvoker:
     """Runs tool calls against one world under one fault plan.
 
@@ -238,7 +279,8 @@ class ToolInvoker:
         fault_seed: seed of the fault schedule (default: the world seed).
 
     Attributes:
-        specs: tool name -> :class:`ToolSpec` for every tool of the world's apps.
+        specs: tool name -> :class:`ToolSpec` for every tool of the world's apps (shared by
+            every invoker of the same apps: read-only).
         calls: the call log (list of :class:`CallRecord`).
         ledger: the fault ledger (list of :class:`LedgerEntry`).
         down: tools that are ``unavailable`` for the whole episode (see
@@ -259,27 +301,71 @@ class ToolInvoker:
         self.world = world
         self.profile = load_profile(faults)
         self.fault_seed = world.seed if fault_seed is None else int(fault_seed)
-        self.specs: dict[str, ToolSpec] = {}
-        for app in world.apps.values():
-            self.specs.update(type(app).tools)
-        self.calls: list[CallRecord] = []
+        self.specs: dict[str, ToolSpec] = _specs_of(tuple(world.apps.app_class(name) for name in world.apps))
+        self._calls: list[CallRecord] | None = []
+        self._parked_calls: str | None = None  # the call log as JSON text while parked
         self.ledger: list[LedgerEntry] = []
-        self.hidden: set[str] = set()
+        self.hidden: AbstractSet[str] = frozenset()
         """Tools of the world that this episode does not expose: called, they are unknown."""
         self._state: dict[str, _ToolFaultState] = {}
+        self._parked_state: tuple[tuple[Any, ...], ...] | None = None  # _state as tuples while parked
         self._user: dict[str, Any] | None = None  # the user's answer for the call in progress
         self._enabled = self.profile.enabled
         self._track_stale = self.profile.uses(FaultKind.STALE_READ)
         # resource family -> (step, world checkpoint taken just before the last write to it)
         self._before_write: dict[str, tuple[int, dict[str, Any]]] = {}
         self.down: frozenset[str] = plan_unavailable(self.profile, self.fault_seed, self.specs)
-        self._exempt = exempt_tools(self.specs)
-        specs = list(self.specs.values())
-        self.wait_tool: str | None = next(iter(role_tools(specs, "wait")), None)
-        self.reauth_tool: str | None = next(iter(role_tools(specs, "reauth")), None)
+        self._exempt, self.wait_tool, self.reauth_tool = _facts_of(self.specs)
         self._wait_hint = (
             f"{self.wait_tool} advances the clock" if self.wait_tool else "the clock advances with every write"
         )
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """The call log (list of :class:`CallRecord`); after :meth:`park`, read back from its
+        JSON text on first access (equal records, new objects)."""
+        if self._calls is None:
+            assert self._parked_calls is not None
+            self._calls = _CALL_LOG.validate_json(self._parked_calls)
+            self._parked_calls = None
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: list[CallRecord]) -> None:
+        self._calls, self._parked_calls = value, None
+
+    def park(self) -> bool:
+        """Keep the call log as JSON text (one string, which the garbage collector does not
+        track) until it is next read, and the per-tool fault state as tuples until the next
+        call: for an idle episode. Every record is strict JSON already
+        (arguments through :func:`_loggable`, results as dumped), so the records read back are
+        equal to these. A log that does not serialise is left as it is.
+
+        Returns:
+            True when the log was parked.
+        """
+        if self._state and self._parked_state is None:
+            # per-tool fault state as tuples of plain values (untracked by the collector)
+            self._parked_state = tuple(
+                (name, st.schedule, st.calls, st.blocked_until, st.needs_auth, st.met_down)
+                for name, st in self._state.items()
+            )
+            self._state = {}
+        if not self._calls:
+            return False
+        try:
+            text = _CALL_LOG.dump_json(self._calls).decode("utf-8")
+        except (PydanticSerializationError, UnicodeDecodeError):
+            return False
+        self._calls, self._parked_calls = None, text
+        return True
+
+    def _unpark_state(self) -> None:
+        """The per-tool fault state back as :class:`_ToolFaultState` objects (after :meth:`park`)."""
+        assert self._parked_state is not None
+        for name, schedule, calls, blocked_until, needs_auth, met_down in self._parked_state:
+            self._state[name] = _ToolFaultState(schedule, calls, blocked_until, needs_auth, met_down)
+        self._parked_state = None
 
     # -- call -----------------------------------------------------------------------------
     def call(
@@ -303,6 +389,8 @@ class ToolInvoker:
         is a bug: it is returned as an ``unavailable`` error and logged with ``internal=True``.
         """
         step = len(self.calls) + 1
+        if self._parked_state is not None:
+            self._unpark_state()
         spec = self.specs.get(name) if isinstance(name, str) and name not in self.hidden else None
         if spec is None:
             shown = _shown(name, 80)

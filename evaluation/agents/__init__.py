@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    NO_CONTEXT,
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallFn,
+    CallLimitReached,
+    CallResult,
+    ToolInfo,
+    run_agent,
+)
 from mcpgym.evaluation.agents.replay import ReplayAgent
 from mcpgym.evaluation.agents.scripted import CarefulAgent, DefeatistAgent, OverconfidentAgent
 from mcpgym.kernel.shorten import short
@@ -66,6 +76,9 @@ def make_agent(spec: str) -> Agent:
 
 
 __all__ = [
+    "NO_CONTEXT",
+    "AgentContext",
+    "run_agent",
     "Agent",
     "AgentResult",
     "CallFn",

@@ -1,14 +1,19 @@
 """The agent interface (docs/design.md §6) shared by scripted and LLM agents.
 
-An agent gets the task, the episode's tools (:class:`ToolInfo`) and an async ``call``
-function, makes tool calls through it, and returns an :class:`AgentResult` with its final
-message. The runner owns the episode (world, fault plan, call log, ledger); the agent sees
+An agent gets the task, the episode's tools (:class:`ToolInfo`), an async ``call`` function
+and an :class:`AgentContext` (trial, seeds, the user channel, the deadline), makes tool calls
+through ``call``, and returns an :class:`AgentResult` with its final message. Runners call
+every agent through :func:`run_agent`, which also keeps agents written for the older
+interface (``run(task, tools, call, *, trial=None, user=None)``) working for one release,
+with a :class:`AgentInterfaceDeprecation` warning. The runner owns the episode (world, fault plan, call log, ledger); the agent sees
 only what ``call`` returns: :class:`CallResult` (``payload`` is the structured content, or
 ``{"error": {code, message, retryable, retry_after, field, details?}}`` when ``is_error``).
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,6 +27,7 @@ from mcpgym.kernel.exceptions import MCPGymError
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.tasks.model import Task
+    from mcpgym.evaluation.users.channel import UserChannel
 
 
 @dataclass
@@ -152,8 +158,33 @@ class AgentResult(BaseModel):
     provider: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class AgentContext:
+    """What the runner tells an agent about its episode, passed to :meth:`Agent.run` as ``context``.
+
+    Attributes:
+        trial: the 0-based trial index, or None when the caller does not say (the replay
+            agent then counts its runs of a task).
+        world_seed, fault_seed: the episode's seeds (None: not known to the caller).
+        user: the episode's :class:`mcpgym.evaluation.users.UserChannel` (``await
+            user.ask(question, about)``), or None: the user cannot be asked.
+        deadline: the ``anyio.current_time()`` at which the runner stops the episode (an LLM
+            agent ends a provider wait before it, as errored), or None: no deadline.
+    """
+
+    trial: int | None = None
+    world_seed: int | None = None
+    fault_seed: int | None = None
+    user: UserChannel | None = None
+    deadline: float | None = None
+
+
+NO_CONTEXT = AgentContext()
+"""The context of an episode whose caller says nothing (the default of :meth:`Agent.run`)."""
+
+
 class Agent(ABC):
-    """An agent: ``await agent.run(task, tools, call) -> AgentResult``.
+    """An agent: ``await agent.run(task, tools, call, context) -> AgentResult``.
 
     Attributes:
         name: the name trajectories and scores are grouped under.
@@ -166,7 +197,7 @@ class Agent(ABC):
 
     @abstractmethod
     async def run(
-        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+        self, task: Task, tools: list[ToolInfo], call: CallFn, context: AgentContext = NO_CONTEXT
     ) -> AgentResult:
         """Work on ``task`` with ``tools`` through ``call`` and return the result.
 
@@ -176,12 +207,93 @@ class Agent(ABC):
             tools: the tools of the episode.
             call: the call function (see :data:`CallFn`); it may raise
                 :class:`CallLimitReached`.
-            trial: the 0-based trial index, when the runner passes it (only the replay agent
-                needs it; others ignore it).
-            user: the episode's :class:`mcpgym.evaluation.users.UserChannel` (``await
-                user.ask(question, about)``), when the runner passes one and the agent's
-                ``run`` accepts it; None: the user cannot be asked.
+            context: the episode's :class:`AgentContext` (trial, seeds, user channel,
+                deadline); runners pass it as the keyword ``context``.
         """
 
 
-__all__ = ["Agent", "AgentResult", "CallFn", "CallLimitReached", "CallResult", "ToolInfo"]
+class AgentInterfaceDeprecation(DeprecationWarning):
+    """An agent written for the interface before :class:`AgentContext`: its ``run`` takes no
+    ``context`` (but ``trial=``, ``user=`` or ``deadline=`` keywords). It still runs, for one
+    release; this warning is shown by default (a filter below), once per agent class."""
+
+
+warnings.simplefilter("default", AgentInterfaceDeprecation)
+
+LEGACY_KEYWORDS = ("trial", "user", "deadline")
+"""The keywords the runners passed before :class:`AgentContext`, to a ``run`` that accepted them."""
+
+_INTERFACES: dict[type, frozenset[str] | None] = {}
+
+
+def legacy_keywords(agent: Any) -> frozenset[str] | None:
+    """None when ``agent.run`` takes ``context`` (the interface of :class:`Agent`); for an agent
+    written before it, the :data:`LEGACY_KEYWORDS` its ``run`` accepts (all of them with
+    ``**kwargs``). Read once per agent class; the one place the interface is read from a
+    signature, kept for one release."""
+    kind = type(agent)
+    if kind in _INTERFACES:
+        return _INTERFACES[kind]
+    try:
+        params = inspect.signature(agent.run).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    found: frozenset[str] | None
+    if "context" in params:
+        found = None
+    else:
+        any_keyword = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        found = frozenset(k for k in LEGACY_KEYWORDS if any_keyword or k in params)
+    _INTERFACES[kind] = found
+    return found
+
+
+def takes_user(agent: Any) -> bool:
+    """Whether ``agent`` gets the episode's user channel (its context, or a legacy ``user=``)."""
+    legacy = legacy_keywords(agent)
+    return legacy is None or "user" in legacy
+
+
+async def run_agent(agent: Any, task: Any, tools: list[Any], call: Any, context: AgentContext) -> AgentResult:
+    """``await agent.run(task, tools, call, context=context)``: how every runner calls an agent.
+
+    An agent whose ``run`` takes no ``context`` (written before :class:`AgentContext`) is called
+    the old way, with the context's ``trial``, ``user`` and ``deadline`` as the keywords its
+    ``run`` accepts, and an :class:`AgentInterfaceDeprecation` warning (once per class): this
+    path is removed in the next release.
+
+    Raises:
+        whatever ``agent.run`` raises.
+    """
+    legacy = legacy_keywords(agent)
+    if legacy is None:
+        result: AgentResult = await agent.run(task, tools, call, context=context)
+        return result
+    name = getattr(agent, "name", type(agent).__name__)
+    warnings.warn(
+        f"agent {name!r} ({type(agent).__qualname__}): run() without a `context` parameter is deprecated "
+        "and stops working in the next mcpgym release; declare `context: AgentContext = NO_CONTEXT` and read "
+        'context.trial, context.user and context.deadline (docs/tasks.md, "Agents")',
+        AgentInterfaceDeprecation,
+        stacklevel=2,
+    )
+    given = {"trial": context.trial, "user": context.user, "deadline": context.deadline}
+    old: AgentResult = await agent.run(task, tools, call, **{k: v for k, v in given.items() if k in legacy})
+    return old
+
+
+__all__ = [
+    "LEGACY_KEYWORDS",
+    "NO_CONTEXT",
+    "Agent",
+    "AgentContext",
+    "AgentInterfaceDeprecation",
+    "AgentResult",
+    "CallFn",
+    "CallLimitReached",
+    "CallResult",
+    "ToolInfo",
+    "legacy_keywords",
+    "run_agent",
+    "takes_user",
+]

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 from rich.markup import escape
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult
+from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext, AgentResult
 from mcpgym.evaluation.records.status import EpisodeStatus
 
 COMMANDS = ("tools", "show", "ask", "answer", "help")
@@ -66,9 +66,7 @@ class HumanAgent(Agent):
         """For the manifest: who plays and how calls are typed."""
         return {"kind": "human", "interface": "terminal: TOOL {json} per line, answer TEXT to finish"}
 
-    async def run(
-        self, task: Any, tools: list[Any], call: Any, *, trial: int | None = None, user: Any = None
-    ) -> AgentResult:
+    async def run(self, task: Any, tools: list[Any], call: Any, context: AgentContext = NO_CONTEXT) -> AgentResult:
         """Play one episode at the terminal; returns ``completed`` with the player's answer, or
         ``limit`` when the input ends first. Never raises for what the player types."""
         by_name = {t.name: t for t in tools}
@@ -107,7 +105,7 @@ class HumanAgent(Agent):
             elif word == "show":
                 self._show(by_name.get(rest), rest)
             elif word == "ask":
-                await self._ask(user, rest)
+                await self._ask(context.user, rest)
             elif word in by_name:
                 await self._call(call, word, rest)
             else:
@@ -158,7 +156,8 @@ class HumanAgent(Agent):
         self.console.print_json(json.dumps(getattr(tool, "input_schema", {}) or {}, default=str))
 
     def _complete(self, names: list[str]) -> None:
-        """Tab completion of commands and tool names at a terminal (nothing otherwise)."""
+        """Tab completion of commands and tool names at a terminal (nothing otherwise); a
+        completed name comes with the space before its arguments."""
         if self._read is not input or not sys.stdin.isatty():
             return
         try:
@@ -167,8 +166,11 @@ class HumanAgent(Agent):
             return
         words = sorted([*COMMANDS, *names])
 
+        # each match ends with the space that separates the name from its arguments: Python's
+        # readline appends nothing to a unique match, so `system_upd<Tab>{...}` would otherwise
+        # read as one unknown word (the common part of several matches stops before the space)
         def complete(text: str, state: int) -> str | None:
-            matches = [w for w in words if w.startswith(text)]
+            matches = [f"{w} " for w in words if w.startswith(text)]
             return matches[state] if state < len(matches) else None
 
         readline.set_completer(complete)

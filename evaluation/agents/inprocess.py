@@ -15,7 +15,16 @@ from typing import Any
 
 import anyio
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallLimitReached,
+    CallResult,
+    ToolInfo,
+    run_agent,
+    takes_user,
+)
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory, merge_user_turns, steps_from_call_log
 from mcpgym.evaluation.scoring.scorer import EpisodeScores, score_episode
@@ -34,17 +43,6 @@ def tool_infos(specs: Any) -> list[ToolInfo]:
             _TOOL_INFOS[name] = ToolInfo.from_spec(spec)
         out.append(_TOOL_INFOS[name])
     return out
-
-
-def accepts(run: Any, name: str) -> bool:
-    """True when the callable ``run`` takes the keyword argument ``name`` (or ``**kwargs``)."""
-    import inspect
-
-    try:
-        params = inspect.signature(run).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 async def run_in_process(
@@ -68,7 +66,7 @@ async def run_in_process(
         fault_seed: override of ``fault_seed_for(task, trial)``.
         user_simulator: the simulator answering the user's side (``scripted`` or
             ``PROVIDER:MODEL``, see :func:`mcpgym.evaluation.users.make_simulator`), seeded with the
-            trial's fault seed; the agent gets the :class:`UserChannel` when its ``run`` takes ``user``.
+            trial's fault seed; the agent gets the :class:`UserChannel` as ``context.user``.
         elicitation: answer tools' user questions in the call, as an MCP client with the
             elicitation capability does (default off: the agent meets ``user_input_required``).
 
@@ -92,7 +90,7 @@ async def run_in_process(
     from mcpgym.tools.elicit import call_asking
 
     channel = UserChannel(make_simulator(user_simulator, task.user, seed), lambda: len(inv.calls))
-    takes_user = accepts(agent.run, "user")
+    takes = takes_user(agent)
 
     async def call(name: str, arguments: dict[str, Any]) -> CallResult:
         if len(inv.calls) >= task.max_calls:
@@ -105,8 +103,8 @@ async def run_in_process(
         return CallResult(is_error=out.is_error, payload=out.payload)
 
     try:
-        kwargs: dict[str, Any] = {"user": channel} if takes_user else {}
-        result = await agent.run(task, tools, call, trial=trial, **kwargs)
+        context = AgentContext(trial=trial, world_seed=task.seed, fault_seed=seed, user=channel)
+        result = await run_agent(agent, task, tools, call, context)
     except Exception as exc:  # noqa: BLE001 - an agent bug ends the episode, it is recorded
         result = AgentResult(final_message="", status=EpisodeStatus.ERRORED, error=f"{type(exc).__name__}: {exc}")
     return Trajectory(
@@ -137,7 +135,7 @@ async def run_in_process(
         metadata={
             "extra_checks": [c.model_dump(mode="json") for c in task.checks],
             "tags": list(task.tags),
-            "user_channel": takes_user,
+            "user_channel": takes,
             "elicitation": elicitation,
         },
     )

@@ -2,7 +2,7 @@
 
 ``make_agent("replay:runs/x/trajectories.jsonl")`` reads a file written by
 :mod:`mcpgym.evaluation.records.trajectory`. For each episode it takes the trajectory with the same task id
-and trial (the runner passes ``trial=``; without it, the n-th run of a task replays the
+and trial (the runner's ``context.trial``; without it, the n-th run of a task replays the
 recorded trial n, counting from 0), calls its tools with the recorded arguments in order
 (model messages and calls refused before the server are handed to the runner's recorder as
 they were),
@@ -13,9 +13,17 @@ world seed, fault profile and fault seed reproduces the recorded episode exactly
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    NO_CONTEXT,
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallFn,
+    CallLimitReached,
+    ToolInfo,
+)
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep, read_trajectories
 from mcpgym.kernel.shorten import short
@@ -64,12 +72,13 @@ class ReplayAgent(Agent):
         return self._index.get((task_id, trial))
 
     async def run(
-        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+        self, task: Task, tools: list[ToolInfo], call: CallFn, context: AgentContext = NO_CONTEXT
     ) -> AgentResult:
-        """Replay the recorded calls of ``(task.id, trial)`` and return its final message
-        (``user``, the episode's user channel, is not consulted: the recording already holds
-        the answers; recorded ``ask_user`` turns are handed to it with ``UserChannel.replay``
-        so they land among the steps as recorded)."""
+        """Replay the recorded calls of ``(task.id, context.trial)`` and return its final message
+        (``context.user``, the episode's user channel, is not consulted: the recording already
+        holds the answers; recorded ``ask_user`` turns are handed to it with
+        ``UserChannel.replay`` so they land among the steps as recorded)."""
+        trial, user = context.trial, context.user
         if trial is None:
             trial = self._runs.get(task.id, 0)
             self._runs[task.id] = trial + 1
@@ -83,7 +92,7 @@ class ReplayAgent(Agent):
         done = 0
         record = getattr(call, "record", None)
         for step in traj.steps:
-            if isinstance(step, UserTurnStep) and callable(getattr(user, "replay", None)):
+            if isinstance(step, UserTurnStep) and user is not None:
                 user.replay(step.model_copy())
                 continue
             if not isinstance(step, ToolCallStep) or step.step is None:

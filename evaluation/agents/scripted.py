@@ -48,7 +48,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallFn, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    NO_CONTEXT,
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallFn,
+    CallLimitReached,
+    CallResult,
+    ToolInfo,
+)
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.evaluation.tasks.oracle import AskRequest, CallRequest, OracleOutcome, execute
@@ -393,10 +402,11 @@ class CarefulAgent(Agent):
     stop_on_error = False
 
     async def run(
-        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+        self, task: Task, tools: list[ToolInfo], call: CallFn, context: AgentContext = NO_CONTEXT
     ) -> AgentResult:
         """Follow ``task.oracle`` with the careful habits; answer with the oracle's message.
-        ``user``: the episode's :class:`mcpgym.evaluation.users.UserChannel` (None: cannot ask)."""
+        ``context.user``: the episode's :class:`mcpgym.evaluation.users.UserChannel` (None: cannot ask)."""
+        user = context.user
         session = _Session(task, tools, call, stop_on_error=self.stop_on_error)
 
         async def once(req: CallRequest) -> CallResult:
@@ -466,10 +476,10 @@ class OverconfidentAgent(Agent):
     name = "overconfident"
 
     async def run(
-        self, task: Task, tools: list[ToolInfo], call: CallFn, *, trial: int | None = None, user: Any = None
+        self, task: Task, tools: list[ToolInfo], call: CallFn, context: AgentContext = NO_CONTEXT
     ) -> AgentResult:
         """Follow ``task.oracle`` without checks; repeat errors up to twice; claim success.
-        Never asks the user (``user`` is ignored): it guesses."""
+        Never asks the user (``context.user`` is ignored): it guesses."""
         calls = 0
 
         async def one(req: CallRequest) -> CallResult:

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import typer
 
+from mcpgym.evaluation.cli.style import message as error_text
+from mcpgym.kernel.exceptions import UnknownName
+
 
 def play(
     task_id: str = typer.Argument(..., metavar="TASK_ID", help="The task to play (`mcpgym tasks` lists them)."),
@@ -35,23 +38,18 @@ def play(
     from mcpgym.evaluation.records.scores import EpisodeScores
     from mcpgym.evaluation.records.trajectory import read_trajectories
     from mcpgym.evaluation.report.run_report import write_report
-    from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
-    from mcpgym.evaluation.run.server_process import ServerError
-    from mcpgym.tools.faults import FaultProfileError, load_profile
-
-    def fail(message: str) -> None:
-        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+    from mcpgym.evaluation.run.config import RunConfig
+    from mcpgym.evaluation.run.runner import AgentEntry, run_evaluation
+    from mcpgym.tools.faults import load_profile
 
     try:
         task = registry.get_task(task_id)
-        load_profile(faults)
-    except (KeyError, ValueError, FaultProfileError) as exc:
-        fail(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
-        return
+    except KeyError as exc:  # the closest known ids, without the quotes str() adds
+        raise UnknownName(error_text(exc)) from None
+    load_profile(faults)  # FaultProfileError: an InputError naming the profile
     human = HumanAgent()
     out = out or Path("runs") / time.strftime("play-%Y%m%d-%H%M%S", time.gmtime())
-    settings = RunSettings(
+    settings = RunConfig(
         out=out,
         trials=trials,
         faults=faults,
@@ -60,11 +58,7 @@ def play(
         progress=False,
         force=force,
     )
-    try:
-        result = run_evaluation([task], [AgentEntry(human.name, human)], settings)
-    except (RunError, ServerError, FaultProfileError) as exc:
-        fail(str(exc))
-        return
+    result = run_evaluation([task], [AgentEntry(human.name, human)], settings)
     if result.failures:
         for label, message in result.failures:
             typer.secho(f"{label}: {message}", fg=typer.colors.RED, err=True)

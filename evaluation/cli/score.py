@@ -1,4 +1,5 @@
-"""``mcpgym score FILE...``: score trajectory files recorded anywhere and print the report.
+"""``mcpgym score PATH...``: score run directories and trajectory files recorded anywhere, and
+print the report.
 
 A thin adapter: :func:`mcpgym.evaluation.formats.score.score_files` reads and scores,
 :func:`mcpgym.evaluation.report.score_text.render_text` renders; this module picks the output
@@ -9,10 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import IO
 
-from mcpgym.evaluation.formats.score import score_files
+import typer
+
+from mcpgym.evaluation.formats.score import FORMATS, score_files
 from mcpgym.evaluation.report.score_text import render_text
+from mcpgym.kernel.exceptions import InputError, MCPGymError
+from mcpgym.kernel.shorten import short
 
 
 def run_score(
@@ -58,4 +64,65 @@ def run_score(
     return 0 if report.ok else 1
 
 
-__all__ = ["run_score"]
+def score(
+    paths: list[Path] = typer.Argument(
+        ..., metavar="PATH", help="Run directories, trajectory files of our own, or files recorded elsewhere."
+    ),
+    fmt: str = typer.Option(
+        "auto",
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log).",
+    ),
+    catalog: str | None = typer.Option(
+        None,
+        "--catalog",
+        metavar="CATALOG",
+        help="JSON catalog file (name -> kind, resources, remedies, alternatives) for tools not in ours, or a built-in catalog: complexmcp (the default for --format complexmcp).",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help='Print {"agents": aggregates, "episodes": [...], "tools": [...], "problems": [...]} as JSON.',
+    ),
+    k: int | None = typer.Option(
+        None, min=1, metavar="N", help="Recovery window in tool calls (default: the run's, else 3)."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Exit 1 when the scorability summary warns (most call blocks failed to parse, or most tools were guessed by name).",
+    ),
+) -> None:
+    """Score trajectories: run directories, or files recorded in another harness.
+
+    Uses docs/design.md §7's definitions: per-episode behaviour scores, outcome where states
+    are given, aggregates per agent, and a scorability summary (episodes read, calls parsed,
+    blocks that failed, tools classified vs guessed).
+
+    Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
+    scored and printed), or --strict and the scorability summary warns; 2: nothing could be
+    scored.
+    """
+    from mcpgym.evaluation.formats import FORMATS
+    from mcpgym.evaluation.records.manifest import read_manifest
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K
+
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {short(fmt)}; one of {', '.join(FORMATS)}")
+    try:
+        if k is None:
+            manifests = [read_manifest(p) for p in paths if p.is_dir()]
+            windows = {m.recovery_window for m in manifests if m is not None} - {None}
+            k = windows.pop() if len(windows) == 1 else DEFAULT_K
+        assert k is not None
+        code = run_score([str(p) for p in paths], fmt, catalog, as_json, k=k, strict=strict)
+    except MCPGymError:
+        raise
+    except ValueError as exc:  # a bad catalog, a file the formats refuse
+        raise InputError(str(exc)) from None
+    raise typer.Exit(code)
+
+
+__all__ = ["run_score", "score"]

@@ -31,6 +31,7 @@ from typer import _click as click  # Typer 0.29 vendors click; its parameters ar
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from mcpgym.kernel.exceptions import MCPGymError
+from mcpgym.kernel.shorten import cap_message
 
 DEBUG = {"on": False}
 """Whether ``--debug`` was given anywhere on the command line (set by
@@ -195,11 +196,22 @@ def polish_command(cmd: click.Command) -> click.Command:
     return cmd
 
 
+def message(exc: BaseException) -> str:
+    """The text of an exception; a KeyError's message without the quotes ``str()`` adds."""
+    if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its lines joined (an error is one line on stderr)."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
 def error_line(exc: BaseException) -> str:
     """``error: <message>`` on one line (the message's lines joined; a ``KeyError``'s without
-    the quotes ``str()`` adds)."""
-    message = exc.args[0] if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str) else str(exc)
-    return "error: " + " ".join(part.strip() for part in message.splitlines() if part.strip())
+    the quotes ``str()`` adds), cut at :data:`mcpgym.kernel.shorten.MAX_MESSAGE_CHARS`."""
+    return "error: " + cap_message(one_line(message(exc)))
 
 
 class MCPGymGroup(TyperGroup):
@@ -239,6 +251,8 @@ __all__ = [
     "PlainFormatter",
     "PlainOption",
     "error_line",
+    "message",
+    "one_line",
     "metavar_for",
     "polish_command",
     "range_words",

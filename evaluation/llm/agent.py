@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from mcpgym.evaluation.agents.base import Agent
+from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, EpisodeFlag, tool_call_in_text
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
@@ -259,10 +259,7 @@ class LLMAgent(Agent):
         task: Any,
         tools: list[Any],
         call: CallFn,
-        *,
-        trial: int | None = None,
-        user: Any = None,
-        deadline: float | None = None,
+        context: AgentContext = NO_CONTEXT,
     ) -> Any:
         """Run one episode and return its ``AgentResult`` (never raises for provider, model or
         tool failures; a :class:`CallLimitReached` from ``call``, the runner's call budget,
@@ -272,23 +269,24 @@ class LLMAgent(Agent):
             task: an object with ``instruction`` (or the instruction string).
             tools: ``ToolInfo``-like objects of the episode.
             call: ``await call(name, arguments)`` -> ``CallResult``-like (``is_error``, ``payload``).
-            trial: the 0-based trial index (not used: a model agent does not replay).
-            user: the episode's :class:`mcpgym.evaluation.users.UserChannel`, or None. With one,
+            context: the episode's :class:`~mcpgym.evaluation.agents.AgentContext`; its
+                ``trial`` is not used (a model agent does not replay). ``context.user``: the
+                episode's :class:`mcpgym.evaluation.users.UserChannel`, or None. With one,
                 the model is also offered :data:`ASK_USER_TOOL` (``{"question": str}``): the
                 question goes to the user simulator (an ``ask_user`` turn of the trajectory)
                 and its answer comes back as the tool result ``{"answer": ...}``; it never
                 reaches the MCP server. Elicitations of the server are relayed to the same
                 simulator by the runner's MCP client.
-            deadline: the ``anyio.current_time()`` at which the runner stops the episode (its
+                ``context.deadline``: the ``anyio.current_time()`` at which the runner stops the episode (its
                 wall timeout), or None. Provider requests are cut :data:`DEADLINE_MARGIN`
                 seconds before it and not retried past it, so a provider that is silent or
                 keeps failing ends the episode ``errored`` (``provider_error: ...``, tokens
                 kept) instead of being cut off as the agent's own ``limit``.
         """
         try:
-            episode = _Episode(self, instruction_of(task), tools, user)
-            if deadline is not None:
-                episode.deadline = deadline - DEADLINE_MARGIN
+            episode = _Episode(self, instruction_of(task), tools, context.user)
+            if context.deadline is not None:
+                episode.deadline = context.deadline - DEADLINE_MARGIN
         except Exception as exc:  # noqa: BLE001 - a malformed task or tool list is an errored episode
             return make_result(
                 status=EpisodeStatus.ERRORED,

@@ -147,7 +147,7 @@ async def run_proxied_episode(
     """Run one episode of ``agent`` on ``task`` through an in-process proxy; return its scored trajectory."""
     from mcp import Client
 
-    from mcpgym.evaluation.agents.base import CallLimitReached, CallResult, ToolInfo
+    from mcpgym.evaluation.agents.base import AgentContext, CallLimitReached, CallResult, ToolInfo, run_agent
     from mcpgym.evaluation.proxy.record import trajectory_of
     from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
     from mcpgym.evaluation.scoring.scorer import score_episode
@@ -177,7 +177,8 @@ async def run_proxied_episode(
                     caller = EpisodeCaller(client, task.max_calls, CallResult, CallLimitReached)
                     with anyio.move_on_after(timeout) as scope:
                         try:
-                            result = await agent.run(task, tools, caller, trial=trial)
+                            context = AgentContext(trial=trial, fault_seed=fault_seed)
+                            result = await run_agent(agent, task, tools, caller, context)
                         except CallLimitReached as exc:
                             status, reason = "limit", str(exc)
                         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode

@@ -18,9 +18,13 @@ It records (docs/design.md §6, "Runner"):
   ``mcp_mode`` and ``validate_output``), ``command`` (argv), and wall-clock
   ``started_at`` / ``finished_at`` (ISO 8601, UTC; outside the sandboxes, so wall time is fine);
 * ``invocations``: per invocation (a resumed run adds one), its argv, resolved settings
-  (``RunSettings.public()``: no token) and start / finish times.
+  (the run's :class:`mcpgym.evaluation.run.config.RunConfig`, ``RunConfig.recorded()``: no
+  token) and start / finish times.
 
 A resumed run keeps the first run's fields and appends each invocation to ``invocations``.
+:class:`Manifest` is the file's model: :func:`read_manifest` validates a file into it (fields
+a writer did not set stay unset and are not written back), ``docs/schemas/manifest.schema.json``
+is generated from it.
 """
 
 from __future__ import annotations
@@ -36,8 +40,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import InputFileError, read_input_text
-from mcpgym.kernel.shorten import short
+from mcpgym.kernel.shorten import short, short_text
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -72,7 +79,104 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def describe_agent(agent: Any, spec: str) -> dict[str, Any]:
+class AgentRecord(BaseModel):
+    """One agent of a run: ``{"name", "spec", "describe"}`` (see the module docstring)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    spec: str | None = None
+    describe: dict[str, Any] | None = None
+
+
+class SeedRecord(BaseModel):
+    """A task's seeds: its world seed, the fault seed of each trial, its own profile if it sets one."""
+
+    model_config = ConfigDict(extra="allow")
+
+    world_seed: int | None = None
+    fault_seeds: list[int] = Field(default_factory=list)
+    faults: str | dict[str, Any] | None = None
+
+
+class ServerRecord(BaseModel):
+    """The server a run used: its base URL and whether the runner spawned it (never its token)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    url: str = ""
+    spawned: bool = False
+
+
+class Invocation(BaseModel):
+    """One ``mcpgym run`` invocation of a run (a resumed run adds one).
+
+    Attributes:
+        command: argv. settings: the invocation's resolved settings, a
+            :class:`mcpgym.evaluation.run.config.RunConfig` as ``RunConfig.recorded()`` writes
+            it (validated by that model when read back: this layer does not know it).
+        executor: what the executor reported (``{"kind": "local"}``...).
+        resent_after_lost_worker: episodes sent again after their Ray worker was lost.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    command: list[str] = Field(default_factory=list)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    started_at: str | None = None
+    finished_at: str | None = None
+    executor: dict[str, Any] | None = None
+    resent_after_lost_worker: int | None = None
+
+
+class Manifest(BaseModel):
+    """``manifest.json`` (module docstring). Every field but the version is optional, so that
+    the manifests of older runs (and hand-written ones) load; a field that is present has to
+    have its type (counts are integers of at least 1, not ``true`` nor ``"3"``).
+
+    Raises:
+        pydantic.ValidationError: for a field of the wrong shape, or a ``manifest_version``
+            other than :data:`MANIFEST_VERSION` (the message names the one this mcpgym reads).
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    manifest_version: int = MANIFEST_VERSION
+    versions: dict[str, Any] = Field(default_factory=dict)
+    suite: str | None = None
+    task_ids: list[str] = Field(default_factory=list)
+    trials: int | None = Field(default=None, ge=1, strict=True)
+    agents: list[AgentRecord] = Field(default_factory=list)
+    fault_profile: dict[str, Any] | None = None
+    seeds: dict[str, SeedRecord] = Field(default_factory=dict)
+    concurrency: int | None = None
+    episode_timeout: float | None = None
+    recovery_window: int | None = Field(default=None, ge=1, strict=True)
+    server: ServerRecord | None = None
+    client: dict[str, Any] = Field(default_factory=dict)
+    command: list[str] = Field(default_factory=list)
+    cwd: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    invocations: list[Invocation] = Field(default_factory=list)
+    run_id: str | None = None
+
+    @field_validator("manifest_version", mode="before")
+    @classmethod
+    def _known_version(cls, value: Any) -> Any:
+        if value != MANIFEST_VERSION or type(value) is not int:
+            raise ValueError(
+                f"manifest_version {short(value)} is not one this mcpgym reads "
+                f"(it reads manifest_version {MANIFEST_VERSION}); use the mcpgym that wrote it"
+            )
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as written: JSON, the fields that were set (an older manifest keeps its shape)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def describe_agent(agent: Any, spec: str) -> AgentRecord:
     """The manifest entry of one agent: ``{"name", "spec", "describe"}``.
 
     Args:
@@ -94,7 +198,7 @@ def describe_agent(agent: Any, spec: str) -> dict[str, Any]:
                 described = {"error": f"describe() returned {type(value).__name__}, expected a dict"}
         except Exception as exc:  # noqa: BLE001 - a broken hook must not stop the run
             described = {"error": f"describe() raised {type(exc).__name__}: {exc}"}
-    return {"name": str(getattr(agent, "name", spec)), "spec": spec, "describe": described}
+    return AgentRecord(name=str(getattr(agent, "name", spec)), spec=spec, describe=described)
 
 
 def profile_entry(profile: Any) -> dict[str, Any]:
@@ -109,7 +213,7 @@ def build_manifest(
     suite: str | None,
     tasks: Iterable[Any],
     trials: int,
-    agents: list[dict[str, Any]],
+    agents: list[AgentRecord],
     profile: Any,
     fault_seeds: dict[str, list[int]],
     concurrency: int,
@@ -120,8 +224,8 @@ def build_manifest(
     client: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
     command: list[str] | None = None,
-) -> dict[str, Any]:
-    """Build a new manifest dict (see the module docstring for the fields).
+) -> Manifest:
+    """Build a new manifest (see the module docstring for the fields).
 
     Args:
         suite: suite name, or None when tasks were picked by id.
@@ -135,46 +239,44 @@ def build_manifest(
         server_url: the server's base URL; server_spawned: whether the runner started it.
         recovery_window: the scorer's K (tool calls).
         client: how the runner's MCP client was set up (``mcp_mode``, ``validate_output``).
-        settings: the run's resolved options (``RunSettings.public()``: no token).
+        settings: the run's resolved options (``RunConfig.recorded()``: no token).
         command: argv of the process (default ``sys.argv``).
     """
     tasks = list(tasks)
     seeds = {}
     for t in tasks:
-        row: dict[str, Any] = {"world_seed": t.seed, "fault_seeds": fault_seeds.get(t.id, [])}
+        row = SeedRecord(world_seed=t.seed, fault_seeds=fault_seeds.get(t.id, []))
         if getattr(t, "faults", None):
-            row["faults"] = t.faults
+            row.faults = t.faults
         seeds[t.id] = row
     started = utc_now()
     command = list(sys.argv if command is None else command)
     from mcpgym.kernel.app import app_versions
 
     used = dict.fromkeys(app for t in tasks for app in (getattr(t, "apps", None) or []))
-    return {
-        "manifest_version": MANIFEST_VERSION,
-        "versions": {**versions(), "apps": app_versions(used)},
-        "suite": suite,
-        "task_ids": [t.id for t in tasks],
-        "trials": trials,
-        "agents": agents,
-        "fault_profile": profile_entry(profile),
-        "seeds": seeds,
-        "concurrency": concurrency,
-        "episode_timeout": episode_timeout,
-        "recovery_window": recovery_window,
-        "server": {"url": server_url, "spawned": server_spawned},
-        "client": dict(client or {}),
-        "command": command,
-        "cwd": os.getcwd(),
-        "started_at": started,
-        "finished_at": None,
-        "invocations": [
-            {"command": command, "settings": dict(settings or {}), "started_at": started, "finished_at": None}
-        ],
-    }
+    return Manifest(
+        manifest_version=MANIFEST_VERSION,
+        versions={**versions(), "apps": app_versions(used)},
+        suite=suite,
+        task_ids=[t.id for t in tasks],
+        trials=trials,
+        agents=agents,
+        fault_profile=profile_entry(profile),
+        seeds=seeds,
+        concurrency=concurrency,
+        episode_timeout=episode_timeout,
+        recovery_window=recovery_window,
+        server=ServerRecord(url=server_url, spawned=server_spawned),
+        client=dict(client or {}),
+        command=command,
+        cwd=os.getcwd(),
+        started_at=started,
+        finished_at=None,
+        invocations=[Invocation(command=command, settings=dict(settings or {}), started_at=started, finished_at=None)],
+    )
 
 
-def merge_for_resume(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def merge_for_resume(old: Manifest, new: Manifest) -> Manifest:
     """The manifest of a resumed run: ``old`` extended with ``new``'s agents, tasks and trials.
 
     Keeps the first run's ``started_at``; takes the larger ``trials``; unions agents (by name)
@@ -185,84 +287,35 @@ def merge_for_resume(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]
         ValueError: when the fault profile differs (mixing profiles in one run would make
             its scores meaningless; use another output directory).
     """
-    if old.get("fault_profile") and old["fault_profile"] != new["fault_profile"]:
+    if old.fault_profile and old.fault_profile != new.fault_profile:
         raise ValueError(
-            f"this run used fault profile {old['fault_profile'].get('name')!r} with other rates; "
-            f"cannot resume it with {new['fault_profile'].get('name')!r} (use another --out directory)"
+            f"this run used fault profile {old.fault_profile.get('name')!r} with other rates; "
+            f"cannot resume it with {(new.fault_profile or {}).get('name')!r} (use another --out directory)"
         )
-    merged = dict(old)
-    names = {a["name"] for a in old.get("agents", [])}
-    merged["agents"] = list(old.get("agents", [])) + [a for a in new["agents"] if a["name"] not in names]
-    ids = list(old.get("task_ids", []))
-    merged["task_ids"] = ids + [t for t in new["task_ids"] if t not in set(ids)]
-    seeds = dict(old.get("seeds", {}))
-    for tid, row in new["seeds"].items():
-        if tid in seeds and len(seeds[tid].get("fault_seeds", [])) >= len(row.get("fault_seeds", [])):
+    merged = old.model_copy(deep=True)
+    names = {a.name for a in old.agents}
+    merged.agents = list(old.agents) + [a for a in new.agents if a.name not in names]
+    ids = list(old.task_ids)
+    merged.task_ids = ids + [t for t in new.task_ids if t not in set(ids)]
+    seeds = dict(old.seeds)
+    for tid, row in new.seeds.items():
+        if tid in seeds and len(seeds[tid].fault_seeds) >= len(row.fault_seeds):
             continue
         seeds[tid] = row
-    merged["seeds"] = seeds
-    merged["trials"] = max(int(old.get("trials") or 0), int(new["trials"]))
-    suites = [s for s in (*(old.get("suite") or "").split("+"), new.get("suite")) if s]
-    merged["suite"] = "+".join(dict.fromkeys(suites)) or None
-    for key in ("versions", "server", "client", "concurrency", "episode_timeout", "recovery_window"):
-        if key == "server" and not new[key].get("url"):
-            continue  # nothing was left to run: no server was used
-        merged[key] = new[key]
-    merged["finished_at"] = None
-    merged["invocations"] = list(old.get("invocations", [])) + new["invocations"]
+    merged.seeds = seeds
+    merged.trials = max(old.trials or 0, new.trials or 0) or None
+    suites = [s for s in (*(old.suite or "").split("+"), new.suite) if s]
+    merged.suite = "+".join(dict.fromkeys(suites)) or None
+    merged.versions = new.versions
+    if new.server is not None and new.server.url:  # else nothing was left to run: no server was used
+        merged.server = new.server
+    merged.client = new.client
+    merged.concurrency = new.concurrency
+    merged.episode_timeout = new.episode_timeout
+    merged.recovery_window = new.recovery_window
+    merged.finished_at = None
+    merged.invocations = list(old.invocations) + list(new.invocations)
     return merged
-
-
-def resume_options(manifest: dict[str, Any]) -> dict[str, Any]:
-    """What ``mcpgym run --resume`` takes from a run's manifest for the options its command
-    line does not give, so that a bare ``--resume --out DIR`` continues the run as it was
-    started rather than extending it with the defaults (3 trials, the three scripted agents,
-    another suite).
-
-    Args:
-        manifest: a run's manifest (as :func:`read_manifest` returns it).
-
-    Returns:
-        Any of ``trials`` (int), ``agents`` (agent specs), ``task_ids``, ``task_files`` (the
-        ``--tasks`` files of every invocation, relative paths resolved against the directory
-        the run was started from), ``suite``, ``faults`` (the profile as last given) and
-        ``episode_timeout`` (wall s), ``tool_exposure`` and ``agent_options`` (the LLM agent
-        settings, as last given): only those the manifest holds.
-    """
-    out: dict[str, Any] = {}
-    if isinstance(manifest.get("trials"), int) and manifest["trials"] >= 1:
-        out["trials"] = manifest["trials"]
-    cwd = Path(manifest["cwd"]) if isinstance(manifest.get("cwd"), str) else Path()
-    named = [a.get("spec") or a.get("name") for a in manifest.get("agents") or [] if isinstance(a, dict)]
-    specs = [s for s in named if isinstance(s, str)]
-    if specs and len(specs) == len(named):
-        # a replay file named relative to where the run was started
-        out["agents"] = [
-            f"replay:{cwd / s[7:]}" if s.startswith("replay:") and not Path(s[7:]).is_absolute() else s for s in specs
-        ]
-    if manifest.get("task_ids"):
-        out["task_ids"] = list(manifest["task_ids"])
-    if isinstance(manifest.get("suite"), str) and manifest["suite"]:
-        out["suite"] = manifest["suite"]
-    settings = [i.get("settings") or {} for i in manifest.get("invocations") or [] if isinstance(i, dict)]
-    files = [f for s in settings for f in s.get("task_files") or [] if isinstance(f, str)]
-    if files:
-        out["task_files"] = list(dict.fromkeys(str(f if Path(f).is_absolute() else cwd / f) for f in files))
-    faults = [s["faults"] for s in settings if isinstance(s.get("faults"), str)]
-    if faults:
-        given = Path(faults[-1])
-        is_file = given.suffix in (".toml", ".json", ".yaml", ".yml")
-        out["faults"] = str(cwd / given) if is_file and not given.is_absolute() else faults[-1]
-    timeout = manifest.get("episode_timeout")
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout >= 1:
-        out["episode_timeout"] = float(timeout)
-    exposures = [s["tool_exposure"] for s in settings if isinstance(s.get("tool_exposure"), str)]
-    if exposures:
-        out["tool_exposure"] = exposures[-1]
-    options = [s["agent_options"] for s in settings if isinstance(s.get("agent_options"), dict)]
-    if options:
-        out["agent_options"] = dict(options[-1])
-    return out
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
@@ -283,16 +336,15 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     os.replace(tmp, p)
 
 
-def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+def read_manifest(run_dir: str | Path) -> Manifest | None:
     """The manifest of a run directory, or None when it has none.
 
     Raises:
-        ValueError: when the file is not a regular file of at most 16 MiB of UTF-8 text, not
-            valid JSON, not a JSON object, of a ``manifest_version`` other than
-            :data:`MANIFEST_VERSION` (the message names the one this mcpgym reads), or one of the fields a
-            resume merges (``agents``, ``task_ids``, ``seeds``, ``invocations``,
-            ``fault_profile``, ``trials``) or the ``recovery_window`` the scores use has the
-            wrong shape; the message names the file and the field.
+        FormatError: (a ``ValueError`` too) when the file is not a regular file of at most
+            16 MiB of UTF-8 text, not valid JSON, not a JSON object, of a ``manifest_version``
+            other than :data:`MANIFEST_VERSION` (the message names the one this mcpgym reads),
+            or a field of the wrong shape (:class:`Manifest`); the message names the file and
+            the field.
     """
     p = Path(run_dir) / MANIFEST_NAME
     if not p.exists():
@@ -300,70 +352,60 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     try:
         data = json.loads(read_input_text(p, what="run manifest"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        raise ManifestError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except InputFileError as exc:
-        raise ValueError(str(exc)) from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{p}: expected a JSON object, got {type(data).__name__}")
-    version = data.get("manifest_version", MANIFEST_VERSION)
-    if version != MANIFEST_VERSION or isinstance(version, bool):
-        raise ValueError(
-            f"{p}: manifest_version {short(version)} is not one this mcpgym reads "
-            f"(it reads manifest_version {MANIFEST_VERSION}); use the mcpgym that wrote it"
-        )
-    for field, kind in _MANIFEST_SHAPES.items():
-        value = data.get(field)
-        if value is not None and not isinstance(value, kind):
-            raise ValueError(f"{p}: field {field!r}: expected {_KIND_NAMES[kind]}, got {type(value).__name__}")
-    for field in ("trials", "recovery_window"):  # counts: a bool or "3" is not one (True is an int)
-        value = data.get(field)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{p}: field {field!r}: expected an integer of at least 1, got {json.dumps(value)}")
-    agents = data.get("agents") or []
-    if not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in agents):
-        raise ValueError(f"{p}: field 'agents': every entry must be an object with a string 'name'")
-    if not all(isinstance(row, dict) for row in (data.get("seeds") or {}).values()):
-        raise ValueError(f"{p}: field 'seeds': every entry must be an object")
-    return data
+        raise ManifestError(str(exc)) from None
+    if not isinstance(data, dict):  # the one shape check before the model: its error names the type
+        raise ManifestError(f"{p}: expected a JSON object, got {type(data).__name__}")
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        raise ManifestError(f"{p}: {validation_message(exc)}") from None
 
 
-_MANIFEST_SHAPES: dict[str, type | tuple[type, ...]] = {
-    "agents": list,
-    "task_ids": list,
-    "seeds": dict,
-    "invocations": list,
-    "fault_profile": dict,
-    "suite": str,
-}
-_KIND_NAMES: dict[type | tuple[type, ...], str] = {
-    list: "a list",
-    dict: "an object",
-    int: "an integer",
-    str: "a string",
-}
+class ManifestError(FormatError, ValueError):
+    """A ``manifest.json`` that cannot be read as a :class:`Manifest` (the message names the file)."""
 
 
-def finish_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+def validation_message(exc: ValidationError) -> str:
+    """The first error of ``exc`` as one line: ``field 'trials': input should be greater than
+    or equal to 1, got 0`` (a ``manifest_version`` error as it is: it names the version read)."""
+    err = exc.errors(include_url=False)[0]
+    kind, loc, value = err["type"], err["loc"], err.get("input")
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if loc and loc[0] == "manifest_version" and kind == "value_error":
+        return message
+    where = ".".join(str(part) for part in loc)
+    return f"field {where!r}: {message[:1].lower()}{message[1:]}, got {short_text(json.dumps(value, default=str))}"
+
+
+def finish_manifest(manifest: Manifest) -> Manifest:
     """Stamp ``finished_at`` (run and last invocation) with the wall-clock time now."""
     now = utc_now()
-    manifest["finished_at"] = now
-    if manifest.get("invocations"):
-        manifest["invocations"][-1]["finished_at"] = now
+    manifest.finished_at = now
+    if manifest.invocations:
+        manifest.invocations[-1].finished_at = now
     return manifest
 
 
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
+    "AgentRecord",
+    "Invocation",
+    "Manifest",
+    "ManifestError",
+    "SeedRecord",
+    "ServerRecord",
     "build_manifest",
     "describe_agent",
     "finish_manifest",
     "merge_for_resume",
     "profile_entry",
     "read_manifest",
-    "resume_options",
     "sha256_text",
     "utc_now",
+    "validation_message",
     "versions",
     "write_json_atomic",
 ]

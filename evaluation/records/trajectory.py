@@ -253,6 +253,8 @@ def merge_user_turns(steps: Iterable[Any], turns: Iterable[Any]) -> list[Any]:
     that record turns apart from the call log (steps and turns are dicts or models).
     """
     pending = sorted(enumerate(turns), key=lambda it: (_before(it[1]), it[0]))
+    if not pending:  # nothing to place (most episodes): the steps as they are
+        return list(steps)
     out: list[Any] = []
     i = 0
     for step in steps:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
-from mcpgym.evaluation.records.manifest import read_manifest
+from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
@@ -182,7 +182,7 @@ class Report:
     """Everything the Markdown and HTML reports show.
 
     Attributes:
-        run_dir: the run directory. manifest: ``manifest.json`` (empty when missing).
+        run_dir: the run directory. manifest: ``manifest.json`` (None when missing).
         scores: aggregates (:class:`Scoreboard`, as in ``scores.json``) of ``episodes``.
         episodes: per-episode scores, sorted by agent, task, trial.
         statuses: agent -> {status: count}.
@@ -194,7 +194,7 @@ class Report:
     """
 
     run_dir: Path
-    manifest: dict[str, Any]
+    manifest: Manifest | None
     scores: Scoreboard
     episodes: list[EpisodeScores]
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -259,12 +259,11 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
     trajs = load_run(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
         raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
-    manifest = read_manifest(run) or {}
+    manifest = read_manifest(run)
     # a trajectory written without scores (by hand, or by another tool) is scored here with the
     # built-in catalog and the run's recovery window, as `mcpgym score` would
     catalog = Catalog.from_apps() if rescore or any(t.scores is None for t in trajs) else None
-    window = manifest.get("recovery_window")
-    k = window if isinstance(window, int) else DEFAULT_K
+    k = manifest.recovery_window if manifest is not None and manifest.recovery_window else DEFAULT_K
     if rescore:
         assert catalog is not None
         scored = [(t, score_episode(t, catalog, k=k)) for t in trajs]
@@ -348,31 +347,24 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 def run_facts(report: Report) -> list[tuple[str, str]]:
     """(label, value) pairs describing the run, from its manifest."""
-    m = report.manifest
-    prof = m.get("fault_profile") or {}
+    m = report.manifest or Manifest()
+    prof = m.fault_profile or {}
     rates = prof.get("rates") or {}
     rate_text = ", ".join(f"{k} {v:g}" for k, v in rates.items() if v) or "no faults"
     profile = (
         f"{prof.get('name', '–')} ({rate_text}; max {prof.get('max_consecutive', '–')} in a row)"
         if prof
-        else "unknown (" + ("no manifest.json" if not m else "the manifest does not say") + ")"
+        else "unknown (" + ("no manifest.json" if report.manifest is None else "the manifest does not say") + ")"
     )
-    versions = m.get("versions") or {}
-    agents = m.get("agents") or []
+    versions = m.versions
     described = [
-        f"{a['name']}"
-        + (
-            f" ({', '.join(f'{k}={v}' for k, v in a['describe'].items())})"
-            if isinstance(a.get("describe"), dict) and a["describe"]
-            else ""
-        )
-        for a in agents
+        a.name + (f" ({', '.join(f'{k}={v}' for k, v in a.describe.items())})" if a.describe else "") for a in m.agents
     ]
     facts = [
         ("Run directory", str(report.run_dir)),
-        ("Suite", str(m.get("suite") or "–")),
-        ("Tasks", str(len(m.get("task_ids") or report.task_matrix))),
-        ("Trials", str(m.get("trials", "–"))),
+        ("Suite", str(m.suite or "–")),
+        ("Tasks", str(len(m.task_ids or report.task_matrix))),
+        ("Trials", str(m.trials if m.trials is not None else "–")),
         ("Agents", "; ".join(described) or ", ".join(report.agents)),
         ("Fault profile", profile),
         ("Episodes", _scored_fact(_episodes_fact(m, len(report.episodes)), report)),
@@ -380,7 +372,7 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
             "Versions",
             ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("mcpgym", "mcp", "python") and v) or "–",
         ),
-        ("Started / finished", f"{m.get('started_at') or '–'} / {m.get('finished_at') or '–'}"),
+        ("Started / finished", f"{m.started_at or '–'} / {m.finished_at or '–'}"),
     ]
     if report.rescored:
         facts.append(
@@ -409,19 +401,19 @@ def text_call_warning(report: Report) -> str | None:
     return f"WARNING: {TEXT_CALL_WARNING.format(n=n)}" if n else None
 
 
-def _episodes_fact(manifest: dict[str, Any], n: int) -> str:
+def _episodes_fact(manifest: Manifest, n: int) -> str:
     """``n``, and, when the manifest planned more (tasks x trials x agents), how many and why
     the rest is missing: a run killed before its end (no ``finished_at``) or episodes the
     harness could not run."""
-    tasks, trials, agents = manifest.get("task_ids"), manifest.get("trials"), manifest.get("agents")
-    if not (isinstance(tasks, list) and isinstance(trials, int) and isinstance(agents, list)):
+    fields = manifest.model_fields_set
+    if not {"task_ids", "trials", "agents"} <= fields or manifest.trials is None:
         return str(n)
-    planned = len(tasks) * trials * len(agents)
+    planned = len(manifest.task_ids) * manifest.trials * len(manifest.agents)
     if n >= planned:
         return str(n)
     why = (
         "the run did not finish: `mcpgym run --resume` with the same --out continues it"
-        if not manifest.get("finished_at")
+        if not manifest.finished_at
         else "the others could not be run: `mcpgym run --resume` with the same --out retries them"
     )
     return f"{n} of {planned} planned ({why})"

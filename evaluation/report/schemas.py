@@ -5,10 +5,11 @@ regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
 
 - ``trajectory.schema.json``: one line of ``trajectories.jsonl``
   (:class:`mcpgym.evaluation.records.trajectory.Trajectory`);
-- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.records.scores.Scoreboard`).
-
-The manifest (``manifest.json``) is still built as a dict (``records/manifest.py``); its schema
-waits for its model (issue 27).
+- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.records.scores.Scoreboard`);
+- ``manifest.schema.json``: ``manifest.json`` (:class:`mcpgym.evaluation.records.manifest.Manifest`),
+  each invocation's ``settings`` described by :class:`mcpgym.evaluation.run.config.RunConfig`.
+  It is the schema of what this mcpgym *reads* (validation mode: fields with a default may be
+  missing), so the manifests of older runs validate too.
 """
 
 from __future__ import annotations
@@ -18,16 +19,37 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.records import manifest as records
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.config import RunConfig
+
+
+class Invocation(records.Invocation):
+    """:class:`~mcpgym.evaluation.records.manifest.Invocation` with its ``settings`` typed (for
+    the schema only: the records layer cannot name ``RunConfig``, a higher layer)."""
+
+    settings: RunConfig = Field(default_factory=RunConfig)  # type: ignore[assignment]
+
+
+class Manifest(records.Manifest):
+    """:class:`~mcpgym.evaluation.records.manifest.Manifest` whose invocations' settings are
+    :class:`RunConfig` (for the schema only)."""
+
+    invocations: list[Invocation] = Field(default_factory=list)  # type: ignore[assignment]
+
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "trajectory.schema.json": Trajectory,
     "scores.schema.json": Scoreboard,
+    "manifest.schema.json": Manifest,
 }
 """File name under ``docs/schemas/`` -> the model whose JSON it describes."""
+
+MODES: dict[str, str] = {"manifest.schema.json": "validation"}
+"""The schema mode of a file when not ``serialization`` (what the model writes)."""
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -35,7 +57,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     and ``$id`` set."""
     out: dict[str, dict[str, Any]] = {}
     for name, model in SCHEMAS.items():
-        schema = model.model_json_schema(mode="serialization")
+        schema = model.model_json_schema(mode="validation" if MODES.get(name) == "validation" else "serialization")
         out[name] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": name, **schema}
     return out
 

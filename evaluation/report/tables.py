@@ -18,6 +18,8 @@ Cells of columns with ``wrap=False`` (ids, figures, counts) are never wrapped; c
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -208,14 +210,29 @@ def print_table(
     return layout
 
 
+class PipeConsole(Console):
+    """A rich console for a command's output: when the reader goes away (``mcpgym tasks | head
+    -1``), the command ends quietly with exit code 0, as the reader has what it wanted (rich's
+    own console exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        """Send the rest of the output to ``/dev/null`` and exit 0."""
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
 def terminal_console(stderr: bool = False) -> Console:
-    """A rich console at the terminal's width (``COLUMNS`` wins), no highlighting of numbers."""
-    return Console(stderr=stderr, highlight=False)
+    """A rich console at the terminal's width (``COLUMNS`` wins), no highlighting of numbers;
+    a reader that closes the pipe ends the command with exit code 0 (:class:`PipeConsole`)."""
+    return PipeConsole(stderr=stderr, highlight=False)
 
 
 __all__ = [
     "Column",
     "Layout",
+    "PipeConsole",
     "choose_layout",
     "fitted_widths",
     "pack_fields",

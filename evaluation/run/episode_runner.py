@@ -17,7 +17,6 @@ otherwise what the agent reported.
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from mcpgym.evaluation.records.trajectory import (
     merge_user_turns,
     steps_from_call_log,
 )
+from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.evaluation.run.server_process import ControlClient, ServerError
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -94,38 +94,33 @@ class EpisodeContext:
     Attributes:
         control: the control API client. http: one ``httpx2.AsyncClient`` shared by every MCP
             session (the SDK would otherwise build a TLS context per session), or None.
-        catalog: for the scorer. gold: task id -> gold snapshot. episode_timeout: wall
-            seconds per episode. k: recovery window. mcp_mode: ``mcp.Client`` mode.
-        tool_info, call_result: the agents' ``ToolInfo`` and ``CallResult`` types.
-        limit_error: the exception the call function raises once the call budget is spent
-            (``mcpgym.evaluation.agents.CallLimitReached``), or None to answer with an error instead.
-        tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``: what the episode exposes.
-        validate_output: let the SDK client check every successful result against the
-            tool's output schema (``ClientSession.validate_tool_result``). Off by default: it
-            compiles each tool's schema again in every session and then cost about 0.25 s of
-            CPU per episode, more than the server's whole work; the server's own tests check
-            its output schemas. A result that fails it ends the episode as ``errored``.
-        user_simulator: who plays the user (``scripted`` or ``PROVIDER:MODEL``, see
+        config: the run's :class:`~mcpgym.evaluation.run.config.RunConfig`; an episode reads
+            its settings there (``episode_timeout``, ``k``, ``mcp_mode``, ``tool_exposure``,
+            ``validate_output``, ``user_simulator``...). ``validate_output`` lets the SDK client
+            check every successful result against the tool's output schema
+            (``ClientSession.validate_tool_result``); off by default: it compiles each tool's
+            schema again in every session and then cost about 0.25 s of CPU per episode, more
+            than the server's whole work (the server's own tests check its output schemas).
+            ``user_simulator`` plays the user (``scripted`` or ``PROVIDER:MODEL``, see
             :func:`mcpgym.evaluation.users.make_simulator`): it answers the server's
             elicitations (the MCP client declares the capability) and the agent's ``ask_user``
             questions, seeded with the episode's fault seed.
+        catalog: for the scorer. gold: task id -> gold snapshot.
+        tool_info, call_result: the agents' ``ToolInfo`` and ``CallResult`` types.
+        limit_error: the exception the call function raises once the call budget is spent
+            (``mcpgym.evaluation.agents.CallLimitReached``), or None to answer with an error instead.
     """
 
     control: ControlClient
+    config: RunConfig
     catalog: Catalog
     gold: dict[str, dict[str, Any]]
-    episode_timeout: float
-    k: int
-    mcp_mode: str
     tool_info: type
     call_result: type
     limit_error: type[BaseException] | None = None
     http: Any = None
-    validate_output: bool = False
-    tool_exposure: str = "all"
     initial: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
     """(apps, world seed) -> the initial snapshot, fetched from the server once and shared."""
-    user_simulator: str = "scripted"
 
 
 def result_payload(result: Any) -> dict[str, Any]:
@@ -269,14 +264,6 @@ def tool_infos(tools: list[Any], info_type: type) -> list[Any]:
 
 async def _skip_validation(name: str, result: Any) -> None:
     """Stands in for ``ClientSession.validate_tool_result`` when output validation is off."""
-
-
-def _accepts_trial(run: Any) -> bool:
-    try:
-        params = inspect.signature(run).parameters
-    except (TypeError, ValueError):
-        return False
-    return "trial" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 async def _list_tools(client: Any) -> list[Any]:
@@ -440,7 +427,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         phases[name] = round(time.monotonic() - started - sum(phases.values()), 3)
 
     body = {"seed": task.seed, "apps": list(task.apps), "faults": job.faults, "fault_seed": job.fault_seed}
-    body.update(exposure_request(ctx.tool_exposure, task))
+    body.update(exposure_request(ctx.config.tool_exposure, task))
     try:
         created = await ctx.control.create_episode(body)
     except ServerError as exc:
@@ -452,13 +439,14 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     reason: str | None = None
     caller: EpisodeCaller | None = None
     n_tools = 0
-    from mcpgym.evaluation.agents.inprocess import accepts
+    from mcpgym.evaluation.agents.base import AgentContext, run_agent, takes_user
     from mcpgym.evaluation.users import UserChannel, make_simulator
 
     channel = UserChannel(
-        make_simulator(ctx.user_simulator, task.user, job.fault_seed), lambda: caller.calls if caller is not None else 0
+        make_simulator(ctx.config.user_simulator, task.user, job.fault_seed),
+        lambda: caller.calls if caller is not None else 0,
     )
-    takes_user = accepts(agent.run, "user")
+    user_channel = takes_user(agent)
     try:
         try:
             transport = (
@@ -468,25 +456,27 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             )
             async with Client(
                 transport,
-                mode=ctx.mcp_mode,
-                read_timeout_seconds=ctx.episode_timeout,
+                mode=ctx.config.mcp_mode,
+                read_timeout_seconds=ctx.config.episode_timeout,
                 elicitation_callback=channel.elicitation_callback,
             ) as client:
-                if not ctx.validate_output:
+                if not ctx.config.validate_output:
                     client.session.validate_tool_result = _skip_validation  # type: ignore[method-assign]
                 tools = tool_infos(await _list_tools(client), ctx.tool_info)
                 n_tools = len(tools)
                 mark("connect")
                 caller = EpisodeCaller(client, task.max_calls, ctx.call_result, ctx.limit_error)
                 channel.record = caller.record  # ask_user turns land among the steps, in order
-                kwargs: dict[str, Any] = {"trial": job.trial} if _accepts_trial(agent.run) else {}
-                if takes_user:
-                    kwargs["user"] = channel
-                if accepts(agent.run, "deadline"):  # lets an LLM agent end a provider wait as errored
-                    kwargs["deadline"] = anyio.current_time() + ctx.episode_timeout
-                with anyio.move_on_after(ctx.episode_timeout) as scope:
+                context = AgentContext(
+                    trial=job.trial,
+                    world_seed=task.seed,
+                    fault_seed=job.fault_seed,
+                    user=channel,
+                    deadline=anyio.current_time() + ctx.config.episode_timeout,  # an LLM agent ends a provider wait
+                )
+                with anyio.move_on_after(ctx.config.episode_timeout) as scope:
                     try:
-                        result = await agent.run(task, tools, caller, **kwargs)
+                        result = await run_agent(agent, task, tools, caller, context)
                     except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
                         if ctx.limit_error is not None and isinstance(exc, ctx.limit_error):
                             status, reason = EpisodeStatus.LIMIT, f"call budget of {caller.max_calls} spent"
@@ -496,7 +486,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
                 if scope.cancelled_caught:
                     status, reason = (
                         EpisodeStatus.LIMIT,
-                        f"episode timed out after {ctx.episode_timeout:g} wall seconds",
+                        f"episode timed out after {ctx.config.episode_timeout:g} wall seconds",
                     )
         except Exception as exc:  # noqa: BLE001 - connecting or listing failed, or the session broke
             if status is None and result is None:
@@ -548,15 +538,15 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             "tools_listed": n_tools,
             "internal_errors": sum(1 for c in calls if c.get("internal")),
             "phase_seconds": phases,
-            "user_channel": takes_user,
+            "user_channel": user_channel,
             "elicitation": True,
-            "user_simulator": ctx.user_simulator,
+            "user_simulator": ctx.config.user_simulator,
         },
         user_turns=None if caller is not None else list(channel.turns),
     )
     checks = traj.metadata["extra_checks"]
     try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
-        sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.k, checks=checks))
+        sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.config.k, checks=checks))
     except Exception as exc:  # noqa: BLE001 - a scorer failure must not kill the whole run
         raise HarnessFailure(f"scoring failed: {type(exc).__name__}: {exc}") from None
     traj.scores = sc

@@ -4,7 +4,8 @@ A distributed executor never ships live objects (an agent with an HTTP client, a
 compiled checks, a loaded fault profile): it ships an :class:`EpisodeSpec`, plain JSON, and the
 worker rebuilds the episode from it with :func:`job_from_spec`: the agent with
 ``make_agent(agent_spec)``, the task from its JSON fields, the fault profile from its name or
-inline object. :class:`RunOptions` carries the run-wide settings a worker needs.
+inline object. The run-wide settings travel as the run's
+:class:`~mcpgym.evaluation.run.config.RunConfig` (its JSON, without the control token).
 :func:`run_spec` is how a worker plays one: the very :func:`run_episode` the local executor
 runs, against the worker's own server.
 """
@@ -16,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
-from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 
 
 class EpisodeSpec(BaseModel):
@@ -49,27 +50,6 @@ class EpisodeSpec(BaseModel):
         return (self.agent_name, str(self.task.get("id", "")), self.trial)
 
 
-class RunOptions(BaseModel):
-    """Run-wide settings a worker needs (the rest of ``RunSettings`` stays on the driver).
-
-    Attributes:
-        episode_timeout: wall seconds per episode. k: the scorer's recovery window (calls).
-        mcp_mode: ``mcp.Client`` mode. validate_output: check results against output schemas.
-        tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
-        agent_options: LLM agent settings (``max_turns``, ``temperature``...; see
-            :mod:`mcpgym.evaluation.llm.options`), applied to every LLM agent spec.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    episode_timeout: float = Field(gt=0)
-    k: int = Field(default=DEFAULT_K, ge=1)
-    mcp_mode: str = "auto"
-    validate_output: bool = False
-    tool_exposure: str = "all"
-    agent_options: dict[str, Any] = Field(default_factory=dict)
-
-
 def spec_for(job: EpisodeJob) -> EpisodeSpec:
     """The spec of a planned job (the driver side)."""
     task = job.task
@@ -95,7 +75,7 @@ def _agent(spec: str, tool_exposure: str, agent_options: dict[str, Any] | None =
     return make_agent(spec)
 
 
-def job_from_spec(spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> EpisodeJob:
+def job_from_spec(spec: EpisodeSpec | dict[str, Any], config: RunConfig) -> EpisodeJob:
     """Rebuild the job of ``spec`` in this process (the worker side).
 
     Raises:
@@ -106,7 +86,7 @@ def job_from_spec(spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> Ep
 
     spec = EpisodeSpec.model_validate(spec)
     try:
-        agent = _agent(spec.agent, options.tool_exposure, options.agent_options)
+        agent = _agent(spec.agent, config.tool_exposure, config.agent_options)
         task = Task.model_validate(spec.task)
     except (ValueError, KeyError) as exc:
         raise HarnessFailure(f"cannot rebuild the episode on this worker: {exc}") from None
@@ -118,14 +98,15 @@ def job_from_spec(spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> Ep
     return EpisodeJob(entry, task, spec.trial, spec.fault_seed, spec.faults, spec.profile_name)
 
 
-async def run_spec(ctx: EpisodeContext, spec: EpisodeSpec | dict[str, Any], options: RunOptions) -> Trajectory:
-    """Play the episode of ``spec`` with :func:`run_episode` (``ctx.gold`` must hold its task's
-    gold snapshot; see :func:`ensure_gold`) and return the scored trajectory.
+async def run_spec(ctx: EpisodeContext, spec: EpisodeSpec | dict[str, Any]) -> Trajectory:
+    """Play the episode of ``spec`` with :func:`run_episode` under the run's config
+    (``ctx.config``; ``ctx.gold`` must hold its task's gold snapshot, see :func:`ensure_gold`)
+    and return the scored trajectory.
 
     Raises:
         HarnessFailure: see :func:`job_from_spec` and :func:`run_episode`.
     """
-    job = job_from_spec(spec, options)
+    job = job_from_spec(spec, ctx.config)
     ensure_gold(ctx.gold, job.task)
     return await run_episode(ctx, job)
 
@@ -148,4 +129,4 @@ def ensure_gold(gold: dict[str, dict[str, Any]], task: Any) -> None:
         ) from None
 
 
-__all__ = ["EpisodeSpec", "RunOptions", "ensure_gold", "job_from_spec", "run_spec", "spec_for"]
+__all__ = ["EpisodeSpec", "ensure_gold", "job_from_spec", "run_spec", "spec_for"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -42,15 +43,15 @@ class LocalExecutor:
     """Episodes against one server (spawned by the runner or given with ``--server``).
 
     Args:
-        server: the server. ctx_args: the :class:`EpisodeContext` fields other than
-            ``control`` and ``http`` (catalog, gold snapshots, timeout, k, ...).
+        server: the server. make_context: builds the :class:`EpisodeContext` of the run from
+            the control client and the shared HTTP client, once connected.
     """
 
     retried = 0
 
-    def __init__(self, server: ServerHandle, ctx_args: dict[str, Any]) -> None:
+    def __init__(self, server: ServerHandle, make_context: Callable[[ControlClient, Any], EpisodeContext]) -> None:
         self.server = server
-        self.ctx_args = ctx_args
+        self.make_context = make_context
         self.ctx: EpisodeContext | None = None
         self._control: ControlClient | None = None
         self._http: Any = None
@@ -68,7 +69,7 @@ class LocalExecutor:
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
-        self.ctx = EpisodeContext(control=self._control, http=self._http, **self.ctx_args)
+        self.ctx = self.make_context(self._control, self._http)
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -28,9 +28,18 @@ from __future__ import annotations
 import json
 import secrets
 import time
+import weakref
 from typing import Any
 
-from mcpgym.evaluation.agents.base import Agent, AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import (
+    Agent,
+    AgentContext,
+    AgentResult,
+    CallLimitReached,
+    CallResult,
+    ToolInfo,
+    run_agent,
+)
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
@@ -95,18 +104,14 @@ class GymEpisode:
         self.calls = 0
         self.invalid_calls = 0
         self.limit_hit = False
-        from mcpgym.evaluation.users import UserChannel, make_simulator
-
-        self.user = UserChannel(
-            make_simulator("scripted", getattr(task, "user", None), self.fault_seed),
-            lambda: len(self._episode.invoker.calls),
-        )
-        """The user of the episode (the task's profile, seeded with the fault seed): ``await
-        ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
+        self._user: Any = None  # the UserChannel, made on first use (most episodes never ask)
         self._result: AgentResult | None = None
         self._last: CallResult | None = None
+        self._last_text: str | None = None  # the last observation, once the episode was parked
+        episode.park_listener = weakref.ref(self)
         self._status: tuple[EpisodeStatus | None, str | None] = (None, None)
         self._traj: Trajectory | None = None
+        self._scores: EpisodeScores | None = None
 
     @classmethod
     def create(
@@ -170,6 +175,21 @@ class GymEpisode:
         made.harness_seconds["create"] = round(created, 6)
         return made
 
+    @property
+    def user(self) -> Any:
+        """The user of the episode (the task's profile, seeded with the fault seed), a
+        :class:`mcpgym.evaluation.users.UserChannel` made on first use: ``await
+        ep.user.ask(question)`` is an ``ask_user`` turn of the trajectory."""
+        if self._user is None:
+            from mcpgym.evaluation.users import UserChannel, make_simulator
+
+            episode = self._episode
+            self._user = UserChannel(
+                make_simulator("scripted", getattr(self.task, "user", None), self.fault_seed),
+                lambda: len(episode.invoker.calls),
+            )
+        return self._user
+
     # -- stepping ---------------------------------------------------------------------------
     @property
     def finished(self) -> bool:
@@ -227,7 +247,8 @@ class GymEpisode:
         return self.step(name, arguments)
 
     async def run_agent(self, agent: Agent) -> Trajectory:
-        """Let ``agent`` play the whole episode (``agent.run(task, tools, acall, trial=...)``),
+        """Let ``agent`` play the whole episode (``agent.run(task, tools, acall, context)``,
+        through :func:`mcpgym.evaluation.agents.run_agent`),
         then :meth:`finish` with its result; an agent that raises ends the episode ``errored``
         and the budget running out ends it ``limit``, as in ``mcpgym run``.
 
@@ -237,10 +258,13 @@ class GymEpisode:
         status = reason = None
         result = None
         try:
-            from mcpgym.evaluation.agents.inprocess import accepts
-
-            extra: dict[str, Any] = {"user": self.user} if accepts(agent.run, "user") else {}
-            result = await agent.run(self.task, self.tools, self.acall, trial=self.trial, **extra)
+            context = AgentContext(
+                trial=self.trial,
+                world_seed=getattr(self.task, "seed", None),
+                fault_seed=self.fault_seed,
+                user=self.user,
+            )
+            result = await run_agent(agent, self.task, self.tools, self.acall, context)
         except CallLimitReached:
             status, reason = EpisodeStatus.LIMIT, f"call budget of {getattr(self.task, 'max_calls', None)} spent"
         except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
@@ -294,9 +318,10 @@ class GymEpisode:
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
         started = time.perf_counter()
         traj = self._build()
-        traj.scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+        scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+        traj.scores = scores
         self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
-        self._traj = traj
+        self._traj, self._scores = traj, scores
 
     # -- reading ----------------------------------------------------------------------------
     def _build(self) -> Trajectory:
@@ -323,7 +348,7 @@ class GymEpisode:
                 "internal_errors": sum(1 for c in self._episode.invoker.calls if c.internal),
                 "user_channel": True,
             },
-            user_turns=list(self.user.turns),
+            user_turns=list(self._user.turns) if self._user is not None else [],
         )
 
     def trajectory(self) -> Trajectory:
@@ -348,16 +373,25 @@ class GymEpisode:
         """What the agent saw last, as text: the instruction before the first step, then the
         last step's result as JSON (``{"is_error": bool, "result": payload}``, non-ASCII
         escaped so that the text is printable ASCII)."""
-        if self._last is None:
-            return self.instruction
-        return observation_text(self._last)
+        if self._last is not None:
+            return observation_text(self._last)
+        return self._last_text if self._last_text is not None else self.instruction
+
+    def episode_parked(self) -> None:
+        """The episode was parked (:meth:`mcpgym.server.episode.Episode.park`): keep the last
+        observation as its text, not as the result's objects."""
+        if self._last is not None:
+            self._last_text, self._last = observation_text(self._last), None
 
     @property
     def scores(self) -> EpisodeScores:
         """The typed scores: the judge's outcome (``success``, ``recall``, ...) plus the
         behaviour scores (verification, recovery, defeatism; docs/design.md §7), every field
         :class:`EpisodeScores` has. Before :meth:`finish` it scores the episode as if it ended
-        now with an empty message (a shaped intermediate score)."""
+        now with an empty message (a shaped intermediate score). After :meth:`finish` it is the
+        object the scorer made, the same one each time (the trajectory's ``scores``)."""
+        if self._scores is not None:
+            return self._scores
         traj = self._traj or self._build()
         if traj.scores is not None:
             return traj.scores

@@ -10,7 +10,7 @@ as ``--executor local``.
 
 What travels to a worker is an :class:`mcpgym.evaluation.run.episode_spec.EpisodeSpec` (JSON: the
 agent spec string, the task's fields, the trial, the fault seed and profile) and the run's
-:class:`mcpgym.evaluation.run.episode_spec.RunOptions`; what comes back is the scored trajectory
+:class:`mcpgym.evaluation.run.config.RunConfig` as JSON; what comes back is the scored trajectory
 as JSON, which the driver alone writes to the run directory, as the local executor's are.
 A worker lost mid-episode (process killed, node gone) is restarted by Ray
 (``max_restarts=-1``) and the driver sends the episode again, up to ``retries`` times; only
@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.evaluation.run.episode_runner import EpisodeContext, EpisodeJob, HarnessFailure
-from mcpgym.evaluation.run.episode_spec import RunOptions, run_spec, spec_for
+from mcpgym.evaluation.run.episode_spec import run_spec, spec_for
 from mcpgym.evaluation.run.run_dir import RunError
 
 FORWARDED_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
@@ -75,7 +76,7 @@ class EpisodeWorker:
     """A Ray actor (an async one) that plays episodes against its own mcpgym server.
 
     Args:
-        options: :class:`RunOptions` as JSON. max_episodes: its server's cap on live episodes.
+        options: the run's :class:`RunConfig` as JSON (``RunConfig.recorded()``: no token). max_episodes: its server's cap on live episodes.
 
     Raises:
         mcpgym.evaluation.run.server_process.ServerError: the server did not start (the actor
@@ -85,7 +86,7 @@ class EpisodeWorker:
     def __init__(self, options: dict[str, Any], max_episodes: int = 100) -> None:
         from mcpgym.evaluation.run.server_process import spawn_server
 
-        self.options = RunOptions.model_validate(options)
+        self.options = RunConfig.model_validate(options)
         self.max_episodes = max_episodes
         self.log_dir = Path(tempfile.mkdtemp(prefix="mcpgym-worker-"))
         # The client side's imports and catalog (seconds of CPU) load while the server starts.
@@ -107,20 +108,15 @@ class EpisodeWorker:
         if self._ctx is not None:  # the server died: start another one
             await self._ctx.control.aclose()
             self.server = spawn_server(self.log_dir / "server.log", max_episodes=self.max_episodes)
-        o = self.options
         self._ctx = EpisodeContext(
             control=ControlClient(self.server.url, self.server.token),
             http=mcp_http_client(),
+            config=self.options,
             catalog=self.catalog,
             gold=self.gold,
-            episode_timeout=o.episode_timeout,
-            k=o.k,
-            mcp_mode=o.mcp_mode,
             tool_info=ToolInfo,
             call_result=CallResult,
             limit_error=CallLimitReached,
-            validate_output=o.validate_output,
-            tool_exposure=o.tool_exposure,
         )
         return self._ctx
 
@@ -136,7 +132,7 @@ class EpisodeWorker:
         """
         ctx = await self._context()
         try:
-            traj = await run_spec(ctx, spec, self.options)
+            traj = await run_spec(ctx, spec)
         except HarnessFailure as exc:
             return {"failure": str(exc)}
         return {"trajectory": traj.model_dump(mode="json")}
@@ -175,7 +171,7 @@ class RayExecutor:
 
     def __init__(
         self,
-        options: RunOptions,
+        options: RunConfig,
         *,
         address: str | None = None,
         workers: int | None = None,

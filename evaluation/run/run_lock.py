@@ -6,7 +6,10 @@ what is done until after it has written ``scores.json``. A second writer fails a
 :class:`RunDirLocked` error naming the holder (process id, host, start time, command), instead
 of running the same episodes again and appending them twice. The kernel drops the lock when
 the holder exits, however it exits (``kill -9`` included), so a lock file left behind never
-blocks a later run; its text only describes the last holder.
+blocks a later run; its text only describes the last holder. A writer that ends removes the
+lock file when it is mcpgym's (created by it, or holding a holder record), still holding the
+lock; a writer that locked a file since removed (its inode no longer at the path) opens the
+path again, so two writers never hold locks on two different files.
 """
 
 from __future__ import annotations
@@ -80,7 +83,9 @@ def run_lock(
         command: what the holder is doing, for the message another writer gets (default:
             this process's command line).
         discard_if: called when the block ends; when it returns True, a lock file this call
-            created is removed (a directory the run refused keeps nothing of mcpgym's).
+            created is removed (a directory the run refused keeps nothing of mcpgym's). A lock
+            file that is mcpgym's (created here, or holding a holder record) is removed anyway
+            when the block ends; an empty one mcpgym did not create is left as it was.
 
     Yields:
         The lock file's path.
@@ -93,6 +98,49 @@ def run_lock(
     root = Path(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
+    for _attempt in range(_ATTEMPTS):
+        fd, created = _open_locked(root, path)
+        if _still_at(path, fd):
+            break
+        os.close(fd)  # the holder before us removed the file as it finished: lock the new one
+    else:
+        raise RunDirLocked(root, {})
+    try:
+        ours = created or bool(_holder(fd))
+        if os.fstat(fd).st_size and not ours:  # text mcpgym did not write: not ours to truncate
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes")
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
+        }
+        if ours:  # an empty file of that name that mcpgym did not create is locked, not written
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, json.dumps(holder).encode("utf-8"))
+        try:
+            yield path
+        finally:
+            discard = created and discard_if is not None and discard_if()
+            if (discard or ours) and _still_at(path, fd):
+                path.unlink(missing_ok=True)  # under the lock: the next writer opens a new file
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+_ATTEMPTS = 5
+"""Times a writer opens the lock file again when the one it locked was removed meanwhile."""
+
+
+def _open_locked(root: Path, path: Path) -> tuple[int, bool]:
+    """Open (creating it when missing) and lock ``path``: ``(fd, created)``.
+
+    Raises:
+        RunDirLocked, ForeignLockFile, OSError: as :func:`run_lock`.
+    """
     flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK
     created = False
     try:
@@ -114,28 +162,20 @@ def run_lock(
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise RunDirLocked(root, _holder(fd)) from None
             raise
-        ours = created or bool(_holder(fd))
-        if os.fstat(fd).st_size and not ours:  # text mcpgym did not write: not ours to truncate
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes")
-        holder = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
-        }
-        if ours:  # an empty file of that name that mcpgym did not create is locked, not written
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, json.dumps(holder).encode("utf-8"))
-        try:
-            yield path
-        finally:
-            if created and discard_if is not None and discard_if():
-                path.unlink(missing_ok=True)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd, created
+
+
+def _still_at(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed or replaced since)."""
+    try:
+        here = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 __all__ = ["LOCK_NAME", "ForeignLockFile", "RunDirLocked", "run_lock"]

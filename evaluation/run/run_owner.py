@@ -32,10 +32,9 @@ import secrets
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from mcpgym.evaluation.records.atomic import write_atomic
-from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, read_manifest
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, Manifest, read_manifest
 from mcpgym.evaluation.records.snapshots import SNAPSHOT_DIR
 from mcpgym.evaluation.run.run_lock import LOCK_NAME
 from mcpgym.kernel.exceptions import RunDirectoryError
@@ -173,7 +172,7 @@ def _listing(run_dir: Path) -> list[str]:
     return out
 
 
-def check_manifest(run_dir: Path, run_id: str | None) -> dict[str, Any] | None:
+def check_manifest(run_dir: Path, run_id: str | None) -> Manifest | None:
     """The manifest of ``run_dir`` when it parses as mcpgym's, of a version this mcpgym reads,
     and (given ``run_id``) of that run; None when there is none.
 
@@ -195,14 +194,14 @@ def check_manifest(run_dir: Path, run_id: str | None) -> dict[str, Any] | None:
             run_dir, f"its manifest is not one this mcpgym can use: {exc}", [MANIFEST_NAME], "Choose another --out."
         ) from None
     assert manifest is not None
-    if manifest.get("manifest_version") != MANIFEST_VERSION:
+    if "manifest_version" not in manifest.model_fields_set:
         raise ForeignContentError(
             run_dir,
             f"its {MANIFEST_NAME} has no manifest_version (this mcpgym reads manifest_version {MANIFEST_VERSION})",
             [MANIFEST_NAME],
             "Choose another --out.",
         )
-    got = manifest.get("run_id")
+    got = manifest.run_id
     if run_id is not None and got is not None and got != run_id:
         raise ForeignContentError(
             run_dir,
@@ -272,7 +271,7 @@ def _head(path: Path) -> bytes:
         return fh.read(1 << 16) + (b"x" if fh.read(1) else b"")
 
 
-def claim_for_resume(run_dir: str | Path) -> tuple[str, dict[str, Any] | None]:
+def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
 
@@ -297,7 +296,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, dict[str, Any] | None]:
                 listing,
                 "Give the directory of the run to continue.",
             )
-        if not all(key in manifest for key in _LEGACY_KEYS):
+        if not all(key in manifest.model_fields_set for key in _LEGACY_KEYS):
             raise ForeignContentError(
                 root,
                 f"has no {MARKER_NAME} marker and its {MANIFEST_NAME} lacks what every mcpgym manifest "
@@ -309,7 +308,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, dict[str, Any] | None]:
             raise ForeignContentError(
                 root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], "Choose another --out."
             )
-        run_id = manifest.get("run_id") if isinstance(manifest.get("run_id"), str) else None
+        run_id = manifest.run_id
         run_id = write_marker(root, run_id if run_id and _RUN_ID.match(run_id) else None)
     return run_id, manifest
 

@@ -39,6 +39,7 @@ import anyio
 
 from mcpgym.evaluation.records.manifest import (
     MANIFEST_NAME,
+    Manifest,
     build_manifest,
     describe_agent,
     finish_manifest,
@@ -50,7 +51,8 @@ from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.snapshots import SnapshotStore
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import append_trajectory
-from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeJob, HarnessFailure
+from mcpgym.evaluation.run.config import DEFAULT_EPISODE_TIMEOUT, Executor, RunConfig
+from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.run.executors import LocalExecutor, mcp_http_client
 from mcpgym.evaluation.run.run_dir import (
     RUN_FILES,
@@ -69,13 +71,10 @@ from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lo
 from mcpgym.evaluation.run.run_owner import read_marker
 from mcpgym.evaluation.run.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.scoring.aggregate import as_scores
-from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
-
-DEFAULT_EPISODE_TIMEOUT = 600.0
-"""Wall seconds an agent may take for one episode before it is stopped (status ``limit``)."""
 
 
 # -- plan -----------------------------------------------------------------------------------
@@ -129,85 +128,6 @@ def plan_jobs(
 
 # -- the run ---------------------------------------------------------------------------------
 @dataclass
-class RunSettings:
-    """How to run (the ``mcpgym run`` options).
-
-    Attributes:
-        out: run directory. trials: trials per (agent, task). faults: the run's fault profile
-            (name or file; a task's own ``faults`` beats it). concurrency: most episodes at once.
-        server_url / token: use this server instead of spawning one.
-        resume: skip (agent, task, trial) triples already in ``trajectories.jsonl``.
-        force: overwrite the run files of a non-empty ``out`` (without ``resume``).
-        episode_timeout: wall seconds per episode. k: the scorer's recovery window.
-        suite: suite name for the manifest (None: tasks picked by id or from files).
-        task_files: the ``--tasks`` files the tasks came from (for the manifest).
-        tool_exposure: which tools an episode exposes: ``all``, ``task``, ``task+N`` or
-            ``retrieval`` (see :func:`mcpgym.evaluation.llm.exposure.episode_request`).
-        agent_options: the LLM agent settings the run was given (``max_turns``,
-            ``temperature``...; :mod:`mcpgym.evaluation.llm.options`), for the manifest and
-            ``--resume``; the agents passed in are already built with them.
-        progress: show a progress bar on stderr.
-        mcp_mode: ``mcp.Client`` connect mode: ``auto`` (the SDK default: discover, then the
-            newest protocol both sides speak) or ``legacy`` (initialize handshake). On this
-            server ``auto`` reuses HTTP connections while ``legacy`` opens one per request;
-            a 69-episode run took 25 s instead of 37 s of wall time.
-        validate_output: let the SDK check every result against its tool's output schema
-            (costly; see :class:`mcpgym.evaluation.run.episode_runner.EpisodeContext`).
-        executor: ``local`` (one server on this machine) or ``ray`` (Ray actors, each with its
-            own server; see :mod:`mcpgym.evaluation.run.ray_executor`).
-        ray_address: the Ray cluster to join (None: ``$RAY_ADDRESS``, else a local cluster).
-        ray_workers: Ray actors to start (None: the cluster's CPUs, at most ``concurrency``).
-        retries: times an episode whose Ray worker was lost is sent again.
-    """
-
-    out: Path
-    trials: int = 3
-    faults: str = "default"
-    concurrency: int = 4
-    server_url: str | None = None
-    token: str | None = None
-    resume: bool = False
-    force: bool = False
-    episode_timeout: float = DEFAULT_EPISODE_TIMEOUT
-    k: int = DEFAULT_K
-    suite: str | None = None
-    task_files: list[str] = field(default_factory=list)
-    tool_exposure: str = "all"
-    agent_options: dict[str, Any] = field(default_factory=dict)
-    progress: bool = True
-    mcp_mode: str = "auto"
-    validate_output: bool = False
-    executor: str = "local"
-    ray_address: str | None = None
-    ray_workers: int | None = None
-    retries: int = 2
-
-    def public(self) -> dict[str, Any]:
-        """The settings as JSON for the manifest, without the control token."""
-        return {
-            "out": str(self.out),
-            "trials": self.trials,
-            "faults": self.faults,
-            "concurrency": self.concurrency,
-            "server_url": self.server_url,
-            "resume": self.resume,
-            "force": self.force,
-            "episode_timeout": self.episode_timeout,
-            "k": self.k,
-            "suite": self.suite,
-            "task_files": list(self.task_files),
-            "mcp_mode": self.mcp_mode,
-            "validate_output": self.validate_output,
-            "executor": self.executor,
-            "ray_address": self.ray_address,
-            "ray_workers": self.ray_workers,
-            "retries": self.retries,
-            "tool_exposure": self.tool_exposure,
-            "agent_options": dict(self.agent_options),
-        }
-
-
-@dataclass
 class RunResult:
     """What a run did.
 
@@ -233,7 +153,7 @@ class RunResult:
 def run_evaluation(
     tasks: list[Any],
     agents: list[AgentEntry],
-    settings: RunSettings,
+    settings: RunConfig,
     *,
     gold_snapshot: Callable[[Any], dict[str, Any]] | None = None,
     fault_seed_for: Callable[[Any, int], int] | None = None,
@@ -249,7 +169,7 @@ def run_evaluation(
         tasks: ``mcpgym.evaluation.tasks.Task`` objects (``id``, ``instruction``, ``apps``, ``seed``,
             ``level``, ``tags``, ``feasible``, ``faults``, ``checks``, ``max_calls``).
         agents: the agents, with the specs they were made from; names must be unique.
-        settings: see :class:`RunSettings`.
+        settings: the run's :class:`~mcpgym.evaluation.run.config.RunConfig` (``out`` required).
         gold_snapshot, fault_seed_for: default to ``mcpgym.evaluation.tasks``' functions.
         tool_info, call_result: the ``ToolInfo`` / ``CallResult`` types handed to agents
             (default: ``mcpgym.evaluation.agents``').
@@ -286,6 +206,8 @@ def run_evaluation(
         raise RunError(f"two agents share the name {', '.join(dupes)}: trajectories are grouped by agent name")
     if settings.trials < 1 or settings.concurrency < 1:
         raise RunError("--trials and --concurrency must be at least 1")
+    if settings.out is None:
+        raise RunError("the run needs a run directory (RunConfig.out)")
     t0 = time.monotonic()
     if Path(settings.out).exists() and not Path(settings.out).is_dir():
         raise RunError(f"--out {settings.out} is a file, not a directory")
@@ -311,14 +233,15 @@ def run_evaluation(
             server_start.cancel()  # no-op when the run adopted it
 
 
-def _command(settings: RunSettings) -> str:
+def _command(settings: RunConfig) -> str:
+    """The command line that holds the run's lock, as the lock file names it."""
     return f"mcpgym run{' --resume' if settings.resume else ''} --out {settings.out}"
 
 
 def _run_locked(
     tasks: list[Any],
     agents: list[AgentEntry],
-    settings: RunSettings,
+    settings: RunConfig,
     gold_snapshot: Callable[[Any], dict[str, Any]],
     fault_seed_for: Callable[[Any, int], int],
     tool_info: type,
@@ -330,6 +253,7 @@ def _run_locked(
     """:func:`run_evaluation` once the run directory's lock is held."""
     from mcpgym.evaluation import agents as agent_registry
 
+    assert settings.out is not None
     out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force)
     try:
         existing = load_run(out, repair=True, states=False) if settings.resume else []
@@ -342,9 +266,7 @@ def _run_locked(
     pending = {j.task.id: j.task for j in jobs}
     fault_seeds = {t.id: [int(fault_seed_for(t, i)) for i in range(settings.trials)] for t in tasks}
 
-    if settings.executor not in ("local", "ray"):
-        raise RunError(f"unknown executor {settings.executor!r}: local or ray")
-    use_ray = settings.executor == "ray"
+    use_ray = settings.executor is Executor.ray
     if use_ray and settings.server_url:
         raise RunError("--server and --executor ray exclude each other: each Ray worker runs its own server")
     if use_ray:
@@ -357,7 +279,7 @@ def _run_locked(
     failures: list[tuple[str, str]] = []
     ran = 0
     finished = False
-    manifest: dict[str, Any] = {}
+    manifest: Manifest | None = None
     try:
         gold: dict[str, dict[str, Any]] = {}
         if not use_ray:
@@ -384,30 +306,21 @@ def _run_locked(
             server_spawned=bool(server and server.spawned),
             recovery_window=settings.k,
             client={"mcp_mode": settings.mcp_mode, "validate_output": settings.validate_output},
-            settings=settings.public(),
+            settings=settings.recorded(),
         )
         if old is not None:
             try:
                 manifest = merge_for_resume(old, manifest)
             except ValueError as exc:
                 raise RunError(str(exc)) from None
-        manifest["run_id"] = read_marker(out)  # the run's proof of ownership, see run_owner
-        write_json_atomic(out / MANIFEST_NAME, manifest)
+        manifest.run_id = read_marker(out)  # the run's proof of ownership, see run_owner
+        write_json_atomic(out / MANIFEST_NAME, manifest.to_json())
         if jobs:
             if use_ray:
-                from mcpgym.evaluation.run.episode_spec import RunOptions
                 from mcpgym.evaluation.run.ray_executor import RayExecutor
 
-                options = RunOptions(
-                    episode_timeout=settings.episode_timeout,
-                    k=settings.k,
-                    mcp_mode=settings.mcp_mode,
-                    validate_output=settings.validate_output,
-                    tool_exposure=settings.tool_exposure,
-                    agent_options=settings.agent_options,
-                )
                 executor = RayExecutor(
-                    options,
+                    settings,
                     address=settings.ray_address,
                     workers=settings.ray_workers,
                     concurrency=settings.concurrency,
@@ -415,19 +328,19 @@ def _run_locked(
                 )
             else:
                 assert server is not None
-                ctx_args = dict(
-                    catalog=Catalog.from_apps(),
-                    gold=gold,
-                    episode_timeout=settings.episode_timeout,
-                    k=settings.k,
-                    mcp_mode=settings.mcp_mode,
-                    tool_info=tool_info,
-                    call_result=call_result,
-                    limit_error=agent_registry.CallLimitReached,
-                    validate_output=settings.validate_output,
-                    tool_exposure=settings.tool_exposure,
+                executor = LocalExecutor(
+                    server,
+                    lambda control, http: EpisodeContext(
+                        control=control,
+                        http=http,
+                        config=settings,
+                        catalog=Catalog.from_apps(),
+                        gold=gold,
+                        tool_info=tool_info,
+                        call_result=call_result,
+                        limit_error=agent_registry.CallLimitReached,
+                    ),
                 )
-                executor = LocalExecutor(server, ctx_args)
             try:
                 ran = anyio.run(
                     _run_jobs, jobs, executor, [as_scores(t) for t in existing], settings, failures, out, console
@@ -441,11 +354,11 @@ def _run_locked(
         # Also after an interrupt: scores.json always matches the lines on disk.
         final_scores = compute_scores(load_run(out, states=False))
         write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
-        if finished:
-            if executor is not None and manifest.get("invocations"):
-                manifest["invocations"][-1]["executor"] = executor.describe()
-                manifest["invocations"][-1]["resent_after_lost_worker"] = executor.retried
-            write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest))
+        if finished and manifest is not None:
+            if executor is not None and manifest.invocations:
+                manifest.invocations[-1].executor = executor.describe()
+                manifest.invocations[-1].resent_after_lost_worker = executor.retried
+            write_json_atomic(out / MANIFEST_NAME, finish_manifest(manifest).to_json())
     return RunResult(
         out=out,
         scores=final_scores,
@@ -491,7 +404,7 @@ async def _run_jobs(
     jobs: list[EpisodeJob],
     executor: Any,
     scores: list[EpisodeScores],
-    settings: RunSettings,
+    settings: RunConfig,
     failures: list[tuple[str, str]],
     out: Path,
     console: Any,
@@ -585,8 +498,8 @@ __all__ = [
     "SERVER_LOG",
     "TRAJECTORIES",
     "RunError",
+    "RunConfig",
     "RunResult",
-    "RunSettings",
     "compute_scores",
     "faults_payload",
     "load_paths",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
 import anyio
-import httpx
+import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp): one HTTP stack for both
 
 from mcpgym.kernel.exceptions import ServiceError
 
@@ -285,7 +285,9 @@ class ControlClient:
 
     def __init__(self, url: str, token: str, timeout: float = 60.0) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
+        self._http = httpx2.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -307,7 +309,7 @@ class ControlClient:
             r = await self._http.get("/health")
             r.raise_for_status()
             c = await self._http.get("/control/episodes")
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise ServerError(f"cannot reach the mcpgym server at {self.url}: {exc}") from None
         if c.status_code == 401:
             raise ServerError(f"the server at {self.url} refused the control token (401)")
@@ -327,7 +329,7 @@ class ControlClient:
         while True:
             try:
                 r = await self._http.post("/control/episodes", json=body)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 raise ServerError(f"cannot create an episode at {self.url}: {type(exc).__name__}: {exc}") from None
             if r.status_code == 201:
                 created: dict[str, Any] = r.json()
@@ -346,7 +348,7 @@ class ControlClient:
         path = f"/control/episodes/{episode_id}" + (f"/{part}" if part else "")
         try:
             r = await self._http.get(path)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise ServerError(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
         if r.status_code != 200:
             raise ServerError(f"GET {path} failed ({r.status_code}): {_error_text(r)}")
@@ -356,12 +358,12 @@ class ControlClient:
         """``DELETE /control/episodes/{id}``; True when it existed. Transport errors are swallowed (False)."""
         try:
             r = await self._http.delete(f"/control/episodes/{episode_id}")
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             return False
         return r.status_code == 204
 
 
-def _error_text(r: httpx.Response) -> str:
+def _error_text(r: httpx2.Response) -> str:
     try:
         data = r.json()
         return str(data.get("error", data)) if isinstance(data, dict) else str(data)

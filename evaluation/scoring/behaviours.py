@@ -157,10 +157,17 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     and the repeat succeeded or was itself applied (docs/design.md §7, "Blind retries").
     """
     out = BlindRetries()
+    # Only the tools of timed-out writes can be retried blindly: the other calls' arguments
+    # are never compared (their canonical JSON is not computed), nor are reads indexed when
+    # nothing timed out.
+    timed_out = {c.tool for c in calls if c.code == "timeout" and c.entry.kind == ToolKind.WRITE}
+    if not timed_out:
+        return out
     same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
     reads = KeyedCalls()  # reads by family: matches() in between, found by index
     for i, c in enumerate(calls):
-        same[(c.tool, c.args_key)].append(i)
+        if c.tool in timed_out:
+            same[(c.tool, c.args_key)].append(i)
         if c.is_read:
             reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
@@ -236,6 +243,9 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     "Impatience").
     """
     out: list[ImpatienceWindow] = []
+    limited = {c.tool for c in calls if c.code == "rate_limited"}
+    if not limited:  # no window: nothing to count (and no arguments to compare)
+        return out
     n = len(calls)
     consumed: set[int] = set()
     same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
@@ -247,7 +257,8 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     monotone = all(a <= b for a, b in zip(times, times[1:], strict=False))
     timed = [j for j, c in enumerate(calls) if c.time is not None]
     for j, d in enumerate(calls):
-        same[(d.tool, d.args_key)].append(j)
+        if d.tool in limited:  # only rate-limited tools' calls are compared by their arguments
+            same[(d.tool, d.args_key)].append(j)
         wait = is_wait(d)
         if wait:
             waits.append(j)

@@ -204,9 +204,15 @@ def _norm(value: Any) -> Any:
     return value
 
 
+_PLAIN = (str, int, bool, type(None))
+"""Scalar types whose JSON equality is ``==`` of the same type (no float normalisation)."""
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is MISSING or b is MISSING:
         return a is b
+    if type(a) is type(b) and type(a) in _PLAIN:  # the canonical JSON of both, without building it
+        return bool(a == b)
     if isinstance(a, Counter) or isinstance(b, Counter):
         return isinstance(a, Counter) and isinstance(b, Counter) and a == b
     return canonical_json(_norm(a)) == canonical_json(_norm(b))
@@ -227,7 +233,7 @@ def _prune(initial: Any, final: Any, gold: Any) -> tuple[Any, Any, Any]:
     out_g: dict[Any, Any] = {}
     for key in initial.keys() | final.keys() | gold.keys():
         i, f, g = initial.get(key, MISSING), final.get(key, MISSING), gold.get(key, MISSING)
-        if i is not MISSING and type(i) is type(f) is type(g) and i == f == g:
+        if i is not MISSING and (i is f is g or (type(i) is type(f) is type(g) and i == f == g)):
             continue
         i, f, g = _prune(i, f, g)
         for out, value in ((out_i, i), (out_f, f), (out_g, g)):

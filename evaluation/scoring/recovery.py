@@ -55,7 +55,10 @@ def score_recovery(
       without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
       auth_required), or whose code has a remedy for that tool in the catalog.
     * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
-      code (declared, or the tool the error names: :func:`names_remedy`), or calls a declared
+      code (declared, or the tool the error names: :func:`names_remedy`) that the failing
+      operation followed (:func:`_reattempted`: a later call of the same tool on matching
+      ids, or of an alternative, any number of calls later; a remedy alone, the failing call
+      never made again, is no attempt), or calls a declared
       alternative (either direction; in an outside transcript also a related look-up,
       :func:`related`, or one that looks into a value the error named, :func:`looks_into`).
       After an injected fault any retry counts; after a refusal only a retry that changes
@@ -98,11 +101,16 @@ def score_recovery(
     timeouts = any(c.code == ErrorCode.TIMEOUT for c in calls)
     achieved, data, answers, reads = KeyedCalls(), KeyedCalls(), KeyedCalls(), KeyedCalls()
     achieved_related, data_related = KeyedCalls(), KeyedCalls()  # look-ups, by relation key
+    tried, tried_related = KeyedCalls(), KeyedCalls()  # every call of a tool that exists: re-attempts
     codes_of: dict[str, set[str]] = defaultdict(set)  # tool -> codes of its domain answers
     for j, d in enumerate(calls):
         lookup = outside and d.entry.source == "heuristic" and d.entry.kind in LOOKUP_KINDS and not _unknown_tool(d)
         if timeouts and d.is_read:
             reads.add(d.families, j, d.ids)
+        if not _unknown_tool(d):
+            tried.add((d.tool,), j, d.ids)
+            if lookup:
+                tried_related.add(_relation_keys(d), j, d.ids)
         # empty bodies and flagged answers with data are the envelopes of outside APIs
         if (d.ok and not (outside and d.no_answer)) or (d.code == ErrorCode.TIMEOUT and d.applied is True):
             achieved.add((d.tool,), j, d.ids)
@@ -147,6 +155,8 @@ def score_recovery(
         # available"): a retry that keeps them all does not address the error
         named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
         refused_values = {v for v in named if _refused_value(v, c.error_text)}
+        want = frozenset() if any_ids else c.ids
+        goal = (c.tool, *alts)
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
         for j in range(i + 1, min(n, i + 1 + k)):
@@ -156,13 +166,16 @@ def score_recovery(
             if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
                 blind.append(d.step)  # a blind retry: it did not wait as the error asked
                 continue
+            # a remedy counts only when the failing operation was attempted again after it:
+            # a remedy alone addresses the cause, it does not get past the error
+            remedy = (
+                d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+            ) and _reattempted(c, j, goal, want, tried, tried_related, outside)
             how = (
                 "retry"
                 if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
                 else "remedy"
-                if d.tool in remedies
-                or (c.code == ErrorCode.RATE_LIMITED and is_wait(d))
-                or (outside and names_remedy(c, d))
+                if remedy
                 else "alternative"
                 if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
@@ -174,8 +187,6 @@ def score_recovery(
                 break
         # "a later call that recovered it", found by index, not by a forward scan
         # (mcpgym.evaluation.scoring.call_index: scoring stays linear in the calls)
-        want = frozenset() if any_ids else c.ids
-        goal = (c.tool, *alts)
         found = earliest(
             achieved.first(goal, i, want),
             data.first(goal, i, want),  # flagged, yet answered with data
@@ -220,6 +231,28 @@ def recovery_part(ep: EpisodeInput) -> Recovery:
         outside=ep.traj.ledger is None,
     )
     return Recovery.of(errors, ep.k)
+
+
+def _reattempted(
+    c: Call,
+    j: int,
+    goal: tuple[str, ...],
+    want: frozenset[str],
+    tried: KeyedCalls,
+    tried_related: KeyedCalls,
+    outside: bool,
+) -> bool:
+    """The failing operation of ``c`` was attempted again after the remedy at position ``j``:
+    a later call (any number of calls later, any answer) of the same tool or of an alternative
+    (``goal``), on matching ids (``want``: empty after a wrong reference), or, for a failed
+    look-up in a transcript without a catalog, of a related look-up (:func:`related`). A
+    remedy addresses the cause; only the operation itself done again can get past the error
+    (docs/design.md §7, "Recovery")."""
+    if tried.first(goal, j, want) is not None:
+        return True
+    if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
+        return tried_related.first(_relation_keys(c), j, want) is not None
+    return False
 
 
 def names_remedy(c: Call, d: Call) -> bool:

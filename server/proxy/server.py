@@ -113,6 +113,8 @@ class ProxySession:
         status: ``completed`` (the client closed), or ``errored`` (the upstream failed).
         stop_reason: why the session ended, when not by the client.
         client_name: the downstream client's ``clientInfo.name``, when it sent one.
+        fast: the session's :class:`~mcpgym.server.proxy.fast.FastCalls` (stdio upstream and
+            client), or None.
     """
 
     upstream: Upstream
@@ -126,6 +128,7 @@ class ProxySession:
     in_flight: list[_InFlight] = field(default_factory=list)
     waiting: dict[str, tuple[_InFlight, Any]] = field(default_factory=dict)
     task_group: Any = None
+    fast: Any = None
 
     def upstream_failed(self, why: str) -> None:
         """Mark the session errored (the first failure is kept)."""
@@ -245,6 +248,8 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
 
     def seen(ctx: Any) -> None:
         session.downstream = ctx.session
+        if session.fast is not None and not session.fast.enabled:
+            session.fast.enable(ctx)  # a handshake-era client's calls take the fast path from now on
         if session.client_name is None:
             params = getattr(ctx.session, "client_params", None)
             info = getattr(params, "client_info", None)
@@ -399,14 +404,27 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
     return Server(name, version=version, instructions=instructions, get_tool_input_schema=input_schema, **handlers)
 
 
-async def open_session(spec: UpstreamSpec, plan: ProxyFaultPlan, classify: Classify, task_group: Any) -> ProxySession:
+async def open_session(
+    spec: UpstreamSpec, plan: ProxyFaultPlan, classify: Classify, task_group: Any, *, fast: bool = False
+) -> ProxySession:
     """Start the upstream in ``task_group``, wait for it (``connect_timeout``) and list its tools.
+
+    ``fast``: give the session a :class:`~mcpgym.server.proxy.fast.FastCalls` tapping the
+    upstream's pipes when the upstream is a command run over asyncio pipes (the caller hands
+    it the client's pipes).
 
     Raises:
         UpstreamError: when the upstream cannot be started, initialised or listed in time.
     """
+    from mcpgym.server.proxy import upstream_stdio
+
     session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify, task_group=task_group)
     session.upstream.callbacks = session.callbacks()
+    if fast and spec.command is not None and upstream_stdio.available():
+        from mcpgym.server.proxy.fast import FastCalls
+
+        session.fast = FastCalls(session)
+        session.upstream.tap = session.fast
     task_group.start_soon(session.upstream.run)
     await session.upstream.ready()
     session.take_tools(await session.list_all_tools())
@@ -448,7 +466,7 @@ async def serve_proxy_stdio(
     try:
         async with anyio.create_task_group() as tg:
             try:
-                session = await open_session(spec, plan, classify, tg)
+                session = await open_session(spec, plan, classify, tg, fast=True)
             except UpstreamError as exc:
                 session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classify)
                 session.upstream_failed(str(exc))
@@ -457,8 +475,16 @@ async def serve_proxy_stdio(
             server = build_proxy_server(session)
             with anyio.CancelScope() as serving:
                 tg.start_soon(_stop_on_signal, serving, session)
-                async with pipe_stdio() as pipes, stdio_server(*pipes) if pipes else stdio_server() as (read, write):
-                    await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
+                async with pipe_stdio() as pipes, contextlib.AsyncExitStack() as stack:
+                    read, write = pipes if pipes else await stack.enter_async_context(stdio_server())
+                    if pipes and session.fast is not None:
+                        session.fast.downstream = pipes[1]
+                        pipes[0].intercept = session.fast.from_client
+                    try:
+                        await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
+                    finally:
+                        if session.fast is not None:
+                            session.fast.close()
             session.upstream.close()
             tg.cancel_scope.cancel()  # the signal watcher
     finally:

@@ -86,6 +86,8 @@ class Upstream:
         spec: the :class:`UpstreamSpec`.
         client: the connected ``mcp.Client`` (None until ready).
         failure: why the connection ended or never started (None while it lives).
+        tap: a :class:`~mcpgym.server.proxy.upstream_stdio.Tap` that sees a command
+            upstream's lines first (the session's fast path), or None.
     """
 
     def __init__(self, spec: UpstreamSpec, callbacks: Callbacks | None = None, *, mode: Any = "legacy") -> None:
@@ -94,16 +96,24 @@ class Upstream:
         self.mode = mode
         self.client: Any = None
         self.failure: str | None = None
+        self.tap: Any = None
         self._ready = anyio.Event()
         self._done = anyio.Event()
         self._close = anyio.Event()
+        self._waiting: set[anyio.CancelScope] = set()
 
     def _target(self) -> Any:
         if self.spec.url is not None:
             return self.spec.url
-        from mcp.client.stdio import StdioServerParameters
+        from mcpgym.server.proxy import upstream_stdio
 
         command = self.spec.command or []
+        if upstream_stdio.available():
+            return upstream_stdio.subprocess_stdio(
+                command[0], command[1:], env=self.spec.env, cwd=self.spec.cwd, tap=self.tap
+            )
+        from mcp.client.stdio import StdioServerParameters
+
         return StdioServerParameters(command=command[0], args=command[1:], env=self.spec.env, cwd=self.spec.cwd)
 
     async def run(self) -> None:
@@ -136,6 +146,8 @@ class Upstream:
                 self.failure = "the upstream connection is closed"
             self._ready.set()
             self._done.set()
+            for waiting in list(self._waiting):  # every request still waiting ends now
+                waiting.cancel()
 
     async def ready(self) -> None:
         """Wait until connected.
@@ -185,32 +197,27 @@ class Upstream:
             raise UpstreamError(self.failure or "the upstream is not connected")
         result: Any = None
         failed: str | None = None
-        answered: MCPError | None = None
         timeout = self.spec.call_timeout
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await self._done.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
-            try:
-                with anyio.fail_after(timeout):
-                    result = await call(client.session)
-            except TimeoutError:
+        # one cancel scope per request, its deadline the call timeout; run() cancels every
+        # waiting scope when the connection ends (no watcher task per request)
+        scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+        self._waiting.add(scope)
+        try:
+            with scope:
+                result = await call(client.session)
+        except MCPError as exc:
+            if _is_timeout(exc):
                 failed = f"the upstream did not answer {what} within {timeout:g} s"
-            except MCPError as exc:
-                if _is_timeout(exc):
-                    failed = f"the upstream did not answer {what} within {timeout:g} s"
-                elif _is_closed(exc):
-                    failed = self.failure or f"the upstream closed the connection during {what}"
-                else:
-                    answered = exc  # raised below, outside the task group (which would wrap it)
-            except Exception as exc:  # noqa: BLE001 - a broken answer is reported, never raised
-                failed = f"the upstream's answer to {what} broke the protocol: {_why(exc)}"
-            tg.cancel_scope.cancel()
-        if answered is not None:
-            raise answered
+            elif _is_closed(exc):
+                failed = self.failure or f"the upstream closed the connection during {what}"
+            else:
+                raise  # the upstream's own JSON-RPC error answer
+        except Exception as exc:  # noqa: BLE001 - a broken answer is reported, never raised
+            failed = f"the upstream's answer to {what} broke the protocol: {_why(exc)}"
+        finally:
+            self._waiting.discard(scope)
+        if scope.cancelled_caught and not self._done.is_set():
+            failed = f"the upstream did not answer {what} within {timeout:g} s"
         if failed is None and result is None and not self._done.is_set():
             failed = f"no answer to {what}"
         if self._done.is_set() and result is None:

@@ -18,7 +18,7 @@ from mcpgym.evaluation.cli import app  # noqa: E402
 from mcpgym.evaluation.formats import atif, score_files  # noqa: E402
 from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage, ToolCallStep, Trajectory, UserTurnStep  # noqa: E402
 from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task, load_tasks  # noqa: E402
 
 runner = CliRunner()
@@ -31,7 +31,7 @@ def run_dir(http_server: tuple[str, str], tmp_path_factory: pytest.TempPathFacto
     out = tmp_path_factory.mktemp("atif") / "run"
     agents = [AgentEntry(s, make_agent(s)) for s in SCRIPTED_AGENTS]
     tasks = [get_task(t.id) for t in load_tasks("smoke")[:2]]
-    settings = RunSettings(out=out, trials=1, faults="harsh", server_url=url, token=token, progress=False)
+    settings = RunConfig(out=out, trials=1, faults="harsh", server_url=url, token=token, progress=False)
     result = run_evaluation(tasks, agents, settings)
     assert not result.failures
     return out

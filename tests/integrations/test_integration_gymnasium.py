@@ -10,6 +10,8 @@ import warnings
 import anyio
 import pytest
 
+from mcpgym.evaluation.agents import AgentContext
+
 gymnasium = pytest.importorskip("gymnasium", reason="needs the [gym] extra (pip install 'mcpgym[gym]')")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
@@ -101,7 +103,7 @@ def test_an_agent_played_through_the_env_scores_as_on_gym_episode() -> None:
         return CallResult(is_error=seen["is_error"], payload=seen["result"])
 
     agent = make_agent("careful")
-    result = anyio.run(lambda: agent.run(env.unwrapped.task, tools, call, trial=0))
+    result = anyio.run(lambda: agent.run(env.unwrapped.task, tools, call, AgentContext(trial=0)))
     _obs, reward, terminated, _tr, info = env.step(json.dumps({"final": result.final_message}))
     assert terminated and reward == 1.0 and set(rewards) == {0.0}
     direct = GymEpisode.create(TASK, faults="default", fault_seed=5, agent_name="careful")

@@ -12,6 +12,8 @@ import subprocess
 import anyio
 import pytest
 
+from mcpgym.evaluation.agents import AgentContext
+
 pytest.importorskip("openenv", reason="needs the [openenv] extra (pip install 'mcpgym[openenv]')")
 
 from openenv import GenericEnvClient  # noqa: E402
@@ -47,7 +49,7 @@ async def _episode(url: str, seed: int) -> tuple[dict, float, dict]:
             return CallResult(is_error=seen["is_error"], payload=seen["result"])
 
         ep = GymEpisode.create(TASK, faults="harsh", fault_seed=seed)  # only for the tools list
-        result = await make_agent("careful").run(ep.task, ep.tools, call, trial=0)
+        result = await make_agent("careful").run(ep.task, ep.tools, call, AgentContext(trial=0))
         last = await env.step({"final": result.final_message})
         assert last.done and set(rewards) == {0.0}
         state = await env.state()

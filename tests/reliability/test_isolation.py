@@ -141,7 +141,7 @@ def test_binds_loopback_unless_told_otherwise(server: HttpServer) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     assert server.url == f"http://127.0.0.1:{port}"
     assert listening_addresses(server.proc.pid) == [("127.0.0.1", port)]
-    from mcpgym.evaluation.cli.app import serve
+    from mcpgym.evaluation.cli.serve import serve
     from mcpgym.server.serve import serve_http
 
     assert inspect.signature(serve).parameters["host"].default.default == "127.0.0.1"

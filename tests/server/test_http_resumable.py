@@ -124,3 +124,25 @@ async def test_the_negotiated_version_governs_a_request_naming_an_older_one(http
     first, answer = _events(r.text)
     assert first["data"] == "" and first["id"] and first["retry"] == "1000"
     assert json.loads(answer["data"]) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+async def test_a_replayed_answer_carries_the_id_the_client_gave_when_it_was_stored() -> None:
+    """Answers are stored under the transport's internal id with the client's id beside them
+    (looked up once, when stored); a replay puts the client's id back, even after the
+    remapper has forgotten the internal one."""
+    originals = {"mcpgym-x-1": 5}
+    store = BoundedEventStore(client_id=originals.get)
+    prime = await store.store_event("mcpgym-x-1", None)
+    answer = types.JSONRPCResponse(jsonrpc="2.0", id="mcpgym-x-1", result={"ok": True})
+    await store.store_event("mcpgym-x-1", answer)
+    originals.clear()  # the remapper keeps a bounded number of ids
+    replayed: list[types.JSONRPCMessage] = []
+
+    async def collect(event) -> None:  # noqa: ANN001
+        replayed.append(event.message)
+
+    assert await store.replay_events_after(prime, collect) == "mcpgym-x-1"
+    assert [m.model_dump(mode="json", exclude_none=True) for m in replayed] == [
+        {"jsonrpc": "2.0", "id": 5, "result": {"ok": True}}
+    ]
+    assert answer.id == "mcpgym-x-1"  # the live message is not changed

@@ -15,6 +15,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import ROOT
 from tests.support.proxy_helpers import profile_file, proxy_params, recorded, text_of
@@ -93,10 +94,60 @@ async def test_http_upstream_faults_resources_prompts_and_elicitation_pass_throu
     assert line["metadata"]["proxy"]["upstream"] == url and line["status"] == "completed"
 
 
-async def test_an_upstream_that_crashes_gives_a_clear_error_and_a_complete_trajectory(tmp_path):
+async def test_a_handshake_era_client_over_stdio_takes_the_fast_path_with_faults_and_elicitation(tmp_path):
+    # server/proxy/fast.py: a legacy client's tools/call goes to a stdio upstream as a line with
+    # the proxy's own id; faults, the call log and the upstream's elicitation work as on the SDK path
     notes, record = tmp_path / "notes", tmp_path / "rec"
     notes.mkdir()
-    async with Client(proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)])) as client:
+    faults = profile_file(tmp_path, "write-timeout", {"tools": {"note_write": {"timeout": 1.0}}, "max_consecutive": 1})
+    asked: list[str] = []
+
+    async def elicitation(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    params = proxy_params(record, "--faults", faults, upstream=[*UPSTREAM, str(notes)])
+    async with Client(params, elicitation_callback=elicitation, mode="legacy") as client:
+        await client.list_tools()
+        first = await client.call_tool("note_write", {"name": "n", "text": "one"})  # timeout, applied
+        assert first.is_error and '"code": "timeout"' in text_of(first)
+        assert (notes / "n").read_text() == "one\n"
+        second = await client.call_tool("note_write", {"name": "n", "text": "two"})
+        assert text_of(second) == "wrote n"
+        assert text_of(await client.call_tool("request_id", {})).startswith("mcpgym-fast-")
+        confirmed = await client.call_tool("confirm_write", {"name": "c", "text": "yes"})
+        assert text_of(confirmed) == "confirmed and wrote c" and asked == ["write c?"]
+        missing = await client.call_tool("note_read", {"name": "missing"})
+        assert text_of(missing) == "no note missing"
+        with pytest.raises(MCPError) as fast_error:  # the upstream's JSON-RPC error, passed on
+            await client.call_tool("rpc_error", {})
+    async with Client(proxy_params(tmp_path / "rec-modern", upstream=[*UPSTREAM, str(notes)])) as client:
+        assert client.protocol_version == "2026-07-28"  # the SDK path: the SDK client's own integer ids
+        assert text_of(await client.call_tool("request_id", {})).isdigit()
+        with pytest.raises(MCPError) as sdk_error:
+            await client.call_tool("rpc_error", {})
+    assert fast_error.value.error == sdk_error.value.error
+    assert fast_error.value.error.code == types.INVALID_PARAMS and fast_error.value.error.data == {"why": "a test"}
+    (line,) = recorded(record)
+    assert [(s["tool"], s["error_code"]) for s in line["steps"]] == [
+        ("note_write", "timeout"),
+        ("note_write", None),
+        ("request_id", None),
+        ("confirm_write", None),
+        ("note_read", None),
+        ("rpc_error", "invalid_argument"),
+    ]
+    assert line["ledger"] == [
+        {"step": 1, "tool": "note_write", "call_index": 0, "kind": "timeout", "applied": True, "persisting": False}
+    ]
+    assert line["status"] == "completed"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # the SDK path and the fast path (server/proxy/fast.py)
+async def test_an_upstream_that_crashes_gives_a_clear_error_and_a_complete_trajectory(tmp_path, mode):
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    async with Client(proxy_params(record, "--faults", "none", upstream=[*UPSTREAM, str(notes)]), mode=mode) as client:
         ok = await client.call_tool("note_write", {"name": "n", "text": "one"})
         assert not ok.is_error
         crashed = await client.call_tool("crash", {})
@@ -109,11 +160,12 @@ async def test_an_upstream_that_crashes_gives_a_clear_error_and_a_complete_traje
     assert line["ledger"] == []  # failures of the upstream are no injected faults
 
 
-async def test_an_upstream_that_hangs_or_sends_garbage_meets_a_deadline(tmp_path):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_upstream_that_hangs_or_sends_garbage_meets_a_deadline(tmp_path, mode):
     notes, record = tmp_path / "notes", tmp_path / "rec"
     notes.mkdir()
     params = proxy_params(record, "--faults", "none", "--call-timeout", "2", upstream=[*UPSTREAM, str(notes)])
-    async with Client(params) as client:
+    async with Client(params, mode=mode) as client:
         with anyio.fail_after(30):
             hung = await client.call_tool("hang", {})
         assert hung.is_error and "did not answer" in text_of(hung) and "within 2 s" in text_of(hung)

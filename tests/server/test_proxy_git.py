@@ -46,10 +46,10 @@ def upstream(repo: Path) -> list[str]:
     return [str(GIT_SERVER), "--repository", str(repo)]
 
 
-async def scripted_session(repo: Path, record: Path, *options: str) -> list[tuple[bool, str]]:
-    """A fixed script of calls through the proxy: (is_error, text) per call."""
+async def scripted_session(repo: Path, record: Path, *options: str, mode: str = "auto") -> list[tuple[bool, str]]:
+    """A fixed script of calls through the proxy by a client of ``mode``: (is_error, text) per call."""
     out = []
-    async with Client(proxy_params(record, *options, upstream=upstream(repo))) as client:
+    async with Client(proxy_params(record, *options, upstream=upstream(repo)), mode=mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"git_status", "git_add", "git_commit", "git_log"} <= names
         for i in range(3):
@@ -66,14 +66,18 @@ async def scripted_session(repo: Path, record: Path, *options: str) -> list[tupl
 
 
 async def test_same_fault_seed_gives_the_same_ledger(tmp_path):
-    ledgers = []
-    for run in range(2):
+    ledgers, errors = [], []
+    # run 0: a 2026-07-28 client (the SDK path); run 1: a handshake-era one (server/proxy/fast.py)
+    for run, mode in enumerate(("auto", "legacy")):
         record = tmp_path / f"rec{run}"
-        await scripted_session(make_repo(tmp_path / f"repo{run}"), record, "--faults", "harsh", "--fault-seed", "4")
+        options = ("--faults", "harsh", "--fault-seed", "4")
+        out = await scripted_session(make_repo(tmp_path / f"repo{run}"), record, *options, mode=mode)
+        errors.append([is_error for is_error, _ in out])
         (line,) = recorded(record)
         ledgers.append([{k: e[k] for k in ("step", "tool", "call_index", "kind", "applied")} for e in line["ledger"]])
         assert line["fault_seed"] == 4 and line["fault_profile"] == "harsh" and len(line["steps"]) == 12
     assert ledgers[0] == ledgers[1] and ledgers[0], ledgers
+    assert errors[0] == errors[1] and any(errors[0]), errors
     # and it is the seed's doing: the schedule of another seed differs on these calls
     from mcpgym.tools.faults import ToolSchedule, load_profile
 
@@ -87,7 +91,8 @@ async def test_a_timeout_that_applied_commits_while_the_agent_sees_a_timeout_and
     repo, record = make_repo(tmp_path / "repo"), tmp_path / "rec"
     faults = profile_file(tmp_path, "commit-timeout", {"tools": {"git_commit": {"timeout": 1.0}}, "max_consecutive": 1})
     (repo / "b.txt").write_text("b\n")
-    async with Client(proxy_params(record, "--faults", faults, upstream=upstream(repo))) as client:
+    # a handshake-era client: its calls take the fast path (server/proxy/fast.py) once tools/list is served
+    async with Client(proxy_params(record, "--faults", faults, upstream=upstream(repo)), mode="legacy") as client:
         await client.list_tools()
         add = await client.call_tool("git_add", {"repo_path": str(repo), "files": ["b.txt"]})  # step 1: write
         commit = await client.call_tool("git_commit", {"repo_path": str(repo), "message": "add b"})  # step 2

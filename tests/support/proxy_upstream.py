@@ -5,7 +5,8 @@
 
 Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_write`` (asks the
 user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``
-(never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers).
+(never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers),
+``rpc_error`` (answers a JSON-RPC error), and ``request_id`` (the JSON-RPC id its call came with).
 A resource ``note://readme`` and a prompt ``greet`` let the proxy show it passes them through.
 """
 
@@ -17,7 +18,9 @@ import sys
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -80,6 +83,16 @@ def build(folder: Path) -> MCPServer:
         sys.stdout.write("this is not JSON-RPC {{{\n")
         sys.stdout.flush()
         return "answered after garbage"
+
+    @server.tool(annotations=READ, structured_output=False)
+    def request_id(ctx: Context) -> str:
+        """The JSON-RPC id this call arrived with (the proxy's fast path gives its own)."""
+        return str(ctx.request_id)
+
+    @server.tool(annotations=READ, structured_output=False)
+    def rpc_error() -> str:
+        """Answer a JSON-RPC error (invalid params) instead of a result."""
+        raise MCPError(types.INVALID_PARAMS, "refused by the upstream", {"why": "a test"})
 
     @server.resource("note://readme", mime_type="text/plain")
     def readme() -> str:

@@ -13,6 +13,7 @@ conformance suite on a class.
 from __future__ import annotations
 
 import inspect
+import json
 import random
 import sys
 import threading
@@ -69,42 +70,82 @@ class AppState(BaseModel):
 
 class SharedState:
     """An app state that several worlds read and none writes: a template world's generated
-    state, or a world's state frozen by a checkpoint. An :class:`App` holding one copies it on
-    its first access to ``App.state``; until then it reads the shared object.
+    state, or a world's state frozen by a checkpoint or parked (:meth:`App.park`). An
+    :class:`App` holding one copies it on its first access to ``App.state``; until then it
+    reads the shared object.
 
     The JSON dump and the comparable view (:func:`mcpgym.kernel.volatile.comparable`) are
     computed once, on first use, and shared too: callers must not modify them. Copies are made
     from canonical JSON text (``model_validate_json``), so a copy shares no container with the
     original whatever the state's field types.
 
+    A *parked* state (:meth:`parked`) holds only that JSON text (one ``bytes`` object, which the
+    garbage collector does not track): its model, dump and view are made afresh on each use and
+    not kept, so an idle episode's changed apps cost the collector nothing.
+
     Args:
         state: the state; must not be modified from now on.
     """
 
-    __slots__ = ("state", "_dump", "_json", "_comparable")
+    __slots__ = ("_model", "_cls", "_dump", "_json", "_comparable")
 
     def __init__(self, state: AppState) -> None:
-        self.state = state
+        self._model: AppState | None = state
+        self._cls: type[AppState] = type(state)
         self._dump: dict[str, Any] | None = None
-        self._json: str | None = None
+        self._json: str | bytes | None = None
         self._comparable: Any = None
 
+    @classmethod
+    def parked(cls, state: AppState) -> SharedState:
+        """``state`` kept as its JSON text only (see the class docstring); ``state`` may be
+        changed or dropped afterwards."""
+        made = cls.__new__(cls)
+        made._model, made._cls, made._dump, made._comparable = None, type(state), None, None
+        made._json = state.model_dump_json()
+        return made
+
+    @property
+    def is_parked(self) -> bool:
+        """True for a state kept as JSON text only (:meth:`parked`)."""
+        return self._model is None
+
+    @property
+    def state(self) -> AppState:
+        """The shared model (do not modify it); for a parked state, a fresh copy each time."""
+        if self._model is None:
+            return self.copy()
+        return self._model
+
+    def held(self) -> AppState | None:
+        """The shared model, or None for a parked state."""
+        return self._model
+
     def dump(self) -> dict[str, Any]:
-        """``state.model_dump(mode="json")``, computed once (shared: do not modify)."""
+        """``state.model_dump(mode="json")``, computed once (shared: do not modify); for a parked
+        state the JSON text parsed afresh each time."""
+        if self._model is None:
+            assert self._json is not None  # a parked state always has its text
+            parsed: dict[str, Any] = json.loads(self._json)
+            return parsed
         if self._dump is None:
-            self._dump = self.state.model_dump(mode="json")
+            self._dump = self._model.model_dump(mode="json")
         return self._dump
 
     def copy(self) -> AppState:
         """A fresh, independent copy of the state (validated from its JSON text)."""
         if self._json is None:
-            self._json = self.state.model_dump_json()
-        return type(self.state).model_validate_json(self._json)
+            assert self._model is not None
+            self._json = self._model.model_dump_json()
+        return self._cls.model_validate_json(self._json)
 
     def comparable(self) -> Any:
-        """The state's comparable view (volatile fields removed), computed once (shared)."""
+        """The state's comparable view (volatile fields removed), computed once (shared); for a
+        parked state computed afresh each time."""
+        if self._model is None:
+            return comparable(self.copy())
         if self._comparable is None:
-            self._comparable = comparable(self.state)
+            self._comparable = comparable(self._model)
         return self._comparable
 
 
@@ -135,21 +176,23 @@ class App(ABC):
 
     def __init__(self, world: World, state: AppState | SharedState) -> None:
         self.world = world
-        self._state: AppState
+        self._state: AppState | None
         self._shared: SharedState | None
         if isinstance(state, SharedState):
-            self._state, self._shared = state.state, state
+            self._state, self._shared = state.held(), state
         else:
             self._state, self._shared = state, None
 
     @property
     def state(self) -> AppState:
         """This app's state, owned by this app: a state shared with a template world or a
-        checkpoint (:class:`SharedState`) is copied first, on the first access (copy on write:
-        an app no call touches is never copied)."""
-        if self._shared is not None:
-            self._state = self._shared.copy()
+        checkpoint, or parked (:class:`SharedState`), is copied first, on the first access
+        (copy on write: an app no call touches is never copied)."""
+        shared = self._shared
+        if shared is not None:
+            self._state = shared.copy()
             self._shared = None
+        assert self._state is not None  # owned from here on
         return self._state
 
     @state.setter
@@ -158,13 +201,18 @@ class App(ABC):
 
     def peek_state(self) -> AppState:
         """The state without taking ownership: possibly shared with other worlds, so callers
-        must not modify it (snapshots, hashes and the judge's comparable views read it)."""
+        must not modify it (snapshots, hashes and the judge's comparable views read it). For a
+        parked app, a fresh copy each time (:meth:`park`)."""
+        if self._state is None:
+            assert self._shared is not None
+            return self._shared.state
         return self._state
 
     def share_state(self) -> SharedState:
         """Freeze the current state as a :class:`SharedState` (kept by a checkpoint or a
         template) and return it; the app copies it again before its next change."""
         if self._shared is None:
+            assert self._state is not None
             self._shared = SharedState(self._state)
         return self._shared
 
@@ -174,7 +222,22 @@ class App(ABC):
 
     def set_shared(self, shared: SharedState) -> None:
         """Make ``shared`` this app's state, copied on first access (rollback to a checkpoint)."""
-        self._state, self._shared = shared.state, shared
+        self._state, self._shared = shared.held(), shared
+
+    def park(self) -> bool:
+        """Keep a state this app owns as JSON text only (:meth:`SharedState.parked`), until the
+        next access copies it back: an idle episode then holds no model objects for the garbage
+        collector to scan. The content is unchanged (same dump, hash and view). An app on a
+        state shared with a template or a checkpoint is left alone (it holds nothing of its own).
+
+        Returns:
+            True when a state was parked.
+        """
+        if self._shared is not None or self._state is None:
+            return False
+        self._shared = SharedState.parked(self._state)
+        self._state = None
+        return True
 
     def comparable_state(self) -> Any:
         """:func:`mcpgym.kernel.volatile.comparable` of the state (cached on a shared state)."""
@@ -187,6 +250,7 @@ class App(ABC):
         same object every time: callers must not modify it)."""
         if self._shared is not None:
             return self._shared.dump()
+        assert self._state is not None
         return self._state.model_dump(mode="json")
 
     @classmethod
@@ -288,6 +352,12 @@ def load_apps() -> dict[str, type[App]]:
         AppLoadError: naming the entry point whose object cannot be imported, is neither an
             :class:`App` subclass nor a module, or whose name differs from its app's name.
     """
+    return dict(_registry())
+
+
+def _registry() -> dict[str, type[App]]:
+    """The live registry, loaded on first use (not a copy: for this module's look-ups, made
+    on every world and episode; callers must not modify it)."""
     global _LOADED
     if not _LOADED:
         with _LOAD_LOCK:  # another thread sees the registry only once it is complete
@@ -295,7 +365,7 @@ def load_apps() -> dict[str, type[App]]:
                 for ep in entry_points(group=ENTRY_POINT_GROUP):
                     _load_entry_point(ep)
                 _LOADED = True
-    return dict(_REGISTRY)
+    return _REGISTRY
 
 
 def _load_entry_point(ep: EntryPoint) -> None:
@@ -330,10 +400,11 @@ def get_app(name: str) -> type[App]:
     Raises:
         UnknownAppError: (a KeyError) naming ``name`` and the known apps when it is not registered.
     """
-    apps = load_apps()
-    if name not in apps:
+    apps = _registry()
+    cls = apps.get(name)
+    if cls is None:
         raise UnknownAppError(unknown_app_message(name, apps))
-    return apps[name]
+    return cls
 
 
 def unknown_app_message(name: Any, known: Any) -> str:
@@ -349,7 +420,7 @@ def check_app_names(names: Any) -> list[str]:
     Raises:
         UnknownAppError: naming the first unknown app and the known ones.
     """
-    known = load_apps()
+    known = _registry()
     out = list(names)
     for name in out:
         if name not in known:
@@ -368,6 +439,6 @@ def app_versions(names: Any) -> dict[str, str]:
 
 def app_names() -> list[str]:
     """Registered app names, built-ins first in :data:`BUILTIN_APPS` order."""
-    apps = load_apps()
+    apps = _registry()
     order = [a for a in BUILTIN_APPS if a in apps]
     return order + sorted(a for a in apps if a not in order)

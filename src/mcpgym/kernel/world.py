@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
 from mcpgym.kernel.app import App, SharedState, UnknownAppError, app_names, get_app, unknown_app_message
@@ -54,6 +54,104 @@ def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
     return always + [a for a in known if a in names and a not in always]
 
 
+class AppMap(MutableMapping[str, App]):
+    """A world's apps by name, in the world's order (what ``World.apps`` is).
+
+    For a world made from a template (:meth:`WorldTemplate.world`) the :class:`App` objects are
+    made on first access (``apps[name]``, ``get``, iterating ``values``/``items``), each on
+    the template's shared state: an idle episode so holds the apps it used, not one object
+    per app of its world, and the world's snapshot, hash, checkpoints and views read an app
+    not yet made from the template without making it. Any other world holds every app.
+    Adding or removing an app makes every app first.
+
+    Args:
+        world: the owning world. template: the template whose apps are made lazily, or None.
+    """
+
+    __slots__ = ("_world", "_made", "_template")
+
+    def __init__(self, world: World, template: WorldTemplate | None = None) -> None:
+        self._world = world
+        self._made: dict[str, App] = {}
+        self._template = template
+
+    def __getitem__(self, name: str) -> App:
+        app = self._made.get(name)
+        if app is not None:
+            return app
+        made = self._template
+        if made is None or name not in made._shared:
+            raise KeyError(name)
+        app = self._made[name] = made._classes[name](self._world, made._shared[name])
+        return app
+
+    def __setitem__(self, name: str, app: App) -> None:
+        self._make_all()
+        self._made[name] = app
+
+    def __delitem__(self, name: str) -> None:
+        self._make_all()
+        del self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        made = self._template
+        return iter(made.apps if made is not None else self._made)
+
+    def __len__(self) -> int:
+        made = self._template
+        return len(made.apps) if made is not None else len(self._made)
+
+    def __contains__(self, name: object) -> bool:
+        made = self._template
+        return name in made._shared if made is not None else name in self._made
+
+    def _make_all(self) -> None:
+        """Make every app not yet made and stop making apps lazily."""
+        if self._template is not None:
+            for name in self._template.apps:
+                self[name]
+            self._template = None
+
+    def made(self) -> dict[str, App]:
+        """The apps made so far, by name (every app of a world not made from a template);
+        do not modify."""
+        return self._made
+
+    def app_class(self, name: str) -> type[App]:
+        """The class of app ``name`` (KeyError when not in the world), without making the app."""
+        app = self._made.get(name)
+        if app is not None:
+            return type(app)
+        if self._template is None or name not in self._template._classes:
+            raise KeyError(name)
+        return self._template._classes[name]
+
+    def shared(self, name: str) -> SharedState | None:
+        """The :class:`SharedState` app ``name`` reads (the template's for an app not yet made),
+        or None when the app owns its state."""
+        app = self._made.get(name)
+        if app is not None:
+            return app.shared_state()
+        assert self._template is not None
+        return self._template._shared[name]
+
+    def state_dump(self, name: str) -> dict[str, Any]:
+        """:meth:`App.state_dump` of app ``name``, without making an app not yet made."""
+        app = self._made.get(name)
+        if app is not None:
+            return app.state_dump()
+        assert self._template is not None
+        return self._template._shared[name].dump()
+
+    def comparable_state(self, name: str) -> Any:
+        """:meth:`App.comparable_state` of app ``name``, without making an app not yet made."""
+        app = self._made.get(name)
+        if app is not None:
+            return app.comparable_state()
+        assert self._template is not None
+        return self._template._shared[name].comparable()
+
+
 class World:
     """All sandbox state of one episode.
 
@@ -76,7 +174,7 @@ class World:
     def __init__(self, seed: int = 0, apps: Iterable[str] | str | None = None, *, _empty: bool = False) -> None:
         self.seed = int(seed)
         self.clock = Clock()
-        self.apps: dict[str, App] = {}
+        self.apps = AppMap(self)
         self._template: WorldTemplate | None = None
         if _empty:  # restore() and view_at() set the user and the people themselves
             return
@@ -118,15 +216,21 @@ class World:
         """Return the whole world as JSON-able data (see :meth:`restore`).
 
         An app still on a shared state (a template's, a checkpoint's) contributes the dump
-        cached on that state: the same object in every such snapshot, so callers must treat a
-        snapshot as read-only (copy it before changing it)."""
+        cached on that state, and a world made from a template its template's dumps of the user
+        and the people (shared with it, no tool changes them): the same objects in every such
+        snapshot, so callers must treat a snapshot as read-only (copy it before changing it)."""
+        made = self._template
+        if made is not None and self.user is made._user and self.people is made._people:
+            user, people = made.snapshot["user"], made.snapshot["people"]
+        else:
+            user, people = self.user.model_dump(mode="json"), [p.model_dump(mode="json") for p in self.people]
         return {
             "seed": self.seed,
             "apps": list(self.apps),
             "clock": self.clock.model_dump(mode="json"),
-            "user": self.user.model_dump(mode="json"),
-            "people": [p.model_dump(mode="json") for p in self.people],
-            "state": {name: app.state_dump() for name, app in self.apps.items()},
+            "user": user,
+            "people": people,
+            "state": {name: self.apps.state_dump(name) for name in self.apps},
         }
 
     @classmethod
@@ -156,7 +260,18 @@ class World:
 
     def comparable(self) -> dict[str, Any]:
         """Per-app state with volatile fields removed (what the judge compares)."""
-        return {name: app.comparable_state() for name, app in self.apps.items()}
+        return {name: self.apps.comparable_state(name) for name in self.apps}
+
+    def park(self) -> int:
+        """Keep every state this world's apps own as JSON text until its next access
+        (:meth:`App.park`): for a world that stays alive but idle, so that the garbage collector
+        has next to nothing of it to scan. Snapshots, hashes and views are unchanged. Not to be
+        called while a tool call runs on this world (the episode's lock guards it).
+
+        Returns:
+            How many app states were parked.
+        """
+        return sum(app.park() for app in self.apps.made().values())
 
     # -- checkpoints (used by fault injection) -------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
@@ -165,14 +280,21 @@ class World:
         and the app copies it before its next change (copy on write)."""
         return {
             "clock": self.clock.now,
-            "state": {name: app.share_state() for name, app in self.apps.items()},
+            "state": {
+                name: app.share_state() if app is not None else self.apps.shared(name)
+                for name, app in ((n, self.apps.made().get(n)) for n in self.apps)
+            },
         }
 
     def rollback(self, checkpoint: dict[str, Any]) -> None:
         """Return the world to ``checkpoint`` (from :meth:`checkpoint`), keeping app objects."""
         self.clock.now = checkpoint["clock"]
         for name, shared in checkpoint["state"].items():
-            self.apps[name].set_shared(shared)
+            app = self.apps.made().get(name)
+            if app is not None:
+                app.set_shared(shared)
+            elif shared is not self.apps.shared(name):  # an app not yet made is still the template's
+                self.apps[name].set_shared(shared)
 
     def view_at(self, checkpoint: dict[str, Any]) -> World:
         """Return a detached copy of this world as it was at ``checkpoint`` (for stale reads)."""
@@ -180,7 +302,7 @@ class World:
         other.user, other.people = self.user, self.people
         other.clock = Clock(now=checkpoint["clock"])
         for name, shared in checkpoint["state"].items():
-            other.apps[name] = type(self.apps[name])(other, shared)
+            other.apps[name] = self.apps.app_class(name)(other, shared)
         return other
 
 
@@ -212,8 +334,7 @@ class WorldTemplate:
         world = World(self.seed, _empty=True)
         world.clock = Clock(now=self._now)
         world.user, world.people = self._user, self._people
-        for name, shared in self._shared.items():
-            world.apps[name] = self._classes[name](world, shared)
+        world.apps = AppMap(world, self)  # each app made on first access, on the shared state
         world._template = self
         return world
 
@@ -225,7 +346,8 @@ class WorldTemplate:
             and world.user is self._user
             and world.people is self._people
             and len(world.apps) == len(self._shared)
-            and all(app.shared_state() is self._shared.get(name) for name, app in world.apps.items())
+            and all(app.shared_state() is self._shared.get(name) for name, app in world.apps.made().items())
+            and all(name in self._shared for name in world.apps)
         )
 
     def state_hash(self) -> str:
@@ -278,6 +400,7 @@ def clear_templates() -> None:
 
 
 __all__ = [
+    "AppMap",
     "World",
     "WorldTemplate",
     "DEFAULT_APPS",

@@ -11,6 +11,8 @@ and snapshots, never taken from the agent's name.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -18,8 +20,10 @@ import anyio
 import pytest
 
 from mcpgym.evaluation.agents import (
+    NO_CONTEXT,
     SCRIPTED_AGENTS,
     Agent,
+    AgentContext,
     AgentResult,
     CallResult,
     ToolInfo,
@@ -259,6 +263,73 @@ def test_in_process_episode_records_everything() -> None:
     assert World.restore(traj.final_snapshot).apps["shop"].state.items["item-0305"].stock == 11
 
 
+def test_agents_get_an_agent_context_and_old_style_agents_still_run_with_a_loud_warning() -> None:
+    """The runners pass one AgentContext (trial, seeds, user channel, deadline) instead of
+    reading each agent's signature; an agent written for the older keywords still runs for one
+    release, with an AgentInterfaceDeprecation (shown by default) once per class."""
+    import warnings
+
+    from mcpgym.evaluation.agents.base import AgentInterfaceDeprecation, legacy_keywords
+
+    task = get_task("shop.buy_cheapest_earbuds")
+    seen: dict[str, object] = {}
+
+    class New(Agent):
+        name = "new"
+
+        async def run(self, task, tools, call, context=NO_CONTEXT) -> AgentResult:  # noqa: ANN001
+            seen["new"] = context
+            return AgentResult(final_message="ok")
+
+    class Old:
+        name = "old"
+
+        async def run(self, task, tools, call, *, trial=None, user=None) -> AgentResult:  # noqa: ANN001
+            seen["old"] = (trial, user)
+            return AgentResult(final_message="ok")
+
+    class Bare:
+        name = "bare"
+
+        async def run(self, task, tools, call) -> AgentResult:  # noqa: ANN001
+            seen["bare"] = True
+            return AgentResult(final_message="ok")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("error")  # a warning from the new interface would fail the test
+        traj = anyio.run(partial(run_in_process, New(), task, trial=2))
+    assert not caught
+    context = seen["new"]
+    assert isinstance(context, AgentContext)
+    assert (context.trial, context.world_seed, context.fault_seed) == (2, task.seed, fault_seed_for(task, 2))
+    assert context.user is not None and traj.metadata["user_channel"] is True
+    assert legacy_keywords(New()) is None and legacy_keywords(Old()) == {"trial", "user"}
+
+    with pytest.warns(AgentInterfaceDeprecation, match=r"agent 'old' .*without a `context` parameter is deprecated"):
+        traj = anyio.run(partial(run_in_process, Old(), task, trial=1))
+    trial, user = seen["old"]  # type: ignore[misc]
+    assert trial == 1 and user is not None and traj.metadata["user_channel"] is True
+    with pytest.warns(AgentInterfaceDeprecation, match="agent 'bare'"):
+        traj = anyio.run(partial(run_in_process, Bare(), task))
+    assert seen["bare"] is True and traj.metadata["user_channel"] is False
+    assert issubclass(AgentInterfaceDeprecation, DeprecationWarning)
+    # shown by default (a plain DeprecationWarning outside __main__ is not): in a fresh process
+    script = (
+        "import anyio\n"
+        "from mcpgym.evaluation.agents import AgentResult\n"
+        "from mcpgym.evaluation.agents.inprocess import run_in_process\n"
+        "from mcpgym.evaluation.tasks import get_task\n"
+        "class Bare:\n"
+        "    name = 'bare'\n"
+        "    async def run(self, task, tools, call):\n"
+        "        return AgentResult(final_message='ok')\n"
+        "anyio.run(run_in_process, Bare(), get_task('shop.buy_cheapest_earbuds'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "AgentInterfaceDeprecation: agent 'bare'" in done.stderr, done.stderr
+
+
 def test_agents_stop_at_the_call_budget() -> None:
     task = Task.model_validate({**get_task("shop.reorder_last_order").model_dump(mode="json"), "max_calls": 3})
     for name in SCRIPTED_AGENTS:
@@ -343,7 +414,7 @@ def test_make_agent_specs() -> None:
     class Echo(Agent):
         name = "echo"
 
-        async def run(self, task, tools, call, *, trial=None) -> AgentResult:  # noqa: ANN001
+        async def run(self, task, tools, call, context=NO_CONTEXT) -> AgentResult:  # noqa: ANN001
             return AgentResult(final_message=task.instruction)
 
     register_agent("echo", lambda spec: Echo())

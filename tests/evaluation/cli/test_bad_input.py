@@ -60,14 +60,14 @@ def finished_run(tmp_path: Path) -> Path:
 MANIFESTS = [
     ("not json {", "invalid JSON at line 1"),
     ("[1, 2]", "expected a JSON object, got list"),
-    ('{"agents": 5}', "field 'agents': expected a list, got int"),
-    ('{"agents": [{"spec": "careful"}]}', "field 'agents': every entry must be an object with a string 'name'"),
-    ('{"seeds": {"system.dark_mode": 3}}', "field 'seeds': every entry must be an object"),
-    ('{"fault_profile": "default"}', "field 'fault_profile': expected an object, got str"),
-    ('{"trials": true}', "field 'trials': expected an integer of at least 1, got true"),
-    ('{"trials": 0}', "field 'trials': expected an integer of at least 1, got 0"),
-    ('{"recovery_window": "3"}', "field 'recovery_window': expected an integer of at least 1, got \"3\""),
-    ('{"recovery_window": 2.5}', "field 'recovery_window': expected an integer of at least 1, got 2.5"),
+    ('{"agents": 5}', "field 'agents': input should be a valid list, got 5"),
+    ('{"agents": [{"spec": "careful"}]}', "field 'agents.0.name': field required"),
+    ('{"seeds": {"system.dark_mode": 3}}', "field 'seeds.system.dark_mode': input should be a valid dictionary"),
+    ('{"fault_profile": "default"}', "field 'fault_profile': input should be a valid dictionary, got \"default\""),
+    ('{"trials": true}', "field 'trials': input should be a valid integer, got true"),
+    ('{"trials": 0}', "field 'trials': input should be greater than or equal to 1, got 0"),
+    ('{"recovery_window": "3"}', "field 'recovery_window': input should be a valid integer, got \"3\""),
+    ('{"recovery_window": 2.5}', "field 'recovery_window': input should be a valid integer, got 2.5"),
 ]
 
 
@@ -121,7 +121,9 @@ def test_a_good_manifest_still_reads(tmp_path):
     (tmp_path / "manifest.json").write_text(
         json.dumps({"agents": [{"name": "careful"}], "suite": None, "seeds": {"t": {"world_seed": 1}}, "trials": 3})
     )
-    assert read_manifest(tmp_path)["agents"] == [{"name": "careful"}]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and [a.name for a in manifest.agents] == ["careful"]
+    assert manifest.to_json() == json.loads((tmp_path / "manifest.json").read_text())  # nothing added
 
 
 def test_report_scores_a_trajectory_written_without_scores(tmp_path, monkeypatch, capsys):
@@ -441,31 +443,42 @@ def test_a_bare_resume_continues_the_run_as_it_was_started(http_server, tmp_path
 def test_resume_options_resolve_files_against_the_directory_the_run_started_in():
     """A bare --resume from another directory must find the run's --tasks files, fault
     profile file and replay file where the first invocation found them."""
-    from mcpgym.evaluation.records.manifest import resume_options
+    from mcpgym.evaluation.records.manifest import Manifest
+    from mcpgym.evaluation.run.config import RunConfig, resume_config
 
-    manifest = {
-        "cwd": "/home/u/proj",
-        "trials": 2,
-        "agents": [{"name": "replay", "spec": "replay:runs/a/trajectories.jsonl"}, {"name": "careful"}],
-        "task_ids": ["mine.t"],
-        "episode_timeout": 30,
-        "invocations": [
-            {"settings": {"task_files": ["tasks/mine.yaml"], "faults": "profiles/p.toml"}},
-            {"settings": {"task_files": ["/home/u/proj/tasks/mine.yaml"], "faults": "profiles/p.toml"}},
-        ],
-    }
-    assert resume_options(manifest) == {
-        "trials": 2,
-        "agents": ["replay:/home/u/proj/runs/a/trajectories.jsonl", "careful"],
-        "task_ids": ["mine.t"],
-        "task_files": ["/home/u/proj/tasks/mine.yaml"],
-        "faults": "/home/u/proj/profiles/p.toml",
-        "episode_timeout": 30.0,
-    }
-    assert resume_options({"trials": 1, "invocations": [{"settings": {"faults": "harsh"}}]}) == {
-        "trials": 1,
-        "faults": "harsh",
-    }
+    manifest = Manifest.model_validate(
+        {
+            "cwd": "/home/u/proj",
+            "trials": 2,
+            "agents": [{"name": "replay", "spec": "replay:runs/a/trajectories.jsonl"}, {"name": "careful"}],
+            "task_ids": ["mine.t"],
+            "episode_timeout": 30,
+            "invocations": [
+                {"settings": {"task_files": ["tasks/mine.yaml"], "faults": "profiles/p.toml"}},
+                {"settings": {"task_files": ["/home/u/proj/tasks/mine.yaml"], "faults": "profiles/p.toml"}},
+            ],
+        }
+    )
+    bare = RunConfig(out="/elsewhere/run", resume=True)
+    resumed = resume_config(bare, {"out", "resume"}, manifest)
+    assert (resumed.trials, resumed.agents, resumed.task_ids, resumed.task_files, resumed.faults) == (
+        2,
+        ["replay:/home/u/proj/runs/a/trajectories.jsonl", "careful"],
+        ["mine.t"],
+        ["/home/u/proj/tasks/mine.yaml"],
+        "/home/u/proj/profiles/p.toml",
+    )
+    assert resumed.episode_timeout == 30.0 and resumed.out == bare.out and resumed.resume
+    # what the command line gives wins; a task selection given replaces the recorded one whole
+    given = RunConfig(out="/elsewhere/run", resume=True, trials=5, suite="smoke")
+    mine = resume_config(given, {"out", "resume", "trials", "suite"}, manifest)
+    assert (mine.trials, mine.suite, mine.task_ids, mine.task_files) == (5, "smoke", [], [])
+    plain = resume_config(
+        bare,
+        {"out", "resume"},
+        Manifest.model_validate({"trials": 1, "invocations": [{"settings": {"faults": "harsh"}}]}),
+    )
+    assert (plain.trials, plain.faults, plain.agents) == (1, "harsh", [])
 
 
 @pytest.mark.parametrize(

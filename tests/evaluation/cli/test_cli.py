@@ -356,3 +356,36 @@ def test_unexpected_errors_are_one_line_with_exit_1(monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(RuntimeError):
         main(["tools", "--debug"])
+
+
+def test_a_closed_pipe_ends_a_listing_quietly_with_exit_0() -> None:
+    """``mcpgym tasks | head -1`` used to exit 1 without a word (rich's console on a broken pipe)."""
+    import subprocess
+    import sys
+
+    for args in (["tasks"], ["tasks", "--json"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpgym.evaluation.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader has what it wanted
+        code, err = proc.wait(timeout=120), proc.stderr.read()
+        proc.stderr.close()
+        assert first and (code, err) == (0, b""), (args, code, err)
+
+
+def test_run_options_are_the_run_config_flags_in_field_order(monkeypatch, capsys):
+    """`mcpgym run`'s options are generated from RunConfig's Flag metadata (a new run option is
+    a field, docs/design.md §1): every flag is listed with its help text, in field order, then
+    the --proxy options."""
+    from mcpgym.evaluation.run.config import Flag, RunConfig
+
+    flags = [m for info in RunConfig.model_fields.values() for m in info.metadata if isinstance(m, Flag)]
+    code, out, _ = cli(["run", "--help"], 400, monkeypatch, capsys)
+    assert code == 0
+    listed = re.findall(r"^  (?:-\w, )?(--[\w-]+)", out.split("Options:")[1], re.M)
+    assert listed == [f.names[0] for f in flags] + ["--proxy", "--catalog", "--fault-seed", "--help"]
+    flat = " ".join(out.split())
+    for f in flags:
+        assert " ".join(f.help.split()) in flat, f.names

@@ -81,3 +81,67 @@ def test_run_with_the_human_agent_plays_each_episode_and_end_of_input_leaves_wit
     assert trajs["weather.use_fahrenheit"].status == "limit"
     assert trajs["weather.use_fahrenheit"].final_message == ""
     assert "input ended: no final message" in done.stdout
+
+
+def test_tab_completes_a_tool_name_at_a_terminal(tmp_path):
+    """At a terminal (a pseudo-terminal here), Tab completes a tool's name: the player types
+    ``system_upd``, Tab (the common part: ``system_update_``), ``se``, Tab (the whole name and
+    the space before the arguments), then the arguments, and the call sent is
+    ``system_update_setting``. (Python's readline appends no space to a unique match; the
+    completer gives it, else the line read ``system_update_setting{...}``, one unknown word.)"""
+    import os
+    import pty
+    import select
+    import time
+
+    out = tmp_path / "run"
+    master, slave = pty.openpty()
+    env = {"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "dumb", "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(out)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=tmp_path,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120
+
+    def read_until(marker: bytes, count: int) -> None:
+        nonlocal seen
+        while seen.count(marker) < count:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {marker!r} within the deadline; the terminal showed {seen[-2000:]!r}"
+            ready, _, _ = select.select([master], [], [], min(left, 1.0))
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"the terminal closed before {marker!r}: {seen[-2000:]!r}")
+                seen += chunk
+
+    try:
+        read_until(b"> ", 1)
+        os.write(master, b"system_upd\t")  # Tab: system_update_ (what every such tool starts with)
+        os.write(master, b"se\t")  # Tab: system_update_setting, the only one
+        os.write(master, b'{"key": "theme", "value": "dark"}\r')
+        read_until(b"> ", 2)
+        os.write(master, b"answer Dark mode is on.\r")
+        assert proc.wait(timeout=max(1.0, deadline - time.monotonic())) == 0, seen[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        os.close(master)
+    [traj] = read_trajectories(trajectories_file(out))
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert [(c.tool, c.arguments, c.error_code) for c in calls] == [
+        ("system_update_setting", {"key": "theme", "value": "dark"}, None)
+    ]
+    assert traj.final_message == "Dark mode is on." and traj.scores["success"] is True

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcpgym.evaluation.agents import AgentContext
 from mcpgym.evaluation.llm import (
     AnthropicAgent,
     CallResult,
@@ -651,7 +652,9 @@ async def test_a_deadline_cuts_a_silent_provider_as_errored(d, fake):
     fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG, HANG)
     call = LocalCall()
     started = anyio.current_time()
-    result = await d.agent(fake).run(Task(), TIME_TOOLS, call, deadline=started + 1.5)  # default 120 s timeout
+    result = await d.agent(fake).run(
+        Task(), TIME_TOOLS, call, AgentContext(deadline=started + 1.5)
+    )  # default 120 s timeout
     waited = anyio.current_time() - started
     assert result.status == "errored" and result.stop_reason.startswith("provider_error: no answer within the")
     assert "before the episode's timeout" in result.error and 0.8 < waited < 1.4
@@ -664,20 +667,20 @@ async def test_no_retry_starts_past_the_deadline(d, fake):
 
     fake.play(Fail(503, {"Retry-After": "30"}))
     started = anyio.current_time()
-    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall(), deadline=started + 5.0)
+    result = await d.agent(fake).run(Task(), TIME_TOOLS, LocalCall(), AgentContext(deadline=started + 5.0))
     assert result.status == "errored" and "HTTP 503" in result.error and "no time left for a retry" in result.error
     assert anyio.current_time() - started < 2.0 and len(fake.requests) == 1
 
 
 @pytest.mark.parametrize("d", [OpenAIDialect()], ids=lambda d: d.name)
 def test_a_run_records_a_silent_provider_as_errored_not_as_the_agents_timeout(d, fake, http_server, tmp_path):
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
     fake.play(d.reply([("t1", "system_get_time", {})], usage=(11, 4)), HANG)
     agent = d.agent(fake)
-    settings = RunSettings(
+    settings = RunConfig(
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=2.0, progress=False
     )
     result = run_evaluation([get_task("system.dark_mode")], [AgentEntry(agent.name, agent)], settings)
@@ -914,7 +917,7 @@ class _TalkThenHang:
 
     name = "talker"
 
-    async def run(self, task: Any, tools: Any, call: Any) -> Any:
+    async def run(self, task: Any, tools: Any, call: Any, context: Any = None) -> Any:
         import anyio
 
         from mcpgym.evaluation.records.trajectory import MessageStep, TokenUsage
@@ -927,11 +930,11 @@ class _TalkThenHang:
 def test_an_episode_cut_by_the_timeout_keeps_the_tokens_of_its_replies(http_server, tmp_path):
     """The runner's timeout leaves no agent result: the trajectory's tokens were None although
     its message steps hold them; now they are the steps' sum, as for any other episode."""
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
-    settings = RunSettings(
+    settings = RunConfig(
         out=tmp_path / "run", trials=1, server_url=base, token=token, episode_timeout=1.5, progress=False
     )
     run_evaluation([get_task("system.dark_mode")], [AgentEntry("talker", _TalkThenHang())], settings)

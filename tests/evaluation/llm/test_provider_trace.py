@@ -113,14 +113,14 @@ def test_an_errored_episode_keeps_its_steps_and_leaves_every_figure_and_note(fak
     about its (never given) answer and no infeasible count."""
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.report.run_report import build_report, episode_note, render_markdown, task_rows, write_report
-    from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+    from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
     from mcpgym.evaluation.tasks import get_task
 
     base, token = http_server
     d = OpenAIDialect()
     fake.play(d.reply([("w1", "system_get_wallet_balance", {})], usage=(12, 3)), *[Fail(503, body="down")] * 3)
     model = agent(fake)
-    settings = RunSettings(out=tmp_path / "run", trials=1, server_url=base, token=token, progress=False)
+    settings = RunConfig(out=tmp_path / "run", trials=1, server_url=base, token=token, progress=False)
     task = get_task("system.transfer_more_than_savings")
     result = run_evaluation(
         [task], [AgentEntry("careful", make_agent("careful")), AgentEntry(model.name, model)], settings
@@ -199,3 +199,29 @@ def test_the_scorability_summary_counts_errored_episodes_and_flags(tmp_path, cap
     assert summary["errored"] == 1
     assert summary["flags"] == {"tool_calls_as_text": 1, "empty_final_message": 1, "truncated": 1}
     assert any("tool_calls_as_text" in w for w in summary["warnings"])
+
+
+def test_the_terminal_summary_counts_run_scored_and_errored_episodes(fake, http_server, tmp_path, monkeypatch, capsys):
+    """``mcpgym run`` in the terminal: the title line and the agent's row count the errored
+    episode apart (the issue's "Episodes: 4" when 3 were scored), and a warning names it."""
+    import pytest
+
+    from mcpgym.evaluation.cli.app import main
+
+    base, token = http_server
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake.play(Fail(503, body="down"))
+    args = ["run", "--agent", "careful", "--agent", "openai:m", "--task", "system.dark_mode", "--trials", "1"]
+    args += ["--faults", "none", "--server", base, "--token", token, "--out", str(tmp_path / "run")]
+    args += ["--agent-option", "max_retries=0", "-q"]
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0, err
+    assert "faults none: 2 episodes run in " in out and "; 1 scored, 1 errored in all" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("careful", "openai:m"))}
+    assert rows["careful"][1:3] == ["1", "100%"]  # every episode scored: just the count
+    assert rows["openai:m"][1:3] == ["1/0/1", "–"]  # run/scored/errored, and no success rate
+    assert "errored episodes (provider or harness failures, left out of success rates): openai:m: 1" in err

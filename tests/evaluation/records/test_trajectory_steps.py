@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.cli import app
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, read_trajectories
 from mcpgym.evaluation.run.run_dir import trajectories_file
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import get_task
 from tests.support.fake_provider import OpenAIDialect, Raw  # the `fake` fixture is in tests/conftest.py
 
@@ -56,7 +56,7 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
     result = run_evaluation(
         [get_task(TASK)],
         [AgentEntry("openai:gpt-test", agent)],
-        RunSettings(out=out, trials=1, faults="none", server_url=url, token=token, progress=False),
+        RunConfig(out=out, trials=1, faults="none", server_url=url, token=token, progress=False),
     )
     assert result.ran == 1 and not result.failures
     [traj] = read_trajectories(trajectories_file(out))
@@ -112,7 +112,7 @@ def test_replaying_a_trajectory_keeps_its_steps_and_scores(fake, http_server, tm
     run_evaluation(
         [get_task(TASK)],
         [AgentEntry("openai:gpt-test", D.agent(fake))],
-        RunSettings(out=first, trials=1, faults="none", server_url=url, token=token, progress=False),
+        RunConfig(out=first, trials=1, faults="none", server_url=url, token=token, progress=False),
     )
     from mcpgym.evaluation.agents import make_agent
 
@@ -121,7 +121,7 @@ def test_replaying_a_trajectory_keeps_its_steps_and_scores(fake, http_server, tm
     run_evaluation(
         [get_task(TASK)],
         [AgentEntry("replay", replay)],
-        RunSettings(out=again, trials=1, faults="none", server_url=url, token=token, progress=False),
+        RunConfig(out=again, trials=1, faults="none", server_url=url, token=token, progress=False),
     )
     [a] = read_trajectories(trajectories_file(first))
     [b] = read_trajectories(trajectories_file(again))

@@ -11,7 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli import app
-from mcpgym.evaluation.records.manifest import build_manifest, describe_agent, merge_for_resume, write_json_atomic
+from mcpgym.evaluation.records.manifest import (
+    AgentRecord,
+    Manifest,
+    build_manifest,
+    describe_agent,
+    merge_for_resume,
+    write_json_atomic,
+)
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.report.html import render_html, svg_bar_chart
 from mcpgym.evaluation.report.run_report import build_report, comparison_rows, render_markdown, write_report
@@ -97,7 +104,7 @@ def _run_dir(tmp_path: Path) -> Path:
         suite="unit",
         tasks=[Task("t.one"), Task("t.two")],
         trials=2,
-        agents=[{"name": "careful", "spec": "careful", "describe": None}],
+        agents=[AgentRecord(name="careful", spec="careful", describe=None)],
         profile=load_profile("default"),
         fault_seeds={"t.one": [1, 2], "t.two": [3, 4]},
         concurrency=1,
@@ -106,7 +113,7 @@ def _run_dir(tmp_path: Path) -> Path:
         server_spawned=True,
         recovery_window=3,
     )
-    write_json_atomic(run / "manifest.json", manifest)
+    write_json_atomic(run / "manifest.json", manifest.to_json())
     return run
 
 
@@ -227,20 +234,20 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
     class Plain:
         name = "plain"
 
-    assert describe_agent(Good(), "x:m-1") == {
+    assert describe_agent(Good(), "x:m-1").model_dump() == {
         "name": "llm",
         "spec": "x:m-1",
         "describe": {"model": "m-1", "system_prompt_sha256": "ab" * 32},
     }
-    assert describe_agent(Broken(), "b")["describe"] == {"error": "describe() raised RuntimeError: no"}
-    assert describe_agent(Plain(), "plain")["describe"] is None
+    assert describe_agent(Broken(), "b").describe == {"error": "describe() raised RuntimeError: no"}
+    assert describe_agent(Plain(), "plain").describe is None
 
-    def manifest(profile: str, agents: list[str], trials: int) -> dict:
+    def manifest(profile: str, agents: list[str], trials: int) -> Manifest:
         return build_manifest(
             suite="s",
             tasks=[],
             trials=trials,
-            agents=[{"name": a, "spec": a, "describe": None} for a in agents],
+            agents=[AgentRecord(name=a, spec=a, describe=None) for a in agents],
             profile=load_profile(profile),
             fault_seeds={},
             concurrency=2,
@@ -252,8 +259,8 @@ def test_manifest_resume_merge_and_describe_hook() -> None:
         )
 
     merged = merge_for_resume(manifest("default", ["a"], 2), manifest("default", ["a", "b"], 3))
-    assert [a["name"] for a in merged["agents"]] == ["a", "b"] and merged["trials"] == 3
-    assert len(merged["invocations"]) == 2 and merged["suite"] == "s"
+    assert [a.name for a in merged.agents] == ["a", "b"] and merged.trials == 3
+    assert len(merged.invocations) == 2 and merged.suite == "s"
     with pytest.raises(ValueError, match="cannot resume it with 'harsh'"):
         merge_for_resume(manifest("default", ["a"], 2), manifest("harsh", ["a"], 2))
 

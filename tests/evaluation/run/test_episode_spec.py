@@ -9,12 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
+from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.evaluation.run.episode_runner import HarnessFailure
-from mcpgym.evaluation.run.episode_spec import EpisodeSpec, RunOptions, job_from_spec, spec_for
+from mcpgym.evaluation.run.episode_spec import EpisodeSpec, job_from_spec, spec_for
 from mcpgym.evaluation.run.runner import AgentEntry, plan_jobs
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 
-OPTIONS = RunOptions(episode_timeout=60)
+OPTIONS = RunConfig(episode_timeout=60)
 
 
 def _jobs(faults="default"):  # noqa: ANN001, ANN202

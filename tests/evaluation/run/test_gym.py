@@ -12,7 +12,7 @@ from mcpgym.evaluation.agents import SCRIPTED_AGENTS, CallLimitReached, make_age
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
 from mcpgym.evaluation.run.run_dir import load_run
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 
 TASKS = [t.id for t in load_tasks("smoke")[:2]]
@@ -35,7 +35,7 @@ def mcp_run(http_server: tuple[str, str], tmp_path_factory: pytest.TempPathFacto
     url, token = http_server
     out = tmp_path_factory.mktemp("gym") / "mcp"
     agents = [AgentEntry(s, make_agent(s)) for s in SCRIPTED_AGENTS]
-    settings = RunSettings(out=out, trials=TRIALS, faults="harsh", server_url=url, token=token, progress=False)
+    settings = RunConfig(out=out, trials=TRIALS, faults="harsh", server_url=url, token=token, progress=False)
     result = run_evaluation([get_task(t) for t in TASKS], agents, settings)
     assert not result.failures and result.ran == len(agents) * len(TASKS) * TRIALS
     return {(t.agent, t.task_id, t.trial): t for t in load_run(out)}

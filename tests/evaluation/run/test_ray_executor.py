@@ -21,7 +21,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'mcpg
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent  # noqa: E402
 from mcpgym.evaluation.run.ray_executor import WORKER_PREFIX  # noqa: E402
 from mcpgym.evaluation.run.run_dir import load_run  # noqa: E402
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation  # noqa: E402
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation  # noqa: E402
 from mcpgym.evaluation.tasks import get_task  # noqa: E402
 from tests.conftest import ROOT, run_text  # noqa: E402
 
@@ -41,8 +41,8 @@ def cluster():
         ray.shutdown()
 
 
-def _settings(out: Path, **kw) -> RunSettings:  # noqa: ANN003
-    return RunSettings(out=out, trials=TRIALS, faults="default", concurrency=4, progress=False, **kw)
+def _settings(out: Path, **kw) -> RunConfig:  # noqa: ANN003
+    return RunConfig(out=out, trials=TRIALS, faults="default", concurrency=4, progress=False, **kw)
 
 
 def _run(out: Path, **kw):  # noqa: ANN003, ANN202

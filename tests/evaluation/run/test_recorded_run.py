@@ -54,6 +54,9 @@ MANIFEST_VOLATILE = (
     "platform",
     "run_id",  # random, names the run directory's owner (added on main after the recording)
 )
+SETTINGS_ADDED = ("agents", "task_ids", "progress", "user_simulator")
+"""Fields of an invocation's ``settings`` (``RunConfig.recorded()``) added after the recording:
+the RunConfig fields that were not in ``RunSettings.public()``; left out of the comparison."""
 
 
 def _extract(dest: Path) -> Path:
@@ -92,6 +95,9 @@ def _manifest(run: Path) -> dict[str, Any]:
                         strip(item)
 
     strip(m)
+    for invocation in m.get("invocations", []):
+        for key in SETTINGS_ADDED:
+            invocation["settings"].pop(key, None)
     return m
 
 

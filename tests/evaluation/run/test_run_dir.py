@@ -23,13 +23,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mcpgym.evaluation.agents import make_agent
-from mcpgym.evaluation.cli.app import app, interrupt_message
+from mcpgym.evaluation.cli.app import app
+from mcpgym.evaluation.cli.run import interrupt_message
 from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
 from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
 from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
 from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
 from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
-from mcpgym.evaluation.run.runner import AgentEntry, RunError, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, RunError, run_evaluation
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
 from tests.conftest import ROOT, run_text
@@ -44,9 +45,7 @@ def _run(
     return run_evaluation(
         [get_task(t) for t in TASKS],
         [AgentEntry(a, make_agent(a)) for a in agents],
-        RunSettings(
-            out=out, trials=trials, faults="default", server_url=url, token=token, progress=False, resume=resume
-        ),
+        RunConfig(out=out, trials=trials, faults="default", server_url=url, token=token, progress=False, resume=resume),
     )
 
 
@@ -123,6 +122,38 @@ def test_a_locked_run_directory_is_refused_naming_the_holder(http_server, tmp_pa
     assert not (out / "trajectories.jsonl").exists() and not (out / "trajectories.jsonl.zst").exists()
     result = _run(out, http_server, agents=("careful",), trials=1)  # released: the directory is usable
     assert result.ran == 2
+    assert not (out / LOCK_NAME).exists()  # the run's own lock file goes with it
+
+
+def test_the_lock_file_is_removed_when_ours_and_never_granted_twice(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    out = tmp_path / "lockfile"
+    with run_lock(out) as path:
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+    assert not path.exists()  # mcpgym's lock file: removed as the lock ends
+    path.write_text("")  # an empty file of that name that mcpgym did not create: locked, left alone
+    with run_lock(out):
+        pass
+    assert path.exists() and path.read_text() == ""
+    path.unlink()
+    # a writer that locked the file a finishing holder removed meanwhile opens the path again
+    from mcpgym.evaluation.run import run_lock as lock_module
+
+    real_open, opened = lock_module._open_locked, []
+
+    def open_a_removed_file_first(root: Path, at: Path) -> tuple[int, bool]:
+        fd, created = real_open(root, at)
+        if not opened:  # what a writer holds when the holder before it unlinked the file
+            at.unlink()
+        opened.append(fd)
+        return fd, created
+
+    monkeypatch.setattr(lock_module, "_open_locked", open_a_removed_file_first)
+    with run_lock(out) as fresh:
+        assert len(opened) == 2 and fresh.exists()  # the second open: a new file at the path, locked
+        assert os.fstat(opened[1]).st_ino == os.stat(fresh).st_ino
+        monkeypatch.setattr(lock_module, "_open_locked", real_open)
+        with pytest.raises(RunDirLocked), run_lock(out):
+            raise AssertionError("a second lock on a locked run directory was granted")
 
 
 def test_two_concurrent_resumes_record_each_episode_once(http_server, tmp_path: Path) -> None:

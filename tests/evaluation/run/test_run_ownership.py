@@ -174,10 +174,9 @@ def test_force_needs_the_same_proof_and_deletes_only_its_own_files(tmp_path: Pat
     assert "--resume" in refused(out)
     real_run(out, server, "--force")
     assert read_marker(out) not in (None, first_id)
-    assert sorted(p.name for p in out.iterdir()) == sorted(
+    assert sorted(p.name for p in out.iterdir()) == sorted(  # the run's lock file went with it
         [
             MARKER_NAME,
-            LOCK_NAME,
             "manifest.json",
             "report.html",
             "report.md",

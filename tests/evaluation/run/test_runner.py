@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, AgentResult
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.records.compressed import decompress_frames
-from mcpgym.evaluation.run.runner import AgentEntry, RunSettings, run_evaluation
+from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 from tests.conftest import ROOT, run_text
 
@@ -224,7 +224,7 @@ def test_tasks_command_lists_the_suite() -> None:
 class _Crash:
     name = "crash"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         await call("system_get_time", {})
         raise RuntimeError("boom")
 
@@ -232,7 +232,7 @@ class _Crash:
 class _Hang:
     name = "hang"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         await call("system_get_time", {})
         await anyio.sleep(60)
 
@@ -240,8 +240,8 @@ class _Hang:
 class _Greedy:
     name = "greedy"
 
-    async def run(self, task, tools, call, *, trial=None):  # noqa: ANN001, ANN201
-        assert trial == 0 and {t.name for t in tools} >= {"system_get_time"}
+    async def run(self, task, tools, call, context):  # noqa: ANN001, ANN201
+        assert context.trial == 0 and {t.name for t in tools} >= {"system_get_time"}
         assert {t.kind for t in tools} <= {"read", "write", "auth"}
         while True:  # never stops by itself: the call budget does (CallLimitReached)
             await call("system_get_time", {})
@@ -250,7 +250,7 @@ class _Greedy:
 class _Sloppy:
     name = "sloppy"
 
-    async def run(self, task, tools, call):  # noqa: ANN001, ANN201
+    async def run(self, task, tools, call, context=None):  # noqa: ANN001, ANN201
         bad = await call("system_get_time", ["not", "an", "object"])
         missing = await call("no_such_tool", {})
         return AgentResult(final_message=f"{bad.payload['error']['code']} {missing.payload['error']['code']}")
@@ -263,7 +263,7 @@ def test_agents_that_crash_hang_overrun_or_misbehave(http_server: tuple[str, str
     # so that a loaded machine (a parallel test run) cannot turn their ends into timeouts.
     trajs = {}
     for out, odd, timeout in (("odd", (_Crash(), _Greedy(), _Sloppy()), 120.0), ("hang", (_Hang(),), 2.0)):
-        settings = RunSettings(
+        settings = RunConfig(
             out=tmp_path / out, trials=1, server_url=url, token=token, episode_timeout=timeout, progress=False
         )
         result = run_evaluation([task], [AgentEntry(a.name, a) for a in odd], settings)

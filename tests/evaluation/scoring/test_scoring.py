@@ -293,6 +293,51 @@ def test_recovery_through_remedy(cat):
     assert (sc.writes, sc.verified_writes, sc.defeatism) == (1, 1, False)
 
 
+def test_a_remedy_the_failing_call_never_followed_is_no_attempt(cat):
+    # By hand (docs/design.md §7, "Recovery"): 1 send -> permission_denied (its catalog remedy
+    # is request_privilege): 1 recoverable error; 2 request_privilege, the remedy; 3 a read of
+    # the messages, which is not the send. The send is never made again: the remedy addressed
+    # the cause but nothing got past the error, so no attempt (the old rule counted 1), nothing
+    # recovered, and the final message decides the rest.
+    steps = [
+        S("talk_send_message", {"contact_id": "c1", "text": "hi"}, err="permission_denied"),
+        S("system_request_privilege", {"privilege": "talk.messaging"}),
+        S("talk_list_messages", {"contact_id": "c1"}),
+    ]
+    # an empty final message concedes nothing and claims nothing: no defeatism, no false success
+    silent = score_episode(T(steps, "", ledger=[]), cat)
+    assert (silent.recoverable_errors, silent.recovery_attempts, silent.recoveries) == (1, 0, 0)
+    assert [(r.attempt, r.attempt_step) for r in silent.recoverable_error_detail] == [(None, None)]
+    assert (silent.defeatism, silent.false_success) == (False, None)
+    # giving up: defeatism, and the reason says no attempt was made
+    gave_up = score_episode(T(steps, "I could not send the message.", ledger=[]), cat)
+    assert (gave_up.recovery_attempts, gave_up.defeatism) == (0, True)
+    assert gave_up.defeatism_reason.endswith(
+        "permission_denied error at step 1 (talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
+    )
+    # claiming the send done: false success (its only attempt failed), not defeatism
+    claimed = score_episode(T(steps, "Your message was sent.", ledger=[]), cat)
+    assert (claimed.recovery_attempts, claimed.defeatism, claimed.false_success) == (0, False, True)
+    # the send made again after the remedy, any number of calls later (here 4 after it, past
+    # the window of 3, which only the remedy must start in): attempt at 2, recovered at 6
+    later = [
+        *steps,
+        S("talk_list_messages", {"contact_id": "c1"}),
+        S("talk_list_messages", {"contact_id": "c1"}),
+        S("talk_send_message", {"contact_id": "c1", "text": "hi"}),
+    ]
+    done = score_episode(T(later, "Sent.", ledger=[]), cat)
+    assert (done.recovery_attempts, done.recoveries) == (1, 1)
+    assert [(r.attempt, r.attempt_step, r.recovered_step) for r in done.recoverable_error_detail] == [("remedy", 2, 6)]
+    # made again and refused again: still an attempt (the operation was tried), not recovered
+    refused = [*steps, S("talk_send_message", {"contact_id": "c1", "text": "hi"}, err="permission_denied")]
+    again = score_episode(T(refused, "I could not send it.", ledger=[]), cat)
+    assert [(r.step, r.attempt, r.attempt_step, r.recovered_step) for r in again.recoverable_error_detail] == [
+        (1, "remedy", 2, None),
+        (4, None, None, None),
+    ]
+
+
 def test_recovery_through_alternative(cat):
     # 1 send_message is down (injected `unavailable`); 2 its declared alternative send_sms to
     # the same contact succeeds: attempt (alternative) at 2 and recovered at 2

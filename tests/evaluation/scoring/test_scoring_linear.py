@@ -240,7 +240,8 @@ def old_score_recovery(
       (``outside``) every error of a call that reached a tool.
     * Attempt: within the next ``k`` calls (calls of tools that do not exist skipped), a
       failing retry inside ``retry_after`` is blind; else a retry (after a fault any, after a
-      refusal one that changes what was refused), a remedy (declared, a wait after a rate
+      refusal one that changes what was refused), a remedy followed later by the failing
+      operation again (issue 25; declared, a wait after a rate
       limit, outside: the tool the error names), an alternative (declared; outside: a
       related look-up or one that looks into a value the error named), a matching read after
       a timeout.
@@ -289,6 +290,8 @@ def old_score_recovery(
         refused_values = {v for v in named if _refused_value(v, c.error_text)}
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
+        want = set() if any_ids else set(c.ids)
+
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
             if _unknown_tool(d):
@@ -300,7 +303,8 @@ def old_score_recovery(
                 "retry"
                 if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
                 else "remedy"
-                if d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+                if (d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d)))
+                and _old_reattempted(calls, c, j, want, alts, outside)
                 else "alternative"
                 if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
                 else "read_back"
@@ -347,6 +351,23 @@ def old_score_recovery(
             )
         )
     return out
+
+
+def _old_reattempted(calls: list[Call], c: Call, j: int, want: set[str], alts: list[str], outside: bool) -> bool:
+    """Issue 25, scanning forward: after the remedy at ``j`` the failing operation of ``c`` is
+    made again (same tool or an alternative, ids matching; outside, a related look-up)."""
+    from mcpgym.evaluation.scoring.recovery import LOOKUP_KINDS, _relation_keys, _unknown_tool
+
+    lookup_error = outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS
+    for e in calls[j + 1 :]:
+        if _unknown_tool(e) or (want and e.ids and not want & set(e.ids)):
+            continue
+        if e.tool == c.tool or e.tool in alts:
+            return True
+        e_lookup = e.entry.source == "heuristic" and e.entry.kind in LOOKUP_KINDS
+        if lookup_error and e_lookup and set(_relation_keys(c)) & set(_relation_keys(e)):
+            return True
+    return False
 
 
 def old_score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:

@@ -7,7 +7,7 @@ import json
 
 import anyio
 
-from mcpgym.evaluation.agents import CallResult
+from mcpgym.evaluation.agents import AgentContext, CallResult
 from mcpgym.evaluation.llm.agent import ASK_USER_TOOL
 from mcpgym.evaluation.users import ScriptedUser, UserChannel, UserProfile
 from mcpgym.evaluation.users.llm_user import LLMUser
@@ -32,7 +32,7 @@ def test_llm_agent_asks_the_user_and_gets_the_simulator_answer(fake) -> None:  #
     async def call(name: str, arguments: dict) -> CallResult:  # never reached: ask_user stays client-side
         raise AssertionError(f"unexpected server call {name}")
 
-    result = anyio.run(lambda: dialect.agent(fake).run(_Task(), [], call, user=channel))
+    result = anyio.run(lambda: dialect.agent(fake).run(_Task(), [], call, AgentContext(user=channel)))
     assert result.status == "completed" and result.final_message == "Sent to Maya Novak."
     assert ASK_USER_TOOL in dialect.offered(fake.requests[0].body)
     [(cid, payload, _)] = dialect.results(fake.requests[1].body)

@@ -1,0 +1,30 @@
+"""``mcpgym report``: a thin adapter over :func:`mcpgym.evaluation.report.run_report.write_report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from mcpgym.kernel.exceptions import InputError, MCPGymError
+
+
+def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (from `mcpgym run`).")) -> None:
+    """Write report.md and report.html (with the trajectory viewer) into RUN_DIR.
+
+    report.html is self-contained: tables, SVG charts and every episode's steps, with no
+    network access needed to open it. Every figure is computed again from the trajectories,
+    as `score` does (the report says how many differ from the scores stored in the lines).
+    """
+    from mcpgym.evaluation.report.run_report import write_report
+
+    try:
+        md, html = write_report(run_dir)
+    except MCPGymError:
+        raise
+    except (FileNotFoundError, ValueError) as exc:  # not a run directory; one without episodes
+        raise InputError(str(exc)) from None
+    typer.echo(f"wrote {md} and {html}")
+
+
+__all__ = ["report"]

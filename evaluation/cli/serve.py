@@ -1,0 +1,131 @@
+"""``mcpgym serve``: a thin adapter over :func:`mcpgym.server.serve.serve_stdio`,
+:func:`mcpgym.server.serve.serve_http` and the OpenEnv server (the ``mcpgym.serve`` entry point
+``openenv``)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import typer
+
+from mcpgym.kernel.exceptions import InputError
+
+
+class Transport(StrEnum):
+    """Server transports."""
+
+    stdio = "stdio"
+    http = "http"
+
+
+def serve(
+    transport: Transport = typer.Option(
+        Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."
+    ),
+    host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP bind address (loopback unless told otherwise)."),
+    port: int = typer.Option(
+        8765, min=0, max=65535, metavar="PORT", help="HTTP port (0: any free port, printed on the MCPGYM_READY line)."
+    ),
+    seed: int = typer.Option(
+        0,
+        min=0,
+        metavar="N",
+        help="World seed: of the stdio episode; with http, of each episode whose create request omits it.",
+    ),
+    apps: str = typer.Option(
+        "system,shop",
+        metavar="APPS",
+        help="Comma-separated apps, or 'all': of the stdio episode; with http, the default of created episodes.",
+    ),
+    faults: str = typer.Option(
+        "none",
+        metavar="PROFILE",
+        help="Fault profile (none, default, harsh, or a .toml/.json/.yaml file): of the stdio episode; with http, the default of created episodes.",
+    ),
+    fault_seed: int | None = typer.Option(
+        None,
+        min=0,
+        metavar="N",
+        help="Fault seed (default: the world seed): of the stdio episode; with http, the default of created episodes.",
+    ),
+    token: str | None = typer.Option(
+        None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."
+    ),
+    max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
+    idle_timeout: float = typer.Option(
+        1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."
+    ),
+    search_tools: bool = typer.Option(
+        False,
+        "--search-tools",
+        help="Retrieval mode (only the search_tools meta-tool at first): of the stdio episode; with http, the default of created episodes.",
+    ),
+    openenv: bool = typer.Option(
+        False,
+        "--openenv",
+        help="Serve OpenEnv's reset/step/state (WebSocket /ws, HTTP /reset /step /state) instead of MCP: one episode per client session, up to --max-episodes at once; needs mcpgym[openenv].",
+    ),
+) -> None:
+    """Run the MCP server.
+
+    With --transport http, --seed, --apps, --faults, --fault-seed and --search-tools are the
+    defaults of the episodes created on the control API (POST /control/episodes): a field
+    the request body gives wins.
+    """
+    import anyio
+
+    from mcpgym.kernel.world import normalise_apps
+    from mcpgym.server.serve import serve_http, serve_stdio
+    from mcpgym.tools.faults import load_profile
+
+    profile = load_profile(faults)  # a bad profile or app name: MCPGymGroup prints it, exit 2
+    normalise_apps(apps)
+    if openenv:
+        _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)
+        return
+    if transport is Transport.http:
+        from mcpgym.server.http_app import EpisodeDefaults
+
+        # A built-in profile goes by name (the episode view shows it); a file's is loaded here,
+        # once, as requests cannot name files.
+        default_faults = faults if faults in ("none", "default", "harsh") else profile
+        defaults = EpisodeDefaults(
+            seed=seed, apps=apps, faults=default_faults, fault_seed=fault_seed, search_tools=search_tools
+        )
+        try:
+            serve_http(
+                host=host,
+                port=port,
+                token=token,
+                max_episodes=max_episodes,
+                idle_timeout=idle_timeout,
+                defaults=defaults,
+            )
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        return
+    anyio.run(
+        lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools)
+    )
+
+
+def _serve_openenv(**options: Any) -> None:
+    """Run the OpenEnv server, found through the ``mcpgym.serve`` entry point ``openenv``
+    (:mod:`mcpgym.integrations.openenv_env` sits above this layer)."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="mcpgym.serve") if ep.name == "openenv"]
+    if not found:
+        raise InputError("no OpenEnv server is installed (the mcpgym.serve entry point 'openenv'); reinstall mcpgym")
+    try:
+        serve_openenv = found[0].load()
+    except ImportError as exc:
+        raise InputError(f"--openenv needs the openenv extra: pip install 'mcpgym[openenv]' ({exc})") from None
+    try:
+        serve_openenv(**options)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {options['host']}:{options['port']}: {exc.strerror or exc}") from None
+
+
+__all__ = ["Transport", "serve"]

@@ -1,0 +1,458 @@
+"""One run's settings: :class:`RunConfig`, the single model the run's other shapes come from.
+
+A run option is a field of :class:`RunConfig`, declared once, and everything else follows it:
+
+* the ``mcpgym run`` flag: the field's :class:`Flag` metadata (names, metavar, help, bounds)
+  is what :mod:`mcpgym.evaluation.cli.run` turns into the command's options;
+* ``manifest.json``: every invocation records :meth:`RunConfig.recorded` (the whole model,
+  without the control token) under ``settings``;
+* ``--resume``: :func:`resume_config` takes every field marked ``resume=True`` that the
+  command line does not give from the run's manifest (:meth:`RunConfig.from_manifest`);
+* every episode: :class:`mcpgym.evaluation.run.episode_runner.EpisodeContext` carries the
+  config (``ctx.config``), on this machine and on Ray workers (which get it as JSON).
+
+docs/design.md §1 walks through adding one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from mcpgym.evaluation.records.manifest import Manifest, validation_message
+from mcpgym.evaluation.scoring.scorer import DEFAULT_K
+from mcpgym.kernel.exceptions import InvalidValue
+
+CORE_DEFAULT_LIMIT = 30
+"""A bare ``mcpgym run`` takes the ``core`` suite while it has at most this many tasks, else
+``smoke``: it must stay under ~90 s on two cores. Measured: the 3 scripted agents x 23 core
+tasks x 3 trials (207 episodes) took 52-56 s of wall time on 2 cores shared with other work
+(about 4 episodes/s plus ~6 s of start-up), so 30 tasks (270 episodes) keeps a margin for
+tasks with larger worlds."""
+
+DEFAULT_EPISODE_TIMEOUT = 600.0
+"""Wall seconds an agent may take for one episode before it is stopped (status ``limit``)."""
+
+
+class Executor(StrEnum):
+    """Where ``mcpgym run`` plays its episodes."""
+
+    local = "local"
+    ray = "ray"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How a :class:`RunConfig` field is given on the ``mcpgym run`` command line.
+
+    Attributes:
+        names: the option's names (``("--agent", "-a")``).
+        help: its help text (``mcpgym run --help``).
+        param: the command's parameter name (default: the field's name); its upper-cased form
+            is the metavar when ``metavar`` is None.
+        metavar: the placeholder shown in the help (``N``, ``SECONDS``...).
+        min, max: the bounds the flag checks (shown in the help: ``[at least 1]``).
+        invert: a boolean flag that sets the field to False (``--quiet`` -> ``progress``).
+        key: for a flag filling one entry of a dict field (``agent_options``): its key;
+            ``type``: the entry's type (``int``, ``float``).
+        pairs: for a repeatable ``KEY=VALUE`` flag filling a dict field.
+        path: the flag takes file paths (recorded as text).
+    """
+
+    names: tuple[str, ...]
+    help: str
+    param: str | None = None
+    metavar: str | None = None
+    min: float | None = None
+    max: float | None = None
+    invert: bool = False
+    key: str | None = None
+    type: type | None = None
+    pairs: bool = False
+    path: bool = False
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Marks a :class:`RunConfig` field a bare ``--resume`` takes from the run's manifest.
+
+    Attributes:
+        group: fields of one group are taken together or not at all (the task selection:
+            a command line naming a suite, tasks or task files picks them all).
+        path: what in the value is a path, resolved against the directory the run was started
+            from: ``file`` (every entry), ``profile`` (a fault profile named by a
+            ``.toml``/``.json``/``.yaml`` file) or ``agent`` (a ``replay:PATH`` spec); None: no path.
+    """
+
+    group: str | None = None
+    path: str | None = None
+
+
+class RunConfig(BaseModel):
+    """How to run: every ``mcpgym run`` option, and the settings a run records and resumes.
+
+    Field order is the order of the flags in ``mcpgym run --help``. Each field's metadata says
+    how it is given (:class:`Flag`) and whether ``--resume`` restores it (:class:`Resume`); the
+    field's description says what it does. :meth:`recorded` is what ``manifest.json`` keeps.
+
+    Raises:
+        pydantic.ValidationError: for a value out of its field's domain.
+    """
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    agents: Annotated[
+        list[str],
+        Flag(
+            ("--agent", "-a"),
+            "Agent spec, repeatable (default: careful, overconfident, defeatist). Scripted names, replay:FILE.jsonl, an LLM spec, or human (you play, as in mcpgym play).",
+            param="agent",
+            metavar="SPEC",
+        ),
+        Resume(path="agent"),
+    ] = Field(default_factory=list, description="Agent specs (empty: the three scripted agents).")
+    suite: Annotated[
+        str | None,
+        Flag(
+            ("--suite",),
+            f"Task suite (default: core while it has at most {CORE_DEFAULT_LIMIT} tasks, else smoke; `mcpgym tasks --suite S` lists one).",
+            metavar="NAME",
+        ),
+        Resume(group="tasks"),
+    ] = Field(default=None, description="The suite the tasks came from (None: picked by id or from files).")
+    task_ids: Annotated[
+        list[str],
+        Flag(
+            ("--task", "-t"),
+            "Run only this task id (repeatable; from any suite, or from the task files given).",
+            param="task",
+            metavar="TASK_ID",
+        ),
+        Resume(group="tasks"),
+    ] = Field(default_factory=list, description="Task ids to run (empty: the whole suite or files).")
+    task_files: Annotated[
+        list[str],
+        Flag(
+            ("--tasks",),
+            "Run the tasks of this YAML/JSON task file (repeatable; any file, e.g. an outside app's own tasks).",
+            param="task_file",
+            metavar="FILE",
+            path=True,
+        ),
+        Resume(group="tasks", path="file"),
+    ] = Field(default_factory=list, description="The --tasks files the tasks came from.")
+    trials: Annotated[
+        int,
+        Flag(("--trials",), "Trials per agent and task (each trial has its own fault seed).", metavar="N", min=1),
+        Resume(),
+    ] = Field(default=3, ge=1, description="Trials per (agent, task).")
+    faults: Annotated[
+        str,
+        Flag(
+            ("--faults",),
+            "Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins.",
+            metavar="PROFILE",
+        ),
+        Resume(path="profile"),
+    ] = Field(default="default", description="The run's fault profile (a task's own wins).")
+    out: Annotated[
+        Path | None,
+        Flag(("--out", "-o"), "Run directory (default: runs/run-<UTC time>).", metavar="DIR"),
+    ] = Field(default=None, description="The run directory.")
+    concurrency: Annotated[int, Flag(("--concurrency",), "Most episodes at once.", metavar="N", min=1)] = Field(
+        default=4, ge=1, description="Most episodes at once."
+    )
+    server_url: Annotated[
+        str | None,
+        Flag(
+            ("--server",),
+            "Use this mcpgym HTTP server (base URL) instead of spawning one.",
+            param="server",
+            metavar="URL",
+        ),
+    ] = Field(default=None, description="An mcpgym HTTP server to use instead of spawning one.")
+    token: Annotated[
+        SkipJsonSchema[str | None],
+        Flag(("--token",), "Control token of --server (default: $MCPGYM_TOKEN).", metavar="TOKEN"),
+    ] = Field(default=None, exclude=True, repr=False, description="Control token of the server (never recorded).")
+    resume: Annotated[
+        bool,
+        Flag(
+            ("--resume",),
+            "Continue the run in --out: skip episodes already written; options not given are the run's own.",
+        ),
+    ] = Field(default=False, description="Skip the (agent, task, trial) triples already written.")
+    force: Annotated[
+        bool,
+        Flag(
+            ("--force",),
+            "Start over in a run directory of mcpgym's own (its .mcpgym-run marker): only its files are deleted; anything else is refused.",
+        ),
+    ] = Field(default=False, description="Start over in a run directory of mcpgym's own.")
+    episode_timeout: Annotated[
+        float,
+        Flag(
+            ("--timeout",),
+            "Wall seconds per episode before it is stopped (status limit).",
+            param="timeout",
+            metavar="SECONDS",
+            min=1.0,
+        ),
+        Resume(),
+    ] = Field(default=DEFAULT_EPISODE_TIMEOUT, gt=0, description="Wall seconds per episode.")
+    progress: Annotated[bool, Flag(("--quiet", "-q"), "No progress bar.", param="quiet", invert=True)] = Field(
+        default=True, description="Show a progress bar on stderr."
+    )
+    tool_exposure: Annotated[
+        str,
+        Flag(
+            ("--tools",),
+            "Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds).",
+            param="tools_mode",
+            metavar="MODE",
+        ),
+        Resume(),
+    ] = Field(default="all", description="Which tools an episode exposes: all, task, task+N or retrieval.")
+    agent_options: Annotated[
+        dict[str, Any],
+        Flag(
+            ("--max-turns",),
+            "LLM agents: model turns per episode (default 40).",
+            metavar="N",
+            min=1,
+            key="max_turns",
+            type=int,
+        ),
+        Flag(
+            ("--max-output-tokens",),
+            "LLM agents: output tokens per reply (default: the provider's; a reply cut at it ends the episode truncated).",
+            metavar="N",
+            min=1,
+            key="max_output_tokens",
+            type=int,
+        ),
+        Flag(
+            ("--request-timeout",),
+            "LLM agents: wall seconds for one provider request before it is retried (default 120).",
+            metavar="SECONDS",
+            min=0.001,
+            key="request_timeout",
+            type=float,
+        ),
+        Flag(
+            ("--temperature",),
+            "LLM agents: sampling temperature (default 0).",
+            metavar="T",
+            min=0.0,
+            max=2.0,
+            key="temperature",
+            type=float,
+        ),
+        Flag(
+            ("--seed",),
+            "LLM agents: the provider's sampling seed (default: not sent).",
+            metavar="N",
+            key="seed",
+            type=int,
+        ),
+        Flag(
+            ("--agent-option",),
+            "LLM agents: any other setting as KEY=VALUE (max_tool_calls, max_tokens, max_retries, backoff_base, system_prompt...), repeatable.",
+            param="agent_option",
+            metavar="KEY_VALUE",
+            pairs=True,
+        ),
+        Resume(),
+    ] = Field(
+        default_factory=dict,
+        description="LLM agent settings (max_turns, temperature...; mcpgym.evaluation.llm.options).",
+    )
+    validate_output: Annotated[
+        bool,
+        Flag(
+            ("--validate-output",),
+            "Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored).",
+        ),
+    ] = Field(default=False, description="Check every result against its tool's output schema in the client.")
+    executor: Annotated[
+        Executor,
+        Flag(
+            ("--executor",),
+            "local: one server on this machine; ray: Ray actors, each with its own server (pip install 'mcpgym[ray]').",
+        ),
+    ] = Field(default=Executor.local, description="Where episodes are played.")
+    ray_address: Annotated[
+        str | None,
+        Flag(
+            ("--ray-address",),
+            "--executor ray: the cluster to join (auto, HOST:6379, ray://HOST:10001; default: $RAY_ADDRESS, else a local cluster).",
+        ),
+    ] = Field(default=None, description="The Ray cluster to join.")
+    ray_workers: Annotated[
+        int | None,
+        Flag(
+            ("--ray-workers",),
+            "--executor ray: worker actors, one CPU each (default: the cluster's CPUs, at most --concurrency).",
+            min=1,
+        ),
+    ] = Field(default=None, ge=1, description="Ray actors to start.")
+    k: int = Field(default=DEFAULT_K, ge=1, description="The scorer's recovery window (tool calls).")
+    mcp_mode: str = Field(
+        default="auto",
+        description="mcp.Client connect mode: auto (discover, newest protocol) or legacy (initialize handshake). "
+        "On this server auto reuses HTTP connections; a 69-episode run took 25 s instead of 37 s of wall time.",
+    )
+    retries: int = Field(default=2, ge=0, description="Times an episode whose Ray worker was lost is sent again.")
+    user_simulator: str = Field(
+        default="scripted", description="Who plays the user: scripted, or PROVIDER:MODEL (mcpgym.evaluation.users)."
+    )
+
+    @field_validator("agent_options")
+    @classmethod
+    def _check_agent_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from mcpgym.evaluation.llm.options import check_agent_options
+
+        return check_agent_options(value)
+
+    @field_validator("tool_exposure")
+    @classmethod
+    def _check_exposure(cls, value: str) -> str:
+        from mcpgym.evaluation.llm.exposure import parse_exposure
+
+        parse_exposure(value)
+        return value
+
+    @classmethod
+    def build(cls, data: dict[str, Any]) -> RunConfig:
+        """``RunConfig.model_validate(data)`` with an error for people.
+
+        Raises:
+            InvalidValue: naming the field and the value refused (a validator's own message,
+                such as an unknown tool exposure, as it is).
+        """
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            if err["type"] == "value_error":
+                raise InvalidValue(str(err["msg"]).removeprefix("Value error, ")) from None
+            raise InvalidValue(validation_message(exc)) from None
+
+    def recorded(self) -> dict[str, Any]:
+        """The config as ``manifest.json`` records it (JSON; never the control token)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_manifest(cls, manifest: Manifest) -> RunConfig:
+        """The config a run recorded: its last invocation's ``settings``, with the run-wide
+        ``agents``, ``task_ids``, ``trials`` and ``episode_timeout`` of the manifest (a resumed
+        run's union; older manifests record them only there), and the ``--tasks`` files of
+        every invocation. Fields the manifest does not hold are left unset
+        (``model_fields_set`` tells them apart).
+
+        Raises:
+            InvalidValue: when the recorded settings do not validate (the message names the field).
+        """
+        settings: dict[str, Any] = dict(manifest.invocations[-1].settings) if manifest.invocations else {}
+        specs = [a.spec or a.name for a in manifest.agents]
+        if specs:
+            settings["agents"] = specs
+        if manifest.task_ids:
+            settings["task_ids"] = list(manifest.task_ids)
+        if manifest.suite:
+            settings["suite"] = manifest.suite
+        files = [f for inv in manifest.invocations for f in inv.settings.get("task_files") or []]
+        if files:
+            settings["task_files"] = list(dict.fromkeys(files))
+        settings["trials"] = manifest.trials
+        if manifest.episode_timeout is not None:
+            settings["episode_timeout"] = manifest.episode_timeout
+        for name in ("resume", "force", "out"):  # this invocation's, never the recorded ones
+            settings.pop(name, None)
+        try:
+            return cls.build(settings)
+        except InvalidValue as exc:
+            raise InvalidValue(f"the run's recorded settings do not validate: {exc}") from None
+
+
+def resumable() -> dict[str, Resume]:
+    """Field name -> its :class:`Resume` marker, for every field ``--resume`` restores."""
+    out = {}
+    for name, info in RunConfig.model_fields.items():
+        marks = [m for m in info.metadata if isinstance(m, Resume)]
+        if marks:
+            out[name] = marks[0]
+    return out
+
+
+def _resolve(kind: str, value: Any, cwd: Path) -> Any:
+    """A recorded value with its paths (:attr:`Resume.path` ``kind``) resolved against ``cwd``;
+    a list's entries each, without repeats."""
+    if isinstance(value, list):
+        return list(dict.fromkeys(_resolve(kind, v, cwd) for v in value))
+    if not isinstance(value, str):
+        return value
+    if kind == "agent":
+        if not value.startswith("replay:"):
+            return value
+        path = Path(value[7:])
+        return value if path.is_absolute() else f"replay:{cwd / path}"
+    path = Path(value)
+    if kind == "profile" and path.suffix not in (".toml", ".json", ".yaml", ".yml"):
+        return value  # a built-in profile's name
+    return value if path.is_absolute() else str(cwd / path)
+
+
+def resume_config(given: RunConfig, given_fields: set[str], manifest: Manifest) -> RunConfig:
+    """The config of ``mcpgym run --resume``: what the command line gives, then the run's own.
+
+    A bare ``--resume --out DIR`` continues the run as it was started rather than extending it
+    with the defaults (3 trials, the three scripted agents, another suite). Every field marked
+    :class:`Resume` that is not in ``given_fields`` (the fields the command line set) takes the
+    run's recorded value; fields of one group (the task selection) only all together, when
+    none of them was given. Recorded paths are resolved against the directory the run was
+    started from. ``agent_options`` merge: the run's, then the keys the command line gives.
+
+    Raises:
+        InvalidValue: when the recorded settings do not validate.
+    """
+    recorded = RunConfig.from_manifest(manifest)
+    cwd = Path(manifest.cwd) if manifest.cwd else Path()
+    marks = resumable()
+    groups_given = {m.group for name, m in marks.items() if m.group and name in given_fields}
+    update: dict[str, Any] = {}
+    for name, mark in marks.items():
+        if name not in recorded.model_fields_set or (mark.group and mark.group in groups_given):
+            continue
+        value = getattr(recorded, name)
+        if mark.path:
+            value = _resolve(mark.path, value, cwd)
+        if name == "agent_options":
+            update[name] = {**value, **(given.agent_options if name in given_fields else {})}
+        elif name not in given_fields:
+            update[name] = value
+    if "task_ids" in update or "task_files" in update or "suite" in update:
+        for name in ("suite", "task_ids", "task_files"):  # the group is replaced whole
+            update.setdefault(name, RunConfig.model_fields[name].get_default(call_default_factory=True))
+        if update["task_files"]:
+            update["suite"] = None
+    data = given.model_dump()
+    data.update(update)
+    return RunConfig.model_validate({**data, "token": given.token})
+
+
+__all__ = [
+    "CORE_DEFAULT_LIMIT",
+    "DEFAULT_EPISODE_TIMEOUT",
+    "Executor",
+    "Flag",
+    "Resume",
+    "RunConfig",
+    "resumable",
+    "resume_config",
+]

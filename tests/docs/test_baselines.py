@@ -1,0 +1,69 @@
+"""docs/baselines.md's figures are the committed baseline run's, scored by this version.
+
+The test unpacks ``docs/baselines/baseline-qwen2.5-coder-0.5b.tar.gz``, builds its report from
+the trajectories (as ``mcpgym report`` does) and checks that every row of the two tables under
+"## Figures" is a row of that report, and that the counts the prose quotes are the run's.
+"""
+
+from __future__ import annotations
+
+import re
+import tarfile
+
+import pytest
+
+from tests.conftest import ROOT
+
+DOC = (ROOT / "docs" / "baselines.md").read_text(encoding="utf-8")
+TARBALL = ROOT / "docs" / "baselines" / "baseline-qwen2.5-coder-0.5b.tar.gz"
+MODEL = "openai:qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object, list]:
+    """The unpacked run directory: (its report.md text, its Report, its trajectories)."""
+    from mcpgym.evaluation.report.run_report import build_report, render_markdown
+    from mcpgym.evaluation.run.run_dir import load_run
+
+    dest = tmp_path_factory.mktemp("baseline")
+    with tarfile.open(TARBALL) as tar:
+        tar.extractall(dest, filter="data")
+    (run_dir,) = [p for p in dest.iterdir() if p.is_dir()]
+    report = build_report(run_dir)
+    return render_markdown(report), report, load_run(run_dir, states=False)
+
+
+def _figure_rows() -> list[str]:
+    section = DOC.split("## Figures", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| Agent")]
+    assert len(rows) == 8, "two tables of four agents each under '## Figures'"
+    return rows
+
+
+def test_every_figure_row_is_the_runs(run: tuple[str, object, list]) -> None:
+    markdown, _, _ = run
+    report_rows = {line.strip() for line in markdown.splitlines()}
+    for row in _figure_rows():
+        assert row.strip() in report_rows, f"docs/baselines.md row not in the run's report: {row}"
+
+
+def test_the_whole_suite_ran_three_trials(run: tuple[str, object, list]) -> None:
+    markdown, _, _ = run
+    assert "- **Episodes**: 288 run, 287 scored, 1 errored" in markdown
+    assert "All 288 planned episodes ran: 24 tasks x 3 trials x 4 agents" in " ".join(DOC.split())
+
+
+def test_prose_counts(run: tuple[str, object, list]) -> None:
+    _, report, trajectories = run
+    model = [e for e in report.episodes if e.agent == MODEL]  # type: ignore[attr-defined]
+    scored = [e for e in model if e.status != "errored"]
+    successes = sorted((e.task_id, e.trial) for e in scored if e.success)
+    prose = " ".join(DOC.split())
+    assert f"succeeds in {len(successes)} of {len(scored)} scored episodes" in prose
+    completed = [t for t in trajectories if t.agent == MODEL and t.status == "completed"]
+    empty = [t for t in completed if not (t.final_message or "").strip()]
+    assert f"{len(empty)} of {len(completed)} completed episodes end with an empty final message" in prose
+    relayed = [e for e in model if e.refusal_pattern == "error_payload"]
+    assert len(relayed) == 4 and all(e.defeatism for e in relayed)
+    m = re.search(r"The 12 invalid calls are all `(\w+)`", prose)
+    assert m and sum(e.invalid_calls for e in model) == 12
