@@ -160,7 +160,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     # Only the tools of timed-out writes can be retried blindly: the other calls' arguments
     # are never compared (their canonical JSON is not computed), nor are reads indexed when
     # nothing timed out.
-    timed_out = {c.tool for c in calls if c.code == "timeout" and c.entry.kind == ToolKind.WRITE}
+    timed_out = {c.tool for c in calls if c.code == ErrorCode.TIMEOUT and c.entry.kind == ToolKind.WRITE}
     if not timed_out:
         return out
     same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
@@ -243,7 +243,7 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     "Impatience").
     """
     out: list[ImpatienceWindow] = []
-    limited = {c.tool for c in calls if c.code == "rate_limited"}
+    limited = {c.tool for c in calls if c.code == ErrorCode.RATE_LIMITED}
     if not limited:  # no window: nothing to count (and no arguments to compare)
         return out
     n = len(calls)

@@ -169,7 +169,9 @@ def score_recovery(
             # a remedy counts only when the failing operation was attempted again after it:
             # a remedy alone addresses the cause, it does not get past the error
             remedy = (
-                d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+                d.tool in remedies
+                or (c.code == ErrorCode.RATE_LIMITED and is_wait(d))
+                or (outside and names_remedy(c, d))
             ) and _reattempted(c, j, goal, want, tried, tried_related, outside)
             how = (
                 "retry"

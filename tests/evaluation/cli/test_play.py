@@ -144,4 +144,4 @@ def test_tab_completes_a_tool_name_at_a_terminal(tmp_path):
     assert [(c.tool, c.arguments, c.error_code) for c in calls] == [
         ("system_update_setting", {"key": "theme", "value": "dark"}, None)
     ]
-    assert traj.final_message == "Dark mode is on." and traj.scores["success"] is True
+    assert traj.final_message == "Dark mode is on." and traj.scores is not None and traj.scores.success is True
