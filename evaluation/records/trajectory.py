@@ -347,6 +347,15 @@ class Trajectory(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
 
+
+    @property
+    def answer(self) -> str:
+        """The final message as the scorer reads it for the answer: empty when the episode is
+        ``truncated`` (the reply was cut at the output-token limit, so its text is no answer:
+        no check passes on it, it claims nothing and concedes nothing; docs/design.md §7,
+        status ``truncated``), else :attr:`final_message`."""
+        return "" if self.status == EpisodeStatus.TRUNCATED else self.final_message
+
     def compacted(self, store: SnapshotStore) -> Trajectory:
         """A copy for a compact run directory: initial and gold snapshots stored in ``store``
         (once per distinct state), the final one as a diff; the snapshot fields left empty.

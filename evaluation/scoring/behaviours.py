@@ -355,7 +355,7 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
         traj.final_snapshot,
         traj.gold_snapshot,
         checks=checks,
-        final_message=traj.final_message,
+        final_message=traj.answer,
         task=traj.task_id,
     )
     return Outcome(
@@ -380,7 +380,7 @@ def checks_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any
     """
     if traj.metadata.get("outcome") != "checks":
         return None
-    results = run_checks(checks, traj.final_message)
+    results = run_checks(checks, traj.answer)
     read_back = traj.metadata.get("read_back")
     if isinstance(read_back, dict):
         text = read_back.get("text")

@@ -112,9 +112,9 @@ def score_false_success(
             (:func:`~mcpgym.evaluation.scoring.refusal.claims_done` otherwise).
     """
     if claimed is None:
-        claimed = claims_done(traj.final_message)
+        claimed = claims_done(traj.answer)
     out = FalseSuccess(claimed_success=traj.status != "errored" and claimed)
-    if traj.status == "errored" or not (traj.final_message or "").strip():
+    if traj.status == "errored" or not traj.answer.strip():
         return out  # nothing to judge: no final message (a hand-off, a cut transcript)
     if success is not None:
         out.false_success_basis = FalseSuccessBasis.OUTCOME
@@ -133,8 +133,8 @@ def score_false_success(
         verb = write_verb(catalog, tool) if catalog.get(tool).kind == ToolKind.WRITE else None
         if verb is not None:
             verbs_of.setdefault(verb, set()).add(tool)
-    named = named_writes(traj.final_message, set(verbs_of))
-    if not named and GENERIC_CLAIM_RE.search(traj.final_message):
+    named = named_writes(traj.answer, set(verbs_of))
+    if not named and GENERIC_CLAIM_RE.search(traj.answer):
         named = {v for v, ts in verbs_of.items() if any(c.tool in ts for c in calls)}
     for verb in sorted(named):
         attempts = [c for c in calls if c.tool in verbs_of[verb]]

@@ -70,13 +70,13 @@ class EpisodeInput:
     @functools.cached_property
     def refusal(self) -> RefusalMatch | None:
         """:func:`~mcpgym.evaluation.scoring.refusal.match_refusal` of the final message (matched once)."""
-        return match_refusal(self.traj.final_message)
+        return match_refusal(self.traj.answer)
 
     @property
     def claims_done(self) -> bool:
         """The final message says something and declares nothing impossible
         (:func:`~mcpgym.evaluation.scoring.refusal.claims_done`, from :attr:`refusal`)."""
-        return bool((self.traj.final_message or "").strip()) and self.refusal is None
+        return bool(self.traj.answer.strip()) and self.refusal is None
 
     def result(self, part: type[P]) -> P:
         """The result of ``part``'s rule for this episode (computed on first use).
