@@ -347,7 +347,6 @@ class Trajectory(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
 
-
     @property
     def answer(self) -> str:
         """The final message as the scorer reads it for the answer: empty when the episode is
