@@ -330,7 +330,8 @@ def comparable_app(name: str, dump: Any, key: Any = None) -> Any:
     snapshot state ``dump`` (``snapshot["state"][name]``), validated by the app's state model.
 
     Cached by content: under ``(key, name)`` the last few dumps seen are kept with their views,
-    and a dump equal to a kept one (``==``, the same object at once) gets the kept view. ``key``
+    and a dump equal to a kept one (``==``, the same object at once) gets the kept view
+    and takes the kept dump's place (its next look-up is found by identity, without a deep ``==``). ``key``
     only narrows the search (the judge passes ``("initial", seed)`` and ``("gold", task, seed)``);
     a wrong key costs a miss, never a wrong view. The view is shared: callers must not modify it.
 
@@ -345,7 +346,16 @@ def comparable_app(name: str, dump: Any, key: Any = None) -> Any:
             _app_cache.move_to_end(slot)
             kept = list(kept)
     for old_dump, view in kept or ():
-        if old_dump is dump or old_dump == dump:
+        if old_dump is dump:
+            return view
+        if old_dump == dump:  # keep the newer equal object: its next call hits by identity
+            with _app_cache_lock:
+                entries = _app_cache.get(slot)
+                if entries is not None:
+                    for j, (kept_dump, kept_view) in enumerate(entries):
+                        if kept_dump is old_dump and kept_view is view:
+                            entries[j] = (dump, view)
+                            break
             return view
     view = comparable(get_app(name).State.model_validate(dump))
     with _app_cache_lock:

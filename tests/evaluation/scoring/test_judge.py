@@ -216,3 +216,19 @@ def test_a_shared_state_is_restored_once_even_through_a_models_shallow_copy(monk
     # an equal state held in another object is computed again (identity, never a guess)
     other = World(5, ["shop"]).snapshot()
     assert judge_mod.shared_comparable_state(other) == first and len(restores) == 2
+
+
+def test_an_equal_dump_takes_the_kept_ones_place():
+    """A dump equal to a kept one (a new gold object equal to the warm-up's) gets the kept view
+    and replaces the kept object, so its next call is found by identity, without a deep ``==``."""
+    from mcpgym.evaluation.scoring import judge as judge_mod
+    from mcpgym.kernel.world import World
+
+    judge_mod.clear_judge_cache()
+    first = World(5, ["system"]).snapshot()["state"]["system"]
+    second = World(5, ["system"]).snapshot()["state"]["system"]
+    assert first == second and first is not second
+    view = judge_mod.comparable_app("system", first, ("gold", "t", 5))
+    assert judge_mod.comparable_app("system", second, ("gold", "t", 5)) is view
+    kept = judge_mod._app_cache[(("gold", "t", 5), "system")]
+    assert [d for d, _ in kept] == [second] and kept[0][0] is second and kept[0][1] is view
