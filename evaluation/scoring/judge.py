@@ -382,6 +382,7 @@ def clear_judge_cache() -> None:
     """Forget every cached app view of :func:`comparable_app` (tests)."""
     with _app_cache_lock:
         _app_cache.clear()
+        _untouched.clear()
 
 
 def _apps_of(snapshot: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
@@ -439,10 +440,60 @@ def judge(
             final[n] = initial[n]
         else:
             final[n] = _final_view(n, dump, before, initial.get(n))
-    result = diff_states(initial, final, gold)
+    result = _diff_per_app(initial, final, gold)
     result.checks = run_checks(checks, final_message)
     result.success = result.success and all(c.passed for c in result.checks)
     return result
+
+
+_UNTOUCHED_LIMIT = 256
+"""Most (app, initial view, gold view) diffs of untouched apps kept by :func:`_diff_per_app`."""
+_untouched: OrderedDict[tuple[str, int, int], tuple[Any, Any, JudgeResult]] = OrderedDict()
+
+
+def _untouched_diff(name: str, view: Any, gold_view: Any) -> JudgeResult:
+    """:func:`diff_states` of one app the agent left as it was (final view = initial view), kept
+    per (app, initial view object, gold view object): both are the shared, never-modified views of
+    :func:`comparable_app`, held here so their identities stay theirs."""
+    key = (name, id(view), id(gold_view))
+    with _app_cache_lock:
+        hit = _untouched.get(key)
+    if hit is not None and hit[0] is view and hit[1] is gold_view:
+        return hit[2]
+    result = diff_states({name: view}, {name: view}, {name: gold_view})
+    with _app_cache_lock:
+        _untouched[key] = (view, gold_view, result)
+        while len(_untouched) > _UNTOUCHED_LIMIT:
+            _untouched.popitem(last=False)
+    return result
+
+
+def _diff_per_app(initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any]) -> JudgeResult:
+    """:func:`diff_states` of three ``{app: view}`` states, app by app: every path of app ``n``
+    starts with ``/n/``, so the paths of one app are contiguous in sorted order and the sorted
+    walk of the whole states is the apps' walks in the order of their ``/n/`` prefixes (the same
+    counts and the same ``missed`` / ``misbehaved`` lists). An app whose final view is its initial
+    view is diffed once per (initial view, gold view) (:func:`_untouched_diff`)."""
+    names = set(initial) | set(final) | set(gold)
+    total = recall = misbehave = 0
+    missed: list[str] = []
+    bad: list[str] = []
+    for n in sorted(names, key=lambda n: f"/{_escape(str(n))}/"):
+        if n in initial and n in gold and final.get(n, MISSING) is initial[n]:
+            part = _untouched_diff(n, initial[n], gold[n])
+        else:
+            part = diff_states(*({n: s[n]} if n in s else {} for s in (initial, final, gold)))
+        total, recall, misbehave = total + part.total, recall + part.recall, misbehave + part.misbehave
+        missed += part.missed
+        bad += part.misbehaved
+    return JudgeResult(
+        success=recall == total and misbehave == 0,
+        total=total,
+        recall=recall,
+        misbehave=misbehave,
+        missed=missed[:MAX_LISTED_PATHS],
+        misbehaved=bad[:MAX_LISTED_PATHS],
+    )
 
 
 def judge_restored(

@@ -232,3 +232,27 @@ def test_an_equal_dump_takes_the_kept_ones_place():
     assert judge_mod.comparable_app("system", second, ("gold", "t", 5)) is view
     kept = judge_mod._app_cache[(("gold", "t", 5), "system")]
     assert [d for d, _ in kept] == [second] and kept[0][0] is second and kept[0][1] is view
+
+
+def test_an_untouched_apps_diff_is_kept_per_view_pair():
+    """An app the agent left alone is diffed once per (initial view, gold view); the verdict,
+    counts and listed paths are those of the whole-world judge, call after call."""
+    from mcpgym.evaluation.scoring import judge as judge_mod
+    from mcpgym.kernel.world import World
+
+    judge_mod.clear_judge_cache()
+    initial = World(5, ["system", "stocks"]).snapshot()
+    gold = World(5, ["system", "stocks"]).snapshot()
+    gold["state"]["system"]["settings"]["theme"] = "dark"
+    gold["state"]["stocks"]["account"]["cash_cents"] += 100
+    final = World(5, ["system", "stocks"]).snapshot()
+    final["state"]["system"]["settings"]["theme"] = "dark"
+    final["state"]["stocks"] = initial["state"]["stocks"]
+    first = judge_mod.judge(initial, final, gold, task="t-untouched")
+    assert [key[0] for key in judge_mod._untouched] == ["stocks"]
+    kept = next(iter(judge_mod._untouched.values()))[2]
+    assert judge_mod.judge(initial, final, gold, task="t-untouched") == first
+    assert next(iter(judge_mod._untouched.values()))[2] is kept and len(judge_mod._untouched) == 1
+    assert (first.total, first.recall, first.misbehave, first.success) == (2, 1, 0, False)
+    assert first.missed == ["/stocks/account/cash_cents"]
+    assert first == judge_mod.judge_restored(initial, final, gold)
