@@ -450,7 +450,10 @@ def create_app(
                 tg.cancel_scope.cancel()
                 await end_all_sessions()
 
+    # The MCP endpoint first: it takes almost every request of a run, and Starlette's router
+    # tries routes in order (no path here matches two routes, so the order changes no answer).
     routes = [
+        Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/control/episodes", guard(create), methods=["POST"]),
         Route("/control/episodes", guard(list_episodes), methods=["GET"]),
@@ -460,7 +463,6 @@ def create_app(
         Route("/control/episodes/{episode_id}/initial", guard(initial), methods=["GET"]),
         Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
-        Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:
