@@ -17,7 +17,7 @@ back. Its ``steps`` are every agent action, in the order it happened:
   ``ask_user`` turn) and the user simulator answered.
 
 Lines written before steps had a ``type`` read as tool calls. The ``ledger`` is the fault
-ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
+ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as JSON, :class:`LedgerRow`), the ground truth the scorer
 prefers over anything inferred from error codes; its ``step`` numbers are call-log numbers.
 """
 
@@ -73,9 +73,12 @@ def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
 
 @with_config(ConfigDict(extra="allow"))
 class LedgerRow(TypedDict):
-    """One fault-ledger row as a trajectory stores it: the shape of
-    :class:`mcpgym.tools.invoke.LedgerEntry` (a typed dict, so rows read and write as JSON
-    objects; keys a writer adds beyond these are kept).
+    """One fault-ledger row as a trajectory stores it: a :class:`mcpgym.tools.invoke.LedgerEntry`
+    as JSON (a typed dict, so rows read and write as JSON objects at the speed of one; keys a
+    writer adds beyond these are kept). Same keys and types as ``LedgerEntry``, only
+    ``call_index``, ``applied`` and ``persisting`` may be missing (lines written elsewhere);
+    ``tests/evaluation/records/test_ledger_row.py`` fails when the two drift. A trajectory also
+    takes ``LedgerEntry`` objects and stores them as their JSON.
 
     Keys:
         step: the call-log step the fault hit. tool: the tool. kind: the fault kind.
@@ -298,7 +301,7 @@ class Trajectory(BaseModel):
         steps: every agent action in order (:data:`Step`); the call-log ``step`` numbers of
             the tool calls that reached the server strictly increase.
         final_message: the agent's last message to the user.
-        ledger: the fault ledger (dicts shaped like ``LedgerEntry``); None when unknown
+        ledger: the fault ledger (:class:`LedgerRow`: ``LedgerEntry`` as JSON); None when unknown
             (external trajectories), ``[]`` when known to be empty.
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
             compact run directory they are stored apart (see
@@ -427,6 +430,8 @@ class Trajectory(BaseModel):
     @classmethod
     def _ledger_rows(cls, ledger: Any) -> Any:
         if isinstance(ledger, list):
+            if any(isinstance(row, BaseModel) for row in ledger):  # LedgerEntry objects: stored as their JSON
+                ledger = [row.model_dump(mode="json") if isinstance(row, BaseModel) else row for row in ledger]
             for i, row in enumerate(ledger):
                 for key in ("step", "tool", "kind"):
                     if isinstance(row, dict) and key not in row:
