@@ -96,7 +96,9 @@ class LedgerRow(TypedDict):
 
 
 class ToolCallStep(BaseModel):
-    """One tool call of an episode.
+    """One tool call of an episode. A call that reached the server is its call-log record
+    (:class:`mcpgym.tools.invoke.CallRecord`, the server's log row) seen from the trajectory:
+    :func:`step_from_record` builds it, the one place that does.
 
     Attributes:
         type: always ``"tool_call"`` (the step discriminator; absent in old lines).
@@ -441,38 +443,55 @@ class Trajectory(BaseModel):
         return ledger
 
 
+RECORD_FIELDS_NOT_IN_STEPS = frozenset({"call_index", "internal"})
+"""The :class:`mcpgym.tools.invoke.CallRecord` fields a :class:`ToolCallStep` does not carry
+(``call_index`` is the server's per-tool count; ``internal`` goes to the trajectory's metadata
+as a count); every other field is copied by :func:`step_from_record`."""
+
+
+def step_from_record(record: Any) -> ToolCallStep:
+    """The trajectory step of one server call-log record: the one place a
+    :class:`mcpgym.tools.invoke.CallRecord` becomes a :class:`ToolCallStep`.
+
+    Args:
+        record: a ``CallRecord``, or its JSON dict (as the control API's ``/calls`` route
+            answers it). Its ``fault`` is known, not inferred; ``invalid`` is computed from the
+            error (:func:`is_invalid_error`).
+
+    Raises:
+        KeyError: a dict without ``step`` or ``tool``.
+        pydantic.ValidationError: a record whose fields are not a step's.
+    """
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else dict(record)
+    result = data.get("result")
+    err = result.get("error") if isinstance(result, dict) else None
+    field = err.get("field") if isinstance(err, dict) else None
+    return ToolCallStep(
+        step=data["step"],
+        tool=data["tool"],
+        arguments=data.get("arguments") if data.get("arguments") is not None else {},
+        is_error=bool(data.get("is_error")),
+        error_code=data.get("error_code"),
+        result=result,
+        invalid=bool(data.get("is_error")) and is_invalid_error(data.get("error_code"), field),
+        fault=data.get("fault"),
+        fault_inferred=False,
+        time=data.get("time"),
+        user=data.get("user"),
+    )
+
+
 def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     """Convert a server call log into trajectory steps (invalid calls flagged).
 
     Args:
         calls: :class:`mcpgym.tools.invoke.CallRecord` objects or their dicts (as the control API's
-            ``/calls`` route returns them). The ``fault`` of a record is known, not inferred.
+            ``/calls`` route returns them); each becomes a step by :func:`step_from_record`.
 
     Returns:
         One :class:`ToolCallStep` per record, in order.
     """
-    out: list[ToolCallStep] = []
-    for rec in calls:
-        data = rec.model_dump(mode="json") if isinstance(rec, BaseModel) else dict(rec)
-        result = data.get("result")
-        err = result.get("error") if isinstance(result, dict) else None
-        field = err.get("field") if isinstance(err, dict) else None
-        out.append(
-            ToolCallStep(
-                step=data["step"],
-                tool=data["tool"],
-                arguments=data.get("arguments") if data.get("arguments") is not None else {},
-                is_error=bool(data.get("is_error")),
-                error_code=data.get("error_code"),
-                result=result,
-                invalid=bool(data.get("is_error")) and is_invalid_error(data.get("error_code"), field),
-                fault=data.get("fault"),
-                fault_inferred=False,
-                time=data.get("time"),
-                user=data.get("user"),
-            )
-        )
-    return out
+    return [step_from_record(rec) for rec in calls]
 
 
 class TrajectoryFileError(FormatError, ValueError):
@@ -651,6 +670,7 @@ __all__ = [
     "iter_trajectories",
     "missing_line_field",
     "read_trajectories",
+    "step_from_record",
     "steps_from_call_log",
     "write_trajectories",
 ]
