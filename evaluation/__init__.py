@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from mcpgym.evaluation.formats.score import ScoreReport, score_files
     from mcpgym.evaluation.records.manifest import read_manifest
+    from mcpgym.evaluation.records.scores import EpisodeScores
     from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryFileError
     from mcpgym.evaluation.report.run_report import write_report
     from mcpgym.evaluation.run.config import RunConfig
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from mcpgym.evaluation.run.run_dir import RunError, load_run
     from mcpgym.evaluation.run.runner import RunResult, run_evaluation
     from mcpgym.evaluation.scoring.aggregate import aggregate
-    from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode, score_trajectories
+    from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode, score_trajectories
     from mcpgym.evaluation.tasks import Task, get_task, load_tasks, register_suite, suite_names
 
 _EXPORTS: dict[str, str] = {
@@ -53,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     # score
     "score_episode": "mcpgym.evaluation.scoring.scorer",
     "score_trajectories": "mcpgym.evaluation.scoring.scorer",
-    "EpisodeScores": "mcpgym.evaluation.scoring.scorer",
+    "EpisodeScores": "mcpgym.evaluation.records.scores",
     "DEFAULT_K": "mcpgym.evaluation.scoring.scorer",
     "aggregate": "mcpgym.evaluation.scoring.aggregate",
     "score_files": "mcpgym.evaluation.formats.score",

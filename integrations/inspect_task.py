@@ -46,8 +46,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_http
 
 from mcpgym.evaluation.formats.inspect_log import STORE_KEY
+from mcpgym.evaluation.records.scores import Metrics
 from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
-from mcpgym.evaluation.scoring.metrics import Metrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
 
 RATES: tuple[str, ...] = tuple(

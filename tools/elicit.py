@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.tools.invoke import CallOutcome, ToolInvoker
 
@@ -86,11 +86,13 @@ def call_with_answer(
         return invoker.call(name, filled, user=record)
     if answer.action == "decline":
         err = ToolError(
-            "user_declined", f"the user declined: {request.message} Nothing was changed.", field=request.argument
+            ErrorCode.USER_DECLINED,
+            f"the user declined: {request.message} Nothing was changed.",
+            field=request.argument,
         )
     else:
         err = ToolError(
-            "user_input_required",
+            ErrorCode.USER_INPUT_REQUIRED,
             f"the user gave no usable answer to: {request.message} Nothing was changed; ask again or leave it.",
             field=request.argument,
             details={"user_request": request.model_dump(mode="json")},

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from mcpgym.kernel.clock import WRITE_TICK
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.fault_kinds import FAULTS, FaultKind
 from mcpgym.kernel.spec import ToolKind, ToolSpec, role_tools
 from mcpgym.kernel.world import World
@@ -394,7 +394,9 @@ class ToolInvoker:
         spec = self.specs.get(name) if isinstance(name, str) and name not in self.hidden else None
         if spec is None:
             shown = _shown(name, 80)
-            err = ToolError("not_found", f"unknown tool {shown!r}: not one of this episode's tools", field="name")
+            err = ToolError(
+                ErrorCode.NOT_FOUND, f"unknown tool {shown!r}: not one of this episode's tools", field="name"
+            )
             return self._finish(step, _shown(name), arguments, 0, err, None, None)
         st = self._state.get(name)
         if st is None:
@@ -472,7 +474,7 @@ class ToolInvoker:
             return None, err, False
         except Exception as exc:  # a sandbox bug: report it, never crash the session
             bug = ToolError(
-                "unavailable", f"internal error in {spec.name}: {type(exc).__name__}: {exc}", retryable=False
+                ErrorCode.UNAVAILABLE, f"internal error in {spec.name}: {type(exc).__name__}: {exc}", retryable=False
             )
             return None, bug, True
 

@@ -61,6 +61,7 @@ from mcpgym.evaluation.agents.base import (
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.evaluation.tasks.oracle import AskRequest, CallRequest, OracleOutcome, execute
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FAULTS
 from mcpgym.kernel.spec import ToolKind
 from mcpgym.kernel.user import UserRequest, user_request_of
@@ -159,9 +160,9 @@ class _Session:
             else:
                 self._changed(families)
             return res
-        if res.code == "timeout":
+        if res.code == ErrorCode.TIMEOUT:
             self._changed(families)  # the write may have been applied
-        elif res.code == "unavailable":
+        elif res.code == ErrorCode.UNAVAILABLE:
             self.down.add(tool)
         if self.stop_on_error:
             raise _GiveUp(f"{tool}: {res.code}")
@@ -263,9 +264,9 @@ class _Session:
     async def cure(self, res: CallResult) -> bool:
         """Apply the cure of a recoverable error; True when a retry makes sense."""
         code = res.code
-        if code == "transient":
+        if code == ErrorCode.TRANSIENT:
             return True
-        if code == "rate_limited" and (wait := self.role_tool("wait")) is not None and (param := wait[1]):
+        if code == ErrorCode.RATE_LIMITED and (wait := self.role_tool("wait")) is not None and (param := wait[1]):
             tool = wait[0]
             after = res.error.get("retry_after")
             seconds = max(int(after) if isinstance(after, (int, float)) and after > 0 else 30, 1)
@@ -274,10 +275,10 @@ class _Session:
                 seconds = min(seconds, schema["maximum"])
             await self.plain(tool, {param: seconds})
             return True
-        if code == "auth_required" and (reauth := self.role_tool("reauth")) is not None:
+        if code == ErrorCode.AUTH_REQUIRED and (reauth := self.role_tool("reauth")) is not None:
             await self.plain(reauth[0], {})
             return True
-        if code == "permission_denied" and (grant := self.role_tool("grant")) is not None and grant[1]:
+        if code == ErrorCode.PERMISSION_DENIED and (grant := self.role_tool("grant")) is not None and grant[1]:
             privilege = (res.error.get("details") or {}).get("privilege")
             if isinstance(privilege, str):
                 granted = await self.plain(grant[0], {grant[1]: privilege})
@@ -290,7 +291,7 @@ class _Session:
         for _ in range(MAX_ATTEMPTS - 1):
             if not res.is_error:
                 return res
-            if res.code == "unavailable":
+            if res.code == ErrorCode.UNAVAILABLE:
                 if has_fallback:
                     return res
                 alt = self.alternative_for(tool, args)
@@ -347,12 +348,12 @@ class _Session:
                     redos += 1  # success reported, nothing changed: a lost write
                     continue
                 return res
-            if res.code == "timeout":
+            if res.code == ErrorCode.TIMEOUT:
                 after = await self.confirm(target, before)
                 if after is None or before is None or after != before:
                     return CallResult(False, {})  # applied (or cannot tell: never risk a duplicate)
                 continue
-            if res.code == "unavailable":
+            if res.code == ErrorCode.UNAVAILABLE:
                 if has_fallback:
                     return res
                 alt = self.alternative_for(tool, args)
@@ -416,7 +417,7 @@ class CarefulAgent(Agent):
         async def handle(req: CallRequest) -> CallResult:
             res = await once(req)
             for _ in range(3):  # a tool that needs the user: ask, then call again with the answer
-                request = user_request_of(res.payload) if res.code == "user_input_required" else None
+                request = user_request_of(res.payload) if res.code == ErrorCode.USER_INPUT_REQUIRED else None
                 if request is None or user is None:
                     break
                 reply = await user.ask(request.message, request.topic)
@@ -431,7 +432,7 @@ class CarefulAgent(Agent):
                     has_fallback=req.has_fallback,
                 )
                 res = await once(req)
-            if res.is_error and not (res.code == "unavailable" and req.has_fallback):
+            if res.is_error and not (res.code == ErrorCode.UNAVAILABLE and req.has_fallback):
                 raise _Failed(req, res)
             return res
 
@@ -496,7 +497,7 @@ class OverconfidentAgent(Agent):
             for _ in range(OVERCONFIDENT_REPEATS):
                 if not res.is_error:
                     break
-                request = user_request_of(res.payload) if res.code == "user_input_required" else None
+                request = user_request_of(res.payload) if res.code == ErrorCode.USER_INPUT_REQUIRED else None
                 if request is not None:  # settle it itself: confirm, or the first option
                     guess = True if request.kind == "confirm" else (request.options[0] if request.options else None)
                     if guess is None:

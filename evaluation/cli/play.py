@@ -35,6 +35,7 @@ def play(
     from mcpgym.evaluation import tasks as registry
     from mcpgym.evaluation.agents.human import HumanAgent
     from mcpgym.evaluation.records.compressed import trajectories_file
+    from mcpgym.evaluation.records.scores import EpisodeScores
     from mcpgym.evaluation.records.trajectory import read_trajectories
     from mcpgym.evaluation.report.run_report import write_report
     from mcpgym.evaluation.run.config import RunConfig
@@ -66,13 +67,13 @@ def play(
     console = human.console
     console.rule("scores")
     for traj in read_trajectories(trajectories_file(result.out), states=False):
-        sc = traj.scores or {}
+        sc = traj.scores or EpisodeScores()
         console.print(
-            f"trial {traj.trial}: status {traj.status}, success {sc.get('success')}, "
-            f"{sc.get('valid_calls', 0)} valid / {sc.get('invalid_calls', 0)} invalid / "
-            f"{sc.get('error_calls', 0)} error calls, verification {sc.get('verification_rate')}, "
-            f"recoverable errors {sc.get('recoverable_errors', 0)} (recovered {sc.get('recoveries', 0)}), "
-            f"defeatism {sc.get('defeatism')}",
+            f"trial {traj.trial}: status {traj.status}, success {sc.success}, "
+            f"{sc.valid_calls} valid / {sc.invalid_calls} invalid / "
+            f"{sc.error_calls} error calls, verification {sc.verification_rate}, "
+            f"recoverable errors {sc.recoverable_errors} (recovered {sc.recoveries}), "
+            f"defeatism {sc.defeatism}",
             markup=False,
             highlight=False,
         )

@@ -15,7 +15,7 @@ from typing import IO
 
 import typer
 
-from mcpgym.evaluation.formats.score import score_files
+from mcpgym.evaluation.formats.score import FORMATS, score_files
 from mcpgym.evaluation.report.score_text import render_text
 from mcpgym.kernel.exceptions import InputError, MCPGymError
 from mcpgym.kernel.shorten import short
@@ -73,7 +73,7 @@ def score(
         "--format",
         "-f",
         metavar="FORMAT",
-        help="auto | mcpgym | openai | anthropic | complexmcp | mcp-log | atif | inspect (an Inspect AI .eval log).",
+        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log).",
     ),
     catalog: str | None = typer.Option(
         None,

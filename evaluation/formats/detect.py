@@ -1,6 +1,11 @@
-"""Format ``auto``: tell a file's format from its extension and content.
+"""The trajectory formats: :data:`READERS`, one row per reader, and format ``auto``, which
+tells a file's format from its extension and content.
 
-Rules, in order:
+Adding a format: its reader module in ``formats/`` (``load(path) -> LoadResult``) and its row
+in :data:`READERS` (name, module, the content marker that makes ``auto`` pick it). ``--format``,
+``FORMATS`` and the loaders of :mod:`mcpgym.evaluation.formats.score` follow from the rows.
+
+Rules of ``auto``, in order:
 
 1. A file whose text starts like JSON (``[``, ``{``, ``"``) is parsed (one JSON document,
    else line by line, skipping lines that do not parse) and its values are searched, record
@@ -32,17 +37,84 @@ Rules, in order:
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.formats.common import jsonl_lines
+from mcpgym.evaluation.formats.common import LoadResult, jsonl_lines
 from mcpgym.evaluation.records.compressed import is_compressed
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 
+
+def _atif(v: dict[str, Any]) -> bool:
+    return str(v.get("schema_version", "")).startswith("ATIF")
+
+
+def _mcpgym(v: dict[str, Any]) -> bool:
+    return "episode_id" in v and "steps" in v and "agent" in v
+
+
+def _mcp_log(v: dict[str, Any]) -> bool:
+    return "jsonrpc" in v or v.get("method") in ("tools/call", "tools/list", "initialize")
+
+
+def _anthropic(v: dict[str, Any]) -> bool:
+    return v.get("type") in ("tool_use", "tool_result")
+
+
+def _openai(v: dict[str, Any]) -> bool:
+    if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
+        return True
+    return isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str)  # legacy (ToolBench)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One trajectory format.
+
+    Attributes:
+        name: the ``--format`` value. module: the reader module (its ``load(path) -> LoadResult``).
+        marks: whether a JSON object inside a record is this format's marker (None: ``auto``
+            tells it by other rules, see the module docstring).
+    """
+
+    name: str
+    module: str
+    marks: Callable[[dict[str, Any]], bool] | None = None
+
+    @property
+    def load(self) -> Callable[[str | Path], LoadResult]:
+        """The reader's ``load`` (its module imported on first use)."""
+        loader: Callable[[str | Path], LoadResult] = importlib.import_module(self.module).load
+        return loader
+
+
+_F = "mcpgym.evaluation.formats."
+READERS: tuple[Reader, ...] = (
+    Reader("mcpgym", _F + "mcpgym", _mcpgym),
+    Reader("openai", _F + "openai", _openai),
+    Reader("anthropic", _F + "anthropic", _anthropic),
+    Reader("complexmcp", _F + "complexmcp"),
+    Reader("mcp-log", _F + "mcp_log", _mcp_log),
+    Reader("atif", _F + "atif", _atif),
+    Reader("inspect", _F + "inspect_log"),
+)
+"""Every reader, in ``--format`` order."""
+
+FORMAT_NAMES: tuple[str, ...] = ("auto", *(r.name for r in READERS))
+"""Values of ``--format``: ``auto`` then every reader's name."""
+
 PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
-"""Formats in the order they win when one record shows markers of several."""
+"""Formats in the order they win when one record shows markers of several (a format missing
+here comes after them, in :data:`READERS` order)."""
+
+_ORDER: tuple[str, ...] = tuple(
+    sorted((r.name for r in READERS), key=lambda n: PRIORITY.index(n) if n in PRIORITY else len(PRIORITY))
+)
+_MARKED: tuple[Reader, ...] = tuple(r for r in READERS if r.marks is not None)
 
 MAX_NODES = 200_000
 """JSON nodes inspected per file before giving up (keeps sniffing of huge files cheap)."""
@@ -54,18 +126,7 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
         v = stack.pop()
         budget[0] -= 1
         if isinstance(v, dict):
-            if str(v.get("schema_version", "")).startswith("ATIF"):
-                hits.add("atif")
-            if "episode_id" in v and "steps" in v and "agent" in v:
-                hits.add("mcpgym")
-            if "jsonrpc" in v or v.get("method") in ("tools/call", "tools/list", "initialize"):
-                hits.add("mcp-log")
-            if v.get("type") in ("tool_use", "tool_result"):
-                hits.add("anthropic")
-            if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
-                hits.add("openai")
-            elif isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str):
-                hits.add("openai")  # the legacy function-calling messages (ToolBench)
+            hits.update(r.name for r in _MARKED if r.marks is not None and r.marks(v))
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
@@ -110,7 +171,7 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
             hits: set[str] = set()
             _markers(rec, hits, budget)
             if hits:
-                fmt = next(f for f in PRIORITY if f in hits)
+                fmt = next(f for f in _ORDER if f in hits)
                 return fmt, f"content markers of {fmt}"
             if budget[0] <= 0:
                 break
@@ -119,4 +180,4 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
     return None, "no marker of any format in the content"
 
 
-__all__ = ["MAX_NODES", "PRIORITY", "detect_format"]
+__all__ = ["FORMAT_NAMES", "MAX_NODES", "PRIORITY", "READERS", "Reader", "detect_format"]

@@ -24,6 +24,7 @@ from mcpgym.evaluation.formats.results import (
     parse_result_text,
     status_error,
 )
+from mcpgym.kernel.errors import ErrorCode
 
 HTTP_STATUS_CODES: dict[int, str] = {
     400: "invalid_argument",
@@ -269,7 +270,7 @@ def text_error(message: str, code: str | None = None) -> tuple[bool, str | None,
     (:func:`guess_error_code`) unless given; an unknown tool (:data:`UNKNOWN_TOOL_RE`) is
     ``not_found`` on field ``name``, which the scorer counts as an invalid call."""
     code = code or guess_error_code(message)
-    if code == "not_found" and UNKNOWN_TOOL_RE.search(message):
+    if code == ErrorCode.NOT_FOUND and UNKNOWN_TOOL_RE.search(message):
         return True, code, error_payload(code, message, field="name")
     return True, code, error_payload(code, message)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scoring.scorer import INFERRED_FAULTS
-from mcpgym.kernel.errors import ERROR_CODES
+from mcpgym.kernel.errors import ERROR_CODES, ErrorCode
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("rate_limited", r"rate[\s_-]?limit|too many requests|\b429\b|quota exceeded"),
@@ -113,7 +113,7 @@ def error_payload(code: str | None, message: str, **extra: Any) -> dict[str, Any
     ``retry_after`` is read from the message for ``rate_limited`` errors.
     """
     err: dict[str, Any] = {"code": code, "message": message}
-    if code == "rate_limited":
+    if code == ErrorCode.RATE_LIMITED:
         err["retry_after"] = retry_after_from_text(message)
     err.update({k: v for k, v in extra.items() if v is not None})
     return {"error": err}

@@ -30,13 +30,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcpgym.evaluation.formats import anthropic, atif, complexmcp, inspect_log, mcp_log, mcpgym, openai
 from mcpgym.evaluation.formats.common import LoadResult, Problem
-from mcpgym.evaluation.formats.detect import detect_format
+from mcpgym.evaluation.formats.detect import FORMAT_NAMES, READERS, detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
+from mcpgym.evaluation.records.scores import AgentMetrics
 from mcpgym.evaluation.scoring.aggregate import aggregate
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
-from mcpgym.evaluation.scoring.metrics import AgentMetrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short
@@ -45,21 +44,14 @@ DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
 """Format -> the built-in catalog used when a file is read in that format and no
 ``--catalog`` is given (ComplexMCP's tool names are bare: only its own catalog knows them)."""
 
-LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {
-    "mcpgym": mcpgym.load,
-    "openai": openai.load,
-    "anthropic": anthropic.load,
-    "complexmcp": complexmcp.load,
-    "mcp-log": mcp_log.load,
-    "atif": atif.load,
-    "inspect": inspect_log.load,
-}
-"""Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`)."""
+LOADERS: dict[str, Callable[[str | Path], LoadResult]] = {r.name: r.load for r in READERS}
+"""Format name -> reader (each returns a :class:`~mcpgym.evaluation.formats.common.LoadResult`),
+from :data:`mcpgym.evaluation.formats.detect.READERS`."""
 
-FORMATS: tuple[str, ...] = ("auto", *LOADERS)
+FORMATS: tuple[str, ...] = FORMAT_NAMES
 """Values of ``--format``: ``auto`` (sniffed, :mod:`mcpgym.evaluation.formats.detect`), then
-every reader of :data:`LOADERS`, in order. A new format is its reader module plus its entry in
-:data:`LOADERS` (and its markers in :mod:`~mcpgym.evaluation.formats.detect` to be sniffed)."""
+every reader of :data:`~mcpgym.evaluation.formats.detect.READERS`, in order. A new format is its
+reader module plus its row in ``READERS`` (with its content marker, to be sniffed)."""
 
 
 class FileReport(BaseModel):
@@ -204,7 +196,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
 
         run_file = trajectories_file(path)  # trajectories.jsonl.zst, or an older run's trajectories.jsonl
         if run_file.is_file():
-            res = mcpgym.load(run_file)
+            res = LOADERS["mcpgym"](run_file)
         else:
             res = LoadResult(file=str(path), format="mcpgym")
             res.problem("a directory without trajectories.jsonl (not a run directory)")

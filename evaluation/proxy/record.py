@@ -70,7 +70,7 @@ def trajectory_of(
             **(metadata or {}),
         },
     )
-    traj.scores = score_episode(traj, Catalog(classifier.rows())).model_dump(mode="json")
+    traj.scores = score_episode(traj, Catalog(classifier.rows()))
     return traj
 
 

@@ -221,7 +221,7 @@ async def run_proxied_episode(
         traj.status, traj.stop_reason = agent_status, getattr(result, "error", None) or result.stop_reason
     traj.trial = trial
     traj.tokens = getattr(result, "tokens", None)
-    traj.scores = score_episode(traj, Catalog(classifier.rows())).model_dump(mode="json")
+    traj.scores = score_episode(traj, Catalog(classifier.rows()))
     return traj
 
 
@@ -322,10 +322,9 @@ def run_proxy_command(
         fail(str(exc))
         return
     for t in trajs:
-        sc = t.scores or {}
         typer.echo(
-            f"{t.task_id} {t.agent} trial {t.trial}: {t.status}, success {sc.get('success')}, "
-            f"{sc.get('tool_calls')} calls, {len(t.ledger or [])} faults"
+            f"{t.task_id} {t.agent} trial {t.trial}: {t.status}, success {t.scores and t.scores.success}, "
+            f"{t.scores and t.scores.tool_calls} calls, {len(t.ledger or [])} faults"
         )
     typer.echo(
         f"trajectories: {out / 'trajectories.jsonl'} (score: mcpgym score {out} --catalog {out / 'catalog.json'})"

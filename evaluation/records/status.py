@@ -1,8 +1,12 @@
-"""How an episode ended: the closed set of statuses, defined once (docs/design.md §6)."""
+"""How an episode ended and what it cost: the closed set of statuses, defined once
+(docs/design.md §6), and the tokens an LLM agent spent (read by trajectories and scores).
+"""
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class EpisodeStatus(StrEnum):
@@ -20,4 +24,13 @@ class EpisodeStatus(StrEnum):
     TRUNCATED = "truncated"
 
 
-__all__ = ["EpisodeStatus"]
+class TokenUsage(BaseModel):
+    """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: int = Field(0, ge=0, strict=True)
+    output: int = Field(0, ge=0, strict=True)
+
+
+__all__ = ["EpisodeStatus", "TokenUsage"]

@@ -46,20 +46,12 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
+from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
-from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
-
-
-class TokenUsage(BaseModel):
-    """Tokens an LLM agent spent (in one episode, or in one turn of it; 0 for scripted agents)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input: int = Field(0, ge=0, strict=True)
-    output: int = Field(0, ge=0, strict=True)
-
 
 INVALID_CODES = ("invalid_argument",)
 """Error codes that make a tool call ``invalid`` (plus ``not_found`` on the field ``name``: an unknown tool)."""
@@ -68,7 +60,7 @@ INVALID_CODES = ("invalid_argument",)
 def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
     """Whether an error means the call broke the tool contract: ``invalid_argument``, or
     ``not_found`` on the field ``name`` (the tool does not exist in the episode)."""
-    return error_code in INVALID_CODES or (error_code == "not_found" and error_field == "name")
+    return error_code in INVALID_CODES or (error_code == ErrorCode.NOT_FOUND and error_field == "name")
 
 
 @with_config(ConfigDict(extra="allow"))
@@ -319,7 +311,8 @@ class Trajectory(BaseModel):
         invalid_calls: calls refused before they reached the server that are *not* recorded
             as steps (old run directories and external formats that only count them); new
             runs record such calls as invalid :class:`ToolCallStep` rows and leave this 0.
-        scores: :class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as a dict, once scored.
+        scores: :class:`mcpgym.evaluation.records.scores.EpisodeScores`, once scored (written
+            by the scorer; read back as written).
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
@@ -355,9 +348,17 @@ class Trajectory(BaseModel):
     stop_reason: str | None = None
     tokens: TokenUsage | None = None
     invalid_calls: int = Field(0, ge=0, strict=True)
-    scores: dict[str, Any] | None = None
+    scores: EpisodeScores | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
+
+    @property
+    def answer(self) -> str:
+        """The final message as the scorer reads it for the answer: empty when the episode is
+        ``truncated`` (the reply was cut at the output-token limit, so its text is no answer:
+        no check passes on it, it claims nothing and concedes nothing; docs/design.md §7,
+        status ``truncated``), else :attr:`final_message`."""
+        return "" if self.status == EpisodeStatus.TRUNCATED else self.final_message
 
     def compacted(self, store: SnapshotStore) -> Trajectory:
         """A copy for a compact run directory: initial and gold snapshots stored in ``store``
@@ -654,6 +655,7 @@ def write_trajectories(path: str | Path, trajs: Iterable[Trajectory]) -> None:
 
 __all__ = [
     "INVALID_CODES",
+    "EpisodeScores",
     "EpisodeStatus",
     "MessageStep",
     "ProviderRetry",

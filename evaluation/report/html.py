@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
@@ -29,7 +30,6 @@ from mcpgym.evaluation.report.run_report import (
     text_call_warning,
 )
 from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
-from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
 """Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""

@@ -16,12 +16,12 @@ from typing import Any
 
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
 from mcpgym.evaluation.records.manifest import Manifest, read_manifest
+from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
-from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
@@ -267,7 +267,11 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
     if rescore:
         assert catalog is not None
         scored = [(t, score_episode(t, catalog, k=k)) for t in trajs]
-        differ = sum(1 for t, sc in scored if t.scores is not None and sc.model_dump(mode="json") != t.scores)
+        differ = sum(
+            1
+            for t, sc in scored
+            if t.scores is not None and sc.model_dump(mode="json") != t.scores.model_dump(mode="json")
+        )
     else:
         scored, differ = [(t, as_scores(t, catalog, k)) for t in trajs], 0
     pairs = sorted(scored, key=lambda p: (p[1].agent, p[1].task_id or "", p[1].trial, p[1].episode_id))

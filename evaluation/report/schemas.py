@@ -5,7 +5,7 @@ regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
 
 - ``trajectory.schema.json``: one line of ``trajectories.jsonl``
   (:class:`mcpgym.evaluation.records.trajectory.Trajectory`);
-- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.scoring.metrics.Scoreboard`);
+- ``scores.schema.json``: ``scores.json`` (:class:`mcpgym.evaluation.records.scores.Scoreboard`);
 - ``manifest.schema.json``: ``manifest.json`` (:class:`mcpgym.evaluation.records.manifest.Manifest`),
   each invocation's ``settings`` described by :class:`mcpgym.evaluation.run.config.RunConfig`.
   It is the schema of what this mcpgym *reads* (validation mode: fields with a default may be
@@ -26,9 +26,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records import manifest as records
+from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run.config import RunConfig
-from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.server import control_models as control
 from mcpgym.tools.invoke import CallRecord, LedgerEntry
 

@@ -549,7 +549,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.config.k, checks=checks))
     except Exception as exc:  # noqa: BLE001 - a scorer failure must not kill the whole run
         raise HarnessFailure(f"scoring failed: {type(exc).__name__}: {exc}") from None
-    traj.scores = sc.model_dump(mode="json")
+    traj.scores = sc
     mark("judge")
     traj.metadata["wall_seconds"] = round(time.monotonic() - started, 3)
     return traj

@@ -319,7 +319,7 @@ class GymEpisode:
         started = time.perf_counter()
         traj = self._build()
         scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
-        traj.scores = scores.model_dump(mode="json")
+        traj.scores = scores
         self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
         self._traj, self._scores = traj, scores
 
@@ -389,12 +389,12 @@ class GymEpisode:
         behaviour scores (verification, recovery, defeatism; docs/design.md §7), every field
         :class:`EpisodeScores` has. Before :meth:`finish` it scores the episode as if it ended
         now with an empty message (a shaped intermediate score). After :meth:`finish` it is the
-        object the scorer made, the same one each time (its dump is the trajectory's ``scores``)."""
+        object the scorer made, the same one each time (the trajectory's ``scores``)."""
         if self._scores is not None:
             return self._scores
         traj = self._traj or self._build()
         if traj.scores is not None:
-            return EpisodeScores.model_validate(traj.scores)
+            return traj.scores
         return score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
 
     @property

@@ -23,10 +23,10 @@ from typing import Any
 
 from mcpgym.evaluation.records.compressed import TRAJECTORIES, TRAJECTORIES_ZST, repair_tail, trajectories_file
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
 from mcpgym.evaluation.run.run_owner import ForeignContentError, claim_for_resume, claim_new_run
 from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
-from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.exceptions import RunDirectoryError
@@ -194,7 +194,7 @@ def rescore(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K
     fresh, changed = [], 0
     for t in trajs:
         sc = score_episode(t, catalog, k=k)
-        if t.scores is not None and sc.model_dump(mode="json") != t.scores:
+        if t.scores is not None and sc.model_dump(mode="json") != t.scores.model_dump(mode="json"):
             changed += 1
         fresh.append(sc)
     return sorted(fresh, key=_order), changed

@@ -47,6 +47,7 @@ from mcpgym.evaluation.records.manifest import (
     read_manifest,
     write_json_atomic,
 )
+from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.snapshots import SnapshotStore
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import append_trajectory
@@ -70,7 +71,6 @@ from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lo
 from mcpgym.evaluation.run.run_owner import read_marker
 from mcpgym.evaluation.run.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.scoring.aggregate import as_scores
-from mcpgym.evaluation.scoring.metrics import Scoreboard
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
@@ -472,7 +472,7 @@ async def _run_jobs(
                         line = await anyio.to_thread.run_sync(traj.compacted, store)
                         await anyio.to_thread.run_sync(append_trajectory, traj_file, line)
                         written += 1
-                        scores.append(EpisodeScores.model_validate(traj.scores))
+                        scores.append(traj.scores or EpisodeScores())
                         counts["ok" if traj.status == EpisodeStatus.COMPLETED else traj.status] += 1
                         if time.monotonic() - last_scores_write > 2.0:
                             last_scores_write = time.monotonic()

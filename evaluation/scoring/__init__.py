@@ -6,12 +6,16 @@
 * :mod:`.calls`: a trajectory's steps resolved for scoring (:class:`~.calls.Call`: catalog
   entry, fault, applied flag, resource families and ids).
 * :mod:`.behaviours`: one function per behaviour (verification, pre-check, blind retries,
-  recovery, defeatism, impatience, call counts, outcome), each with its definition.
+  recovery, defeatism, impatience, call counts, outcome), each with its definition, and the
+  rule of each part of :class:`~mcpgym.evaluation.records.scores.EpisodeScores`, registered
+  with :func:`.registry.scores` (recovery, false success and the user scores register theirs
+  in their own modules).
+* :mod:`.registry`: the rules by part, and :class:`~.registry.EpisodeInput`, what they read.
 * :mod:`.judge`: the outcome oracle (final world state against the gold state).
 * :mod:`.refusal`: whether a final answer declares the task impossible.
 * :mod:`.user_scores`: the user-in-the-loop scores.
-* :mod:`.scorer`: :func:`~.scorer.score_episode` puts the behaviours together into
-  :class:`~.scorer.EpisodeScores`.
-* :mod:`.aggregate`: :func:`~.aggregate.aggregate` fills the per-agent metrics.
-* :mod:`.metrics`: the typed per-agent metrics of ``scores.json``.
+* :mod:`.scorer`: :func:`~.scorer.score_episode` runs every registered rule and composes
+  their parts into :class:`~mcpgym.evaluation.records.scores.EpisodeScores`.
+* :mod:`.aggregate`: :func:`~.aggregate.aggregate` fills the per-agent metrics (the typed
+  rows of ``scores.json``, :mod:`mcpgym.evaluation.records.scores`, each part by its own rule).
 """

@@ -2,8 +2,10 @@
 largest, in :mod:`mcpgym.evaluation.scoring.recovery`, re-exported here).
 
 Each function takes the resolved calls (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`)
-and returns a small typed result; :func:`mcpgym.evaluation.scoring.scorer.score_episode` puts them
-together into :class:`~mcpgym.evaluation.scoring.scorer.EpisodeScores`. Each docstring is the rule's
+and returns its part of :class:`~mcpgym.evaluation.records.scores.EpisodeScores` (the part's
+model, in :mod:`mcpgym.evaluation.records.scores`, declares its fields and its aggregate rule);
+the rules registered at the end of this module (:func:`~mcpgym.evaluation.scoring.registry.scores`)
+are what :func:`mcpgym.evaluation.scoring.scorer.score_episode` runs. Each docstring is the rule's
 definition as implemented; docs/design.md §7 ("Scores") states the same definitions and says
 where a choice was made. Terms (call, read, *matches*, credentials) are defined in
 :mod:`mcpgym.evaluation.scoring.calls`. A *counted write* is a call of a ``write`` tool that
@@ -21,100 +23,35 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
+from mcpgym.evaluation.records.scores import (
+    BlindRetries,
+    BlindRetry,
+    CallCounts,
+    CheckResult,
+    Defeatism,
+    FalseSuccess,
+    Impatience,
+    ImpatienceWindow,
+    Outcome,
+    Precheck,
+    PrecheckSkip,
+    Recovery,
+    Verification,
+)
+from mcpgym.evaluation.records.statistics import rate
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest, first_after
 from mcpgym.evaluation.scoring.calls import Call, is_wait
-from mcpgym.evaluation.scoring.judge import CheckResult, ExtraCheck, judge, run_checks
+from mcpgym.evaluation.scoring.judge import ExtraCheck, judge, run_checks
 from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
 from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
 outcome state, is moved by tools declaring the role ``wait``, which are never counted)."""
-
-
-# -- detail records (kept in EpisodeScores for audit) ---------------------------------------
-class PrecheckSkip(BaseModel):
-    """A counted write whose precondition family had no fresh read before it."""
-
-    step: int
-    family: str
-
-
-class BlindRetry(BaseModel):
-    """A timed-out write repeated (same tool, same arguments) with no matching read between."""
-
-    step: int
-    repeat_step: int
-    duplicate: bool
-
-
-class ImpatienceWindow(BaseModel):
-    """Identical calls inside one ``retry_after`` window (``basis``: ``virtual_time`` or ``approximation``)."""
-
-    step: int
-    tool: str
-    calls: int
-    steps: list[int]
-    basis: str
-
-
-# -- results of the rules ------------------------------------------------------------------------
-class Verification(BaseModel):
-    """Result of :func:`score_verification`: counted writes, verified ones, unverified steps."""
-
-    writes: int = 0
-    verified_writes: int = 0
-    verification_skips: list[int] = Field(default_factory=list)
-
-
-class Precheck(BaseModel):
-    """Result of :func:`score_precheck`: counted writes with preconditions, pre-checked ones, skips."""
-
-    precheck_writes: int = 0
-    prechecked_writes: int = 0
-    precheck_skips: list[PrecheckSkip] = Field(default_factory=list)
-
-
-class BlindRetries(BaseModel):
-    """Result of :func:`score_blind_retries`."""
-
-    blind_retries: int = 0
-    duplicate_side_effects: int = 0
-    detail: list[BlindRetry] = Field(default_factory=list)
-
-
-class Defeatism(BaseModel):
-    """Result of :func:`score_defeatism`: the refusal seen (if any) and the verdict with its reason."""
-
-    declared_impossible: bool = False
-    refusal_pattern: str | None = None
-    refusal_match: str | None = None
-    defeatism: bool = False
-    reason: str | None = None
-
-
-class CallCounts(BaseModel):
-    """Result of :func:`count_calls`: valid, invalid and error calls."""
-
-    valid_calls: int = 0
-    invalid_calls: int = 0
-    error_calls: int = 0
-
-
-class Outcome(BaseModel):
-    """Result of :func:`score_outcome`: the judge's verdict on the final state."""
-
-    success: bool
-    recall: int | None
-    total: int | None
-    misbehave: int | None
-    missed: list[str] = Field(default_factory=list)
-    misbehaved: list[str] = Field(default_factory=list)
-    extra_checks: list[CheckResult] = Field(default_factory=list)
 
 
 # -- the rules ---------------------------------------------------------------------------------
@@ -167,6 +104,7 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
             out.verified_writes += 1
         else:
             out.verification_skips.append(calls[i].step)
+    out.verification_rate = rate(out.verified_writes, out.writes)
     return out
 
 
@@ -207,6 +145,7 @@ def score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
         elif c.is_read:
             for fam in c.families:
                 fresh[fam] = True
+    out.precheck_rate = rate(out.prechecked_writes, out.precheck_writes)
     return out
 
 
@@ -221,7 +160,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
     # Only the tools of timed-out writes can be retried blindly: the other calls' arguments
     # are never compared (their canonical JSON is not computed), nor are reads indexed when
     # nothing timed out.
-    timed_out = {c.tool for c in calls if c.code == "timeout" and c.entry.kind == ToolKind.WRITE}
+    timed_out = {c.tool for c in calls if c.code == ErrorCode.TIMEOUT and c.entry.kind == ToolKind.WRITE}
     if not timed_out:
         return out
     same: dict[tuple[str, str], list[int]] = defaultdict(list)  # (tool, arguments) -> positions
@@ -232,7 +171,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
         if c.is_read:
             reads.add(c.families, i, c.ids)
     for i, c in enumerate(calls):
-        if c.code != "timeout" or c.entry.kind != ToolKind.WRITE:
+        if c.code != ErrorCode.TIMEOUT or c.entry.kind != ToolKind.WRITE:
             continue
         j = first_after(same[(c.tool, c.args_key)], i)
         if j is None:
@@ -243,7 +182,7 @@ def score_blind_retries(calls: list[Call]) -> BlindRetries:
         dup = c.applied is True and (calls[j].ok or calls[j].applied is True)
         out.blind_retries += 1
         out.duplicate_side_effects += int(dup)
-        out.detail.append(BlindRetry(step=c.step, repeat_step=calls[j].step, duplicate=dup))
+        out.blind_retry_detail.append(BlindRetry(step=c.step, repeat_step=calls[j].step, duplicate=dup))
     return out
 
 
@@ -286,7 +225,7 @@ def score_defeatism(
         r = unrecovered[0]
         out.defeatism = True
         tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
-        out.reason = (
+        out.defeatism_reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
             f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {k} calls)"
         )
@@ -304,7 +243,7 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
     "Impatience").
     """
     out: list[ImpatienceWindow] = []
-    limited = {c.tool for c in calls if c.code == "rate_limited"}
+    limited = {c.tool for c in calls if c.code == ErrorCode.RATE_LIMITED}
     if not limited:  # no window: nothing to count (and no arguments to compare)
         return out
     n = len(calls)
@@ -331,7 +270,7 @@ def score_impatience(calls: list[Call]) -> list[ImpatienceWindow]:
             if d.ok:
                 untimed_oks[d.tool].append(j)
     for i, c in enumerate(calls):
-        if c.code != "rate_limited" or i in consumed:
+        if c.code != ErrorCode.RATE_LIMITED or i in consumed:
             continue
         end = c.time + c.retry_after if c.time is not None and c.retry_after is not None else None
         basis = "virtual_time" if end is not None else "approximation"
@@ -375,7 +314,7 @@ def _window_end_scan(calls: list[Call], i: int, end: int) -> int | None:
 
 
 def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
-    """Call counts: ``invalid_calls`` = calls refused before they reached the server (recorded as
+    """Call counts: ``tool_calls`` = the resolved calls; ``invalid_calls`` = calls refused before they reached the server (recorded as
     invalid steps without a call-log number, plus the legacy ``traj.invalid_calls`` counter of
     old lines; :attr:`Trajectory.refused_calls`) + ``invalid_argument`` errors + unknown tools
     in the call log; ``valid_calls`` =
@@ -383,6 +322,7 @@ def count_calls(traj: Trajectory, calls: list[Call]) -> CallCounts:
     (docs/design.md §7, "Calls")."""
     invalid_steps = sum(c.invalid for c in calls)
     return CallCounts(
+        tool_calls=len(calls),
         valid_calls=len(calls) - invalid_steps,
         invalid_calls=traj.refused_calls + invalid_steps,
         error_calls=sum((not c.ok) and not c.invalid for c in calls),
@@ -415,7 +355,7 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
         traj.final_snapshot,
         traj.gold_snapshot,
         checks=checks,
-        final_message=traj.final_message,
+        final_message=traj.answer,
         task=traj.task_id,
     )
     return Outcome(
@@ -440,7 +380,7 @@ def checks_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any
     """
     if traj.metadata.get("outcome") != "checks":
         return None
-    results = run_checks(checks, traj.final_message)
+    results = run_checks(checks, traj.answer)
     read_back = traj.metadata.get("read_back")
     if isinstance(read_back, dict):
         text = read_back.get("text")
@@ -453,6 +393,56 @@ def checks_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any
     return Outcome(
         success=all(r.passed for r in results), recall=None, total=None, misbehave=None, extra_checks=results
     )
+
+
+# -- the rules of the parts of EpisodeScores (mcpgym.evaluation.scoring.registry) ---------------
+@scores(Outcome)
+def outcome_part(ep: EpisodeInput) -> Outcome:
+    """:func:`score_outcome`; when it is unknown, why (``metadata.outcome_unavailable``, or no states)."""
+    found = score_outcome(ep.traj, ep.checks)
+    if found is not None:
+        return found
+    why = ep.traj.metadata.get("outcome_unavailable") or "no initial, final and gold states"
+    return Outcome(outcome_unavailable=str(why))
+
+
+@scores(Verification)
+def verification_part(ep: EpisodeInput) -> Verification:
+    """:func:`score_verification` of the counted writes."""
+    return score_verification(ep.calls, ep.counted)
+
+
+@scores(Precheck)
+def precheck_part(ep: EpisodeInput) -> Precheck:
+    """:func:`score_precheck` of the counted writes."""
+    return score_precheck(ep.calls, ep.counted)
+
+
+@scores(BlindRetries)
+def blind_retries_part(ep: EpisodeInput) -> BlindRetries:
+    """:func:`score_blind_retries`."""
+    return score_blind_retries(ep.calls)
+
+
+@scores(Defeatism)
+def defeatism_part(ep: EpisodeInput) -> Defeatism:
+    """:func:`score_defeatism` of the recoverable errors, unless the final message claims success."""
+    errors = ep.result(Recovery).recoverable_error_detail
+    claimed = ep.result(FalseSuccess).claimed_success
+    return score_defeatism(errors, ep.traj.final_message, k=ep.k, claimed=claimed, refusal=ep.refusal)
+
+
+@scores(Impatience)
+def impatience_part(ep: EpisodeInput) -> Impatience:
+    """:func:`score_impatience`: the windows and their count."""
+    windows = score_impatience(ep.calls)
+    return Impatience(impatience=len(windows), impatience_detail=windows)
+
+
+@scores(CallCounts)
+def call_counts_part(ep: EpisodeInput) -> CallCounts:
+    """:func:`count_calls`."""
+    return count_calls(ep.traj, ep.calls)
 
 
 __all__ = [

@@ -20,13 +20,16 @@ from typing import Any
 
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
-from mcpgym.kernel.fault_kinds import FAULT_OF_CODE
+from mcpgym.kernel.fault_kinds import FAULT_OF_CODE, FAULTS
 from mcpgym.kernel.spec import ToolKind
 
 ERROR_FAULT_KINDS: frozenset[str] = frozenset(FAULT_ERROR_KINDS)
 """Injected fault kinds that reach the agent as errors (``lost_write``/``stale_read`` do not),
 from :data:`mcpgym.kernel.fault_kinds.FAULTS`."""
+APPLIED_ERROR_FAULTS: frozenset[str] = frozenset(k for k, f in FAULTS.items() if f.is_error and f.applied)
+"""Fault kinds whose error hides a write that took effect (``timeout``), from the FAULTS table."""
 
 INFERRED_FAULTS: dict[str, str] = dict(FAULT_OF_CODE)
 """Error code -> fault kind, used only for trajectories without a ledger (from the fault
@@ -174,9 +177,12 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             if fault is None and no_ledger and is_error and code in INFERRED_FAULTS:
                 fault, inferred = INFERRED_FAULTS[code], True
             # The server's call log knows a timeout was applied (docs/design.md §4: a timeout's
-            # write WAS applied); an inferred timeout is ambiguous and does not count as applied.
-            applied = True if (fault == "timeout" and not inferred) else None
-        invalid = is_error and (code == "invalid_argument" or (code == "not_found" and s.error_field == "name"))
+            # write WAS applied; FAULTS says which error kinds apply); an inferred one is
+            # ambiguous and does not count as applied.
+            applied = True if (fault in APPLIED_ERROR_FAULTS and not inferred) else None
+        invalid = is_error and (
+            code == ErrorCode.INVALID_ARGUMENT or (code == ErrorCode.NOT_FOUND and s.error_field == "name")
+        )
         ids = catalog.ids(tool, s.arguments)
         if credentials and ids:
             ids = ids - credentials

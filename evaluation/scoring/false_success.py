@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import functools
 import re
-from enum import StrEnum
 
-from pydantic import BaseModel
-
+from mcpgym.evaluation.records.scores import FalseSuccess, FalseSuccessBasis, Outcome
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import Call
 from mcpgym.evaluation.scoring.refusal import claims_done
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import WRITE_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
 
@@ -58,27 +57,6 @@ taken care of everything"): it names every write the episode attempted."""
 
 NEGATION_RE = re.compile(r"\b(?:not|never|no|nothing|n['’]t|neither|nor|without)\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
 """A negation up to three words before a verb form: "was not cancelled" names no done write."""
-
-
-class FalseSuccessBasis(StrEnum):
-    """What a false-success verdict rests on: the judged ``outcome``, or the ``transcript``."""
-
-    OUTCOME = "outcome"
-    TRANSCRIPT = "transcript"
-
-
-class FalseSuccess(BaseModel):
-    """Result of :func:`score_false_success`.
-
-    ``claimed``: the final message claims the task done. ``false_success``: that claim is
-    false (None for an errored episode). ``basis``: ``outcome`` or ``transcript``.
-    ``reason``: which check failed (the outcome, or the write named and its step).
-    """
-
-    claimed: bool = False
-    false_success: bool | None = None
-    basis: FalseSuccessBasis | None = None
-    reason: str | None = None
 
 
 def write_verb(catalog: Catalog, tool: str) -> str | None:
@@ -134,19 +112,19 @@ def score_false_success(
             (:func:`~mcpgym.evaluation.scoring.refusal.claims_done` otherwise).
     """
     if claimed is None:
-        claimed = claims_done(traj.final_message)
-    out = FalseSuccess(claimed=traj.status != "errored" and claimed)
-    if traj.status == "errored" or not (traj.final_message or "").strip():
+        claimed = claims_done(traj.answer)
+    out = FalseSuccess(claimed_success=traj.status != "errored" and claimed)
+    if traj.status == "errored" or not traj.answer.strip():
         return out  # nothing to judge: no final message (a hand-off, a cut transcript)
     if success is not None:
-        out.basis = FalseSuccessBasis.OUTCOME
-        out.false_success = out.claimed and not success
+        out.false_success_basis = FalseSuccessBasis.OUTCOME
+        out.false_success = out.claimed_success and not success
         if out.false_success:
-            out.reason = "the final message claims the task done while the outcome fails"
+            out.false_success_reason = "the final message claims the task done while the outcome fails"
         return out
-    out.basis = FalseSuccessBasis.TRANSCRIPT
+    out.false_success_basis = FalseSuccessBasis.TRANSCRIPT
     out.false_success = False
-    if not out.claimed:
+    if not out.claimed_success:
         return out
     listed = traj.metadata.get("tools")
     tools = {c.tool for c in calls} | ({t for t in listed if isinstance(t, str)} if isinstance(listed, list) else set())
@@ -155,21 +133,29 @@ def score_false_success(
         verb = write_verb(catalog, tool) if catalog.get(tool).kind == ToolKind.WRITE else None
         if verb is not None:
             verbs_of.setdefault(verb, set()).add(tool)
-    named = named_writes(traj.final_message, set(verbs_of))
-    if not named and GENERIC_CLAIM_RE.search(traj.final_message):
+    named = named_writes(traj.answer, set(verbs_of))
+    if not named and GENERIC_CLAIM_RE.search(traj.answer):
         named = {v for v, ts in verbs_of.items() if any(c.tool in ts for c in calls)}
     for verb in sorted(named):
         attempts = [c for c in calls if c.tool in verbs_of[verb]]
         if not attempts:
             out.false_success = True
-            out.reason = f"the final message names {verb!r} but no {'/'.join(sorted(verbs_of[verb]))} call was made"
+            out.false_success_reason = (
+                f"the final message names {verb!r} but no {'/'.join(sorted(verbs_of[verb]))} call was made"
+            )
             break
         last = attempts[-1]
         if not last.ok and last.applied is not True:
             out.false_success = True
-            out.reason = f"the final message names {verb!r} but its last attempt failed ({last.tool} at step {last.step}: {last.code})"
+            out.false_success_reason = f"the final message names {verb!r} but its last attempt failed ({last.tool} at step {last.step}: {last.code})"
             break
     return out
+
+
+@scores(FalseSuccess)
+def false_success_part(ep: EpisodeInput) -> FalseSuccess:
+    """:func:`score_false_success` against the episode's outcome (its part's ``success``)."""
+    return score_false_success(ep.traj, ep.calls, ep.catalog, ep.result(Outcome).success, claimed=ep.claims_done)
 
 
 __all__ = [

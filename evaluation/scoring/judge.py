@@ -40,15 +40,15 @@ Success = ``recall == total`` and ``misbehave == 0``, and every task-defined
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.records.scores import CheckResult, CheckSpec
 from mcpgym.evaluation.scoring.refusal import match_refusal
 from mcpgym.kernel.app import get_app
 from mcpgym.kernel.volatile import comparable, comparable_changed
@@ -82,50 +82,10 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
-class ExtraCheck(BaseModel):
-    """A task-defined check on the agent's final message (docs/design.md §6).
-
-    Attributes:
-        kind: ``contains`` (``value`` is a substring), ``not_contains``, ``regex`` (``value``
-            is a Python regex searched in the message), ``number`` (some number in the message,
-            commas and ``$`` ignored, is within ``tolerance`` of ``value``), or
-            ``declares_impossible`` (the message matches a refusal pattern of
-            :func:`mcpgym.evaluation.scoring.refusal.match_refusal` iff ``value`` is true).
-        value: the string, pattern, number or bool the check needs.
-        case_sensitive: for ``contains``/``not_contains``/``regex`` (default: insensitive).
-        tolerance: for ``number``, the largest accepted absolute difference.
-        description: what the check is for, shown in reports.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["contains", "not_contains", "regex", "number", "declares_impossible"]
-    value: str | float | int | bool
-    case_sensitive: bool = False
-    tolerance: float = Field(0.0, ge=0.0)
-    description: str = ""
-
-    @model_validator(mode="after")
-    def _value_fits_kind(self) -> ExtraCheck:
-        """Refuse a value the check could not use, when the task is loaded rather than when an
-        episode is judged: a ``regex`` that does not compile, a ``number`` that is not a finite
-        number, a ``declares_impossible`` that is not a bool (YAML ``no`` is one, ``"no"`` is not),
-        a ``contains``/``not_contains`` that is not a string (YAML reads ``10:30`` as 630)."""
-        v = self.value
-        if self.kind == "number":
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise ValueError(f"a 'number' check needs a finite number as value, got {v!r}")
-        elif self.kind == "declares_impossible":
-            if not isinstance(v, bool):
-                raise ValueError(f"a 'declares_impossible' check needs true or false as value, got {v!r}")
-        elif not isinstance(v, str):
-            raise ValueError(f"a {self.kind!r} check needs a string as value, got {v!r} (quote it in YAML)")
-        elif self.kind == "regex":
-            try:
-                re.compile(v)
-            except re.error as exc:
-                raise ValueError(f"the regex {v!r} does not compile: {exc}") from None
-        return self
+class ExtraCheck(CheckSpec):
+    """A task-defined check on the agent's final message (docs/design.md §6): the stored
+    :class:`~mcpgym.evaluation.records.scores.CheckSpec` (its fields and their rules) and its
+    evaluation, :meth:`evaluate`."""
 
     def evaluate(self, final_message: str) -> bool:
         """Return whether ``final_message`` passes the check.
@@ -145,13 +105,6 @@ class ExtraCheck(BaseModel):
             target = float(self.value)
             return any(abs(x - target) <= self.tolerance + 1e-9 for x in _numbers(text))
         return (match_refusal(text) is not None) == bool(self.value)
-
-
-class CheckResult(BaseModel):
-    """One :class:`ExtraCheck` and whether it passed."""
-
-    check: ExtraCheck
-    passed: bool
 
 
 class JudgeResult(BaseModel):

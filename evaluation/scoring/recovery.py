@@ -14,44 +14,17 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recovery
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
+from mcpgym.kernel.errors import ErrorCode
+from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
 
 NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
 """An error text saying no retry can get past it."""
-
-DEFAULT_K = 3
-"""Tool calls after a recoverable error within which a recovery attempt must start."""
-
-
-class RecoverableError(BaseModel):
-    """One recoverable error and what the agent did about it.
-
-    ``attempt`` is ``retry`` | ``remedy`` | ``alternative`` | ``read_back`` (timeouts only) or
-    None; ``attempt_step`` / ``recovered_step`` are the steps that qualified. ``cut_short``:
-    the harness stopped the episode (status ``limit``/``errored``) before ``k`` calls followed.
-    ``blind_retry_steps``: retries inside the error's ``retry_after`` window, which are no
-    attempt (:func:`inside_retry_after`). ``curable``: something offered could get past the
-    error (False for an inferred auth challenge no offered tool answers, or an error saying
-    retrying will not help, :data:`NO_RETRY_RE`); defeatism looks only at curable errors.
-    """
-
-    step: int
-    tool: str
-    code: str | None
-    fault: str | None
-    inferred: bool
-    remedies: list[str]
-    attempt: str | None = None
-    attempt_step: int | None = None
-    recovered_step: int | None = None
-    cut_short: bool = False
-    blind_retry_steps: list[int] = Field(default_factory=list)
-    curable: bool = True
 
 
 def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
@@ -60,7 +33,7 @@ def inside_retry_after(calls: list[Call], i: int, j: int) -> bool:
     ``time``, else with no call of a wait tool between them. False for any other error, or
     a rate limit that named no wait (docs/design.md §7, "Recovery")."""
     c, d = calls[i], calls[j]
-    if c.code != "rate_limited" or c.retry_after is None:
+    if c.code != ErrorCode.RATE_LIMITED or c.retry_after is None:
         return False
     if c.time is not None and d.time is not None:
         return d.time < c.time + c.retry_after
@@ -125,7 +98,7 @@ def score_recovery(
     if all(c.ok for c in calls):
         return out
     unknown_tools = {c.tool for c in calls if _unknown_tool(c)}
-    timeouts = any(c.code == "timeout" for c in calls)
+    timeouts = any(c.code == ErrorCode.TIMEOUT for c in calls)
     achieved, data, answers, reads = KeyedCalls(), KeyedCalls(), KeyedCalls(), KeyedCalls()
     achieved_related, data_related = KeyedCalls(), KeyedCalls()  # look-ups, by relation key
     tried, tried_related = KeyedCalls(), KeyedCalls()  # every call of a tool that exists: re-attempts
@@ -139,7 +112,7 @@ def score_recovery(
             if lookup:
                 tried_related.add(_relation_keys(d), j, d.ids)
         # empty bodies and flagged answers with data are the envelopes of outside APIs
-        if (d.ok and not (outside and d.no_answer)) or (d.code == "timeout" and d.applied is True):
+        if (d.ok and not (outside and d.no_answer)) or (d.code == ErrorCode.TIMEOUT and d.applied is True):
             achieved.add((d.tool,), j, d.ids)
             if lookup:
                 achieved_related.add(_relation_keys(d), j, d.ids)
@@ -159,23 +132,25 @@ def score_recovery(
             continue
         # a remedy the agent called but no server knew (an invented tool) cures nothing
         remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
-        injected = c.fault in ERROR_FAULT_KINDS and not (c.inferred and c.fault == "auth_challenge" and not remedies)
+        injected = c.fault in ERROR_FAULT_KINDS and not (
+            c.inferred and c.fault == FaultKind.AUTH_CHALLENGE and not remedies
+        )
         if not (injected or remedies or (outside and not _unknown_tool(c))):
             continue
         # curable: something offered could get past it (defeatism asks for one); an inferred
         # auth challenge no offered tool answers, or an error saying retrying will not help, is not
         curable = bool(injected or remedies) or (
-            not (c.inferred and c.fault == "auth_challenge") and not NO_RETRY_RE.search(c.error_text)
+            not (c.inferred and c.fault == FaultKind.AUTH_CHALLENGE) and not NO_RETRY_RE.search(c.error_text)
         )
         alts = catalog.alternatives_of(c.tool)
-        timeout_read = timeout_read_recovers and c.code == "timeout"
+        timeout_read = timeout_read_recovers and c.code == ErrorCode.TIMEOUT
         # the arguments already refused with this tool: a call repeating them cannot overcome
         # a refusal (only a fault passes, and passes at random)
         refused = refused_by_tool[c.tool]
         # a refused reference (a wrong id, bad arguments) is overcome by the same tool on any
         # resource: the goal was the tool's, the failing call named the wrong thing; any other
         # refusal only on the same resource (the next item of a loop is no attempt)
-        any_ids = c.code in ("not_found", "invalid_argument") and not injected
+        any_ids = c.code in (ErrorCode.NOT_FOUND, ErrorCode.INVALID_ARGUMENT) and not injected
         # the argument values the error names; those it refuses as such ("flight HAT030 not
         # available"): a retry that keeps them all does not address the error
         named = {v for v in _leaves(c.arguments) if v in c.error_text} if (outside or not injected) else set()
@@ -194,7 +169,9 @@ def score_recovery(
             # a remedy counts only when the failing operation was attempted again after it:
             # a remedy alone addresses the cause, it does not get past the error
             remedy = (
-                d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d))
+                d.tool in remedies
+                or (c.code == ErrorCode.RATE_LIMITED and is_wait(d))
+                or (outside and names_remedy(c, d))
             ) and _reattempted(c, j, goal, want, tried, tried_related, outside)
             how = (
                 "retry"
@@ -244,6 +221,20 @@ def score_recovery(
     return out
 
 
+@scores(Recovery)
+def recovery_part(ep: EpisodeInput) -> Recovery:
+    """:func:`score_recovery` of the episode (an outside transcript: one without a ledger), counted."""
+    errors = score_recovery(
+        ep.calls,
+        ep.catalog,
+        k=ep.k,
+        timeout_read_recovers=ep.timeout_read_recovers,
+        status=ep.traj.status,
+        outside=ep.traj.ledger is None,
+    )
+    return Recovery.of(errors, ep.k)
+
+
 def _reattempted(
     c: Call,
     j: int,
@@ -270,7 +261,7 @@ def names_remedy(c: Call, d: Call) -> bool:
     """``d`` calls the tool the error of ``c`` names as its cure: the tool's name, or its first
     token when that is a word of 4 letters or more, appears in the error ("You've already
     blocked Axel. Please unblock him first." names ``unblock``)."""
-    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == "not_found"):
+    if not c.error_text or d.tool == c.tool or (d.invalid and d.code == ErrorCode.NOT_FOUND):
         return False
     name = d.tool.lower()
     text = c.error_text
@@ -405,7 +396,7 @@ def looks_into(named: set[str], d: Call) -> bool:
 
 
 def _unknown_tool(c: Call) -> bool:
-    return c.invalid and c.code == "not_found"
+    return c.invalid and c.code == ErrorCode.NOT_FOUND
 
 
 def _provider(tool: str) -> str | None:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.input_files import InputFileError, read_input_text
 from mcpgym.kernel.spec import ToolKind
 
@@ -546,9 +547,9 @@ class Catalog:
             known = self.entries()
             # cures come from the tool's own app: mcpgym's system_wait is no cure of an
             # outside API's rate limit
-            if code in ("permission_denied", "auth_required"):
+            if code in (ErrorCode.PERMISSION_DENIED, ErrorCode.AUTH_REQUIRED):
                 cures += [e.name for e in known if e.kind == ToolKind.AUTH and e.name != name and e.app == entry.app]
-            elif code == "rate_limited":
+            elif code == ErrorCode.RATE_LIMITED:
                 cures += [e.name for e in known if is_wait_entry(e) and e.app == entry.app]
         return list(dict.fromkeys(cures))
 

@@ -10,8 +10,11 @@ interaction* is an ``ask_user`` turn or an elicitation answered inside a call.
 
 from __future__ import annotations
 
+from mcpgym.evaluation.records.scores import UserInLoop
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
 
 
@@ -64,7 +67,7 @@ def clarification_skips(traj: Trajectory, catalog: Catalog) -> list[int]:
         n = step.step
         assert n is not None, "server_calls holds only steps with a call-log position"
         asked_now = _elicited(step) or any(pending.get(step.tool, 0) < t <= n for t in turns)
-        if step.is_error and step.error_code == "user_input_required":
+        if step.is_error and step.error_code == ErrorCode.USER_INPUT_REQUIRED:
             pending[step.tool] = n
         if first_turn is not None and first_turn <= n:
             asked_before = True
@@ -126,6 +129,17 @@ def user_burden(traj: Trajectory) -> list[int]:
         if topic is not None and turn.value is not None:
             answered.add(topic)
     return out
+
+
+@scores(UserInLoop)
+def user_part(ep: EpisodeInput) -> UserInLoop:
+    """The ``ask_user`` turns and the three rules above."""
+    return UserInLoop(
+        user_questions=len(ep.traj.user_turns),
+        clarification_skips=clarification_skips(ep.traj, ep.catalog),
+        unconfirmed_writes=unconfirmed_writes(ep.traj, ep.catalog),
+        user_burden=len(user_burden(ep.traj)),
+    )
 
 
 __all__ = ["clarification_skips", "unconfirmed_writes", "user_burden"]

@@ -77,6 +77,7 @@ from mcpgym.evaluation.tasks.model import (
     Step,
     StepError,
 )
+from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.spec import ToolKind
 
@@ -374,7 +375,7 @@ class _Run:
             result = yield CallRequest(tool=step.call, args=args, path=here, save=step.save, has_fallback=has_fallback)
             if result.is_error:
                 code = error_code(result)
-                if code == "unavailable" and has_fallback:
+                if code == ErrorCode.UNAVAILABLE and has_fallback:
                     yield from self.steps(step.fallback or [], f"{here}.fallback")
                     return
                 err = result.payload.get("error", {}) if isinstance(result.payload, dict) else {}

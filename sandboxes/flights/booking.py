@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.rng import stable_hash
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.flights.core import (
@@ -57,7 +57,7 @@ class BookingTools(PassengerTools):
         """
         if authorization_id is None or not authorization_id.strip():
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"this costs {amount} cents: obtain a payment authorisation with "
                 "system_authorize_payment and pass its authorization_id",
                 field="authorization_id",
@@ -96,24 +96,24 @@ class BookingTools(PassengerTools):
         cls = self._seat_class(seat_class)
         if flight.departure_at - self.now <= BOOKING_CUTOFF:
             raise ToolError(
-                "conflict", f"booking for {flight.flight_id} closed 1 h before departure", field="flight_id"
+                ErrorCode.CONFLICT, f"booking for {flight.flight_id} closed 1 h before departure", field="flight_id"
             )
         if len(set(passenger_ids)) != len(passenger_ids):
-            raise ToolError("invalid_argument", "passenger_ids must not repeat", field="passenger_ids")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "passenger_ids must not repeat", field="passenger_ids")
         paxes = [self._passenger(pid, "passenger_ids") for pid in passenger_ids]
         for b in self.state.bookings.values():
             if b.status == "confirmed" and b.flight_id == flight.flight_id:
                 clash = {x.passenger_id for x in b.passengers} & {p.passenger_id for p in paxes}
                 if clash:
                     raise ToolError(
-                        "conflict",
+                        ErrorCode.CONFLICT,
                         f"passenger(s) {', '.join(sorted(clash))} already booked on this flight ({b.record_locator})",
                         field="passenger_ids",
                     )
         free = self._available(flight, cls)
         if free < len(paxes):
             raise ToolError(
-                "conflict",
+                ErrorCode.CONFLICT,
                 f"only {free} {cls} seat(s) left on {flight.flight_id}; {len(paxes)} needed",
                 field="seat_class",
                 details={"seats_available": free},
@@ -173,7 +173,7 @@ class BookingTools(PassengerTools):
         """Return a confirmed booking; ``conflict`` when it is cancelled."""
         b = self._booking(booking_id)
         if b.status != "confirmed":
-            raise ToolError("conflict", f"booking {b.record_locator} is cancelled", field="booking_id")
+            raise ToolError(ErrorCode.CONFLICT, f"booking {b.record_locator} is cancelled", field="booking_id")
         return b
 
     @tool(
@@ -204,7 +204,7 @@ class BookingTools(PassengerTools):
         b = self._active(booking_id)
         if b.departure_at - self.now <= BOOKING_CUTOFF:
             raise ToolError(
-                "conflict",
+                ErrorCode.CONFLICT,
                 f"booking {b.record_locator} can no longer be changed (departs within 1 h)",
                 field="booking_id",
             )
@@ -212,22 +212,22 @@ class BookingTools(PassengerTools):
         cls = self._seat_class(seat_class) if seat_class is not None else b.seat_class
         if new.flight_id == b.flight_id and cls == b.seat_class:
             raise ToolError(
-                "invalid_argument", "the booking is already on that flight and class", field="new_flight_id"
+                ErrorCode.INVALID_ARGUMENT, "the booking is already on that flight and class", field="new_flight_id"
             )
         if (AIRPORT_INFO[new.service.origin][1], AIRPORT_INFO[new.service.destination][1]) != (
             AIRPORT_INFO[b.origin][1],
             AIRPORT_INFO[b.destination][1],
         ):
             raise ToolError(
-                "invalid_argument", "the new flight must fly between the same cities", field="new_flight_id"
+                ErrorCode.INVALID_ARGUMENT, "the new flight must fly between the same cities", field="new_flight_id"
             )
         if new.departure_at - self.now <= BOOKING_CUTOFF:
-            raise ToolError("conflict", f"booking for {new.flight_id} closed", field="new_flight_id")
+            raise ToolError(ErrorCode.CONFLICT, f"booking for {new.flight_id} closed", field="new_flight_id")
         n = len(b.passengers)
         free = self._available(new, cls)
         if free < n:
             raise ToolError(
-                "conflict",
+                ErrorCode.CONFLICT,
                 f"only {free} {cls} seat(s) left on {new.flight_id}; {n} needed",
                 field="new_flight_id",
                 details={"seats_available": free},
@@ -333,7 +333,7 @@ class BookingTools(PassengerTools):
         if self.now < opens:
             wait = opens - self.now
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"check-in opens at {iso(opens)} (in {wait} virtual seconds); "
                 "call system_wait (at most 604800 s per call) and retry",
                 field="booking_id",
@@ -341,7 +341,9 @@ class BookingTools(PassengerTools):
             )
         if self.now > b.departure_at - CHECKIN_CLOSES:
             raise ToolError(
-                "conflict", f"online check-in for {b.flight_id} closed 45 min before departure", field="booking_id"
+                ErrorCode.CONFLICT,
+                f"online check-in for {b.flight_id} closed 45 min before departure",
+                field="booking_id",
             )
         if not b.checked_in:
             self._assign_seats(b)
@@ -367,11 +369,13 @@ class BookingTools(PassengerTools):
         self.other("system").require_privilege(PRIVILEGE)
         b = self._active(booking_id)
         if b.departure_at <= self.now:
-            raise ToolError("conflict", f"flight {b.flight_id} has departed", field="booking_id")
+            raise ToolError(ErrorCode.CONFLICT, f"flight {b.flight_id} has departed", field="booking_id")
         limit = MAX_EXTRA_BAGS_PER_PASSENGER * len(b.passengers)
         if b.extra_bags + bags > limit:
             raise ToolError(
-                "invalid_argument", f"at most {limit} extra bags on this booking; it has {b.extra_bags}", field="bags"
+                ErrorCode.INVALID_ARGUMENT,
+                f"at most {limit} extra bags on this booking; it has {b.extra_bags}",
+                field="bags",
             )
         cost = bags * BAG_PRICE
         self._charge(authorization_id, cost, f"{bags} bag(s) for {b.record_locator}", b.booking_id)
@@ -386,7 +390,9 @@ class BookingTools(PassengerTools):
         """Return the boarding passes (seat, gate, boarding time) of a checked-in booking."""
         b = self._active(booking_id)
         if not b.checked_in:
-            raise ToolError("precondition_failed", "not checked in yet: call flights_check_in", field="booking_id")
+            raise ToolError(
+                ErrorCode.PRECONDITION_FAILED, "not checked in yet: call flights_check_in", field="booking_id"
+            )
         h = stable_hash("flights", self.world.seed, "gate", b.flight_id)
         gate = f"{'ABCD'[h % 4]}{1 + (h >> 8) % 40}"
         return BoardingPassList(

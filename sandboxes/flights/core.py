@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.sandboxes.flights.models import (
     FlightService,
     FlightsState,
@@ -101,7 +101,7 @@ class FlightsCore(App):
             or parts[1].weekday() not in service.operating_days
         ):
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no flight {flight_id[:40]!r}; flight ids look like AU123-20260605 (use flights_search_flights)",
                 field=field,
             )
@@ -205,7 +205,9 @@ class FlightsCore(App):
         """
         value = code.strip().upper()
         if value not in AIRPORT_INFO:
-            raise ToolError("not_found", f"unknown airport code {code[:20]!r}; see flights_list_airports", field=field)
+            raise ToolError(
+                ErrorCode.NOT_FOUND, f"unknown airport code {code[:20]!r}; see flights_list_airports", field=field
+            )
         return value
 
     @staticmethod
@@ -220,7 +222,9 @@ class FlightsCore(App):
             if city.casefold() == wanted:
                 return city
         raise ToolError(
-            "not_found", f"no airport in {name[:40]!r}; served cities: {', '.join(sorted(CITY_INFO))}", field=field
+            ErrorCode.NOT_FOUND,
+            f"no airport in {name[:40]!r}; served cities: {', '.join(sorted(CITY_INFO))}",
+            field=field,
         )
 
     @classmethod
@@ -247,12 +251,12 @@ class FlightsCore(App):
             )
         except ValueError:
             raise ToolError(
-                "invalid_argument", f"{field} must be an ISO date YYYY-MM-DD, got {text[:40]!r}", field=field
+                ErrorCode.INVALID_ARGUMENT, f"{field} must be an ISO date YYYY-MM-DD, got {text[:40]!r}", field=field
             ) from None
         if not in_schedule(day):
             last = SCHEDULE_START + timedelta(days=SCHEDULE_DAYS - 1)
             raise ToolError(
-                "invalid_argument",
+                ErrorCode.INVALID_ARGUMENT,
                 f"flights are scheduled from {SCHEDULE_START} to {last}; {day} is outside",
                 field=field,
             )
@@ -269,7 +273,7 @@ class FlightsCore(App):
         for seat_class in SEAT_CLASSES:
             if value == seat_class:
                 return seat_class
-        raise ToolError("invalid_argument", f"seat_class must be one of {', '.join(SEAT_CLASSES)}", field=field)
+        raise ToolError(ErrorCode.INVALID_ARGUMENT, f"seat_class must be one of {', '.join(SEAT_CLASSES)}", field=field)
 
     # -- bookings ----------------------------------------------------------------------------
     def _booking(self, booking_id: str) -> Booking:
@@ -284,7 +288,7 @@ class FlightsCore(App):
             b = next((x for x in self.state.bookings.values() if x.record_locator == wanted), None)
         if b is None:
             raise ToolError(
-                "not_found", f"no booking {booking_id[:40]!r}; see flights_list_bookings", field="booking_id"
+                ErrorCode.NOT_FOUND, f"no booking {booking_id[:40]!r}; see flights_list_bookings", field="booking_id"
             )
         return b
 

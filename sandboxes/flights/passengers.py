@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.flights.core import FlightsCore
 from mcpgym.sandboxes.flights.models import Passenger, PassengerList, PassengerView, RemovedView
@@ -38,21 +38,23 @@ class PassengerTools(FlightsCore):
 
         clean = " ".join(name.split())
         if not clean:
-            raise ToolError("invalid_argument", "name must not be empty", field="name")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "name must not be empty", field="name")
         try:
             born = date.fromisoformat(date_of_birth.strip())
         except ValueError:
             raise ToolError(
-                "invalid_argument", "date_of_birth must be an ISO date YYYY-MM-DD", field="date_of_birth"
+                ErrorCode.INVALID_ARGUMENT, "date_of_birth must be an ISO date YYYY-MM-DD", field="date_of_birth"
             ) from None
         if born.year < 1900 or born.isoformat() > iso(self.now)[:10]:
-            raise ToolError("invalid_argument", "date_of_birth must be between 1900 and today", field="date_of_birth")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "date_of_birth must be between 1900 and today", field="date_of_birth"
+            )
         if person_id is not None and self.world.person(person_id) is None:
-            raise ToolError("not_found", f"no person {person_id!r} in the directory", field="person_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no person {person_id!r} in the directory", field="person_id")
         for p in self.state.passengers.values():
             if p.name.casefold() == clean.casefold():
                 raise ToolError(
-                    "conflict",
+                    ErrorCode.CONFLICT,
                     f"a passenger named {p.name} is already saved as {p.passenger_id}",
                     field="name",
                     details={"passenger_id": p.passenger_id},
@@ -74,7 +76,9 @@ class PassengerTools(FlightsCore):
         p = self.state.passengers.get(passenger_id.strip())
         if p is None:
             raise ToolError(
-                "not_found", f"no saved passenger {passenger_id[:40]!r}; see flights_list_passengers", field=field
+                ErrorCode.NOT_FOUND,
+                f"no saved passenger {passenger_id[:40]!r}; see flights_list_passengers",
+                field=field,
             )
         return p
 
@@ -88,7 +92,7 @@ class PassengerTools(FlightsCore):
         """Update a saved passenger's email or document number (at least one)."""
         p = self._passenger(passenger_id)
         if email is None and document_number is None:
-            raise ToolError("invalid_argument", "give email or document_number", field="email")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give email or document_number", field="email")
         if email is not None:
             p.email = email.strip()
         if document_number is not None:
@@ -102,7 +106,7 @@ class PassengerTools(FlightsCore):
         """Remove a saved passenger. The account holder, and anyone on an upcoming confirmed booking, cannot be removed."""
         p = self._passenger(passenger_id)
         if p.is_account_holder:
-            raise ToolError("conflict", "the account holder cannot be removed", field="passenger_id")
+            raise ToolError(ErrorCode.CONFLICT, "the account holder cannot be removed", field="passenger_id")
         for b in self.state.bookings.values():
             if (
                 b.status == "confirmed"
@@ -110,7 +114,7 @@ class PassengerTools(FlightsCore):
                 and any(x.passenger_id == p.passenger_id for x in b.passengers)
             ):
                 raise ToolError(
-                    "conflict",
+                    ErrorCode.CONFLICT,
                     f"{p.name} is on upcoming booking {b.record_locator}; cancel it first",
                     field="passenger_id",
                 )

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.flights.core import (
     BAG_PRICE,
@@ -92,7 +92,9 @@ class SearchTools(FlightsCore):
         if set(origins) & set(destinations) or {AIRPORT_INFO[o][1] for o in origins} & {
             AIRPORT_INFO[d][1] for d in destinations
         }:
-            raise ToolError("invalid_argument", "origin and destination must be different cities", field="destination")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "origin and destination must be different cities", field="destination"
+            )
         cls = self._seat_class(seat_class) if seat_class is not None else None
         flights = self._flights_between(origins, destinations, day)
         if cls is not None:
@@ -184,12 +186,16 @@ class SearchTools(FlightsCore):
         origins = self._place(origin, "origin")
         destinations = self._place(destination, "destination")
         if {AIRPORT_INFO[o][1] for o in origins} & {AIRPORT_INFO[d][1] for d in destinations}:
-            raise ToolError("invalid_argument", "origin and destination must be different cities", field="destination")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "origin and destination must be different cities", field="destination"
+            )
         start = self._date(date_from, "date_from")
         end = self._date(date_to, "date_to") if date_to is not None else start
         if end < start or (end - start).days > 14:
             raise ToolError(
-                "invalid_argument", "date_to must be on or after date_from and at most 14 days later", field="date_to"
+                ErrorCode.INVALID_ARGUMENT,
+                "date_to must be on or after date_from and at most 14 days later",
+                field="date_to",
             )
         cls = self._seat_class(seat_class)
         best = None
@@ -206,7 +212,9 @@ class SearchTools(FlightsCore):
             day += timedelta(days=1)
         if best is None:
             raise ToolError(
-                "not_found", f"no bookable flight with {passengers} free {cls} seat(s) in that range", field="date_from"
+                ErrorCode.NOT_FOUND,
+                f"no bookable flight with {passengers} free {cls} seat(s) in that range",
+                field="date_from",
             )
         price = best[1].inventory[cls].price_cents
         return CheapestView(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.news.articles import ArticleId, Limit
 from mcpgym.sandboxes.news.common import NewsBase
@@ -45,7 +45,7 @@ class AccountTools(NewsBase):
         """
         self._article(article_id)
         if article_id in self.state.bookmarks:
-            raise ToolError("conflict", f"{article_id} is already bookmarked", field="article_id")
+            raise ToolError(ErrorCode.CONFLICT, f"{article_id} is already bookmarked", field="article_id")
         self.state.bookmarks[article_id] = Bookmark(article_id=article_id, note=note.strip(), added_at=self.now)
         return BookmarkResult(article_id=article_id, bookmarked=True, bookmark_count=len(self.state.bookmarks))
 
@@ -54,7 +54,7 @@ class AccountTools(NewsBase):
         """Remove an article from the bookmarks. Errors: not_found when it is not bookmarked."""
         if self.state.bookmarks.pop(article_id, None) is None:
             raise ToolError(
-                "not_found", f"{article_id!r} is not bookmarked; see news_list_bookmarks", field="article_id"
+                ErrorCode.NOT_FOUND, f"{article_id!r} is not bookmarked; see news_list_bookmarks", field="article_id"
             )
         return BookmarkResult(article_id=article_id, bookmarked=False, bookmark_count=len(self.state.bookmarks))
 
@@ -117,7 +117,7 @@ class AccountTools(NewsBase):
         existing = self.state.subscriptions.get(key)
         if tier == "free":
             if existing is not None:
-                raise ToolError("conflict", f"already subscribed to {key} ({existing.tier})", field="target_id")
+                raise ToolError(ErrorCode.CONFLICT, f"already subscribed to {key} ({existing.tier})", field="target_id")
             sub = Subscription(
                 subscription_id=key,
                 target_kind=target_kind,
@@ -129,12 +129,14 @@ class AccountTools(NewsBase):
             self.state.subscriptions[key] = sub
             return SubscriptionResult(subscription=self._sub_view(sub), charged_cents=0, transaction_id=None)
         if existing is not None and self._premium_active(existing):
-            raise ToolError("conflict", f"already holding an active premium subscription to {key}", field="target_id")
+            raise ToolError(
+                ErrorCode.CONFLICT, f"already holding an active premium subscription to {key}", field="target_id"
+            )
         system = self.other("system")
         system.require_privilege(PRIVILEGE)
         if authorization_id is None:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"a premium subscription to {key} costs {price} cents: obtain a payment authorisation with "
                 "system_authorize_payment and pass its authorization_id",
                 field="authorization_id",
@@ -165,7 +167,7 @@ class AccountTools(NewsBase):
         sub = self.state.subscriptions.pop(subscription_id.strip(), None)
         if sub is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no subscription {subscription_id!r}; see news_list_subscriptions",
                 field="subscription_id",
             )
@@ -215,6 +217,6 @@ class AccountTools(NewsBase):
             self.state.history.clear()
         else:
             if self.state.history.pop(article_id, None) is None:
-                raise ToolError("not_found", f"{article_id!r} is not in the read history", field="article_id")
+                raise ToolError(ErrorCode.NOT_FOUND, f"{article_id!r} is not in the read history", field="article_id")
             removed = 1
         return HistoryCleared(removed=removed, remaining=len(self.state.history))

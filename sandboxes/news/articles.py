@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.news.common import NewsBase
 from mcpgym.sandboxes.news.models import (
@@ -143,7 +143,7 @@ class ArticleTools(NewsBase):
         art = self._article(article_id)
         if not self._accessible(art):
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{article_id} is a premium article: subscribe (tier premium) to section {art.section!r} or author "
                 f"{art.author_id!r} with news_add_subscription first",
                 field="article_id",
@@ -175,7 +175,7 @@ class ArticleTools(NewsBase):
         terms = [t for t in _tokens(query) if t not in STOPWORDS]
         if not terms:
             raise ToolError(
-                "invalid_argument", "the query needs at least one keyword (letters or digits)", field="query"
+                ErrorCode.INVALID_ARGUMENT, "the query needs at least one keyword (letters or digits)", field="query"
             )
         sid = None if section is None else self._section_id(section)
         hits: list[tuple[int, Article]] = []
@@ -221,11 +221,11 @@ class ArticleTools(NewsBase):
         """Find articles by author and/or tag (and optionally section), newest first. At least
         one of author or tag is required. An alternative to keyword search."""
         if author is None and tag is None:
-            raise ToolError("invalid_argument", "give an author or a tag (or both)", field="author")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give an author or a tag (or both)", field="author")
         aid = None if author is None else self._author_id(author)
         wanted = None if tag is None else tag.strip().lower()
         if wanted is not None and not any(wanted in a.tags for a in self.state.articles.values()):
-            raise ToolError("not_found", f"no article is tagged {tag!r}; see news_list_tags", field="tag")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no article is tagged {tag!r}; see news_list_tags", field="tag")
         sid = None if section is None else self._section_id(section)
         arts = [
             a

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.sandboxes.news.models import Article, ArticleSummary, NewsState, Subscription, SubscriptionView
 
 
@@ -21,7 +21,7 @@ class NewsBase(App):
         art = self.state.articles.get(article_id)
         if art is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no article {article_id!r}; find ids with news_search_articles or news_list_latest",
                 field="article_id",
             )
@@ -34,7 +34,9 @@ class NewsBase(App):
         for sec in self.state.sections.values():
             if sec.name.lower() == key:
                 return sec.section_id
-        raise ToolError("not_found", f"no section {section!r}; sections: {', '.join(self.state.sections)}", field=field)
+        raise ToolError(
+            ErrorCode.NOT_FOUND, f"no section {section!r}; sections: {', '.join(self.state.sections)}", field=field
+        )
 
     def _author_id(self, author: str, field: str = "author") -> str:
         key = author.strip().lower()
@@ -48,8 +50,8 @@ class NewsBase(App):
             return partial[0]
         if len(partial) > 1:
             names = ", ".join(self.state.authors[a].name for a in partial)
-            raise ToolError("invalid_argument", f"author {author!r} is ambiguous: {names}", field=field)
-        raise ToolError("not_found", f"no author {author!r}; see news_list_authors", field=field)
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"author {author!r} is ambiguous: {names}", field=field)
+        raise ToolError(ErrorCode.NOT_FOUND, f"no author {author!r}; see news_list_authors", field=field)
 
     def _premium_active(self, sub: Subscription) -> bool:
         return sub.tier == "premium" and (sub.expires_at is None or sub.expires_at > self.now)

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import Attendee, Event, Invitation
@@ -46,7 +46,7 @@ class CalendarTools(OfficeBase):
     def _event(self, event_id: str) -> Event:
         e = self.state.events.get(event_id)
         if e is None:
-            raise ToolError("not_found", f"no event {event_id!r}; see office_list_events", field="event_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no event {event_id!r}; see office_list_events", field="event_id")
         return e
 
     def _event_view(self, e: Event) -> EventView:
@@ -77,7 +77,7 @@ class CalendarTools(OfficeBase):
         if hits:
             names = "; ".join(f"{e.event_id} {e.title!r} {iso(e.start)}-{iso(e.end)}" for e in hits)
             raise ToolError(
-                "conflict",
+                ErrorCode.CONFLICT,
                 f"{iso(start)}-{iso(end)} overlaps {names}: pick a free time (office_get_free_busy) or pass "
                 "allow_overlap=true",
                 field="start",
@@ -86,14 +86,14 @@ class CalendarTools(OfficeBase):
 
     def _times(self, start: int, end: int) -> None:
         if end <= start:
-            raise ToolError("invalid_argument", "end must be after start", field="end")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "end must be after start", field="end")
         if end - start > MAX_EVENT:
-            raise ToolError("invalid_argument", "an event may last at most 14 days", field="end")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "an event may last at most 14 days", field="end")
 
     def _require_organizer(self, e: Event) -> None:
         if e.organizer != self.user_email:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{e.event_id} is organised by {e.organizer_name}; only the "
                 "organizer can change it (decline the invitation or delete the event instead)",
                 field="event_id",
@@ -111,7 +111,9 @@ class CalendarTools(OfficeBase):
         inv = self.state.invitations.get(invitation_id)
         if inv is None:
             raise ToolError(
-                "not_found", f"no invitation {invitation_id!r}; see office_list_invitations", field="invitation_id"
+                ErrorCode.NOT_FOUND,
+                f"no invitation {invitation_id!r}; see office_list_invitations",
+                field="invitation_id",
             )
         return inv
 
@@ -184,7 +186,7 @@ class CalendarTools(OfficeBase):
         office_get_free_busy for free time.
         """
         if not title.strip():
-            raise ToolError("invalid_argument", "the title must not be blank", field="title")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the title must not be blank", field="title")
         lo, hi = self.parse_time(start, "start"), self.parse_time(end, "end")
         self._times(lo, hi)
         people = self._attendees(attendees, "attendees")
@@ -235,12 +237,12 @@ class CalendarTools(OfficeBase):
         e = self._event(event_id)
         self._require_organizer(e)
         if all(v is None for v in (title, start, end, location, description)):
-            raise ToolError("invalid_argument", "give at least one field to change", field="title")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give at least one field to change", field="title")
         lo = e.start if start is None else self.parse_time(start, "start")
         hi = (lo + (e.end - e.start) if start is not None else e.end) if end is None else self.parse_time(end, "end")
         self._times(lo, hi)
         if title is not None and not title.strip():
-            raise ToolError("invalid_argument", "the title must not be blank", field="title")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the title must not be blank", field="title")
         if (lo, hi) != (e.start, e.end):
             self._check_free(lo, hi, e.event_id, allow_overlap)
         e.start, e.end = lo, hi

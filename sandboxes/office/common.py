@@ -7,7 +7,7 @@ import re
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso, parse_iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.people import Person
 from mcpgym.sandboxes.office.models import File, OfficeState
 from mcpgym.sandboxes.office.views import FileInfo
@@ -59,10 +59,10 @@ class OfficeBase(App):
         if "@" in text:
             addr = text.lower()
             if not EMAIL_RE.match(addr):
-                raise ToolError("invalid_argument", f"{value!r} is not a valid email address", field=field)
+                raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{value!r} is not a valid email address", field=field)
             if directory_only and self.person_by_email(addr) is None:
                 raise ToolError(
-                    "not_found", f"{addr} is not in the people directory; see office_list_contacts", field=field
+                    ErrorCode.NOT_FOUND, f"{addr} is not in the people directory; see office_list_contacts", field=field
                 )
             return addr
         low = text.lower()
@@ -74,11 +74,13 @@ class OfficeBase(App):
             return partial[0].email
         if len(partial) > 1:
             raise ToolError(
-                "invalid_argument",
+                ErrorCode.INVALID_ARGUMENT,
                 f"{value!r} matches several people: " + ", ".join(p.name for p in partial),
                 field=field,
             )
-        raise ToolError("not_found", f"no person {value!r} in the directory; see office_list_contacts", field=field)
+        raise ToolError(
+            ErrorCode.NOT_FOUND, f"no person {value!r} in the directory; see office_list_contacts", field=field
+        )
 
     # -- time ------------------------------------------------------------------------------
     @staticmethod
@@ -92,12 +94,12 @@ class OfficeBase(App):
             ts = parse_iso(value)
         except (ValueError, OverflowError, OSError):
             raise ToolError(
-                "invalid_argument",
+                ErrorCode.INVALID_ARGUMENT,
                 f"{field} must be an ISO-8601 date-time such as 2026-06-02T14:00:00Z, got {value!r}",
                 field=field,
             ) from None
         if not (0 <= ts < MAX_TIME):
-            raise ToolError("invalid_argument", f"{field} must lie between 1970 and 9000", field=field)
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{field} must lie between 1970 and 9000", field=field)
         return ts
 
     def parse_range(self, start: str | None, end: str | None, default_days: int = 7) -> tuple[int, int]:
@@ -109,9 +111,9 @@ class OfficeBase(App):
         lo = self.now if start is None else self.parse_time(start, "start")
         hi = lo + default_days * 86_400 if end is None else self.parse_time(end, "end")
         if hi <= lo:
-            raise ToolError("invalid_argument", "end must be after start", field="end")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "end must be after start", field="end")
         if hi - lo > MAX_SPAN:
-            raise ToolError("invalid_argument", "the range may cover at most 366 days", field="end")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the range may cover at most 366 days", field="end")
         return lo, hi
 
     # -- folders ---------------------------------------------------------------------------
@@ -125,7 +127,7 @@ class OfficeBase(App):
         parts = [p for p in path.strip().split("/") if p.strip()]
         for p in parts:
             if p.strip() in (".", "..") or not NAME_RE.match(p):
-                raise ToolError("invalid_argument", f"invalid folder path {path!r}", field=field)
+                raise ToolError(ErrorCode.INVALID_ARGUMENT, f"invalid folder path {path!r}", field=field)
         return "/" + "/".join(p.strip() for p in parts)
 
     @staticmethod
@@ -137,7 +139,9 @@ class OfficeBase(App):
         """
         clean = name.strip()
         if not clean or clean in (".", "..") or not NAME_RE.match(clean):
-            raise ToolError("invalid_argument", f"invalid file name {name!r}: 1-100 characters, no slash", field=field)
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, f"invalid file name {name!r}: 1-100 characters, no slash", field=field
+            )
         return clean
 
     # -- files -----------------------------------------------------------------------------
@@ -163,7 +167,9 @@ class OfficeBase(App):
         """
         path = self.norm_folder(folder, field)
         if path not in self.state.folders:
-            raise ToolError("not_found", f"no folder {path!r}; create it with office_create_folder", field=field)
+            raise ToolError(
+                ErrorCode.NOT_FOUND, f"no folder {path!r}; create it with office_create_folder", field=field
+            )
         return path
 
     def name_taken(self, folder: str, name: str, exclude: str | None = None) -> File | None:
@@ -183,7 +189,7 @@ class OfficeBase(App):
         clean = self.check_name(name)
         if self.name_taken(folder, clean) is not None:
             raise ToolError(
-                "conflict", f"{folder.rstrip('/')}/{clean} already exists; choose another name", field="name"
+                ErrorCode.CONFLICT, f"{folder.rstrip('/')}/{clean} already exists; choose another name", field="name"
             )
         file_id = self.new_id("f")
         f = File(file_id=file_id, name=clean, folder=folder, content=content, created_at=self.now, updated_at=self.now)

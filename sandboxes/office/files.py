@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import File, Share
@@ -42,7 +42,9 @@ class FileTools(OfficeBase):
         f = self.state.files.get(file_id)
         if f is None:
             raise ToolError(
-                "not_found", f"no file {file_id!r}; see office_list_files or office_search_files", field="file_id"
+                ErrorCode.NOT_FOUND,
+                f"no file {file_id!r}; see office_list_files or office_search_files",
+                field="file_id",
             )
         return f
 
@@ -95,7 +97,7 @@ class FileTools(OfficeBase):
         (case-insensitive)."""
         words = query.lower().split()
         if not words:
-            raise ToolError("invalid_argument", "the query must contain a word", field="query")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the query must contain a word", field="query")
         hits = [
             f for f in self.state.files.values() if all(w in f"{f.folder}/{f.name}\n{f.content}".lower() for w in words)
         ]
@@ -142,7 +144,7 @@ class FileTools(OfficeBase):
         else:
             new = f.content + ("" if not f.content or f.content.endswith("\n") else "\n") + content
         if len(new) > 100_000:
-            raise ToolError("invalid_argument", "a file may hold at most 100000 characters", field="content")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "a file may hold at most 100000 characters", field="content")
         f.content = new
         f.updated_at = self.now
         return FileView(file=self.file_info(f), content=f.content)
@@ -185,7 +187,7 @@ class FileTools(OfficeBase):
     def _relocate(self, f: File, folder: str, name: str) -> File:
         clean = self.check_name(name, "new_name")
         if self.name_taken(folder, clean, exclude=f.file_id) is not None:
-            raise ToolError("conflict", f"{folder.rstrip('/')}/{clean} already exists", field="new_name")
+            raise ToolError(ErrorCode.CONFLICT, f"{folder.rstrip('/')}/{clean} already exists", field="new_name")
         if (f.folder, f.name) != (folder, clean):
             f.folder, f.name, f.updated_at = folder, clean, self.now
         return f
@@ -262,7 +264,9 @@ class FileTools(OfficeBase):
             if s.email == email:
                 f.shares = [x for x in f.shares if x.email != email]
                 return ShareResult(share=self._share_view(f, s), changed=True, removed=True)
-        raise ToolError("not_found", f"{file_id} is not shared with {email}; see office_list_shares", field="person")
+        raise ToolError(
+            ErrorCode.NOT_FOUND, f"{file_id} is not shared with {email}; see office_list_shares", field="person"
+        )
 
     @tool("read", ["office.share"], remedies={"not_found": FILE_NOT_FOUND})
     def office_list_shares(

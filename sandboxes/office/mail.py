@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.office.common import OfficeBase
 from mcpgym.sandboxes.office.models import Attachment, Label, Message
@@ -45,7 +45,7 @@ class MailTools(OfficeBase):
         m = self.state.messages.get(message_id)
         if m is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no message {message_id!r}; find ids with office_list_mail or office_search_mail",
                 field="message_id",
             )
@@ -100,7 +100,7 @@ class MailTools(OfficeBase):
             if lab.name.lower() == key:
                 return lab
         raise ToolError(
-            "not_found",
+            ErrorCode.NOT_FOUND,
             f"no label {label!r}; create it with office_create_label or see office_list_labels",
             field="label",
         )
@@ -192,7 +192,7 @@ class MailTools(OfficeBase):
         every word of the query (case-insensitive), newest first."""
         words = query.lower().split()
         if not words:
-            raise ToolError("invalid_argument", "the query must contain a word", field="query")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the query must contain a word", field="query")
         out = []
         for m in self.state.messages.values():
             if not (m.folder == folder or (folder == "all" and m.folder != "trash")):
@@ -255,12 +255,12 @@ class MailTools(OfficeBase):
         to_addr = self._addresses(to, "to")
         cc_addr = [a for a in self._addresses(cc, "cc") if a not in to_addr]
         if not subject.strip():
-            raise ToolError("invalid_argument", "the subject must not be blank", field="subject")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "the subject must not be blank", field="subject")
         attachments = []
         for i, fid in enumerate(file_ids):
             f = self.state.files.get(fid)
             if f is None:
-                raise ToolError("not_found", f"no file {fid!r}; see office_list_files", field=f"file_ids.{i}")
+                raise ToolError(ErrorCode.NOT_FOUND, f"no file {fid!r}; see office_list_files", field=f"file_ids.{i}")
             attachments.append(
                 Attachment(
                     attachment_id=f"att-{i + 1}",
@@ -344,9 +344,13 @@ class MailTools(OfficeBase):
         m = self._message(message_id)
         mine = m.sender == self.user_email
         if folder == "inbox" and mine and self.user_email not in m.to + m.cc:
-            raise ToolError("invalid_argument", "a message the user sent cannot be moved to the inbox", field="folder")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "a message the user sent cannot be moved to the inbox", field="folder"
+            )
         if folder == "sent" and not mine:
-            raise ToolError("invalid_argument", "only messages the user sent can go to the sent folder", field="folder")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "only messages the user sent can go to the sent folder", field="folder"
+            )
         changed = m.folder != folder
         m.folder = folder
         return MailResult(message=self._mail_summary(m), changed=changed, inbox_unread=self._inbox_unread())
@@ -409,9 +413,11 @@ class MailTools(OfficeBase):
         """Create a mail label. Errors: conflict when a label of that name (any case) exists."""
         clean = " ".join(name.split())
         if not clean or "/" in clean:
-            raise ToolError("invalid_argument", "a label name needs a visible character and no slash", field="name")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "a label name needs a visible character and no slash", field="name"
+            )
         if any(lab.name.lower() == clean.lower() for lab in self.state.labels.values()):
-            raise ToolError("conflict", f"label {clean!r} already exists", field="name")
+            raise ToolError(ErrorCode.CONFLICT, f"label {clean!r} already exists", field="name")
         self.state.labels[clean] = Label(name=clean, description=description.strip())
         return LabelInfo(name=clean, description=description.strip(), message_count=0, unread_count=0)
 
@@ -441,7 +447,7 @@ class MailTools(OfficeBase):
         m = self._message(message_id)
         lab = self._label(label)
         if lab.name not in m.labels:
-            raise ToolError("not_found", f"{message_id} has no label {lab.name!r}", field="label")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{message_id} has no label {lab.name!r}", field="label")
         m.labels = [x for x in m.labels if x != lab.name]
         return MailResult(message=self._mail_summary(m), inbox_unread=self._inbox_unread())
 
@@ -473,7 +479,7 @@ class MailTools(OfficeBase):
         att = next((a for a in m.attachments if a.attachment_id == attachment_id), None)
         if att is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"{message_id} has no attachment {attachment_id!r}; see office_list_attachments",
                 field="attachment_id",
             )

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.shop.common import ShopCore
 from mcpgym.sandboxes.shop.models import (
@@ -235,19 +235,19 @@ class BrowseTools(ShopCore):
         """
         item = self._item(item_id)
         if not text.strip():
-            raise ToolError("invalid_argument", "review text must not be blank", field="text")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "review text must not be blank", field="text")
         bought = any(
             o.status != "cancelled" and any(ln.item_id == item.item_id for ln in o.lines)
             for o in self.state.orders.values()
         )
         if not bought:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"only items you ordered can be reviewed; no order contains {item.item_id}",
                 field="item_id",
             )
         if any(r.by_user and r.item_id == item.item_id for r in self.state.reviews.values()):
-            raise ToolError("conflict", f"you already reviewed {item.item_id}", field="item_id")
+            raise ToolError(ErrorCode.CONFLICT, f"you already reviewed {item.item_id}", field="item_id")
         review_id = self.new_id("rev")  # type: ignore[attr-defined]
         user = self.world.user.name
         self.state.reviews[review_id] = Review(
@@ -271,7 +271,7 @@ class BrowseTools(ShopCore):
             return tid, "shop"
         if tid in self.state.items:
             return tid, "item"
-        raise ToolError("not_found", f"no shop or item {target_id!r}", field="target_id")
+        raise ToolError(ErrorCode.NOT_FOUND, f"no shop or item {target_id!r}", field="target_id")
 
     @tool("read", ["shop.star"])
     def shop_list_starred(self) -> StarList:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.sandboxes.shop.models import (
     CATEGORIES,
     DELIVER_AFTER,
@@ -46,21 +46,21 @@ class ShopCore:
         """Return shop ``shop_id``. Raises ToolError ``not_found`` (field ``shop_id``)."""
         shop = self.state.shops.get(shop_id.strip())
         if shop is None:
-            raise ToolError("not_found", f"no shop {shop_id!r}; see shop_list_shops", field="shop_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no shop {shop_id!r}; see shop_list_shops", field="shop_id")
         return shop
 
     def _item(self, item_id: str, field: str = "item_id") -> Item:
         """Return item ``item_id``. Raises ToolError ``not_found`` naming ``field``."""
         item = self.state.items.get(item_id.strip())
         if item is None:
-            raise ToolError("not_found", f"no item {item_id!r}; search with shop_search_items", field=field)
+            raise ToolError(ErrorCode.NOT_FOUND, f"no item {item_id!r}; search with shop_search_items", field=field)
         return item
 
     def _order(self, order_id: str) -> Order:
         """Return order ``order_id``. Raises ToolError ``not_found`` (field ``order_id``)."""
         order = self.state.orders.get(order_id.strip())
         if order is None:
-            raise ToolError("not_found", f"no order {order_id!r}; see shop_list_orders", field="order_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no order {order_id!r}; see shop_list_orders", field="order_id")
         return order
 
     @staticmethod
@@ -71,7 +71,9 @@ class ShopCore:
         value = category.strip().lower()
         if value not in CATEGORIES:
             raise ToolError(
-                "invalid_argument", f"unknown category {category!r}; one of {', '.join(CATEGORIES)}", field="category"
+                ErrorCode.INVALID_ARGUMENT,
+                f"unknown category {category!r}; one of {', '.join(CATEGORIES)}",
+                field="category",
             )
         return value
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.shop.common import ShopCore
 from mcpgym.sandboxes.shop.models import (
@@ -65,7 +65,7 @@ class OrderTools(ShopCore):
         if wanted > item.stock:
             what = "is sold out" if item.stock == 0 else f"has only {item.stock} in stock"
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{item.item_id} ({item.name}) {what}; {wanted} requested",
                 field=field,
                 details={"item_id": item.item_id, "stock": item.stock, "requested": wanted},
@@ -96,7 +96,7 @@ class OrderTools(ShopCore):
         line = self.state.cart.get(item_id.strip())
         if line is None:
             self._item(item_id)  # unknown item -> not_found too
-            raise ToolError("not_found", f"{item_id} is not in the cart; see shop_get_cart", field="item_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{item_id} is not in the cart; see shop_get_cart", field="item_id")
         return line
 
     @tool("write", ["shop.cart"], destructive=True)
@@ -171,10 +171,12 @@ class OrderTools(ShopCore):
         code = coupon_code.strip().upper()
         coupon = self.state.coupons.get(code)
         if coupon is None:
-            raise ToolError("not_found", f"no coupon {coupon_code!r}; see shop_list_coupons", field="coupon_code")
+            raise ToolError(
+                ErrorCode.NOT_FOUND, f"no coupon {coupon_code!r}; see shop_list_coupons", field="coupon_code"
+            )
         _, note = self._coupon_discount(coupon, self._cart_lines())
         if note is not None:
-            raise ToolError("precondition_failed", note, field="coupon_code")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, note, field="coupon_code")
         self.state.cart_coupon = code
         return self._cart_view()
 
@@ -185,7 +187,7 @@ class OrderTools(ShopCore):
         Errors: precondition_failed when no coupon is applied.
         """
         if self.state.cart_coupon is None:
-            raise ToolError("precondition_failed", "no coupon is applied to the cart")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, "no coupon is applied to the cart")
         self.state.cart_coupon = None
         return self._cart_view()
 
@@ -241,7 +243,7 @@ class OrderTools(ShopCore):
         or below the total, insufficient balance), not_found (unknown authorization_id).
         """
         if not self.state.cart:
-            raise ToolError("precondition_failed", "the cart is empty; add items with shop_add_to_cart first")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, "the cart is empty; add items with shop_add_to_cart first")
         view = self._cart_view()
         for ln in view.lines:
             self._check_stock(ln.item_id, ln.quantity, field="item_id")
@@ -349,10 +351,10 @@ class OrderTools(ShopCore):
         order = self._order(order_id)
         status = effective_status(order, self.now)
         if status in ("cancelled", "returned"):
-            raise ToolError("conflict", f"order {order.order_id} is already {status}", field="order_id")
+            raise ToolError(ErrorCode.CONFLICT, f"order {order.order_id} is already {status}", field="order_id")
         if status != "placed":
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"order {order.order_id} is already {status} and can no longer be "
                 "cancelled; a delivered order can be returned with shop_request_return",
                 field="order_id",
@@ -375,19 +377,21 @@ class OrderTools(ShopCore):
         """
         order = self._order(order_id)
         if not reason.strip():
-            raise ToolError("invalid_argument", "give a reason for the return", field="reason")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give a reason for the return", field="reason")
         status = effective_status(order, self.now)
         if status in ("cancelled", "returned"):
-            raise ToolError("conflict", f"order {order.order_id} is already {status}", field="order_id")
+            raise ToolError(ErrorCode.CONFLICT, f"order {order.order_id} is already {status}", field="order_id")
         if status != "delivered":
             hint = "cancel it with shop_cancel_order instead" if status == "placed" else "wait until it is delivered"
             raise ToolError(
-                "precondition_failed", f"order {order.order_id} is {status}, not delivered; {hint}", field="order_id"
+                ErrorCode.PRECONDITION_FAILED,
+                f"order {order.order_id} is {status}, not delivered; {hint}",
+                field="order_id",
             )
         deadline = order.created_at + DELIVER_AFTER + RETURN_WINDOW
         if self.now > deadline:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"the return window of order {order.order_id} closed on {iso(deadline)}",
                 field="order_id",
             )

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.stocks.core import TIERS, VIP_FEE, VIP_MIN_EQUITY, StocksCore
 from mcpgym.sandboxes.stocks.models import AccountView, Activity, ActivityList, FundsView, TierList, Watchlist
@@ -48,7 +48,7 @@ class AccountTools(StocksCore):
         balance = system.state.wallet.balance_cents
         if amount_cents > balance:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"the wallet holds {balance} cents, {amount_cents} needed; system_transfer_from_savings can top it up",
                 field="amount_cents",
                 details={"wallet_balance_cents": balance},
@@ -78,7 +78,7 @@ class AccountTools(StocksCore):
         power = self._buying_power(st)
         if amount_cents > power:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"only {max(0, power)} cents can be withdrawn (cash minus frozen funds "
                 "and short exposure); cancel pending orders to free frozen cash",
                 field="amount_cents",
@@ -128,17 +128,17 @@ class AccountTools(StocksCore):
         """
         st = self._begin()
         if st.account.tier == "vip":
-            raise ToolError("conflict", "the account is already VIP")
+            raise ToolError(ErrorCode.CONFLICT, "the account is already VIP")
         view = self._account_view(st)
         if view.equity_cents < VIP_MIN_EQUITY:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"VIP needs equity of {VIP_MIN_EQUITY} cents; the account has {view.equity_cents}",
                 details={"equity_cents": view.equity_cents, "needed_cents": VIP_MIN_EQUITY},
             )
         if view.buying_power_cents < VIP_FEE:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"the {VIP_FEE}-cent fee needs free cash; buying power is {view.buying_power_cents} cents",
                 details={"buying_power_cents": view.buying_power_cents},
             )
@@ -172,7 +172,7 @@ class AccountTools(StocksCore):
         if sym not in st.watchlist:
             if len(st.watchlist) >= MAX_WATCHLIST:
                 raise ToolError(
-                    "precondition_failed",
+                    ErrorCode.PRECONDITION_FAILED,
                     f"the watchlist holds at most {MAX_WATCHLIST} symbols; remove one first",
                     field="symbol",
                 )
@@ -186,7 +186,7 @@ class AccountTools(StocksCore):
         st = self._begin()
         sym = symbol.strip().upper()
         if sym not in st.watchlist:
-            raise ToolError("not_found", f"{symbol[:20]!r} is not on the watchlist", field="symbol")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{symbol[:20]!r} is not on the watchlist", field="symbol")
         st.watchlist.remove(sym)
         self._commit(st)
         return self._watchlist(st)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mcpgym.kernel.app import App
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.sandboxes.stocks.market import BUCKETS_PER_DAY, bucket_at, bucket_start, is_open, price_at
 from mcpgym.sandboxes.stocks.models import (
     AccountView,
@@ -86,7 +86,9 @@ class StocksCore(App):
         """
         inst = st.instruments.get(symbol.strip().upper())
         if inst is None:
-            raise ToolError("not_found", f"unknown symbol {symbol[:20]!r}; see stocks_list_instruments", field=field)
+            raise ToolError(
+                ErrorCode.NOT_FOUND, f"unknown symbol {symbol[:20]!r}; see stocks_list_instruments", field=field
+            )
         return inst
 
     # -- settlement ----------------------------------------------------------------------------

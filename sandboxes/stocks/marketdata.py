@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.stocks.core import StocksCore
 from mcpgym.sandboxes.stocks.market import bucket_at, bucket_start, is_open, next_close, next_open
@@ -57,7 +57,9 @@ class MarketTools(StocksCore):
             sectors = sorted({i.sector for i in items})
             if wanted not in {s.casefold() for s in sectors}:
                 raise ToolError(
-                    "not_found", f"unknown sector {sector[:40]!r}; sectors: {', '.join(sectors)}", field="sector"
+                    ErrorCode.NOT_FOUND,
+                    f"unknown sector {sector[:40]!r}; sectors: {', '.join(sectors)}",
+                    field="sector",
                 )
             items = [i for i in items if i.sector.casefold() == wanted]
         if query is not None and query.strip():

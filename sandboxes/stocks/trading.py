@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.stocks.core import LIMIT_ORDER_TTL, SHORT_MARGIN_PERCENT, TIERS, StocksCore
 from mcpgym.sandboxes.stocks.market import bucket_at, is_open, next_open
@@ -58,7 +58,7 @@ class TradingTools(StocksCore):
         tier = TIERS[st.account.tier]
         if quantity * ref > tier.max_order_value_cents:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"order value {quantity * ref} cents exceeds the {tier.tier} tier's "
                 f"limit of {tier.max_order_value_cents} cents; see stocks_list_tiers / stocks_upgrade_account",
                 field="quantity",
@@ -75,7 +75,7 @@ class TradingTools(StocksCore):
             cover = min(quantity, max(0, -held))
             if need > available or (quantity - cover) * ref + commission > power:
                 raise ToolError(
-                    "precondition_failed",
+                    ErrorCode.PRECONDITION_FAILED,
                     f"not enough cash: {need} cents needed, {min(available, power + cover * ref)} "
                     "available; deposit with stocks_deposit_funds or cancel pending orders",
                     field="quantity",
@@ -90,7 +90,7 @@ class TradingTools(StocksCore):
             margin = short_part * ref * SHORT_MARGIN_PERCENT // 100 + commission
             if margin > power:
                 raise ToolError(
-                    "precondition_failed",
+                    ErrorCode.PRECONDITION_FAILED,
                     f"a short sale of {short_part} shares needs {margin} cents of buying "
                     f"power, {power} available; deposit with stocks_deposit_funds",
                     field="quantity",
@@ -107,15 +107,19 @@ class TradingTools(StocksCore):
         st = self._begin()
         sym = self._instrument(st, symbol).symbol
         if order_type == "limit" and limit_price_cents is None:
-            raise ToolError("invalid_argument", "a limit order needs limit_price_cents", field="limit_price_cents")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "a limit order needs limit_price_cents", field="limit_price_cents"
+            )
         if order_type == "market" and limit_price_cents is not None:
-            raise ToolError("invalid_argument", "a market order takes no limit_price_cents", field="limit_price_cents")
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT, "a market order takes no limit_price_cents", field="limit_price_cents"
+            )
         now = self.now
         open_now = is_open(now)
         if order_type == "market" and not open_now:
             opens = next_open(now)
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"the market is closed; it opens at {iso(opens)} (in {opens - now} "
                 "virtual seconds): call system_wait, or place a limit order that waits for the open",
                 details={"wait_seconds": opens - now, "next_open": iso(opens)},
@@ -125,7 +129,7 @@ class TradingTools(StocksCore):
         tier = TIERS[st.account.tier]
         if order_type == "limit" and len(self._pending(st)) >= tier.max_open_orders:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"the {tier.tier} tier allows {tier.max_open_orders} open orders; "
                 "cancel one (stocks_cancel_order) or upgrade (stocks_upgrade_account)",
                 details={"max_open_orders": tier.max_open_orders},
@@ -236,7 +240,9 @@ class TradingTools(StocksCore):
         """Return order ``order_id`` of ``st``; ``not_found`` otherwise."""
         o = st.orders.get(order_id.strip())
         if o is None:
-            raise ToolError("not_found", f"no order {order_id[:40]!r}; see stocks_list_orders", field="order_id")
+            raise ToolError(
+                ErrorCode.NOT_FOUND, f"no order {order_id[:40]!r}; see stocks_list_orders", field="order_id"
+            )
         return o
 
     @tool("write", ["stocks.order", "stocks.account"], preconditions=["stocks.order"], destructive=True)
@@ -245,7 +251,7 @@ class TradingTools(StocksCore):
         st = self._begin()
         o = self._order(st, order_id)
         if o.status != "pending":
-            raise ToolError("conflict", f"order {o.order_id} is {o.status}, not pending", field="order_id")
+            raise ToolError(ErrorCode.CONFLICT, f"order {o.order_id} is {o.status}, not pending", field="order_id")
         self._commit(st)
         o.status = "cancelled"
         o.frozen_cents = 0
@@ -272,9 +278,9 @@ class TradingTools(StocksCore):
         st = self._begin()
         o = self._order(st, order_id)
         if o.status != "pending":
-            raise ToolError("conflict", f"order {o.order_id} is {o.status}, not pending", field="order_id")
+            raise ToolError(ErrorCode.CONFLICT, f"order {o.order_id} is {o.status}, not pending", field="order_id")
         if limit_price_cents is None and quantity is None:
-            raise ToolError("invalid_argument", "give limit_price_cents or quantity", field="limit_price_cents")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give limit_price_cents or quantity", field="limit_price_cents")
         limit = limit_price_cents if limit_price_cents is not None else int(o.limit_price_cents or 0)
         qty = quantity if quantity is not None else o.quantity
         frozen, reserved = self._requirements(st, o.symbol, o.side, qty, limit, o.commission_cents, exclude=o)

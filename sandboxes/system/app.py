@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from mcpgym.kernel.app import App, AppState, register_app
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.world import World
@@ -225,7 +225,7 @@ class SystemApp(PaymentsMixin, App):
         p = self.state.privileges.get(privilege)
         if p is None or not p.granted:
             raise ToolError(
-                "permission_denied",
+                ErrorCode.PERMISSION_DENIED,
                 f"missing privilege {privilege!r}: call system_request_privilege first",
                 retryable=False,
                 details={"privilege": privilege},
@@ -241,29 +241,31 @@ class SystemApp(PaymentsMixin, App):
         auth = self.state.payment_auths.get(authorization_id)
         if auth is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no payment authorisation {authorization_id!r}; call system_authorize_payment",
                 field="authorization_id",
             )
         if auth.used:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"payment authorisation {authorization_id} was already used; authorise a new payment",
                 field="authorization_id",
             )
         if auth.expires_at < self.now:
             raise ToolError(
-                "precondition_failed", f"payment authorisation {authorization_id} expired", field="authorization_id"
+                ErrorCode.PRECONDITION_FAILED,
+                f"payment authorisation {authorization_id} expired",
+                field="authorization_id",
             )
         if amount_cents > auth.limit_cents:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"amount {amount_cents} cents exceeds the authorised limit {auth.limit_cents} cents",
                 field="authorization_id",
             )
         if amount_cents > self.state.wallet.balance_cents:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"insufficient balance: {self.state.wallet.balance_cents} cents available, {amount_cents} needed",
                 details={"balance_cents": self.state.wallet.balance_cents},
             )
@@ -315,11 +317,11 @@ class SystemApp(PaymentsMixin, App):
     ) -> ProfileView:
         """Update the user's city, phone or timezone (at least one)."""
         if city is None and phone is None and timezone is None:
-            raise ToolError("invalid_argument", "give at least one of city, phone, timezone", field="city")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "give at least one of city, phone, timezone", field="city")
         changes = {k: v for k, v in (("city", city), ("phone", phone), ("timezone", timezone)) if v is not None}
         for fname, value in changes.items():
             if not value.strip():
-                raise ToolError("invalid_argument", f"{fname} must not be empty", field=fname)
+                raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{fname} must not be empty", field=fname)
         for fname, value in changes.items():
             setattr(self.state.profile, fname, value.strip())
         return ProfileView(profile=self.state.profile)
@@ -338,7 +340,7 @@ class SystemApp(PaymentsMixin, App):
         p = self.state.privileges.get(privilege)
         if p is None:
             raise ToolError(
-                "not_found", f"unknown privilege {privilege!r}; see system_list_privileges", field="privilege"
+                ErrorCode.NOT_FOUND, f"unknown privilege {privilege!r}; see system_list_privileges", field="privilege"
             )
         if not p.granted:
             p.granted = True
@@ -350,7 +352,7 @@ class SystemApp(PaymentsMixin, App):
         """Revoke a granted privilege."""
         p = self.state.privileges.get(privilege)
         if p is None:
-            raise ToolError("not_found", f"unknown privilege {privilege!r}", field="privilege")
+            raise ToolError(ErrorCode.NOT_FOUND, f"unknown privilege {privilege!r}", field="privilege")
         p.granted = False
         p.granted_at = None
         return PrivilegeView(privilege=p)
@@ -382,7 +384,9 @@ class SystemApp(PaymentsMixin, App):
         """Move amount_cents from savings into the spendable wallet balance."""
         w = self.state.wallet
         if amount_cents > w.savings_cents:
-            raise ToolError("precondition_failed", f"savings hold only {w.savings_cents} cents", field="amount_cents")
+            raise ToolError(
+                ErrorCode.PRECONDITION_FAILED, f"savings hold only {w.savings_cents} cents", field="amount_cents"
+            )
         w.savings_cents -= amount_cents
         self.record(amount_cents, "transfer from savings")
         return self.system_get_wallet_balance()
@@ -438,10 +442,12 @@ class SystemApp(PaymentsMixin, App):
         allowed = SETTINGS_ALLOWED.get(key)
         if allowed is None:
             raise ToolError(
-                "invalid_argument", f"unknown setting {key!r}; one of {', '.join(SETTINGS_ALLOWED)}", field="key"
+                ErrorCode.INVALID_ARGUMENT,
+                f"unknown setting {key!r}; one of {', '.join(SETTINGS_ALLOWED)}",
+                field="key",
             )
         if value not in allowed:
-            raise ToolError("invalid_argument", f"{key} must be one of {', '.join(allowed)}", field="value")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{key} must be one of {', '.join(allowed)}", field="value")
         self.state.settings[key] = value
         return self.system_get_settings()
 
@@ -456,6 +462,6 @@ class SystemApp(PaymentsMixin, App):
         """Mark one notification as read."""
         n = self.state.notifications.get(notification_id)
         if n is None:
-            raise ToolError("not_found", f"no notification {notification_id!r}", field="notification_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no notification {notification_id!r}", field="notification_id")
         n.read = True
         return NotificationList(notifications=[n])

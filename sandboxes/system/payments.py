@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.user import UserInputRequired, UserRequest
 
@@ -174,7 +174,7 @@ class PaymentsMixin:
         """
         matches = self._recipients(recipient)
         if not matches:
-            raise ToolError("not_found", f"no person matches {recipient!r}", field="recipient")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no person matches {recipient!r}", field="recipient")
         request = self._send_money_request(recipient, amount_cents, memo, confirmed_by_user, one_time_code)
         if request is not None:
             raise UserInputRequired(request)
@@ -185,7 +185,7 @@ class PaymentsMixin:
             and str(one_time_code).strip() != self.one_time_code(person.person_id, amount_cents)
         ):
             raise ToolError(
-                "permission_denied",
+                ErrorCode.PERMISSION_DENIED,
                 "the one-time code does not match the one the bank texted the user: ask the user for it again",
                 retryable=False,
                 field="one_time_code",
@@ -208,7 +208,7 @@ class PaymentsMixin:
             )
         if amount_cents > state.wallet.balance_cents:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"insufficient balance: {state.wallet.balance_cents} cents available, {amount_cents} needed",
                 field="amount_cents",
                 details={"balance_cents": state.wallet.balance_cents},

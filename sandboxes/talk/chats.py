@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.talk.common import ChatId, ContactId, MessageText, TalkBase
 from mcpgym.sandboxes.talk.models import (
@@ -126,7 +126,7 @@ class ChatTools(TalkBase):
         if chat.kind == "direct" and chat.contact_id is not None:
             self._not_blocked(self._contact(chat.contact_id), "send them messages", field="chat_id")
         if not chat.joined:
-            raise ToolError("precondition_failed", f"you left the group {chat.title!r}", field="chat_id")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, f"you left the group {chat.title!r}", field="chat_id")
         return SentMessage(chat_id=chat.chat_id, message=self._append(chat, body))
 
     @tool("write", ["talk.message"])
@@ -149,7 +149,7 @@ class ChatTools(TalkBase):
         """Search message texts (case-insensitive substring), newest first, optionally in one chat."""
         q = query.strip().lower()
         if not q:
-            raise ToolError("invalid_argument", "query must not be blank", field="query")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "query must not be blank", field="query")
         chats = [self._chat(chat_id)] if chat_id is not None else list(self.state.chats.values())
         hits = [
             MessageHit(chat_id=c.chat_id, chat_title=c.title, message=m)

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mcpgym.kernel.app import App
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.sandboxes.talk.models import ME, Chat, ChatSummary, Contact, Message, TalkState
 
 ContactId = Annotated[str, Field(max_length=64, description="contact id, e.g. c-007 (see talk_list_contacts)")]
@@ -35,7 +35,7 @@ class TalkBase(App):
         c = self.state.contacts.get(contact_id)
         if c is None:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no contact {contact_id[:64]!r}; see talk_list_contacts or talk_search_contacts",
                 field=field,
             )
@@ -45,23 +45,23 @@ class TalkBase(App):
         """Return chat ``chat_id``; raise ``not_found`` otherwise."""
         chat = self.state.chats.get(chat_id)
         if chat is None:
-            raise ToolError("not_found", f"no chat {chat_id[:64]!r}; see talk_list_chats", field="chat_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no chat {chat_id[:64]!r}; see talk_list_chats", field="chat_id")
         return chat
 
     def _group(self, chat_id: str) -> Chat:
         """Return group chat ``chat_id``; ``not_found`` if absent, ``invalid_argument`` for a 1:1 chat."""
         chat = self._chat(chat_id)
         if chat.kind != "group":
-            raise ToolError("invalid_argument", f"{chat_id} is a 1:1 chat, not a group", field="chat_id")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{chat_id} is a 1:1 chat, not a group", field="chat_id")
         return chat
 
     def _require_owner(self, chat: Chat, action: str) -> None:
         """Raise ``precondition_failed`` unless the user is in group ``chat`` and owns it."""
         if not chat.joined:
-            raise ToolError("precondition_failed", f"you left the group {chat.title!r}", field="chat_id")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, f"you left the group {chat.title!r}", field="chat_id")
         if chat.owner != ME:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"only the group owner ({self._who(chat.owner or '')}) can {action}",
                 field="chat_id",
                 details={"owner": chat.owner},
@@ -71,7 +71,7 @@ class TalkBase(App):
         """Raise ``precondition_failed`` (remedy: ``talk_unblock_contact``) if ``contact`` is blocked."""
         if contact.blocked:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{contact.name} ({contact.contact_id}) is blocked: cannot {action}; call talk_unblock_contact first",
                 field=field,
                 details={"contact_id": contact.contact_id},
@@ -89,9 +89,9 @@ class TalkBase(App):
         """Return ``text`` stripped; raise ``invalid_argument`` when blank or longer than ``limit``."""
         value = text.strip()
         if not value:
-            raise ToolError("invalid_argument", f"{field} must not be blank", field=field)
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{field} must not be blank", field=field)
         if len(value) > limit:
-            raise ToolError("invalid_argument", f"{field} is longer than {limit} characters", field=field)
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{field} is longer than {limit} characters", field=field)
         return value
 
     @staticmethod

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.talk.common import PRIV_CONTACTS, PRIVILEGE_REMEDY, ContactId, TalkBase
 from mcpgym.sandboxes.talk.models import Contact, ContactList, ContactView, Tag, contact_id_for
@@ -42,7 +42,7 @@ class ContactTools(TalkBase):
         """Search contacts by name, nickname, note, phone, email or city (case-insensitive substring)."""
         q = query.strip().lower()
         if not q:
-            raise ToolError("invalid_argument", "query must not be blank", field="query")
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "query must not be blank", field="query")
         items = [
             c
             for _, c in sorted(self.state.contacts.items())
@@ -68,11 +68,14 @@ class ContactTools(TalkBase):
         self._require(PRIV_CONTACTS)
         person = self.world.person(person_id)
         if person is None:
-            raise ToolError("not_found", f"no person {person_id[:64]!r} in the directory", field="person_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no person {person_id[:64]!r} in the directory", field="person_id")
         cid = contact_id_for(person.person_id)
         if cid in self.state.contacts:
             raise ToolError(
-                "conflict", f"{person.name} is already contact {cid}", field="person_id", details={"contact_id": cid}
+                ErrorCode.CONFLICT,
+                f"{person.name} is already contact {cid}",
+                field="person_id",
+                details={"contact_id": cid},
             )
         contact = Contact(
             contact_id=cid,
@@ -113,7 +116,7 @@ class ContactTools(TalkBase):
         self._require(PRIV_CONTACTS)
         if nickname is None and note is None:
             raise ToolError(
-                "invalid_argument", "give a nickname or a note (an empty string clears one)", field="nickname"
+                ErrorCode.INVALID_ARGUMENT, "give a nickname or a note (an empty string clears one)", field="nickname"
             )
         c = self._contact(contact_id)
         if nickname is not None:

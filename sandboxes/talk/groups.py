@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.talk.common import PRIV_GROUPS, PRIVILEGE_REMEDY, ChatId, ContactId, TalkBase
 from mcpgym.sandboxes.talk.models import ME, Chat, GroupView
@@ -72,10 +72,10 @@ class GroupTools(TalkBase):
         self._require(PRIV_GROUPS)
         chat = self._group(chat_id)
         if not chat.joined:
-            raise ToolError("precondition_failed", f"you left the group {chat.title!r}", field="chat_id")
+            raise ToolError(ErrorCode.PRECONDITION_FAILED, f"you left the group {chat.title!r}", field="chat_id")
         contact = self._contact(contact_id)
         if contact.contact_id in chat.members:
-            raise ToolError("conflict", f"{contact.name} is already in {chat.title!r}", field="contact_id")
+            raise ToolError(ErrorCode.CONFLICT, f"{contact.name} is already in {chat.title!r}", field="contact_id")
         self._not_blocked(contact, "invite them")
         chat.members = sorted([*chat.members, contact.contact_id])
         return self._group_view(chat)
@@ -88,7 +88,7 @@ class GroupTools(TalkBase):
         self._require_owner(chat, "remove members")
         if contact_id not in chat.members:
             raise ToolError(
-                "not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
+                ErrorCode.NOT_FOUND, f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
             )
         chat.members = [m for m in chat.members if m != contact_id]
         return self._group_view(chat)
@@ -110,7 +110,7 @@ class GroupTools(TalkBase):
         self._require_owner(chat, "transfer ownership")
         if contact_id not in chat.members:
             raise ToolError(
-                "not_found", f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
+                ErrorCode.NOT_FOUND, f"{self._who(contact_id)} is not a member of {chat.title!r}", field="contact_id"
             )
         chat.owner = contact_id
         return self._group_view(chat)
@@ -133,7 +133,7 @@ class GroupTools(TalkBase):
         if chat.owner == ME:
             if chat.members:
                 raise ToolError(
-                    "precondition_failed",
+                    ErrorCode.PRECONDITION_FAILED,
                     f"you own {chat.title!r}: transfer ownership to a member "
                     "(talk_transfer_group_ownership) before leaving",
                     field="chat_id",

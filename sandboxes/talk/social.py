@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.sandboxes.talk.common import PRIV_LOCATION, PRIVILEGE_REMEDY, ContactId, TalkBase
 from mcpgym.sandboxes.talk.models import (
@@ -41,7 +41,7 @@ class SocialTools(TalkBase):
     def _post(self, post_id: str) -> Post:
         post = self.state.posts.get(post_id)
         if post is None:
-            raise ToolError("not_found", f"no post {post_id[:64]!r}; see talk_list_posts", field="post_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no post {post_id[:64]!r}; see talk_list_posts", field="post_id")
         return post
 
     @staticmethod
@@ -152,7 +152,9 @@ class SocialTools(TalkBase):
         share = self.state.shares.get(share_id)
         if share is None:
             raise ToolError(
-                "not_found", f"no location share {share_id[:64]!r}; see talk_list_location_shares", field="share_id"
+                ErrorCode.NOT_FOUND,
+                f"no location share {share_id[:64]!r}; see talk_list_location_shares",
+                field="share_id",
             )
         share.revoked = True
         return self._share_view(share)

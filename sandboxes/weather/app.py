@@ -22,7 +22,7 @@ from pydantic import Field
 
 from mcpgym.kernel.app import App, register_app
 from mcpgym.kernel.clock import iso
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.world import World
 from mcpgym.sandboxes.weather.climate import (
@@ -135,7 +135,7 @@ class WeatherApp(App):
         city = LOCATIONS.get(key)
         if city is None:
             raise ToolError(
-                "not_found", f"unknown location {location[:100]!r}; see weather_list_locations", field=field
+                ErrorCode.NOT_FOUND, f"unknown location {location[:100]!r}; see weather_list_locations", field=field
             )
         return city
 
@@ -161,7 +161,7 @@ class WeatherApp(App):
     def _require_saved(self, city: City, action: str) -> None:
         if city.location_id not in self.state.saved:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{city.name} is not a saved location: call weather_add_location before you {action}",
                 field="location",
                 details={"location_id": city.location_id},
@@ -226,7 +226,7 @@ class WeatherApp(App):
             )
         if len(self.state.saved) >= MAX_SAVED:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"you already have {MAX_SAVED} saved locations: remove one first",
                 field="location",
             )
@@ -246,10 +246,10 @@ class WeatherApp(App):
         """Remove a saved location and its alert subscription. The primary location cannot be removed."""
         city = self._resolve(location)
         if city.location_id not in self.state.saved:
-            raise ToolError("not_found", f"{city.name} is not a saved location", field="location")
+            raise ToolError(ErrorCode.NOT_FOUND, f"{city.name} is not a saved location", field="location")
         if city.location_id == self.state.primary_location_id:
             raise ToolError(
-                "precondition_failed",
+                ErrorCode.PRECONDITION_FAILED,
                 f"{city.name} is the primary location: make another saved "
                 "location primary first (weather_set_primary_location)",
                 field="location",
@@ -347,7 +347,7 @@ class WeatherApp(App):
         dist = distance_km(latitude, longitude, best.latitude, best.longitude)
         if dist > COORDINATE_RADIUS_KM:
             raise ToolError(
-                "not_found",
+                ErrorCode.NOT_FOUND,
                 f"no forecast location within {COORDINATE_RADIUS_KM:.0f} km of "
                 f"({latitude:.3f}, {longitude:.3f}); the nearest is {best.name} at {dist:.0f} km",
                 field="latitude",
@@ -374,10 +374,12 @@ class WeatherApp(App):
                 day = date.fromisoformat(date_iso.strip())
             except ValueError:
                 raise ToolError(
-                    "invalid_argument", f"date_iso must be YYYY-MM-DD, got {date_iso!r}", field="date_iso"
+                    ErrorCode.INVALID_ARGUMENT, f"date_iso must be YYYY-MM-DD, got {date_iso!r}", field="date_iso"
                 ) from None
             if not (2000 <= day.year <= 2100):
-                raise ToolError("invalid_argument", "date_iso must lie in the years 2000-2100", field="date_iso")
+                raise ToolError(
+                    ErrorCode.INVALID_ARGUMENT, "date_iso must lie in the years 2000-2100", field="date_iso"
+                )
         rise, sets = sun_times(city, day)
         polar = polar_state(city, day)
         length = (
@@ -462,7 +464,7 @@ class WeatherApp(App):
         """Stop alerts for a location; returns the remaining subscriptions."""
         city = self._resolve(location)
         if self.state.subscriptions.pop(city.location_id, None) is None:
-            raise ToolError("not_found", f"no alert subscription for {city.name}", field="location")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no alert subscription for {city.name}", field="location")
         return self.weather_list_alert_subscriptions()
 
     @tool("read", ["weather.alert_subscription"])

@@ -45,7 +45,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import serialize_server_result
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.server.proxy.lines import LineWriter
 from mcpgym.server.proxy.plan import Action, Decision
 from mcpgym.server.proxy.server import MAX_TOOL_NAME, ProxySession, _error_result, _InFlight
@@ -285,16 +285,16 @@ class FastCalls:
         elif _is_closed(answered):
             self._fail(call, self.session.upstream.failure or f"the upstream closed the connection during {call.what}")
         else:
-            code = "invalid_argument" if data.code == types.INVALID_PARAMS else "unavailable"
+            code = ErrorCode.INVALID_ARGUMENT if data.code == types.INVALID_PARAMS else ErrorCode.UNAVAILABLE
             failure = ToolError(code, f"upstream error {data.code}: {data.message}")
             self.session.plan.settle(call.decision, call.arguments, failure=failure)
             self._write(call.client_id, {"error": data.model_dump(mode="json", by_alias=True, exclude_none=True)})
 
     def _fail(self, call: _Call, why: str) -> None:
         """The upstream gave no answer: the SDK path's tool error, logged, session errored."""
-        code = "timeout" if "within" in why else "unavailable"
+        code = ErrorCode.TIMEOUT if "within" in why else ErrorCode.UNAVAILABLE
         self.session.upstream_failed(why)
-        err = ToolError(code, f"mcpgym proxy: {why}", retryable=code == "timeout")
+        err = ToolError(code, f"mcpgym proxy: {why}", retryable=code == ErrorCode.TIMEOUT)
         self.session.plan.settle(call.decision, call.arguments, failure=err)
         self._answer(call.client_id, _error_result(err))
 

@@ -40,14 +40,28 @@ from mcpgym.kernel.spec import ToolKind
 from mcpgym.tools.faults import FaultProfile, ToolSchedule, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallRecord, LedgerEntry, _loggable
 
-FAULT_KINDS_OF_KIND: dict[str, frozenset[str]] = {
-    "read": frozenset({"transient", "rate_limited", "stale_read"}),
-    "write": frozenset({"transient", "rate_limited", "timeout", "auth_challenge"}),
-    "auth": frozenset({"transient"}),
+
+def _injectable(tool_kind: ToolKind) -> frozenset[FaultKind]:
+    """The per-call kinds of :data:`~mcpgym.kernel.fault_kinds.FAULTS` that hit ``tool_kind`` and
+    that the proxy can inject: an error (refused before forwarding, or a write's answer withheld
+    when the row says the write applies), or, on a read, an older answer. A kind that shows a
+    write a success it did not get (``lost_write``) never: the proxy would fake the upstream."""
+    return frozenset(
+        k
+        for k, f in FAULTS.items()
+        if f.per_call and tool_kind in f.hits and (f.is_error or tool_kind == ToolKind.READ)
+    )
+
+
+FAULT_KINDS_OF_KIND: dict[str, frozenset[FaultKind]] = {
+    k.value: _injectable(k) for k in (ToolKind.READ, ToolKind.WRITE, ToolKind.AUTH)
 }
-"""Fault kinds the proxy injects per tool kind (``lost_write`` never: see the module docstring)."""
-NEVER_FORWARDED = frozenset({"transient", "rate_limited"})
-"""The kinds injected into tools of any other kind (``unknown``, hand-offs)."""
+"""Fault kinds the proxy injects per tool kind, read from the table (see :func:`_injectable`)."""
+NEVER_FORWARDED = frozenset(
+    k for k in FAULT_KINDS_OF_KIND[ToolKind.READ] if not FAULTS[k].applied and FAULTS[k].is_error
+)
+"""The kinds injected into tools of any other kind (``unknown``, hand-offs): the refusals a
+read can get, which forward nothing (``transient``, ``rate_limited``)."""
 
 
 class ProxiedTool(BaseModel):
@@ -107,7 +121,7 @@ class Decision:
     tool: str
     call_index: int
     action: Action
-    fault: str | None = None
+    fault: FaultKind | None = None
     error: ToolError | None = None
     persisting: bool = False
     time: int = 0
@@ -207,47 +221,48 @@ class ProxyFaultPlan:
             return made  # not a listed tool: the upstream answers it
         if name in self.down:
             alts = [a for a in tool.alternatives if a in self.tools and a not in self.down]
-            err = ToolError("unavailable", f"{name} is down; try an alternative: {', '.join(alts)}", retryable=False)
+            err = FAULTS[FaultKind.UNAVAILABLE].error(name, f"{name} is down; try an alternative: {', '.join(alts)}")
             persisting, st.met_down = st.met_down, True
-            return self._refuse(made, "unavailable", err, persisting)
+            return self._refuse(made, FaultKind.UNAVAILABLE, err, persisting)
         if st.blocked_until > self.now:
             wait = st.blocked_until - self.now
-            return self._refuse(made, "rate_limited", self._rate_error(wait), True)
+            return self._refuse(made, FaultKind.RATE_LIMITED, self._rate_error(name, wait), True)
         if st.needs_auth:
-            return self._refuse(made, "auth_challenge", self._auth_error(name), True)
-        kind: str | None = st.schedule.decision(n) if st.schedule is not None else None
+            return self._refuse(made, FaultKind.AUTH_CHALLENGE, self._auth_error(name), True)
+        kind = st.schedule.decision(n) if st.schedule is not None else None
         allowed = FAULT_KINDS_OF_KIND.get(tool.kind, NEVER_FORWARDED)
-        if kind not in allowed or (kind == "auth_challenge" and self.reauth_tool is None):
-            kind = None
-        if kind == "transient":
-            err = FAULTS[FaultKind.TRANSIENT].error(name)
-            return self._refuse(made, kind, err, False)
-        if kind == "rate_limited":
+        if kind is None or kind not in allowed or (kind == FaultKind.AUTH_CHALLENGE and self.reauth_tool is None):
+            return made
+        facts = FAULTS[kind]
+        # the kinds with state of their own: a window, a challenge until the reauth tool is called
+        if kind == FaultKind.RATE_LIMITED:
             st.blocked_until = self.now + self.profile.retry_after
-            return self._refuse(made, kind, self._rate_error(self.profile.retry_after), False)
-        if kind == "auth_challenge":
+            return self._refuse(made, kind, self._rate_error(name, self.profile.retry_after), False)
+        if kind == FaultKind.AUTH_CHALLENGE:
             st.needs_auth = True
             return self._refuse(made, kind, self._auth_error(name), False)
-        if kind == "timeout":
-            made.action, made.fault = Action.WITHHOLD, kind
-        elif kind == "stale_read":
-            made.action, made.fault = Action.STALE, kind
+        # the others, from their row alone
+        if facts.is_error and not facts.applied:  # refused before forwarding (transient)
+            return self._refuse(made, kind, facts.error(name), False)
+        made.action, made.fault = (Action.WITHHOLD if facts.is_error else Action.STALE), kind
         return made
 
-    def _refuse(self, made: Decision, kind: str, err: ToolError, persisting: bool) -> Decision:
+    def _refuse(self, made: Decision, kind: FaultKind, err: ToolError, persisting: bool) -> Decision:
         made.action, made.fault, made.error, made.persisting = Action.REFUSE, kind, err, persisting
         return made
 
-    def _rate_error(self, wait: int) -> ToolError:
-        return ToolError(
-            "rate_limited",
+    def _rate_error(self, name: str, wait: int) -> ToolError:
+        return FAULTS[FaultKind.RATE_LIMITED].error(
+            name,
             f"rate limited: retry after {wait} virtual seconds (every call through the proxy advances the clock "
             f"{WRITE_TICK} s)",
             retry_after=wait,
         )
 
     def _auth_error(self, name: str) -> ToolError:
-        return ToolError("auth_required", f"{name} needs a fresh authentication: call {self.reauth_tool} first")
+        return FAULTS[FaultKind.AUTH_CHALLENGE].error(
+            name, f"{name} needs a fresh authentication: call {self.reauth_tool} first"
+        )
 
     def settle(
         self, decision: Decision, arguments: Any, answer: Any = None, *, failure: ToolError | None = None
@@ -274,14 +289,15 @@ class ProxyFaultPlan:
             for other in self._state.values():
                 other.needs_auth = False
         if decision.action is Action.WITHHOLD and not is_error:
-            err = ToolError("timeout", f"{decision.tool}: the request timed out; its effect is unknown", retryable=True)
-            return self._log(decision, arguments, err, None, "timeout", True)
+            kind = decision.fault
+            assert kind is not None, "a withheld answer has its fault kind"
+            return self._log(decision, arguments, FAULTS[kind].error(decision.tool), None, kind, FAULTS[kind].applied)
         if decision.action is Action.STALE or (tool is not None and tool.kind == ToolKind.READ):
             key = _key(arguments)
             older = st.answers.get(key)
             st.answers[key] = answer
             if decision.action is Action.STALE and older is not None and not is_error and self._differs(older, answer):
-                return self._log(decision, arguments, None, older, "stale_read", None)
+                return self._log(decision, arguments, None, older, decision.fault, None)
         return self._log(decision, arguments, None, answer, None, None)
 
     def _differs(self, older: Any, answer: Any) -> bool:

@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.server.proxy.plan import Action, ProxiedTool, ProxyFaultPlan
 from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamSpec
 
@@ -277,7 +277,7 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
         if len(params.name) > MAX_TOOL_NAME:
             message = f"a tool name has at most {MAX_TOOL_NAME} characters; this one has {len(params.name)}"
             refused = plan.decide(params.name[:MAX_TOOL_NAME] + "...")
-            plan.settle(refused, params.arguments, failure=ToolError("invalid_argument", message, field="name"))
+            plan.settle(refused, params.arguments, failure=ToolError(ErrorCode.INVALID_ARGUMENT, message, field="name"))
             raise MCPError(types.INVALID_PARAMS, message)
         waiting = session.waiting.pop(params.request_state, None) if params.request_state else None
         if waiting is not None:  # a 2026-07-28 client answers the upstream's question and retries
@@ -314,14 +314,14 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
                 f"tools/call {params.name!r}",
             )
         except MCPError as exc:  # the upstream's own JSON-RPC error: passed on as it is
-            code = "invalid_argument" if exc.code == types.INVALID_PARAMS else "unavailable"
+            code = ErrorCode.INVALID_ARGUMENT if exc.code == types.INVALID_PARAMS else ErrorCode.UNAVAILABLE
             err = ToolError(code, f"upstream error {exc.code}: {exc.message}")
             plan.settle(decision, params.arguments, failure=err)
             outcome = ("raise", exc)
         except UpstreamError as exc:
-            code = "timeout" if "within" in str(exc) else "unavailable"
+            code = ErrorCode.TIMEOUT if "within" in str(exc) else ErrorCode.UNAVAILABLE
             session.upstream_failed(str(exc))
-            err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == "timeout")
+            err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == ErrorCode.TIMEOUT)
             plan.settle(decision, params.arguments, failure=err)
             outcome = ("result", _error_result(err))
         else:

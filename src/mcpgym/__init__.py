@@ -4,7 +4,7 @@ evaluation client that scores agents on outcome, verification, recovery and defe
 The public API for app authors (documented in the README's "Adding a sandbox app" and in
 docs/design.md)::
 
-    from mcpgym import App, AppState, tool, ToolError, VOLATILE, World, check_app, AppCheckError
+    from mcpgym import App, AppState, tool, ToolError, ErrorCode, VOLATILE, World, check_app, AppCheckError
 
 ``check_app`` and ``AppCheckError`` (the conformance suite) are imported on first use, so
 ``import mcpgym`` stays light.
@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.kernel.app import App, AppState, register_app, unregister_app
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 from mcpgym.kernel.world import World
@@ -43,6 +43,7 @@ __all__ = [
     "AppCheckError",
     "App",
     "AppState",
+    "ErrorCode",
     "ToolError",
     "VOLATILE",
     "VOLATILE_KEYS",

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from mcpgym.kernel.app import App, AppState, app_names, get_app, register_app, unregister_app
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.tools.conformance import (
     check_determinism_many,
@@ -248,7 +248,7 @@ def flawed_app():
             """Add to the counter, then reject negative amounts (too late: the write happened)."""
             self.state.counter += amount
             if amount < 0:
-                raise ToolError("invalid_argument", "amount must be >= 0", field="amount")
+                raise ToolError(ErrorCode.INVALID_ARGUMENT, "amount must be >= 0", field="amount")
             return _CounterView(counter=self.state.counter)
 
         @tool("write", ["flawed.counter"], remedies={"not_found": ["flawed_no_such_tool"]}, alternatives=["flawed_add"])

@@ -48,6 +48,14 @@ def test_what_the_modules_read_from_the_table_is_what_they_spelled_out_before() 
         "auth_required": "auth_challenge",
     }
     assert {"transient", "rate_limited", "timeout", "unavailable", "auth_required"} == FAULT_CODES
+    from mcpgym.server.proxy.plan import FAULT_KINDS_OF_KIND, NEVER_FORWARDED
+
+    assert {
+        "read": {"transient", "rate_limited", "stale_read"},
+        "write": {"transient", "rate_limited", "timeout", "auth_challenge"},
+        "auth": {"transient"},
+    } == FAULT_KINDS_OF_KIND
+    assert {"transient", "rate_limited"} == NEVER_FORWARDED
 
 
 def test_a_fault_rows_error_is_the_one_the_agent_saw_before() -> None:
@@ -93,8 +101,9 @@ def test_the_episode_status_is_one_enum_in_every_record() -> None:
 
 
 def test_no_module_spells_a_closed_set_out_again() -> None:
-    """No ``kind == "write"``-style comparison and no ``Literal["completed", ...]`` copy is left."""
-    comparison = re.compile(r"\bkind (?:==|!=) \"(?:read|write|auth)\"")
+    """No ``kind == "write"``-, ``code == "timeout"``- or ``fault == "timeout"``-style comparison
+    and no ``Literal["completed", ...]`` copy is left: they name the enum member."""
+    comparison = re.compile(r"\bkind (?:==|!=) \"(?:read|write|auth)\"|\b(?:code|fault) (?:==|!=) \"")
     status_copy = re.compile(r"Literal\[\"completed\"")
     found = []
     for folder in SOURCE_FOLDERS:
@@ -139,3 +148,15 @@ def test_every_error_payload_is_built_by_the_error_payload_model() -> None:
         if built_by_hand.search(p.read_text(encoding="utf-8")) and "formats" not in p.parts
     ]
     assert found == []  # formats/ normalise other harnesses' errors, whose codes are not ours
+
+
+def test_every_tool_error_names_its_code_by_the_enum() -> None:
+    """``ToolError(code, ...)`` takes an ``ErrorCode``: no module of ours passes the code as a string."""
+    by_string = re.compile(r"ToolError\(\s*\"")
+    found = [
+        str(p.relative_to(ROOT))
+        for folder in (*SOURCE_FOLDERS, "integrations")
+        for p in (ROOT / folder).rglob("*.py")
+        if by_string.search(p.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from mcpgym.kernel.app import App, AppState, register_app, unregister_app
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.kernel.spec import tool
 from mcpgym.kernel.volatile import VOLATILE, VOLATILE_KEYS
 
@@ -127,7 +127,7 @@ class FaultLabApp(App):
         """Return one item by id."""
         item = self.state.items.get(item_id)
         if item is None:
-            raise ToolError("not_found", f"no item {item_id!r}", field="item_id")
+            raise ToolError(ErrorCode.NOT_FOUND, f"no item {item_id!r}", field="item_id")
         return ItemView(item=item)
 
     @tool("write", ["faultlab.counter"])

@@ -305,11 +305,11 @@ class App(ABC):
         Raises:
             ToolError: ``unavailable`` when that app is not part of this episode.
         """
-        from mcpgym.kernel.errors import ToolError
+        from mcpgym.kernel.errors import ErrorCode, ToolError
 
         app = self.world.apps.get(name)
         if app is None:
-            raise ToolError("unavailable", f"the {name} app is not part of this episode", retryable=False)
+            raise ToolError(ErrorCode.UNAVAILABLE, f"the {name} app is not part of this episode", retryable=False)
         return app
 
 

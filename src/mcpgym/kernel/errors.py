@@ -88,7 +88,8 @@ class ToolError(MCPGymError):
     """A domain error returned to the agent as a tool error.
 
     Args:
-        code: an :class:`ErrorCode` (or its value; stored as the :class:`ErrorCode`).
+        code: an :class:`ErrorCode` (an outside app's code written as its value, e.g.
+            ``"not_found"``, is accepted at run time and stored as the member).
         message: a human-readable explanation for the agent.
         retryable: whether the same call may succeed if repeated (default: true for
             ``transient``, ``rate_limited`` and ``timeout``).
@@ -102,7 +103,7 @@ class ToolError(MCPGymError):
 
     def __init__(
         self,
-        code: ErrorCode | str,
+        code: ErrorCode,
         message: str,
         retryable: bool | None = None,
         retry_after: int | None = None,

@@ -86,7 +86,7 @@ class FaultFacts:
         text = message if message is not None else (self.message or "").format(tool=tool)
         if not text:
             raise ValueError(f"fault kind {self.kind} needs a message")
-        return ToolError(self.code, text, retryable=self.retryable, **extra)  # type: ignore[arg-type]
+        return ToolError(self.code, text, retryable=self.retryable, **extra)  # type: ignore[arg-type]  # extra: retry_after, details
 
 
 _READ_WRITE = frozenset({"read", "write"})

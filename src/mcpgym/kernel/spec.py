@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
-from mcpgym.kernel.errors import ERROR_CODES, ToolError
+from mcpgym.kernel.errors import ERROR_CODES, ErrorCode, ToolError
 
 
 class ToolKind(StrEnum):
@@ -207,7 +207,7 @@ class ToolSpec:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise ToolError("invalid_argument", "arguments must be a JSON object", field=None)
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "arguments must be a JSON object", field=None)
         try:
             model = self.input_model.__pydantic_validator__.validate_python(arguments)  # = model_validate
         except ValidationError as exc:
@@ -219,7 +219,7 @@ class ToolSpec:
                 where = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
                 parts.append(f"{where}: {_error_text(err)}")
             raise ToolError(
-                "invalid_argument",
+                ErrorCode.INVALID_ARGUMENT,
                 f"invalid arguments for {self.name}: " + "; ".join(parts),
                 field=loc,
                 details={

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpgym.kernel.errors import ToolError
+from mcpgym.kernel.errors import ErrorCode, ToolError
 
 UserRequestKind = Literal["confirm", "choose", "provide"]
 
@@ -84,7 +84,7 @@ class UserInputRequired(ToolError):
             "provide": f"ask the user for it, then call again with {request.argument} set to it",
         }[request.kind]
         super().__init__(
-            "user_input_required",
+            ErrorCode.USER_INPUT_REQUIRED,
             f"{request.message} This needs the user: {hint}.",
             retryable=False,
             field=request.argument,

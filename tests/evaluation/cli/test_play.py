@@ -62,7 +62,7 @@ def test_a_whole_episode_played_through_standard_input(tmp_path):
         (3, "system_get_settings", None),
     ]
     assert traj.agent == "human" and traj.final_message == "Dark mode is on." and traj.status == "completed"
-    assert traj.scores["success"] is True and traj.scores["recoveries"] == 1 and traj.scores["defeatism"] is False
+    assert traj.scores.success is True and traj.scores.recoveries == 1 and traj.scores.defeatism is False
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["agents"][0]["describe"]["kind"] == "human"
     assert (out / "report.html").is_file()
@@ -76,7 +76,7 @@ def test_run_with_the_human_agent_plays_each_episode_and_end_of_input_leaves_wit
     done = play(args, lines, tmp_path)
     assert done.returncode == 0, done.stderr
     trajs = {t.task_id: t for t in read_trajectories(trajectories_file(out))}
-    assert trajs["system.dark_mode"].status == "completed" and trajs["system.dark_mode"].scores["success"] is True
+    assert trajs["system.dark_mode"].status == "completed" and trajs["system.dark_mode"].scores.success is True
     # the input ended during the second task: no answer, status limit, nothing invented
     assert trajs["weather.use_fahrenheit"].status == "limit"
     assert trajs["weather.use_fahrenheit"].final_message == ""
@@ -144,4 +144,4 @@ def test_tab_completes_a_tool_name_at_a_terminal(tmp_path):
     assert [(c.tool, c.arguments, c.error_code) for c in calls] == [
         ("system_update_setting", {"key": "theme", "value": "dark"}, None)
     ]
-    assert traj.final_message == "Dark mode is on." and traj.scores["success"] is True
+    assert traj.final_message == "Dark mode is on." and traj.scores is not None and traj.scores.success is True

@@ -143,9 +143,9 @@ def check_books(traj) -> None:
     refused = [c for c in calls if c.step is None]
     assert all(c.invalid and c.error_code for c in refused)
     # invalid calls: those refused before the server plus the logged ones the server found invalid
-    assert traj.scores is not None and traj.scores["status"] == traj.status
-    assert traj.scores["invalid_calls"] == len(refused) + sum(c.invalid for c in reached)
-    assert traj.scores["valid_calls"] == sum(not c.invalid for c in reached)
+    assert traj.scores is not None and traj.scores.status == traj.status
+    assert traj.scores.invalid_calls == len(refused) + sum(c.invalid for c in reached)
+    assert traj.scores.valid_calls == sum(not c.invalid for c in reached)
 
 
 def test_every_reply_and_call_is_a_step_and_the_tokens_add_up(runs):
@@ -161,7 +161,7 @@ def test_two_runs_at_temperature_0_with_one_seed_give_the_same_trajectory(runs):
 
 def test_a_final_reply_cut_at_the_output_token_limit_is_truncated(runs):
     primer = runs.primer
-    assert primer.status == "truncated" and primer.scores["status"] == "truncated"
+    assert primer.status == "truncated" and primer.scores.status == "truncated"
     assert primer.stop_reason == "final reply cut off by the output-token limit (length, max 1 tokens)"
     [message] = primer.steps
     assert isinstance(message, MessageStep) and message.tokens is not None and message.tokens.output == 1
@@ -175,6 +175,6 @@ def test_a_provider_that_does_not_answer_in_time_errors_the_episode(runs):
     failed = slow.metadata["provider"]["failed_request"]
     assert failed["turn"] == 0 and failed["attempts"] == 2 and failed["status"] is None
     assert [r["attempt"] for r in failed["retries"]] == [1] and "no answer within" in failed["retries"][0]["reason"]
-    assert slow.steps == [] and slow.scores["status"] == "errored"
+    assert slow.steps == [] and slow.scores.status == "errored"
     line = json.loads(run_text(runs.out / "slow"))
     assert line["metadata"]["provider"]["failed_request"]["attempts"] == 2

@@ -93,7 +93,8 @@ def test_every_action_is_a_step_and_rescoring_gives_the_same_scores(fake, http_s
     assert traj.final_message == "Dark mode is on now." and traj.invalid_calls == 0
     assert (traj.tokens.input, traj.tokens.output) == (630, 48)
     scores = traj.scores
-    assert scores["invalid_calls"] == 3 and scores["valid_calls"] == 1 and scores["success"] is True
+    assert scores is not None
+    assert scores.invalid_calls == 3 and scores.valid_calls == 1 and scores.success is True
 
     # Re-scoring the trajectory file alone gives the same scores.
     res = CliRunner().invoke(app, ["score", str(trajectories_file(out)), "--json"])
@@ -126,7 +127,6 @@ def test_replaying_a_trajectory_keeps_its_steps_and_scores(fake, http_server, tm
     [b] = read_trajectories(trajectories_file(again))
     strip = {"episode_id", "agent", "scores", "metadata", "tokens", "stop_reason"}
     assert [s.model_dump(exclude={"time"}) for s in a.steps] == [s.model_dump(exclude={"time"}) for s in b.steps]
-    assert {k: v for k, v in a.scores.items() if k not in ("episode_id", "agent")} == {
-        k: v for k, v in b.scores.items() if k not in ("episode_id", "agent")
-    }
+    assert a.scores is not None and b.scores is not None
+    assert a.scores.model_dump(exclude={"episode_id", "agent"}) == b.scores.model_dump(exclude={"episode_id", "agent"})
     assert a.model_dump(exclude=strip | {"steps"}) == b.model_dump(exclude=strip | {"steps"})

@@ -377,14 +377,15 @@ def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: P
     lines = []
     for trial in (0, 1):
         traj = anyio.run(lambda t=trial: run_in_process(make_agent("careful"), task, faults="none", trial=t))
-        traj.scores = score_episode(traj, catalog).model_dump(mode="json")
+        traj.scores = score_episode(traj, catalog)
         lines.append(traj)
     run = tmp_path / "run"
     write_trajectories(run / "trajectories.jsonl", lines)
     assert CliRunner().invoke(app, ["report", str(run)]).exit_code == 0
     honest = (run / "report.md").read_text()
     assert "differ from the scores stored" not in honest
-    lines[1].scores = {**(lines[1].scores or {}), "tool_calls": 999, "writes": -5, "recoveries": 10**30}
+    assert lines[1].scores is not None
+    lines[1].scores = lines[1].scores.model_copy(update={"tool_calls": 999, "writes": -5, "recoveries": 10**30})
     write_trajectories(run / "trajectories.jsonl", lines)
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output

@@ -118,7 +118,7 @@ def report_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run directory of scored episodes (the known one among others) and its report.html."""
     catalog = Catalog.from_apps()
     trajs = [known_episode()] + [other_episode(a, t) for a in ("careful", "careless") for t in range(2)]
-    scored = [t.model_copy(update={"scores": score_episode(t, catalog).model_dump(mode="json")}) for t in trajs]
+    scored = [t.model_copy(update={"scores": score_episode(t, catalog)}) for t in trajs]
     run = tmp_path_factory.mktemp("viewer") / "run"
     write_trajectories(run / "trajectories.jsonl", scored)
     _, html = write_report(run)

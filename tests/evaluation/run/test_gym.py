@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from mcpgym.evaluation.agents import SCRIPTED_AGENTS, CallLimitReached, make_agent
+from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.run.gym import EpisodeFinished, GymEpisode
 from mcpgym.evaluation.run.run_dir import load_run
 from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
@@ -24,7 +25,8 @@ def _steps(traj) -> list[dict]:  # noqa: ANN001
 
 
 def _scores(traj) -> dict:  # noqa: ANN001
-    return {k: v for k, v in traj.scores.items() if k != "episode_id"}
+    assert traj.scores is not None
+    return traj.scores.model_dump(mode="json", exclude={"episode_id"})
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +59,10 @@ def test_gym_episodes_match_the_mcp_path(mcp_run: dict) -> None:
             over_mcp.invalid_calls,
         )
         assert _scores(local) == _scores(over_mcp), (agent, task_id, trial)
-        assert ep.scores.model_dump(mode="json") == local.scores
+        assert ep.scores == local.scores
         faults_seen += len(local.ledger)
     assert faults_seen > 0, "the comparison should cover episodes with injected faults"
-    assert any(t.scores["success"] for t in mcp_run.values())
+    assert any(t.scores.success for t in mcp_run.values())
 
 
 def test_step_by_step_reward_and_budget() -> None:
@@ -86,7 +88,7 @@ def test_step_by_step_reward_and_budget() -> None:
     traj = ep.trajectory()
     assert traj.status == "limit" and traj.stop_reason == f"call budget of {task.max_calls} spent"
     assert len(traj.steps) == task.max_calls and reward.success is False
-    assert reward.model_dump(mode="json") == traj.scores
+    assert reward == traj.scores
     with pytest.raises(EpisodeFinished):
         ep.step("no_such_tool", {})
     with pytest.raises(EpisodeFinished):
@@ -96,7 +98,7 @@ def test_step_by_step_reward_and_budget() -> None:
 def test_careful_agent_solves_a_task_in_process_without_faults() -> None:
     ep = GymEpisode.create(TASKS[0], faults="none", agent_name="careful")
     traj = anyio.run(ep.run_agent, make_agent("careful"))
-    assert traj.status == "completed" and traj.scores["success"] is True
+    assert traj.status == "completed" and traj.scores.success is True
     assert traj.final_snapshot != traj.initial_snapshot or get_task(TASKS[0]).feasible is False
 
 
@@ -123,8 +125,8 @@ def test_a_shared_gold_state_scores_the_same_and_is_validated_once(monkeypatch) 
         shared.append(anyio.run(ep.run_agent, make_agent("careful")))
         assert ep.harness_seconds["create"] > 0 and ep.harness_seconds["judge"] > 0
 
-    def drop_id(scores: dict | None) -> dict:
-        return {k: v for k, v in (scores or {}).items() if k != "episode_id"}  # a random id per episode
+    def drop_id(scores: EpisodeScores | None) -> dict:
+        return scores.model_dump(exclude={"episode_id"}) if scores else {}  # a random id per episode
 
     assert [drop_id(s.scores) for s in shared] == [drop_id(o.scores) for o in own]
     # the initial and gold views were kept from the first two episodes (by content, although
@@ -137,10 +139,10 @@ def test_public_api_done_reward_observation_instruction() -> None:
     step's result the next one (ASCII JSON); done and reward follow the finish; scores are typed."""
     import json
 
-    from mcpgym.evaluation import EpisodeScores
+    from mcpgym.evaluation import EpisodeScores as PublicEpisodeScores
     from mcpgym.evaluation import GymEpisode as Public
 
-    assert Public is GymEpisode
+    assert Public is GymEpisode and PublicEpisodeScores is EpisodeScores
     ep = Public.create("flights.book_cheapest_berlin_paris", trial=0, faults="none")
     assert ep.observation == ep.instruction == get_task("flights.book_cheapest_berlin_paris").instruction
     assert (ep.done, ep.reward) == (False, 0.0)

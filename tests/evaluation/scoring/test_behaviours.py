@@ -11,6 +11,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from mcpgym.evaluation.records.scores import AgentMetrics, Metrics, Scoreboard
 from mcpgym.evaluation.scoring.aggregate import aggregate, metrics
 from mcpgym.evaluation.scoring.behaviours import (
     count_calls,
@@ -24,7 +25,6 @@ from mcpgym.evaluation.scoring.behaviours import (
     score_verification,
 )
 from mcpgym.evaluation.scoring.calls import resolve_calls
-from mcpgym.evaluation.scoring.metrics import AgentMetrics, Metrics, Scoreboard
 from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from tests.evaluation.scoring.test_judge import _run
@@ -76,7 +76,7 @@ def test_blind_retry_recovery_defeatism_rules_on_their_own(cat):
     calls = resolve_calls(t, cat)
     b = score_blind_retries(calls)
     assert (b.blind_retries, b.duplicate_side_effects) == (1, 1)
-    assert b.detail[0].model_dump() == {"step": 1, "repeat_step": 2, "duplicate": True}
+    assert b.blind_retry_detail[0].model_dump() == {"step": 1, "repeat_step": 2, "duplicate": True}
     errors = score_recovery(calls, cat, k=3)
     assert [(r.step, r.attempt, r.attempt_step, r.recovered_step) for r in errors] == [
         (1, "retry", 2, 2),
@@ -87,7 +87,7 @@ def test_blind_retry_recovery_defeatism_rules_on_their_own(cat):
     assert cut[1].cut_short is True
     d = score_defeatism(errors, t.final_message, k=3)
     assert (d.defeatism, d.declared_impossible, d.refusal_pattern) == (True, True, "unable")
-    assert d.reason.endswith(
+    assert d.defeatism_reason.endswith(
         "transient error at step 3 (talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
     )
     assert score_defeatism(cut, "Sent.", k=3).defeatism is False

@@ -447,7 +447,7 @@ def smoke_run(tmp_path_factory) -> Path:
 
 
 def test_scripted_agents_separate_on_false_success_and_defeatism(smoke_run):
-    from mcpgym.evaluation.scoring.metrics import Scoreboard
+    from mcpgym.evaluation.records.scores import Scoreboard
 
     agents = Scoreboard.model_validate_json((smoke_run / "scores.json").read_text(encoding="utf-8")).agents
     careful, over, defeatist = agents["careful"], agents["overconfident"], agents["defeatist"]

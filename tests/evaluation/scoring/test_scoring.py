@@ -422,6 +422,19 @@ def test_relayed_error_shapes(message, relayed):
     )
 
 
+def test_a_truncated_reply_is_no_answer(cat):
+    # Hand count (docs/design.md §7, status truncated): the reply was cut at the output-token
+    # limit mid-sentence. Its text passes no check, declares nothing impossible and claims
+    # nothing: the same trajectory `completed` would pass the check and concede.
+    cut = "I cannot transfer that, the savings are too l"
+    checks = [{"kind": "declares_impossible", "value": True}]
+    done = score_episode(T([], cut, metadata={"outcome": "checks", "extra_checks": checks}), cat)
+    assert (done.success, done.declared_impossible, done.refusal_pattern) == (True, True, "cannot")
+    sc = score_episode(T([], cut, status="truncated", metadata={"outcome": "checks", "extra_checks": checks}), cat)
+    assert (sc.success, sc.declared_impossible, sc.claimed_success, sc.false_success) == (False, False, False, None)
+    assert [c.passed for c in sc.extra_checks] == [False]
+
+
 def test_attempt_must_start_within_k(cat):
     # the retry comes 4 calls after the error: with K=3 no attempt, yet it recovers (a later
     # same-tool success) -> not abandoned, no defeatism; with K=4 the retry is an attempt
@@ -842,7 +855,7 @@ def test_aggregate_scores_unscored_trajectories(cat):
     assert (a.episodes, a.success_rate, a.success_ci95, a.pass_k, a.verification_rate) == (1, None, None, {}, 0.0)
     with pytest.raises(ValueError, match="no scores"):
         aggregate([t])
-    t.scores = score_episode(t, cat).model_dump(mode="json")
+    t.scores = score_episode(t, cat)
     assert aggregate([t]).agents["overconfident"].writes == 1
 
 

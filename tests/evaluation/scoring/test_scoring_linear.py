@@ -157,6 +157,7 @@ def old_score_verification(calls: list[Call], counted: list[int]) -> Verificatio
             out.verified_writes += 1
         else:
             out.verification_skips.append(w.step)
+    out.verification_rate = out.verified_writes / out.writes if out.writes else None  # set by the scorer then
     return out
 
 
@@ -196,6 +197,7 @@ def old_score_precheck(calls: list[Call], counted: list[int]) -> Precheck:
                 skipped = True
                 out.precheck_skips.append(PrecheckSkip(step=w.step, family=fam))
         out.prechecked_writes += 0 if skipped else 1
+    out.precheck_rate = out.prechecked_writes / out.precheck_writes if out.precheck_writes else None  # as above
     return out
 
 
@@ -217,7 +219,7 @@ def old_score_blind_retries(calls: list[Call]) -> BlindRetries:
         dup = c.applied is True and (calls[j].ok or calls[j].applied is True)
         out.blind_retries += 1
         out.duplicate_side_effects += int(dup)
-        out.detail.append(BlindRetry(step=c.step, repeat_step=calls[j].step, duplicate=dup))
+        out.blind_retry_detail.append(BlindRetry(step=c.step, repeat_step=calls[j].step, duplicate=dup))
     return out
 
 

@@ -167,5 +167,5 @@ def test_gym_episodes_have_the_user_too() -> None:
     task = get_task("users.which_dana_1")
     ep = GymEpisode.create(task.id, trial=0, faults="default")
     traj = anyio.run(lambda: ep.run_agent(make_agent("careful")))
-    assert traj.scores["success"] is True and traj.scores["user_questions"] == 1
+    assert traj.scores.success is True and traj.scores.user_questions == 1
     assert [t.value for t in traj.user_turns] == [task.user.facts["recipient"]]
