@@ -463,6 +463,20 @@ async def serve_proxy_stdio(
     from mcpgym.server.serve import RejectMalformed
 
     session: ProxySession | None = None
+    ended = False
+
+    def end() -> None:
+        # Record once, as soon as the client is gone: the upstream's shutdown (its grace,
+        # then signals) comes after, so a client that kills the proxy after its own grace
+        # does not cut the recording short.
+        nonlocal ended
+        if session is None or ended:
+            return
+        ended = True
+        if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
+            session.upstream_failed(session.upstream.failure)
+        on_end(session)
+
     try:
         async with anyio.create_task_group() as tg:
             try:
@@ -485,12 +499,10 @@ async def serve_proxy_stdio(
                     finally:
                         if session.fast is not None:
                             session.fast.close()
+            end()
             session.upstream.close()
             tg.cancel_scope.cancel()  # the signal watcher
     finally:
-        if session is not None:
-            if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
-                session.upstream_failed(session.upstream.failure)
-            on_end(session)
+        end()
     assert session is not None
     return session

@@ -77,8 +77,8 @@ def _same_as_local(out: Path, local: Path) -> None:
             s.model_dump(include=set(STEP_KEYS)) for s in t.steps
         ], key
         assert mine[key].final_snapshot == t.final_snapshot, key
-        assert {k: v for k, v in mine[key].scores.items() if k != "episode_id"} == {
-            k: v for k, v in t.scores.items() if k != "episode_id"
+        assert {k: v for k, v in mine[key].scores.model_dump().items() if k != "episode_id"} == {
+            k: v for k, v in t.scores.model_dump().items() if k != "episode_id"
         }, key
 
 
