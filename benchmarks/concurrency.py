@@ -89,7 +89,7 @@ async def _episodes_run(handle: Any, n_episodes: int, plan: list[tuple[str, dict
     from mcpgym.evaluation.run.server_process import ControlClient
 
     async with ControlClient(handle.url, handle.token) as control:
-        created: list[dict[str, Any]] = []
+        created: list[Any] = []
 
         async def create() -> None:
             created.append(await control.create_episode({"seed": WORLD_SEED, "apps": list(APPS), "faults": "none"}))
@@ -98,11 +98,11 @@ async def _episodes_run(handle: Any, n_episodes: int, plan: list[tuple[str, dict
             for _ in range(n_episodes):
                 tg.start_soon(create)
         try:
-            return await _crowd([ep["mcp_url"] for ep in created], plan)
+            return await _crowd([ep.mcp_url for ep in created], plan)
         finally:
             async with anyio.create_task_group() as tg:
                 for ep in created:
-                    tg.start_soon(control.delete, ep["episode_id"])
+                    tg.start_soon(control.delete, ep.episode_id)
 
 
 def _summary(run: dict[str, Any]) -> dict[str, float | None]:

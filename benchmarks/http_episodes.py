@@ -35,9 +35,9 @@ CALLS = 6
 async def _ours_episode(control: Any, http: Any, plan: list[tuple[str, dict[str, Any]]], errors: list[str]) -> None:
     created = await control.create_episode({"seed": WORLD_SEED, "apps": list(APPS), "faults": "none"})
     try:
-        await _session_calls(created["mcp_url"], http, plan, [], errors)
+        await _session_calls(created.mcp_url, http, plan, [], errors)
     finally:
-        await control.delete(created["episode_id"])
+        await control.delete(created.episode_id)
 
 
 class _Meter:

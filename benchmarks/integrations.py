@@ -123,7 +123,7 @@ def openenv_step(settings: Settings) -> Figure:
                 try:
                     async with (
                         GenericEnvClient(base_url=url, message_timeout_s=120) as env,
-                        Client(created["mcp_url"], mode="legacy") as client,
+                        Client(created.mcp_url, mode="legacy") as client,
                     ):
                         await env.reset(task=TASK, seed=0)
                         t_oe: list[float] = []
@@ -142,7 +142,7 @@ def openenv_step(settings: Settings) -> Figure:
                             t_mcp.append(t2 - t1)
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await control.delete(created["episode_id"])
+                        await control.delete(created.episode_id)
                 ratios.append(median(t_oe) / median(t_mcp))
                 oe_times.append(median(t_oe))
                 mcp_times.append(median(t_mcp))

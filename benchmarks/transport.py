@@ -231,10 +231,10 @@ async def episode_url(
             {"seed": WORLD_SEED, "apps": list(apps), "faults": faults, "fault_seed": fault_seed}
         )
         try:
-            yield created["mcp_url"]
+            yield created.mcp_url
         finally:
             with anyio.CancelScope(shield=True):
-                await control.delete(created["episode_id"])
+                await control.delete(created.episode_id)
 
 
 @contextlib.asynccontextmanager

@@ -209,9 +209,9 @@ def mcpgym_episode(
         body.update(exposure_request(tool_exposure, task_))
         async with ControlClient(url, secret) as control:
             created = await control.create_episode(body)
-            eid = created["episode_id"]
+            eid = created.episode_id
             try:
-                mcp = mcp_server_http(name="mcpgym", url=created["mcp_url"], timeout=60)
+                mcp = mcp_server_http(name="mcpgym", url=created.mcp_url, timeout=60)
                 async with mcp_connection([mcp]):
                     state.tools = list(await mcp.tools())
                     state = await generate(state, tool_calls="loop")
@@ -235,9 +235,9 @@ def mcpgym_episode(
                             "agent": str(state.model),
                             "trial": trial,
                             "world_seed": task_.seed,
-                            "fault_seed": int(created.get("fault_seed", fault_seed)),
+                            "fault_seed": created.fault_seed,
                             "fault_profile": profile.name,
-                            "apps": list(created.get("apps") or task_.apps),
+                            "apps": list(created.apps or task_.apps),
                             "level": task_.level,
                             "feasible": task_.feasible,
                             "extra_checks": [c.model_dump(mode="json") for c in task_.checks],

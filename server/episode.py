@@ -22,6 +22,7 @@ from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps, template
+from mcpgym.server.control_models import EpisodeSummary
 from mcpgym.server.input_state import InputStates
 from mcpgym.tools import elicit
 from mcpgym.tools.faults import FaultProfile, load_profile, plan_unavailable
@@ -257,20 +258,24 @@ class Episode:
         self.invoker.hidden = hidden if hidden else _NOTHING_HIDDEN  # most episodes show every tool
 
     # -- views for the harness ----------------------------------------------------------
+    def view(self) -> EpisodeSummary:
+        """The control API's episode view (``GET /control/episodes/{id}``)."""
+        return EpisodeSummary(
+            episode_id=self.episode_id,
+            seed=self.seed,
+            fault_seed=self.fault_seed,
+            apps=self.apps,
+            app_versions={name: type(app).version for name, app in self.world.apps.items()},
+            faults=self.profile.name,
+            state_hash=self.world.state_hash(),
+            calls=len(self.invoker.calls),
+            faults_injected=sum(1 for e in self.invoker.ledger if not e.persisting),
+            tools=len(self.tool_specs()),
+        )
+
     def summary(self) -> dict[str, Any]:
-        """The control API's episode view."""
-        return {
-            "episode_id": self.episode_id,
-            "seed": self.seed,
-            "fault_seed": self.fault_seed,
-            "apps": self.apps,
-            "app_versions": {name: type(app).version for name, app in self.world.apps.items()},
-            "faults": self.profile.name,
-            "state_hash": self.world.state_hash(),
-            "calls": len(self.invoker.calls),
-            "faults_injected": sum(1 for e in self.invoker.ledger if not e.persisting),
-            "tools": len(self.tool_specs()),
-        }
+        """The control API's episode view as JSON (:meth:`view` dumped)."""
+        return self.view().model_dump(mode="json")
 
     def calls(self) -> list[dict[str, Any]]:
         """The server-side call log as JSON rows."""

@@ -1,6 +1,6 @@
 """Streamable HTTP transport and the token-protected control API.
 
-Routes (docs/design.md §5):
+Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.control_models`):
 
 - ``POST /control/episodes`` ``{"seed", "apps", "faults", "fault_seed", "tools", "search_tools"}``
   -> 201 ``{"episode_id", "mcp_url", ...}``; 429 past the episode cap.
@@ -38,6 +38,15 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.kernel.shorten import cap_message, short, short_text
+from mcpgym.server.control_models import (
+    CALL_LOG,
+    LEDGER,
+    ControlError,
+    CreateEpisode,
+    EpisodeCreated,
+    EpisodeList,
+    Health,
+)
 from mcpgym.server.elicitation import CLIENT_SILENT
 from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.event_store import BoundedEventStore
@@ -55,21 +64,6 @@ SSE_RETRY_MS = 1000
 """The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
 SHUTDOWN_TERMINATE_SECONDS = 0.5
 """Most wall seconds the shutdown spends terminating the MCP sessions still open."""
-
-
-class CreateEpisode(BaseModel):
-    """Body of ``POST /control/episodes`` (every field optional: a missing one takes the
-    server's default, :class:`EpisodeDefaults`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    # strict: a JSON true is no seed and "yes" no flag (the documented types are the contract)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1, strict=True)
-    apps: list[str] | str | None = None
-    faults: str | dict[str, Any] | None = None
-    fault_seed: int | None = Field(None, ge=0, le=2**63 - 1, strict=True)
-    tools: list[str] | None = None
-    search_tools: bool | None = Field(None, strict=True)
 
 
 FIELD_SHAPES = {
@@ -125,6 +119,11 @@ class EpisodeDefaults(BaseModel):
     faults: Any = "none"
     fault_seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
     search_tools: bool = False
+
+
+def answer(model: BaseModel, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response whose body is ``model`` (one of :mod:`mcpgym.server.control_models`)."""
+    return Response(model.model_dump_json(), status_code=status_code, headers=headers, media_type="application/json")
 
 
 async def read_capped(request: Request, limit: int) -> bytes | None:
@@ -209,15 +208,15 @@ def create_app(
         scheme, _, given = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
-    def problem(status: int, message: str) -> JSONResponse:
+    def problem(status: int, message: str) -> Response:
         # every value a message quotes is shortened where it is quoted; the cap bounds the rest
-        return JSONResponse({"error": cap_message(message)}, status_code=status)
+        return answer(ControlError(error=cap_message(message)), status)
 
     def guard(handler):  # noqa: ANN001, ANN202
         async def wrapped(request: Request) -> Response:
             if not authorised(request):
-                return JSONResponse(
-                    {"error": "missing or wrong control token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                return answer(
+                    ControlError(error="missing or wrong control token"), 401, headers={"WWW-Authenticate": "Bearer"}
                 )
             return await handler(request)
 
@@ -262,7 +261,7 @@ def create_app(
                 search_tools=given.get("search_tools", defaults.search_tools),
             )
         except EpisodeLimitError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": "5"})
+            return answer(ControlError(error=str(exc)), 429, headers={"Retry-After": "5"})
         except UnknownToolsError as exc:
             return problem(422, f"invalid field 'tools': {exc}")
         except FaultProfileError as exc:  # an inline profile's errors name "<mapping>" as their file
@@ -270,22 +269,22 @@ def create_app(
         except (KeyError, ValueError) as exc:
             return problem(422, str(exc).strip("'\""))
         base = str(request.base_url).rstrip("/")
-        return JSONResponse(
-            {**episode.summary(), "mcp_url": f"{base}/episodes/{episode.episode_id}/mcp"}, status_code=201
-        )
+        view = episode.view()
+        created = EpisodeCreated(**dict(view), mcp_url=f"{base}/episodes/{episode.episode_id}/mcp")
+        return answer(created, 201)
 
     async def list_episodes(request: Request) -> Response:
-        return JSONResponse(
-            {
-                "episodes": store.ids(),
-                "max_episodes": store.max_episodes,
-                "mcp_sessions": sum(1 for e in session_episode.values() if store.get(e) is not None),
-            }
+        return answer(
+            EpisodeList(
+                episodes=store.ids(),
+                max_episodes=store.max_episodes,
+                mcp_sessions=sum(1 for e in session_episode.values() if store.get(e) is not None),
+            )
         )
 
     async def get_episode(request: Request) -> Response:
         ep = episode_or_404(request)
-        return JSONResponse(ep.summary()) if ep else problem(404, "no such episode")
+        return answer(ep.view()) if ep else problem(404, "no such episode")
 
     async def snapshot(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -300,11 +299,15 @@ def create_app(
 
     async def calls(request: Request) -> Response:
         ep = episode_or_404(request)
-        return JSONResponse(ep.calls()) if ep else problem(404, "no such episode")
+        if ep is None:
+            return problem(404, "no such episode")
+        return Response(CALL_LOG.dump_json(ep.invoker.calls), media_type="application/json")
 
     async def ledger(request: Request) -> Response:
         ep = episode_or_404(request)
-        return JSONResponse(ep.ledger()) if ep else problem(404, "no such episode")
+        if ep is None:
+            return problem(404, "no such episode")
+        return Response(LEDGER.dump_json(ep.invoker.ledger), media_type="application/json")
 
     async def end_sessions(eid: str) -> None:
         """Close the SDK sessions of a deleted or expired episode.
@@ -327,7 +330,7 @@ def create_app(
         return Response(status_code=204)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "episodes": len(store)})
+        return answer(Health(episodes=len(store)))
 
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
@@ -450,7 +453,10 @@ def create_app(
                 tg.cancel_scope.cancel()
                 await end_all_sessions()
 
+    # The MCP endpoint first: it takes almost every request of a run, and Starlette's router
+    # tries routes in order (no path here matches two routes, so the order changes no answer).
     routes = [
+        Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/control/episodes", guard(create), methods=["POST"]),
         Route("/control/episodes", guard(list_episodes), methods=["GET"]),
@@ -460,7 +466,6 @@ def create_app(
         Route("/control/episodes/{episode_id}/initial", guard(initial), methods=["GET"]),
         Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
-        Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

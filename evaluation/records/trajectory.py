@@ -17,7 +17,7 @@ back. Its ``steps`` are every agent action, in the order it happened:
   ``ask_user`` turn) and the user simulator answered.
 
 Lines written before steps had a ``type`` read as tool calls. The ``ledger`` is the fault
-ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as dicts), the ground truth the scorer
+ledger (:class:`mcpgym.tools.invoke.LedgerEntry` rows as JSON, :class:`LedgerRow`), the ground truth the scorer
 prefers over anything inferred from error codes; its ``step`` numbers are call-log numbers.
 """
 
@@ -65,9 +65,12 @@ def is_invalid_error(error_code: str | None, error_field: str | None) -> bool:
 
 @with_config(ConfigDict(extra="allow"))
 class LedgerRow(TypedDict):
-    """One fault-ledger row as a trajectory stores it: the shape of
-    :class:`mcpgym.tools.invoke.LedgerEntry` (a typed dict, so rows read and write as JSON
-    objects; keys a writer adds beyond these are kept).
+    """One fault-ledger row as a trajectory stores it: a :class:`mcpgym.tools.invoke.LedgerEntry`
+    as JSON (a typed dict, so rows read and write as JSON objects at the speed of one; keys a
+    writer adds beyond these are kept). Same keys and types as ``LedgerEntry``, only
+    ``call_index``, ``applied`` and ``persisting`` may be missing (lines written elsewhere);
+    ``tests/evaluation/records/test_ledger_row.py`` fails when the two drift. A trajectory also
+    takes ``LedgerEntry`` objects and stores them as their JSON.
 
     Keys:
         step: the call-log step the fault hit. tool: the tool. kind: the fault kind.
@@ -85,7 +88,9 @@ class LedgerRow(TypedDict):
 
 
 class ToolCallStep(BaseModel):
-    """One tool call of an episode.
+    """One tool call of an episode. A call that reached the server is its call-log record
+    (:class:`mcpgym.tools.invoke.CallRecord`, the server's log row) seen from the trajectory:
+    :func:`step_from_record` builds it, the one place that does.
 
     Attributes:
         type: always ``"tool_call"`` (the step discriminator; absent in old lines).
@@ -290,7 +295,7 @@ class Trajectory(BaseModel):
         steps: every agent action in order (:data:`Step`); the call-log ``step`` numbers of
             the tool calls that reached the server strictly increase.
         final_message: the agent's last message to the user.
-        ledger: the fault ledger (dicts shaped like ``LedgerEntry``); None when unknown
+        ledger: the fault ledger (:class:`LedgerRow`: ``LedgerEntry`` as JSON); None when unknown
             (external trajectories), ``[]`` when known to be empty.
         initial_snapshot, final_snapshot, gold_snapshot: ``World.snapshot()`` dicts. In a
             compact run directory they are stored apart (see
@@ -428,6 +433,8 @@ class Trajectory(BaseModel):
     @classmethod
     def _ledger_rows(cls, ledger: Any) -> Any:
         if isinstance(ledger, list):
+            if any(isinstance(row, BaseModel) for row in ledger):  # LedgerEntry objects: stored as their JSON
+                ledger = [row.model_dump(mode="json") if isinstance(row, BaseModel) else row for row in ledger]
             for i, row in enumerate(ledger):
                 for key in ("step", "tool", "kind"):
                     if isinstance(row, dict) and key not in row:
@@ -437,38 +444,55 @@ class Trajectory(BaseModel):
         return ledger
 
 
+RECORD_FIELDS_NOT_IN_STEPS = frozenset({"call_index", "internal"})
+"""The :class:`mcpgym.tools.invoke.CallRecord` fields a :class:`ToolCallStep` does not carry
+(``call_index`` is the server's per-tool count; ``internal`` goes to the trajectory's metadata
+as a count); every other field is copied by :func:`step_from_record`."""
+
+
+def step_from_record(record: Any) -> ToolCallStep:
+    """The trajectory step of one server call-log record: the one place a
+    :class:`mcpgym.tools.invoke.CallRecord` becomes a :class:`ToolCallStep`.
+
+    Args:
+        record: a ``CallRecord``, or its JSON dict (as the control API's ``/calls`` route
+            answers it). Its ``fault`` is known, not inferred; ``invalid`` is computed from the
+            error (:func:`is_invalid_error`).
+
+    Raises:
+        KeyError: a dict without ``step`` or ``tool``.
+        pydantic.ValidationError: a record whose fields are not a step's.
+    """
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else dict(record)
+    result = data.get("result")
+    err = result.get("error") if isinstance(result, dict) else None
+    field = err.get("field") if isinstance(err, dict) else None
+    return ToolCallStep(
+        step=data["step"],
+        tool=data["tool"],
+        arguments=data.get("arguments") if data.get("arguments") is not None else {},
+        is_error=bool(data.get("is_error")),
+        error_code=data.get("error_code"),
+        result=result,
+        invalid=bool(data.get("is_error")) and is_invalid_error(data.get("error_code"), field),
+        fault=data.get("fault"),
+        fault_inferred=False,
+        time=data.get("time"),
+        user=data.get("user"),
+    )
+
+
 def steps_from_call_log(calls: Iterable[Any]) -> list[ToolCallStep]:
     """Convert a server call log into trajectory steps (invalid calls flagged).
 
     Args:
         calls: :class:`mcpgym.tools.invoke.CallRecord` objects or their dicts (as the control API's
-            ``/calls`` route returns them). The ``fault`` of a record is known, not inferred.
+            ``/calls`` route returns them); each becomes a step by :func:`step_from_record`.
 
     Returns:
         One :class:`ToolCallStep` per record, in order.
     """
-    out: list[ToolCallStep] = []
-    for rec in calls:
-        data = rec.model_dump(mode="json") if isinstance(rec, BaseModel) else dict(rec)
-        result = data.get("result")
-        err = result.get("error") if isinstance(result, dict) else None
-        field = err.get("field") if isinstance(err, dict) else None
-        out.append(
-            ToolCallStep(
-                step=data["step"],
-                tool=data["tool"],
-                arguments=data.get("arguments") if data.get("arguments") is not None else {},
-                is_error=bool(data.get("is_error")),
-                error_code=data.get("error_code"),
-                result=result,
-                invalid=bool(data.get("is_error")) and is_invalid_error(data.get("error_code"), field),
-                fault=data.get("fault"),
-                fault_inferred=False,
-                time=data.get("time"),
-                user=data.get("user"),
-            )
-        )
-    return out
+    return [step_from_record(rec) for rec in calls]
 
 
 class TrajectoryFileError(FormatError, ValueError):
@@ -648,6 +672,7 @@ __all__ = [
     "iter_trajectories",
     "missing_line_field",
     "read_trajectories",
+    "step_from_record",
     "steps_from_call_log",
     "write_trajectories",
 ]

@@ -9,7 +9,11 @@ regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
 - ``manifest.schema.json``: ``manifest.json`` (:class:`mcpgym.evaluation.records.manifest.Manifest`),
   each invocation's ``settings`` described by :class:`mcpgym.evaluation.run.config.RunConfig`.
   It is the schema of what this mcpgym *reads* (validation mode: fields with a default may be
-  missing), so the manifests of older runs validate too.
+  missing), so the manifests of older runs validate too;
+- ``control-*.schema.json``: the control API's request and answer bodies
+  (:mod:`mcpgym.server.control_models`; ``control-call-record`` and ``control-ledger-entry`` are
+  one element of the ``/calls`` and ``/ledger`` answers). The request's is in validation mode
+  (what the server accepts), the answers' in serialization mode (what the server writes).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from mcpgym.evaluation.records import manifest as records
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run.config import RunConfig
+from mcpgym.server import control_models as control
+from mcpgym.tools.invoke import CallRecord, LedgerEntry
 
 
 class Invocation(records.Invocation):
@@ -45,10 +51,18 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "trajectory.schema.json": Trajectory,
     "scores.schema.json": Scoreboard,
     "manifest.schema.json": Manifest,
+    "control-create-episode.schema.json": control.CreateEpisode,
+    "control-episode-created.schema.json": control.EpisodeCreated,
+    "control-episode.schema.json": control.EpisodeSummary,
+    "control-episodes.schema.json": control.EpisodeList,
+    "control-health.schema.json": control.Health,
+    "control-error.schema.json": control.ControlError,
+    "control-call-record.schema.json": CallRecord,
+    "control-ledger-entry.schema.json": LedgerEntry,
 }
 """File name under ``docs/schemas/`` -> the model whose JSON it describes."""
 
-MODES: dict[str, str] = {"manifest.schema.json": "validation"}
+MODES: dict[str, str] = {"manifest.schema.json": "validation", "control-create-episode.schema.json": "validation"}
 """The schema mode of a file when not ``serialization`` (what the model writes)."""
 
 

@@ -42,7 +42,7 @@ from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
 from mcpgym.kernel.errors import ErrorPayload
-from mcpgym.kernel.exceptions import MCPGymError
+from mcpgym.kernel.exceptions import InvalidValue, MCPGymError
 
 SERVER_CALL = object()
 """Marker in :attr:`EpisodeCaller.timeline`: a call forwarded to the server (its step comes from the call log)."""
@@ -430,10 +430,10 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     body.update(exposure_request(ctx.config.tool_exposure, task))
     try:
         created = await ctx.control.create_episode(body)
-    except ServerError as exc:
+    except (ServerError, InvalidValue) as exc:
         raise HarnessFailure(str(exc)) from None
     mark("create")
-    eid = created["episode_id"]
+    eid = created.episode_id
     result: Any = None
     status: EpisodeStatus | None = None
     reason: str | None = None
@@ -450,9 +450,9 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
     try:
         try:
             transport = (
-                streamable_http_client(created["mcp_url"], http_client=ctx.http)
+                streamable_http_client(created.mcp_url, http_client=ctx.http)
                 if ctx.http is not None
-                else created["mcp_url"]
+                else created.mcp_url
             )
             async with Client(
                 transport,
@@ -495,7 +495,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             calls = await ctx.control.get(eid, "calls")
             ledger = await ctx.control.get(eid, "ledger")
             final = await ctx.control.get(eid, "snapshot")
-            key = (tuple(created.get("apps") or task.apps), task.seed)
+            key = (tuple(created.apps or task.apps), task.seed)
             initial = ctx.initial.get(key)
             if initial is None:  # every episode of (apps, seed) starts from the same state: fetched once
                 initial = ctx.initial[key] = await ctx.control.get(eid, "initial")
@@ -520,10 +520,10 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         task=task,
         agent_name=job.agent.name,
         trial=job.trial,
-        fault_seed=created.get("fault_seed", job.fault_seed),
+        fault_seed=created.fault_seed,
         profile_name=job.profile_name,
-        apps=list(created.get("apps") or task.apps),
-        app_versions=_app_versions(created, task),
+        apps=list(created.apps or task.apps),
+        app_versions=_app_versions(created.model_dump(), task),
         calls=calls,
         ledger=ledger,
         initial=initial,

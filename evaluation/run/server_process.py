@@ -22,14 +22,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, BinaryIO, ClassVar, TypeVar
 
 import anyio
 import httpx2  # the MCP SDK's HTTP client library (a dependency of mcp): one HTTP stack for both
+from pydantic import BaseModel, ValidationError
 
-from mcpgym.kernel.exceptions import ServiceError
+from mcpgym.kernel.exceptions import InvalidValue, ServiceError
+from mcpgym.kernel.shorten import short_text
+from mcpgym.server.control_models import EPISODE_PARTS, CreateEpisode, EpisodeCreated, Health
 
 READY_PREFIX = "MCPGYM_READY "
+M = TypeVar("M", bound=BaseModel)
 
 
 class ServerError(ServiceError, RuntimeError):
@@ -299,11 +303,11 @@ class ControlClient:
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self) -> Health:
         """``GET /health``, then an authorised ``GET /control/episodes`` to check the token.
 
         Raises:
-            ServerError: unreachable server, or a wrong token.
+            ServerError: unreachable server, a wrong token, or a malformed answer.
         """
         try:
             r = await self._http.get("/health")
@@ -313,27 +317,37 @@ class ControlClient:
             raise ServerError(f"cannot reach the mcpgym server at {self.url}: {exc}") from None
         if c.status_code == 401:
             raise ServerError(f"the server at {self.url} refused the control token (401)")
-        answer: dict[str, Any] = r.json()
-        return answer
+        return _answer(Health, r, "GET /health")
 
-    async def create_episode(self, body: dict[str, Any], *, patience: float = 120.0) -> dict[str, Any]:
+    async def create_episode(self, body: CreateEpisode | dict[str, Any], *, patience: float = 120.0) -> EpisodeCreated:
         """``POST /control/episodes``; waits out 429 (episode cap) for up to ``patience`` wall seconds.
 
+        Args:
+            body: the request; a dict is validated as :class:`CreateEpisode` first.
+
         Returns:
-            The server's answer (``episode_id``, ``mcp_url``, ``fault_seed``, ``apps``...).
+            The server's answer, validated (``episode_id``, ``mcp_url``, ``fault_seed``, ``apps``...).
 
         Raises:
-            ServerError: for any other failure (the message carries the server's error).
+            ServerError: for any other failure (the message carries the server's error), or an
+                answer that is not an :class:`EpisodeCreated`.
+            InvalidValue: ``body`` is no valid :class:`CreateEpisode` (nothing is sent).
         """
+        try:
+            request = body if isinstance(body, CreateEpisode) else CreateEpisode.model_validate(body)
+        except ValidationError as exc:
+            raise InvalidValue(f"not a valid episode request: {_problem(exc)}") from None
+        content = request.model_dump_json(exclude_none=True)
         deadline = time.monotonic() + patience
         while True:
             try:
-                r = await self._http.post("/control/episodes", json=body)
+                r = await self._http.post(
+                    "/control/episodes", content=content, headers={"Content-Type": "application/json"}
+                )
             except httpx2.HTTPError as exc:
                 raise ServerError(f"cannot create an episode at {self.url}: {type(exc).__name__}: {exc}") from None
             if r.status_code == 201:
-                created: dict[str, Any] = r.json()
-                return created
+                return _answer(EpisodeCreated, r, "POST /control/episodes")
             if r.status_code == 429 and time.monotonic() < deadline:
                 await anyio.sleep(min(float(r.headers.get("Retry-After", "1") or 1), 2.0))
                 continue
@@ -342,9 +356,18 @@ class ControlClient:
     async def get(self, episode_id: str, part: str = "") -> Any:
         """``GET /control/episodes/{id}[/part]`` (part: ``snapshot``, ``initial``, ``calls``, ``ledger``).
 
+        Returns:
+            The answer as JSON (so it goes into a trajectory unchanged), once it validated
+            against its model (:data:`mcpgym.server.control_models.EPISODE_PARTS`): an episode
+            summary, a list of call records, a list of ledger entries, or a snapshot object.
+
         Raises:
-            ServerError: on a transport error or a non-200 answer.
+            ValueError: for an unknown ``part``.
+            ServerError: on a transport error, a non-200 answer, or an answer its model refuses.
         """
+        adapter = EPISODE_PARTS.get(part)
+        if adapter is None:
+            raise ValueError(f"unknown episode part {part!r} (expected one of {sorted(EPISODE_PARTS)})")
         path = f"/control/episodes/{episode_id}" + (f"/{part}" if part else "")
         try:
             r = await self._http.get(path)
@@ -352,7 +375,12 @@ class ControlClient:
             raise ServerError(f"GET {path} failed: {type(exc).__name__}: {exc}") from None
         if r.status_code != 200:
             raise ServerError(f"GET {path} failed ({r.status_code}): {_error_text(r)}")
-        return r.json()
+        try:
+            data = r.json()
+            adapter.validate_python(data)
+        except (ValueError, ValidationError) as exc:
+            raise ServerError(f"GET {path}: malformed answer from the server: {_problem(exc)}") from None
+        return data
 
     async def delete(self, episode_id: str) -> bool:
         """``DELETE /control/episodes/{id}``; True when it existed. Transport errors are swallowed (False)."""
@@ -361,6 +389,28 @@ class ControlClient:
         except httpx2.HTTPError:
             return False
         return r.status_code == 204
+
+
+def _problem(exc: Exception) -> str:
+    """One bounded line saying why an answer did not validate."""
+    if isinstance(exc, ValidationError):
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(the answer)"
+        return short_text(f"{where}: {err['msg']} ({exc.error_count()} error(s))", 300)
+    return short_text(f"{type(exc).__name__}: {exc}", 300)
+
+
+def _answer(model: type[M], r: httpx2.Response, what: str) -> M:
+    """``r``'s JSON body validated as ``model``.
+
+    Raises:
+        ServerError: the body is not JSON or not a ``model`` (a server of another version,
+            or not an mcpgym server).
+    """
+    try:
+        return model.model_validate_json(r.content)
+    except ValidationError as exc:
+        raise ServerError(f"{what}: malformed answer from the server at {r.url}: {_problem(exc)}") from None
 
 
 def _error_text(r: httpx2.Response) -> str:
