@@ -131,8 +131,8 @@ def test_the_lock_file_is_removed_when_ours_and_never_granted_twice(tmp_path: Pa
         assert json.loads(path.read_text())["pid"] == os.getpid()
     assert not path.exists()  # mcpgym's lock file: removed as the lock ends
     path.write_text("")  # an empty file of that name that mcpgym did not create: locked, left alone
-    with run_lock(out):
-        pass
+    with run_lock(out) as held:
+        assert held == path and path.read_text() == ""  # locked in place, not rewritten
     assert path.exists() and path.read_text() == ""
     path.unlink()
     # a writer that locked the file a finishing holder removed meanwhile opens the path again
