@@ -24,6 +24,7 @@ from mcpgym.evaluation.formats.results import guess_error_code
 from mcpgym.evaluation.records.trajectory import Trajectory, steps_from_call_log, write_trajectories
 from mcpgym.evaluation.report.score_text import render_text
 from tests.conftest import ROOT
+from tests.support.score_keys import EPISODE_KEYS
 
 DATA = ROOT / "tests" / "data" / "formats"
 
@@ -648,21 +649,7 @@ def test_json_report_shape():
         "openai",
         "inferred",
     )
-    for key in (
-        "writes",
-        "verified_writes",
-        "verification_skips",
-        "precheck_skips",
-        "blind_retries",
-        "recoverable_errors",
-        "recovery_attempts",
-        "recoveries",
-        "defeatism",
-        "success",
-        "recall",
-        "total",
-        "misbehave",
-    ):
+    for key in sorted(EPISODE_KEYS):
         assert key in ep["scores"]
     agg = data["agents"]["external"]
     for key in (

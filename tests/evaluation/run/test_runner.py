@@ -23,26 +23,12 @@ from mcpgym.evaluation.records.compressed import decompress_frames
 from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, run_evaluation
 from mcpgym.evaluation.tasks import fault_seed_for, get_task, load_tasks
 from tests.conftest import ROOT, run_text
+from tests.support.score_keys import EPISODE_KEYS
 
 TASKS = [t.id for t in load_tasks("smoke")[:3]]
 TRIALS = 2
 EPISODES = len(SCRIPTED_AGENTS) * len(TASKS) * TRIALS
 RUN_ARGS = [arg for t in TASKS for arg in ("--task", t)] + ["--trials", str(TRIALS), "--quiet"]
-EPISODE_KEYS = {
-    "writes",
-    "verified_writes",
-    "verification_skips",
-    "precheck_skips",
-    "blind_retries",
-    "recoverable_errors",
-    "recovery_attempts",
-    "recoveries",
-    "defeatism",
-    "success",
-    "recall",
-    "total",
-    "misbehave",
-}
 AGENT_KEYS = {
     "episodes",
     "success_rate",
