@@ -251,6 +251,19 @@ def _label(path: str, sign: str, element: str) -> str:
     return f"{path}[{sign}] {text}"
 
 
+def _counted(total: int, recall: int, misbehave: int, missed: list[str], bad: list[str]) -> JudgeResult:
+    """The :class:`JudgeResult` of counted changes: success when every gold change was made
+    (``recall == total``) and nothing else changed; the path lists cut at :data:`MAX_LISTED_PATHS`."""
+    return JudgeResult(
+        success=recall == total and misbehave == 0,
+        total=total,
+        recall=recall,
+        misbehave=misbehave,
+        missed=missed[:MAX_LISTED_PATHS],
+        misbehaved=bad[:MAX_LISTED_PATHS],
+    )
+
+
 def diff_states(initial: dict[str, Any], final: dict[str, Any], gold: dict[str, Any]) -> JudgeResult:
     """Count total / recall / misbehave between three comparable states (no extra checks).
 
@@ -292,14 +305,7 @@ def diff_states(initial: dict[str, Any], final: dict[str, Any], gold: dict[str, 
         elif not _same(f, i):
             misbehave += 1
             bad.append(path)
-    return JudgeResult(
-        success=recall == total and misbehave == 0,
-        total=total,
-        recall=recall,
-        misbehave=misbehave,
-        missed=missed[:MAX_LISTED_PATHS],
-        misbehaved=bad[:MAX_LISTED_PATHS],
-    )
+    return _counted(total, recall, misbehave, missed, bad)
 
 
 def run_checks(checks: Iterable[ExtraCheck | dict[str, Any]], final_message: str) -> list[CheckResult]:
@@ -486,14 +492,7 @@ def _diff_per_app(initial: dict[str, Any], final: dict[str, Any], gold: dict[str
         total, recall, misbehave = total + part.total, recall + part.recall, misbehave + part.misbehave
         missed += part.missed
         bad += part.misbehaved
-    return JudgeResult(
-        success=recall == total and misbehave == 0,
-        total=total,
-        recall=recall,
-        misbehave=misbehave,
-        missed=missed[:MAX_LISTED_PATHS],
-        misbehaved=bad[:MAX_LISTED_PATHS],
-    )
+    return _counted(total, recall, misbehave, missed, bad)
 
 
 def judge_restored(
