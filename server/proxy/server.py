@@ -101,6 +101,21 @@ class _InFlight:
     receive: Any
 
 
+async def _ask_client(ctx: Any, request: Any, result_type: Any, what: str) -> Any:
+    """Send an upstream's request (elicitation, sampling) to the client, tied to the client's
+    call ``ctx`` is serving; the client's answer, or the :class:`types.ErrorData` the upstream is
+    told when the client refused (its error) or could not be reached ("the client could not
+    {what}: ...")."""
+    try:
+        return await ctx.session.send_request(
+            request, result_type, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
+        )
+    except MCPError as exc:
+        return exc.error
+    except Exception as exc:  # noqa: BLE001 - the client could not be asked: the upstream is told
+        return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not {what}: {exc}")
+
+
 @dataclass
 class ProxySession:
     """One proxied session: the upstream, the fault plan, and how it ended.
@@ -179,31 +194,15 @@ class ProxySession:
                 with anyio.move_on_after(self.upstream.spec.call_timeout):
                     return await answered.receive()
                 return _CANCEL
-            try:
-                return await ctx.session.send_request(
-                    types.ElicitRequest(params=params),
-                    types.ElicitResult,
-                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-                )
-            except MCPError as exc:
-                return exc.error
-            except Exception as exc:  # noqa: BLE001 - the client could not be asked: the upstream is told
-                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not be asked: {exc}")
+            return await _ask_client(ctx, types.ElicitRequest(params=params), types.ElicitResult, "be asked")
 
         async def sampling(context: Any, params: types.CreateMessageRequestParams) -> Any:
             ctx = self.in_flight[-1].ctx if self.in_flight else None
             if ctx is None:
                 return types.ErrorData(code=types.INVALID_REQUEST, message="no client request is in progress")
-            try:
-                return await ctx.session.send_request(
-                    types.CreateMessageRequest(params=params),
-                    types.CreateMessageResult,
-                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-                )
-            except MCPError as exc:
-                return exc.error
-            except Exception as exc:  # noqa: BLE001
-                return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the client could not sample: {exc}")
+            return await _ask_client(
+                ctx, types.CreateMessageRequest(params=params), types.CreateMessageResult, "sample"
+            )
 
         async def logging(params: types.LoggingMessageNotificationParams) -> None:
             if self.downstream is not None:
