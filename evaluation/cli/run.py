@@ -134,6 +134,7 @@ def resolve_config(config: RunConfig, given_fields: set[str]) -> RunConfig:
     """
     from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.run.config import resume_config
+    from mcpgym.evaluation.run.run_owner import ForeignContentError, check_unmarked_manifest
 
     if config.resume:
         if config.out is None:
@@ -143,6 +144,10 @@ def resolve_config(config: RunConfig, given_fields: set[str]) -> RunConfig:
         except ValueError as exc:
             raise InputError(f"cannot resume: {exc}") from None
         if manifest is not None:
+            try:
+                check_unmarked_manifest(config.out, manifest)
+            except ForeignContentError as exc:
+                raise RunDirectoryError(str(exc)) from None
             config = resume_config(config, given_fields, manifest)
     if "human" in config.agents:
         update: dict[str, Any] = {"concurrency": 1, "progress": False}

@@ -271,6 +271,33 @@ def _head(path: Path) -> bytes:
         return fh.read(1 << 16) + (b"x" if fh.read(1) else b"")
 
 
+def looks_like_ours(manifest: Manifest) -> bool:
+    """Whether a manifest found without a ``.mcpgym-run`` marker holds what every mcpgym
+    manifest holds (``_LEGACY_KEYS``): a run written before markers existed, not a file of
+    that name the user made."""
+    return all(key in manifest.model_fields_set for key in _LEGACY_KEYS)
+
+
+def check_unmarked_manifest(run_dir: str | Path, manifest: Manifest) -> None:
+    """Refuse a directory without the ``.mcpgym-run`` marker whose manifest is not mcpgym's
+    (:func:`looks_like_ours`), before ``--resume`` reads the manifest for its settings: the same
+    refusal :func:`claim_for_resume` makes, so a user's own ``manifest.json`` is named as
+    such, not as a run whose settings do not validate.
+
+    Raises:
+        ForeignContentError: for such a directory (nothing is changed).
+    """
+    root = Path(run_dir)
+    if read_marker(root) is None and not looks_like_ours(manifest):
+        raise ForeignContentError(
+            root,
+            f"has no {MARKER_NAME} marker and its {MANIFEST_NAME} lacks what every mcpgym manifest "
+            f"holds ({', '.join(_LEGACY_KEYS)})",
+            _listing(root),
+            "Give the directory of the run to continue.",
+        )
+
+
 def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
@@ -296,14 +323,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
                 listing,
                 "Give the directory of the run to continue.",
             )
-        if not all(key in manifest.model_fields_set for key in _LEGACY_KEYS):
-            raise ForeignContentError(
-                root,
-                f"has no {MARKER_NAME} marker and its {MANIFEST_NAME} lacks what every mcpgym manifest "
-                f"holds ({', '.join(_LEGACY_KEYS)})",
-                listing,
-                "Give the directory of the run to continue.",
-            )
+        check_unmarked_manifest(root, manifest)
         if (root / MARKER_NAME).exists() or (root / MARKER_NAME).is_symlink():
             raise ForeignContentError(
                 root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], "Choose another --out."
@@ -361,9 +381,11 @@ __all__ = [
     "SNAPSHOT_FILE",
     "ForeignContentError",
     "check_manifest",
+    "check_unmarked_manifest",
     "check_own_file",
     "claim_for_resume",
     "claim_new_run",
+    "looks_like_ours",
     "new_run_id",
     "own_entries",
     "read_marker",

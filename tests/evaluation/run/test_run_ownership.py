@@ -107,6 +107,18 @@ def test_resume_of_a_directory_that_is_no_run_is_refused(tmp_path: Path) -> None
     assert tree_hash(out) == before
 
 
+def test_resume_of_a_directory_with_a_manifest_of_its_own_is_refused_as_no_run(tmp_path: Path) -> None:
+    # a user's own manifest.json (no marker, not mcpgym's shape) is named as such, not read for
+    # run settings ("the run's recorded settings do not validate: field 'trials'...")
+    out = tmp_path / "out"
+    write_files(out, {"manifest.json": json.dumps({"name": "my app", "trials": None}), "notes.txt": "keep"})
+    before = tree_hash(out)
+    msg = refused(out, "--resume")
+    assert "lacks what every mcpgym manifest holds" in msg and "notes.txt" in msg, msg
+    assert "do not validate" not in msg
+    assert tree_hash(out) == before
+
+
 def test_symlinks_and_special_entries_are_never_followed(tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
