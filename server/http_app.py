@@ -593,13 +593,13 @@ def create_app(
                     body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
                 await send(message)
 
-            sid = await serve_episode(eid, created, scope, receive, keep_body, headers, read)
-            if sid is not None and episodes.get(eid) is not None and initialized(bytes(body)):
-                session_bound[eid] = sid
+            opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read)
+            if opened is not None and episodes.get(eid) is not None and initialized(bytes(body)):
+                session_bound[eid] = opened
                 return
             # The SDK kept no session, or answered the initialize with an error (it keeps that
             # session): nothing more can use the episode.
-            store.delete(eid)
+            episodes.delete(eid)
             await end_sessions(eid)
 
     async def sweeper() -> None:
