@@ -11,6 +11,8 @@ Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.con
 - ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
 - ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
   128-bit episode id is the capability).
+- ``/mcp?seed=..&apps=..``: every MCP session opened here is a new episode that ends with the
+  session (control token needed; :class:`SessionEpisodeMCP` inside :func:`create_app`).
 
 Every ``/control`` route needs ``Authorization: Bearer <token>`` (constant-time comparison).
 """
@@ -24,6 +26,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -48,7 +51,7 @@ from mcpgym.server.control_models import (
     Health,
 )
 from mcpgym.server.elicitation import CLIENT_SILENT
-from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
+from mcpgym.server.episode import Episode, EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
@@ -72,6 +75,69 @@ FIELD_SHAPES = {
 }
 """What the union-typed fields of :class:`CreateEpisode` take, in the error a wrong value gets
 (pydantic's own message names one member of the union only, under a tag like ``list[str]``)."""
+
+
+EPISODE_HEADER = b"mcpgym-episode-id"
+"""Response header of a session's opening request on ``/mcp``: the episode it created."""
+OPEN_WITH_INITIALIZE = (
+    "each MCP session on /mcp is a new episode: open one with an initialize request (a protocol "
+    "version with sessions, e.g. 2025-11-25), then send its Mcp-Session-Id; for sessionless "
+    "requests create an episode on the control API and use its mcp_url"
+)
+QUERY_FIELDS = ("seed", "apps", "faults", "fault_seed", "tools", "search_tools")
+"""The query parameters of ``/mcp``: the fields of ``POST /control/episodes`` that a URL can spell."""
+MAX_QUERY_FIELDS = 16
+MAX_OPENING_ANSWER = 65_536
+"""Most bytes of an opening ``initialize`` answer read to see whether it succeeded."""
+
+
+def initialized(answer: bytes) -> bool:
+    """Whether an ``initialize`` answer (a JSON body or SSE ``data:`` lines) holds a JSON-RPC
+    result; an error answer, or one cut past :data:`MAX_OPENING_ANSWER`, does not."""
+    texts = (
+        [answer]
+        if answer.lstrip().startswith(b"{")
+        else [line[5:] for line in answer.splitlines() if line.startswith(b"data:")]
+    )
+    for text in texts:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("result"), dict):
+            return True
+    return False
+
+
+def query_fields(query: str) -> dict[str, Any] | str:
+    """The episode fields a ``/mcp`` URL's query string names, as the JSON values
+    :class:`CreateEpisode` takes (``seed=7`` -> 7, ``tools=a,b`` -> ["a", "b"],
+    ``search_tools=true`` -> True), or the one-line error for a query that cannot be one: an
+    unknown or repeated parameter, a seed that is no whole number, a flag that is no
+    true/false. Values are quoted shortened in errors."""
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+    except ValueError:
+        return f"the query string has more than {MAX_QUERY_FIELDS} parameters"
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name not in QUERY_FIELDS:
+            return f"unknown query parameter {short(name)} (known: {', '.join(QUERY_FIELDS)})"
+        if name in out:
+            return f"query parameter {name!r} given twice"
+        if name in ("seed", "fault_seed"):
+            if not (value.isascii() and value.isdigit() and len(value) <= 19):
+                return f"invalid field {name!r}: expected a whole number, got {short(value)}"
+            out[name] = int(value)
+        elif name == "search_tools":
+            if value.lower() not in ("true", "false", "1", "0"):
+                return f"invalid field 'search_tools': expected true or false, got {short(value)}"
+            out[name] = value.lower() in ("true", "1")
+        elif name == "tools":
+            out[name] = [t.strip() for t in value.split(",") if t.strip()]
+        else:
+            out[name] = value
+    return out
 
 
 def _json_type(value: Any) -> str:
@@ -182,6 +248,7 @@ def create_app(
     defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
     session_version: dict[str, str] = {}  # protocol version each session opened with
+    session_bound: dict[str, str] = {}  # episode opened on /mcp -> its session: it ends with it
 
     def resolve(ctx: Any):  # noqa: ANN202
         request = getattr(ctx, "request", None)
@@ -203,10 +270,12 @@ def create_app(
         retry_interval=SSE_RETRY_MS,
     )
 
-    def authorised(request: Request) -> bool:
-        header = request.headers.get("authorization", "")
+    def authorised_header(header: str) -> bool:
         scheme, _, given = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def authorised(request: Request) -> bool:
+        return authorised_header(request.headers.get("authorization", ""))
 
     def problem(status: int, message: str) -> Response:
         # every value a message quotes is shortened where it is quoted; the cap bounds the rest
@@ -225,17 +294,11 @@ def create_app(
     def episode_or_404(request: Request):  # noqa: ANN202
         return store.get(request.path_params["episode_id"])
 
-    async def create(request: Request) -> Response:
-        raw = await read_capped(request, MAX_CONTROL_BODY)
-        if raw is None:
-            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
+    def create_from(data: Any) -> Episode | Response:
+        """Validate ``data`` (a :class:`CreateEpisode` as JSON values) and create the episode;
+        the error answer (422, 429) when it cannot be."""
         try:
-            data = json.loads(raw or b"{}")
             body = CreateEpisode.model_validate(data)
-        except json.JSONDecodeError as exc:
-            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
-        except (RecursionError, UnicodeDecodeError) as exc:
-            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
         except ValidationError as exc:
             return problem(422, body_error(data, exc))
         if body.apps is not None:
@@ -252,7 +315,7 @@ def create_app(
             )
         try:
             given = body.model_dump(exclude_none=True)
-            episode = store.create(
+            return store.create(
                 seed=given.get("seed", defaults.seed),
                 apps=given.get("apps", defaults.apps),
                 faults=given.get("faults", defaults.faults),
@@ -268,6 +331,20 @@ def create_app(
             return problem(422, f"invalid field 'faults': {str(exc).removeprefix('<mapping>: ')}")
         except (KeyError, ValueError) as exc:
             return problem(422, str(exc).strip("'\""))
+
+    async def create(request: Request) -> Response:
+        raw = await read_capped(request, MAX_CONTROL_BODY)
+        if raw is None:
+            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
+        try:
+            data = json.loads(raw or b"{}")
+        except json.JSONDecodeError as exc:
+            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
+        except (RecursionError, UnicodeDecodeError) as exc:
+            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
+        episode = create_from(data)
+        if isinstance(episode, Response):
+            return episode
         base = str(request.base_url).rstrip("/")
         view = episode.view()
         created = EpisodeCreated(**dict(view), mcp_url=f"{base}/episodes/{episode.episode_id}/mcp")
@@ -326,11 +403,98 @@ def create_app(
         eid = request.path_params["episode_id"]
         if not store.delete(eid):
             return problem(404, "no such episode")
+        session_bound.pop(eid, None)
         await end_sessions(eid)
         return Response(status_code=204)
 
     async def health(request: Request) -> Response:
         return answer(Health(episodes=len(store)))
+
+    def request_headers(scope: Scope) -> dict[str, str]:
+        return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+    async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+
+    async def serve_episode(
+        eid: str,
+        episode: Episode,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        read: tuple[bytes, bool] | None = None,
+    ) -> str | None:
+        """Serve one MCP request of episode ``eid`` (its owner already checked) through the
+        SDK's session manager; returns the session id the SDK minted when the request opened
+        a session that it kept (None otherwise). ``read``: the POST body already read."""
+        sid = headers.get("mcp-session-id", "")
+        # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
+        sessioned = (
+            bool(sid)
+            and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in HANDSHAKE_PROTOCOL_VERSIONS
+        )
+        if scope.get("method") == "POST":
+            if read is None:
+                read = await read_whole_body(receive, max_request_body)
+                if read is None:
+                    # Nothing can be answered and nothing was run: one line, no traceback.
+                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                    return None
+            receive = replay_body(*read, receive)
+            opening = opening_version(read[0]) if not sid else None
+        else:
+            opening = None
+        if sessioned:
+            scope = session_version_governs(scope, headers, session_version.get(sid))
+        scope[SCOPE_KEY] = eid
+        silent: set[str] = set()
+        scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
+        episode.last_used = time.monotonic()  # any MCP request counts as activity
+        status: list[int] = []
+        opened: list[str] = []
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                # Only a session the SDK kept (the request succeeded) is remembered: a
+                # refused opening request also carries a session id, of a session
+                # already discarded, and remembering those would grow without bound.
+                if message["status"] < 400 and not sid:
+                    for k, v in message.get("headers", []):
+                        if k.decode("latin-1").lower() == "mcp-session-id":
+                            new_sid = v.decode("latin-1")
+                            session_episode[new_sid] = eid
+                            opened.append(new_sid)
+                            if opening is not None:
+                                session_version[new_sid] = opening
+                    message = {**message, "headers": [*message.get("headers", []), (EPISODE_HEADER, eid.encode())]}
+            await send(message)
+
+        # A request being served keeps its episode from idle expiry (a call that waits long
+        # for a busy CPU must not lose its episode); ending it counts as activity too, unless
+        # it ended because the client did not answer a question in time (CLIENT_SILENT):
+        # idle time runs from the client's last message. Only POSTs: a client's standing GET
+        # stream is not use, nor is a request waiting on the client (Episode.waiting).
+        posting = scope.get("method") == "POST"
+        episode.busy += posting
+        try:
+            if sessioned and posting:
+                await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
+            else:
+                await manager.handle_request(scope, receive, send_wrapper)
+        finally:
+            episode.busy -= posting
+            if not silent:
+                episode.last_used = time.monotonic()
+        if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
+            session_episode.pop(sid, None)  # the client ended its session
+            session_version.pop(sid, None)
+            if session_bound.pop(eid, None) is not None:
+                store.delete(eid)  # an episode of /mcp ends with its session
+        if episodes.get(eid) is None:
+            await end_sessions(eid)  # deleted while this request ran
+        return opened[0] if opened else None
 
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
@@ -347,11 +511,10 @@ def create_app(
             eid = scope.get("path_params", {}).get("episode_id", "")
             episode = episodes.get(eid)
             if episode is None:
-                await JSONResponse({"error": "no such episode"}, status_code=404)(scope, receive, send)
+                await refuse(scope, receive, send, 404, "no such episode")
                 return
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            headers = request_headers(scope)
             sid = headers.get("mcp-session-id", "")
-            # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
             sessioned = (
                 bool(sid)
                 and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in HANDSHAKE_PROTOCOL_VERSIONS
@@ -363,72 +526,96 @@ def create_app(
                     if owner is not None
                     else "no such MCP session (it ended, or its episode was deleted or expired)"
                 )
-                await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
+                await refuse(scope, receive, send, 404, message)
                 return
-            if scope.get("method") == "POST":
-                read = await read_whole_body(receive, max_request_body)
-                if read is None:
-                    # Nothing can be answered and nothing was run: one line, no traceback.
-                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
-                    return
-                receive = replay_body(*read, receive)
-                opening = opening_version(read[0]) if not sid else None
-            else:
-                opening = None
-            if sessioned:
-                scope = session_version_governs(scope, headers, session_version.get(sid))
-            scope[SCOPE_KEY] = eid
-            silent: set[str] = set()
-            scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
-            episode.last_used = time.monotonic()  # any MCP request counts as activity
-            status: list[int] = []
+            await serve_episode(eid, episode, scope, receive, send, headers)
 
-            async def send_wrapper(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    status.append(message["status"])
-                    # Only a session the SDK kept (the request succeeded) is remembered: a
-                    # refused opening request also carries a session id, of a session
-                    # already discarded, and remembering those would grow without bound.
-                    if message["status"] < 400 and not sid:
-                        for k, v in message.get("headers", []):
-                            if k.decode("latin-1").lower() == "mcp-session-id":
-                                session_episode[v.decode("latin-1")] = eid
-                                if opening is not None:
-                                    session_version[v.decode("latin-1")] = opening
+    class SessionEpisodeMCP:
+        """ASGI endpoint ``/mcp``: every MCP session opened here is a new episode of its own.
+
+        The opening request (an ``initialize``, of a protocol version with sessions) creates the
+        episode from the query string (``?seed=7&apps=system,shop&faults=default&fault_seed=3
+        &tools=a,b&search_tools=true``; a missing field takes the ``serve`` default, as on
+        ``POST /control/episodes``), and its answer names the episode in the
+        ``Mcpgym-Episode-Id`` header (its records are on the control API while it lives).
+        Later requests of the session go to that episode whatever their query string. The
+        episode ends with the session: the client's ``DELETE``, the SDK's idle timeout, or a
+        control ``DELETE`` of the episode (which ends the session). Every request needs the
+        control token (``Authorization: Bearer``): opening a session creates an episode.
+
+        Errors (JSON ``{"error"}``): 401 without the token; 422 for a query the control API
+        would refuse; 429 past the episode cap; 400 for an opening request that is no
+        ``initialize`` with sessions (a sessionless request has no session to end its episode:
+        use an episode's own URL); 404 for a session that is not one of ``/mcp``'s or ended.
+        """
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            headers = request_headers(scope)
+            if not authorised_header(headers.get("authorization", "")):
+                response = answer(
+                    ControlError(error="missing or wrong control token (a session on /mcp creates an episode)"),
+                    401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+            sid = headers.get("mcp-session-id", "")
+            if sid:
+                eid = session_episode.get(sid)
+                episode = episodes.get(eid) if eid is not None and session_bound.get(eid) == sid else None
+                if episode is None or eid is None:
+                    await refuse(
+                        scope, receive, send, 404, "no such MCP session on /mcp (it ended, or its episode ended)"
+                    )
+                    return
+                await serve_episode(eid, episode, scope, receive, send, headers)
+                return
+            if scope.get("method") != "POST":
+                await refuse(scope, receive, send, 400, OPEN_WITH_INITIALIZE)
+                return
+            read = await read_whole_body(receive, max_request_body)
+            if read is None:
+                logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                return
+            if opening_version(read[0]) is None:
+                await refuse(scope, receive, send, 400, OPEN_WITH_INITIALIZE)
+                return
+            query = query_fields(scope.get("query_string", b"").decode("latin-1"))
+            created = problem(422, query) if isinstance(query, str) else create_from(query)
+            if isinstance(created, Response):
+                await created(scope, receive, send)
+                return
+            eid = created.episode_id
+            body = bytearray()
+
+            async def keep_body(message: Message) -> None:
+                if message["type"] == "http.response.body" and len(body) < MAX_OPENING_ANSWER:
+                    body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
                 await send(message)
 
-            # A request being served keeps its episode from idle expiry (a call that waits long
-            # for a busy CPU must not lose its episode); ending it counts as activity too, unless
-            # it ended because the client did not answer a question in time (CLIENT_SILENT):
-            # idle time runs from the client's last message. Only POSTs: a client's standing GET
-            # stream is not use, nor is a request waiting on the client (Episode.waiting).
-            posting = scope.get("method") == "POST"
-            episode.busy += posting
-            try:
-                if sessioned and posting:
-                    await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
-                else:
-                    await manager.handle_request(scope, receive, send_wrapper)
-            finally:
-                episode.busy -= posting
-                if not silent:
-                    episode.last_used = time.monotonic()
-            if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
-                session_episode.pop(sid, None)  # the client ended its session
-                session_version.pop(sid, None)
-            if episodes.get(eid) is None:
-                await end_sessions(eid)  # deleted while this request ran
+            opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read)
+            if opened is not None and episodes.get(eid) is not None and initialized(bytes(body)):
+                session_bound[eid] = opened
+                return
+            # The SDK kept no session, or answered the initialize with an error (it keeps that
+            # session): nothing more can use the episode.
+            episodes.delete(eid)
+            await end_sessions(eid)
 
     async def sweeper() -> None:
         while True:
             await anyio.sleep(expire_every)
             for eid in store.expire():
+                session_bound.pop(eid, None)
                 await end_sessions(eid)
             live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
-                    session_episode.pop(sid, None)
+                    eid = session_episode.pop(sid)
                     session_version.pop(sid, None)
+                    if session_bound.get(eid) == sid:  # the SDK timed the session out: its episode ends
+                        del session_bound[eid]
+                        store.delete(eid)
 
     async def end_all_sessions() -> None:
         """Terminate every SDK session before the manager stops: a request still waiting on
@@ -457,6 +644,7 @@ def create_app(
     # tries routes in order (no path here matches two routes, so the order changes no answer).
     routes = [
         Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", SessionEpisodeMCP(), methods=["GET", "POST", "DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/control/episodes", guard(create), methods=["POST"]),
         Route("/control/episodes", guard(list_episodes), methods=["GET"]),
