@@ -55,7 +55,8 @@ HELP = (
     'Commands: TOOL {"arg": value} calls a tool (TOOL alone: no arguments); tools [WORDS] lists tools '
     "(those whose name or description has every word); show TOOL prints its arguments; ask QUESTION asks "
     "the user (when the task has one); answer TEXT ends the episode with your final message; Ctrl-D leaves "
-    "without an answer."
+    "without an answer. A call naming no tool of the episode, or whose arguments are not a JSON object, is "
+    "refused and counted as an invalid call, as an agent's is."
 )
 
 
