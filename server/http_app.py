@@ -26,7 +26,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -40,7 +39,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgym.kernel.shorten import cap_message, short, short_text
+from mcpgym.kernel.shorten import cap_message
+from mcpgym.server.control_input import (
+    MAX_CONTROL_BODY,
+    MAX_OPENING_ANSWER,
+    body_error,
+    initialized,
+    query_fields,
+    read_capped,
+)
 from mcpgym.server.control_models import (
     CALL_LOG,
     LEDGER,
@@ -62,19 +69,10 @@ from mcpgym.tools.faults import FaultProfileError
 logger = logging.getLogger(__name__)
 
 SCOPE_KEY = "mcpgym.episode_id"
-MAX_CONTROL_BODY = 1_000_000
 SSE_RETRY_MS = 1000
 """The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
 SHUTDOWN_TERMINATE_SECONDS = 0.5
 """Most wall seconds the shutdown spends terminating the MCP sessions still open."""
-
-
-FIELD_SHAPES = {
-    "apps": "a list of app names or a comma-separated string",
-    "faults": "a built-in profile name (none, default, harsh) or an inline profile object",
-}
-"""What the union-typed fields of :class:`CreateEpisode` take, in the error a wrong value gets
-(pydantic's own message names one member of the union only, under a tag like ``list[str]``)."""
 
 
 EPISODE_HEADER = b"mcpgym-episode-id"
@@ -84,87 +82,6 @@ OPEN_WITH_INITIALIZE = (
     "version with sessions, e.g. 2025-11-25), then send its Mcp-Session-Id; for sessionless "
     "requests create an episode on the control API and use its mcp_url"
 )
-QUERY_FIELDS = ("seed", "apps", "faults", "fault_seed", "tools", "search_tools")
-"""The query parameters of ``/mcp``: the fields of ``POST /control/episodes`` that a URL can spell."""
-MAX_QUERY_FIELDS = 16
-MAX_OPENING_ANSWER = 65_536
-"""Most bytes of an opening ``initialize`` answer read to see whether it succeeded."""
-
-
-def initialized(answer: bytes) -> bool:
-    """Whether an ``initialize`` answer (a JSON body or SSE ``data:`` lines) holds a JSON-RPC
-    result; an error answer, or one cut past :data:`MAX_OPENING_ANSWER`, does not."""
-    texts = (
-        [answer]
-        if answer.lstrip().startswith(b"{")
-        else [line[5:] for line in answer.splitlines() if line.startswith(b"data:")]
-    )
-    for text in texts:
-        try:
-            message = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(message, dict) and isinstance(message.get("result"), dict):
-            return True
-    return False
-
-
-def query_fields(query: str) -> dict[str, Any] | str:
-    """The episode fields a ``/mcp`` URL's query string names, as the JSON values
-    :class:`CreateEpisode` takes (``seed=7`` -> 7, ``tools=a,b`` -> ["a", "b"],
-    ``search_tools=true`` -> True), or the one-line error for a query that cannot be one: an
-    unknown or repeated parameter, a seed that is no whole number, a flag that is no
-    true/false. Values are quoted shortened in errors."""
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
-    except ValueError:
-        return f"the query string has more than {MAX_QUERY_FIELDS} parameters"
-    out: dict[str, Any] = {}
-    for name, value in pairs:
-        if name not in QUERY_FIELDS:
-            return f"unknown query parameter {short(name)} (known: {', '.join(QUERY_FIELDS)})"
-        if name in out:
-            return f"query parameter {name!r} given twice"
-        if name in ("seed", "fault_seed"):
-            if not (value.isascii() and value.isdigit() and len(value) <= 19):
-                return f"invalid field {name!r}: expected a whole number, got {short(value)}"
-            out[name] = int(value)
-        elif name == "search_tools":
-            if value.lower() not in ("true", "false", "1", "0"):
-                return f"invalid field 'search_tools': expected true or false, got {short(value)}"
-            out[name] = value.lower() in ("true", "1")
-        elif name == "tools":
-            out[name] = [t.strip() for t in value.split(",") if t.strip()]
-        else:
-            out[name] = value
-    return out
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), type(value).__name__)
-
-
-def body_error(data: Any, exc: ValidationError) -> str:
-    """The one-line error for a ``POST /control/episodes`` body ``data`` that ``exc`` refused:
-    a body that is no JSON object says so; otherwise the first wrong field is named as the
-    request spells it (``apps``, ``apps.1``, never a union tag) with what it takes."""
-    if not isinstance(data, dict):
-        fields = ", ".join(CreateEpisode.model_fields)
-        return f"the body must be a JSON object of episode fields ({fields}), got a JSON {_json_type(data)}"
-    err = exc.errors(include_url=False)[0]
-    field, rest = str(err["loc"][0]), err["loc"][1:]
-    path = [field, *(p for p in rest if isinstance(p, int))]
-    where = short(".".join(str(p) for p in path))
-    if field in FIELD_SHAPES and field in data:
-        value = data[field]
-        for index in path[1:]:
-            value = value[index] if isinstance(value, list) and isinstance(index, int) else value
-        return f"invalid field {where}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
-    return f"invalid field {where}: {short_text(str(err['msg']), 200)}"
 
 
 class EpisodeDefaults(BaseModel):
@@ -190,19 +107,6 @@ class EpisodeDefaults(BaseModel):
 def answer(model: BaseModel, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A JSON response whose body is ``model`` (one of :mod:`mcpgym.server.control_models`)."""
     return Response(model.model_dump_json(), status_code=status_code, headers=headers, media_type="application/json")
-
-
-async def read_capped(request: Request, limit: int) -> bytes | None:
-    """The request body, or None as soon as it exceeds ``limit`` bytes (never buffers more)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            return None
-    return bytes(body)
 
 
 def _security(host: str) -> TransportSecuritySettings:
@@ -424,10 +328,14 @@ def create_app(
         send: Send,
         headers: dict[str, str],
         read: tuple[bytes, bool] | None = None,
+        *,
+        bind: bool = False,
     ) -> str | None:
         """Serve one MCP request of episode ``eid`` (its owner already checked) through the
         SDK's session manager; returns the session id the SDK minted when the request opened
-        a session that it kept (None otherwise). ``read``: the POST body already read."""
+        a session that it kept (None otherwise). ``read``: the POST body already read.
+        ``bind``: the episode ends with the session this request opens (``/mcp``); it is bound
+        as the answer starts, before the client can send the session's next request."""
         sid = headers.get("mcp-session-id", "")
         # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
         sessioned = (
@@ -466,6 +374,8 @@ def create_app(
                             new_sid = v.decode("latin-1")
                             session_episode[new_sid] = eid
                             opened.append(new_sid)
+                            if bind:
+                                session_bound[eid] = new_sid
                             if opening is not None:
                                 session_version[new_sid] = opening
                     message = {**message, "headers": [*message.get("headers", []), (EPISODE_HEADER, eid.encode())]}
@@ -593,12 +503,12 @@ def create_app(
                     body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
                 await send(message)
 
-            opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read)
-            if opened is not None and episodes.get(eid) is not None and initialized(bytes(body)):
-                session_bound[eid] = opened
+            opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read, bind=True)
+            if opened is not None and initialized(bytes(body)):
                 return
             # The SDK kept no session, or answered the initialize with an error (it keeps that
             # session): nothing more can use the episode.
+            session_bound.pop(eid, None)
             episodes.delete(eid)
             await end_sessions(eid)
 
