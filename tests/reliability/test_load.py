@@ -202,16 +202,24 @@ def test_past_the_episode_cap_a_clear_refusal_never_a_crash(capped_server: HttpS
         listing = http.get(f"{server.url}/control/episodes", headers=server.auth).json()
         assert len(listing["episodes"]) == 5 and listing["max_episodes"] == 5
 
-        # MCP sessions past the SDK's cap (10 here): 503 with a message, the others unharmed.
-        url = created[0].json()["mcp_url"]
-        sessions = []
+        # One episode keeps at most 8 sessions: opening more ends its oldest (never the server's
+        # whole cap). Past the server's cap (2 x 5 episodes + 8 = 18 here): 429 with a message,
+        # the open sessions unharmed.
+        urls = [c.json()["mcp_url"] for c in created]
+        opened: list[tuple[str, str]] = []
         for _ in range(10):
+            r = http.post(urls[0], content=json.dumps(INIT), headers=MCP_HEADERS)
+            assert r.status_code == 200, r.text
+            opened.append((urls[0], r.headers["mcp-session-id"]))
+        assert http.get(f"{server.url}/control/episodes", headers=server.auth).json()["mcp_sessions"] == 8
+        for url in [urls[1]] * 8 + [urls[2]] * 2:
             r = http.post(url, content=json.dumps(INIT), headers=MCP_HEADERS)
             assert r.status_code == 200, r.text
-            sessions.append(r.headers["mcp-session-id"])
-        over = http.post(url, content=json.dumps(INIT), headers=MCP_HEADERS)
-        assert over.status_code == 503 and over.json()["error"]["message"] == "Too many open sessions"
-        session = {**MCP_HEADERS, "mcp-session-id": sessions[0], "mcp-protocol-version": "2025-06-18"}
+            opened.append((url, r.headers["mcp-session-id"]))
+        over = http.post(urls[3], content=json.dumps(INIT), headers=MCP_HEADERS)
+        assert over.status_code == 429 and "the server has 18 MCP sessions open (at most 18)" in over.json()["error"]
+        url, sid = opened[-1]
+        session = {**MCP_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"}
         call = {
             "jsonrpc": "2.0",
             "id": 2,
@@ -220,6 +228,8 @@ def test_past_the_episode_cap_a_clear_refusal_never_a_crash(capped_server: HttpS
         }
         answer = http.post(url, content=json.dumps(call), headers=session)
         assert answer.status_code == 200 and '"isError":false' in answer.text
+        oldest = {**session, "mcp-session-id": opened[0][1]}
+        assert http.post(urls[0], content=json.dumps(call), headers=oldest).status_code == 404  # ended for room
         assert http.delete(url, headers=session).status_code in (200, 204)
         assert http.post(url, content=json.dumps(INIT), headers=MCP_HEADERS).status_code == 200
 
