@@ -212,7 +212,7 @@ def run(**flags: Any) -> None:
 def _print_result(checked: Any, result: Any) -> None:
     """The comparison table, the report's paths and the warnings of a finished run; exits 1
     when episodes could not be run."""
-    from mcpgym.evaluation.report.run_report import print_comparison, write_report
+    from mcpgym.evaluation.report.run_report import pass_k_warning, print_comparison, write_report
     from mcpgym.evaluation.run.run_dir import trajectories_file
     from mcpgym.evaluation.run.run_owner import ForeignContentError
 
@@ -241,6 +241,9 @@ def _print_result(checked: Any, result: Any) -> None:
         + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
     )
     print_comparison(console(), result.scores, title=title)
+    pk_warning = pass_k_warning(result.scores)
+    if pk_warning:
+        typer.secho(pk_warning, fg=typer.colors.RED, err=True)
     errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}
     if any(errored.values()):
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)

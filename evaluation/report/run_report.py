@@ -55,12 +55,39 @@ def ci_text(rate: float | None, ci: list[float] | None) -> str:
     return f"{pct(rate)} [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]"
 
 
-def pass_k_text(pass_k: dict[str, float]) -> tuple[str, str]:
-    """``("pass^3", "0.67")`` for the largest k present; ``("pass^k", "–")`` when none."""
-    if not pass_k:
-        return "pass^k", "–"
-    k = max(pass_k, key=int)
-    return f"pass^{k}", f"{pass_k[k]:.2f}"
+def shown_k(scores: Scoreboard) -> int | None:
+    """The k of the comparison table's pass^k column: the largest k any agent's pass^k was
+    computed for (None when no agent has one)."""
+    return max((int(k) for m in scores.agents.values() for k in m.pass_k), default=None)
+
+
+def pass_k_cell(pass_k: dict[str, float], k: int | None, full: bool = True) -> str:
+    """An agent's pass^k cell for the column's ``k``: ``"0.67"``; ``"–"`` when no agent has
+    one (``k`` None). An agent whose pass^k was not computed for that k (a task with fewer
+    than k scored trials: :func:`~mcpgym.evaluation.records.statistics.pass_k_table`) gets
+    ``"n/a"`` with the reason (``full``), never a smaller k's value under this k's header."""
+    if k is None:
+        return "–"
+    if str(k) in pass_k:
+        return f"{pass_k[str(k)]:.2f}"
+    return f"n/a (a task has fewer than {k} scored trials)" if full else "n/a"
+
+
+def pass_k_warning(scores: Scoreboard) -> str | None:
+    """The loud warning when the pass^k column cannot be computed for some agents (their
+    cells say ``n/a``): which agents, why, and the largest k each has; None when every agent
+    has it. Rule: docs/design.md §7 (pass^k needs k scored trials of every task)."""
+    k = shown_k(scores)
+    if k is None:
+        return None
+    short = {name: max(map(int, m.pass_k), default=0) for name, m in scores.agents.items() if str(k) not in m.pass_k}
+    if not short:
+        return None
+    which = ", ".join(f"{name} (" + (f"pass^{n} only" if n else "no scored trial") + ")" for name, n in short.items())
+    return (
+        f"WARNING: pass^{k} cannot be computed for {which}: some task has fewer than {k} scored trials; "
+        "mcpgym run --resume with the run's --out runs the missing trials"
+    )
 
 
 COLUMNS: tuple[str, ...] = (
@@ -116,11 +143,11 @@ def comparison_rows(
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
-    pk_label = "pass^k"
+    k = shown_k(scores)
+    pk_label = "pass^k" if k is None else f"pass^{k}"
     rows = []
     for name, m in scores.agents.items():
-        label, pk = pass_k_text(m.pass_k)
-        pk_label = label if pk_label == "pass^k" else pk_label
+        pk = pass_k_cell(m.pass_k, k, counts)
         rows.append(
             [
                 name,
@@ -412,9 +439,9 @@ def _episodes_fact(manifest: Manifest, n: int) -> str:
     if n >= planned:
         return str(n)
     why = (
-        "the run did not finish: `mcpgym run --resume` with the same --out continues it"
+        "the run did not finish: mcpgym run --resume with the same --out continues it"
         if not manifest.finished_at
-        else "the others could not be run: `mcpgym run --resume` with the same --out retries them"
+        else "the others could not be run: mcpgym run --resume with the same --out retries them"
     )
     return f"{n} of {planned} planned ({why})"
 
@@ -538,6 +565,11 @@ def render_markdown(report: Report) -> str:
         "",
         _md_table(*comparison_rows(report.scores)),
         "",
+    ]
+    pk_warning = pass_k_warning(report.scores)
+    if pk_warning:
+        out += [f"**{md_text(pk_warning)}**", ""]
+    out += [
         AGENTS_LEGEND,
         "",
     ]
@@ -597,6 +629,9 @@ __all__ = [
     "Report",
     "build_report",
     "comparison_rows",
+    "pass_k_cell",
+    "pass_k_warning",
+    "shown_k",
     "episode_note",
     "render_markdown",
     "print_comparison",

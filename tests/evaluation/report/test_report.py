@@ -281,7 +281,7 @@ def test_a_run_killed_midway_says_how_many_episodes_it_planned(tmp_path: Path) -
     manifest.pop("finished_at", None)
     write_json_atomic(run / "manifest.json", manifest)
     said = _facts(run)["Episodes"]
-    assert said.startswith("8 of 12 planned (the run did not finish: `mcpgym run --resume`"), said
+    assert said.startswith("8 of 12 planned (the run did not finish: mcpgym run --resume"), said
     manifest["finished_at"] = "2026-12-01T06:00:00Z"
     write_json_atomic(run / "manifest.json", manifest)
     assert "8 of 12 planned (the others could not be run" in _facts(run)["Episodes"]
