@@ -182,7 +182,8 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
 def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileReport]:
     """Read one file in format ``fmt`` (``auto``: :func:`detect_format`).
 
-    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl`` is read
+    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl.zst`` (or an older
+    run's ``trajectories.jsonl``) is read
     in the ``mcpgym`` format whatever ``fmt`` says.
 
     Raises:
@@ -192,14 +193,14 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     reason = None
     if Path(path).is_dir():
-        from mcpgym.evaluation.records.compressed import trajectories_file
+        from mcpgym.evaluation.records.compressed import run_dir_problem, trajectories_file
 
         run_file = trajectories_file(path)  # trajectories.jsonl.zst, or an older run's trajectories.jsonl
         if run_file.is_file():
             res = LOADERS["mcpgym"](run_file)
         else:
             res = LoadResult(file=str(path), format="mcpgym")
-            res.problem("a directory without trajectories.jsonl (not a run directory)")
+            res.problem(run_dir_problem(path) or "not a run directory")
         return res, FileReport(
             file=res.file,
             format="mcpgym",

@@ -270,19 +270,23 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
             scores is scored all the same.
 
     Raises:
-        FileNotFoundError: when the directory has no ``trajectories.jsonl``.
+        FileNotFoundError: when ``run_dir`` is missing, not a directory, or holds no
+            ``trajectories.jsonl.zst`` (nor an older run's ``trajectories.jsonl``); the message
+            is :func:`~mcpgym.evaluation.records.compressed.run_dir_problem`'s.
         ValueError: when it holds no episode.
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run, trajectories_file
+    from mcpgym.evaluation.records.compressed import run_dir_problem
+    from mcpgym.evaluation.run.run_dir import compute_scores, load_run, trajectories_file
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
-    if not trajectories_file(run).exists():
-        raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
+    problem = run_dir_problem(run)
+    if problem is not None:
+        raise FileNotFoundError(problem)
     trajs = load_run(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
         raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
@@ -406,7 +410,7 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
             (
                 "Scores",
                 f"computed again from the trajectories: {report.rescored} episode(s) differ from the scores "
-                "stored in trajectories.jsonl (written by another scorer version, or edited)",
+                "stored in the trajectory lines (written by another scorer version, or edited)",
             )
         )
     return facts
@@ -602,7 +606,7 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     :func:`mcpgym.evaluation.run.run_owner.replace_own_file`.
 
     Raises:
-        FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
+        FileNotFoundError: when ``run_dir`` is not a run directory (see :func:`build_report`).
         mcpgym.evaluation.run.run_owner.ForeignContentError: a report file mcpgym did not write is
             in the way (nothing is written).
     """

@@ -328,10 +328,23 @@ def test_user_errors_are_one_line_with_exit_2(args, says, monkeypatch, capsys):
     assert "Traceback" not in err
 
 
-def test_report_of_a_directory_without_a_run(tmp_path, monkeypatch, capsys):
-    code, out, err = cli(["report", str(tmp_path)], 80, monkeypatch, capsys)
-    assert (code, out) == (2, "")
-    assert err == f"error: {tmp_path} is not a run directory: it has no trajectories.jsonl\n"
+@pytest.mark.parametrize("command", [["report"], ["cat"], ["export", "--format", "atif"]])
+def test_a_path_that_is_no_run_directory_names_what_is_looked_for(command, tmp_path, monkeypatch, capsys):
+    """Runs write trajectories.jsonl.zst (an older run's plain trajectories.jsonl still loads):
+    every command that takes a run directory names both, as one error line, for an empty
+    directory and for a path that does not exist (report and export said only the old name,
+    or export the file it would have written)."""
+    code, out, err = cli([*command, str(tmp_path)], 80, monkeypatch, capsys)
+    assert (code, out) == (2, ""), err
+    assert err == (
+        f"error: {tmp_path} is not a run directory: it has no trajectories.jsonl.zst "
+        "(nor an older run's trajectories.jsonl)\n"
+    )
+    code, out, err = cli([*command, str(tmp_path / "nope")], 80, monkeypatch, capsys)
+    assert (code, out) == (2, ""), err
+    assert (
+        err == f"error: {tmp_path / 'nope'}: no such file or directory (a run directory holds trajectories.jsonl.zst)\n"
+    )
 
 
 def test_debug_shows_the_traceback(monkeypatch, capsys):

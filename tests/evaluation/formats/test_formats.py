@@ -213,7 +213,8 @@ def test_run_directory_is_read_as_mcpgym(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert problem_texts(score_files([empty])) == [
-        f"{empty}: error: a directory without trajectories.jsonl (not a run directory)"
+        f"{empty}: error: {empty} is not a run directory: it has no trajectories.jsonl.zst (nor an older run's "
+        "trajectories.jsonl)"
     ]
 
 
