@@ -199,7 +199,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         if run_file.is_file():
             res = LOADERS["mcpgym"](run_file)
         else:
-            res = LoadResult(file=str(path), format="mcpgym")
+            res = LoadResult(file=str(path), format="mcpgym", unread=True)
             res.problem(run_dir_problem(path) or "not a run directory")
         return res, FileReport(
             file=res.file,
@@ -214,6 +214,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         if detected is None:
             res = LoadResult(file=str(path), format="unknown")
             if not Path(path).is_file():
+                res.unread = True
                 res.problem("file not found" if not Path(path).exists() else "not a file")
             else:
                 res.problem(

@@ -997,3 +997,31 @@ def test_anthropic_mcp_connector_blocks_are_calls(tmp_path):
     assert [p.message for p in report.problems] == [
         "message 2: a server_tool_use block is not a call of the episode's tools; ignored"
     ]
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "openai"], ["--json"]])
+def test_a_missing_path_is_one_error_and_nothing_else(tmp_path, fmt):
+    """`mcpgym score /no/such/path` printed the not-found problem, an empty scorability summary
+    and "WARNING: most records failed to parse: 1 of 1" (found by a new-user try): a mistyped
+    path is one error line, exit 2, before anything is read, also next to a good file."""
+    good = write(tmp_path, "good.json", json.dumps(TRANSCRIPT_R1))
+    for paths in ([tmp_path / "nope"], [good, tmp_path / "nope"]):
+        res = CliRunner().invoke(app, ["score", *map(str, paths), *fmt])
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr == f"error: no such file or directory: '{tmp_path / 'nope'}'\n"
+
+
+def test_a_file_that_cannot_be_opened_is_no_record_that_failed_to_parse(tmp_path):
+    """Through the Python API a missing file (or an empty directory) stays a problem of its
+    own and the other files are scored; it counts as a file not opened, not as a record that
+    failed to parse (no "most records failed to parse" warning)."""
+    good = write(tmp_path, "good.json", json.dumps(TRANSCRIPT_R1))
+    (tmp_path / "empty").mkdir()
+    for fmt in ("auto", "complexmcp"):
+        report = score_files(
+            [good, tmp_path / "nope", tmp_path / "empty"] if fmt == "auto" else [tmp_path / "nope"], fmt
+        )
+        sc = report.scorability
+        assert sc.records_failed == 0 and not any("records failed" in w for w in sc.warnings), sc
+        assert sc.files_unread == (2 if fmt == "auto" else 1)
+        assert "could not be opened" in sc.line()
