@@ -151,7 +151,7 @@ def comparison_rows(
         rows.append(
             [
                 name,
-                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes, counts),
+                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes),
                 ci_text(m.success_rate, m.success_ci95),
                 pk,
                 _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
@@ -173,11 +173,9 @@ def _known_claims(m: Any) -> int:
     return int(m.episodes - m.errored_episodes)
 
 
-def _episodes_cell(run: int, scored: int, errored: int, full: bool = True) -> str:
-    """``"4/3/1"`` (run/scored/errored); in the terminal (``full`` False) a run whose every
-    episode was scored shows just ``"4"`` (the title line gives the totals), to fit 80 columns."""
-    if not full and scored == run and not errored:
-        return str(run)
+def _episodes_cell(run: int, scored: int, errored: int) -> str:
+    """``"4/3/1"``: episodes run / scored / errored, the three counts the column's header names,
+    in every table (the terminal's too)."""
     return f"{run}/{scored}/{errored}"
 
 
