@@ -120,8 +120,8 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
         "False success", "FalseOK", "episodes claiming the task done while it is not (lower is better)", justify="right"
     ),
     Column("Pre-check", "Pre", "writes whose preconditions were read first", justify="right"),
-    Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
-    Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
+    Column("Recovery attempt", "Try", "recoverable errors met with an attempt", justify="right"),
+    Column("Recovery", "Rec", "recoverable errors recovered", justify="right"),
     Column("Defeatism", "Defeat", "episodes that gave up on a recoverable error (lower is better)", justify="right"),
     Column(
         "Calls valid/invalid/error",

@@ -177,8 +177,8 @@ def test_comparison_table_fits(width, monkeypatch):
         "Verif",
         "FalseOK",
         "Pre",
-        "Tried",
-        "Recov",
+        "Try",
+        "Rec",
         "Defeat",
         "Calls",
     ]
