@@ -193,10 +193,8 @@ def plan(config: RunConfig) -> RunPlan:
         register_llm_agents(replace=True, tool_exposure=config.tool_exposure, **config.agent_options)
     elif config.agent_options:
         raise InputError(f"{LLM_FLAGS} set LLM agents, and this run has none")
-    from mcpgym.evaluation.agents.human import HumanAgent
-
     try:
-        agents = [AgentEntry(spec, HumanAgent() if spec == "human" else make_agent(spec)) for spec in specs]
+        agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
     except (KeyError, ValueError) as exc:
         raise _input_error(exc) from None
     out = config.out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())

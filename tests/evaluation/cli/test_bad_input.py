@@ -502,3 +502,23 @@ def test_an_unknown_nested_field_lists_the_fields_of_its_own_object(
     path.write_text(json.dumps({"tasks": [{**TASK, **extra}]}), encoding="utf-8")
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     one_error_line(code, err, f"field '{field}': unknown field; allowed: {allowed}")
+
+
+def test_an_unknown_agent_lists_every_form_one_can_name(tmp_path, monkeypatch, capsys):
+    """`mcpgym run --agent nosuch` listed the scripted names, replay and the LLM prefixes as
+    "openai:..." but not `human` (found by a new-user try): the error names every form
+    `make_agent` takes, each as one types it, and every form it names is one that builds."""
+    import mcpgym.evaluation.agents as agents_pkg
+    from mcpgym.evaluation.agents.human import HumanAgent
+    from mcpgym.evaluation.llm.spec import PROVIDERS
+
+    forms = [*agents_pkg.SCRIPTED_AGENTS, "replay:FILE.jsonl", *(f"{p}:MODEL" for p in PROVIDERS), "human"]
+    for spec in ("nosuch", "nosuch:model"):
+        code, out, err = cli(["run", "--agent", spec, "--out", str(tmp_path / "r"), "-q"], monkeypatch, capsys)
+        one_error_line(code, err, f"unknown agent '{spec}'; known agents: {', '.join(forms)}")
+        assert not (tmp_path / "r").exists()
+    assert isinstance(agents_pkg.make_agent("human"), HumanAgent)
+    # an LLM form builds without a registration made first (its options are the defaults)
+    monkeypatch.setattr(agents_pkg, "_FACTORIES", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert agents_pkg.make_agent("openai:some-model").name == "openai:some-model"
