@@ -73,7 +73,7 @@ def score(
         "--format",
         "-f",
         metavar="FORMAT",
-        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log).",
+        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log). A run directory is read as mcpgym: any other format with one is refused.",
     ),
     catalog: str | None = typer.Option(
         None,

@@ -179,18 +179,42 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
     return Catalog(entries), problems
 
 
+RUN_DIR_FORMATS = ("auto", "mcpgym")
+"""The ``--format`` values a run directory can be read in: its lines are mcpgym's own."""
+
+
+def check_format_applies(paths: Iterable[str | Path], fmt: str) -> None:
+    """Refuse a ``--format`` that a run directory among ``paths`` cannot be read in: a run
+    directory holds mcpgym's own lines, so any format but ``auto`` / ``mcpgym`` would be
+    ignored, and an option is never ignored in silence.
+
+    Raises:
+        ValueError: naming the format, the directories and what to do instead.
+    """
+    if fmt in RUN_DIR_FORMATS:
+        return
+    dirs = [str(p) for p in paths if Path(p).is_dir()]
+    if dirs:
+        raise ValueError(
+            f"--format {short(fmt)} does not apply to the run director{'ies' if len(dirs) > 1 else 'y'} "
+            f"{', '.join(short(d) for d in dirs)}: a run directory holds mcpgym's own trajectory lines; "
+            f"leave out --format (or give --format mcpgym), and score files in {short(fmt)} format in another call"
+        )
+
+
 def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileReport]:
     """Read one file in format ``fmt`` (``auto``: :func:`detect_format`).
 
-    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl.zst`` (or an older
-    run's ``trajectories.jsonl``) is read
-    in the ``mcpgym`` format whatever ``fmt`` says.
+    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl.zst`` (or an
+    older run's ``trajectories.jsonl``) is read in the ``mcpgym`` format.
 
     Raises:
-        ValueError: for a format not in :data:`FORMATS`.
+        ValueError: for a format not in :data:`FORMATS`, or one that is not the run
+            directory's (:func:`check_format_applies`).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
+    check_format_applies([path], fmt)
     reason = None
     if Path(path).is_dir():
         from mcpgym.evaluation.records.compressed import run_dir_problem, trajectories_file
@@ -260,13 +284,16 @@ def score_files(
         A :class:`ScoreReport`.
 
     Raises:
-        ValueError: for an unknown ``fmt``, ``k < 1``, or an unreadable / invalid catalog.
+        ValueError: for an unknown ``fmt``, a ``fmt`` other than ``auto`` / ``mcpgym`` given
+            with a run directory (:func:`check_format_applies`), ``k < 1``, or an unreadable /
+            invalid catalog.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
+    paths = list(paths)
+    check_format_applies(paths, fmt)
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
-    paths = list(paths)
     loaded: list[LoadResult] = []
     rows: list[FileReport] = []
     descriptions: dict[str, str] = {}
@@ -378,12 +405,14 @@ def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
 
 __all__ = [
     "FORMATS",
+    "RUN_DIR_FORMATS",
     "EpisodeReport",
     "FileReport",
     "LOADERS",
     "ScoreReport",
     "ToolClassification",
     "build_catalog",
+    "check_format_applies",
     "load_file",
     "score_files",
 ]

@@ -20,6 +20,7 @@ from mcpgym.evaluation.formats import score_files
 from mcpgym.evaluation.formats.complexmcp import decode_layers, split_episodes, transcript_field
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, looks_like_id
+from tests.conftest import ROOT
 
 
 def scored(path: Path, fmt: str, catalog: str | None = None) -> dict[str, Any]:
@@ -1025,3 +1026,32 @@ def test_a_file_that_cannot_be_opened_is_no_record_that_failed_to_parse(tmp_path
         assert sc.records_failed == 0 and not any("records failed" in w for w in sc.warnings), sc
         assert sc.files_unread == (2 if fmt == "auto" else 1)
         assert "could not be opened" in sc.line()
+
+
+@pytest.mark.parametrize("fmt", ["openai", "atif", "complexmcp"])
+def test_a_format_given_with_a_run_directory_is_refused_not_ignored(tmp_path, fmt):
+    """`mcpgym score RUN --format X` read the run directory as mcpgym's and ignored X in
+    silence (found by a new-user try): a format a run directory cannot be read in is refused,
+    naming it and what to do, before anything is read; auto and mcpgym read it; an unknown
+    format is refused too."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trajectories.jsonl").write_text(
+        (ROOT / "tests" / "data" / "formats" / "talk_episode.mcpgym.jsonl").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    other = write(tmp_path, "t.json", json.dumps(TRANSCRIPT_R1))
+    runner = CliRunner()
+    for paths in ([run], [other, run]):
+        res = runner.invoke(app, ["score", *map(str, paths), "--format", fmt])
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr == (
+            f"error: --format '{fmt}' does not apply to the run directory '{run}': a run directory holds "
+            f"mcpgym's own trajectory lines; leave out --format (or give --format mcpgym), and score files in "
+            f"'{fmt}' format in another call\n"
+        )
+    for ok in ("auto", "mcpgym"):
+        res = runner.invoke(app, ["score", str(run), "--format", ok, "--json"])
+        assert res.exit_code == 0 and len(json.loads(res.stdout)["episodes"]) == 1, res.output
+    res = runner.invoke(app, ["score", str(run), "--format", "csv"])
+    assert res.exit_code == 2 and res.stderr.startswith("error: unknown format 'csv'"), res.output

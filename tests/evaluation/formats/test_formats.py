@@ -205,7 +205,7 @@ def test_mcpgym_file_with_ledger_and_bad_lines():
 
 def test_run_directory_is_read_as_mcpgym(tmp_path):
     (tmp_path / "trajectories.jsonl").write_text(TALK_FILES["mcpgym"].read_text())
-    report = score_files([tmp_path], "openai")  # a directory is a run directory whatever --format says
+    report = score_files([tmp_path], "mcpgym")  # a directory is a run directory, read as mcpgym
     assert [(f.file, f.format, f.episodes) for f in report.files] == [
         (str(tmp_path / "trajectories.jsonl"), "mcpgym", 1)
     ]
