@@ -402,3 +402,30 @@ def test_run_options_are_the_run_config_flags_in_field_order(monkeypatch, capsys
     flat = " ".join(out.split())
     for f in flags:
         assert " ".join(f.help.split()) in flat, f.names
+
+
+def _commands(group, path=()):
+    """(command path, click command) of every command under ``group``, nested ones too."""
+    for name, cmd in group.commands.items():
+        yield (*path, name), cmd
+        if hasattr(cmd, "commands"):
+            yield from _commands(cmd, (*path, name))
+
+
+def test_every_help_reads_as_plain_text(monkeypatch, capsys):
+    """Help is built from docstrings, which are reStructuredText: `mcpgym tasks --help` showed
+    ``core`` with RST's double backticks (found by a new-user try). No command's help, nor the
+    command list, shows RST literals or roles; each command's short help is one sentence-sized
+    line in the list."""
+    import typer
+
+    group = typer.main.get_command(app)
+    helps = [(("mcpgym",), cli(["--help"], 120, monkeypatch, capsys))]
+    for path, _ in _commands(group):
+        helps.append((path, cli([*path, "--help"], 120, monkeypatch, capsys)))
+    assert len(helps) > len(COMMANDS)
+    for path, (code, out, err) in helps:
+        assert code == 0 and err == "", (path, err)
+        assert "``" not in out and not re.search(r":(func|mod|class|meth|attr|data|obj|exc):`", out), (path, out)
+    listed = helps[0][1][1].split("Commands:")[1]
+    assert "`core`" not in listed  # tasks' short help is its first line, not its whole docstring
