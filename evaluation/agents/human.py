@@ -30,6 +30,7 @@ from rich.markup import escape
 
 from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext, AgentResult
 from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.kernel.wording import counted
 
 COMMANDS = ("tools", "show", "ask", "answer", "help")
 """The player's commands besides tool names."""
@@ -73,7 +74,7 @@ class HumanAgent(Agent):
         out = self.console
         out.rule(f"task {getattr(task, 'id', '')}".strip())
         out.print(getattr(task, "instruction", str(task)), markup=False)
-        out.print(f"[dim]{len(tools)} tools; type help for the commands[/dim]")
+        out.print(f"[dim]{counted(len(tools), 'tool')}; type help for the commands[/dim]")
         self._complete(list(by_name))
         while True:
             try:

@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.formats.common import LoadResult
-from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+from mcpgym.evaluation.llm.flags import count_flags, text_call_warning
+from mcpgym.kernel.wording import counted
 
 MOSTLY = 0.5
 """A share above this is "most" (of the call blocks failing, of the tools guessed)."""
@@ -75,13 +76,13 @@ class Scorability(BaseModel):
         """The summary as one line of text."""
         share = "-" if self.guessed_share is None else f"{100 * self.guessed_share:.0f}%"
         return (
-            f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
-            f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
+            f"scorability: {counted(self.episodes_read, 'episode')} read, {counted(self.calls_parsed, 'call')} parsed, "
+            f"{counted(self.blocks_failed, 'call block')} and {counted(self.records_failed, 'record')} failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({self.calls_unknown} call(s) "
+            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({counted(self.calls_unknown, 'call')} "
             f"left out of verification); {self.errored} errored"
             + "".join(f", {v} {k}" for k, v in self.flags.items())
-            + (f"; {self.files_unread} file(s) could not be opened" if self.files_unread else "")
+            + (f"; {counted(self.files_unread, 'file')} could not be opened" if self.files_unread else "")
         )
 
 
@@ -137,7 +138,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
             "catalog name"
         )
     if sc.flags.get("tool_calls_as_text"):
-        sc.warnings.append(TEXT_CALL_WARNING.format(n=sc.flags["tool_calls_as_text"]))
+        sc.warnings.append(text_call_warning(sc.flags["tool_calls_as_text"]))
     return sc
 
 

@@ -39,6 +39,7 @@ from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.wording import counted
 
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
 """Format -> the built-in catalog used when a file is read in that format and no
@@ -398,8 +399,8 @@ def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
     if best is None:
         return None
     return res.file, (
-        f"read as {row.format} the file has {len(res.episodes)} episode(s) and no tool call, but it looks like "
-        f"{best[1]}: {best[0]} tool call(s) read as {best[1]}; pass --format {best[1]}"
+        f"read as {row.format} the file has {counted(len(res.episodes), 'episode')} and no tool call, but it looks "
+        f"like {best[1]}: {counted(best[0], 'tool call')} read as {best[1]}; pass --format {best[1]}"
     )
 
 

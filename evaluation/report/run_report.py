@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
+from mcpgym.evaluation.llm.flags import episode_flags
+from mcpgym.evaluation.llm.flags import text_call_warning as _text_call_warning
 from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
@@ -23,6 +24,7 @@ from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
+from mcpgym.kernel.wording import counted
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -70,7 +72,7 @@ def pass_k_cell(pass_k: dict[str, float], k: int | None, full: bool = True) -> s
         return "–"
     if str(k) in pass_k:
         return f"{pass_k[str(k)]:.2f}"
-    return f"n/a (a task has fewer than {k} scored trials)" if full else "n/a"
+    return f"n/a (a task has fewer than {counted(k, 'scored trial')})" if full else "n/a"
 
 
 def pass_k_warning(scores: Scoreboard) -> str | None:
@@ -85,7 +87,7 @@ def pass_k_warning(scores: Scoreboard) -> str | None:
         return None
     which = ", ".join(f"{name} (" + (f"pass^{n} only" if n else "no scored trial") + ")" for name, n in short.items())
     return (
-        f"WARNING: pass^{k} cannot be computed for {which}: some task has fewer than {k} scored trials; "
+        f"WARNING: pass^{k} cannot be computed for {which}: some task has fewer than {counted(k, 'scored trial')}; "
         "mcpgym run --resume with the run's --out runs the missing trials"
     )
 
@@ -195,7 +197,9 @@ def print_comparison(console: Any, scores: Scoreboard, title: str | None = None)
     ]
     k = header[3].removeprefix("pass^")
     note = (
-        f"pass^{k}: chance that all {k} trials of a task succeed (tau-bench's pass^k, estimated from the "
+        f"pass^{k}: chance that "
+        + ("one trial of a task succeeds" if k == "1" else f"all {k} trials of a task succeed")
+        + " (tau-bench's pass^k, estimated from the "
         "trials run). Definitions: docs/design.md §7."
     )
     return print_table(console, columns, rows, title=title, notes=[note])
@@ -345,7 +349,7 @@ def episode_note(e: EpisodeScores) -> str:
         if e.total and (e.recall or 0) < e.total:
             parts.append(f"made {e.recall} of {e.total} gold changes")
         if e.misbehave:
-            parts.append(f"{e.misbehave} unwanted change{'s' if e.misbehave != 1 else ''}")
+            parts.append(counted(e.misbehave, "unwanted change"))
         for c in e.extra_checks:
             if not c.passed:
                 what = c.check.description or f"{c.check.kind} = {c.check.value!r}"
@@ -358,7 +362,7 @@ def episode_note(e: EpisodeScores) -> str:
             + (f" ({e.duplicate_side_effects} duplicated)" if e.duplicate_side_effects else "")
         )
     if e.impatience:
-        parts.append(f"impatient in {e.impatience} rate-limit window(s)")
+        parts.append(f"impatient in {counted(e.impatience, 'rate-limit window')}")
     if e.verification_skips:
         parts.append(f"unverified writes at steps {', '.join(map(str, e.verification_skips))}")
     return "; ".join(parts)
@@ -407,7 +411,8 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         facts.append(
             (
                 "Scores",
-                f"computed again from the trajectories: {report.rescored} episode(s) differ from the scores "
+                f"computed again from the trajectories: {counted(report.rescored, 'episode')} differ"
+                f"{'s' if report.rescored == 1 else ''} from the scores "
                 "stored in the trajectory lines (written by another scorer version, or edited)",
             )
         )
@@ -427,7 +432,7 @@ def _scored_fact(fact: str, report: Report) -> str:
 def text_call_warning(report: Report) -> str | None:
     """The loud warning when some episodes ended with a tool call written as text, or None."""
     n = sum(f.get("tool_calls_as_text", 0) for f in report.flags.values())
-    return f"WARNING: {TEXT_CALL_WARNING.format(n=n)}" if n else None
+    return f"WARNING: {_text_call_warning(n)}" if n else None
 
 
 def _episodes_fact(manifest: Manifest, n: int) -> str:

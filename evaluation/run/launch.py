@@ -19,6 +19,7 @@ from mcpgym.evaluation.run.config import CORE_DEFAULT_LIMIT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry
 from mcpgym.kernel.exceptions import InputError, MCPGymError
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.wording import counted
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.run.runner import RunResult
@@ -184,7 +185,8 @@ def plan(config: RunConfig) -> RunPlan:
     planned = len(tasks) * config.trials * len(specs)
     if planned > MAX_EPISODES:
         raise InputError(
-            f"{len(tasks)} tasks x {config.trials} trials x {len(specs)} agents is {planned:,} episodes; "
+            f"{counted(len(tasks), 'task')} x {counted(config.trials, 'trial')} x {counted(len(specs), 'agent')} "
+            f"is {planned:,} episodes; "
             f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
         )
     if any(_is_llm(s) for s in specs):

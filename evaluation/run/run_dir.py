@@ -36,6 +36,7 @@ from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.exceptions import RunDirectoryError
+from mcpgym.kernel.wording import counted
 
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
@@ -74,7 +75,7 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
         warnings.warn(
             DuplicateRecordWarning(
-                f"{source}: {len(dupes)} repeated record(s) of one (agent, task, trial) ignored, the first kept: "
+                f"{source}: {counted(len(dupes), 'repeated record')} of one (agent, task, trial) ignored, the first kept: "
                 f"{shown}{more}"
             ),
             stacklevel=3,

@@ -264,7 +264,7 @@ def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_pat
     args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"]
     code, out, err = cli([*args, "--out", str(out_dir), "--server", url, "--token", token, "-q"], monkeypatch, capsys)
     assert code == 1, err
-    assert "no episode finished, so there is no report: 1 episode(s) could not be run" in err, err
+    assert "no episode finished, so there is no report: 1 episode could not be run" in err, err
     assert "scoring failed: RuntimeError: scorer exploded" in err, err
     assert "not a run directory" not in err + out and "Traceback" not in err
     assert not (out_dir / "report.md").exists()
@@ -303,7 +303,7 @@ def test_a_run_of_absurd_size_is_refused_before_it_starts(tmp_path, monkeypatch,
     out_dir = tmp_path / "r"
     args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--agent", "defeatist", "-q"]
     code, out, err = cli([*args, "--trials", str(10**20), "--out", str(out_dir)], monkeypatch, capsys)
-    one_error_line(code, err, "1 tasks x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
+    one_error_line(code, err, "1 task x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
     assert not out_dir.exists()
 
 

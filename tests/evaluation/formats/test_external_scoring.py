@@ -354,7 +354,7 @@ def test_complexmcp_tool_cnt_cross_check(tmp_path):
     }
     bad = {**good, "tool_cnt": json.dumps({"send_message": {"ok": 5}})}
     report = score_files([jsonl(tmp_path, "cnt.jsonl", [good, bad])], "complexmcp")
-    assert [p.message for p in report.problems] == ["tool_cnt counts 5 call(s) but 3 were parsed"]
+    assert [p.message for p in report.problems] == ["tool_cnt counts 5 calls but 3 were parsed"]
     assert [p.line for p in report.problems] == [2]
 
 
@@ -643,7 +643,7 @@ def test_cli_prints_scorability_and_strict_fails(tmp_path):
     plain = runner.invoke(app, ["score", broken, "--format", "complexmcp"])
     assert plain.exit_code == 0
     flat = " ".join(plain.stdout.split())  # wrapped to the terminal width
-    assert "scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse" in flat
+    assert "scorability: 1 episode read, 0 calls parsed, 3 call blocks and 0 records failed to parse" in flat
     assert "WARNING: most tool-call blocks failed to parse: 3 of 3" in flat
     strict = runner.invoke(app, ["score", broken, "--format", "complexmcp", "--strict", "--json"])
     assert strict.exit_code == 1

@@ -390,5 +390,5 @@ def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: P
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
     md = (run / "report.md").read_text()
-    assert "1 episode(s) differ from the scores stored in the trajectory lines" in md
+    assert "1 episode differs from the scores stored in the trajectory lines" in md
     assert md.split("## Agents")[1] == honest.split("## Agents")[1]
