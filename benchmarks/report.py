@@ -80,7 +80,7 @@ def _detail_text(fig: Figure) -> str:
             f"{d['episodes_per_second']:g} episodes/s vs {d['noop_sessions_per_second']:g} no-op sessions/s; "
             f"CPU ms (server + client) {d['episode_server_cpu_ms']:g} + {d['episode_client_cpu_ms']:g} vs "
             f"no-op {d['noop_server_cpu_ms']:g} + {d['noop_client_cpu_ms']:g} ({d['cpu_ratio']:g}x); "
-            f"{d['errors']} errors"
+            f"control API's path (create, session, delete) {d['control_api_ratio']:g}x; {d['errors']} errors"
         )
     if name == "judge_time":
         return f"judge {d['judge_ms']:.2f} ms, restore {d['restore_ms']:.2f} ms"

