@@ -44,6 +44,7 @@ from mcpgym.evaluation.agents.base import (
 )
 from mcpgym.evaluation.llm.replies import error_payload, parse_arguments, raw_text, shown_name
 from mcpgym.evaluation.records.status import EpisodeStatus
+from mcpgym.kernel.wording import counted
 
 COMMANDS = ("tools", "show", "ask", "answer", "help")
 """The player's commands besides tool names."""
@@ -91,7 +92,7 @@ class HumanAgent(Agent):
         out = self.console
         out.rule(f"task {getattr(task, 'id', '')}".strip())
         out.print(getattr(task, "instruction", str(task)), markup=False)
-        out.print(f"[dim]{len(tools)} tools; type help for the commands[/dim]")
+        out.print(f"[dim]{counted(len(tools), 'tool')}; type help for the commands[/dim]")
         self._complete(list(by_name))
         while True:
             try:

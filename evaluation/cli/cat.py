@@ -22,12 +22,16 @@ def cat(
     trajectories.jsonl (an older run) is printed as it is. A torn last frame (a killed run) is
     left out and said on stderr; exit 2 for a missing file.
     """
-    from mcpgym.evaluation.records.compressed import CompressedFileError, read_text
+    from mcpgym.evaluation.records.compressed import CompressedFileError, read_text, run_dir_problem
     from mcpgym.evaluation.run.run_dir import trajectories_file
 
+    if path.is_dir():
+        problem = run_dir_problem(path)
+        if problem is not None:
+            raise InputError(problem)
+    elif not path.is_file():
+        raise InputError(run_dir_problem(path) or f"{path}: not a file")
     file = trajectories_file(path) if path.is_dir() else path
-    if not file.is_file():
-        raise InputError(f"{path}: no trajectories file (a run directory holds trajectories.jsonl.zst)")
     try:
         text, torn = read_text(file)
     except (OSError, UnicodeDecodeError, CompressedFileError) as exc:

@@ -34,8 +34,12 @@ def export(
     atif` gives the same scores). Needs mcpgym[atif].
     """
     from mcpgym.evaluation.formats import atif
+    from mcpgym.evaluation.records.compressed import run_dir_problem
     from mcpgym.evaluation.run.run_dir import load_run
 
+    problem = run_dir_problem(run_dir)
+    if problem is not None:
+        raise InputError(problem)
     target = out or run_dir / "trajectories.atif.jsonl"
     if target.exists():
         raise InputError(f"{target} exists; choose another --out (nothing was overwritten)")

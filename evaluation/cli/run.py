@@ -21,6 +21,7 @@ from mcpgym.evaluation.cli.common import console, given
 from mcpgym.evaluation.cli.style import DEBUG
 from mcpgym.evaluation.run.config import Executor, Flag, RunConfig
 from mcpgym.kernel.exceptions import InputError, RunDirectoryError
+from mcpgym.kernel.wording import counted
 
 
 def _flags() -> list[tuple[str, Flag]]:
@@ -212,7 +213,7 @@ def run(**flags: Any) -> None:
 def _print_result(checked: Any, result: Any) -> None:
     """The comparison table, the report's paths and the warnings of a finished run; exits 1
     when episodes could not be run."""
-    from mcpgym.evaluation.report.run_report import print_comparison, write_report
+    from mcpgym.evaluation.report.run_report import pass_k_warning, print_comparison, write_report
     from mcpgym.evaluation.run.run_dir import trajectories_file
     from mcpgym.evaluation.run.run_owner import ForeignContentError
 
@@ -235,12 +236,16 @@ def _print_result(checked: Any, result: Any) -> None:
     scored = sum(row.scored_episodes for row in result.scores.agents.values())
     errored_n = sum(row.errored_episodes for row in result.scores.agents.values())
     title = (
-        f"{picked}{len(checked.tasks)} tasks x {config.trials} trials, faults {config.faults}: {result.ran} episodes run"
+        f"{picked}{counted(len(checked.tasks), 'task')} x {counted(config.trials, 'trial')}, faults {config.faults}: "
+        f"{counted(result.ran, 'episode')} run"
         + (f", {result.skipped} resumed" if result.skipped else "")
         + f" in {result.wall_seconds:.1f} s; {scored} scored, {errored_n} errored in all"
         + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
     )
     print_comparison(console(), result.scores, title=title)
+    pk_warning = pass_k_warning(result.scores)
+    if pk_warning:
+        typer.secho(pk_warning, fg=typer.colors.RED, err=True)
     errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}
     if any(errored.values()):
         detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
@@ -263,15 +268,13 @@ def _print_result(checked: Any, result: Any) -> None:
 def _warn_text_calls(out: Path) -> None:
     """Warn loudly (stderr) when episodes of the run in ``out`` ended with a tool call written
     as text that the model's server did not parse (:mod:`mcpgym.evaluation.llm.flags`)."""
-    from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+    from mcpgym.evaluation.llm.flags import count_flags, text_call_warning
     from mcpgym.evaluation.records.compressed import trajectories_file
     from mcpgym.evaluation.records.trajectory import read_trajectories
 
     counts = count_flags(read_trajectories(trajectories_file(out), tolerate_truncated_tail=True, states=False))
     if counts["tool_calls_as_text"]:
-        typer.secho(
-            f"WARNING: {TEXT_CALL_WARNING.format(n=counts['tool_calls_as_text'])}", fg=typer.colors.RED, err=True
-        )
+        typer.secho(f"WARNING: {text_call_warning(counts['tool_calls_as_text'])}", fg=typer.colors.RED, err=True)
     quiet = {k: v for k, v in counts.items() if v and k != "tool_calls_as_text"}
     if quiet:
         typer.secho(
@@ -285,7 +288,7 @@ def _print_failures(failures: list[tuple[str, str]], nothing_written: bool = Fal
     """List on stderr the episodes the harness could not run (``(label, message)`` pairs, at
     most 20 shown); ``nothing_written``: no episode finished, so no report was written."""
     err = console(stderr=True)
-    head = f"{len(failures)} episode(s) could not be run (not written; --resume retries them)"
+    head = f"{counted(len(failures), 'episode')} could not be run (not written; --resume retries them)"
     if nothing_written:
         head = f"no episode finished, so there is no report: {head}"
     err.print(f"[red]{head}:")

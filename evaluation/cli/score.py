@@ -73,7 +73,7 @@ def score(
         "--format",
         "-f",
         metavar="FORMAT",
-        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log).",
+        help=f"{' | '.join(FORMATS)} (inspect: an Inspect AI .eval log). A run directory is read as mcpgym: any other format with one is refused.",
     ),
     catalog: str | None = typer.Option(
         None,
@@ -103,7 +103,7 @@ def score(
 
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
     scored and printed), or --strict and the scorability summary warns; 2: nothing could be
-    scored.
+    scored, or a PATH does not exist (one error line, nothing read).
     """
     from mcpgym.evaluation.formats import FORMATS
     from mcpgym.evaluation.records.manifest import read_manifest
@@ -111,6 +111,9 @@ def score(
 
     if fmt not in FORMATS:
         raise InputError(f"unknown format {short(fmt)}; one of {', '.join(FORMATS)}")
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:  # a mistyped path is one error, before anything is read or printed
+        raise InputError(f"no such file or directory: {', '.join(short(m) for m in missing)}")
     try:
         if k is None:
             manifests = [read_manifest(p) for p in paths if p.is_dir()]

@@ -10,6 +10,7 @@ hands over every subcommand, and :func:`polish_command` then
 - writes arguments click-style in the usage line (``PATH...``, ``[RUN_DIR]``), not ``{paths}...``;
 - states number bounds in words (``at least 1``, ``0 to 65535``) next to the default;
 - gives each command a short help (the first paragraph of its docstring) for the command list;
+- reads docstrings' reStructuredText markup as plain text (:func:`plain_help`);
 - wraps help text at the terminal width at spaces only, never inside a word or at a hyphen
   (``mcp-log`` stays whole).
 
@@ -173,6 +174,20 @@ class PlainArgument(TyperArgument):
         return None
 
 
+_ROLE = re.compile(r":(?:py:)?(?:func|mod|class|meth|attr|data|obj|exc):`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_help(text: str | None) -> str | None:
+    """Help text as a reader sees it: docstrings are reStructuredText, so their markup is
+    turned into plain text here, once for every command and option: an RST literal (a word in
+    double backticks) becomes the word in single backticks, as the hand-written help spells
+    commands; a role such as ``:func:`~a.b``` becomes its target ``a.b``."""
+    if not text:
+        return text
+    return _LITERAL.sub(r"`\1`", _ROLE.sub(r"\1", text))
+
+
 def short_help(text: str | None) -> str | None:
     """The first paragraph of a docstring, on one line (the command list shows it whole)."""
     if not text:
@@ -183,9 +198,12 @@ def short_help(text: str | None) -> str | None:
 def polish_command(cmd: click.Command) -> click.Command:
     """Apply this module's help conventions to one command (and its subcommands), in place."""
     cmd.context_class = PlainContext
-    if cmd.short_help is None:
-        cmd.short_help = short_help(cmd.help)
+    cmd.help = plain_help(cmd.help)
+    cmd.epilog = plain_help(cmd.epilog)
+    cmd.short_help = plain_help(cmd.short_help) if cmd.short_help is not None else short_help(cmd.help)
     for p in cmd.params:
+        if getattr(p, "help", None):
+            p.help = plain_help(p.help)  # type: ignore[attr-defined]
         if isinstance(p, TyperOption) and not isinstance(p, PlainOption):
             p.__class__ = PlainOption
         elif isinstance(p, TyperArgument) and not isinstance(p, PlainArgument):
@@ -228,6 +246,7 @@ class MCPGymGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.context_class = PlainContext
+        self.help = plain_help(self.help)
         for sub in self.commands.values():
             polish_command(sub)
         for p in self.params:
@@ -254,6 +273,7 @@ __all__ = [
     "message",
     "one_line",
     "metavar_for",
+    "plain_help",
     "polish_command",
     "range_words",
     "short_help",

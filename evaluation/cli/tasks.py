@@ -35,11 +35,13 @@ def tasks(
         help="Print a JSON list of {id, source, apps, level, tags, feasible, oracle_apps, oracle_calls, needs_user}.",
     ),
 ) -> None:
-    """List tasks: by default the built-in ``core`` suite and every app bundle's own tasks
-    (source: the suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's.
-    JSON rows also carry ``oracle_apps`` (the apps whose tools the oracle calls),
-    ``oracle_calls`` (the calls of its gold run; None for the generated ``full`` suite) and
-    ``needs_user`` (the oracle asks the user)."""
+    """List tasks: the core suite and the app bundles' own, one suite, or a task file's.
+
+    By default the built-in ``core`` suite and every app bundle's own tasks (source: the
+    suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's. JSON rows also
+    carry ``oracle_apps`` (the apps whose tools the oracle calls), ``oracle_calls`` (the calls
+    of its gold run; None for the generated ``full`` suite) and ``needs_user`` (the oracle asks
+    the user)."""
     from mcpgym.evaluation import tasks as registry
 
     groups: list[tuple[str, list[Task]]] = []

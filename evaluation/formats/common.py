@@ -75,6 +75,8 @@ class LoadResult:
         problems: malformed input (each names the file, the line or the episode).
         descriptions: tool name -> description, when the file lists tools (used by the
             heuristic classifier for tools no catalog knows).
+        unread: the file could not be opened at all (missing, not a regular file, too large):
+            none of its records was tried, so its problem is no record that failed to parse.
     """
 
     file: str
@@ -82,6 +84,7 @@ class LoadResult:
     episodes: list[Episode] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
+    unread: bool = False
 
     def problem(
         self,
@@ -122,6 +125,7 @@ def read_text(path: Path, result: LoadResult) -> str | None:
     except CompressedFileError as exc:
         result.problem(cap_message(str(exc)))
     except InputFileError as exc:
+        result.unread = True
         result.problem("file not found" if exc.reason == "no such file" else exc.reason)
     return None
 

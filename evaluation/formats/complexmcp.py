@@ -82,6 +82,7 @@ from mcpgym.evaluation.formats.results import (
 )
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
+from mcpgym.kernel.wording import counted
 
 FORMAT = "complexmcp"
 END_MARKER = "[END]"
@@ -212,7 +213,7 @@ def trajectory_from_text(
         meta["unparsed_tool_blocks"] = unparsed
         if unparsed > int(cut_call):
             warnings.append(
-                f"{unparsed} </tool> block(s) are not followed by a <response> block and were not "
+                f"{counted(unparsed, '</tool> block')} {'is' if unparsed == 1 else 'are'} not followed by a <response> block and were not "
                 "parsed as calls (is the transcript still JSON-encoded?)"
             )
     ends = list(_END_AT_EOL_RE.finditer(tail))
@@ -391,7 +392,9 @@ def load(path: str | Path) -> LoadResult:
         expected = _tool_cnt_total(rec.get("tool_cnt"))
         if expected is not None and expected != len(traj.steps):
             # the harness counts the calls that named a tool (not the malformed blocks)
-            warnings.append(f"tool_cnt counts {expected} call(s) but {len(traj.steps)} were parsed")
+            warnings.append(
+                f"tool_cnt counts {counted(expected, 'call')} but {len(traj.steps)} {'was' if len(traj.steps) == 1 else 'were'} parsed"
+            )
         result.add(Episode(label=label, trajectory=traj, line=line, warnings=warnings))
 
     def from_value(value: Any, label: str, line: int | None) -> None:

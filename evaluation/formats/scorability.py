@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.formats.common import LoadResult
-from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, count_flags
+from mcpgym.evaluation.llm.flags import count_flags, text_call_warning
+from mcpgym.kernel.wording import counted
 
 MOSTLY = 0.5
 """A share above this is "most" (of the call blocks failing, of the tools guessed)."""
@@ -30,7 +31,9 @@ class Scorability(BaseModel):
     Attributes:
         episodes_read: episodes converted into trajectories.
         records_failed: lines, records or episodes that could not be read at all (problems
-            of severity ``error``).
+            of severity ``error``), in the files that could be opened.
+        files_unread: files that could not be opened at all (missing, not a regular file, too
+            large): their records were never tried, so they count in no parse figure.
         calls_parsed: tool calls read with a tool name (the tool-call steps scored; model
             replies and user turns recorded between them are not calls).
         blocks_failed: tool-call blocks that failed to parse: the trajectories'
@@ -54,6 +57,7 @@ class Scorability(BaseModel):
 
     episodes_read: int = 0
     records_failed: int = 0
+    files_unread: int = 0
     calls_parsed: int = 0
     blocks_failed: int = 0
     tools: int = 0
@@ -72,11 +76,13 @@ class Scorability(BaseModel):
         """The summary as one line of text."""
         share = "-" if self.guessed_share is None else f"{100 * self.guessed_share:.0f}%"
         return (
-            f"scorability: {self.episodes_read} episode(s) read, {self.calls_parsed} call(s) parsed, "
-            f"{self.blocks_failed} call block(s) and {self.records_failed} record(s) failed to parse; "
+            f"scorability: {counted(self.episodes_read, 'episode')} read, {counted(self.calls_parsed, 'call')} parsed, "
+            f"{counted(self.blocks_failed, 'call block')} and {counted(self.records_failed, 'record')} failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
-            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({self.calls_unknown} call(s) "
-            f"left out of verification); {self.errored} errored" + "".join(f", {v} {k}" for k, v in self.flags.items())
+            f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({counted(self.calls_unknown, 'call')} "
+            f"left out of verification); {self.errored} errored"
+            + "".join(f", {v} {k}" for k, v in self.flags.items())
+            + (f"; {counted(self.files_unread, 'file')} could not be opened" if self.files_unread else "")
         )
 
 
@@ -95,6 +101,9 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
     for res in loaded:
         sc.episodes_read += len(res.episodes)
         trajs += [ep.trajectory for ep in res.episodes]
+        if res.unread:
+            sc.files_unread += 1
+            continue
         sc.records_failed += sum(p.severity == "error" for p in res.problems)
         for ep in res.episodes:
             sc.calls_parsed += sum(getattr(s, "type", "tool_call") == "tool_call" for s in ep.trajectory.steps)
@@ -129,7 +138,7 @@ def scorability(loaded: Iterable[LoadResult], tools: Iterable[Any]) -> Scorabili
             "catalog name"
         )
     if sc.flags.get("tool_calls_as_text"):
-        sc.warnings.append(TEXT_CALL_WARNING.format(n=sc.flags["tool_calls_as_text"]))
+        sc.warnings.append(text_call_warning(sc.flags["tool_calls_as_text"]))
     return sc
 
 

@@ -39,6 +39,7 @@ from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.wording import counted
 
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
 """Format -> the built-in catalog used when a file is read in that format and no
@@ -179,27 +180,52 @@ def build_catalog(catalog_path: str | Path | None = None) -> tuple[Catalog, list
     return Catalog(entries), problems
 
 
+RUN_DIR_FORMATS = ("auto", "mcpgym")
+"""The ``--format`` values a run directory can be read in: its lines are mcpgym's own."""
+
+
+def check_format_applies(paths: Iterable[str | Path], fmt: str) -> None:
+    """Refuse a ``--format`` that a run directory among ``paths`` cannot be read in: a run
+    directory holds mcpgym's own lines, so any format but ``auto`` / ``mcpgym`` would be
+    ignored, and an option is never ignored in silence.
+
+    Raises:
+        ValueError: naming the format, the directories and what to do instead.
+    """
+    if fmt in RUN_DIR_FORMATS:
+        return
+    dirs = [str(p) for p in paths if Path(p).is_dir()]
+    if dirs:
+        raise ValueError(
+            f"--format {short(fmt)} does not apply to the run director{'ies' if len(dirs) > 1 else 'y'} "
+            f"{', '.join(short(d) for d in dirs)}: a run directory holds mcpgym's own trajectory lines; "
+            f"leave out --format (or give --format mcpgym), and score files in {short(fmt)} format in another call"
+        )
+
+
 def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileReport]:
     """Read one file in format ``fmt`` (``auto``: :func:`detect_format`).
 
-    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl`` is read
-    in the ``mcpgym`` format whatever ``fmt`` says.
+    A directory is taken for an ``mcpgym run`` directory: its ``trajectories.jsonl.zst`` (or an
+    older run's ``trajectories.jsonl``) is read in the ``mcpgym`` format.
 
     Raises:
-        ValueError: for a format not in :data:`FORMATS`.
+        ValueError: for a format not in :data:`FORMATS`, or one that is not the run
+            directory's (:func:`check_format_applies`).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
+    check_format_applies([path], fmt)
     reason = None
     if Path(path).is_dir():
-        from mcpgym.evaluation.records.compressed import trajectories_file
+        from mcpgym.evaluation.records.compressed import run_dir_problem, trajectories_file
 
         run_file = trajectories_file(path)  # trajectories.jsonl.zst, or an older run's trajectories.jsonl
         if run_file.is_file():
             res = LOADERS["mcpgym"](run_file)
         else:
-            res = LoadResult(file=str(path), format="mcpgym")
-            res.problem("a directory without trajectories.jsonl (not a run directory)")
+            res = LoadResult(file=str(path), format="mcpgym", unread=True)
+            res.problem(run_dir_problem(path) or "not a run directory")
         return res, FileReport(
             file=res.file,
             format="mcpgym",
@@ -213,6 +239,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
         if detected is None:
             res = LoadResult(file=str(path), format="unknown")
             if not Path(path).is_file():
+                res.unread = True
                 res.problem("file not found" if not Path(path).exists() else "not a file")
             else:
                 res.problem(
@@ -258,13 +285,16 @@ def score_files(
         A :class:`ScoreReport`.
 
     Raises:
-        ValueError: for an unknown ``fmt``, ``k < 1``, or an unreadable / invalid catalog.
+        ValueError: for an unknown ``fmt``, a ``fmt`` other than ``auto`` / ``mcpgym`` given
+            with a run directory (:func:`check_format_applies`), ``k < 1``, or an unreadable /
+            invalid catalog.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
+    paths = list(paths)
+    check_format_applies(paths, fmt)
     if k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
-    paths = list(paths)
     loaded: list[LoadResult] = []
     rows: list[FileReport] = []
     descriptions: dict[str, str] = {}
@@ -369,19 +399,21 @@ def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
     if best is None:
         return None
     return res.file, (
-        f"read as {row.format} the file has {len(res.episodes)} episode(s) and no tool call, but it looks like "
-        f"{best[1]}: {best[0]} tool call(s) read as {best[1]}; pass --format {best[1]}"
+        f"read as {row.format} the file has {counted(len(res.episodes), 'episode')} and no tool call, but it looks "
+        f"like {best[1]}: {counted(best[0], 'tool call')} read as {best[1]}; pass --format {best[1]}"
     )
 
 
 __all__ = [
     "FORMATS",
+    "RUN_DIR_FORMATS",
     "EpisodeReport",
     "FileReport",
     "LOADERS",
     "ScoreReport",
     "ToolClassification",
     "build_catalog",
+    "check_format_applies",
     "load_file",
     "score_files",
 ]

@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 import httpx
 
 from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext, record_refused_call
-from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, EpisodeFlag, tool_call_in_text
+from mcpgym.evaluation.llm.flags import EpisodeFlag, text_call_warning, tool_call_in_text
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
@@ -335,7 +335,7 @@ class _Episode:
             final, [t.api_name for t in self.registry.tools]
         ):
             flags.append(EpisodeFlag.TOOL_CALLS_AS_TEXT.value)
-            LOG.warning("%s: %s", self.agent.name, TEXT_CALL_WARNING.format(n=1))
+            LOG.warning("%s: %s", self.agent.name, text_call_warning(1))
         if status == EpisodeStatus.COMPLETED and not final.strip():
             flags.append(EpisodeFlag.EMPTY_FINAL_MESSAGE.value)
         if status == EpisodeStatus.TRUNCATED:

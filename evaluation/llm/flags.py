@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
+from mcpgym.kernel.wording import counted
+
 
 class EpisodeFlag(StrEnum):
     """A flag on how an episode ended (module docstring)."""
@@ -114,10 +116,24 @@ def count_flags(trajs: Iterable[Any]) -> dict[str, int]:
 
 
 TEXT_CALL_WARNING = (
-    "{n} episode(s) ended with a tool call written as text that the model's server did not parse as a call "
+    "{episodes} ended with a tool call written as text that the model's server did not parse as a call "
     "(flag tool_calls_as_text): those episodes made no call; check the server's tool-call parser and chat template"
 )
-"""The loud warning for ``tool_calls_as_text`` (``{n}``: the count)."""
+"""The loud warning for ``tool_calls_as_text`` (``{episodes}``: the count with its noun,
+:func:`mcpgym.kernel.wording.counted`; :func:`text_call_warning` fills it in)."""
 
 
-__all__ = ["EpisodeFlag", "MAX_SCANNED", "TEXT_CALL_WARNING", "count_flags", "episode_flags", "tool_call_in_text"]
+def text_call_warning(n: int) -> str:
+    """:data:`TEXT_CALL_WARNING` for ``n`` episodes (``"1 episode ended ..."``)."""
+    return TEXT_CALL_WARNING.format(episodes=counted(n, "episode"))
+
+
+__all__ = [
+    "EpisodeFlag",
+    "MAX_SCANNED",
+    "TEXT_CALL_WARNING",
+    "count_flags",
+    "episode_flags",
+    "text_call_warning",
+    "tool_call_in_text",
+]

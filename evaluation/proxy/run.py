@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.judge import ExtraCheck
+from mcpgym.kernel.wording import counted
 
 DEFAULT_MAX_CALLS = 30
 
@@ -324,7 +325,7 @@ def run_proxy_command(
     for t in trajs:
         typer.echo(
             f"{t.task_id} {t.agent} trial {t.trial}: {t.status}, success {t.scores and t.scores.success}, "
-            f"{t.scores and t.scores.tool_calls} calls, {len(t.ledger or [])} faults"
+            f"{counted(t.scores.tool_calls if t.scores else 0, 'call')}, {counted(len(t.ledger or []), 'fault')}"
         )
     typer.echo(
         f"trajectories: {out / 'trajectories.jsonl'} (score: mcpgym score {out} --catalog {out / 'catalog.json'})"

@@ -50,6 +50,20 @@ def trajectories_file(run_dir: str | Path) -> Path:
     return p / TRAJECTORIES_ZST
 
 
+def run_dir_problem(path: str | Path) -> str | None:
+    """Why ``path`` is not a run directory whose trajectories can be read, as one message
+    naming what is looked for (:data:`TRAJECTORIES_ZST`, or an older run's :data:`TRAJECTORIES`),
+    or None when it holds one of them. Every command that takes a run directory says this."""
+    p = Path(path)
+    if not p.exists():
+        return f"{p}: no such file or directory (a run directory holds {TRAJECTORIES_ZST})"
+    if not p.is_dir():
+        return f"{p} is not a run directory (a directory holding {TRAJECTORIES_ZST})"
+    if not trajectories_file(p).is_file():
+        return f"{p} is not a run directory: it has no {TRAJECTORIES_ZST} (nor an older run's {TRAJECTORIES})"
+    return None
+
+
 class CompressedFileError(FormatError, ValueError):
     """A compressed run file that cannot be read: corrupt frame, or larger than
     :data:`MAX_DECOMPRESSED` once decompressed. The message names the file."""
@@ -143,6 +157,7 @@ __all__ = [
     "ZSTD_MAGIC",
     "CompressedFileError",
     "compress_line",
+    "run_dir_problem",
     "decompress_frames",
     "is_compressed",
     "read_text",

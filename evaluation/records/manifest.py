@@ -318,6 +318,36 @@ def merge_for_resume(old: Manifest, new: Manifest) -> Manifest:
     return merged
 
 
+def resume_left_out(old: Manifest, task_ids: Iterable[str], agent_names: Iterable[str], trials: int) -> str | None:
+    """Why a resume of the run ``old`` with ``trials`` trials of ``agent_names`` on ``task_ids``
+    would leave the run short, or None when it would not.
+
+    A resume that raises the run's trials raises them for every agent and task of the run
+    (:func:`merge_for_resume` takes the larger ``trials``), so it must run the new trials of
+    all of them: a resume narrowed to some agents or tasks would leave the others with fewer
+    finished trials than the manifest says, and their pass^k uncomputable. The text names the
+    agents and tasks left out, and what to type instead.
+    """
+    if old.trials is None or trials <= old.trials:
+        return None
+    names, ids = set(agent_names), set(task_ids)
+    agents = [a.name for a in old.agents if a.name not in names]
+    tasks = [t for t in old.task_ids if t not in ids]
+    if not agents and not tasks:
+        return None
+    missing = []
+    if agents:
+        missing.append(f"agent{'s' if len(agents) > 1 else ''} {', '.join(agents)}")
+    if tasks:
+        shown = ", ".join(tasks[:5]) + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
+        missing.append(f"task{'s' if len(tasks) > 1 else ''} {shown}")
+    return (
+        f"--trials {trials} raises the run's trials from {old.trials} to {trials} for every agent and task of the "
+        f"run, but this resume leaves out {' and '.join(missing)}: resume without --agent/--task/--suite to run "
+        "the missing trials of the whole run (or name them all), or use another --out"
+    )
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write ``data`` as indented JSON to ``path`` through a temporary file and ``os.replace``,
     fsynced, so a killed process leaves either the old or the new file, never half of one.
@@ -403,6 +433,7 @@ __all__ = [
     "merge_for_resume",
     "profile_entry",
     "read_manifest",
+    "resume_left_out",
     "sha256_text",
     "utc_now",
     "validation_message",

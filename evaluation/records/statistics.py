@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from mcpgym.kernel.wording import counted
+
 Z_95 = 1.96
 """z for a two-sided 95% interval."""
 
@@ -69,7 +71,7 @@ def pass_hat_k(results_by_task: dict[str, list[bool]], k: int) -> float | None:
     for task, results in results_by_task.items():
         n, c = len(results), sum(bool(r) for r in results)
         if n < k:
-            raise ValueError(f"task {task!r} has {n} trials, fewer than k={k}")
+            raise ValueError(f"task {task!r} has {counted(n, 'trial')}, fewer than k={k}")
         total += math.comb(c, k) / math.comb(n, k)
     return total / len(results_by_task)
 

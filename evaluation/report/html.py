@@ -24,6 +24,7 @@ from mcpgym.evaluation.report.run_report import (
     episode_note,
     extra_rows,
     level_rows,
+    pass_k_warning,
     pct,
     run_facts,
     task_rows,
@@ -236,6 +237,9 @@ def render_html(report: Report) -> str:
         else "",
         "<h2>Agents</h2>",
         _table(*comparison_rows(report.scores)),
+        f'<p class="warning"><strong>{escape(pass_k_warning(report.scores) or "")}</strong></p>'
+        if pass_k_warning(report.scores)
+        else "",
         f'<p class="note">{escape(AGENTS_LEGEND)}</p>',
         "<h2>Charts</h2>",
         '<div class="charts">',

@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from mcpgym.evaluation.report.tables import Column, pack_fields, print_table, wrap_words
+from mcpgym.kernel.wording import counted
 
 ELLIPSIS = "…"
 
@@ -53,7 +54,7 @@ def print_tools_compact(console: Console, rows: Sequence[dict[str, Any]], width:
     kind_w = max((cell_len(r["kind"]) for r in rows), default=4)
     room = width - name_w - kind_w - 4
     console.print(
-        f"{len(rows)} tools (mcpgym tools --full for arguments, remedies and more)",
+        f"{counted(len(rows), 'tool')} (mcpgym tools --full for arguments, remedies and more)",
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -83,7 +84,7 @@ def print_tools_full(console: Console, rows: Sequence[dict[str, Any]], width: in
     def out(line: str) -> None:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
-    out(f"{len(rows)} tools")
+    out(counted(len(rows), "tool"))
     for r in rows:
         out("")
         out(f"{r['name']} ({r['app']}, {r['kind']})")
@@ -118,7 +119,7 @@ def print_tasks(console: Console, suite: str, rows: Sequence[dict[str, Any]], wi
         [r["id"], ", ".join(r["apps"]), str(r["level"]), ", ".join(r["tags"]) or "-", "yes" if r["feasible"] else "no"]
         for r in rows
     ]
-    return print_table(console, TASK_COLUMNS, cells, title=f"suite {suite}: {len(rows)} tasks", width=width)
+    return print_table(console, TASK_COLUMNS, cells, title=f"suite {suite}: {counted(len(rows), 'task')}", width=width)
 
 
 __all__ = ["TASK_COLUMNS", "cut_at_word", "first_sentence", "print_tasks", "print_tools_compact", "print_tools_full"]

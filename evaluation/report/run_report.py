@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, episode_flags
+from mcpgym.evaluation.llm.flags import episode_flags
+from mcpgym.evaluation.llm.flags import text_call_warning as _text_call_warning
 from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
@@ -23,6 +24,7 @@ from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
+from mcpgym.kernel.wording import counted
 
 BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
     ("verification_rate", "Verification"),
@@ -55,12 +57,39 @@ def ci_text(rate: float | None, ci: list[float] | None) -> str:
     return f"{pct(rate)} [{100 * ci[0]:.0f}–{100 * ci[1]:.0f}]"
 
 
-def pass_k_text(pass_k: dict[str, float]) -> tuple[str, str]:
-    """``("pass^3", "0.67")`` for the largest k present; ``("pass^k", "–")`` when none."""
-    if not pass_k:
-        return "pass^k", "–"
-    k = max(pass_k, key=int)
-    return f"pass^{k}", f"{pass_k[k]:.2f}"
+def shown_k(scores: Scoreboard) -> int | None:
+    """The k of the comparison table's pass^k column: the largest k any agent's pass^k was
+    computed for (None when no agent has one)."""
+    return max((int(k) for m in scores.agents.values() for k in m.pass_k), default=None)
+
+
+def pass_k_cell(pass_k: dict[str, float], k: int | None, full: bool = True) -> str:
+    """An agent's pass^k cell for the column's ``k``: ``"0.67"``; ``"–"`` when no agent has
+    one (``k`` None). An agent whose pass^k was not computed for that k (a task with fewer
+    than k scored trials: :func:`~mcpgym.evaluation.records.statistics.pass_k_table`) gets
+    ``"n/a"`` with the reason (``full``), never a smaller k's value under this k's header."""
+    if k is None:
+        return "–"
+    if str(k) in pass_k:
+        return f"{pass_k[str(k)]:.2f}"
+    return f"n/a (a task has fewer than {counted(k, 'scored trial')})" if full else "n/a"
+
+
+def pass_k_warning(scores: Scoreboard) -> str | None:
+    """The loud warning when the pass^k column cannot be computed for some agents (their
+    cells say ``n/a``): which agents, why, and the largest k each has; None when every agent
+    has it. Rule: docs/design.md §7 (pass^k needs k scored trials of every task)."""
+    k = shown_k(scores)
+    if k is None:
+        return None
+    short = {name: max(map(int, m.pass_k), default=0) for name, m in scores.agents.items() if str(k) not in m.pass_k}
+    if not short:
+        return None
+    which = ", ".join(f"{name} (" + (f"pass^{n} only" if n else "no scored trial") + ")" for name, n in short.items())
+    return (
+        f"WARNING: pass^{k} cannot be computed for {which}: some task has fewer than {counted(k, 'scored trial')}; "
+        "mcpgym run --resume with the run's --out runs the missing trials"
+    )
 
 
 COLUMNS: tuple[str, ...] = (
@@ -93,8 +122,8 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
         "False success", "FalseOK", "episodes claiming the task done while it is not (lower is better)", justify="right"
     ),
     Column("Pre-check", "Pre", "writes whose preconditions were read first", justify="right"),
-    Column("Recovery attempt", "Tried", "recoverable errors met with an attempt", justify="right"),
-    Column("Recovery", "Recov", "recoverable errors recovered", justify="right"),
+    Column("Recovery attempt", "Try", "recoverable errors met with an attempt", justify="right"),
+    Column("Recovery", "Rec", "recoverable errors recovered", justify="right"),
     Column("Defeatism", "Defeat", "episodes that gave up on a recoverable error (lower is better)", justify="right"),
     Column(
         "Calls valid/invalid/error",
@@ -116,15 +145,15 @@ def comparison_rows(
     each behaviour rate shows its counts, e.g. ``"80% (8/10)"``; defeatism is over episodes
     that met a recoverable error. ``columns``: header names (:data:`COLUMNS`).
     """
-    pk_label = "pass^k"
+    k = shown_k(scores)
+    pk_label = "pass^k" if k is None else f"pass^{k}"
     rows = []
     for name, m in scores.agents.items():
-        label, pk = pass_k_text(m.pass_k)
-        pk_label = label if pk_label == "pass^k" else pk_label
+        pk = pass_k_cell(m.pass_k, k, counts)
         rows.append(
             [
                 name,
-                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes, counts),
+                _episodes_cell(m.episodes, m.scored_episodes, m.errored_episodes),
                 ci_text(m.success_rate, m.success_ci95),
                 pk,
                 _with_counts(m.verification_rate, m.verified_writes, m.writes, counts),
@@ -146,11 +175,9 @@ def _known_claims(m: Any) -> int:
     return int(m.episodes - m.errored_episodes)
 
 
-def _episodes_cell(run: int, scored: int, errored: int, full: bool = True) -> str:
-    """``"4/3/1"`` (run/scored/errored); in the terminal (``full`` False) a run whose every
-    episode was scored shows just ``"4"`` (the title line gives the totals), to fit 80 columns."""
-    if not full and scored == run and not errored:
-        return str(run)
+def _episodes_cell(run: int, scored: int, errored: int) -> str:
+    """``"4/3/1"``: episodes run / scored / errored, the three counts the column's header names,
+    in every table (the terminal's too)."""
     return f"{run}/{scored}/{errored}"
 
 
@@ -170,7 +197,9 @@ def print_comparison(console: Any, scores: Scoreboard, title: str | None = None)
     ]
     k = header[3].removeprefix("pass^")
     note = (
-        f"pass^{k}: chance that all {k} trials of a task succeed (tau-bench's pass^k, estimated from the "
+        f"pass^{k}: chance that "
+        + ("one trial of a task succeeds" if k == "1" else f"all {k} trials of a task succeed")
+        + " (tau-bench's pass^k, estimated from the "
         "trials run). Definitions: docs/design.md §7."
     )
     return print_table(console, columns, rows, title=title, notes=[note])
@@ -243,19 +272,23 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
             scores is scored all the same.
 
     Raises:
-        FileNotFoundError: when the directory has no ``trajectories.jsonl``.
+        FileNotFoundError: when ``run_dir`` is missing, not a directory, or holds no
+            ``trajectories.jsonl.zst`` (nor an older run's ``trajectories.jsonl``); the message
+            is :func:`~mcpgym.evaluation.records.compressed.run_dir_problem`'s.
         ValueError: when it holds no episode.
         evaluation.trajectory.TrajectoryFileError: for a malformed line.
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
-    from mcpgym.evaluation.run.run_dir import TRAJECTORIES, compute_scores, load_run, trajectories_file
+    from mcpgym.evaluation.records.compressed import run_dir_problem
+    from mcpgym.evaluation.run.run_dir import compute_scores, load_run, trajectories_file
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
     run = Path(run_dir)
-    if not trajectories_file(run).exists():
-        raise FileNotFoundError(f"{run} is not a run directory: it has no {TRAJECTORIES}")
+    problem = run_dir_problem(run)
+    if problem is not None:
+        raise FileNotFoundError(problem)
     trajs = load_run(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
         raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
@@ -316,7 +349,7 @@ def episode_note(e: EpisodeScores) -> str:
         if e.total and (e.recall or 0) < e.total:
             parts.append(f"made {e.recall} of {e.total} gold changes")
         if e.misbehave:
-            parts.append(f"{e.misbehave} unwanted change{'s' if e.misbehave != 1 else ''}")
+            parts.append(counted(e.misbehave, "unwanted change"))
         for c in e.extra_checks:
             if not c.passed:
                 what = c.check.description or f"{c.check.kind} = {c.check.value!r}"
@@ -329,7 +362,7 @@ def episode_note(e: EpisodeScores) -> str:
             + (f" ({e.duplicate_side_effects} duplicated)" if e.duplicate_side_effects else "")
         )
     if e.impatience:
-        parts.append(f"impatient in {e.impatience} rate-limit window(s)")
+        parts.append(f"impatient in {counted(e.impatience, 'rate-limit window')}")
     if e.verification_skips:
         parts.append(f"unverified writes at steps {', '.join(map(str, e.verification_skips))}")
     return "; ".join(parts)
@@ -378,8 +411,9 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         facts.append(
             (
                 "Scores",
-                f"computed again from the trajectories: {report.rescored} episode(s) differ from the scores "
-                "stored in trajectories.jsonl (written by another scorer version, or edited)",
+                f"computed again from the trajectories: {counted(report.rescored, 'episode')} differ"
+                f"{'s' if report.rescored == 1 else ''} from the scores "
+                "stored in the trajectory lines (written by another scorer version, or edited)",
             )
         )
     return facts
@@ -398,7 +432,7 @@ def _scored_fact(fact: str, report: Report) -> str:
 def text_call_warning(report: Report) -> str | None:
     """The loud warning when some episodes ended with a tool call written as text, or None."""
     n = sum(f.get("tool_calls_as_text", 0) for f in report.flags.values())
-    return f"WARNING: {TEXT_CALL_WARNING.format(n=n)}" if n else None
+    return f"WARNING: {_text_call_warning(n)}" if n else None
 
 
 def _episodes_fact(manifest: Manifest, n: int) -> str:
@@ -412,9 +446,9 @@ def _episodes_fact(manifest: Manifest, n: int) -> str:
     if n >= planned:
         return str(n)
     why = (
-        "the run did not finish: `mcpgym run --resume` with the same --out continues it"
+        "the run did not finish: mcpgym run --resume with the same --out continues it"
         if not manifest.finished_at
-        else "the others could not be run: `mcpgym run --resume` with the same --out retries them"
+        else "the others could not be run: mcpgym run --resume with the same --out retries them"
     )
     return f"{n} of {planned} planned ({why})"
 
@@ -538,6 +572,11 @@ def render_markdown(report: Report) -> str:
         "",
         _md_table(*comparison_rows(report.scores)),
         "",
+    ]
+    pk_warning = pass_k_warning(report.scores)
+    if pk_warning:
+        out += [f"**{md_text(pk_warning)}**", ""]
+    out += [
         AGENTS_LEGEND,
         "",
     ]
@@ -570,7 +609,7 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     :func:`mcpgym.evaluation.run.run_owner.replace_own_file`.
 
     Raises:
-        FileNotFoundError: when ``run_dir`` has no ``trajectories.jsonl``.
+        FileNotFoundError: when ``run_dir`` is not a run directory (see :func:`build_report`).
         mcpgym.evaluation.run.run_owner.ForeignContentError: a report file mcpgym did not write is
             in the way (nothing is written).
     """
@@ -597,6 +636,9 @@ __all__ = [
     "Report",
     "build_report",
     "comparison_rows",
+    "pass_k_cell",
+    "pass_k_warning",
+    "shown_k",
     "episode_note",
     "render_markdown",
     "print_comparison",

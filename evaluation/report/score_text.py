@@ -9,6 +9,7 @@ from typing import Any
 
 from mcpgym.evaluation.formats.score import ScoreReport
 from mcpgym.evaluation.report.tables import Column, print_table, wrap_words
+from mcpgym.kernel.wording import counted
 
 
 def _pct(x: float | None) -> str:
@@ -89,7 +90,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
             console.print(line, markup=False, soft_wrap=True)
 
     if not report.episodes:  # nothing scored: the problems are the whole story
-        para(f"nothing could be scored; {len(report.problems)} problem(s):")
+        para(f"nothing could be scored; {counted(len(report.problems), 'problem')}:")
         for p in report.problems:
             where = f"{p.file}" + (f":{p.line}" if getattr(p, "line", None) else "")
             para(f"{where}: {p.severity}: {p.message}", "  ", "    ")
@@ -98,9 +99,9 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
 
     for f in report.files:
         rows = [ep for ep in report.episodes if ep.file == f.file]
-        title = f"{f.file} ({f.format or 'format unknown'}): {len(rows)} episode(s)"
+        title = f"{f.file} ({f.format or 'format unknown'}): {counted(len(rows), 'episode')}"
         if f.problems:
-            title += f", {f.problems} problem(s)"
+            title += f", {counted(f.problems, 'problem')}"
         if not rows:
             para(title)
             continue
@@ -163,7 +164,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
     if not any(ep.scores.success is not None for ep in report.episodes):
         para("Outcome (success) is unknown: the files carry no world states.")
     if report.problems:
-        para(f"{len(report.problems)} problem(s):")
+        para(f"{counted(len(report.problems), 'problem')}:")
         for p in report.problems:
             para(str(p), "  ", "    ")
     _print_scorability(console, report)

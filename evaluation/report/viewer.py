@@ -30,6 +30,7 @@ from typing import Any
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
+from mcpgym.kernel.wording import counted
 
 MAX_VIEWER_EPISODES = 300
 """Most episodes the viewer embeds (notable ones first, then in run order); the page says
@@ -114,7 +115,7 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
             if tokens:
                 view.flags.append(("tokens", f"tokens in/out {tokens.get('input', 0)}/{tokens.get('output', 0)}"))
             if data.get("tool_calls"):
-                view.flags.append(("calls", f"asked for {data['tool_calls']} tool call(s)"))
+                view.flags.append(("calls", f"asked for {counted(data['tool_calls'], 'tool call')}"))
         elif kind == "user_turn":
             view = StepView(
                 step=0,
@@ -165,7 +166,9 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
             if r.attempt:
                 what += f"; attempt: {r.attempt} at step {r.attempt_step}"
             else:
-                what += f"; no attempt within {sc.recovery_window} calls" + (" (cut short)" if r.cut_short else "")
+                what += f"; no attempt within {counted(sc.recovery_window, 'call')}" + (
+                    " (cut short)" if r.cut_short else ""
+                )
             what += f"; recovered at step {r.recovered_step}" if r.recovered_step else "; not recovered"
             view.flags.append(("recovered" if r.recovered_step else "not_recovered", what))
         out.append(view)
@@ -347,7 +350,7 @@ def render_viewer(pairs: list[tuple[Trajectory, EpisodeScores]]) -> str:
         )
     left_out = len(pairs) - len(shown)
     note = (
-        f'<p class="note">{left_out} clean episode(s) left out of the viewer '
+        f'<p class="note">{counted(left_out, "clean episode")} left out of the viewer '
         f"(it embeds at most {MAX_VIEWER_EPISODES}).</p>"
         if left_out
         else ""
@@ -356,7 +359,7 @@ def render_viewer(pairs: list[tuple[Trajectory, EpisodeScores]]) -> str:
         '<section id="viewer" aria-label="Trajectory viewer"><h2>Trajectories</h2>'
         '<p class="note">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next/previous episode, '
         "<kbd>/</kbd> filters. Flags come from the scorer; recovery windows span the "
-        f"{pairs[0][1].recovery_window if pairs else 3} calls after a recoverable error.</p>{note}"
+        f"{counted(pairs[0][1].recovery_window if pairs else 3, 'call')} after a recoverable error.</p>{note}"
         '<form id="filters" class="filters" onsubmit="return false">'
         f'<label>Agent <select id="f-agent"><option value="">all</option>{_options(agents)}</select></label>'
         f'<label>Task <select id="f-task"><option value="">all</option>{_options(tasks)}</select></label>'

@@ -20,6 +20,7 @@ from mcpgym.evaluation.run.config import CORE_DEFAULT_LIMIT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry
 from mcpgym.kernel.exceptions import InputError, MCPGymError, ServiceError
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.wording import counted
 
 if TYPE_CHECKING:
     from mcpgym.evaluation.run.runner import RunResult
@@ -211,7 +212,8 @@ def plan(config: RunConfig) -> RunPlan:
     planned = len(tasks) * config.trials * len(specs)
     if planned > MAX_EPISODES:
         raise InputError(
-            f"{len(tasks)} tasks x {config.trials} trials x {len(specs)} agents is {planned:,} episodes; "
+            f"{counted(len(tasks), 'task')} x {counted(config.trials, 'trial')} x {counted(len(specs), 'agent')} "
+            f"is {planned:,} episodes; "
             f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
         )
     local = [s for s in specs if s.partition(":")[0].strip().lower() == "local" and ":" in s]
@@ -234,10 +236,8 @@ def plan(config: RunConfig) -> RunPlan:
         register_llm_agents(replace=True, tool_exposure=config.tool_exposure, **config.agent_options)
     elif config.agent_options:
         raise InputError(f"{LLM_FLAGS} set LLM agents, and this run has none")
-    from mcpgym.evaluation.agents.human import HumanAgent
-
     try:
-        agents = [AgentEntry(spec, HumanAgent() if spec == "human" else make_agent(spec)) for spec in specs]
+        agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]
     except (KeyError, ValueError) as exc:
         raise _input_error(exc) from None
     out = config.out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())

@@ -21,7 +21,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgym.evaluation.records.compressed import TRAJECTORIES, TRAJECTORIES_ZST, repair_tail, trajectories_file
+from mcpgym.evaluation.records.compressed import (
+    TRAJECTORIES,
+    TRAJECTORIES_ZST,
+    repair_tail,
+    run_dir_problem,
+    trajectories_file,
+)
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
@@ -30,6 +36,7 @@ from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.exceptions import RunDirectoryError
+from mcpgym.kernel.wording import counted
 
 SCORES = "scores.json"
 SERVER_LOG = "server.log"
@@ -68,7 +75,7 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
         warnings.warn(
             DuplicateRecordWarning(
-                f"{source}: {len(dupes)} repeated record(s) of one (agent, task, trial) ignored, the first kept: "
+                f"{source}: {counted(len(dupes), 'repeated record')} of one (agent, task, trial) ignored, the first kept: "
                 f"{shown}{more}"
             ),
             stacklevel=3,
@@ -167,15 +174,17 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trajectory]:
     trajectory JSONL files, in the order given.
 
     Raises:
-        FileNotFoundError: for a missing path or a directory without ``trajectories.jsonl``.
+        FileNotFoundError: for a missing path or a directory without trajectories (``trajectories.jsonl.zst``,
+            or an older run's ``trajectories.jsonl``).
         evaluation.trajectory.TrajectoryFileError: for a malformed line (file, line, field).
     """
     out: list[Trajectory] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            if not trajectories_file(p).exists():
-                raise FileNotFoundError(f"{p} is not a run directory: it has no {TRAJECTORIES}")
+            problem = run_dir_problem(p)
+            if problem is not None:
+                raise FileNotFoundError(problem)
             out += load_run(p)
         elif p.is_file():
             out += dedupe(read_trajectories(p, tolerate_truncated_tail=True), p)

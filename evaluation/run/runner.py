@@ -45,6 +45,7 @@ from mcpgym.evaluation.records.manifest import (
     finish_manifest,
     merge_for_resume,
     read_manifest,
+    resume_left_out,
     write_json_atomic,
 )
 from mcpgym.evaluation.records.scores import Scoreboard
@@ -74,6 +75,7 @@ from mcpgym.evaluation.scoring.aggregate import as_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks.model import Task
+from mcpgym.kernel.exceptions import InputError
 from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, load_profile
 
 
@@ -188,6 +190,8 @@ def run_evaluation(
     Raises:
         RunError: bad output directory, another process writing to it, duplicate agent names,
             the server gone mid-run.
+        InputError: a resume that raises the run's trials but leaves out some of its agents or
+            tasks (:func:`~mcpgym.evaluation.records.manifest.resume_left_out`); nothing is written.
         ServerError: the server could not be started or reached.
         mcpgym.tools.faults.FaultProfileError: a bad fault profile.
     """
@@ -260,6 +264,9 @@ def _run_locked(
         old = read_manifest(out) if settings.resume else None
     except ValueError as exc:  # TrajectoryFileError is one: a malformed line that is not a torn tail
         raise RunError(f"cannot resume: {exc} (fix or remove it, or use another --out)") from None
+    left_out = resume_left_out(old, [t.id for t in tasks], [a.name for a in agents], settings.trials) if old else None
+    if left_out is not None:
+        raise InputError(f"cannot resume {out}: {left_out}")
     done = {(t.agent, t.task_id or "", t.trial) for t in existing}
     jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
     _, run_profile = faults_payload(settings.faults)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcpgym.kernel.exceptions import InvalidValue, ServiceError
 from mcpgym.kernel.shorten import short_text
+from mcpgym.kernel.wording import counted
 from mcpgym.server.control_models import EPISODE_PARTS, CreateEpisode, EpisodeCreated, EpisodeList, Health
 
 READY_PREFIX = "MCPGYM_READY "
@@ -410,7 +411,7 @@ def _problem(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "(the answer)"
-        return short_text(f"{where}: {err['msg']} ({exc.error_count()} error(s))", 300)
+        return short_text(f"{where}: {err['msg']} ({counted(exc.error_count(), 'error')})", 300)
     return short_text(f"{type(exc).__name__}: {exc}", 300)
 
 

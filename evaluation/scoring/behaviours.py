@@ -48,6 +48,7 @@ from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
+from mcpgym.kernel.wording import counted
 
 UNSCORED_FAMILIES: frozenset[str] = frozenset()
 """Default families whose writes are not counted as writes (none: the clock, which is not
@@ -227,7 +228,7 @@ def score_defeatism(
         tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
         out.defeatism_reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
-            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {k} calls)"
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {counted(k, 'call')})"
         )
     return out
 

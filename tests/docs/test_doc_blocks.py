@@ -232,6 +232,23 @@ def test_synopsis_options_exist(block: Block) -> None:
     assert checked, block.id
 
 
+@pytest.mark.parametrize("block", _of(SHELL, "synopsis"), ids=lambda b: b.id)
+def test_synopsis_choices_are_complete(block: Block) -> None:
+    """A synopsis that spells an option's values out (``--suite smoke|baseline|core|full``)
+    names every one there is: the built-in suites (the app bundles' own are listed by
+    ``mcpgym tasks``), the executors. The README's left out ``baseline``."""
+    from mcpgym.evaluation.run.config import Executor
+    from mcpgym.evaluation.tasks import registry
+
+    choices = {
+        "--suite": [s for s in registry.suite_names() if s not in registry.bundled_suites()],
+        "--executor": [e.value for e in Executor],
+    }
+    for option, spelled in re.findall(r"(--[a-z-]+)[ =]([\w+]+(?:\|[\w+]+)+)", block.body):
+        if option in choices:
+            assert spelled.split("|") == choices[option], f"{block.id}: {option} {spelled}"
+
+
 @pytest.mark.parametrize("block", _of({"json", "yaml", "toml"}, None), ids=lambda b: b.id)
 def test_data_block_parses(block: Block, tmp_path: Path) -> None:
     if block.lang == "json":

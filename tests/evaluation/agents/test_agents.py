@@ -405,7 +405,7 @@ def test_make_agent_specs() -> None:
     assert SCRIPTED_AGENTS == ("careful", "overconfident", "defeatist")
     assert [make_agent(n).name for n in SCRIPTED_AGENTS] == list(SCRIPTED_AGENTS)
     with pytest.raises(
-        ValueError, match="unknown agent 'gpt-9'; known agents: careful, overconfident, defeatist, replay:PATH.jsonl"
+        ValueError, match="unknown agent 'gpt-9'; known agents: careful, overconfident, defeatist, replay:FILE.jsonl"
     ):
         make_agent("gpt-9")
     with pytest.raises(ValueError, match="no trajectories file"):

@@ -264,7 +264,7 @@ def test_a_run_where_no_episode_finished_lists_the_failures(http_server, tmp_pat
     args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"]
     code, out, err = cli([*args, "--out", str(out_dir), "--server", url, "--token", token, "-q"], monkeypatch, capsys)
     assert code == 1, err
-    assert "no episode finished, so there is no report: 1 episode(s) could not be run" in err, err
+    assert "no episode finished, so there is no report: 1 episode could not be run" in err, err
     assert "scoring failed: RuntimeError: scorer exploded" in err, err
     assert "not a run directory" not in err + out and "Traceback" not in err
     assert not (out_dir / "report.md").exists()
@@ -303,7 +303,7 @@ def test_a_run_of_absurd_size_is_refused_before_it_starts(tmp_path, monkeypatch,
     out_dir = tmp_path / "r"
     args = ["run", "--task", "system.dark_mode", "--agent", "careful", "--agent", "defeatist", "-q"]
     code, out, err = cli([*args, "--trials", str(10**20), "--out", str(out_dir)], monkeypatch, capsys)
-    one_error_line(code, err, "1 tasks x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
+    one_error_line(code, err, "1 task x 100000000000000000000 trials x 2 agents", "at most 1,000,000")
     assert not out_dir.exists()
 
 
@@ -502,3 +502,23 @@ def test_an_unknown_nested_field_lists_the_fields_of_its_own_object(
     path.write_text(json.dumps({"tasks": [{**TASK, **extra}]}), encoding="utf-8")
     code, out, err = cli(["tasks", "--tasks", str(path)], monkeypatch, capsys)
     one_error_line(code, err, f"field '{field}': unknown field; allowed: {allowed}")
+
+
+def test_an_unknown_agent_lists_every_form_one_can_name(tmp_path, monkeypatch, capsys):
+    """`mcpgym run --agent nosuch` listed the scripted names, replay and the LLM prefixes as
+    "openai:..." but not `human` (found by a new-user try): the error names every form
+    `make_agent` takes, each as one types it, and every form it names is one that builds."""
+    import mcpgym.evaluation.agents as agents_pkg
+    from mcpgym.evaluation.agents.human import HumanAgent
+    from mcpgym.evaluation.llm.spec import PROVIDERS
+
+    forms = [*agents_pkg.SCRIPTED_AGENTS, "replay:FILE.jsonl", *(f"{p}:MODEL" for p in PROVIDERS), "human"]
+    for spec in ("nosuch", "nosuch:model"):
+        code, out, err = cli(["run", "--agent", spec, "--out", str(tmp_path / "r"), "-q"], monkeypatch, capsys)
+        one_error_line(code, err, f"unknown agent '{spec}'; known agents: {', '.join(forms)}")
+        assert not (tmp_path / "r").exists()
+    assert isinstance(agents_pkg.make_agent("human"), HumanAgent)
+    # an LLM form builds without a registration made first (its options are the defaults)
+    monkeypatch.setattr(agents_pkg, "_FACTORIES", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert agents_pkg.make_agent("openai:some-model").name == "openai:some-model"

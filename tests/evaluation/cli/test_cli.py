@@ -177,8 +177,8 @@ def test_comparison_table_fits(width, monkeypatch):
         "Verif",
         "FalseOK",
         "Pre",
-        "Tried",
-        "Recov",
+        "Try",
+        "Rec",
         "Defeat",
         "Calls",
     ]
@@ -328,10 +328,23 @@ def test_user_errors_are_one_line_with_exit_2(args, says, monkeypatch, capsys):
     assert "Traceback" not in err
 
 
-def test_report_of_a_directory_without_a_run(tmp_path, monkeypatch, capsys):
-    code, out, err = cli(["report", str(tmp_path)], 80, monkeypatch, capsys)
-    assert (code, out) == (2, "")
-    assert err == f"error: {tmp_path} is not a run directory: it has no trajectories.jsonl\n"
+@pytest.mark.parametrize("command", [["report"], ["cat"], ["export", "--format", "atif"]])
+def test_a_path_that_is_no_run_directory_names_what_is_looked_for(command, tmp_path, monkeypatch, capsys):
+    """Runs write trajectories.jsonl.zst (an older run's plain trajectories.jsonl still loads):
+    every command that takes a run directory names both, as one error line, for an empty
+    directory and for a path that does not exist (report and export said only the old name,
+    or export the file it would have written)."""
+    code, out, err = cli([*command, str(tmp_path)], 80, monkeypatch, capsys)
+    assert (code, out) == (2, ""), err
+    assert err == (
+        f"error: {tmp_path} is not a run directory: it has no trajectories.jsonl.zst "
+        "(nor an older run's trajectories.jsonl)\n"
+    )
+    code, out, err = cli([*command, str(tmp_path / "nope")], 80, monkeypatch, capsys)
+    assert (code, out) == (2, ""), err
+    assert (
+        err == f"error: {tmp_path / 'nope'}: no such file or directory (a run directory holds trajectories.jsonl.zst)\n"
+    )
 
 
 def test_debug_shows_the_traceback(monkeypatch, capsys):
@@ -389,3 +402,30 @@ def test_run_options_are_the_run_config_flags_in_field_order(monkeypatch, capsys
     flat = " ".join(out.split())
     for f in flags:
         assert " ".join(f.help.split()) in flat, f.names
+
+
+def _commands(group, path=()):
+    """(command path, click command) of every command under ``group``, nested ones too."""
+    for name, cmd in group.commands.items():
+        yield (*path, name), cmd
+        if hasattr(cmd, "commands"):
+            yield from _commands(cmd, (*path, name))
+
+
+def test_every_help_reads_as_plain_text(monkeypatch, capsys):
+    """Help is built from docstrings, which are reStructuredText: `mcpgym tasks --help` showed
+    ``core`` with RST's double backticks (found by a new-user try). No command's help, nor the
+    command list, shows RST literals or roles; each command's short help is one sentence-sized
+    line in the list."""
+    import typer
+
+    group = typer.main.get_command(app)
+    helps = [(("mcpgym",), cli(["--help"], 120, monkeypatch, capsys))]
+    for path, _ in _commands(group):
+        helps.append((path, cli([*path, "--help"], 120, monkeypatch, capsys)))
+    assert len(helps) > len(COMMANDS)
+    for path, (code, out, err) in helps:
+        assert code == 0 and err == "", (path, err)
+        assert "``" not in out and not re.search(r":(func|mod|class|meth|attr|data|obj|exc):`", out), (path, out)
+    listed = helps[0][1][1].split("Commands:")[1]
+    assert "`core`" not in listed  # tasks' short help is its first line, not its whole docstring

@@ -20,6 +20,7 @@ from mcpgym.evaluation.formats import score_files
 from mcpgym.evaluation.formats.complexmcp import decode_layers, split_episodes, transcript_field
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, looks_like_id
+from tests.conftest import ROOT
 
 
 def scored(path: Path, fmt: str, catalog: str | None = None) -> dict[str, Any]:
@@ -353,7 +354,7 @@ def test_complexmcp_tool_cnt_cross_check(tmp_path):
     }
     bad = {**good, "tool_cnt": json.dumps({"send_message": {"ok": 5}})}
     report = score_files([jsonl(tmp_path, "cnt.jsonl", [good, bad])], "complexmcp")
-    assert [p.message for p in report.problems] == ["tool_cnt counts 5 call(s) but 3 were parsed"]
+    assert [p.message for p in report.problems] == ["tool_cnt counts 5 calls but 3 were parsed"]
     assert [p.line for p in report.problems] == [2]
 
 
@@ -642,7 +643,7 @@ def test_cli_prints_scorability_and_strict_fails(tmp_path):
     plain = runner.invoke(app, ["score", broken, "--format", "complexmcp"])
     assert plain.exit_code == 0
     flat = " ".join(plain.stdout.split())  # wrapped to the terminal width
-    assert "scorability: 1 episode(s) read, 0 call(s) parsed, 3 call block(s) and 0 record(s) failed to parse" in flat
+    assert "scorability: 1 episode read, 0 calls parsed, 3 call blocks and 0 records failed to parse" in flat
     assert "WARNING: most tool-call blocks failed to parse: 3 of 3" in flat
     strict = runner.invoke(app, ["score", broken, "--format", "complexmcp", "--strict", "--json"])
     assert strict.exit_code == 1
@@ -997,3 +998,60 @@ def test_anthropic_mcp_connector_blocks_are_calls(tmp_path):
     assert [p.message for p in report.problems] == [
         "message 2: a server_tool_use block is not a call of the episode's tools; ignored"
     ]
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "openai"], ["--json"]])
+def test_a_missing_path_is_one_error_and_nothing_else(tmp_path, fmt):
+    """`mcpgym score /no/such/path` printed the not-found problem, an empty scorability summary
+    and "WARNING: most records failed to parse: 1 of 1" (found by a new-user try): a mistyped
+    path is one error line, exit 2, before anything is read, also next to a good file."""
+    good = write(tmp_path, "good.json", json.dumps(TRANSCRIPT_R1))
+    for paths in ([tmp_path / "nope"], [good, tmp_path / "nope"]):
+        res = CliRunner().invoke(app, ["score", *map(str, paths), *fmt])
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr == f"error: no such file or directory: '{tmp_path / 'nope'}'\n"
+
+
+def test_a_file_that_cannot_be_opened_is_no_record_that_failed_to_parse(tmp_path):
+    """Through the Python API a missing file (or an empty directory) stays a problem of its
+    own and the other files are scored; it counts as a file not opened, not as a record that
+    failed to parse (no "most records failed to parse" warning)."""
+    good = write(tmp_path, "good.json", json.dumps(TRANSCRIPT_R1))
+    (tmp_path / "empty").mkdir()
+    for fmt in ("auto", "complexmcp"):
+        report = score_files(
+            [good, tmp_path / "nope", tmp_path / "empty"] if fmt == "auto" else [tmp_path / "nope"], fmt
+        )
+        sc = report.scorability
+        assert sc.records_failed == 0 and not any("records failed" in w for w in sc.warnings), sc
+        assert sc.files_unread == (2 if fmt == "auto" else 1)
+        assert "could not be opened" in sc.line()
+
+
+@pytest.mark.parametrize("fmt", ["openai", "atif", "complexmcp"])
+def test_a_format_given_with_a_run_directory_is_refused_not_ignored(tmp_path, fmt):
+    """`mcpgym score RUN --format X` read the run directory as mcpgym's and ignored X in
+    silence (found by a new-user try): a format a run directory cannot be read in is refused,
+    naming it and what to do, before anything is read; auto and mcpgym read it; an unknown
+    format is refused too."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trajectories.jsonl").write_text(
+        (ROOT / "tests" / "data" / "formats" / "talk_episode.mcpgym.jsonl").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    other = write(tmp_path, "t.json", json.dumps(TRANSCRIPT_R1))
+    runner = CliRunner()
+    for paths in ([run], [other, run]):
+        res = runner.invoke(app, ["score", *map(str, paths), "--format", fmt])
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr == (
+            f"error: --format '{fmt}' does not apply to the run directory '{run}': a run directory holds "
+            f"mcpgym's own trajectory lines; leave out --format (or give --format mcpgym), and score files in "
+            f"'{fmt}' format in another call\n"
+        )
+    for ok in ("auto", "mcpgym"):
+        res = runner.invoke(app, ["score", str(run), "--format", ok, "--json"])
+        assert res.exit_code == 0 and len(json.loads(res.stdout)["episodes"]) == 1, res.output
+    res = runner.invoke(app, ["score", str(run), "--format", "csv"])
+    assert res.exit_code == 2 and res.stderr.startswith("error: unknown format 'csv'"), res.output

@@ -205,7 +205,7 @@ def test_mcpgym_file_with_ledger_and_bad_lines():
 
 def test_run_directory_is_read_as_mcpgym(tmp_path):
     (tmp_path / "trajectories.jsonl").write_text(TALK_FILES["mcpgym"].read_text())
-    report = score_files([tmp_path], "openai")  # a directory is a run directory whatever --format says
+    report = score_files([tmp_path], "mcpgym")  # a directory is a run directory, read as mcpgym
     assert [(f.file, f.format, f.episodes) for f in report.files] == [
         (str(tmp_path / "trajectories.jsonl"), "mcpgym", 1)
     ]
@@ -213,7 +213,8 @@ def test_run_directory_is_read_as_mcpgym(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert problem_texts(score_files([empty])) == [
-        f"{empty}: error: a directory without trajectories.jsonl (not a run directory)"
+        f"{empty}: error: {empty} is not a run directory: it has no trajectories.jsonl.zst (nor an older run's "
+        "trajectories.jsonl)"
     ]
 
 
@@ -627,7 +628,7 @@ def test_bad_arguments_raise():
 def test_render_text():
     report = score_files([DATA / "complexmcp_episodes.jsonl", TALK_FILES["mcpgym"]])
     text = render_text(report, width=200)  # titles hold long paths: one line each here
-    assert f"{DATA / 'complexmcp_episodes.jsonl'} (complexmcp): 2 episode(s), 1 problem(s)" in text
+    assert f"{DATA / 'complexmcp_episodes.jsonl'} (complexmcp): 2 episodes, 1 problem" in text
     rows = {line.split()[0]: line.split() for line in text.splitlines() if line.strip()}
     assert rows["cm-3"][:4] == ["cm-3", "3", "0", "qwen-test"]  # task id, line in the file, trial, agent
     assert rows["talk-unblock-and-message"][:4] == ["talk-unblock-and-message", "1", "0", "external"]
@@ -682,7 +683,7 @@ def test_json_report_shape():
 def test_run_score_exit_codes(tmp_path):
     out = io.StringIO()
     assert run_score([str(TALK_FILES["complexmcp"])], out=out) == 0
-    assert "talk_episode.complexmcp.txt (complexmcp): 1 episode(s)" in " ".join(out.getvalue().split())  # wrapped
+    assert "talk_episode.complexmcp.txt (complexmcp): 1 episode" in " ".join(out.getvalue().split())  # wrapped
     out = io.StringIO()
     assert run_score([str(DATA / "mcpgym_runs.jsonl")], "mcpgym", as_json=True, out=out) == 1  # malformed lines
     assert len(json.loads(out.getvalue())["episodes"]) == 2

@@ -222,6 +222,6 @@ def test_the_terminal_summary_counts_run_scored_and_errored_episodes(fake, http_
     assert exc.value.code == 0, err
     assert "faults none: 2 episodes run in " in out and "; 1 scored, 1 errored in all" in out
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("careful", "openai:m"))}
-    assert rows["careful"][1:3] == ["1", "100%"]  # every episode scored: just the count
+    assert rows["careful"][1:3] == ["1/1/0", "100%"]  # the three counts, also when every episode scored
     assert rows["openai:m"][1:3] == ["1/0/1", "–"]  # run/scored/errored, and no success rate
     assert "errored episodes (provider or harness failures, left out of success rates): openai:m: 1" in err

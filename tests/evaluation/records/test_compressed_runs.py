@@ -93,7 +93,7 @@ def test_mcpgym_cat_prints_plain_json_lines(tmp_path: Path, trajs) -> None:
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["episode_id"] for r in rows] == [t.episode_id for t in trajs]
     missing = CliRunner().invoke(app, ["cat", str(tmp_path / "nothing")])
-    assert missing.exit_code == 2 and "no trajectories file" in missing.output
+    assert missing.exit_code == 2 and "no such file or directory" in missing.output
 
 
 def test_a_frame_claiming_too_much_is_refused() -> None:

@@ -281,7 +281,7 @@ def test_a_run_killed_midway_says_how_many_episodes_it_planned(tmp_path: Path) -
     manifest.pop("finished_at", None)
     write_json_atomic(run / "manifest.json", manifest)
     said = _facts(run)["Episodes"]
-    assert said.startswith("8 of 12 planned (the run did not finish: `mcpgym run --resume`"), said
+    assert said.startswith("8 of 12 planned (the run did not finish: mcpgym run --resume"), said
     manifest["finished_at"] = "2026-12-01T06:00:00Z"
     write_json_atomic(run / "manifest.json", manifest)
     assert "8 of 12 planned (the others could not be run" in _facts(run)["Episodes"]
@@ -390,5 +390,5 @@ def test_report_figures_follow_from_the_steps_not_from_stored_scores(tmp_path: P
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
     md = (run / "report.md").read_text()
-    assert "1 episode(s) differ from the scores stored in trajectories.jsonl" in md
+    assert "1 episode differs from the scores stored in the trajectory lines" in md
     assert md.split("## Agents")[1] == honest.split("## Agents")[1]

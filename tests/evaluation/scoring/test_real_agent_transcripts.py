@@ -187,7 +187,7 @@ def test_unknown_tools_stay_out_of_verification_and_are_counted(tmp_path, fmt):
     sc, report = one(render(tmp_path, fmt, calls, "Updated the address."), fmt)
     assert (sc.writes, sc.verified_writes, sc.verification_skips) == (1, 0, [2])
     assert (report.scorability.tools_unknown, report.scorability.calls_unknown) == (1, 2)
-    assert "1 of unknown kind (2 call(s) left out of verification)" in report.scorability.line()
+    assert "1 of unknown kind (2 calls left out of verification)" in report.scorability.line()
 
 
 # -- errors wherever real APIs put them ------------------------------------------------------------
