@@ -141,3 +141,13 @@ def test_export_force_never_overwrites_a_file_it_did_not_write(http_server, tmp_
     folder.mkdir()
     code, _, err = cli(["export", "--format", "atif", str(run), "--out", str(folder), "--force"], capsys)
     assert code == 2 and folder.is_dir() and not any(folder.iterdir())
+
+
+def test_a_run_without_episodes_is_not_exported(tmp_path: Path, capsys) -> None:
+    """An export of nothing would be an empty file that no later --force could prove mcpgym's."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trajectories.jsonl.zst").write_bytes(b"")
+    code, _, err = cli(["export", "--format", "atif", str(run)], capsys)
+    assert code == 2 and "holds no episode: nothing to export" in err
+    assert not (run / "trajectories.atif.jsonl").exists()
