@@ -19,10 +19,13 @@ def cat(
 
     A run directory's trajectories.jsonl.zst holds one zstd frame per line; this prints them
     decompressed, exactly as written (compact lines keep their snapshot references). A plain
-    trajectories.jsonl (an older run) is printed as it is. A torn last frame (a killed run) is
-    left out and said on stderr; exit 2 for a missing file.
+    trajectories.jsonl (an older run) is printed as it is. Every line is checked first: a file
+    that is not trajectory lines (any other file, another format) is refused and nothing is
+    printed. A torn last frame or line (a killed run) is left out and said on stderr; exit 2
+    for a missing file or one that is not trajectory lines.
     """
     from mcpgym.evaluation.records.compressed import CompressedFileError, read_text, run_dir_problem
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError, check_trajectory_text
     from mcpgym.evaluation.run.run_dir import trajectories_file
 
     if path.is_dir():
@@ -33,13 +36,27 @@ def cat(
         raise InputError(run_dir_problem(path) or f"{path}: not a file")
     file = trajectories_file(path) if path.is_dir() else path
     try:
-        text, torn = read_text(file)
+        text, torn = read_text(file, what="trajectories file")
     except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
         raise InputError(f"{file}: {exc}") from None
+    try:
+        records, torn_line = check_trajectory_text(file, text)
+    except TrajectoryFileError as exc:
+        raise InputError(
+            f"{exc}. Not a trajectories file: mcpgym cat prints the trajectory lines mcpgym writes (a run "
+            "directory's trajectories.jsonl.zst, or JSON Lines of trajectory records); nothing was printed "
+            "(mcpgym score --format F reads other formats)"
+        ) from None
+    if torn_line:  # a plain file's last line cut short: left out, as a torn last frame is
+        text = text[: text.rfind("\n") + 1]
     sys.stdout.write(text)
     sys.stdout.flush()
     if torn:
         typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
+    if torn_line:
+        typer.secho(f"{file}: the last line is torn (a write cut short); left out", err=True, fg="yellow")
+    if not records:
+        typer.secho(f"{file}: holds no trajectory lines", err=True, fg="yellow")
 
 
 __all__ = ["cat"]

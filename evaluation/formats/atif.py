@@ -33,6 +33,8 @@ Containers: a JSON file holds one document or a list of them; a JSON Lines file 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,9 @@ from mcpgym.evaluation.formats.common import EXTERNAL_AGENT, Episode, EpisodeErr
 from mcpgym.evaluation.formats.conversations import conversation_trajectory
 from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.results import make_step, parse_arguments
+from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory, UserTurnStep
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, read_input_bytes
 
 FORMAT = "atif"
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -269,20 +273,69 @@ def load(path: str | Path) -> LoadResult:
     return result
 
 
-def write_atif(trajs: Any, out: str | Path) -> int:
+def written_by_export(path: str | Path) -> bool:
+    """Whether ``path`` is a file :func:`write_atif` wrote (what ``mcpgym export --force`` may
+    replace): a regular file, not a symlink, of at most ``MAX_TRAJECTORY_BYTES``, UTF-8, with at
+    least one line, every non-blank line an ATIF document of :data:`SCHEMA_VERSION` carrying
+    mcpgym's record of an episode (the root's ``extra.mcpgym`` with its ``episode_id``).
+    An ATIF file of another tool, a file edited into something else, an empty file: False.
+    """
+    p = Path(path)
+    try:
+        if not stat.S_ISREG(os.lstat(p).st_mode):
+            return False
+        text = read_input_bytes(p, what="ATIF export", limit=MAX_TRAJECTORY_BYTES).decode("utf-8")
+    except (OSError, InputFileError, UnicodeDecodeError):
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return False
+    for line in lines:
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            return False
+        if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+            return False
+        root = doc.get("extra")
+        ours = root.get(_KEY) if isinstance(root, dict) else None
+        if not isinstance(ours, dict) or "episode_id" not in ours:
+            return False
+    return True
+
+
+def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
     """Write trajectories as ATIF, one document per line of ``out`` (JSON Lines); returns how
     many were written (``mcpgym export --format atif RUN_DIR`` passes a run's episodes).
 
+    Args:
+        replace: replace an existing ``out`` when it is an earlier export of mcpgym's
+            (:func:`written_by_export`), through a temporary file and ``os.replace`` (``mcpgym
+            export --force``); a new ``out`` is always created exclusively.
+
     Raises:
-        FileExistsError: ``out`` exists (nothing is overwritten).
+        FileExistsError: ``out`` exists, and ``replace`` is not given or ``out`` is not an
+            export of mcpgym's (nothing is overwritten).
     """
     target = Path(out)
-    if target.exists():
-        raise FileExistsError(f"{target} exists; choose another --out (nothing was overwritten)")
+    exists = target.exists() or target.is_symlink()
+    if exists and not replace:
+        raise FileExistsError(
+            f"{target} exists; pass --force to replace an earlier export, or choose another --out "
+            "(nothing was overwritten)"
+        )
+    if exists and not written_by_export(target):
+        raise FileExistsError(
+            f"{target} exists and is not an ATIF export written by mcpgym (every line an {SCHEMA_VERSION} "
+            "document carrying mcpgym's record); move it away or choose another --out (nothing was overwritten)"
+        )
     lines = [json.dumps(to_atif(t), ensure_ascii=False) + "\n" for t in trajs]
-    with target.open("x", encoding="utf-8") as fh:
-        fh.writelines(lines)
+    if exists:
+        write_atomic(target, "".join(lines).encode("utf-8"), prefix=f".{target.name}.", suffix=".tmp")
+    else:
+        with target.open("x", encoding="utf-8") as fh:
+            fh.writelines(lines)
     return len(lines)
 
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "from_atif", "load", "to_atif", "write_atif"]
+__all__ = ["FORMAT", "SCHEMA_VERSION", "from_atif", "load", "to_atif", "write_atif", "written_by_export"]

@@ -52,6 +52,7 @@ from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
+from mcpgym.kernel.shorten import short_text
 
 INVALID_CODES = ("invalid_argument",)
 """Error codes that make a tool call ``invalid`` (plus ``not_found`` on the field ``name``: an unknown tool)."""
@@ -508,8 +509,8 @@ def _format_validation(exc: ValidationError) -> str:
         raw = list(err.get("loc", ()))
         if len(raw) > 2 and raw[0] == "steps" and raw[2] in _STEP_TAGS:  # the step union's tag is no field
             del raw[2]
-        loc = ".".join(str(p) for p in raw) or "(line)"
-        parts.append(f"field {loc}: {err.get('msg')}")
+        loc = ".".join(str(p) for p in raw) or "(line)"  # keys come from the file: bounded
+        parts.append(f"field {short_text(loc, 80)}: {short_text(str(err.get('msg')), 300)}")
     return "; ".join(parts)
 
 
@@ -521,6 +522,57 @@ def missing_line_field(data: dict[str, Any]) -> str | None:
     if "steps" not in data:
         return 'field steps: missing (an episode that made no tool call has "steps": [])'
     return None
+
+
+def _parse_lines(p: Path, text: str, tolerate_truncated_tail: bool) -> Iterator[tuple[int, Trajectory | None]]:
+    """``(line number, trajectory)`` for every non-blank line of a trajectories file's text
+    (snapshots not filled in); a torn last line (no newline, invalid JSON) is ``(n, None)``
+    when tolerated. Raises :class:`TrajectoryFileError` as :func:`iter_trajectories` does."""
+    lines = io.StringIO(text, newline=None).readlines()
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        is_tail = lineno == len(lines) and not line.endswith("\n")
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if tolerate_truncated_tail and is_tail:
+                yield lineno, None
+                return
+            raise TrajectoryFileError(f"{p}:{lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+        if not isinstance(data, dict):
+            raise TrajectoryFileError(
+                f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}"
+            )
+        missing = missing_line_field(data)
+        if missing:
+            raise TrajectoryFileError(f"{p}:{lineno}: {missing}")
+        try:
+            traj = Trajectory.model_validate(data)
+        except ValidationError as exc:
+            raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc)}") from None
+        yield lineno, traj
+
+
+def check_trajectory_text(path: str | Path, text: str) -> tuple[int, bool]:
+    """Check that ``text`` (the decompressed content of the trajectories file ``path``) is
+    trajectory lines: every non-blank line a JSON object that validates as a
+    :class:`Trajectory` (compact lines too; their snapshot files are not read).
+
+    Returns:
+        ``(records, torn_tail)``: how many trajectory lines it holds, and whether its last
+        line is torn (no newline and invalid JSON: a write cut short), which is not counted.
+
+    Raises:
+        TrajectoryFileError: naming the file, the first bad line and what is wrong with it (any
+            value quoted from the line is shortened), as :func:`iter_trajectories` does.
+    """
+    records = 0
+    for _, traj in _parse_lines(Path(path), text, tolerate_truncated_tail=True):
+        if traj is None:
+            return records, True
+        records += 1
+    return records, False
 
 
 def iter_trajectories(
@@ -554,30 +606,11 @@ def iter_trajectories(
         raise TrajectoryFileError(str(exc)) from None
     if torn and not tolerate_truncated_tail:
         raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
-    lines = io.StringIO(text, newline=None).readlines()
     if states and store is None:
         store = SnapshotStore(p.parent)
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        is_tail = lineno == len(lines) and not line.endswith("\n")
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if tolerate_truncated_tail and is_tail:
-                return
-            raise TrajectoryFileError(f"{p}:{lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
-        if not isinstance(data, dict):
-            raise TrajectoryFileError(
-                f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}"
-            )
-        missing = missing_line_field(data)
-        if missing:
-            raise TrajectoryFileError(f"{p}:{lineno}: {missing}")
-        try:
-            traj = Trajectory.model_validate(data)
-        except ValidationError as exc:
-            raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc)}") from None
+    for lineno, traj in _parse_lines(p, text, tolerate_truncated_tail):
+        if traj is None:  # the torn last line, tolerated
+            return
         if states and traj.stored is not None:
             assert store is not None
             try:
@@ -669,6 +702,7 @@ __all__ = [
     "UserTurnStep",
     "merge_user_turns",
     "append_trajectory",
+    "check_trajectory_text",
     "iter_trajectories",
     "missing_line_field",
     "read_trajectories",

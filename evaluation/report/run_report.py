@@ -133,7 +133,7 @@ TERMINAL_COLUMNS: tuple[Column, ...] = (
     ),
 )
 """The comparison table's columns in a terminal (:func:`print_comparison`): full headers when
-they fit, else the short ones with a legend, else one block per agent."""
+they fit, else the short ones with a legend, else one column per agent, else one block per agent."""
 
 
 def comparison_rows(
@@ -189,7 +189,9 @@ def _with_counts(rate: float | None, num: int, den: int, counts: bool = True) ->
 
 def print_comparison(console: Any, scores: Scoreboard, title: str | None = None) -> str:
     """Print the comparison table (rates without counts) to a rich console, fitted to its width
-    (:func:`mcpgym.evaluation.report.tables.print_table`); returns the layout used."""
+    (:func:`mcpgym.evaluation.report.tables.print_table`): one row per agent, or, when that does
+    not fit even with the short headers, one column per agent (``transposed``; three agents fit
+    80 columns so); returns the layout used."""
     header, rows = comparison_rows(scores, counts=False)
     columns = [
         Column(h, c.short if c.short != "pass^k" else h, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c
@@ -202,7 +204,7 @@ def print_comparison(console: Any, scores: Scoreboard, title: str | None = None)
         + " (tau-bench's pass^k, estimated from the "
         "trials run). Definitions: docs/design.md §7."
     )
-    return print_table(console, columns, rows, title=title, notes=[note])
+    return print_table(console, columns, rows, title=title, notes=[note], transpose=True)
 
 
 # -- report data ------------------------------------------------------------------------------

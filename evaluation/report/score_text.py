@@ -146,7 +146,7 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
         ]
         for name, m in report.agents.items()
     ]
-    print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width)
+    print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width, transpose=True)
     console.print()
     print_table(
         console,

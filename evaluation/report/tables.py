@@ -7,7 +7,11 @@ computed here and handed to rich as fixed widths, so rich never has to shrink a 
 
 1. ``full``: the full column headers (headers may wrap between words);
 2. ``short``: the short headers, with a legend under the table naming what each stands for;
-3. ``stacked``: one block per row: the first cell on its own line, then the other cells as
+3. ``transposed`` (only when the caller asks, for tables of a few rows such as one row per
+   agent): rows and columns swapped, so each row of the table is a column headed by its first
+   cell and each other column a row headed by its header (full headers, else the short ones
+   with the legend), one table however many columns there are;
+4. ``stacked``: one block per row: the first cell on its own line, then the other cells as
    ``header: value`` fields packed onto indented lines (:func:`pack_fields`), for terminals
    too narrow for any table.
 
@@ -31,7 +35,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-Layout = Literal["full", "short", "stacked"]
+Layout = Literal["full", "short", "transposed", "stacked"]
 
 
 @dataclass(frozen=True)
@@ -144,13 +148,45 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], widths: Seq
     return table
 
 
-def choose_layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> tuple[Layout, Table | None]:
-    """The widest layout of :func:`print_table` that fits ``width`` columns, and its table."""
+def transposed(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], short: bool
+) -> tuple[list[Column], list[list[str]]]:
+    """``columns`` and ``rows`` swapped: the first column's header, then one column per row
+    headed by its first cell (never wrapped, right-justified); one row per other column, its
+    header (``short``: the short header) first, then that column's cells."""
+    new_columns = [Column(columns[0].header, wrap=True)] + [Column(str(row[0]), justify="right") for row in rows]
+    new_rows = [
+        [(col.short or col.header) if short else col.header, *(str(row[i]) for row in rows)]
+        for i, col in enumerate(columns)
+        if i
+    ]
+    return new_columns, new_rows
+
+
+def _choose(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, transpose: bool
+) -> tuple[Layout, Table | None, bool]:
+    """(layout, its table, whether it shows the short headers) of :func:`choose_layout`."""
     for layout, short in (("full", False), ("short", True)):
         widths = fitted_widths(columns, rows, width, short)
         if widths is not None:
-            return layout, _table(columns, rows, widths, short=short)  # type: ignore[return-value]
-    return "stacked", None
+            return layout, _table(columns, rows, widths, short=short), short  # type: ignore[return-value]
+    if transpose and rows:
+        for short in (False, True):
+            t_columns, t_rows = transposed(columns, rows, short)
+            widths = fitted_widths(t_columns, t_rows, width, short)
+            if widths is not None:
+                return "transposed", _table(t_columns, t_rows, widths, short=short), short
+    return "stacked", None, False
+
+
+def choose_layout(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *, transpose: bool = False
+) -> tuple[Layout, Table | None]:
+    """The widest layout of :func:`print_table` that fits ``width`` columns, and its table
+    (``transposed`` only with ``transpose``)."""
+    layout, table, _ = _choose(columns, rows, width, transpose)
+    return layout, table
 
 
 def print_table(
@@ -161,6 +197,7 @@ def print_table(
     title: str | None = None,
     notes: Sequence[str] = (),
     width: int | None = None,
+    transpose: bool = False,
 ) -> Layout:
     """Print a table that fits ``width`` (default: the console's) and return the layout used.
 
@@ -171,9 +208,11 @@ def print_table(
         title: printed above, wrapped at spaces.
         notes: paragraphs printed under the table (wrapped at spaces), after the legend.
         width: the width to fit, in character cells (at most the console's).
+        transpose: when neither ``full`` nor ``short`` fits, try rows as columns
+            (``transposed``) before one block per row; for tables of a few rows.
 
     Returns:
-        ``"full"``, ``"short"`` or ``"stacked"`` (see the module docstring).
+        ``"full"``, ``"short"``, ``"transposed"`` or ``"stacked"`` (see the module docstring).
 
     Raises:
         ValueError: when a row has a different number of cells than ``columns``.
@@ -189,10 +228,10 @@ def print_table(
 
     if title:
         para(title)
-    layout, table = choose_layout(columns, rows, width)
+    layout, table, short = _choose(columns, rows, width, transpose)
     if table is not None:
         console.print(table, width=width)
-        if layout == "short":
+        if short:
             legend = "; ".join(
                 f"{c.short}: {c.legend}" for c in columns if c.short and c.legend and c.short != c.header
             )
@@ -238,5 +277,6 @@ __all__ = [
     "pack_fields",
     "print_table",
     "terminal_console",
+    "transposed",
     "wrap_words",
 ]

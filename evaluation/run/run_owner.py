@@ -10,7 +10,8 @@ A run directory is mcpgym's **only by proof**, never by file names alone:
   this mcpgym reads and carries the same ``run_id``.
 
 Inside a proven run directory mcpgym deletes only its own entries (:func:`own_entries`): the
-run files by name (:data:`RUN_FILE_NAMES`, regular files, never a symlink), and inside
+run files by name (:data:`RUN_FILE_NAMES`, regular files, never a symlink: what ``mcpgym run``,
+``report`` and ``export`` write there by default), and inside
 ``snapshots/`` only files named like a snapshot (``<20 hex digits>.json``, ``.json.zst``) or its temporary
 file (``.tmp-*.json``), one by one, never by ``rmtree``; the folder itself only once empty.
 Anything else (a file of another name, a subfolder, a symlink, a foreign manifest) makes the
@@ -44,6 +45,11 @@ from mcpgym.kernel.shorten import short_text
 MARKER_NAME = ".mcpgym-run"
 """The marker file that proves a directory is an mcpgym run directory (written first)."""
 
+EXPORT_FILE_NAMES: dict[str, str] = {"atif": "trajectories.atif.jsonl"}
+"""Export format -> the file ``mcpgym export`` writes into the run directory when no ``--out``
+is given: a run file like the others (``run --force`` deletes it with them, as it describes the
+run being replaced)."""
+
 RUN_FILE_NAMES = (
     "trajectories.jsonl",
     "trajectories.jsonl.zst",
@@ -54,8 +60,10 @@ RUN_FILE_NAMES = (
     "report.html",
     f".{MANIFEST_NAME}.tmp",
     ".scores.json.tmp",
+    *EXPORT_FILE_NAMES.values(),
 )
-"""The files of a run directory mcpgym writes (and, in a proven run directory, may delete)."""
+"""The files of a run directory mcpgym writes, ``mcpgym run``, ``report`` and ``export`` (and,
+in a proven run directory, may delete)."""
 
 SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json(?:\.zst)?|\.tmp-[A-Za-z0-9_]+\.json)$")
 """Names of the files mcpgym writes in ``snapshots/``: a snapshot or a snapshot being written."""
@@ -376,6 +384,7 @@ def check_own_file(path: str | Path, header: str) -> None:
 
 
 __all__ = [
+    "EXPORT_FILE_NAMES",
     "MARKER_NAME",
     "RUN_FILE_NAMES",
     "SNAPSHOT_FILE",
