@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -39,12 +39,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgym.kernel.shorten import cap_message
+from mcpgym.kernel.shorten import cap_message, short
 from mcpgym.server.control_input import (
+    BUILT_IN_PROFILES,
     MAX_CONTROL_BODY,
     MAX_OPENING_ANSWER,
     body_error,
     initialized,
+    is_initialize,
+    opening_problem,
     query_fields,
     read_capped,
 )
@@ -82,6 +85,10 @@ OPEN_WITH_INITIALIZE = (
     "version with sessions, e.g. 2025-11-25), then send its Mcp-Session-Id; for sessionless "
     "requests create an episode on the control API and use its mcp_url"
 )
+MAX_SESSIONS_PER_EPISODE = 8
+"""Most MCP sessions open at once on one episode: an opening past it ends the episode's oldest
+session (clients such as the MCP Inspector CLI leave theirs open), so that one episode's URL
+cannot take every session the server holds."""
 
 
 class EpisodeDefaults(BaseModel):
@@ -163,11 +170,13 @@ def create_app(
 
     mcp_server = build_server(resolve)
     remap_ids = RequestIdRemapper(max_request_body)
+    # room for two sessions an episode, plus one episode's whole share (so one cannot fill it)
+    max_sessions = max(store.max_episodes * 2, 10) + MAX_SESSIONS_PER_EPISODE
     manager = StreamableHTTPSessionManager(
         app=mcp_server,
         security_settings=_security(host),
         session_idle_timeout=store.idle_timeout,
-        max_sessions=max(store.max_episodes * 2, 10),
+        max_sessions=max_sessions,
         max_request_body_size=max_request_body,
         # resumable SSE: a priming event with an id and a retry field opens every stream
         event_store=BoundedEventStore(client_id=remap_ids.original_id),
@@ -213,9 +222,14 @@ def create_app(
                     "invalid field 'apps': names no app; give at least one (system is always included) "
                     "or leave the field out for the server's default",
                 )
-        if isinstance(body.faults, str) and body.faults not in ("none", "default", "harsh"):
+        if body.tools is not None and not any(name.strip() for name in body.tools):
             return problem(
-                422, "faults must be a built-in profile name (none, default, harsh) or an inline profile object"
+                422, "invalid field 'tools': names no tool; give at least one or leave the field out for every tool"
+            )
+        if isinstance(body.faults, str) and body.faults not in BUILT_IN_PROFILES:
+            return problem(
+                422,
+                "invalid field 'faults': a built-in profile name (none, default, harsh) or an inline profile object",
             )
         try:
             given = body.model_dump(exclude_none=True)
@@ -320,6 +334,43 @@ def create_app(
     async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
         await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
 
+    def header_problem(headers: dict[str, str]) -> str | None:
+        """Why an MCP request's headers cannot be served (None when they can): an empty
+        ``Mcp-Session-Id``, or an ``MCP-Protocol-Version`` this server does not know (MCP
+        2025-11-25, "Protocol Version Header": answered 400)."""
+        if "mcp-session-id" in headers and not headers["mcp-session-id"].strip():
+            return "the Mcp-Session-Id header is empty: send none to open a session, or the id its opening answer gave"
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in KNOWN_PROTOCOL_VERSIONS:
+            return (
+                f"unsupported MCP-Protocol-Version {short(version)} (supported: {', '.join(KNOWN_PROTOCOL_VERSIONS)})"
+            )
+        return None
+
+    def no_room() -> str | None:
+        """Why a new MCP session cannot be opened now (None when it can): the server holds
+        ``max_sessions`` (the SDK would answer 503 with an internal-error code)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if isinstance(live, dict) and len(live) >= max_sessions:
+            return f"the server has {len(live)} MCP sessions open (at most {max_sessions}); end one or wait"
+        return None
+
+    async def make_room(eid: str) -> None:
+        """End episode ``eid``'s oldest sessions until it has fewer than
+        :data:`MAX_SESSIONS_PER_EPISODE` open (a ``/mcp`` episode's own session is kept)."""
+        live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
+        if not isinstance(live, dict):
+            return
+        mine = [sid for sid, e in session_episode.items() if e == eid and sid in live]
+        keep = session_bound.get(eid)
+        for sid in [s for s in mine if s != keep][: max(0, len(mine) - MAX_SESSIONS_PER_EPISODE + 1)]:
+            session_episode.pop(sid, None)
+            session_version.pop(sid, None)
+            transport = live.get(sid)
+            if transport is not None and not getattr(transport, "is_terminated", True):
+                with contextlib.suppress(Exception):
+                    await transport.terminate()
+
     async def serve_episode(
         eid: str,
         episode: Episode,
@@ -349,6 +400,15 @@ def create_app(
                     # Nothing can be answered and nothing was run: one line, no traceback.
                     logger.warning("a client dropped its connection before its POST body ended; nothing was run")
                     return None
+            if read[1]:
+                await refuse(scope, receive, send, 413, f"request body too large (at most {max_request_body} bytes)")
+                return None
+            if not sid and is_initialize(read[0]):
+                full = no_room()
+                if full is not None:
+                    await refuse(scope, receive, send, 429, full)
+                    return None
+                await make_room(eid)
             receive = replay_body(*read, receive)
             opening = opening_version(read[0]) if not sid else None
         else:
@@ -424,6 +484,10 @@ def create_app(
                 await refuse(scope, receive, send, 404, "no such episode")
                 return
             headers = request_headers(scope)
+            wrong = header_problem(headers)
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, wrong)
+                return
             sid = headers.get("mcp-session-id", "")
             sessioned = (
                 bool(sid)
@@ -451,12 +515,18 @@ def create_app(
         Later requests of the session go to that episode whatever their query string. The
         episode ends with the session: the client's ``DELETE``, the SDK's idle timeout, or a
         control ``DELETE`` of the episode (which ends the session). Every request needs the
-        control token (``Authorization: Bearer``): opening a session creates an episode.
+        control token (``Authorization: Bearer``): opening a session creates an episode. The
+        episode's own URL (``/episodes/{id}/mcp``, the id from the header) serves the session
+        too, without the token: there, as for every episode, the 128-bit id is the capability.
 
         Errors (JSON ``{"error"}``): 401 without the token; 422 for a query the control API
-        would refuse; 429 past the episode cap; 400 for an opening request that is no
-        ``initialize`` with sessions (a sessionless request has no session to end its episode:
-        use an episode's own URL); 404 for a session that is not one of ``/mcp``'s or ended.
+        would refuse; 429 past the episode cap or the server's session cap; 400 for an opening
+        request that is no well-formed ``initialize`` with sessions, naming what is wrong
+        (:func:`mcpgym.server.control_input.opening_problem`; a sessionless request has no
+        session to end its episode: use an episode's own URL), for an empty
+        ``Mcp-Session-Id`` or an unknown ``MCP-Protocol-Version``; 413 for a body past the
+        limit; 404 for a session that is not one of ``/mcp``'s or ended. Nothing is created
+        for a refused opening.
         """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -468,6 +538,10 @@ def create_app(
                     headers={"WWW-Authenticate": "Bearer"},
                 )
                 await response(scope, receive, send)
+                return
+            wrong = header_problem(headers)
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, wrong)
                 return
             sid = headers.get("mcp-session-id", "")
             if sid:
@@ -487,8 +561,21 @@ def create_app(
             if read is None:
                 logger.warning("a client dropped its connection before its POST body ended; nothing was run")
                 return
-            if opening_version(read[0]) is None:
-                await refuse(scope, receive, send, 400, OPEN_WITH_INITIALIZE)
+            if read[1]:
+                await refuse(scope, receive, send, 413, f"request body too large (at most {max_request_body} bytes)")
+                return
+            if "application/json" not in headers.get("content-type", "").lower():
+                await refuse(
+                    scope, receive, send, 400, f"Content-Type must be application/json; {OPEN_WITH_INITIALIZE}"
+                )
+                return
+            wrong = opening_problem(read[0])
+            if wrong is not None:
+                await refuse(scope, receive, send, 400, f"{wrong}; {OPEN_WITH_INITIALIZE}")
+                return
+            full = no_room()
+            if full is not None:
+                await refuse(scope, receive, send, 429, full)
                 return
             query = query_fields(scope.get("query_string", b"").decode("latin-1"))
             created = problem(422, query) if isinstance(query, str) else create_from(query)

@@ -266,7 +266,7 @@ def serve_http(
                 ready["token"] = token
             print("MCPGYM_READY " + json.dumps(ready), flush=True)
             if generated:
-                print(f"control token (shown once): {token}", file=sys.stderr, flush=True)
+                print(f"control token (generated; also on the MCPGYM_READY line): {token}", file=sys.stderr, flush=True)
             # Once stopping, end the waits on clients at once: their calls are answered
             # (user_input_required) and the graceful shutdown need not wait them out.
             while not server.should_exit:

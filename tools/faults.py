@@ -222,7 +222,7 @@ def _describe(err: ErrorDetails, data: Any) -> str:
             msg = f"unknown field; expected one of {', '.join(FaultProfile.model_fields)}"
     elif err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
         msg = "an override must be a table of {kind: rate}, e.g. {timeout = 0.1}"
-    field = ".".join(str(p) for p in loc) or "(top level)"
+    field = ".".join(str(p) for p in loc) if loc else "(top level)"
     return f"field {short(field)} = {short(value)}: {msg}"
 
 

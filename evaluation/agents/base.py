@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from mcpgym.evaluation.records.status import EpisodeStatus
-from mcpgym.evaluation.records.trajectory import TokenUsage
+from mcpgym.evaluation.records.trajectory import TokenUsage, ToolCallStep
 from mcpgym.kernel.exceptions import MCPGymError
 
 if TYPE_CHECKING:
@@ -124,6 +124,66 @@ class CallResult:
 
 CallFn = Callable[[str, dict[str, Any]], Awaitable[CallResult]]
 """``await call(tool_name, arguments) -> CallResult``."""
+
+
+def recorder_of(call: Any) -> Callable[[Any], None] | None:
+    """The ``record`` method of a recording call function, else None.
+
+    ``call.record(step)`` takes a :class:`~mcpgym.evaluation.records.trajectory.MessageStep` (a model
+    reply) or a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` with ``step=None`` (a call
+    the agent refused before the server) and keeps it in the trajectory at its place among the
+    calls the server logged (:class:`mcpgym.evaluation.run.episode_runner.EpisodeCaller`).
+    """
+    record = getattr(call, "record", None)
+    return record if callable(record) else None
+
+
+def record_refused_call(
+    record: Callable[[Any], None] | None,
+    tool: str,
+    payload: dict[str, Any],
+    *,
+    arguments: dict[str, Any] | None = None,
+    raw_arguments: str | None = None,
+    call_id: str | None = None,
+) -> bool:
+    """Keep a tool call the agent refused before it reached the server (a tool the episode does
+    not offer, arguments that are no JSON object): the one way every agent records one (the LLM
+    agents, the human player).
+
+    With a runner's ``record`` (:func:`recorder_of`), the call becomes an invalid
+    :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` without a call-log number
+    (``step=None``, ``invalid=True``, the error ``payload`` as its result), counted in
+    ``invalid_calls`` by the scorer (docs/design.md §7, "Calls").
+
+    Args:
+        record: the call function's ``record`` method, or None (the call function does not record).
+        tool: the tool name as the agent gave it (cut to a readable length by the caller).
+        payload: the error the agent got, ``{"error": {code, message, ...}}``.
+        arguments: the arguments when they were a JSON object (None: unusable, kept as ``{}``).
+        raw_arguments: the argument text when it was unusable.
+        call_id: the provider's id of the call, when there is one.
+
+    Returns:
+        True when recorded; False when there is no ``record``: the agent then counts the call in
+        its :attr:`AgentResult.invalid_calls`, or it is lost.
+    """
+    if record is None:
+        return False
+    record(
+        ToolCallStep(
+            step=None,
+            tool=tool,
+            arguments=arguments if arguments is not None else {},
+            raw_arguments=raw_arguments,
+            call_id=call_id,
+            is_error=True,
+            error_code=payload["error"]["code"],
+            result=payload,
+            invalid=True,
+        )
+    )
+    return True
 
 
 class CallLimitReached(MCPGymError):
@@ -294,6 +354,8 @@ __all__ = [
     "CallResult",
     "ToolInfo",
     "legacy_keywords",
+    "record_refused_call",
+    "recorder_of",
     "run_agent",
     "takes_user",
 ]

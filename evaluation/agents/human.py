@@ -12,14 +12,20 @@ typing one command a line:
 * ``answer TEXT`` ends the episode with TEXT as the final message to the user;
 * ``help`` lists the commands; end of input (Ctrl-D) leaves without an answer (status ``limit``).
 
-A line that is no command, names no tool or holds arguments that are not a JSON object is
-answered with a hint and not sent: a typing slip is not a tool call. Every call that is sent is
-recorded by the runner like any agent's, and the episode is scored the same way. At a
-terminal, Tab completes commands and tool names (the standard ``readline`` module).
+A line whose first word is no command is a tool call. One that names a tool the episode does
+not offer (``not_found``), or whose arguments are not a JSON object (``invalid_argument``), is
+refused before the server exactly as an LLM agent's is: the player sees the tool error (and a
+hint), and the call is recorded as an invalid step (``step`` null, ``invalid`` true) through
+:func:`mcpgym.evaluation.agents.base.record_refused_call`, so it counts in ``invalid_calls``.
+Every call that is sent is recorded by the runner like any agent's, and the episode is scored
+the same way. A malformed command (``answer`` or ``ask`` without text, ``show`` of an unknown
+tool, a line over :data:`MAX_LINE` characters) is no call: it is answered with a hint only.
+At a terminal, Tab completes commands and tool names (the standard ``readline`` module).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from collections.abc import Callable
@@ -28,7 +34,15 @@ from typing import Any
 import anyio
 from rich.markup import escape
 
-from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext, AgentResult
+from mcpgym.evaluation.agents.base import (
+    NO_CONTEXT,
+    Agent,
+    AgentContext,
+    AgentResult,
+    record_refused_call,
+    recorder_of,
+)
+from mcpgym.evaluation.llm.replies import error_payload, parse_arguments, raw_text, shown_name
 from mcpgym.evaluation.records.status import EpisodeStatus
 
 COMMANDS = ("tools", "show", "ask", "answer", "help")
@@ -41,7 +55,8 @@ HELP = (
     'Commands: TOOL {"arg": value} calls a tool (TOOL alone: no arguments); tools [WORDS] lists tools '
     "(those whose name or description has every word); show TOOL prints its arguments; ask QUESTION asks "
     "the user (when the task has one); answer TEXT ends the episode with your final message; Ctrl-D leaves "
-    "without an answer."
+    "without an answer. A call naming no tool of the episode, or whose arguments are not a JSON object, is "
+    "refused and counted as an invalid call, as an agent's is."
 )
 
 
@@ -68,8 +83,11 @@ class HumanAgent(Agent):
 
     async def run(self, task: Any, tools: list[Any], call: Any, context: AgentContext = NO_CONTEXT) -> AgentResult:
         """Play one episode at the terminal; returns ``completed`` with the player's answer, or
-        ``limit`` when the input ends first. Never raises for what the player types."""
+        ``limit`` when the input ends first. Never raises for what the player types. Refused
+        calls the call function cannot record are counted in ``invalid_calls`` (module docstring)."""
         by_name = {t.name: t for t in tools}
+        record = recorder_of(call)
+        unrecorded = 0
         out = self.console
         out.rule(f"task {getattr(task, 'id', '')}".strip())
         out.print(getattr(task, "instruction", str(task)), markup=False)
@@ -81,7 +99,10 @@ class HumanAgent(Agent):
             except EOFError:
                 out.print("[yellow]input ended: no final message[/yellow]")
                 return AgentResult(
-                    final_message="", status=EpisodeStatus.LIMIT, stop_reason="the player left without an answer"
+                    final_message="",
+                    status=EpisodeStatus.LIMIT,
+                    stop_reason="the player left without an answer",
+                    invalid_calls=unrecorded,
                 )
             line = line.strip()
             if not line:
@@ -96,7 +117,10 @@ class HumanAgent(Agent):
                     out.print("[red]answer needs your final message: answer TEXT[/red]")
                     continue
                 return AgentResult(
-                    final_message=rest, status=EpisodeStatus.COMPLETED, stop_reason="the player answered"
+                    final_message=rest,
+                    status=EpisodeStatus.COMPLETED,
+                    stop_reason="the player answered",
+                    invalid_calls=unrecorded,
                 )
             if word == "help":
                 out.print(HELP, markup=False)
@@ -106,28 +130,46 @@ class HumanAgent(Agent):
                 self._show(by_name.get(rest), rest)
             elif word == "ask":
                 await self._ask(context.user, rest)
-            elif word in by_name:
-                await self._call(call, word, rest)
             else:
-                close = [n for n in by_name if word.lower() in n.lower()][:5]
-                hint = f"; did you mean {', '.join(close)}?" if close else "; type tools to list them"
-                out.print(f"[red]{escape(f'no command or tool named {word!r}{hint}')}[/red]")
+                unrecorded += await self._call(call, record, by_name, word, rest)
 
-    async def _call(self, call: Any, name: str, text: str) -> None:
-        out = self.console
-        try:
-            arguments = json.loads(text) if text else {}
-        except ValueError as exc:
-            out.print(f"[red]{escape(f'the arguments are not JSON ({exc}): not sent')}[/red]")
-            return
-        if not isinstance(arguments, dict):
-            out.print("[red]the arguments must be a JSON object: not sent[/red]")
-            return
-        result = await call(name, arguments)
-        payload = getattr(result, "payload", None)
-        style = "red" if getattr(result, "is_error", False) else "green"
-        out.print(f"[{style}]{'error' if style == 'red' else 'ok'}[/{style}]")
-        out.print_json(json.dumps(payload, default=str, ensure_ascii=False))
+    async def _call(
+        self, call: Any, record: Callable[[Any], None] | None, by_name: dict[str, Any], name: str, text: str
+    ) -> int:
+        """Send the call ``name text``, or refuse it as an LLM agent's is refused (an unknown tool:
+        ``not_found``; arguments that are no JSON object: ``invalid_argument``) and record it
+        invalid; returns 1 for a refused call the call function could not record, else 0."""
+        arguments, problem = parse_arguments(text)
+        if name not in by_name:
+            # the names holding what was typed, else the nearest spellings (a slip of a letter)
+            close = [n for n in by_name if name.lower() in n.lower()][:5] or difflib.get_close_matches(name, by_name, 5)
+            hint = f"did you mean {', '.join(close)}?" if close else "type tools to list them"
+            what = f"there is no tool named {shown_name(name)!r} in this episode; call one of the tools you were given."
+            payload = error_payload("not_found", what, "name")
+        elif arguments is None:
+            hint = 'type TOOL {"arg": value}, the arguments one JSON object'
+            payload = error_payload("invalid_argument", f"{name}: {problem}")
+        else:
+            self._print_result(await call(name, arguments))
+            return 0
+        recorded = record_refused_call(
+            record,
+            shown_name(name),
+            payload,
+            arguments=arguments,
+            raw_arguments=raw_text(text) if arguments is None else None,
+        )
+        self._print_result(None, payload)
+        self.console.print(f"[red]{escape(f'not sent: counted as an invalid call; {hint}')}[/red]")
+        return 0 if recorded else 1
+
+    def _print_result(self, result: Any, refused: dict[str, Any] | None = None) -> None:
+        """Print a call's result as the agent gets it: ``ok`` or ``error``, then the payload."""
+        payload = refused if refused is not None else getattr(result, "payload", None)
+        is_error = refused is not None or bool(getattr(result, "is_error", False))
+        style = "red" if is_error else "green"
+        self.console.print(f"[{style}]{'error' if is_error else 'ok'}[/{style}]")
+        self.console.print_json(json.dumps(payload, default=str, ensure_ascii=False))
 
     async def _ask(self, user: Any, question: str) -> None:
         if user is None:

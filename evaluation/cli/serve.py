@@ -21,7 +21,8 @@ class Transport(StrEnum):
 
 def serve(
     transport: Transport = typer.Option(
-        Transport.stdio, help="stdio: one episode per process; http: control API + per-episode MCP URLs."
+        Transport.stdio,
+        help="stdio: one episode per process; http: control API + per-episode MCP URLs, and /mcp, where each MCP session (with the token) is a new episode.",
     ),
     host: str = typer.Option("127.0.0.1", metavar="HOST", help="HTTP bind address (loopback unless told otherwise)."),
     port: int = typer.Option(
@@ -50,7 +51,8 @@ def serve(
         help="Fault seed (default: the world seed): of the stdio episode; with http, the default of created episodes.",
     ),
     token: str | None = typer.Option(
-        None, help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed once)."
+        None,
+        help="HTTP control token (default: $MCPGYM_TOKEN, else generated and printed at start: on the MCPGYM_READY line and on stderr).",
     ),
     max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
     idle_timeout: float = typer.Option(

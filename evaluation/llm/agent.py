@@ -48,14 +48,14 @@ from typing import Any, ClassVar
 
 import httpx
 
-from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext
+from mcpgym.evaluation.agents.base import NO_CONTEXT, Agent, AgentContext, record_refused_call
 from mcpgym.evaluation.llm.flags import TEXT_CALL_WARNING, EpisodeFlag, tool_call_in_text
 from mcpgym.evaluation.llm.interface import CallFn, CallLimitReached, instruction_of, make_result, recorder_of
 from mcpgym.evaluation.llm.replies import ModelReply, ParsedCall, ToolOutcome, error_payload, shown_name
 from mcpgym.evaluation.llm.tools import SEARCH_TOOL_NAME, ExposedTool, ToolRegistry
 from mcpgym.evaluation.llm.transport import Observer, ProviderError, RetryPolicy, post_json, shared_ssl_context
 from mcpgym.evaluation.records.status import EpisodeStatus
-from mcpgym.evaluation.records.trajectory import MessageStep, ProviderRetry, TokenUsage, ToolCallStep
+from mcpgym.evaluation.records.trajectory import MessageStep, ProviderRetry, TokenUsage
 
 LOG = logging.getLogger("mcpgym.llm")
 
@@ -476,23 +476,17 @@ class _Episode:
 
     def refuse(self, parsed: ParsedCall, payload: dict[str, Any]) -> ToolOutcome:
         """Answer an invalid call locally with ``payload``; record it as an invalid step (or
-        count it in ``invalid_calls`` when the call function does not record)."""
-        if self.record is not None:
-            name = shown_name(parsed.api_name)
-            self.record(
-                ToolCallStep(
-                    step=None,
-                    tool=name,
-                    arguments=parsed.arguments if parsed.arguments is not None else {},
-                    raw_arguments=parsed.raw,
-                    call_id=parsed.call_id,
-                    is_error=True,
-                    error_code=payload["error"]["code"],
-                    result=payload,
-                    invalid=True,
-                )
-            )
-        else:
+        count it in ``invalid_calls`` when the call function does not record), through
+        :func:`~mcpgym.evaluation.agents.base.record_refused_call`."""
+        recorded = record_refused_call(
+            self.record,
+            shown_name(parsed.api_name),
+            payload,
+            arguments=parsed.arguments,
+            raw_arguments=parsed.raw,
+            call_id=parsed.call_id,
+        )
+        if not recorded:
             self.invalid_calls += 1
         return ToolOutcome(parsed.call_id, _dump(payload), True)
 

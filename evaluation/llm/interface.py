@@ -1,6 +1,6 @@
 """The agent interface the LLM agents implement: ``mcpgym.evaluation.agents.base``'s types.
 
-``ToolInfo``, ``CallResult``, ``AgentResult`` and ``CallLimitReached`` are re-exported from
+``ToolInfo``, ``CallResult``, ``AgentResult``, ``CallLimitReached`` and ``recorder_of`` are re-exported from
 ``mcpgym.evaluation.agents.base`` (which imports nothing of ``mcpgym.evaluation.llm``, so there is no
 cycle when ``mcpgym.evaluation.agents`` registers the LLM agents).
 
@@ -14,24 +14,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo
+from mcpgym.evaluation.agents.base import AgentResult, CallLimitReached, CallResult, ToolInfo, recorder_of
 
 CallFn = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """``await call(name, arguments)`` -> a :class:`CallResult`-shaped object. It may raise
 :class:`CallLimitReached` (the runner's call budget), which ends the episode with status ``limit``.
 A runner's call function may also have a ``record(step)`` method (see :func:`recorder_of`)."""
-
-
-def recorder_of(call: Any) -> Callable[[Any], None] | None:
-    """The ``record`` method of a recording call function, else None.
-
-    ``call.record(step)`` takes a :class:`~mcpgym.evaluation.records.trajectory.MessageStep` (a model
-    reply) or a :class:`~mcpgym.evaluation.records.trajectory.ToolCallStep` with ``step=None`` (a call
-    the agent refused before the server) and keeps it in the trajectory at its place among the
-    calls the server logged (:class:`mcpgym.evaluation.run.episode_runner.EpisodeCaller`).
-    """
-    record = getattr(call, "record", None)
-    return record if callable(record) else None
 
 
 class TaskLike(Protocol):

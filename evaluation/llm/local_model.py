@@ -22,7 +22,9 @@ so :func:`build_app` is a small Starlette shim in front of it:
 
 One request runs at a time (one llama.cpp slot): a second waits. Start it with
 ``python -m mcpgym.evaluation.llm.local_model --port 0`` (it prints one JSON line
-``{"url", "model"}`` once it listens) or :func:`serve_local_model` from Python.
+``{"url", "model"}`` once it listens), :func:`serve_local_model` from Python, or let ``mcpgym run``
+start it for its ``local:`` agents (:mod:`mcpgym.evaluation.llm.local_agent`; ``--model-context N``
+sets its context window, :data:`DEFAULT_CONTEXT` tokens by default).
 """
 
 from __future__ import annotations
@@ -59,6 +61,38 @@ INSTALL_HINT = "pip install 'mcpgym[local-model]' (xllamacpp==0.2.0 and the six 
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """The largest request body the shim reads (a conversation with every tool is ~60 KB)."""
+
+DEFAULT_CONTEXT = 4096
+"""The context window (tokens) the server is started with when none is given."""
+
+MIN_CONTEXT = 256
+"""The smallest context window accepted: the system prompt and one tool take over 200 tokens."""
+
+MAX_CONTEXT = 32768
+"""The largest context window accepted: the model's own (Qwen2.5-Coder-0.5B-Instruct was trained
+on 32,768 tokens); llama.cpp would allocate a larger cache and the model would read past what
+it was trained on."""
+
+
+def check_context(value: object) -> int:
+    """``value`` as a context window in tokens: an integer from :data:`MIN_CONTEXT` to
+    :data:`MAX_CONTEXT` (a string of one is read).
+
+    Raises:
+        ValueError: naming the value and the bounds.
+    """
+    number: object = value
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, int) or not MIN_CONTEXT <= number <= MAX_CONTEXT:
+        raise ValueError(
+            f"the model's context window must be a whole number of tokens from {MIN_CONTEXT} to "
+            f"{MAX_CONTEXT}, got {str(value)[:40]!r}"
+        )
+    return number
 
 
 class ModelUnavailable(ServiceError, RuntimeError):
@@ -196,13 +230,16 @@ def steady_ids(answer: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-def load_server(model_path: Path, *, threads: int = 1, context: int = 4096) -> Any:
-    """An ``xllamacpp.Server`` for the model: one slot of ``context`` tokens, ``threads`` CPU
-    threads for prompt and generation, the model's chat template (jinja), no warm-up.
+def server_params(model_path: Path, *, threads: int = 1, context: int = DEFAULT_CONTEXT) -> Any:
+    """The ``xllamacpp.CommonParams`` the server is started with (nothing is loaded): one slot
+    of ``context`` tokens (:func:`check_context`), ``threads`` CPU threads for prompt and
+    generation, the model's chat template (jinja), no warm-up.
 
     Raises:
         ModelUnavailable: xllamacpp is not installed.
+        ValueError: a context window out of bounds.
     """
+    context = check_context(context)
     try:
         import xllamacpp  # noqa: PLC0415 - an optional extra
     except ImportError:
@@ -215,7 +252,19 @@ def load_server(model_path: Path, *, threads: int = 1, context: int = 4096) -> A
     params.cpuparams_batch.n_threads = threads
     params.use_jinja = True
     params.warmup = False
-    return xllamacpp.Server(params)
+    return params
+
+
+def load_server(model_path: Path, *, threads: int = 1, context: int = DEFAULT_CONTEXT) -> Any:
+    """An ``xllamacpp.Server`` for the model, loaded with :func:`server_params`.
+
+    Raises:
+        ModelUnavailable: xllamacpp is not installed.
+        ValueError: a context window out of bounds.
+    """
+    import xllamacpp  # noqa: PLC0415 - an optional extra (server_params checked it is there)
+
+    return xllamacpp.Server(server_params(model_path, threads=threads, context=context))
 
 
 def build_app(server: Any) -> Any:
@@ -274,6 +323,14 @@ def build_app(server: Any) -> Any:
     )
 
 
+def _context_arg(text: str) -> int:
+    """``--context`` of :func:`main`: :func:`check_context`, its error as argparse's own."""
+    try:
+        return check_context(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m mcpgym.evaluation.llm.local_model [--port 0] [--threads 1] [--context 4096]``:
     assemble the model, load it, listen on 127.0.0.1 and print ``{"url", "model"}`` as one
@@ -283,7 +340,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mcpgym.evaluation.llm.local_model", description=__doc__)
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: a free one)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of llama.cpp")
-    parser.add_argument("--context", type=int, default=4096, help="context window in tokens")
+    parser.add_argument(
+        "--context",
+        type=_context_arg,
+        default=DEFAULT_CONTEXT,
+        help=f"context window in tokens ({MIN_CONTEXT} to {MAX_CONTEXT})",
+    )
     args = parser.parse_args(argv)
     try:
         server = load_server(assemble_model(), threads=args.threads, context=args.context)
@@ -308,15 +370,43 @@ def main(argv: list[str] | None = None) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
+def server_command(*, threads: int = 1, context: int = DEFAULT_CONTEXT) -> list[str]:
+    """The command line of the shim's child process (:func:`main` on a free port).
+
+    Raises:
+        ValueError: a context window out of bounds (:func:`check_context`).
+    """
+    command = [sys.executable, "-m", "mcpgym.evaluation.llm.local_model"]
+    return command + ["--port", "0", "--threads", str(int(threads)), "--context", str(check_context(context))]
+
+
+def check_available() -> None:
+    """Check, without assembling or loading anything, that the model's pieces and xllamacpp are
+    installed.
+
+    Raises:
+        ModelUnavailable: naming what to install.
+    """
+    part_paths()
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise ModelUnavailable(f"xllamacpp is not installed: {INSTALL_HINT}")
+
+
 @contextlib.contextmanager
 def serve_local_model(
-    *, threads: int = 1, context: int = 4096, niceness: int = 10, start_timeout: float = 120.0, log: Path | None = None
+    *,
+    threads: int = 1,
+    context: int = DEFAULT_CONTEXT,
+    niceness: int = 10,
+    start_timeout: float = 120.0,
+    log: Path | None = None,
 ) -> Iterator[str]:
     """Run the shim in a child process (under ``nice``) and yield its base URL
     (``http://127.0.0.1:PORT/v1``); the process is ended when the block exits.
 
     Args:
-        threads: llama.cpp CPU threads. context: the context window (tokens).
+        threads: llama.cpp CPU threads. context: the context window (tokens,
+            :func:`check_context`; a prompt longer than it is refused with HTTP 400).
         niceness: the child's ``nice`` increment (the machine is shared).
         start_timeout: wall seconds to wait for the model to load and the port to listen.
         log: where the child's stderr (llama.cpp's log) goes (default: discarded).
@@ -325,12 +415,11 @@ def serve_local_model(
         ModelUnavailable: the model or xllamacpp is not installed (checked in this process
             first, so the error names what to install).
         RuntimeError: the child exited or printed nothing within ``start_timeout``.
+        ValueError: a context window out of bounds.
     """
+    command = server_command(threads=threads, context=context)
     assemble_model()
-    if importlib.util.find_spec("xllamacpp") is None:
-        raise ModelUnavailable(f"xllamacpp is not installed: {INSTALL_HINT}")
-    command = [sys.executable, "-m", "mcpgym.evaluation.llm.local_model"]
-    command += ["--port", "0", "--threads", str(threads), "--context", str(context)]
+    check_available()
     err = log.open("ab") if log is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
         command,
@@ -370,18 +459,25 @@ def _first_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
 
 
 __all__ = [
+    "DEFAULT_CONTEXT",
     "INSTALL_HINT",
+    "MAX_CONTEXT",
+    "MIN_CONTEXT",
     "MODEL_BYTES",
     "MODEL_NAME",
     "ModelUnavailable",
     "assemble_model",
     "build_app",
+    "check_available",
+    "check_context",
     "grammar_safe_schema",
     "load_server",
     "main",
     "model_cache_dir",
     "prepare_request",
     "serve_local_model",
+    "server_command",
+    "server_params",
     "steady_ids",
 ]
 

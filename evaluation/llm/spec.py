@@ -1,4 +1,5 @@
-"""Agent specs for LLM agents: ``openai:MODEL`` and ``anthropic:MODEL``.
+"""Agent specs for LLM agents: ``openai:MODEL``, ``anthropic:MODEL`` and ``local:MODEL`` (the
+bundled small model, served by the run: :mod:`mcpgym.evaluation.llm.local_agent`).
 
 ``parse_llm_spec("openai:gpt-4o-mini")`` builds an :class:`OpenAIAgent`; the model part may
 itself contain colons (``openai:llama3.1:8b`` for Ollama). Options are keyword arguments: the
@@ -17,10 +18,11 @@ from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent, LLMLimits
 from mcpgym.evaluation.llm.anthropic_messages import AnthropicAgent
+from mcpgym.evaluation.llm.local_agent import LocalModelAgent
 from mcpgym.evaluation.llm.openai_chat import OpenAIAgent
 from mcpgym.evaluation.llm.transport import RetryPolicy
 
-PROVIDERS: dict[str, type[LLMAgent]] = {"openai": OpenAIAgent, "anthropic": AnthropicAgent}
+PROVIDERS: dict[str, type[LLMAgent]] = {"openai": OpenAIAgent, "anthropic": AnthropicAgent, "local": LocalModelAgent}
 """Spec prefix -> agent class."""
 
 _LIMIT_FIELDS = {f.name for f in fields(LLMLimits)}
@@ -42,7 +44,7 @@ _AGENT_OPTIONS = {
 
 
 def is_llm_spec(spec: Any) -> bool:
-    """True when ``spec`` names an LLM provider (``openai:...``, ``anthropic:...``)."""
+    """True when ``spec`` names an LLM provider (``openai:...``, ``anthropic:...``, ``local:...``)."""
     return isinstance(spec, str) and spec.partition(":")[0].strip().lower() in PROVIDERS and ":" in spec
 
 
@@ -50,8 +52,8 @@ def parse_llm_spec(spec: str, **options: Any) -> LLMAgent:
     """Build the LLM agent a spec names.
 
     Args:
-        spec: ``<provider>:<model>`` with provider ``openai`` (any OpenAI-compatible server)
-            or ``anthropic``.
+        spec: ``<provider>:<model>`` with provider ``openai`` (any OpenAI-compatible server),
+            ``anthropic`` or ``local`` (the bundled model, whose server ``mcpgym run`` starts).
         **options: see the module docstring, passed as given (``temperature=None`` means "not
             sent"; pass only the options you set). The agent's name defaults to ``spec``.
 
@@ -101,7 +103,7 @@ def llm_agent_factory(**options: Any) -> Callable[[str], LLMAgent]:
 
 
 def register_llm_agents(*, replace: bool = False, **options: Any) -> list[str]:
-    """Register the ``openai`` and ``anthropic`` prefixes with ``mcpgym.evaluation.agents.make_agent``,
+    """Register the ``openai``, ``anthropic`` and ``local`` prefixes with ``mcpgym.evaluation.agents.make_agent``,
     building agents with ``options`` (e.g. ``tool_exposure="task+5"``, ``max_turns=8``).
 
     Args:

@@ -674,8 +674,9 @@ class AgentMetrics(Metrics):
     """One agent's :class:`Metrics` with breakdowns.
 
     ``by_level``: str(level) -> metrics of the agent's episodes of that level (episodes without
-    a level are left out); ``by_app``: app -> metrics of the episodes whose apps include it (an
-    episode counts under each of its apps). Both are None (and left out of the JSON) when the
+    a level are left out); ``by_app``: app -> metrics of the episodes counted under it (each
+    app of the episode's task besides ``system``, or ``system`` for a system-only task; see
+    :func:`mcpgym.evaluation.scoring.aggregate.counted_apps`). Both are None (and left out of the JSON) when the
     aggregate was built without breakdowns.
     """
 

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, MAX_CONTEXT, MIN_CONTEXT
 from mcpgym.evaluation.records.manifest import Manifest, validation_message
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 from mcpgym.kernel.exceptions import InvalidValue
@@ -271,6 +272,23 @@ class RunConfig(BaseModel):
     ] = Field(
         default_factory=dict,
         description="LLM agent settings (max_turns, temperature...; mcpgym.evaluation.llm.options).",
+    )
+    model_context: Annotated[
+        int | None,
+        Flag(
+            ("--model-context",),
+            f"local: agents: the context window (tokens) of the model server the run starts for them (default {DEFAULT_CONTEXT}; a longer prompt is refused, the episode errored).",
+            metavar="N",
+            min=MIN_CONTEXT,
+            max=MAX_CONTEXT,
+        ),
+        Resume(),
+    ] = Field(
+        default=None,
+        ge=MIN_CONTEXT,
+        le=MAX_CONTEXT,
+        strict=True,
+        description=f"The local model server's context window in tokens (None: {DEFAULT_CONTEXT}; mcpgym.evaluation.llm.local_agent).",
     )
     validate_output: Annotated[
         bool,

@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from mcpgym.evaluation.agents.base import record_refused_call
 from mcpgym.evaluation.llm.replies import raw_text
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import (
@@ -221,17 +222,11 @@ class EpisodeCaller:
             refused = _error(
                 self.result_type, "invalid_argument", "the tool name must be a string and the arguments a JSON object"
             )
-            self.timeline.append(
-                ToolCallStep(
-                    step=None,
-                    tool=name if isinstance(name, str) else repr(name)[:200],
-                    arguments={},
-                    raw_arguments=raw_text(arguments),
-                    is_error=True,
-                    error_code="invalid_argument",
-                    result=refused.payload,
-                    invalid=True,
-                )
+            record_refused_call(
+                self.timeline.append,
+                name if isinstance(name, str) else repr(name)[:200],
+                refused.payload,
+                raw_arguments=raw_text(arguments),
             )
             return refused
         self.calls += 1

@@ -9,6 +9,7 @@ with :func:`mcpgym.evaluation.run.runner.run_evaluation`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpgym.evaluation.run.config import CORE_DEFAULT_LIMIT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry
-from mcpgym.kernel.exceptions import InputError, MCPGymError
+from mcpgym.kernel.exceptions import InputError, MCPGymError, ServiceError
 from mcpgym.kernel.shorten import short
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ MAX_EPISODES = 1_000_000
 """Most episodes one run plans (tasks x trials x agents): the run lists every episode up front,
 so a mistyped ``--trials 10000000000`` would hang filling memory; a million episodes is
 already about 110 GB of trajectories."""
+
+LOCAL_MODEL_THREADS = 1
+"""llama.cpp CPU threads of the model server a run starts for its ``local:`` agents (one: two
+threads wait on each other on a busy machine, docs/baselines.md)."""
 
 LLM_FLAGS = "--max-turns, --max-output-tokens, --request-timeout, --temperature, --seed and --agent-option"
 """The flags that fill ``RunConfig.agent_options`` (named in the error of a run without LLM agents)."""
@@ -140,12 +145,32 @@ class RunPlan:
             server_start: a server started early (stopped when not used). console: a ``rich``
                 console for the progress bar (default: stderr).
 
+        With ``local:`` agents, the model server is started first (``config.model_context``
+        tokens of context) and ended after the run (:mod:`mcpgym.evaluation.llm.local_agent`).
+
         Raises:
-            RunError, ServerError: see ``run_evaluation``.
+            RunError, ServerError: see ``run_evaluation``. ServiceError: the local model server
+                did not start.
         """
+        from mcpgym.evaluation.llm.local_agent import local_agents
         from mcpgym.evaluation.run.runner import run_evaluation
 
-        return run_evaluation(self.tasks, self.agents, self.config, server_start=server_start, console=console)
+        local = local_agents(self.agents)
+        if not local:
+            return run_evaluation(self.tasks, self.agents, self.config, server_start=server_start, console=console)
+        from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, ModelUnavailable, serve_local_model
+
+        context = self.config.model_context or DEFAULT_CONTEXT
+        with contextlib.ExitStack() as stack:
+            try:
+                url = stack.enter_context(serve_local_model(context=context, threads=LOCAL_MODEL_THREADS))
+            except (ModelUnavailable, RuntimeError, OSError) as exc:
+                if server_start is not None:
+                    server_start.cancel()
+                raise ServiceError(f"the local model server did not start: {exc}") from None
+            for agent in local:
+                agent.attach(url, context=context, threads=LOCAL_MODEL_THREADS)
+            return run_evaluation(self.tasks, self.agents, self.config, server_start=server_start, console=console)
 
 
 def plan(config: RunConfig) -> RunPlan:
@@ -153,7 +178,9 @@ def plan(config: RunConfig) -> RunPlan:
 
     Raises:
         InputError: a bad option combination (``--ray-address`` without ``--executor ray``,
-            ``--server`` without a token, LLM options without an LLM agent...), fault profile,
+            ``--server`` without a token, LLM options without an LLM agent, ``--model-context``
+            without a ``local:`` agent, ``local:`` agents on Ray...), a ``local:`` agent whose
+            model or runtime is not installed, fault profile,
             suite, task, task file or agent spec; too many episodes (:data:`MAX_EPISODES`).
         RunError: Ray is not installed for ``--executor ray``.
     """
@@ -187,6 +214,20 @@ def plan(config: RunConfig) -> RunPlan:
             f"{len(tasks)} tasks x {config.trials} trials x {len(specs)} agents is {planned:,} episodes; "
             f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
         )
+    local = [s for s in specs if s.partition(":")[0].strip().lower() == "local" and ":" in s]
+    if local:
+        if config.executor is Executor.ray:
+            raise InputError(
+                "local: agents need --executor local: the run serves their model on this machine's loopback"
+            )
+        from mcpgym.evaluation.llm.local_model import ModelUnavailable, check_available
+
+        try:
+            check_available()
+        except ModelUnavailable as exc:
+            raise InputError(f"{local[0]}: {exc}") from None
+    elif config.model_context is not None:
+        raise InputError("--model-context sets the model server of local: agents, and this run has none")
     if any(_is_llm(s) for s in specs):
         from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
@@ -224,4 +265,14 @@ def launch(config: RunConfig, *, server_start: ServerStart | None = None, consol
     return checked.run(server_start=server_start, console=console)
 
 
-__all__ = ["LLM_FLAGS", "MAX_EPISODES", "RunPlan", "default_suite", "launch", "load_task_files", "plan", "select_tasks"]
+__all__ = [
+    "LLM_FLAGS",
+    "LOCAL_MODEL_THREADS",
+    "MAX_EPISODES",
+    "RunPlan",
+    "default_suite",
+    "launch",
+    "load_task_files",
+    "plan",
+    "select_tasks",
+]

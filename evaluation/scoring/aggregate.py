@@ -25,6 +25,7 @@ from mcpgym.evaluation.records.statistics import Z_95, pass_hat_k, pass_k_table,
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.app import shared_apps
 
 
 def metrics(episodes: list[EpisodeScores]) -> Metrics:
@@ -40,6 +41,25 @@ def metrics(episodes: list[EpisodeScores]) -> Metrics:
     fields are documented on :class:`Metrics`.
     """
     return Metrics.of(episodes)
+
+
+def counted_apps(apps: Iterable[str], shared: Iterable[str] | None = None) -> list[str]:
+    """The apps an episode counts under in the ``by_app`` breakdown (docs/design.md §7,
+    "Aggregates"): the apps of its task besides those every world holds (``system``,
+    :func:`mcpgym.kernel.app.shared_apps`), or, for a task of those apps only, those. Every
+    world holds ``system``, so counting each episode under it would make its row the whole run.
+
+    Example: ``["system", "talk", "weather"]`` -> ``["talk", "weather"]``; ``["system"]`` ->
+    ``["system"]``; an app no registry knows (a foreign trajectory's) is an app of its own.
+
+    Args:
+        apps: the episode's apps (duplicates are counted once).
+        shared: the apps every world holds (default: :func:`~mcpgym.kernel.app.shared_apps`).
+    """
+    names = list(dict.fromkeys(apps))
+    common = set(shared_apps() if shared is None else shared)
+    own = [a for a in names if a not in common]
+    return own or names
 
 
 def as_scores(
@@ -82,8 +102,9 @@ def aggregate(
         catalog: to score trajectories that carry no scores.
         k: recovery window when scoring.
         breakdowns: add ``by_level`` (levels as strings; episodes without a level are left
-            out) and ``by_app`` (an episode counts under each of its apps, ``system``
-            included) to every agent.
+            out) and ``by_app`` (an episode counts under each app of :func:`counted_apps`:
+            its task's apps besides ``system``, or ``system`` for a system-only task) to every
+            agent.
 
     Returns:
         A :class:`Scoreboard`: agents sorted by name; an episode with an empty agent name
@@ -100,10 +121,11 @@ def aggregate(
         if breakdowns:
             levels: dict[int, list[EpisodeScores]] = defaultdict(list)
             apps: dict[str, list[EpisodeScores]] = defaultdict(list)
+            shared = shared_apps()
             for e in eps:
                 if e.level is not None:
                     levels[e.level].append(e)
-                for a in dict.fromkeys(e.apps):
+                for a in counted_apps(e.apps, shared):
                     apps[a].append(e)
             row.by_level = {str(lv): metrics(levels[lv]) for lv in sorted(levels)}
             row.by_app = {a: metrics(apps[a]) for a in sorted(apps)}
@@ -118,6 +140,7 @@ __all__ = [
     "Z_95",
     "aggregate",
     "as_scores",
+    "counted_apps",
     "metrics",
     "pass_hat_k",
     "pass_k_table",

@@ -94,12 +94,16 @@ async def test_the_query_sets_the_episode_as_the_control_api_would(http_server):
         ("seed=x", 422, "invalid field 'seed': expected a whole number"),
         ("seed=-1", 422, "invalid field 'seed'"),
         ("apps=shop,nope", 422, "unknown app 'nope'"),
-        ("faults=/etc/passwd", 422, "built-in profile name"),
+        ("faults=/etc/passwd", 422, "invalid field 'faults': a URL names a built-in profile"),
+        ("seed=9999999999999999999", 422, "expected a whole number from 0 to 9223372036854775807"),
+        ("tools=", 422, "invalid field 'tools': names no tool"),
+        ("&".join(f"seed={i}" for i in range(17)), 422, "17 parameters (at most 16)"),
         ("search_tools=maybe", 422, "expected true or false"),
         ("colour=red", 422, "unknown query parameter 'colour'"),
         ("seed=1&seed=2", 422, "given twice"),
         ("apps=,", 422, "names no app"),
     ],
+    ids=lambda v: v[:40] if isinstance(v, str) else None,
 )
 async def test_a_query_the_control_api_would_refuse_creates_nothing(http_server, query, status, words):
     base, token = http_server
@@ -169,6 +173,114 @@ async def test_a_control_delete_ends_the_session_and_the_cap_holds():
             )
             assert r.status_code == 404
             assert (await open_session(client, f"{base}/mcp")).status_code == 200  # the slot is free again
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+async def test_empty_query_segments_are_no_parameters(http_server):
+    base, token = http_server
+    async with httpx.AsyncClient(timeout=30, headers=_auth(token)) as client:
+        r = await open_session(client, f"{base}/mcp?seed=3" + "&" * 50)
+        assert r.status_code == 200, r.text
+        assert control_get(base, token, f"/control/episodes/{r.headers['mcpgym-episode-id']}")["seed"] == 3
+        assert (await client.delete(f"{base}/mcp", headers=session_headers(r.headers["mcp-session-id"]))).is_success
+
+
+def _init(**changes: object) -> dict:
+    body: dict = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    for key, value in changes.items():
+        if key.startswith("params_"):
+            body["params"][key.removeprefix("params_")] = value
+        elif value is None:
+            body.pop(key)
+        else:
+            body[key] = value
+    return body
+
+
+@pytest.mark.parametrize(
+    "body,words",
+    [
+        (_init(id=None), "needs an 'id'"),
+        ({**_init(), "id": None}, "needs an 'id'"),
+        (_init(jsonrpc="1.0"), "'jsonrpc' must be \"2.0\""),
+        ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": PROTOCOL}}, "capabilities"),
+        (_init(params_clientInfo={"name": "t"}), "'params.clientInfo' must be an object"),
+        (_init(params_protocolVersion=7), "'params.protocolVersion' must be a string"),
+        ([_init()], "the first request must be a JSON-RPC initialize request"),
+    ],
+    ids=["no-id", "null-id", "jsonrpc-1.0", "params-version-only", "clientinfo-no-version", "version-number", "batch"],
+)
+async def test_a_malformed_opening_gets_its_reason_and_creates_nothing(http_server, body, words):
+    base, token = http_server
+    before = _live(base, token)
+    async with httpx.AsyncClient(timeout=30, headers=_auth(token)) as client:
+        r = await client.post(f"{base}/mcp", headers=HEADERS, json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+    assert "mcp-session-id" not in r.headers and "mcpgym-episode-id" not in r.headers
+    assert _live(base, token) == before
+
+
+async def test_wrong_headers_and_oversized_bodies_get_json_errors_on_both_routes(http_server):
+    base, token = http_server
+    before = _live(base, token)
+    own = create_episode(base, token)
+    huge = _init(params_clientInfo={"name": "x" * (5 * 1024 * 1024), "version": "0"})
+    async with httpx.AsyncClient(timeout=60, headers=_auth(token)) as client:
+        for url in (f"{base}/mcp", own["mcp_url"]):
+            r = await client.post(url, headers=HEADERS, json=huge)
+            assert r.status_code == 413 and "request body too large" in r.json()["error"], r.text
+            r = await client.post(url, headers={**HEADERS, "Mcp-Session-Id": ""}, json=_init())
+            assert r.status_code == 400 and "Mcp-Session-Id header is empty" in r.json()["error"], r.text
+        r = await client.post(f"{base}/mcp", headers={**HEADERS, "Content-Type": "text/plain"}, content=b"{}")
+        assert r.status_code == 400 and "Content-Type must be application/json" in r.json()["error"]
+        # an initialize proposing a version the server does not know is negotiated, not refused
+        r = await open_session(client, f"{base}/mcp")
+        sid = r.headers["mcp-session-id"]
+        odd = await client.post(f"{base}/mcp", headers=HEADERS, json=_init(params_protocolVersion="1999-01-01"))
+        assert odd.status_code == 200, odd.text
+        assert messages_of(odd)[-1]["result"]["protocolVersion"] in ("2025-11-25", "2025-06-18", "2025-03-26")
+        # a request naming an unknown protocol version in its header gets 400 saying so
+        r = await client.post(
+            f"{base}/mcp",
+            headers={**session_headers(sid), "MCP-Protocol-Version": "1999-01-01"},
+            json=tool_call(1, "system_get_wallet_balance", {}),
+        )
+        assert r.status_code == 400 and "unsupported MCP-Protocol-Version '1999-01-01'" in r.json()["error"]
+        for session in (sid, odd.headers["mcp-session-id"]):
+            assert (await client.delete(f"{base}/mcp", headers=session_headers(session))).is_success
+    assert _live(base, token) == before | {own["episode_id"]}
+
+
+async def test_one_episode_url_cannot_take_every_session():
+    """An episode keeps at most 8 open sessions: a ninth opening ends its oldest (clients such
+    as the Inspector CLI never end theirs), so the server's cap stays for other episodes."""
+    proc, base, token = spawn_http_server("--max-episodes", "3")
+    try:
+        own = create_episode(base, token)
+        async with httpx.AsyncClient(timeout=30) as client:
+            answers = [await open_session(client, own["mcp_url"]) for _ in range(12)]
+            assert [r.status_code for r in answers] == [200] * 12
+            sids = [r.headers["mcp-session-id"] for r in answers]
+            served = []
+            for rid, sid in enumerate(sids):
+                r = await client.post(
+                    own["mcp_url"], headers=session_headers(sid), json=tool_call(rid, "system_get_wallet_balance", {})
+                )
+                served.append(r.status_code)
+            assert served == [404] * 4 + [200] * 8, served  # the four oldest were ended
+            listed = control_get(base, token, "/control/episodes")
+            assert listed["mcp_sessions"] <= 8
+            # the server still has room for other episodes' sessions (its cap is 18 here)
+            async with httpx.AsyncClient(timeout=30, headers=_auth(token)) as authed:
+                opened = [await open_session(authed, f"{base}/mcp") for _ in range(2)]
+            assert [r.status_code for r in opened] == [200, 200]
     finally:
         proc.terminate()
         proc.wait(timeout=20)

@@ -548,6 +548,13 @@ def test_a_bad_profile_file_names_the_file_the_field_and_the_value(tmp_path, fmt
     assert str(path) in message and f"'{field}'" in message and f"= {value}" in message and why in message, message
 
 
+def test_a_field_with_an_empty_name_is_named_so_not_the_top_level():
+    # an inline profile (the control API's `faults` object) with the key "" (a hostile try's finding)
+    with pytest.raises(FaultProfileError) as info:
+        load_profile({"": 1})
+    assert "field '' = 1: unknown field" in str(info.value) and "top level" not in str(info.value)
+
+
 def test_rates_of_one_tool_adding_up_to_more_than_one_are_refused(tmp_path):
     path = tmp_path / "sum.toml"
     path.write_text(f"[rates]\ntransient = 0.5\n[tools.{ADD}]\ntimeout = 0.6\n", encoding="utf-8")

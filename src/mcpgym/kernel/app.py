@@ -442,3 +442,9 @@ def app_names() -> list[str]:
     apps = _registry()
     order = [a for a in BUILTIN_APPS if a in apps]
     return order + sorted(a for a in apps if a not in order)
+
+
+def shared_apps() -> list[str]:
+    """The registered apps every world holds (``App.always_included``: the built-in ``system``),
+    in :func:`app_names` order."""
+    return [a for a in app_names() if get_app(a).always_included]

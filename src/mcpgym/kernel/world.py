@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
-from mcpgym.kernel.app import App, SharedState, UnknownAppError, app_names, get_app, unknown_app_message
+from mcpgym.kernel.app import App, SharedState, UnknownAppError, app_names, get_app, shared_apps, unknown_app_message
 from mcpgym.kernel.clock import Clock
 from mcpgym.kernel.people import Person, User, generate_people
 
@@ -50,7 +50,7 @@ def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
     for name in names:
         if not isinstance(name, str) or name not in known:
             raise UnknownAppError(unknown_app_message(name, known))
-    always = [a for a in known if get_app(a).always_included]
+    always = shared_apps()
     return always + [a for a in known if a in names and a not in always]
 
 

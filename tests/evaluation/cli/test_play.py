@@ -1,7 +1,9 @@
 """``mcpgym play`` and ``mcpgym run --agent human`` (issue 25): a person plays a task as the
 agent. Driven here through standard input for a whole episode, in a real process with its own
-server: the instruction, a tool search, a typing slip (not sent), a fault shown exactly as an
-agent gets it, the retry, the answer; then the trajectory and its scores as for any agent.
+server: the instruction, a tool search, calls refused before the server (arguments that are not
+JSON or no JSON object, a tool name the episode does not offer: recorded as invalid steps and
+counted, as an LLM agent's are), a fault shown exactly as an agent gets it, the retry, the
+answer; then the trajectory and its scores as for any agent.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ LINES = [
     "help",
     "tools theme",
     "show system_update_setting",
-    'system_update_setting {"key": "theme", "value": "dark"',  # a slip: not JSON, not sent
-    'system_update_setting {"key": "theme", "value": "dark"}',  # the injected fault
-    'system_update_setting {"key": "theme", "value": "dark"}',  # the retry
-    "system_get_settings",
+    'system_update_setting {"key": "theme", "value": "dark"',  # not JSON: refused, invalid call 1
+    'system_update_setting {"key": "theme", "value": "dark"}',  # the injected fault: call-log step 1
+    'system_update_setting {"key": "theme", "value": "dark"}',  # the retry: step 2
+    "system_get_setings",  # no such tool: refused, invalid call 2
+    'system_get_settings ["theme"]',  # JSON but no object: refused, invalid call 3
+    "system_get_settings",  # step 3
     "answer Dark mode is on.",
 ]
 
@@ -49,18 +53,29 @@ def test_a_whole_episode_played_through_standard_input(tmp_path):
     text = done.stdout
     assert "Please switch my phone to dark mode." in text
     assert "system_get_settings  Return device settings" in text  # found by a word of its description
-    assert "the arguments are not JSON" in text and "not sent" in text
+    assert "the arguments are not valid JSON" in text and "not sent: counted as an invalid call" in text
+    assert "there is no tool named 'system_get_setings'" in text and "did you mean system_get_settings," in text
+    assert "the arguments must be a JSON object, got a JSON list" in text
     assert '"code": "transient"' in text and '"retryable": true' in text  # the fault, as an agent sees it
     assert '"theme": "dark"' in text
-    assert "trial 0: status completed, success True, 3 valid / 0 invalid / 1 error calls" in text
+    # by hand from LINES: 3 calls reached the server (steps 1-3), one of them the transient
+    # fault (an error call); 3 were refused before it (invalid)
+    assert "trial 0: status completed, success True, 3 valid / 3 invalid / 1 error calls" in text
 
     [traj] = read_trajectories(trajectories_file(out))
     calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
-    assert [(c.step, c.tool, c.error_code) for c in calls] == [
-        (1, "system_update_setting", "transient"),
-        (2, "system_update_setting", None),
-        (3, "system_get_settings", None),
+    assert [(c.step, c.tool, c.error_code, c.invalid) for c in calls] == [
+        (None, "system_update_setting", "invalid_argument", True),
+        (1, "system_update_setting", "transient", False),
+        (2, "system_update_setting", None, False),
+        (None, "system_get_setings", "not_found", True),
+        (None, "system_get_settings", "invalid_argument", True),
+        (3, "system_get_settings", None, False),
     ]
+    assert calls[0].raw_arguments == '{"key": "theme", "value": "dark"' and calls[0].arguments == {}
+    assert calls[4].raw_arguments == '["theme"]'
+    assert traj.scores.tool_calls == 3 and traj.scores.valid_calls == 3
+    assert traj.scores.invalid_calls == 3 and traj.scores.error_calls == 1
     assert traj.agent == "human" and traj.final_message == "Dark mode is on." and traj.status == "completed"
     assert traj.scores.success is True and traj.scores.recoveries == 1 and traj.scores.defeatism is False
     manifest = json.loads((out / "manifest.json").read_text())
@@ -145,3 +160,38 @@ def test_tab_completes_a_tool_name_at_a_terminal(tmp_path):
         ("system_update_setting", {"key": "theme", "value": "dark"}, None)
     ]
     assert traj.final_message == "Dark mode is on." and traj.scores is not None and traj.scores.success is True
+
+
+def test_refused_calls_are_counted_without_a_recording_call_function():
+    """In process (``run_in_process``: its call function has no ``record``), the player's refused
+    calls are counted in the result's ``invalid_calls`` as an LLM agent's are; arguments nested
+    too deeply to parse are refused like any unparsable arguments, not a crash of the episode."""
+    import io
+
+    import anyio
+    from rich.console import Console
+
+    from mcpgym.evaluation.agents.human import HumanAgent
+    from mcpgym.evaluation.agents.inprocess import run_in_process, score_in_process
+    from mcpgym.evaluation.tasks import get_task
+
+    lines = iter(
+        [
+            "nosuchtool",  # refused 1
+            "system_get_settings " + "[" * 50_000,  # refused 2: nested too deeply to parse
+            'system_update_setting {"key": "theme", "value": "dark"}',  # reaches the tools
+            "answer Dark mode is on.",
+        ]
+    )
+
+    def read(prompt: str) -> str:
+        return next(lines)
+
+    human = HumanAgent(read=read, console=Console(file=io.StringIO(), width=200))
+    task = get_task("system.dark_mode")
+    traj = anyio.run(lambda: run_in_process(human, task, faults="none", trial=0))
+    assert traj.status == "completed" and traj.final_message == "Dark mode is on."
+    assert traj.invalid_calls == 2  # the two refused lines, counted (no step to record them in)
+    scores = score_in_process(traj, task)
+    assert (scores.tool_calls, scores.valid_calls, scores.invalid_calls, scores.error_calls) == (1, 1, 2, 0)
+    assert "nested too deeply" in human.console.file.getvalue()

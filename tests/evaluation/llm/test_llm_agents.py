@@ -531,7 +531,11 @@ def test_make_agent_builds_llm_agents_once_registered(monkeypatch):
     from mcpgym.evaluation.llm import register_llm_agents
 
     monkeypatch.setattr(agents_pkg, "_FACTORIES", {})  # a fresh registry: no effect on other tests
-    assert register_llm_agents(tool_exposure="task+2", base_url="http://127.0.0.1:8000/v1") == ["openai", "anthropic"]
+    assert register_llm_agents(tool_exposure="task+2", base_url="http://127.0.0.1:8000/v1") == [
+        "openai",
+        "anthropic",
+        "local",
+    ]
     assert register_llm_agents() == []
     agent = agents_pkg.make_agent("openai:qwen2.5-7b")
     assert isinstance(agent, OpenAIAgent) and agent.name == "openai:qwen2.5-7b"

@@ -6,7 +6,9 @@ the tasks' world seeds and ``fault_seed_for(task, 0)``): its ``trajectories.json
 ``snapshots/``, ``scores.json`` and ``manifest.json``. It was first recorded before issue 27's
 refactoring (enums, typed records, one error base; commit f28faa0) and stayed equal through it;
 it was re-recorded once, when main's revision of the recovery and defeatism definitions (and
-the new false-success fields) changed only the lines' ``scores``. These tests show that nothing
+the new false-success fields) changed only the lines' ``scores``, and again when ``by_app`` stopped
+counting every episode under ``system`` (docs/design.md §7, "Per app": only ``scores.json``'s
+``by_app.system`` changed; careful's row went from 8 episodes to 1). These tests show that nothing
 a run stores moves unnoticed:
 
 - re-scoring the recorded trajectories gives the recorded ``scores.json`` and each line's
