@@ -118,7 +118,13 @@ def prepare_record_dir(
     except RecordDirError:
         raise
     except RunDirectoryError as exc:  # ForeignContentError, RunDirLocked, ForeignLockFile
-        raise RecordDirError(str(exc)) from None
+        hint = ""
+        if isinstance(exc, ForeignContentError) and read_marker(root) is None:
+            hint = (
+                " A directory recorded by an mcpgym proxy before record directories carried the "
+                f"{MARKER_NAME} marker is refused too: record into a new directory (mcpgym score still reads it)."
+            )
+        raise RecordDirError(f"{exc}{hint}") from None
     return root
 
 

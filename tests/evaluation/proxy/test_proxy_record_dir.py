@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
@@ -67,6 +68,7 @@ def test_a_directory_of_the_users_own_files_is_refused_before_the_proxy_starts(t
         said = refused("--record", str(tmp_path / "ud"), *extra)
         assert "in the way: catalog.json, trajectories.jsonl" in said and "no .mcpgym-run marker" in said
         assert "Nothing was deleted" in said and ("another --record" in said or "Give the directory" in said)
+        assert "recorded by an mcpgym proxy before record directories carried the .mcpgym-run marker" in said
         assert snapshot(tmp_path / "ud") == before  # byte for byte, and no marker or lock left behind
     said = refused("--catalog", str(tmp_path / "ud" / "catalog.json"), "--record", str(tmp_path / "ud"))
     assert "the proxy never rewrites a catalog you pass" in said
@@ -168,3 +170,21 @@ def test_run_proxy_claims_its_out_directory_by_the_same_rules(tmp_path):
     code, said = run(out)
     assert code == 2 and "Pass --resume to continue it" in said and len(recorded(out)) == 1, said
     assert run(out, "--resume")[0] == 0 and len(recorded(out)) == 2  # appended: none skipped
+
+
+def test_a_session_ending_in_a_directory_that_stopped_being_mcpgyms_writes_nothing(tmp_path):
+    from mcpgym.evaluation.proxy.classify import ToolClassifier
+    from mcpgym.evaluation.proxy.record import RecordDirError, prepare_record_dir, record_session
+    from mcpgym.evaluation.records.trajectory import Trajectory
+
+    rec, traj, classifier = tmp_path / "rec", Trajectory(episode_id="e", agent="a"), ToolClassifier(None)
+    prepare_record_dir(rec)
+    (rec / MARKER_NAME).unlink()  # the user emptied it during the session and put a file of theirs there
+    (rec / "catalog.json").write_text("mine\n")
+    before = snapshot(rec)
+    with pytest.raises(RecordDirError, match="lost its .mcpgym-run marker during the session"):
+        record_session(rec, traj, classifier)
+    assert snapshot(rec) == before
+    (rec / "catalog.json").unlink()  # removed whole: made again, with a new marker
+    record_session(rec, traj, classifier)
+    assert (rec / MARKER_NAME).is_file() and [t["episode_id"] for t in recorded(rec)] == ["e"]
