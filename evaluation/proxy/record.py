@@ -111,8 +111,8 @@ def prepare_record_dir(
     try:
         with run_lock(root, command="mcpgym proxy --record", discard_if=lambda: read_marker(root) is None):
             if resume:
-                _, manifest = claim_for_resume(root, option="--record")
-                _check_appendable(root, manifest is not None)
+                _check_appendable(root)  # before claim_for_resume, which may write a marker
+                claim_for_resume(root, option="--record")
             else:
                 claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, option="--record")
     except RecordDirError:
@@ -128,14 +128,16 @@ def prepare_record_dir(
     return root
 
 
-def _check_appendable(root: Path, has_manifest: bool) -> None:
-    """Refuse to append proxy sessions to a run of ``mcpgym run`` or through a file mcpgym did
-    not write (a symlink or folder named like the proxy's files)."""
-    if has_manifest or (root / TRAJECTORIES_ZST).exists():
+def _check_appendable(root: Path) -> None:
+    """Refuse to append proxy sessions to a run of ``mcpgym run`` (or files named like its
+    ``manifest.json`` / ``trajectories.jsonl.zst``) or through an entry mcpgym did not write (a
+    symlink or folder named like the proxy's files)."""
+    run_files = [n for n in (MANIFEST_NAME, TRAJECTORIES_ZST) if (root / n).exists() or (root / n).is_symlink()]
+    if run_files:
         raise ForeignContentError(
             root,
-            f"is a run of mcpgym run ({MANIFEST_NAME}, {TRAJECTORIES_ZST}), not proxy sessions",
-            [n for n in (MANIFEST_NAME, TRAJECTORIES_ZST) if (root / n).exists()],
+            f"holds what a run of mcpgym run holds ({MANIFEST_NAME}, {TRAJECTORIES_ZST}), not proxy sessions",
+            run_files,
             "Record into another --record directory.",
         )
     odd = [

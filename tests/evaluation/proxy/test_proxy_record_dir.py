@@ -124,8 +124,14 @@ def test_resume_refuses_a_run_of_mcpgym_run_and_a_symlinked_catalog(tmp_path):
     write_marker(run)
     (run / "trajectories.jsonl.zst").write_bytes(b"")
     before = snapshot(run)
-    assert "is a run of mcpgym run" in refused("--record", str(run), "--resume")
+    assert "holds what a run of mcpgym run holds" in refused("--record", str(run), "--resume")
     assert snapshot(run) == before
+    old_run = tmp_path / "old-run"  # a run from before markers: refused without gaining one
+    old_run.mkdir()
+    (old_run / "manifest.json").write_text('{"versions": {}, "invocations": [], "started_at": "2025"}\n')
+    before = snapshot(old_run)
+    assert "holds what a run of mcpgym run holds" in refused("--record", str(old_run), "--resume")
+    assert snapshot(old_run) == before
 
     rec, elsewhere = tmp_path / "rec", tmp_path / "elsewhere.json"
     rec.mkdir()
