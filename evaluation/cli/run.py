@@ -181,6 +181,8 @@ def run(**flags: Any) -> None:
             flags["trials"],
             catalog,
             flags["timeout"],
+            resume=flags["resume"],
+            force=flags["force"],
         )
         return
     config, given_fields = config_from_flags(flags)

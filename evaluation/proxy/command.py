@@ -115,7 +115,18 @@ def proxy(
         None, "--catalog", metavar="FILE", help="JSON catalog classifying upstream tools (kind, role, remedies...)."
     ),
     record: Path | None = typer.Option(
-        None, "--record", metavar="DIR", help="Append each session's trajectory to DIR/trajectories.jsonl."
+        None,
+        "--record",
+        metavar="DIR",
+        help="Record each session's trajectory in DIR/trajectories.jsonl (DIR: missing, empty, or mcpgym's own).",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Append to the sessions already recorded in --record DIR (a directory mcpgym made)."
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Start over in --record DIR of mcpgym's own (its .mcpgym-run marker): only its files are deleted.",
     ),
     agent: str | None = typer.Option(
         None, metavar="NAME", help="Agent name in the trajectory (default: the client's)."
@@ -136,6 +147,8 @@ def proxy(
         _fail("--upstream needs the upstream's command after it")
     if command and not upstream:
         _fail(f"unexpected argument {command[0]!r}: put the upstream command after --upstream")
+    if (resume or force) and record is None:
+        _fail(f"{'--resume' if resume else '--force'} needs --record DIR")
     try:
         spec, plan, classifier = build(
             command, upstream_url, faults, fault_seed, catalog, connect_timeout, call_timeout
@@ -143,7 +156,13 @@ def proxy(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
 
-    from mcpgym.evaluation.proxy.record import record_session, trajectory_of
+    from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session, trajectory_of
+
+    if record is not None:  # claimed before the proxy serves: a refusal loses no session
+        try:
+            prepare_record_dir(record, resume=resume, force=force, catalog=catalog)
+        except (ValueError, OSError) as exc:
+            _fail(str(exc))
     from mcpgym.server.proxy.server import serve_proxy_stdio
 
     def on_end(session: ProxySession) -> None:

@@ -237,25 +237,33 @@ def run_proxy(
     trials: int = 1,
     catalog: Path | None = None,
     timeout: float = 600.0,
+    resume: bool = False,
+    force: bool = False,
 ) -> list[Trajectory]:
     """Run every agent on every task and trial through the proxy, one episode at a time.
 
     Args:
         upstream: the upstream's command line (split like a shell) or its http(s) URL.
+        out: the directory of the trajectories, claimed before the first episode like
+            ``mcpgym proxy --record DIR`` (:func:`mcpgym.evaluation.proxy.record.prepare_record_dir`):
+            ``resume`` appends to the episodes recorded there (all of them run again: none is
+            skipped), ``force`` starts over in a directory of mcpgym's own.
 
     Raises:
-        ValueError: for a bad upstream, profile, catalog or agent spec.
+        ValueError: for a bad upstream, profile, catalog or agent spec, or an ``out`` that
+            cannot be used (:class:`mcpgym.evaluation.proxy.record.RecordDirError`).
     """
     import shlex
 
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.proxy.command import build
-    from mcpgym.evaluation.proxy.record import record_session
+    from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session
 
     url = upstream if upstream.startswith(("http://", "https://")) else None
     command = None if url else shlex.split(upstream)
     spec, plan, classifier = build(command, url, faults, fault_seed, catalog)
     built = [(name, make_agent(name)) for name in agents]
+    prepare_record_dir(out, resume=resume, force=force, catalog=catalog)
     done: list[Trajectory] = []
     for task in tasks:
         for name, agent in built:
@@ -287,6 +295,8 @@ def run_proxy_command(
     trials: int,
     catalog: Path | None,
     timeout: float,
+    resume: bool = False,
+    force: bool = False,
 ) -> None:
     """``mcpgym run --proxy``: check the options, run, print one line per episode.
 
@@ -318,6 +328,8 @@ def run_proxy_command(
             trials=trials,
             catalog=catalog,
             timeout=timeout,
+            resume=resume,
+            force=force,
         )
     except (ValueError, OSError) as exc:
         fail(str(exc))

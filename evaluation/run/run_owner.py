@@ -144,8 +144,13 @@ def _is_plain_file(path: Path) -> bool:
         return False
 
 
-def own_entries(run_dir: Path) -> tuple[list[Path], list[str]]:
+def own_entries(run_dir: Path, extra_names: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
     """Split what ``run_dir`` holds into mcpgym's entries and the rest.
+
+    Args:
+        extra_names: more file names that are mcpgym's in this directory (the proxy's
+            ``catalog.json``, see :mod:`mcpgym.evaluation.proxy.record`), besides
+            :data:`RUN_FILE_NAMES`.
 
     Returns:
         ``(ours, in_the_way)``: ``ours`` are the paths mcpgym may delete (run files, snapshot
@@ -158,7 +163,7 @@ def own_entries(run_dir: Path) -> tuple[list[Path], list[str]]:
         name = child.name
         if name in (MARKER_NAME, LOCK_NAME) and _is_plain_file(child):
             continue
-        if name in RUN_FILE_NAMES and _is_plain_file(child):
+        if (name in RUN_FILE_NAMES or name in extra_names) and _is_plain_file(child):
             ours.append(child)
         elif name == SNAPSHOT_DIR and child.is_dir() and not child.is_symlink():
             for snap in sorted(child.iterdir()):
@@ -180,9 +185,10 @@ def _listing(run_dir: Path) -> list[str]:
     return out
 
 
-def check_manifest(run_dir: Path, run_id: str | None) -> Manifest | None:
+def check_manifest(run_dir: Path, run_id: str | None, option: str = "--out") -> Manifest | None:
     """The manifest of ``run_dir`` when it parses as mcpgym's, of a version this mcpgym reads,
-    and (given ``run_id``) of that run; None when there is none.
+    and (given ``run_id``) of that run; None when there is none. ``option`` names the
+    command-line option that gave the directory, for the advice in the messages.
 
     Raises:
         ForeignContentError: a manifest that is not valid, of another version, or of
@@ -193,13 +199,13 @@ def check_manifest(run_dir: Path, run_id: str | None) -> Manifest | None:
         return None
     if not _is_plain_file(path):
         raise ForeignContentError(
-            run_dir, f"{MANIFEST_NAME} is not a regular file", [MANIFEST_NAME], "Choose another --out."
+            run_dir, f"{MANIFEST_NAME} is not a regular file", [MANIFEST_NAME], f"Choose another {option}."
         )
     try:
         manifest = read_manifest(run_dir)
     except ValueError as exc:  # names the file, and for another version the one this mcpgym reads
         raise ForeignContentError(
-            run_dir, f"its manifest is not one this mcpgym can use: {exc}", [MANIFEST_NAME], "Choose another --out."
+            run_dir, f"its manifest is not one this mcpgym can use: {exc}", [MANIFEST_NAME], f"Choose another {option}."
         ) from None
     assert manifest is not None
     if "manifest_version" not in manifest.model_fields_set:
@@ -207,7 +213,7 @@ def check_manifest(run_dir: Path, run_id: str | None) -> Manifest | None:
             run_dir,
             f"its {MANIFEST_NAME} has no manifest_version (this mcpgym reads manifest_version {MANIFEST_VERSION})",
             [MANIFEST_NAME],
-            "Choose another --out.",
+            f"Choose another {option}.",
         )
     got = manifest.run_id
     if run_id is not None and got is not None and got != run_id:
@@ -216,12 +222,12 @@ def check_manifest(run_dir: Path, run_id: str | None) -> Manifest | None:
             f"its {MANIFEST_NAME} belongs to run {short_text(str(got), 40)}, not to the run "
             f"{run_id} of its {MARKER_NAME} marker",
             [MANIFEST_NAME],
-            "Choose another --out.",
+            f"Choose another {option}.",
         )
     return manifest
 
 
-def claim_new_run(run_dir: str | Path, *, force: bool) -> str:
+def claim_new_run(run_dir: str | Path, *, force: bool, extra_names: tuple[str, ...] = (), option: str = "--out") -> str:
     """Make ``run_dir`` (existing; its lock held) ready for a new run and return the run id.
 
     An empty directory (or one holding only mcpgym's lock) gets a fresh marker. A proven run
@@ -229,6 +235,10 @@ def claim_new_run(run_dir: str | Path, *, force: bool) -> str:
     emptied of them when it holds no episode record (a run that failed before its first
     episode) or when ``force`` is given, and gets a new marker. Anything else is refused
     before anything is deleted.
+
+    Args:
+        extra_names: file names that are mcpgym's here besides the run files (:func:`own_entries`).
+        option: the command-line option that gave the directory, named in the advice.
 
     Raises:
         ForeignContentError: the directory is not proven mcpgym's, holds entries mcpgym did not
@@ -244,16 +254,16 @@ def claim_new_run(run_dir: str | Path, *, force: bool) -> str:
             root,
             f"is not empty and is not an mcpgym run directory (no {MARKER_NAME} marker)",
             listing,
-            "mcpgym deletes only what it can prove it wrote: choose another --out, or move these away yourself.",
+            f"mcpgym deletes only what it can prove it wrote: choose another {option}, or move these away yourself.",
         )
-    check_manifest(root, run_id)
-    ours, foreign = own_entries(root)
+    check_manifest(root, run_id, option)
+    ours, foreign = own_entries(root, extra_names)
     if foreign:
         raise ForeignContentError(
             root,
             "holds entries mcpgym did not write",
             foreign,
-            "Choose another --out, or move these away yourself.",
+            f"Choose another {option}, or move these away yourself.",
         )
     has_records = any(
         _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip())
@@ -264,7 +274,7 @@ def claim_new_run(run_dir: str | Path, *, force: bool) -> str:
             root,
             "is not empty: it holds a run with recorded episodes",
             [],
-            "Pass --resume to continue it, --force to replace its run files, or another --out.",
+            f"Pass --resume to continue it, --force to replace its run files, or another {option}.",
         )
     for path in ours:
         path.unlink(missing_ok=True)
@@ -306,13 +316,14 @@ def check_unmarked_manifest(run_dir: str | Path, manifest: Manifest) -> None:
         )
 
 
-def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
+def claim_for_resume(run_dir: str | Path, option: str = "--out") -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
 
     A proven run directory (marker, matching manifest of a version this mcpgym reads) is
     resumed. A run written before markers existed is resumed when its manifest parses as
     mcpgym's (the marker is then written, with a new run id). An empty directory starts a run.
+    ``option`` names the command-line option that gave the directory, for the messages.
 
     Raises:
         ForeignContentError: a directory that is neither, or a manifest of an unknown version.
@@ -322,7 +333,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
     if not listing:
         return write_marker(root), None
     run_id = read_marker(root)
-    manifest = check_manifest(root, run_id)
+    manifest = check_manifest(root, run_id, option)
     if run_id is None:
         if manifest is None:
             raise ForeignContentError(
@@ -334,7 +345,7 @@ def claim_for_resume(run_dir: str | Path) -> tuple[str, Manifest | None]:
         check_unmarked_manifest(root, manifest)
         if (root / MARKER_NAME).exists() or (root / MARKER_NAME).is_symlink():
             raise ForeignContentError(
-                root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], "Choose another --out."
+                root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], f"Choose another {option}."
             )
         run_id = manifest.run_id
         run_id = write_marker(root, run_id if run_id and _RUN_ID.match(run_id) else None)
