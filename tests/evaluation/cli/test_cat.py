@@ -81,7 +81,11 @@ def test_a_file_that_is_not_trajectory_lines_is_refused(tmp_path: Path, trajs) -
     # a folder without trajectories, and a binary file, as before: one error line, exit 2
     (tmp_path / "empty_dir").mkdir()
     res = cat(tmp_path / "empty_dir")
-    assert res.exit_code == 2 and res.stdout == "" and "is not a run directory: it has no trajectories.jsonl.zst" in res.stderr
+    assert (
+        res.exit_code == 2
+        and res.stdout == ""
+        and "is not a run directory: it has no trajectories.jsonl.zst" in res.stderr
+    )
     binary = tmp_path / "blob.bin"
     binary.write_bytes(bytes(range(256)) * 4)
     res = cat(binary)
