@@ -10,9 +10,9 @@ asyncio's pipe transports instead, read and written in place by the server's own
 device and fd 1 writes to stderr while serving (stray output of the process misses the wire),
 both restored on exit.
 
-Only for pipes, sockets and character devices on the asyncio backend (what a client that
-spawns the proxy gives it); anything else (a regular file as stdin, another event loop)
-yields None and the caller uses the SDK's transport unchanged.
+Only for pipes, sockets and character devices the event loop can poll, on the asyncio backend
+(what a client that spawns the proxy gives it); anything else (a regular file or ``/dev/null``
+as stdin, another event loop) yields None and the caller uses the SDK's transport unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import stat
 from collections.abc import AsyncIterator
 
@@ -27,11 +28,23 @@ from mcpgym.server.proxy.lines import MAX_LINE_BYTES, LineReader, LineWriter
 
 
 def _pipe_like(fd: int) -> bool:
+    """Whether ``fd`` is a pipe, a socket or a character device that the event loop can poll:
+    ``/dev/null`` is a character device that epoll refuses (EPERM), and asyncio would then
+    fail in a callback, after ``connect_read_pipe`` returned, and never see end of input."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    if not hasattr(select, "epoll"):
+        return True
+    with select.epoll() as probe:
+        try:
+            probe.register(fd, select.EPOLLIN)
+        except OSError:
+            return False
+    return True
 
 
 @contextlib.asynccontextmanager

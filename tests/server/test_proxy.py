@@ -341,3 +341,29 @@ async def test_a_proxy_stopped_by_sigterm_still_records_its_session(tmp_path):
     assert [s["tool"] for s in line["steps"]] == ["note_write"] and line["agent"] == "desk"
     assert "SIGTERM" in (line["stop_reason"] or "")
     assert (notes / "n").read_text() == "one\n"
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "empty_pipe"])
+def test_a_proxy_whose_stdin_is_empty_ends_at_once(tmp_path, stdin):
+    """stdin ``/dev/null`` (a character device epoll refuses) or an empty pipe: end of input at
+    once, so the proxy ends, exit 0 and no traceback (with /dev/null it waited forever, its read
+    failing in an event-loop callback)."""
+    command = [
+        sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "proxy",
+        "--faults",
+        "none",
+        "--upstream",
+        sys.executable,
+        "-m",
+        "mcpgym.evaluation.cli",
+        "serve",
+    ]
+    if stdin == "devnull":
+        out = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    else:
+        out = subprocess.run(command, input="", capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert out.stdout == ""
