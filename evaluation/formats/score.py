@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 from mcpgym.evaluation.formats.common import LoadResult, Problem
 from mcpgym.evaluation.formats.detect import FORMAT_NAMES, READERS, detect_format
 from mcpgym.evaluation.formats.scorability import Scorability, scorability
+from mcpgym.evaluation.records.compressed import run_dir_problem
 from mcpgym.evaluation.records.scores import AgentMetrics
 from mcpgym.evaluation.scoring.aggregate import aggregate
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
@@ -187,14 +188,15 @@ RUN_DIR_FORMATS = ("auto", "mcpgym")
 def check_format_applies(paths: Iterable[str | Path], fmt: str) -> None:
     """Refuse a ``--format`` that a run directory among ``paths`` cannot be read in: a run
     directory holds mcpgym's own lines, so any format but ``auto`` / ``mcpgym`` would be
-    ignored, and an option is never ignored in silence.
+    ignored, and an option is never ignored in silence. A directory that is no run directory
+    is left to the file reader, which refuses it as a directory.
 
     Raises:
         ValueError: naming the format, the directories and what to do instead.
     """
     if fmt in RUN_DIR_FORMATS:
         return
-    dirs = [str(p) for p in paths if Path(p).is_dir()]
+    dirs = [str(p) for p in paths if Path(p).is_dir() and run_dir_problem(p) is None]
     if dirs:
         raise ValueError(
             f"--format {short(fmt)} does not apply to the run director{'ies' if len(dirs) > 1 else 'y'} "
@@ -225,7 +227,10 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
             res = LOADERS["mcpgym"](run_file)
         else:
             res = LoadResult(file=str(path), format="mcpgym", unread=True)
-            res.problem(run_dir_problem(path) or "not a run directory")
+            if fmt in RUN_DIR_FORMATS:
+                res.problem(run_dir_problem(path) or "not a run directory")
+            else:  # a file in that format was meant
+                res.problem(f"{path} is a directory, not a file in the {short(fmt)} format (nor a run directory)")
         return res, FileReport(
             file=res.file,
             format="mcpgym",

@@ -67,3 +67,14 @@ def test_prose_counts(run: tuple[str, object, list]) -> None:
     assert len(relayed) == 4 and all(e.defeatism for e in relayed)
     m = re.search(r"The 12 invalid calls are all `(\w+)`", prose)
     assert m and sum(e.invalid_calls for e in model) == 12
+
+
+def test_the_models_pass_k_as_the_prose_says(run: tuple[str, object, list]) -> None:
+    _, report, _ = run
+    pass_k = report.scores.agents[MODEL].pass_k  # type: ignore[attr-defined]
+    assert "3" not in pass_k  # one task has 2 scored trials: pass^3 is not computable
+    prose = " ".join(DOC.split())
+    assert f"pass^2 is {pass_k['2']:.2f} (pass^1 {pass_k['1']:.2f})" in prose
+    assert "`news.bookmark_latest_tech` with 2 scored trials" in prose
+    scored = [e for e in report.episodes if e.agent == MODEL and e.task_id == "news.bookmark_latest_tech"]  # type: ignore[attr-defined]
+    assert sum(e.status != "errored" for e in scored) == 2

@@ -73,7 +73,7 @@ async def test_a_malformed_answer_is_a_server_error_naming_the_field() -> None:
         ("GET", "/control/episodes/e1/ledger"): (200, {"kind": "timeout"}),
     }
     async with _client(answers, sent) as control:
-        with pytest.raises(ServerError, match=r"malformed answer .*: seed: Field required \(10 error\(s\)\)"):
+        with pytest.raises(ServerError, match=r"malformed answer .*: seed: Field required \(10 errors\)"):
             await control.create_episode({"seed": 1})
         assert json.loads(sent[0].content) == {"seed": 1}  # only the fields given go on the wire
         with pytest.raises(ServerError, match=r"GET /control/episodes/e1/calls: malformed answer .*0\.step"):
