@@ -20,20 +20,13 @@ from mcpgym.evaluation.report.run_report import print_comparison
 from mcpgym.evaluation.report.tables import Column, fitted_widths, pack_fields, print_table, terminal_console
 from mcpgym.evaluation.run.runner import compute_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
+from tests.support.cli_runs import cli_at_width
 
 WIDTHS = (80, 120)
 COMMANDS = ("serve", "tools", "run", "score", "export", "report", "tasks", "play")
 
 
-def cli(
-    args: list[str], width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> tuple[int, str, str]:
-    """Run ``mcpgym ARGS`` at a terminal width; return (exit code, stdout, stderr)."""
-    monkeypatch.setenv("COLUMNS", str(width))
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+cli = cli_at_width
 
 
 def assert_fits(text: str, width: int, whole: list[str]) -> None:

@@ -17,6 +17,7 @@ import pytest
 from mcpgym.evaluation.cli import main
 from mcpgym.evaluation.cli.export import ExportFormat
 from mcpgym.evaluation.run.run_owner import EXPORT_FILE_NAMES, RUN_FILE_NAMES
+from tests.support.cli_runs import one_episode_args
 
 pytest.importorskip("atif", reason="mcpgym export --format atif needs the [atif] extra")
 
@@ -29,27 +30,7 @@ def cli(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
     return exc.value.code, out, err
 
 
-def run_args(http_server, out: Path, *extra: str) -> list[str]:
-    url, token = http_server
-    return [
-        "run",
-        "--task",
-        "system.dark_mode",
-        "--agent",
-        "careful",
-        "--trials",
-        "1",
-        "--faults",
-        "none",
-        "--server",
-        url,
-        "--token",
-        token,
-        "-q",
-        "--out",
-        str(out),
-        *extra,
-    ]
+run_args = one_episode_args
 
 
 def episode_ids(path: Path) -> list[str]:

@@ -9,45 +9,18 @@ import re
 
 import pytest
 
-from mcpgym.evaluation.cli.app import main
+from tests.support.cli_runs import cli_at_width, one_episode_args
 
 WIDTHS = (80, 120, 200)
 
 
-def cli(
-    args: list[str], width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> tuple[int, str, str]:
-    """Run ``mcpgym ARGS`` at a terminal width; return (exit code, stdout, stderr)."""
-    monkeypatch.setenv("COLUMNS", str(width))
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+cli = cli_at_width
 
 
 @pytest.fixture(scope="module")
 def one_episode_run(http_server, tmp_path_factory) -> list[str]:
     """The arguments of a run of one episode (careful, system.dark_mode, 1 trial, no faults)."""
-    url, token = http_server
-    out = tmp_path_factory.mktemp("summary") / "run"
-    return [
-        "run",
-        "--task",
-        "system.dark_mode",
-        "--agent",
-        "careful",
-        "--trials",
-        "1",
-        "--faults",
-        "none",
-        "--server",
-        url,
-        "--token",
-        token,
-        "-q",
-        "--out",
-        str(out),
-    ]
+    return one_episode_args(http_server, tmp_path_factory.mktemp("summary") / "run")
 
 
 @pytest.mark.parametrize("width", WIDTHS)
