@@ -371,6 +371,15 @@ def create_app(
                 with contextlib.suppress(Exception):
                     await transport.terminate()
 
+    def session_ended(eid: str, sid: str) -> None:
+        """Forget session ``sid`` of episode ``eid`` (its client ended it); a ``/mcp`` episode
+        ends with its own session (not with another one opened on its URL). Idempotent."""
+        session_episode.pop(sid, None)
+        session_version.pop(sid, None)
+        if session_bound.get(eid) == sid:
+            del session_bound[eid]
+            store.delete(eid)
+
     async def serve_episode(
         eid: str,
         episode: Episode,
@@ -422,9 +431,15 @@ def create_app(
         status: list[int] = []
         opened: list[str] = []
 
+        ending = bool(sid) and scope.get("method") == "DELETE"
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+                if ending and message["status"] < 400:
+                    # Before the answer leaves: a client that lists episodes right after its
+                    # DELETE must not still see a /mcp episode its session ended.
+                    session_ended(eid, sid)
                 # Only a session the SDK kept (the request succeeded) is remembered: a
                 # refused opening request also carries a session id, of a session
                 # already discarded, and remembering those would grow without bound.
@@ -457,11 +472,8 @@ def create_app(
             episode.busy -= posting
             if not silent:
                 episode.last_used = time.monotonic()
-        if sid and scope.get("method") == "DELETE" and status and status[0] < 400:
-            session_episode.pop(sid, None)  # the client ended its session
-            session_version.pop(sid, None)
-            if session_bound.pop(eid, None) is not None:
-                store.delete(eid)  # an episode of /mcp ends with its session
+        if ending and status and status[0] < 400:
+            session_ended(eid, sid)  # done as the answer started; again in case it never did
         if episodes.get(eid) is None:
             await end_sessions(eid)  # deleted while this request ran
         return opened[0] if opened else None

@@ -284,3 +284,21 @@ async def test_one_episode_url_cannot_take_every_session():
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+async def test_only_its_own_session_ends_a_session_episode(http_server):
+    """A second session opened on a /mcp episode's own URL and ended leaves the episode (and
+    its /mcp session) alone; the /mcp session's DELETE ends it, gone from the list at once."""
+    base, token = http_server
+    async with httpx.AsyncClient(timeout=30, headers=_auth(token)) as client:
+        first = await open_session(client, f"{base}/mcp")
+        episode_id, sid = first.headers["mcpgym-episode-id"], first.headers["mcp-session-id"]
+        own_url = f"{base}/episodes/{episode_id}/mcp"
+        second = await open_session(client, own_url)
+        other = second.headers["mcp-session-id"]
+        assert (await client.delete(own_url, headers=session_headers(other))).status_code == 200
+        assert episode_id in _live(base, token)
+        r = await client.post(f"{base}/mcp", headers=session_headers(sid), json=tool_call(1, "system_get_time", {}))
+        assert r.status_code == 200 and not messages_of(r)[-1]["result"]["isError"]
+        assert (await client.delete(f"{base}/mcp", headers=session_headers(sid))).status_code == 200
+        assert episode_id not in _live(base, token)
