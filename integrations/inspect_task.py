@@ -220,9 +220,8 @@ def mcpgym_episode(
                 # the episode is read and deleted, shielded from the cancellation.
                 with anyio.CancelScope(shield=True):
                     try:
-                        calls = await control.get(eid, "calls")
-                        ledger = await control.get(eid, "ledger")
-                        final = await control.get(eid, "snapshot")
+                        ended = await control.get(eid, "final")  # calls, ledger, snapshot at one instant
+                        calls, ledger, final = ended["calls"], ended["ledger"], ended["snapshot"]
                         initial = await control.get(eid, "initial")
                     finally:
                         await control.delete(eid)

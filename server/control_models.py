@@ -135,8 +135,26 @@ LEDGER: TypeAdapter[list[LedgerEntry]] = TypeAdapter(list[LedgerEntry])
 SNAPSHOT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 """Answer of ``GET /control/episodes/{id}/snapshot`` and ``/initial``: a ``World.snapshot()``."""
 
+
+class EpisodeFinal(BaseModel):
+    """Answer of ``GET /control/episodes/{id}/final``: what a harness reads when an episode
+    ends, taken at one instant (under the episode's lock), in one request instead of three.
+
+    Attributes:
+        calls: the call log, in step order (as ``/calls``). ledger: the fault ledger (as
+            ``/ledger``). snapshot: the world now (as ``/snapshot``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: list[CallRecord]
+    ledger: list[LedgerEntry]
+    snapshot: dict[str, Any]
+
+
 EPISODE_PARTS: dict[str, TypeAdapter[Any]] = {
     "": TypeAdapter(EpisodeSummary),
+    "final": TypeAdapter(EpisodeFinal),
     "calls": CALL_LOG,
     "ledger": LEDGER,
     "snapshot": SNAPSHOT,
@@ -152,6 +170,7 @@ __all__ = [
     "ControlError",
     "CreateEpisode",
     "EpisodeCreated",
+    "EpisodeFinal",
     "EpisodeList",
     "EpisodeSummary",
     "Health",

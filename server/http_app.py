@@ -7,6 +7,7 @@ Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.con
 - ``GET /control/episodes`` -> ids of live episodes.
 - ``GET /control/episodes/{id}`` -> ``{"episode_id", "seed", "fault_seed", "apps", "faults", "state_hash", "calls"}``.
 - ``GET /control/episodes/{id}/snapshot`` | ``/calls`` | ``/ledger`` | ``/initial``.
+- ``GET /control/episodes/{id}/final`` -> ``{"calls", "ledger", "snapshot"}`` at one instant.
 - ``DELETE /control/episodes/{id}`` -> 204.
 - ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
 - ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
@@ -297,6 +298,25 @@ def create_app(
         if ep is None:
             return problem(404, "no such episode")
         return Response(CALL_LOG.dump_json(ep.invoker.calls), media_type="application/json")
+
+    async def final(request: Request) -> Response:
+        ep = episode_or_404(request)
+        if ep is None:
+            return problem(404, "no such episode")
+        with ep.lock:  # the three parts at one instant
+            calls, ledger, snapshot = ep.invoker.calls, ep.invoker.ledger, ep.world.snapshot()
+            body = b"".join(
+                (
+                    b'{"calls":',
+                    CALL_LOG.dump_json(calls),
+                    b',"ledger":',
+                    LEDGER.dump_json(ledger),
+                    b',"snapshot":',
+                    json.dumps(snapshot, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode(),
+                    b"}",
+                )
+            )
+        return Response(body, media_type="application/json")
 
     async def ledger(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -663,6 +683,7 @@ def create_app(
         Route("/control/episodes/{episode_id}/initial", guard(initial), methods=["GET"]),
         Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
+        Route("/control/episodes/{episode_id}/final", guard(final), methods=["GET"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -59,6 +59,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "control-error.schema.json": control.ControlError,
     "control-call-record.schema.json": CallRecord,
     "control-ledger-entry.schema.json": LedgerEntry,
+    "control-episode-final.schema.json": control.EpisodeFinal,
 }
 """File name under ``docs/schemas/`` -> the model whose JSON it describes."""
 

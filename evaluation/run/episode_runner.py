@@ -487,9 +487,8 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
             if status is None and result is None:
                 status, reason = EpisodeStatus.ERRORED, f"MCP session failed: {type(exc).__name__}: {exc}"
         try:
-            calls = await ctx.control.get(eid, "calls")
-            ledger = await ctx.control.get(eid, "ledger")
-            final = await ctx.control.get(eid, "snapshot")
+            ended = await ctx.control.get(eid, "final")  # calls, ledger, snapshot at one instant
+            calls, ledger, final = ended["calls"], ended["ledger"], ended["snapshot"]
             key = (tuple(created.apps or task.apps), task.seed)
             initial = ctx.initial.get(key)
             if initial is None:  # every episode of (apps, seed) starts from the same state: fetched once

@@ -369,7 +369,8 @@ class ControlClient:
         return _answer(EpisodeList, r, "GET /control/episodes")
 
     async def get(self, episode_id: str, part: str = "") -> Any:
-        """``GET /control/episodes/{id}[/part]`` (part: ``snapshot``, ``initial``, ``calls``, ``ledger``).
+        """``GET /control/episodes/{id}[/part]`` (part: ``snapshot``, ``initial``, ``calls``, ``ledger``,
+        ``final``: the three of an ending episode in one answer).
 
         Returns:
             The answer as JSON (so it goes into a trajectory unchanged), once it validated

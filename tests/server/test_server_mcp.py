@@ -121,6 +121,27 @@ async def test_two_http_episodes_with_same_seed_are_isolated(http_server):
     assert len(control_get(base, token, f"/control/episodes/{b['episode_id']}/calls")) == 1
 
 
+async def test_final_is_the_call_log_ledger_and_snapshot_in_one_answer(http_server):
+    from mcpgym.server.control_models import EpisodeFinal
+
+    base, token = http_server
+    ep = create_episode(base, token, seed=SEED, faults="harsh")
+    async with Client(ep["mcp_url"]) as client:
+        for _ in range(6):
+            await client.call_tool("system_transfer_from_savings", {"amount_cents": 100})
+    path = f"/control/episodes/{ep['episode_id']}"
+    final = control_get(base, token, f"{path}/final")
+    EpisodeFinal.model_validate(final)
+    assert final["calls"] == control_get(base, token, f"{path}/calls") and len(final["calls"]) == 6
+    assert final["ledger"] == control_get(base, token, f"{path}/ledger")
+    assert final["snapshot"] == control_get(base, token, f"{path}/snapshot")
+    assert httpx.get(f"{base}{path}/final").status_code == 401
+    assert (
+        httpx.get(f"{base}/control/episodes/{'0' * 32}/final", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 404
+    )
+
+
 def test_control_api_needs_the_token(http_server):
     base, token = http_server
     assert httpx.post(f"{base}/control/episodes", json={}).status_code == 401
