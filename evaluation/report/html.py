@@ -31,6 +31,7 @@ from mcpgym.evaluation.report.run_report import (
     text_call_warning,
 )
 from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
+from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
 """Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
@@ -39,7 +40,7 @@ Bar = tuple[float | None, list[float] | None]
 """A bar's value in [0, 1] (None: not applicable) and its optional ``[low, high]`` interval."""
 
 
-HTML_HEADER = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+HTML_HEADER = OWN_FILE_HEADERS["report.html"]
 """The start of every ``report.html`` mcpgym writes (how an existing one is known as ours)."""
 
 

@@ -22,7 +22,7 @@ from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
-from mcpgym.evaluation.run.run_owner import check_own_file, replace_own_file
+from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS, check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.kernel.wording import counted
 
@@ -36,7 +36,7 @@ BEHAVIOUR_METRICS: tuple[tuple[str, str], ...] = (
 )
 """Aggregate key -> label of the behaviour rates the reports chart (defeatism: lower is better)."""
 
-MD_HEADER = "# mcpgym run report\n"
+MD_HEADER = OWN_FILE_HEADERS["report.md"]
 """The first line of every ``report.md`` mcpgym writes (how an existing one is known as ours)."""
 
 MAX_NOTABLE = 60

@@ -65,6 +65,14 @@ RUN_FILE_NAMES = (
 """The files of a run directory mcpgym writes, ``mcpgym run``, ``report`` and ``export`` (and,
 in a proven run directory, may delete)."""
 
+OWN_FILE_HEADERS = {
+    "report.md": "# mcpgym run report\n",
+    "report.html": '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+}
+"""What mcpgym writes first into these run files: one that does not start so (edited by hand,
+or the user's own under that name) is not mcpgym's, so ``--force`` leaves it in the way, as
+``mcpgym report`` does (:func:`check_own_file`)."""
+
 SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json(?:\.zst)?|\.tmp-[A-Za-z0-9_]+\.json)$")
 """Names of the files mcpgym writes in ``snapshots/``: a snapshot or a snapshot being written."""
 
@@ -144,6 +152,25 @@ def _is_plain_file(path: Path) -> bool:
         return False
 
 
+def _content_is_ours(path: Path) -> bool:
+    """Whether a run file named as mcpgym's holds what mcpgym writes there: a report starts
+    with its header (:data:`OWN_FILE_HEADERS`), an export is one :func:`write_atif` wrote;
+    other names are taken by name."""
+    header = OWN_FILE_HEADERS.get(path.name)
+    if header is not None:
+        want = header.encode("utf-8")
+        try:
+            with path.open("rb") as fh:
+                return fh.read(len(want)) == want
+        except OSError:
+            return False
+    if path.name in EXPORT_FILE_NAMES.values():
+        from mcpgym.evaluation.formats.atif import written_by_export
+
+        return written_by_export(path)
+    return True
+
+
 def own_entries(run_dir: Path, extra_names: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
     """Split what ``run_dir`` holds into mcpgym's entries and the rest.
 
@@ -163,7 +190,7 @@ def own_entries(run_dir: Path, extra_names: tuple[str, ...] = ()) -> tuple[list[
         name = child.name
         if name in (MARKER_NAME, LOCK_NAME) and _is_plain_file(child):
             continue
-        if (name in RUN_FILE_NAMES or name in extra_names) and _is_plain_file(child):
+        if (name in RUN_FILE_NAMES or name in extra_names) and _is_plain_file(child) and _content_is_ours(child):
             ours.append(child)
         elif name == SNAPSHOT_DIR and child.is_dir() and not child.is_symlink():
             for snap in sorted(child.iterdir()):
@@ -396,6 +423,7 @@ def check_own_file(path: str | Path, header: str) -> None:
 
 __all__ = [
     "EXPORT_FILE_NAMES",
+    "OWN_FILE_HEADERS",
     "MARKER_NAME",
     "RUN_FILE_NAMES",
     "SNAPSHOT_FILE",

@@ -132,3 +132,22 @@ def test_a_run_without_episodes_is_not_exported(tmp_path: Path, capsys) -> None:
     code, _, err = cli(["export", "--format", "atif", str(run)], capsys)
     assert code == 2 and "holds no episode: nothing to export" in err
     assert not (run / "trajectories.atif.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html", "trajectories.atif.jsonl"])
+def test_run_force_leaves_a_run_file_mcpgym_did_not_write(http_server, tmp_path, capsys, name):
+    """A file under one of mcpgym's run-file names that mcpgym did not write (a report edited
+    past its header, the user's own text) is in the way of ``run --force``, as it is of
+    ``mcpgym report`` and ``export --force``: refused, unchanged (a hostile try's finding)."""
+    run = tmp_path / "run"
+    code, _, err = cli(run_args(http_server, run), capsys)
+    assert code == 0, err
+    user = run / name
+    user.write_text("my own notes, not mcpgym's\n", encoding="utf-8")
+    code, _, err = cli(run_args(http_server, run, "--force"), capsys)
+    assert code == 2 and name in err, err
+    assert user.read_text(encoding="utf-8") == "my own notes, not mcpgym's\n"
+    user.unlink()
+    code, _, err = cli(run_args(http_server, run, "--force"), capsys)  # mcpgym's own are replaced
+    assert code == 0, err
+    assert (run / "report.md").read_text(encoding="utf-8").startswith("# mcpgym run report\n")
