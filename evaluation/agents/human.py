@@ -105,7 +105,9 @@ class HumanAgent(Agent):
                     stop_reason="the player left without an answer",
                     invalid_calls=unrecorded,
                 )
-            line = line.strip()
+            # Bytes that are not UTF-8 come from the terminal as lone surrogates, which no JSON
+            # record can hold (the episode was lost at the end): each becomes U+FFFD.
+            line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
             if not line:
                 continue
             if len(line) > MAX_LINE:

@@ -195,3 +195,33 @@ def test_refused_calls_are_counted_without_a_recording_call_function():
     scores = score_in_process(traj, task)
     assert (scores.tool_calls, scores.valid_calls, scores.invalid_calls, scores.error_calls) == (1, 1, 2, 0)
     assert "nested too deeply" in human.console.file.getvalue()
+
+
+def test_bytes_that_are_not_utf8_cost_no_episode(tmp_path):
+    """A line holding bytes that are not UTF-8 (Latin-1 'café', a stray 0xff) is read with
+    U+FFFD in their place: the episode is recorded (it crashed at the end, losing it)."""
+    out = tmp_path / "run"
+    lines = b"system_get_settings {}\n\xff\nanswer caf\xe9 done\n"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from mcpgym.evaluation.cli.app import main; main()",
+            "play",
+            "system.dark_mode",
+            "--faults",
+            "none",
+            "--out",
+            str(out),
+        ],
+        input=lines,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    [traj] = read_trajectories(trajectories_file(out))
+    assert traj.final_message == "caf\ufffd done"
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert [(c.tool, c.invalid) for c in calls] == [("system_get_settings", False), ("\ufffd", True)]
