@@ -9,21 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.cli.app import main
 from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.run.run_owner import write_marker
 from tests.conftest import run_text
+from tests.support.cli_runs import cli_at_width
 
 RESUME = ["--agent", "careful", "--task", "system.dark_mode", "--trials", "2", "--resume", "-q"]
 
 
 def cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
-    """Run ``mcpgym ARGS``; return (exit code, stdout, stderr)."""
-    monkeypatch.setenv("COLUMNS", "100")
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+    """Run ``mcpgym ARGS`` at 100 columns; return (exit code, stdout, stderr)."""
+    return cli_at_width(args, 100, monkeypatch, capsys)
 
 
 def one_error_line(code: int, err: str, *says: str) -> None:

@@ -13,19 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.cli.app import main
 from tests.conftest import run_text
+from tests.support.cli_runs import cli_at_width
 
 AGENTS = ["--agent", "careful", "--agent", "defeatist"]
 
 
 def cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
     """Run ``mcpgym ARGS`` at 200 columns; return (exit code, stdout, stderr)."""
-    monkeypatch.setenv("COLUMNS", "200")
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+    return cli_at_width(args, 200, monkeypatch, capsys)
 
 
 def episodes(run: Path) -> list[tuple[str, int]]:
