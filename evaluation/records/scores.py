@@ -178,14 +178,27 @@ class ScorePart(BaseModel):
     """Base of one behaviour's per-episode result, a part of :class:`EpisodeScores`.
 
     A subclass declares the behaviour's fields (names unique across the parts: they sit side
-    by side in a trajectory line's ``scores``) and its aggregate rule, :meth:`aggregate`.
+    by side in a trajectory line's ``scores``) and its aggregate rule, :meth:`aggregate`; a
+    subclass without one is refused where it is defined (``TypeError``), not when a report
+    first aggregates it.
     """
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "aggregate" not in cls.__dict__:
+            raise TypeError(f"{cls.__name__} declares no aggregate rule: a ScorePart defines aggregate()")
 
     @classmethod
     def aggregate(cls, episodes: Sequence[EpisodeScores]) -> MetricsPart:
         """This behaviour's fields of the aggregate row of ``episodes`` (its :class:`MetricsPart`;
-        rates pool counts over episodes and are None when their denominator is 0)."""
-        raise NotImplementedError(f"{cls.__name__} declares no aggregate rule")
+        rates pool counts over episodes and are None when their denominator is 0). Every part
+        defines it (checked at class definition); the base has no rule of its own.
+
+        Raises:
+            TypeError: called on :class:`ScorePart` itself.
+        """
+        raise TypeError("ScorePart is the base of the parts: call a part's aggregate()")
 
 
 def _scored(e: EpisodeScores) -> bool:

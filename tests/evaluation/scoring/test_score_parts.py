@@ -51,8 +51,19 @@ def test_a_part_is_registered_once_and_only_a_part() -> None:
     class Loose(ScorePart):
         loose: int = 0
 
+        @classmethod
+        def aggregate(cls, episodes):  # noqa: ANN001, ANN206 - a rule, so the class may exist
+            return MetricsPart()
+
     with pytest.raises(ValueError, match="no part of EpisodeScores"):
         scores(Loose)(lambda ep: Loose())
+
+
+def test_a_part_without_an_aggregate_rule_is_refused_where_it_is_defined() -> None:
+    with pytest.raises(TypeError, match="Ruleless declares no aggregate rule"):
+
+        class Ruleless(ScorePart):
+            ruleless: int = 0
 
 
 def test_the_scores_are_the_parts_the_rules_returned() -> None:
