@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,11 @@ _ALLOWED: tuple[type, ...] = (
     *_CMPOPS,
     *_UNARY,
 )
+
+_PARSE_LOCK = threading.Lock()
+"""``ast.parse`` one thread at a time: CPython 3.11's parser can fail with "SystemError: AST
+constructor recursion depth mismatch" when threads parse at once (seen once in CI, loading
+task templates in a benchmark's threads)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +196,8 @@ def compile_expr(source: str) -> Expr:
     if len(source) > 2_000:
         raise ExprError("an expression may have at most 2000 characters")
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        with _PARSE_LOCK:
+            tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"invalid expression {source!r}: {exc.msg}") from None
     free: set[str] = set()
