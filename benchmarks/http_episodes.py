@@ -17,7 +17,8 @@ least 0.9x. The details add what each side computed: the CPU time of the server 
 of the client process (every thread, :func:`mcpgym.benchmarks.harness.process_cpu_ns`) per
 episode and per no-op session, and their ratio (``cpu_ratio``). Wall time also counts the
 waits for a CPU: on a shared machine, the other processes' load times the number of round
-trips. After the run no episode may be left on the server (``episodes_left``: an error if not).
+trips. After the run no episode may be left on the server (``episodes_left``: an error if not);
+the row has a server of its own, so that no other figure's live episode is counted.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def http_episodes(settings: Settings) -> Figure:
     n = {"full": 60, "quick": 20}.get(settings.mode, 2)
     errors: list[str] = []
     left: list[str] = []
-    with ours_http() as handle, noop_http() as noop_url:
+    with ours_http(own=True) as handle, noop_http() as noop_url:
         assert handle.process is not None  # spawned here: its CPU time is readable
         url = session_episode_url(handle.url)
 

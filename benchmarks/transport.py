@@ -188,10 +188,12 @@ def _noop_http_process(startup_timeout: float = 60.0) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def ours_http(max_episodes: int = 1000) -> Iterator[Any]:
+def ours_http(max_episodes: int = 1000, *, own: bool = False) -> Iterator[Any]:
     """Spawn ``mcpgym serve --transport http`` (the runner's :func:`spawn_server`); yield its
-    handle. Inside :func:`shared_servers`, the shared instance (1000 episodes at most)."""
-    if "stack" in _SHARED and max_episodes <= 1000:
+    handle. Inside :func:`shared_servers`, the shared instance (1000 episodes at most), unless
+    ``own``: a figure that counts the server's episodes needs a server no other figure uses
+    (tiny mode runs the figures side by side)."""
+    if "stack" in _SHARED and max_episodes <= 1000 and not own:
         with _SHARED_LOCK:
             if "ours" not in _SHARED:
                 _start_shared()

@@ -9,6 +9,7 @@ import math
 import subprocess
 import sys
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,7 +105,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["gc_pause"]["target"] == 50.0 and rows["gc_pause"]["details"]["episodes"] == 20
     assert rows["full_run_bytes"]["target"] == 50.0
     assert rows["http_episodes"]["target"] == 0.9 and rows["http_episodes"]["op"] == ">="
-    assert rows["http_episodes"]["details"]["errors"] == 0
+    assert rows["http_episodes"]["details"]["errors"] == 0, rows["http_episodes"]["details"]["first_errors"]
     assert "e2e_smoke_run" not in rows  # retired (issue 30): the share measured the wrong thing
     ray_row = rows["ray_overhead"]
     if ray_row["available"]:
@@ -262,3 +263,19 @@ def test_e2e_decomposition_counted_by_hand():
     assert decompose(1.0, 0.0, {}, 1)["many_episodes_share"] is None  # nothing timed: no made-up share
     with pytest.raises(ValueError, match="no per-episode cost"):
         decompose(1.0, 0.5, phases, 0)
+
+
+def test_http_episodes_counts_only_its_own_leftover_episodes():
+    """Tiny mode runs the figures side by side on shared servers: another figure's live episode
+    on the shared server is not a leftover of the HTTP-episodes row (a clean-clone CI once
+    failed on ``errors == 1`` this way)."""
+    from mcpgym.benchmarks.http_episodes import http_episodes
+    from mcpgym.benchmarks.transport import episode_url, ours_http, shared_servers
+
+    async def with_foreign_episode(handle) -> dict:
+        async with episode_url(handle, faults="none"):
+            return await anyio.to_thread.run_sync(lambda: http_episodes(Settings.for_mode("tiny")).details)
+
+    with shared_servers(), ours_http() as shared:
+        details = anyio.run(with_foreign_episode, shared)
+    assert (details["errors"], details["episodes_left"]) == (0, 0), details["first_errors"]
