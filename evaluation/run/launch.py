@@ -180,8 +180,10 @@ def plan(config: RunConfig) -> RunPlan:
     Raises:
         InputError: a bad option combination (``--ray-address`` without ``--executor ray``,
             ``--server`` without a token, LLM options without an LLM agent, ``--model-context``
-            without a ``local:`` agent, ``local:`` agents on Ray...), a ``local:`` agent whose
-            model or runtime is not installed, fault profile,
+            without a ``local:`` agent (not on a resume: there they may be the run's own, kept
+            for its other agents; :func:`~mcpgym.evaluation.run.config.resume_config` checks
+            what the command line gives), ``local:`` agents on Ray...), an unknown ``local:``
+            model, a ``local:`` agent whose model or runtime is not installed, fault profile,
             suite, task, task file or agent spec; too many episodes (:data:`MAX_EPISODES`).
         RunError: Ray is not installed for ``--executor ray``.
     """
