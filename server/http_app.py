@@ -41,6 +41,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.kernel.shorten import cap_message, short
+from mcpgym.kernel.world import names_no_app
 from mcpgym.server.control_input import (
     BUILT_IN_PROFILES,
     MAX_CONTROL_BODY,
@@ -117,6 +118,21 @@ def answer(model: BaseModel, status_code: int = 200, headers: dict[str, str] | N
     return Response(model.model_dump_json(), status_code=status_code, headers=headers, media_type="application/json")
 
 
+def token_challenge(header: str) -> str:
+    """The ``WWW-Authenticate`` value of a request refused for its control token, given its
+    ``Authorization`` header (RFC 6750 section 3): with no bearer token, ``Bearer realm="mcpgym"``
+    only (the RFC: no error information when no credentials were sent); with a wrong one, also
+    ``error="invalid_token"`` and an ``error_description`` saying it is the control token
+    (MCP clients such as the Inspector show that description instead of starting OAuth)."""
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        return 'Bearer realm="mcpgym"'
+    return (
+        'Bearer realm="mcpgym", error="invalid_token", '
+        'error_description="wrong control token (the one mcpgym serve printed, or $MCPGYM_TOKEN)"'
+    )
+
+
 def _security(host: str) -> TransportSecuritySettings:
     """DNS-rebinding protection as the SDK sets it for a loopback bind; off for other binds."""
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -191,6 +207,11 @@ def create_app(
     def authorised(request: Request) -> bool:
         return authorised_header(request.headers.get("authorization", ""))
 
+    def refused_token(header: str, error: str) -> Response:
+        # 401 with the JSON error and a Bearer challenge that says why (token_challenge): an MCP
+        # client reads the header, not the body, and a bare "Bearer" reads as "start OAuth".
+        return answer(ControlError(error=error), 401, headers={"WWW-Authenticate": token_challenge(header)})
+
     def problem(status: int, message: str) -> Response:
         # every value a message quotes is shortened where it is quoted; the cap bounds the rest
         return answer(ControlError(error=cap_message(message)), status)
@@ -198,9 +219,7 @@ def create_app(
     def guard(handler):  # noqa: ANN001, ANN202
         async def wrapped(request: Request) -> Response:
             if not authorised(request):
-                return answer(
-                    ControlError(error="missing or wrong control token"), 401, headers={"WWW-Authenticate": "Bearer"}
-                )
+                return refused_token(request.headers.get("authorization", ""), "missing or wrong control token")
             return await handler(request)
 
         return wrapped
@@ -215,14 +234,12 @@ def create_app(
             body = CreateEpisode.model_validate(data)
         except ValidationError as exc:
             return problem(422, body_error(data, exc))
-        if body.apps is not None:
-            names = body.apps.split(",") if isinstance(body.apps, str) else body.apps
-            if not any(name.strip() for name in names):
-                return problem(
-                    422,
-                    "invalid field 'apps': names no app; give at least one (system is always included) "
-                    "or leave the field out for the server's default",
-                )
+        if body.apps is not None and names_no_app(body.apps):
+            return problem(
+                422,
+                "invalid field 'apps': names no app; give at least one (system is always included) "
+                "or leave the field out for the server's default",
+            )
         if body.tools is not None and not any(name.strip() for name in body.tools):
             return problem(
                 422, "invalid field 'tools': names no tool; give at least one or leave the field out for every tool"
@@ -563,11 +580,10 @@ def create_app(
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             headers = request_headers(scope)
-            if not authorised_header(headers.get("authorization", "")):
-                response = answer(
-                    ControlError(error="missing or wrong control token (a session on /mcp creates an episode)"),
-                    401,
-                    headers={"WWW-Authenticate": "Bearer"},
+            given = headers.get("authorization", "")
+            if not authorised_header(given):
+                response = refused_token(
+                    given, "missing or wrong control token (a session on /mcp creates an episode)"
                 )
                 await response(scope, receive, send)
                 return

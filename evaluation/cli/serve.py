@@ -66,7 +66,7 @@ def serve(
     openenv: bool = typer.Option(
         False,
         "--openenv",
-        help="Serve OpenEnv's reset/step/state (WebSocket /ws, HTTP /reset /step /state) instead of MCP: one episode per client session, up to --max-episodes at once; needs mcpgym[openenv].",
+        help="Serve OpenEnv's reset/step/state instead of MCP: over the WebSocket /ws, one episode per client session, up to --max-episodes at once (HTTP /reset only shows an episode's start, HTTP /step answers 409: OpenEnv's HTTP endpoints keep no episode); needs mcpgym[openenv].",
     ),
 ) -> None:
     """Run the MCP server.
@@ -77,11 +77,13 @@ def serve(
     """
     import anyio
 
-    from mcpgym.kernel.world import normalise_apps
+    from mcpgym.kernel.world import names_no_app, normalise_apps
     from mcpgym.server.serve import serve_http, serve_stdio
     from mcpgym.tools.faults import load_profile
 
     profile = load_profile(faults)  # a bad profile or app name: MCPGymGroup prints it, exit 2
+    if names_no_app(apps):  # the control API's rule for its `apps` field
+        raise InputError("--apps names no app; give at least one (system is always included) or 'all'")
     normalise_apps(apps)
     if openenv:
         _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)

@@ -160,3 +160,45 @@ def test_inspector_over_a_session_episode(inspector, http_server):
     refused = run(inspector, f"{base}/mcp", "--transport", "http", "--method", "tools/list")
     assert refused.returncode != 0
     assert set(control_get(base, token, "/control/episodes")["episodes"]) - before == {episode_id, same["episode_id"]}
+
+
+def test_a_wrong_token_reaches_the_inspector_user(inspector, http_server):
+    """Finding 16 (newuser3): the 401 for a wrong token says why in its ``WWW-Authenticate``
+    (RFC 6750 ``invalid_token`` + description; a missing token gets only the realm) and its
+    body; the Inspector CLI turns any 401 into "start OAuth", and with ``--stored-auth-only``
+    (as the README says) shows the server's message."""
+    import httpx
+
+    base, _token = http_server
+    opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    wrong = httpx.post(f"{base}/mcp?seed={SEED}", json=opening, headers={"Authorization": "Bearer bad"})
+    assert wrong.status_code == 401 and "control token" in wrong.json()["error"]
+    challenge = wrong.headers["WWW-Authenticate"]
+    assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge
+    assert 'error_description="wrong control token' in challenge
+    missing = httpx.post(f"{base}/mcp?seed={SEED}", json=opening)
+    assert missing.status_code == 401 and missing.headers["WWW-Authenticate"] == 'Bearer realm="mcpgym"'
+    control = httpx.get(f"{base}/control/episodes", headers={"Authorization": "Bearer bad"})
+    assert control.status_code == 401 and 'error="invalid_token"' in control.headers["WWW-Authenticate"]
+    target = [f"{base}/mcp?seed={SEED}&apps=shop", "--transport", "http", "--header", "Authorization: Bearer bad"]
+    oauth = run(inspector, *target, "--method", "tools/list")
+    assert oauth.returncode != 0 and "OAuth" in oauth.stdout + oauth.stderr
+    told = run(inspector, "--stored-auth-only", *target, "--method", "tools/list")
+    assert told.returncode != 0
+    assert "missing or wrong control token" in told.stdout + told.stderr, told.stdout + told.stderr
+
+
+def test_the_readme_npx_function_runs_the_inspector_with_the_wheels_node(inspector):
+    """The README's ``npx`` shell function (the ``dev`` extra's Node, whose ``bin/npx`` script
+    does not start) runs its stdio Inspector command as written, with the system's PATH."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (define,) = [line for line in readme.splitlines() if line.startswith("npx() {")]
+    _command, env = inspector
+    env = {**env, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}  # the venv's python, as activated
+    script = f"{define}\nnpx @modelcontextprotocol/inspector --cli --connect-timeout 120000 " + " ".join(
+        stdio_target() + ["--method", "tools/list"]
+    )
+    out = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=INSPECTOR_DIR
+    )
+    check_list(out)

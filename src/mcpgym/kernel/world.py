@@ -28,6 +28,15 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def names_no_app(apps: Iterable[str] | str) -> bool:
+    """True when an app list given explicitly names no app: an empty list, or a string or list
+    of only blanks and commas (``""``, ``","``, ``[" "]``). The one rule of ``mcpgym serve --apps``,
+    the control API's ``apps`` and ``/mcp?apps=``: such a list is refused, not read as
+    "``system`` only" (:func:`normalise_apps` would give just the apps always included)."""
+    names = apps.split(",") if isinstance(apps, str) else list(apps)
+    return not any(isinstance(name, str) and name.strip() for name in names)
+
+
 def normalise_apps(apps: Iterable[str] | str | None) -> list[str]:
     """Return the app list of an episode: the apps every world holds (``App.always_included``:
     the built-in ``system``) first, then the others asked for, in registry order, no
@@ -407,6 +416,7 @@ __all__ = [
     "TEMPLATE_LIMIT",
     "canonical_json",
     "clear_templates",
+    "names_no_app",
     "normalise_apps",
     "template",
 ]
