@@ -12,6 +12,8 @@ declared in this module.
 from __future__ import annotations
 
 import inspect
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,48 @@ def _param(name: str, flag: Flag) -> str:
     return flag.param or flag.key or name
 
 
+def _shown(bound: float) -> str:
+    """A bound as the user would write it (``2``, not ``2.0``)."""
+    return str(int(bound)) if bound == int(bound) else str(bound)
+
+
+def finite_number(minimum: float | None, maximum: float | None) -> Callable[[str], float]:
+    """A typer ``parser`` for a float option: the text as a finite number from ``minimum`` to
+    ``maximum`` (either None: unbounded on that side).
+
+    Typer checks a float option's ``min``/``max`` with comparisons a NaN passes or fails for the
+    wrong reason (``--temperature nan``: "should be less than or equal to 2"), so a float flag
+    parses here instead and says what is wrong: not a number, not finite, or out of range.
+
+    Raises (from the parser):
+        typer.BadParameter: naming the value and the range.
+    """
+    if minimum is not None and maximum is not None:
+        span = f" from {_shown(minimum)} to {_shown(maximum)}"
+    elif minimum is not None:
+        span = f" of at least {_shown(minimum)}"
+    elif maximum is not None:
+        span = f" of at most {_shown(maximum)}"
+    else:
+        span = ""
+
+    def parse(text: Any) -> float:
+        if isinstance(text, int | float) and not isinstance(text, bool):
+            value = float(text)
+        else:
+            try:
+                value = float(str(text).strip())
+            except ValueError:
+                raise typer.BadParameter(f"must be a finite number{span}, got {str(text)[:40]!r}") from None
+        if not math.isfinite(value):
+            raise typer.BadParameter(f"must be a finite number{span}, got {str(text)[:40]!r}")
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise typer.BadParameter(f"must be a number{span}, got {str(text)[:40]!r}")
+        return value
+
+    return parse
+
+
 def config_parameters() -> list[inspect.Parameter]:
     """The ``mcpgym run`` parameters of :class:`RunConfig`'s flags (typer options), in order."""
     params = []
@@ -50,7 +94,11 @@ def config_parameters() -> list[inspect.Parameter]:
             annotation, default = bool, False
         else:
             annotation, default = info.annotation, info.get_default(call_default_factory=True)
-        option = typer.Option(default, *flag.names, metavar=flag.metavar, help=flag.help, min=flag.min, max=flag.max)
+        bounds: dict[str, Any] = {"min": flag.min, "max": flag.max}
+        if flag.type is float or info.annotation in (float, float | None):
+            # min/max stay for the help's range; the parser checks them (and refuses NaN, inf)
+            bounds["parser"] = finite_number(flag.min, flag.max)
+        option = typer.Option(default, *flag.names, metavar=flag.metavar, help=flag.help, **bounds)
         params.append(
             inspect.Parameter(_param(name, flag), inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
         )

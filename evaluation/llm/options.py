@@ -92,7 +92,7 @@ def check_agent_options(options: Mapping[str, Any]) -> dict[str, Any]:
     if temperature is not None and (
         isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2
     ):
-        raise ValueError(f"temperature must be a number from 0 to 2, got {temperature!r}")
+        raise ValueError(f"temperature must be a finite number from 0 to 2, got {temperature!r}")
     seed = out.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ValueError(f"seed must be an integer, got {seed!r}")

@@ -518,3 +518,27 @@ def test_an_unknown_agent_lists_every_form_one_can_name(tmp_path, monkeypatch, c
     monkeypatch.setattr(agents_pkg, "_FACTORIES", {})
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert agents_pkg.make_agent("openai:some-model").name == "openai:some-model"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_a_non_finite_temperature_is_refused_as_not_finite(value, tmp_path, monkeypatch, capsys):
+    """newuser3 finding 8: NaN passed typer's range check with the wrong reason ("should be
+    <= 2"); every float flag of run now says it must be a finite number, and names the range."""
+    args = ["run", "--task", "system.dark_mode", "--agent", "openai:fake", "--out", str(tmp_path / "r"), "-q"]
+    code, _out, err = cli([*args, "--temperature", value], monkeypatch, capsys)
+    one_error_line(code, err, "--temperature", "must be a finite number from 0 to 2", repr(value))
+    assert "less than" not in err and "greater than" not in err
+    code, _out, err = cli([*args, "--request-timeout", value], monkeypatch, capsys)
+    one_error_line(code, err, "--request-timeout", "must be a finite number of at least 0.001")
+    code, _out, err = cli([*args, "--temperature", "3"], monkeypatch, capsys)
+    one_error_line(code, err, "--temperature", "must be a number from 0 to 2, got '3'")
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("apps", [",", " , ,", ""])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_serve_refuses_an_apps_list_naming_no_app(apps, transport, monkeypatch, capsys):
+    """newuser3 finding 6: ``serve --apps ,`` served a system-only episode while the control API
+    and ``/mcp?apps=`` refuse the same list; one rule (kernel.world.names_no_app) everywhere."""
+    code, _out, err = cli(["serve", "--transport", transport, "--port", "0", "--apps", apps], monkeypatch, capsys)
+    one_error_line(code, err, "--apps names no app", "system is always included")

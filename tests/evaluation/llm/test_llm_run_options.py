@@ -38,7 +38,7 @@ def test_agent_options_parse_json_values_and_refuse_unknown_keys():
         agent_options(["max_turns=0"])
     with pytest.raises(ValueError, match="request_timeout must be a number"):
         agent_options(["request_timeout=soon"])
-    with pytest.raises(ValueError, match="temperature must be a number from 0 to 2"):
+    with pytest.raises(ValueError, match="temperature must be a finite number from 0 to 2"):
         agent_options(["temperature=3"])
     assert "api_key" not in AGENT_OPTION_KEYS and "base_url" not in AGENT_OPTION_KEYS
 
