@@ -14,8 +14,9 @@ newline and tab). An action is a JSON object, a tool call ``{"tool", "arguments"
 final message ``{"final"}`` (contract and limits: :mod:`mcpgym.integrations.stepping`); the
 observation is the instruction after ``reset``, then each tool result as
 ``{"is_error", "result"}`` JSON. ``terminated`` when the agent gives its final message,
-``truncated`` when the step limit (``max_steps``, default the task's ``max_calls``) or the
-call budget ends the episode. Reward: 0.0 until the end, then the outcome (1.0 on success);
+``truncated`` when the step limit (``max_steps``, at least 1; default, None, the task's
+``max_calls``) or the call budget ends the episode; ``max_steps`` below 1 and ``trial`` below 0
+are refused with a ``ValueError`` at ``make``. Reward: 0.0 until the end, then the outcome (1.0 on success);
 the final info carries ``scores`` (every :class:`EpisodeScores` field).
 
 Seeds: ``reset(seed=s)`` plays the episode with fault seed ``s`` (the world seed is the
@@ -32,8 +33,8 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-from mcpgym.evaluation.run.gym import GymEpisode
-from mcpgym.integrations.stepping import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, EpisodeStepper
+from mcpgym.evaluation.run.gym import GymEpisode, whole_number
+from mcpgym.integrations.stepping import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, EpisodeStepper, check_max_steps
 
 ENV_ID = "mcpgym/Episode-v0"
 """The registered id."""
@@ -48,13 +49,15 @@ class EpisodeEnv(gymnasium.Env[str, str]):
     Args:
         task: a task id or :class:`mcpgym.evaluation.tasks.Task`.
         faults: fault profile (a built-in name, a file, or a mapping), as ``GymEpisode.create``.
-        trial: the trial recorded in the trajectory.
-        max_steps: step limit (None: the task's ``max_calls``).
+        trial: the trial recorded in the trajectory (a whole number, at least 0).
+        max_steps: step limit, at least 1 (None: the task's ``max_calls``).
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
         agent_name: the trajectory's ``agent``.
 
     Raises:
         KeyError: unknown task id (at construction, so a typo fails at ``make``).
+        ValueError: a ``trial`` below 0 or a ``max_steps`` below 1, or either not a whole
+            number (at construction too).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -72,8 +75,8 @@ class EpisodeEnv(gymnasium.Env[str, str]):
 
         self.task = get_task(task) if isinstance(task, str) else task
         self.faults = faults
-        self.trial = trial
-        self.max_steps = max_steps
+        self.trial = whole_number(trial, "trial", minimum=0)
+        self.max_steps = None if max_steps is None else check_max_steps(max_steps)
         self.tool_exposure = tool_exposure
         self.agent_name = agent_name
         self._gold = gold_snapshot(self.task)  # shared by every episode of this env (not modified)
@@ -104,7 +107,7 @@ class EpisodeEnv(gymnasium.Env[str, str]):
             self.task = get_task(task) if isinstance(task, str) else task
             self._gold = gold_snapshot(self.task)
         self.faults = options.pop("faults", self.faults)
-        self.trial = int(options.pop("trial", self.trial))
+        self.trial = whole_number(options.pop("trial", self.trial), "trial", minimum=0)
         if options:
             raise ValueError(f"unknown reset options {sorted(options)}; allowed: task, faults, trial")
         fault_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))

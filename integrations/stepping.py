@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.agents.base import CallLimitReached
 from mcpgym.evaluation.records.status import EpisodeStatus
-from mcpgym.evaluation.run.gym import GymEpisode
+from mcpgym.evaluation.run.gym import GymEpisode, whole_number
 
 MAX_ACTION_CHARS = 65_536
 """Longest action text accepted (characters); a longer one is an invalid call."""
@@ -121,17 +121,36 @@ class StepOutcome:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def check_max_steps(max_steps: Any) -> int:
+    """``max_steps`` as an ``int`` when it is a whole number of at least 1 (one action).
+
+    Raises:
+        ValueError: anything else, naming the value (None means the task's limit: give that).
+    """
+    try:
+        return whole_number(max_steps, "max_steps", minimum=1)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (None: the task's own limit)") from None
+
+
 class EpisodeStepper:
     """Steps one :class:`GymEpisode` with actions (module docstring for the contract).
 
     Args:
-        episode: a fresh episode. max_steps: step limit (None: the task's ``max_calls``, else
-            :data:`DEFAULT_MAX_STEPS`); every action counts, valid or not.
+        episode: a fresh episode. max_steps: step limit, at least 1 (None: the task's
+            ``max_calls``, else :data:`DEFAULT_MAX_STEPS`); every action counts, valid or not.
+
+    Raises:
+        ValueError: a ``max_steps`` that is not a whole number of at least 1 (0 is refused,
+            not read as "the task's limit").
     """
 
     def __init__(self, episode: GymEpisode, *, max_steps: int | None = None) -> None:
         self.episode = episode
-        self.max_steps = int(max_steps or getattr(episode.task, "max_calls", None) or DEFAULT_MAX_STEPS)
+        if max_steps is not None:
+            self.max_steps = check_max_steps(max_steps)
+        else:
+            self.max_steps = int(getattr(episode.task, "max_calls", None) or DEFAULT_MAX_STEPS)
         self.steps = 0
 
     def first(self) -> tuple[str, dict[str, Any]]:
@@ -230,5 +249,6 @@ __all__ = [
     "EpisodeAction",
     "EpisodeStepper",
     "StepOutcome",
+    "check_max_steps",
     "parse_action",
 ]

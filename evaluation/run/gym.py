@@ -26,6 +26,7 @@ An episode object is not thread-safe; make one per rollout (they are cheap: one 
 from __future__ import annotations
 
 import json
+import operator
 import secrets
 import time
 import weakref
@@ -48,6 +49,29 @@ from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.errors import ErrorCode, ErrorPayload
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
+
+
+MAX_FAULT_SEED = 2**63 - 1
+"""Largest fault seed (the server's ``MAX_SEED``: seeds are stored as signed 64-bit integers)."""
+
+
+def whole_number(value: Any, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an ``int`` when it is a whole number (``int`` or NumPy integer, not a bool,
+    a float or a string) from ``minimum`` to ``maximum``: the one rule the in-process entry points
+    (:meth:`GymEpisode.create`, Gymnasium, OpenEnv) apply to a trial, a fault seed and a step
+    limit, as the control API and the CLI do.
+
+    Raises:
+        ValueError: naming ``name``, the range and the value given.
+    """
+    span = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        raise ValueError(f"{name} must be a whole number {span}, got {value!r}"[:300])
+    return number
 
 
 class EpisodeFinished(MCPGymError, RuntimeError):
@@ -143,7 +167,8 @@ class GymEpisode:
                 Must not be modified. None: a fresh copy for this episode.
 
         Raises:
-            KeyError: unknown task id. ValueError: a bad ``tool_exposure``.
+            KeyError: unknown task id. ValueError: a bad ``tool_exposure``, a ``trial`` below 0,
+                a ``fault_seed`` outside 0 .. :data:`MAX_FAULT_SEED` (:func:`whole_number`).
             mcpgym.tools.faults.FaultProfileError: a bad profile.
             mcpgym.evaluation.tasks.OracleRuntimeError: the task's oracle fails (no gold state).
         """
@@ -157,7 +182,10 @@ class GymEpisode:
 
         spec = task.faults or faults or "default"
         payload, _ = faults_payload(FaultProfile.model_validate(spec) if isinstance(spec, dict) else spec)
-        seed = registry.fault_seed_for(task, trial) if fault_seed is None else int(fault_seed)
+        trial = whole_number(trial, "trial", minimum=0)
+        if fault_seed is not None:
+            fault_seed = whole_number(fault_seed, "fault seed", minimum=0, maximum=MAX_FAULT_SEED)
+        seed = registry.fault_seed_for(task, trial) if fault_seed is None else fault_seed
         extra = exposure_request(tool_exposure, task)
         started = time.perf_counter()
         episode = Episode.create(
@@ -420,4 +448,4 @@ def observation_text(result: CallResult) -> str:
     return json.dumps({"is_error": result.is_error, "result": result.payload}, ensure_ascii=True, default=str)
 
 
-__all__ = ["EpisodeFinished", "GymEpisode", "observation_text"]
+__all__ = ["MAX_FAULT_SEED", "EpisodeFinished", "GymEpisode", "observation_text", "whole_number"]

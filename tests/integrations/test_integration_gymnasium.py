@@ -5,6 +5,7 @@ info, and an agent played through the env scoring as the same agent on ``GymEpis
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import anyio
@@ -116,3 +117,37 @@ def test_observations_are_ascii_and_cut_when_long() -> None:
     text, cut = EpisodeStepper.text("é" + "x" * 70_000)
     assert cut and text.isascii() and text.startswith("\\xe9") and text.endswith("more characters]")
     assert len(text) == 65_536
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"max_steps": 0}, "max_steps must be a whole number of at least 1, got 0"),
+        ({"max_steps": -5}, "max_steps must be a whole number of at least 1, got -5"),
+        ({"max_steps": 2.5}, "max_steps must be a whole number"),
+        ({"max_steps": True}, "max_steps must be a whole number"),
+        ({"trial": -1}, "trial must be a whole number of at least 0, got -1"),
+        ({"trial": "1"}, "trial must be a whole number of at least 0, got '1'"),
+    ],
+)
+def test_out_of_range_max_steps_and_trial_are_refused_at_make(kwargs: dict, says: str) -> None:
+    """newuser3 finding 14: ``max_steps=0`` silently meant the task's limit, -5 and ``trial=-1``
+    were taken. 0 is refused (None is "the task's limit"), as the control API and the CLI refuse
+    their out-of-range numbers."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        gymnasium.make(gymnasium_env.ENV_ID, task="system.dark_mode", **kwargs)
+
+
+def test_max_steps_one_truncates_after_one_step_and_bad_reset_trial_is_refused() -> None:
+    env = gymnasium.make(gymnasium_env.ENV_ID, task="system.dark_mode", max_steps=1)
+    _obs, info = env.reset(seed=1)
+    assert info["max_steps"] == 1
+    _o, _r, terminated, truncated, info = env.step(json.dumps({"tool": "system_get_settings"}))
+    assert (terminated, truncated, info["status"]) == (False, True, "limit")
+    with pytest.raises(ValueError, match="trial must be a whole number of at least 0, got -2"):
+        env.reset(seed=1, options={"trial": -2})
+    with pytest.raises(ValueError, match="fault seed must be a whole number from 0 to"):
+        GymEpisode.create("system.dark_mode", fault_seed=-1)
+    # the task's own limit when max_steps is left out
+    _obs, info = gymnasium.make(gymnasium_env.ENV_ID, task="system.dark_mode").reset(seed=1)
+    assert info["max_steps"] == GymEpisode.create("system.dark_mode").task.max_calls
