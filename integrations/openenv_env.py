@@ -7,7 +7,15 @@ over one :class:`mcpgym.evaluation.GymEpisode` at a time, with the step contract
 the wire is what the ``openenv-core`` clients (``GenericEnvClient``, TRL's and verifiers'
 adapters) speak: a WebSocket session at ``/ws`` (``{"type": "reset" | "step" | "state"}``)
 holds its own environment, so each client session is its own episode, up to ``max_envs`` at
-once (OpenEnv answers a session past the cap with a capacity error).
+once: a session past the cap gets OpenEnv's ``CAPACITY_REACHED`` error message, then a close
+frame with code 1013 (try again later) whose reason names the cap (a client that sends before
+reading sees the reason in its ``ConnectionClosed`` error).
+
+OpenEnv's HTTP ``/reset``, ``/step`` and ``/state`` make a fresh environment per request and
+close it after, so no episode lives across two HTTP requests: ``/reset`` shows an episode's
+first observation (or 422 with the reason for bad reset arguments), ``/step`` answers 409 with
+the reason (step over the WebSocket session). Bad reset arguments get the same message on both
+sides; the fault seed and trial follow one rule (:func:`mcpgym.evaluation.run.gym.whole_number`).
 
 * ``reset(task=ID, seed=S, faults=PROFILE, trial=T)``: a fresh episode of task ``ID`` with
   fault seed ``S`` (default: the task's trial-``T`` fault seed); ``faults`` defaults to the
@@ -20,17 +28,41 @@ once (OpenEnv answers a session past the cap with a capacity error).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
 from mcpgym.evaluation.run.gym import GymEpisode
-from mcpgym.integrations.stepping import EpisodeStepper
+from mcpgym.integrations.stepping import EpisodeStepper, check_max_steps
 
 DEFAULT_MAX_ENVS = 64
 """Concurrent sessions (episodes) one server holds by default."""
+
+TRY_AGAIN_LATER = 1013
+"""WebSocket close code of a session refused past the cap (RFC 6455 registry: "Try Again Later")."""
+
+
+class ResetError(ValueError):
+    """Reset arguments the environment cannot take (missing or unknown task, bad fault profile,
+    fault seed or trial, unknown argument): over HTTP a 422 ``{"detail": message}``, over the
+    WebSocket OpenEnv's error message."""
+
+
+class NoEpisodeError(RuntimeError):
+    """A step with no episode: over HTTP a 409 ``{"detail": message}`` (OpenEnv's HTTP
+    endpoints make a fresh environment per request, so an HTTP ``/step`` never has one)."""
+
+
+NO_EPISODE = (
+    "no episode to step: reset(task=...) first, on the same session; OpenEnv's HTTP /reset and "
+    "/step each make a fresh environment, so step an episode over the WebSocket session at /ws "
+    "(openenv's GenericEnvClient or EnvClient)"
+)
 
 
 class McpgymAction(Action):
@@ -64,7 +96,10 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
 
     Args:
         faults: the default fault profile of episodes whose reset names none.
-        max_steps: step limit (None: each task's ``max_calls``).
+        max_steps: step limit, at least 1 (None: each task's ``max_calls``).
+
+    Raises:
+        ValueError: a ``max_steps`` below 1 or not a whole number.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -72,7 +107,7 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
     def __init__(self, faults: str | dict[str, Any] | None = "default", max_steps: int | None = None) -> None:
         super().__init__()
         self.faults = faults
-        self.max_steps = max_steps
+        self.max_steps = None if max_steps is None else check_max_steps(max_steps)
         self.stepper: EpisodeStepper | None = None
 
     def reset(
@@ -87,25 +122,30 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
         """Start a fresh episode (module docstring).
 
         Raises:
-            ValueError: no ``task``, an unknown one, or unknown reset arguments (OpenEnv
-                answers the client with the message).
+            ResetError: (a ValueError) no ``task``, an unknown one, a bad fault profile, a fault
+                seed outside 0 .. 2**63-1 or a trial below 0 (not whole numbers either), or
+                unknown reset arguments (OpenEnv answers the client with the message).
         """
         if kwargs:
-            raise ValueError(
-                f"unknown reset arguments {sorted(kwargs)}; allowed: task, seed, faults, trial, episode_id"
+            raise ResetError(
+                f"unknown reset arguments {sorted(kwargs)[:20]}; allowed: task, seed, faults, trial, episode_id"[:500]
             )
         if not task:
-            raise ValueError("reset needs task=<task id> (see `mcpgym tasks`)")
+            raise ResetError("reset needs task=<task id> (see `mcpgym tasks`)")
+        if not isinstance(task, str):
+            raise ResetError(f"task must be a task id (a string), got {type(task).__name__}")
         try:
             episode = GymEpisode.create(
                 task,
-                trial=int(trial),
+                trial=trial,
                 faults=faults if faults is not None else self.faults,
                 fault_seed=seed,
                 agent_name="openenv",
             )
         except KeyError as exc:
-            raise ValueError(str(exc.args[0] if exc.args else exc)) from None
+            raise ResetError(str(exc.args[0] if exc.args else exc)) from None
+        except ValueError as exc:  # a bad fault seed, trial or fault profile (FaultProfileError)
+            raise ResetError(str(exc)) from None
         if episode_id:
             episode.episode_id = str(episode_id)[:128]
         self.stepper = EpisodeStepper(episode, max_steps=self.max_steps)
@@ -116,10 +156,11 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
         """Apply one action (module docstring).
 
         Raises:
-            RuntimeError: before ``reset``. EpisodeFinished: after the episode ended.
+            NoEpisodeError: before ``reset`` (always over HTTP). EpisodeFinished: after the
+                episode ended.
         """
         if self.stepper is None:
-            raise RuntimeError("reset the environment first (reset(task=...))")
+            raise NoEpisodeError(NO_EPISODE)
         out = self.stepper.step(action.model_dump(exclude={"metadata"}, exclude_none=True))
         return McpgymObservation(
             text=out.observation, info=out.info, done=out.terminated or out.truncated, reward=out.reward
@@ -150,15 +191,82 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
         )
 
 
+class SessionCap:
+    """ASGI wrapper that refuses a WebSocket session at ``/ws`` past ``max_sessions`` with a
+    message naming the cap: OpenEnv's ``CAPACITY_REACHED`` error as the first message, then a
+    close with code :data:`TRY_AGAIN_LATER` and the message as its reason (OpenEnv's own refusal
+    closes with 1000 "OK", which a client that sends first reads as a normal close). It counts
+    a session from its handshake to the end of OpenEnv's handler, so OpenEnv's own count (taken
+    later, dropped earlier) never reaches the cap first."""
+
+    def __init__(self, app: Any, max_sessions: int) -> None:
+        self.app = app
+        self.max_sessions = max_sessions
+        self.active = 0
+
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped app's attributes (``routes``, ``state``...), for code that inspects it."""
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Serve ``scope``; a ``/ws`` session past the cap is refused (class docstring)."""
+        if scope["type"] != "websocket" or scope.get("path") != "/ws":
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.max_sessions:
+            await self._refuse(receive, send)
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
+
+    async def _refuse(self, receive: Any, send: Any) -> None:
+        message = (
+            f"mcpgym: all {self.max_sessions} episode sessions are in use "
+            f"(serve --max-episodes {self.max_sessions}); try again later"
+        )
+        first = await receive()
+        if first.get("type") != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        error = {
+            "type": "error",
+            "data": {
+                "message": message,
+                "code": "CAPACITY_REACHED",
+                "active_sessions": self.active,
+                "max_sessions": self.max_sessions,
+            },
+        }
+        await send({"type": "websocket.send", "text": json.dumps(error)})
+        await send({"type": "websocket.close", "code": TRY_AGAIN_LATER, "reason": message[:123]})
+
+
+def _answer(status: int) -> Any:
+    """An exception handler answering ``status`` with ``{"detail": str(exc)}``."""
+
+    async def handler(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)[:2000]}, status_code=status)
+
+    return handler
+
+
 def create_app(*, faults: str | dict[str, Any] | None = "default", max_envs: int = DEFAULT_MAX_ENVS) -> Any:
-    """OpenEnv's FastAPI app over :class:`McpgymEnvironment`, ``max_envs`` sessions at once."""
+    """OpenEnv's FastAPI app over :class:`McpgymEnvironment`, ``max_envs`` sessions at once,
+    wrapped in :class:`SessionCap`; :class:`ResetError` answers 422 and :class:`NoEpisodeError`
+    409 over HTTP, with the message as ``detail``."""
     from openenv.core.env_server.http_server import create_fastapi_app
 
     def factory() -> McpgymEnvironment:
         return McpgymEnvironment(faults=faults)
 
     factory.SUPPORTS_CONCURRENT_SESSIONS = True  # type: ignore[attr-defined]
-    return create_fastapi_app(factory, McpgymAction, McpgymObservation, max_concurrent_envs=max_envs)
+    app: FastAPI = create_fastapi_app(factory, McpgymAction, McpgymObservation, max_concurrent_envs=max_envs)
+    app.add_exception_handler(ResetError, _answer(422))
+    app.add_exception_handler(NoEpisodeError, _answer(409))
+    return SessionCap(app, max_envs)
 
 
 def serve(
@@ -171,7 +279,6 @@ def serve(
     Raises:
         OSError: the address cannot be bound.
     """
-    import json
     import socket
 
     import uvicorn
@@ -197,6 +304,10 @@ __all__ = [
     "McpgymEnvironment",
     "McpgymObservation",
     "McpgymState",
+    "NoEpisodeError",
+    "ResetError",
+    "SessionCap",
+    "TRY_AGAIN_LATER",
     "create_app",
     "serve",
 ]

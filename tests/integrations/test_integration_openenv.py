@@ -84,6 +84,7 @@ def test_eight_clients_drive_eight_episodes_at_once(server: str) -> None:
 
 def test_a_session_past_the_cap_is_refused_and_bad_resets_are_answered(server: str) -> None:
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
 
     async def main() -> dict:
         clients = [GenericEnvClient(base_url=server) for _ in range(SESSIONS)]
@@ -96,6 +97,18 @@ def test_a_session_past_the_cap_is_refused_and_bad_resets_are_answered(server: s
             async with connect(server.replace("http://", "ws://") + "/ws", open_timeout=30) as ws:
                 with anyio.fail_after(30):
                     over = json.loads(await ws.recv())
+                    with pytest.raises(ConnectionClosed) as closed:
+                        await ws.recv()
+            # then a close frame whose code and reason say why (OpenEnv's own close is 1000 "OK")
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+            assert f"--max-episodes {SESSIONS}" in closed.value.rcvd.reason
+            # a client that sends first (reset right after connecting) is told the cap too
+            extra = GenericEnvClient(base_url=server)
+            try:
+                with pytest.raises(Exception, match=rf"sessions are in use \(serve --max-episodes {SESSIONS}\)"):
+                    await extra.reset(task=TASK)
+            finally:
+                await extra.disconnect()
             with pytest.raises(RuntimeError, match="reset needs task"):
                 await clients[0].reset()
             with pytest.raises(RuntimeError, match="no.such_task"):
@@ -107,7 +120,50 @@ def test_a_session_past_the_cap_is_refused_and_bad_resets_are_answered(server: s
 
     over = anyio.run(main)
     assert over["type"] == "error" and over["data"]["code"] == "CAPACITY_REACHED", over
-    assert over["data"]["max_sessions"] == SESSIONS
+    assert over["data"]["max_sessions"] == SESSIONS and "--max-episodes" in over["data"]["message"]
+
+
+@pytest.mark.parametrize("seed", [-1, "x", True, 2**63])
+def test_a_websocket_reset_takes_the_fault_seed_rule_of_every_entry_point(server: str, seed: object) -> None:
+    """newuser3 finding 4: seed -1 was taken over the WebSocket (refused by HTTP /reset, serve
+    --fault-seed and Gymnasium); "x" gave "invalid literal for int()". The session stays usable."""
+
+    async def main() -> None:
+        async with GenericEnvClient(base_url=server, message_timeout_s=120) as env:
+            with pytest.raises(RuntimeError, match="fault seed must be a whole number from 0 to 9223372036854775807"):
+                await env.reset(task=TASK, seed=seed)
+            with pytest.raises(RuntimeError, match="trial must be a whole number of at least 0, got -1"):
+                await env.reset(task=TASK, trial=-1)
+            first = await env.reset(task=TASK, seed=3)
+            assert first.observation["info"]["fault_seed"] == 3
+
+    anyio.run(main)
+
+
+def test_http_reset_and_step_answer_4xx_with_the_reason(server: str) -> None:
+    """newuser3 finding 4: OpenEnv's HTTP endpoints make a fresh environment per request, so an
+    HTTP /step can never continue an episode: 409 saying so (was a bare 500); bad reset
+    arguments get 422 with the message the WebSocket gives (was 500 for an unknown task)."""
+    import httpx
+
+    with httpx.Client(base_url=server, timeout=120) as http:
+        ok = http.post("/reset", json={"task": TASK, "seed": 5})
+        assert ok.status_code == 200 and ok.json()["observation"]["info"]["fault_seed"] == 5
+        step = http.post("/step", json={"action": {"tool": "system_get_settings", "arguments": {}}})
+        assert step.status_code == 409, step.text
+        assert "WebSocket session at /ws" in step.json()["detail"] and "reset(task=...)" in step.json()["detail"]
+        for body, says in [
+            ({"task": "no.such_task"}, "no.such_task"),
+            ({}, "reset needs task=<task id>"),
+            ({"task": TASK, "trial": -1}, "trial must be a whole number of at least 0, got -1"),
+            ({"task": TASK, "seed": 2**63}, "fault seed must be a whole number from 0 to"),
+            ({"task": TASK, "faults": "bogus"}, "unknown fault profile 'bogus'"),
+            ({"task": TASK, "bogus": 1}, "unknown reset arguments ['bogus']"),
+        ]:
+            bad = http.post("/reset", json=body)
+            assert bad.status_code == 422 and says in bad.json()["detail"], (body, bad.status_code, bad.text)
+        negative = http.post("/reset", json={"task": TASK, "seed": -5})  # OpenEnv's own request model
+        assert negative.status_code == 422 and "greater than or equal to 0" in negative.text
 
 
 def test_the_dockerfile_builds_an_image_that_serves_openenv() -> None:
