@@ -582,9 +582,7 @@ def create_app(
             headers = request_headers(scope)
             given = headers.get("authorization", "")
             if not authorised_header(given):
-                response = refused_token(
-                    given, "missing or wrong control token (a session on /mcp creates an episode)"
-                )
+                response = refused_token(given, "missing or wrong control token (a session on /mcp creates an episode)")
                 await response(scope, receive, send)
                 return
             wrong = header_problem(headers)

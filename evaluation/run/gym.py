@@ -50,7 +50,6 @@ from mcpgym.kernel.errors import ErrorCode, ErrorPayload
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
 
-
 MAX_FAULT_SEED = 2**63 - 1
 """Largest fault seed (the server's ``MAX_SEED``: seeds are stored as signed 64-bit integers)."""
 
