@@ -104,7 +104,12 @@ def test_control_api_refuses_a_missing_or_wrong_token_on_every_route(server: Htt
             r = http.request(method, f"{server.url}{path}", headers=headers, json={} if method == "POST" else None)
             assert r.status_code == 401, (method, path, header, r.status_code)
             assert r.json() == {"error": "missing or wrong control token"}
-            assert r.headers["www-authenticate"] == "Bearer"
+            # RFC 6750: a wrong bearer token is invalid_token (with why); no token, only the realm
+            challenge = r.headers["www-authenticate"]
+            if header is not None and header.startswith("Bearer ") and header[7:].strip():
+                assert challenge.startswith('Bearer realm="mcpgym", error="invalid_token", error_description="wrong')
+            else:
+                assert challenge == 'Bearer realm="mcpgym"', (header, challenge)
         r = http.request(method, f"{server.url}{path}?token={token}", json={} if method == "POST" else None)
         assert r.status_code == 401
     assert http.get(f"{server.url}/control/episodes/{eid}", headers=server.auth).status_code == 200
