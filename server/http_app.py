@@ -48,6 +48,7 @@ from mcpgym.server.control_input import (
     body_error,
     initialized,
     is_initialize,
+    opening_answer,
     opening_problem,
     query_fields,
     read_capped,
@@ -582,7 +583,10 @@ def create_app(
         session to end its episode: use an episode's own URL), for an empty
         ``Mcp-Session-Id`` or an unknown ``MCP-Protocol-Version``; 413 for a body past the
         limit; 404 for a session that is not one of ``/mcp``'s or ended. Nothing is created
-        for a refused opening.
+        for a refused opening. An ``initialize`` the SDK answers with a JSON-RPC error opens
+        nothing either: its answer is held until it is read, and sent with neither the
+        ``Mcpgym-Episode-Id`` nor the ``Mcp-Session-Id`` header, its episode already deleted
+        (and the session the SDK kept then ended).
         """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -641,17 +645,44 @@ def create_app(
                 return
             eid = created.episode_id
             body = bytearray()
+            held: list[Message] = []  # the answer, until it is known whether it opened the session
+            decided: list[bool] = []
+
+            async def release(ok: bool) -> None:
+                """Send the held answer: as it is when the initialize succeeded; else with no
+                episode or session header (the episode is deleted first: nothing names it)."""
+                decided.append(ok)
+                if not ok:
+                    session_bound.pop(eid, None)
+                    episodes.delete(eid)
+                for message in held:
+                    if message["type"] == "http.response.start" and not ok:
+                        dropped = (EPISODE_HEADER, b"mcp-session-id")
+                        kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in dropped]
+                        message = {**message, "headers": kept}
+                    await send(message)
+                held.clear()
 
             async def keep_body(message: Message) -> None:
-                if message["type"] == "http.response.body" and len(body) < MAX_OPENING_ANSWER:
+                if decided:
+                    await send(message)
+                    return
+                held.append(message)
+                if message["type"] == "http.response.start" and message["status"] >= 400:
+                    await release(False)
+                elif message["type"] == "http.response.body":
                     body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
-                await send(message)
+                    said = opening_answer(bytes(body))
+                    if said is not None or not message.get("more_body", False) or len(body) >= MAX_OPENING_ANSWER:
+                        await release(said is True)
 
             opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read, bind=True)
-            if opened is not None and initialized(bytes(body)):
+            if not decided and held:
+                await release(False)  # the answer ended before it said anything
+            if opened is not None and decided == [True] and initialized(bytes(body)):
                 return
             # The SDK kept no session, or answered the initialize with an error (it keeps that
-            # session): nothing more can use the episode.
+            # session): nothing more can use the episode (deleted before its answer was sent).
             session_bound.pop(eid, None)
             episodes.delete(eid)
             await end_sessions(eid)
