@@ -75,7 +75,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def prepare_record_dir(
-    folder: str | Path, *, resume: bool = False, force: bool = False, catalog: str | Path | None = None
+    folder: str | Path,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    catalog: str | Path | None = None,
+    option: str = "--record",
+    command: str = "mcpgym proxy --record",
 ) -> Path:
     """Claim ``folder`` for the sessions of ``mcpgym proxy --record`` before the proxy starts.
 
@@ -88,6 +94,8 @@ def prepare_record_dir(
     Args:
         catalog: the ``--catalog`` file, which must not be ``folder/catalog.json`` (the proxy
             rewrites that file and never rewrites a catalog the user passed).
+        option: the flag that named ``folder``, as messages name it (``--record``; ``--out``
+            for ``mcpgym run --proxy``). command: the command line the directory's lock names.
 
     Raises:
         RecordDirError: ``folder`` is a file; ``catalog`` is its ``catalog.json``; ``resume``
@@ -101,20 +109,20 @@ def prepare_record_dir(
     if resume and force:
         raise RecordDirError("--resume and --force exclude each other: append to the sessions, or start over")
     if root.exists() and not root.is_dir():
-        raise RecordDirError(f"--record {root} is a file, not a directory: give a directory for the sessions")
+        raise RecordDirError(f"{option} {root} is a file, not a directory: give a directory for the sessions")
     if catalog is not None and _same_file(Path(catalog), root / CATALOG):
         raise RecordDirError(
-            f"--catalog {catalog} is {root / CATALOG}, the file --record {root} rewrites with the "
+            f"--catalog {catalog} is {root / CATALOG}, the file {option} {root} rewrites with the "
             "classification of every session; the proxy never rewrites a catalog you pass: copy it out "
             f"of {root} and pass the copy, or record into another directory"
         )
     try:
-        with run_lock(root, command="mcpgym proxy --record", discard_if=lambda: read_marker(root) is None):
+        with run_lock(root, command=command, discard_if=lambda: read_marker(root) is None):
             if resume:
-                _check_appendable(root)  # before claim_for_resume, which may write a marker
-                claim_for_resume(root, option="--record")
+                _check_appendable(root, option)  # before claim_for_resume, which may write a marker
+                claim_for_resume(root, option=option)
             else:
-                claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, option="--record")
+                claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, option=option)
     except RecordDirError:
         raise
     except RunDirectoryError as exc:  # ForeignContentError, RunDirLocked, ForeignLockFile
@@ -128,7 +136,7 @@ def prepare_record_dir(
     return root
 
 
-def _check_appendable(root: Path) -> None:
+def _check_appendable(root: Path, option: str = "--record") -> None:
     """Refuse to append proxy sessions to a run of ``mcpgym run`` (or files named like its
     ``manifest.json`` / ``trajectories.jsonl.zst``) or through an entry mcpgym did not write (a
     symlink or folder named like the proxy's files)."""
@@ -138,7 +146,7 @@ def _check_appendable(root: Path) -> None:
             root,
             f"holds what a run of mcpgym run holds ({MANIFEST_NAME}, {TRAJECTORIES_ZST}), not proxy sessions",
             run_files,
-            "Record into another --record directory.",
+            f"Record into another {option} directory.",
         )
     odd = [
         n
@@ -150,7 +158,7 @@ def _check_appendable(root: Path) -> None:
             root,
             "holds entries named like the proxy's files that are not regular files",
             odd,
-            "Move these away yourself, or choose another --record.",
+            f"Move these away yourself, or choose another {option}.",
         )
 
 
@@ -228,10 +236,12 @@ def write_catalog(folder: Path, classifier: ToolClassifier) -> Path:
     return path
 
 
-def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassifier) -> Path:
+def record_session(
+    folder: str | Path, traj: Trajectory, classifier: ToolClassifier, command: str = "mcpgym proxy --record"
+) -> Path:
     """Append ``traj`` to ``folder/trajectories.jsonl`` and update ``folder/catalog.json``,
     holding the directory's lock (waiting up to :data:`RECORD_LOCK_WAIT` seconds for another
-    writer).
+    writer; ``command``: what the lock names as its holder).
 
     The directory must still be mcpgym's (its ``.mcpgym-run`` marker, written by
     :func:`prepare_record_dir`); one removed meanwhile is created again with a new marker.
@@ -245,7 +255,7 @@ def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassif
     deadline = time.monotonic() + RECORD_LOCK_WAIT
     while True:
         try:
-            with run_lock(out, command="mcpgym proxy --record"):
+            with run_lock(out, command=command):
                 if read_marker(out) is None:
                     others = [c.name for c in out.iterdir() if c.name != LOCK_NAME]
                     if others:
