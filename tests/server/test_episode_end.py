@@ -119,7 +119,8 @@ async def test_a_raw_peer_gets_the_answer_on_its_stream_before_it_ends() -> None
     server = spawn_server()
     try:
         async with httpx.AsyncClient(timeout=DEADLINE) as http:
-            ep = create(httpx.Client(timeout=DEADLINE), server, seed=7, apps=["system"])
+            with httpx.Client(timeout=DEADLINE) as sync_http:
+                ep = create(sync_http, server, seed=7, apps=["system"])
             init = {
                 "jsonrpc": "2.0",
                 "id": 0,
