@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from mcpgym.evaluation.cli.common import finite_number
 from mcpgym.evaluation.cli.style import message as error_text
 from mcpgym.kernel.exceptions import UnknownName
 
@@ -24,7 +25,9 @@ def play(
     out: Path | None = typer.Option(
         None, "--out", "-o", metavar="DIR", help="Run directory (default: runs/play-<UTC time>)."
     ),
-    timeout: float = typer.Option(3600.0, min=10.0, metavar="SECONDS", help="Wall seconds per episode."),
+    timeout: float = typer.Option(
+        3600.0, min=10.0, parser=finite_number(10.0, None), metavar="SECONDS", help="Wall seconds per episode."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
 ) -> None:
     """Play a task as the agent: read the instruction, call tools as TOOL {json}, answer TEXT.

@@ -12,14 +12,12 @@ declared in this module.
 from __future__ import annotations
 
 import inspect
-import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from mcpgym.evaluation.cli.common import console, given
+from mcpgym.evaluation.cli.common import console, finite_number, given
 from mcpgym.evaluation.cli.style import DEBUG
 from mcpgym.evaluation.run.config import Executor, Flag, RunConfig
 from mcpgym.kernel.exceptions import InputError, RunDirectoryError
@@ -34,48 +32,6 @@ def _flags() -> list[tuple[str, Flag]]:
 def _param(name: str, flag: Flag) -> str:
     """The command's parameter name of ``flag`` (on field ``name``)."""
     return flag.param or flag.key or name
-
-
-def _shown(bound: float) -> str:
-    """A bound as the user would write it (``2``, not ``2.0``)."""
-    return str(int(bound)) if bound == int(bound) else str(bound)
-
-
-def finite_number(minimum: float | None, maximum: float | None) -> Callable[[str], float]:
-    """A typer ``parser`` for a float option: the text as a finite number from ``minimum`` to
-    ``maximum`` (either None: unbounded on that side).
-
-    Typer checks a float option's ``min``/``max`` with comparisons a NaN passes or fails for the
-    wrong reason (``--temperature nan``: "should be less than or equal to 2"), so a float flag
-    parses here instead and says what is wrong: not a number, not finite, or out of range.
-
-    Raises (from the parser):
-        typer.BadParameter: naming the value and the range.
-    """
-    if minimum is not None and maximum is not None:
-        span = f" from {_shown(minimum)} to {_shown(maximum)}"
-    elif minimum is not None:
-        span = f" of at least {_shown(minimum)}"
-    elif maximum is not None:
-        span = f" of at most {_shown(maximum)}"
-    else:
-        span = ""
-
-    def parse(text: Any) -> float:
-        if isinstance(text, int | float) and not isinstance(text, bool):
-            value = float(text)
-        else:
-            try:
-                value = float(str(text).strip())
-            except ValueError:
-                raise typer.BadParameter(f"must be a finite number{span}, got {str(text)[:40]!r}") from None
-        if not math.isfinite(value):
-            raise typer.BadParameter(f"must be a finite number{span}, got {str(text)[:40]!r}")
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise typer.BadParameter(f"must be a number{span}, got {str(text)[:40]!r}")
-        return value
-
-    return parse
 
 
 def config_parameters() -> list[inspect.Parameter]:

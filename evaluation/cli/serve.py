@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from mcpgym.evaluation.cli.common import finite_number
 from mcpgym.kernel.exceptions import InputError
 
 
@@ -56,7 +57,11 @@ def serve(
     ),
     max_episodes: int = typer.Option(1000, min=1, metavar="N", help="HTTP: most live episodes."),
     idle_timeout: float = typer.Option(
-        1800.0, min=0.1, metavar="SECONDS", help="HTTP: wall seconds before an idle episode expires."
+        1800.0,
+        min=0.1,
+        parser=finite_number(0.1, None),
+        metavar="SECONDS",
+        help="HTTP: wall seconds before an idle episode expires.",
     ),
     search_tools: bool = typer.Option(
         False,

@@ -542,3 +542,15 @@ def test_serve_refuses_an_apps_list_naming_no_app(apps, transport, monkeypatch, 
     and ``/mcp?apps=`` refuse the same list; one rule (kernel.world.names_no_app) everywhere."""
     code, _out, err = cli(["serve", "--transport", transport, "--port", "0", "--apps", apps], monkeypatch, capsys)
     one_error_line(code, err, "--apps names no app", "system is always included")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["serve", "--transport", "http", "--port", "0", "--idle-timeout", "nan"], "of at least 0.1, got 'nan'"),
+        (["play", "system.dark_mode", "--timeout", "inf"], "of at least 10, got 'inf'"),
+    ],
+)
+def test_other_float_options_refuse_non_finite_values_too(args, says, monkeypatch, capsys):
+    code, _out, err = cli(args, monkeypatch, capsys)
+    one_error_line(code, err, "must be a finite number " + says)
