@@ -49,9 +49,9 @@ from mcpgym.evaluation.run.run_owner import (
     ForeignContentError,
     catalog_is_ours,
     claim_for_resume,
-    trajectories_are_ours,
     claim_new_run,
     read_marker,
+    trajectories_are_ours,
     update_marker,
     write_marker,
 )
@@ -192,7 +192,9 @@ def hold_record_dir(
         )
         if resume:
             with lock.turn(RECORD_LOCK_WAIT):  # other sessions may be claiming or writing
-                _check_appendable(root, option, check_records=False)  # before claim_for_resume, which may write a marker
+                _check_appendable(
+                    root, option, check_records=False
+                )  # before claim_for_resume, which may write a marker
                 claim_for_resume(root, option=option, kind=KIND_PROXY)
                 _check_appendable(root, option)
         else:
@@ -363,20 +365,22 @@ def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassif
     deadline = time.monotonic() + RECORD_LOCK_WAIT
     while True:
         try:
-            with hold_lock(out, command="mcpgym proxy --record", shared=True, option="--record") as lock:
-                with lock.turn(max(0.0, deadline - time.monotonic())):
-                    if read_marker(out) is None:
-                        others = [c.name for c in out.iterdir() if c.name != LOCK_NAME]
-                        if others:
-                            raise RecordDirError(
-                                f"{out} lost its {MARKER_NAME} marker during the session and holds "
-                                f"{', '.join(sorted(others)[:10])}: it is not mcpgym's any more, so nothing was written"
-                            )
-                        write_marker(out, kind=KIND_PROXY)
-                    _check_appendable(out, check_records=False)  # proved when the directory was claimed
-                    append_trajectory(out / TRAJECTORIES, traj)
-                    write_catalog(out, classifier)
-                    return out / TRAJECTORIES
+            with (
+                hold_lock(out, command="mcpgym proxy --record", shared=True, option="--record") as lock,
+                lock.turn(max(0.0, deadline - time.monotonic())),
+            ):
+                if read_marker(out) is None:
+                    others = [c.name for c in out.iterdir() if c.name != LOCK_NAME]
+                    if others:
+                        raise RecordDirError(
+                            f"{out} lost its {MARKER_NAME} marker during the session and holds "
+                            f"{', '.join(sorted(others)[:10])}: it is not mcpgym's any more, so nothing was written"
+                        )
+                    write_marker(out, kind=KIND_PROXY)
+                _check_appendable(out, check_records=False)  # proved when the directory was claimed
+                append_trajectory(out / TRAJECTORIES, traj)
+                write_catalog(out, classifier)
+                return out / TRAJECTORIES
         except (RunDirLocked, TimeoutError) as exc:
             if time.monotonic() >= deadline:
                 raise RecordDirError(str(exc)) from None

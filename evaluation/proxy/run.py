@@ -257,8 +257,8 @@ def run_proxy(
     import shlex
 
     from mcpgym.evaluation.agents import make_agent
-    from mcpgym.evaluation.proxy.command import build
     from mcpgym.evaluation.proxy.classify import ToolClassifier
+    from mcpgym.evaluation.proxy.command import build
     from mcpgym.evaluation.proxy.record import hold_record_dir
 
     url = upstream if upstream.startswith(("http://", "https://")) else None

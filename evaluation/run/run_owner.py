@@ -116,9 +116,7 @@ def new_run_id() -> str:
     return secrets.token_hex(16)
 
 
-def write_marker(
-    run_dir: str | Path, run_id: str | None = None, *, replace: bool = False, kind: str = KIND_RUN
-) -> str:
+def write_marker(run_dir: str | Path, run_id: str | None = None, *, replace: bool = False, kind: str = KIND_RUN) -> str:
     """Write the marker of ``run_dir`` (the directory must exist) and return its run id.
 
     Args:
@@ -532,9 +530,7 @@ def check_unmarked_manifest(run_dir: str | Path, manifest: Manifest) -> None:
         )
 
 
-def claim_for_resume(
-    run_dir: str | Path, option: str = "--out", kind: str = KIND_RUN
-) -> tuple[str, Manifest | None]:
+def claim_for_resume(run_dir: str | Path, option: str = "--out", kind: str = KIND_RUN) -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
 
