@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.run.run_lock import LOCK_NAME
-from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
+from mcpgym.evaluation.run.run_owner import MARKER_NAME, SERVER_LOG_HEADER, read_marker
 from mcpgym.evaluation.tasks import load_tasks
 
 TASK = load_tasks("smoke")[0].id
@@ -197,6 +197,41 @@ def test_force_needs_the_same_proof_and_deletes_only_its_own_files(tmp_path: Pat
             "trajectories.jsonl.zst",
         ]
     )
+
+
+def test_force_deletes_a_file_by_its_name_only_with_a_proof_of_its_content(tmp_path: Path, server: list[str]) -> None:
+    """Each run file ``--force`` deletes needs a proof it holds what mcpgym wrote there: a
+    ``scores.json`` that parses as mcpgym's scores, a ``server.log`` starting with mcpgym's first
+    line, trajectory records, a snapshot whose name is its content's hash, a temporary file
+    starting as its document does (docs/guarantees.md). A user's file under any of those names
+    is in the way: refused, named, nothing deleted."""
+    out = tmp_path / "run"
+    real_run(out, server)
+    snap = sorted((out / "snapshots").iterdir())[0].relative_to(out).as_posix()
+    for rel, mine in (
+        ("scores.json", '{"mine": 1}\n'),
+        ("scores.json", '{"agents": {"me": "not scores"}}\n'),
+        ("server.log", "my own log\n"),
+        ("trajectories.jsonl.zst", "keep\n"),
+        ("trajectories.jsonl", '{"a": 1}\n'),
+        (".scores.json.tmp", "my notes\n"),
+        (snap, "{}"),
+    ):
+        path = out / rel
+        kept = path.read_bytes() if path.exists() else None
+        path.write_text(mine)
+        before = tree_hash(out, skip=frozenset({LOCK_NAME}))
+        msg = refused(out, "--force")
+        assert f"in the way: {rel}" in msg, (rel, msg)
+        assert tree_hash(out, skip=frozenset({LOCK_NAME})) == before
+        if kept is None:
+            path.unlink()
+        else:
+            path.write_bytes(kept)
+    (out / "server.log").write_text(SERVER_LOG_HEADER + "boom\n")  # what mcpgym writes: deleted
+    (out / ".scores.json.tmp").write_text('{\n  "agents": {')  # an interrupted write of scores
+    real_run(out, server, "--force")
+    assert not (out / "server.log").exists() and not (out / ".scores.json.tmp").exists()
 
 
 def test_resume_refuses_an_unknown_manifest_version_naming_the_one_it_reads(tmp_path: Path, server: list[str]) -> None:
