@@ -24,7 +24,6 @@ classify with it and ``mcpgym score DIR`` scores with it.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -50,6 +49,7 @@ from mcpgym.evaluation.run.run_owner import (
     catalog_is_ours,
     claim_for_resume,
     claim_new_run,
+    dir_path_problem,
     read_marker,
     trajectories_are_ours,
     update_marker,
@@ -106,25 +106,6 @@ class RecordDir:
         return record_session(self.path, traj, classifier)
 
 
-def path_problem(folder: Path, option: str, exc: OSError | None = None) -> str | None:
-    """One line naming ``folder`` and what is wrong with it as a directory to write into (given
-    by ``option``): a dangling symlink, a file, a path through a file, or the error ``exc``
-    raised while creating it or a file in it; None when nothing is known to be wrong."""
-    if folder.is_symlink() and not folder.exists():
-        return f"{option} {folder} is a symlink to {os.readlink(folder)}, which does not exist: give a directory"
-    if folder.exists() and not folder.is_dir():
-        return f"{option} {folder} is a file, not a directory: give a directory for the sessions"
-    if exc is None:
-        return None
-    if exc.errno == errno.ENOTDIR:
-        return f"{option} {folder}: a part of that path is a file, not a directory, so it cannot be created"
-    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
-    what = exc.strerror or type(exc).__name__
-    if folder.is_dir():
-        return f"{option} {folder}: mcpgym cannot create its files in that directory: {what}{where}"
-    return f"{option} {folder} cannot be created as a directory: {what}{where}"
-
-
 @contextmanager
 def hold_record_dir(
     folder: str | Path,
@@ -170,7 +151,7 @@ def hold_record_dir(
     root = Path(folder)
     if resume and force:
         raise RecordDirError("--resume and --force exclude each other: append to the sessions, or start over")
-    problem = path_problem(root, option)
+    problem = dir_path_problem(root, option)
     if problem is not None:
         raise RecordDirError(problem)
     if catalog is not None and _same_file(Path(catalog), root / CATALOG):
@@ -207,7 +188,7 @@ def hold_record_dir(
         if isinstance(exc, RecordDirError):
             raise
         if isinstance(exc, OSError):
-            raise RecordDirError(path_problem(root, option, exc) or str(exc)) from None
+            raise RecordDirError(dir_path_problem(root, option, exc) or str(exc)) from None
         if isinstance(exc, TimeoutError):
             raise RecordDirError(f"{option} {root}: another session kept it busy; try again") from None
         if isinstance(exc, RunDirectoryError):  # ForeignContentError, RunDirLocked, ForeignLockFile

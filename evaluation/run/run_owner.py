@@ -26,6 +26,7 @@ symlink is replaced rather than written through.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -572,6 +573,25 @@ def claim_for_resume(run_dir: str | Path, option: str = "--out", kind: str = KIN
     return run_id, manifest
 
 
+def dir_path_problem(folder: Path, option: str, exc: OSError | None = None) -> str | None:
+    """One line naming ``folder`` and what is wrong with it as a directory to write into (given
+    by ``option``): a dangling symlink, a file, a path through a file, or the error ``exc``
+    raised while creating it or a file in it; None when nothing is known to be wrong."""
+    if folder.is_symlink() and not folder.exists():
+        return f"{option} {folder} is a symlink to {os.readlink(folder)}, which does not exist: give a directory"
+    if folder.exists() and not folder.is_dir():
+        return f"{option} {folder} is a file, not a directory: give a directory"
+    if exc is None:
+        return None
+    if exc.errno == errno.ENOTDIR:
+        return f"{option} {folder}: a part of that path is a file, not a directory, so it cannot be created"
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+    what = exc.strerror or type(exc).__name__
+    if folder.is_dir():
+        return f"{option} {folder}: mcpgym cannot create its files in that directory: {what}{where}"
+    return f"{option} {folder} cannot be created as a directory: {what}{where}"
+
+
 def _atomic_write(path: Path, text: str) -> None:
     write_atomic(path, text.encode("utf-8", errors="backslashreplace"), prefix=f".{path.name}.", suffix=".tmp")
 
@@ -631,6 +651,7 @@ __all__ = [
     "claim_for_resume",
     "claim_new_run",
     "catalog_is_ours",
+    "dir_path_problem",
     "directory_kind",
     "read_marker_fields",
     "scores_are_ours",

@@ -178,6 +178,8 @@ def test_bad_record_paths_get_one_line_naming_the_path(tmp_path, monkeypatch):
     dangling.symlink_to(tmp_path / "gone")
     said = refused(tmp_path, "--record", str(dangling))
     assert f"--record {dangling} is a symlink to {tmp_path / 'gone'}, which does not exist" in said
+    code, said = cli(*RUN, *UNREACHABLE, "--out", str(dangling))  # mcpgym run --out: the same line
+    assert code == 2 and f"--out {dangling} is a symlink to {tmp_path / 'gone'}, which does not exist" in said
     (tmp_path / "file").write_text("mine\n")
     said = refused(tmp_path, "--record", str(tmp_path / "file" / "rec"))
     assert "a part of that path is a file, not a directory" in said and "Errno" not in said, said
