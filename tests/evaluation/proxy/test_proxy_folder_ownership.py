@@ -24,6 +24,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
@@ -137,6 +138,19 @@ async def test_a_catalog_edited_by_hand_is_kept_and_classifies_later_sessions(tm
     assert second["metadata"]["proxy"]["catalog"] == str(rec / "catalog.json")
     report = score_json(rec, explicit=False)  # mcpgym score DIR: the folder's catalog, the user's
     assert report["catalog"] == str(rec / "catalog.json"), report["catalog"]
+    # a session with tools the user's catalog has no row for: kept all the same, and said
+    import mcp_types
+
+    from mcpgym.evaluation.proxy.classify import ToolClassifier
+    from mcpgym.evaluation.proxy.record import CatalogKeptWarning, record_session
+    from mcpgym.evaluation.records.trajectory import Trajectory
+
+    classifier = ToolClassifier(rec / "catalog.json")
+    for name in ("note_write", "note_read"):
+        classifier.proxied(mcp_types.Tool(name=name, input_schema={"type": "object"}))
+    with pytest.warns(CatalogKeptWarning, match=r"changed by hand since mcpgym wrote it.*no row for note_read"):
+        record_session(rec, Trajectory(episode_id="e", agent="a"), classifier)
+    assert (rec / "catalog.json").read_text() == mine
     # --force deletes only what mcpgym wrote: the user's catalog is in the way
     before = snapshot(rec)
     said = refused(tmp_path, "--record", str(rec), "--force")
