@@ -438,7 +438,8 @@ def claim_new_run(
     """Make ``run_dir`` (existing; its lock held) ready for a new run and return the run id.
 
     An empty directory (or one holding only mcpgym's lock) gets a fresh marker. A proven run
-    directory (:func:`read_marker`, :func:`check_manifest`) holding only mcpgym's entries is
+    directory (:func:`read_marker`, :func:`check_manifest`; without a manifest a run directory
+    may hold only what a run writes before it, its ``server.log``) holding only mcpgym's entries is
     emptied of them when it holds no episode record (a run that failed before its first
     episode) or when ``force`` is given, and gets a new marker. Anything else is refused
     before anything is deleted.
@@ -470,7 +471,7 @@ def claim_new_run(
     found = directory_kind(root)
     if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
         raise _kind_refusal(root, found, option)
-    check_manifest(root, run_id, option)
+    manifest = check_manifest(root, run_id, option)
     has_records = not force and any(  # (with force, own_entries proves them)
         _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip()) and trajectories_are_ours(traj)
         for traj in (root / "trajectories.jsonl", root / "trajectories.jsonl.zst")
@@ -483,6 +484,10 @@ def claim_new_run(
             f"Pass --resume to continue it, --force to replace its run files, or another {option}.",
         )
     ours, foreign = own_entries(root, extra_names)
+    if kind == KIND_RUN and manifest is None:  # before its manifest a run writes only its server's log
+        early = {"server.log", f".{MANIFEST_NAME}.tmp"}
+        foreign += [p.relative_to(root).as_posix() for p in ours if p.name not in early]
+        ours = [p for p in ours if p.name in early]
     if foreign:
         raise ForeignContentError(
             root,
