@@ -66,6 +66,10 @@ RECORD_FILE_NAMES = (CATALOG,)
 """Files of a record directory that are mcpgym's besides the run files (in a proven directory)."""
 RECORD_LOCK_WAIT = 10.0
 """Wall seconds a finished session waits for the directory's lock (another writer holds it)."""
+CLAIM_WAIT = 2.0
+"""Wall seconds a ``--resume`` proxy waits at start for the directory's lock held exclusively
+(another proxy claiming it with ``--force`` or a plain ``--record``, which then share it);
+``mcpgym run`` holds it for its whole run, so the proxy is refused after that."""
 
 
 class RecordDirError(RunDirectoryError, ValueError):
@@ -160,17 +164,26 @@ def hold_record_dir(
             "classification of every session; the proxy never rewrites a catalog you pass: copy it out "
             f"of {root} and pass the copy, or record into another directory"
         )
+    command = f"mcpgym proxy {option} {root}" + (" --resume" if resume else " --force" if force else "")
+    deadline = time.monotonic() + (CLAIM_WAIT if resume else 0.0)
     stack = ExitStack()
     try:
-        lock = stack.enter_context(
-            hold_lock(
-                root,
-                command=f"mcpgym proxy {option} {root}" + (" --resume" if resume else " --force" if force else ""),
-                discard_if=lambda: read_marker(root) is None,
-                shared=resume,
-                option=option,
-            )
-        )
+        while True:  # a --resume waits a moment for another proxy's exclusive claim to end
+            try:
+                lock = stack.enter_context(
+                    hold_lock(
+                        root,
+                        command=command,
+                        discard_if=lambda: read_marker(root) is None,
+                        shared=resume,
+                        option=option,
+                    )
+                )
+                break
+            except RunDirLocked:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
         if resume:
             with lock.turn(RECORD_LOCK_WAIT):  # other sessions may be claiming or writing
                 _check_appendable(

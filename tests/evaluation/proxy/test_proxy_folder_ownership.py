@@ -200,3 +200,34 @@ def test_bad_record_paths_get_one_line_naming_the_path(tmp_path, monkeypatch):
     said = refused(tmp_path, "--record", "/proc/self")
     assert said.startswith("error: --record /proc/self: mcpgym cannot create its files in that directory"), said
     assert "Errno" not in said and said.count("error:") == 1
+
+
+def test_a_resume_waits_for_an_exclusive_claim_to_end_and_never_for_a_run(tmp_path):
+    import threading
+
+    from mcpgym.evaluation.proxy.record import RecordDirError, hold_record_dir
+    from mcpgym.evaluation.run.run_lock import hold_lock
+
+    rec = tmp_path / "rec"
+    with hold_record_dir(rec):
+        pass
+    claimed, release = threading.Event(), threading.Event()
+
+    def another_proxy_claiming() -> None:  # what a --force claim holds for a moment
+        with hold_lock(rec, command="mcpgym proxy --record rec --force"):
+            claimed.set()
+            release.wait(30)
+
+    worker = threading.Thread(target=another_proxy_claiming)
+    worker.start()
+    claimed.wait(30)
+    threading.Timer(0.3, release.set).start()
+    with hold_record_dir(rec, resume=True) as held:  # waited for the claim, then shared the folder
+        assert held.path == rec
+    worker.join(30)
+    with (
+        hold_lock(rec, command="mcpgym run --out rec"),  # a run holds it for its whole life
+        pytest.raises(RecordDirError, match="is in use by process .*mcpgym run --out rec"),
+        hold_record_dir(rec, resume=True),
+    ):
+        raise AssertionError("a --resume proxy was let into a folder a run holds")
