@@ -102,12 +102,12 @@ class RecordDir:
             it and never rewrites it; None otherwise.
     """
 
-    def __init__(self, path: Path, user_catalog: Path | None) -> None:
-        self.path, self.user_catalog = path, user_catalog
+    def __init__(self, path: Path, user_catalog: Path | None, command: str = "mcpgym proxy --record") -> None:
+        self.path, self.user_catalog, self.command = path, user_catalog, command
 
     def record(self, traj: Trajectory, classifier: ToolClassifier) -> Path:
         """:func:`record_session` into this directory."""
-        return record_session(self.path, traj, classifier)
+        return record_session(self.path, traj, classifier, command=self.command)
 
 
 @contextmanager
@@ -118,6 +118,7 @@ def hold_record_dir(
     force: bool = False,
     catalog: str | Path | None = None,
     option: str = "--record",
+    command: str | None = None,
 ) -> Iterator[RecordDir]:
     """Claim ``folder`` for the sessions of ``mcpgym proxy --record`` before the proxy starts,
     and hold it in use until the ``with`` block ends (the proxy's whole life).
@@ -137,7 +138,9 @@ def hold_record_dir(
     Args:
         catalog: the ``--catalog`` file, which must not be ``folder/catalog.json`` (the proxy
             rewrites that file and never rewrites a catalog the user passed).
-        option: the command-line option that gave ``folder``, named in the messages.
+        option: the flag that named ``folder``, as messages name it (``--record``; ``--out``
+            for ``mcpgym run --proxy``). command: the command line the directory's lock names
+            (default: ``mcpgym proxy --record DIR`` and its flags).
 
     Yields:
         The :class:`RecordDir`.
@@ -164,7 +167,7 @@ def hold_record_dir(
             "classification of every session; the proxy never rewrites a catalog you pass: copy it out "
             f"of {root} and pass the copy, or record into another directory"
         )
-    command = f"mcpgym proxy {option} {root}" + (" --resume" if resume else " --force" if force else "")
+    command = command or f"mcpgym proxy {option} {root}" + (" --resume" if resume else " --force" if force else "")
     deadline = time.monotonic() + (CLAIM_WAIT if resume else 0.0)
     stack = ExitStack()
     try:
@@ -214,7 +217,7 @@ def hold_record_dir(
             raise RecordDirError(f"{exc}{hint}") from None
         raise
     with stack:
-        yield RecordDir(root, user_catalog)
+        yield RecordDir(root, user_catalog, command)
 
 
 def _check_appendable(root: Path, option: str = "--record", *, check_records: bool = True) -> None:
@@ -342,10 +345,13 @@ def write_catalog(folder: Path, classifier: ToolClassifier) -> Path:
     return path
 
 
-def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassifier) -> Path:
+def record_session(
+    folder: str | Path, traj: Trajectory, classifier: ToolClassifier, command: str = "mcpgym proxy --record"
+) -> Path:
     """Append ``traj`` to ``folder/trajectories.jsonl`` and update ``folder/catalog.json``
     (:func:`write_catalog`), holding the directory's lock shared and its write turn (waiting
-    up to :data:`RECORD_LOCK_WAIT` seconds for another writer).
+    up to :data:`RECORD_LOCK_WAIT` seconds for another writer; ``command``: what the lock names
+    as its holder).
 
     The directory must still be mcpgym's (its ``.mcpgym-run`` marker, written by
     :func:`hold_record_dir`); one removed meanwhile is created again with a new marker.
@@ -360,7 +366,7 @@ def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassif
     while True:
         try:
             with (
-                hold_lock(out, command="mcpgym proxy --record", shared=True, option="--record") as lock,
+                hold_lock(out, command=command, shared=True, option="--record") as lock,
                 lock.turn(max(0.0, deadline - time.monotonic())),
             ):
                 if read_marker(out) is None:
