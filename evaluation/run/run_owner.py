@@ -206,7 +206,8 @@ def _kind_refusal(root: Path, found: str, option: str) -> ForeignContentError:
     if found == KIND_PROXY:
         return ForeignContentError(
             root,
-            "is a record directory of mcpgym proxy (its .mcpgym-run marker says so), not a run of mcpgym run",
+            "is a record directory of mcpgym proxy (proxy sessions, recorded by mcpgym proxy --record "
+            "or mcpgym run --proxy), not a run of mcpgym run",
             [],
             f"Continue it with mcpgym proxy --record {root} --resume, or choose another {option}.",
         )
