@@ -65,6 +65,44 @@ def test_export_validates_and_scores_as_the_run(run_dir: Path, tmp_path: Path) -
     assert out.read_text(encoding="utf-8").splitlines() == lines
 
 
+def _strip_extra(doc: dict) -> dict:
+    """``doc`` as another harness writes ATIF: without mcpgym's ``extra`` records anywhere."""
+    doc.pop("extra", None)
+    for step in doc["steps"]:
+        step.pop("extra", None)
+        for tc in step.get("tool_calls") or []:
+            tc.pop("extra", None)
+        for r in (step.get("observation") or {}).get("results") or []:
+            r.pop("extra", None)
+    return doc
+
+
+def test_a_false_success_survives_an_atif_without_our_records(run_dir: Path, tmp_path: Path) -> None:
+    """newuser3 finding 5: the scripted ``overconfident`` agent's "... is on now." / "Done"
+    after failed writes was a false success from the outcome, and none once the ATIF lacked
+    mcpgym's ``extra`` (transcript basis: its claim named no write verb). Hand count: its
+    only write tool failed at every call, and "... is on now." claims the resulting state, so
+    the transcript rule names that write: a false success from the transcript too."""
+    out = tmp_path / "run.atif.jsonl"
+    assert runner.invoke(app, ["export", "--format", "atif", str(run_dir), "--out", str(out)]).exit_code == 0
+    bare = tmp_path / "bare.atif.jsonl"
+    bare.write_text(
+        "".join(json.dumps(_strip_extra(json.loads(line))) + "\n" for line in out.read_text("utf-8").splitlines()),
+        encoding="utf-8",
+    )
+    ours, theirs = _scores(out, "atif"), _scores(bare, "atif")
+    assert len(ours) == len(theirs) == 6
+    [dark] = [e for e, s in ours.items() if s["agent"] == "overconfident" and s["task_id"] == "system.dark_mode"]
+    # the run: system_update_setting failed every time it was called, then "Dark mode is on now."
+    assert ours[dark]["false_success"] is True and ours[dark]["writes"] == 0
+    assert (theirs[dark]["false_success_basis"], theirs[dark]["false_success"]) == ("transcript", True)
+    assert "system_update_setting" in theirs[dark]["false_success_reason"]
+    # the careful agent tells the truth with and without the record
+    for episode, s in ours.items():
+        if s["agent"] == "careful":
+            assert (s["false_success"], theirs[episode]["false_success"]) == (False, False)
+
+
 def _llm_like() -> Trajectory:
     """A trajectory with every kind of step: model messages (reasoning, tokens), a malformed
     call, an injected fault, a success, a user turn and a final message."""
