@@ -14,7 +14,9 @@ Conversion rules:
   alike), their results pair with them in order, the first result with the first call. A
   result without an id goes to the oldest unanswered call of the same name, else the oldest
   unanswered call. A call that never got a result is left out (a
-  warning names it): nothing says it ran.
+  warning names it): nothing says it ran. The calls of one assistant message ran in parallel:
+  they share a ``batch`` (the message's number), so a read among them verifies none of their
+  writes.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``.
 * Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
@@ -35,6 +37,7 @@ Conversion rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +150,7 @@ def trajectory_from_messages(
         elif role not in ("system", "developer"):
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
+    per_message = Counter(c.where for c in calls)
     for c in calls:
         if ending_kind(c.name) == ToolKind.END:
             continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
@@ -156,7 +160,10 @@ def trajectory_from_messages(
         is_error, code, result = interpret_result(c.content, is_error=c.error_flag)
         if is_error and not c.ok_args:
             code = "invalid_argument"
-        steps.append(make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result))
+        step = make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result)
+        if per_message[c.where] > 1:
+            step.batch = c.where  # parallel calls of one assistant message
+        steps.append(step)
     traj = conversation_trajectory(
         steps,
         last_assistant,
