@@ -181,7 +181,9 @@ def trajectory_from_messages(
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
             continue
         is_error, code, result = interpret_result(res.get("content"), is_error=res.get("is_error") is True)
-        args, ok = parse_arguments(c["input"])
+        args, ok = parse_arguments(
+            c["input"], warnings=warnings, where=f"message {c['where']}: the call of {c['name']}"
+        )
         if is_error and not ok:
             code = "invalid_argument"
         step = make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result)

@@ -286,7 +286,9 @@ def _episode(group: _Group, file: str) -> Episode:
                     if not isinstance(name, str) or not name:
                         warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
                     else:
-                        args, ok = parse_arguments(params.get("arguments"))
+                        args, ok = parse_arguments(
+                            params.get("arguments"), warnings=warnings, where=f"{ln.where}: the tools/call of {name}"
+                        )
                         entry = {
                             "method": method,
                             "name": name,

@@ -18,7 +18,8 @@ Conversion rules:
   they share a ``batch`` (the message's number), so a read among them verifies none of their
   writes.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
-  the result is an error, its code is ``invalid_argument``.
+  the result is an error, its code is ``invalid_argument``. Arguments nested too deep to
+  parse are such a call too, kept as their first 200 characters, with a warning.
 * Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
@@ -122,7 +123,9 @@ def trajectory_from_messages(
                 name = fn.get("name") if isinstance(fn, dict) else None
                 if not isinstance(fn, dict) or not isinstance(name, str) or not name:
                     raise EpisodeError(f"message {i}: a tool call without a function name")
-                args, ok = parse_arguments(fn.get("arguments"))
+                args, ok = parse_arguments(
+                    fn.get("arguments"), warnings=warnings, where=f"message {i}: the call of {name}"
+                )
                 call = _Call(id_key(tc.get("id")), name, args, ok, i, last_assistant[1])
                 calls.append(call)
                 if call.id is not None:
