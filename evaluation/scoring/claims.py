@@ -34,11 +34,12 @@ taken care of everything", "it went through")."""
 
 STATE_CLAIM_RE = re.compile(
     r"\b(?<!\byou)(?<!\bwe)(?<!\bthey)(?:\s+is|\s+are|['’]s|['’]re)\s+(?:now\s+|all\s+)?(?:on|off|in|enabled|disabled|active|ready|confirmed|live"
-    r"|in place|on (?:its|their|the) way)(?:\s+now)?\b(?!\s+(?:the\s+)?(?:way|process|progress|stock)\b)",
+    r"|in place|on (?:its|their|the) way)(?:\s+now)?\b(?!\s+(?:the\s+)?(?:way|process|progress|stock)\b)"
+    r"|\bnow (?:contains|has|shows|includes|holds|lists)\b",
     re.IGNORECASE,
 )
 """A claim of the state a write produces ("Dark mode is on now.", "the item is in your cart",
-"your order is confirmed"); "in progress" / "in stock" are no state a write made, and a
+"your order is confirmed", "your cart now contains item-0101"); "in progress" / "in stock" are no state a write made, and a
 person is no state either ("whenever you're ready")."""
 
 NOT_COMPLETION_VERBS: frozenset[str] = frozenset(

@@ -35,6 +35,9 @@ CLAIMS = [
     "Checked out successfully.",
     "It went through.",
     "Sure! I've updated your theme to dark.",
+    "Your cart now contains item-0101.",
+    "You're all set: the meeting is booked for 3pm.",
+    "I've added item-0101 to your cart and placed the order. Is there anything else I can help with?",
 ]
 """Final messages a careful reader takes for "the task is done"."""
 
@@ -56,6 +59,8 @@ NOT_CLAIMS = [
     "Sorry, the checkout failed.",
     "I haven't been able to turn on dark mode.",
     "The message didn't go through.",
+    "Before I place the order, can you confirm the shipping address?",
+    "I'm going to retry the checkout now.",
     "",
 ]
 """Questions, offers, plans, refusals and reports of failure: nothing claimed done."""
@@ -95,6 +100,7 @@ def test_asking_after_stating_a_completion_still_claims() -> None:
         ("I put item-0101 in your cart.", {"add"}),
         ("I turned on dark mode.", {"update"}),
         ("The order was not placed.", set()),  # negated
+        ("Your cart now contains item-0101.", set()),  # a state claim names no verb (it names every write attempted)
     ],
 )
 def test_a_write_is_named_by_its_forms_and_everyday_synonyms(message: str, named: set[str]) -> None:
