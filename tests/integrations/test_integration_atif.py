@@ -227,6 +227,46 @@ def test_a_foreign_document_reads_as_a_conversation() -> None:
     assert back.ledger is None and back.steps[1].fault_inferred
 
 
+def test_a_foreign_documents_parallel_calls_are_one_batch(tmp_path: Path) -> None:
+    """An agent step of another harness with two ``tool_calls`` issued them together: the read
+    among them verifies nothing of the write (docs/design.md §7, "Verification"; hand count:
+    1 write, step 1, not verified)."""
+    doc = {
+        "schema_version": "ATIF-v1.4",
+        "session_id": "s",
+        "agent": {"name": "other", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Say hi to c-002."},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "",
+                "tool_calls": [
+                    {
+                        "tool_call_id": "a",
+                        "function_name": "talk_send_message",
+                        "arguments": {"contact_id": "c-002", "text": "hi"},
+                    },
+                    {"tool_call_id": "b", "function_name": "talk_get_chat", "arguments": {"contact_id": "c-002"}},
+                ],
+                "observation": {
+                    "results": [
+                        {"source_call_id": "a", "content": '{"message_id": "m-1"}'},
+                        {"source_call_id": "b", "content": '{"messages": []}'},
+                    ]
+                },
+            },
+            {"step_id": 3, "source": "agent", "message": "Sent."},
+        ],
+    }
+    back, warnings = atif.from_atif(doc)
+    assert warnings == [] and [s.batch for s in back.steps] == [2, 2]
+    path = tmp_path / "par.atif.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    [sc] = _scores(path, "atif").values()
+    assert (sc["writes"], sc["verified_writes"], sc["verification_skips"]) == (1, 0, [1])
+
+
 def test_a_document_the_models_refuse_is_a_problem_naming_the_field(tmp_path: Path) -> None:
     bad = atif.to_atif(_llm_like())
     bad["steps"][1]["step_id"] = 7
