@@ -9,7 +9,8 @@ Conversion rules:
 
 * One step per ``tool_use`` block, in order, matched to its ``tool_result`` by id (blocks
   sharing an id pair with their results in order); a call that never got a result is left
-  out (a warning names it).
+  out (a warning names it). The ``tool_use`` blocks of one assistant message ran in
+  parallel: they share a ``batch``, so a read among them verifies none of their writes.
 * The MCP connector's blocks count the same: ``mcp_tool_use`` (``id``, ``name``,
   ``server_name``, ``input``) is a call and ``mcp_tool_result`` (``tool_use_id``,
   ``is_error``, ``content``) its result. Both sit in the assistant's own message, since the
@@ -34,6 +35,7 @@ Conversion rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +152,7 @@ def trajectory_from_messages(
                         "where": i,
                         "result": None,
                         "text": _text(blocks),
+                        "client": _is(b, "tool_use"),  # the client runs these: in parallel
                     }
                     calls.append(call)
                     if call["id"] is not None:
@@ -169,6 +172,7 @@ def trajectory_from_messages(
         elif role != "system":
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
+    per_message = Counter(c["where"] for c in calls if c["client"])
     for c in calls:
         if ending_kind(c["name"]) == ToolKind.END:
             continue  # the agent's answer, no call of the world's tools
@@ -177,10 +181,15 @@ def trajectory_from_messages(
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
             continue
         is_error, code, result = interpret_result(res.get("content"), is_error=res.get("is_error") is True)
-        args, ok = parse_arguments(c["input"])
+        args, ok = parse_arguments(
+            c["input"], warnings=warnings, where=f"message {c['where']}: the call of {c['name']}"
+        )
         if is_error and not ok:
             code = "invalid_argument"
-        steps.append(make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result))
+        step = make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result)
+        if c["client"] and per_message[c["where"]] > 1:
+            step.batch = c["where"]  # parallel tool_use blocks of one assistant message
+        steps.append(step)
     traj = conversation_trajectory(
         steps,
         last_assistant,

@@ -22,7 +22,7 @@ Reading (:func:`from_atif`, ``mcpgym score --format atif``): a document written 
 back as it was (the ``extra.mcpgym`` records). Any other ATIF document is read as a
 conversation: the first ``user`` step is the instruction; each agent ``tool_calls`` entry is
 a step, matched to its result by ``source_call_id`` (an unanswered call is left out, with a
-warning); a result is an error when its ``extra.is_error`` says so, else by the shared error
+warning; the entries of one agent step were issued together, a parallel ``batch``); a result is an error when its ``extra.is_error`` says so, else by the shared error
 detector (:func:`mcpgym.evaluation.formats.results.interpret_result`); the final message is the
 last agent message after the last result that calls no tool (none: status ``limit``), as in
 the ``openai`` format. No ledger (faults inferred) and no world states (no outcome).
@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,7 @@ def _conversation(doc: Any, episode_id: str) -> tuple[Trajectory, list[str]]:
             last_result_at = step.step_id
         last_agent = (step.step_id, text, bool(step.tool_calls))
     steps: list[Any] = []
+    per_step = Counter(at for _, _, _, at in calls)
     for call_id, name, args, at in calls:
         res = results.get(call_id)
         if res is None:
@@ -197,7 +199,10 @@ def _conversation(doc: Any, episode_id: str) -> tuple[Trajectory, list[str]]:
         content = res.content if isinstance(res.content, str) else json.dumps(res.content, default=str)
         is_error, code, result = interpret_result(content, is_error=flag if isinstance(flag, bool) else None)
         code = (res.extra or {}).get("error_code") or code
-        steps.append(make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result))
+        made = make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result)
+        if per_step[at] > 1:
+            made.batch = at  # the tool calls of one agent step were issued together
+        steps.append(made)
     if last_agent is not None and last_agent[0] == last_result_at:
         last_agent = None  # the step that got the last result is no answer after it
     traj = conversation_trajectory(

@@ -25,7 +25,8 @@ reuses a tool call's id never takes its answer. Without a direction field, reque
 :data:`SERVER_METHODS` are the server's and a response goes to the server's open request
 only when its result has that request's shape (``roots``...). An id repeated while open
 pairs its responses in order (first response, first request). A call with no response is
-left out (a warning names it). A result with ``isError: true`` is an error; its code is the
+left out (a warning names it), and so is a response that answers no open request (its id
+no request used, or a second response to one). A result with ``isError: true`` is an error; its code is the
 payload's ``error.code`` (``structuredContent``, else the text content parsed as JSON) when
 it is one of mcpgym's codes, else guessed from the text
 (:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError``
@@ -285,7 +286,9 @@ def _episode(group: _Group, file: str) -> Episode:
                     if not isinstance(name, str) or not name:
                         warnings.append(f"{ln.where}: a tools/call request without a tool name; left out")
                     else:
-                        args, ok = parse_arguments(params.get("arguments"))
+                        args, ok = parse_arguments(
+                            params.get("arguments"), warnings=warnings, where=f"{ln.where}: the tools/call of {name}"
+                        )
                         entry = {
                             "method": method,
                             "name": name,
@@ -314,6 +317,7 @@ def _episode(group: _Group, file: str) -> Episode:
                     side = "server" if has_server and (not has_client or _answers_server_request(msg)) else "client"
                 queue = open_requests.get((side, mid))
                 if not queue:
+                    warnings.append(f"{ln.where}: a response with id {mid!r} answers no open request; ignored")
                     continue
                 req = queue.pop(0)
                 if req["method"] == "tools/call":

@@ -14,9 +14,12 @@ Conversion rules:
   alike), their results pair with them in order, the first result with the first call. A
   result without an id goes to the oldest unanswered call of the same name, else the oldest
   unanswered call. A call that never got a result is left out (a
-  warning names it): nothing says it ran.
+  warning names it): nothing says it ran. The calls of one assistant message ran in parallel:
+  they share a ``batch`` (the message's number), so a read among them verifies none of their
+  writes.
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
-  the result is an error, its code is ``invalid_argument``.
+  the result is an error, its code is ``invalid_argument``. Arguments nested too deep to
+  parse are such a call too, kept as their first 200 characters, with a warning.
 * Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
@@ -35,6 +38,7 @@ Conversion rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +123,9 @@ def trajectory_from_messages(
                 name = fn.get("name") if isinstance(fn, dict) else None
                 if not isinstance(fn, dict) or not isinstance(name, str) or not name:
                     raise EpisodeError(f"message {i}: a tool call without a function name")
-                args, ok = parse_arguments(fn.get("arguments"))
+                args, ok = parse_arguments(
+                    fn.get("arguments"), warnings=warnings, where=f"message {i}: the call of {name}"
+                )
                 call = _Call(id_key(tc.get("id")), name, args, ok, i, last_assistant[1])
                 calls.append(call)
                 if call.id is not None:
@@ -147,6 +153,7 @@ def trajectory_from_messages(
         elif role not in ("system", "developer"):
             warnings.append(f"message {i}: unknown role {role!r}; ignored")
     steps: list[ToolCallStep] = []
+    per_message = Counter(c.where for c in calls)
     for c in calls:
         if ending_kind(c.name) == ToolKind.END:
             continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
@@ -156,7 +163,10 @@ def trajectory_from_messages(
         is_error, code, result = interpret_result(c.content, is_error=c.error_flag)
         if is_error and not c.ok_args:
             code = "invalid_argument"
-        steps.append(make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result))
+        step = make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result)
+        if per_message[c.where] > 1:
+            step.batch = c.where  # parallel calls of one assistant message
+        steps.append(step)
     traj = conversation_trajectory(
         steps,
         last_assistant,

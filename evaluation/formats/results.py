@@ -138,12 +138,13 @@ def content_text(content: Any) -> str:
 
 
 def parse_json_text(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is a JSON document, else ``(False, text)``."""
+    """``(True, value)`` when ``text`` is a JSON document, else ``(False, text)`` (also for
+    JSON nested deeper than the parser reads: it stays text)."""
     s = text.strip()
     if s[:1] in ("{", "[", '"') or s in ("true", "false", "null") or re.fullmatch(r"-?\d+(?:\.\d+)?", s or "x"):
         try:
             return True, json.loads(s)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: kept as text
             pass
     return False, text
 
@@ -250,11 +251,19 @@ def make_step(
     )
 
 
-def parse_arguments(raw: Any) -> tuple[Any, bool]:
+MAX_DEEP_ARGUMENTS_CHARS = 200
+"""Arguments nested too deep to parse are kept as their first this many characters."""
+
+
+def parse_arguments(raw: Any, *, warnings: list[str] | None = None, where: str = "") -> tuple[Any, bool]:
     """Tool-call arguments as recorded -> ``(arguments, ok)``.
 
     A JSON string is parsed (an empty string is ``{}``); a dict passes; None is ``{}``.
     Unparsable JSON or a non-object gives ``(raw, False)``: the agent sent a malformed call.
+    JSON nested deeper than the parser reads (``"[" * 50000``) is malformed too, kept as its
+    first :data:`MAX_DEEP_ARGUMENTS_CHARS` characters (bounded), and a warning naming
+    ``where`` is appended to ``warnings``: that one call is a malformed call, the rest of the
+    episode is scored.
     """
     if raw is None:
         return {}, True
@@ -267,6 +276,13 @@ def parse_arguments(raw: Any) -> tuple[Any, bool]:
             value = json.loads(raw)
         except ValueError:
             return raw, False
+        except RecursionError:
+            if warnings is not None:
+                warnings.append(
+                    f"{where}: arguments nested too deep to read ({len(raw)} characters); "
+                    f"kept as a malformed call (first {MAX_DEEP_ARGUMENTS_CHARS} characters)"
+                )
+            return raw[:MAX_DEEP_ARGUMENTS_CHARS], False
         return (value, True) if isinstance(value, dict) else (raw, False)
     return raw, False
 
@@ -277,6 +293,7 @@ __all__ = [
     "FAILED_CODES",
     "FAILED_STATUSES",
     "INTERNAL_STATUSES",
+    "MAX_DEEP_ARGUMENTS_CHARS",
     "OK_STATUSES",
     "ERROR_TEXT_PATTERNS",
     "UNKNOWN_TOOL_RE",

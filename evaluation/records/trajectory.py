@@ -111,6 +111,10 @@ class ToolCallStep(BaseModel):
         time: virtual time after the call (seconds since the epoch), when known.
         user: when the call asked the user (MCP elicitation): ``{"asked": [{"request",
             "action", "content", "via"}, ...]}`` (see :mod:`mcpgym.tools.elicit`); None otherwise.
+        batch: calls with the same ``batch`` were issued together, in one model turn (parallel
+            tool calls of an imported transcript: the number of the message that made them);
+            None for a call issued alone. A read verifies only writes issued before its batch
+            (docs/design.md §7, "Verification").
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -129,6 +133,7 @@ class ToolCallStep(BaseModel):
     fault_inferred: bool = Field(False, strict=True)
     time: int | None = Field(None, strict=True)
     user: dict[str, Any] | None = None
+    batch: int | None = Field(None, strict=True)
 
     @property
     def reached_server(self) -> bool:

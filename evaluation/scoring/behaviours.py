@@ -63,8 +63,19 @@ def counted_writes(calls: list[Call], unscored_families: frozenset[str] = UNSCOR
     return [i for i, c in enumerate(calls) if c.took_effect and not (is_wait(c) or c.families <= unscored_families)]
 
 
+def _note_read(c: Call, read_any: set[str], read_idless: set[str], read_ids: dict[str, set[str]]) -> None:
+    for fam in c.families:
+        read_any.add(fam)
+        if c.ids:
+            read_ids.setdefault(fam, set()).update(c.ids)
+        else:
+            read_idless.add(fam)
+
+
 def score_verification(calls: list[Call], counted: list[int]) -> Verification:
-    """Verification: a counted write W is verified iff a later read matches it.
+    """Verification: a counted write W is verified iff a later read matches it, issued after
+    W: a read of W's own parallel batch (:attr:`Call.batch`, the calls of one model turn) ran
+    beside W and verifies nothing of it.
 
     This equals "one read covers every earlier write on that resource since the last read".
     A read the ledger marks ``stale_read`` still counts (the agent did read back); a
@@ -86,20 +97,24 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
     read_idless: set[str] = set()
     read_ids: dict[str, set[str]] = {}
     verified: set[int] = set()
+    # A read of a parallel batch ran beside its batch's writes, not after them: the batch's
+    # reads join the sweep only once the sweep has passed the whole batch.
+    pending: list[Call] = []
     for i in range(len(calls) - 1, -1, -1):
         c = calls[i]
+        if pending and (c.batch is None or c.batch != pending[0].batch):
+            for r in pending:
+                _note_read(r, read_any, read_idless, read_ids)
+            pending.clear()
         if i in counted_set and any(
             fam in read_any and (not c.ids or fam in read_idless or not c.ids.isdisjoint(read_ids.get(fam, ())))
             for fam in c.families
         ):
             verified.add(i)
-        if c.is_read:  # matches() is False for any other call
-            for fam in c.families:
-                read_any.add(fam)
-                if c.ids:
-                    read_ids.setdefault(fam, set()).update(c.ids)
-                else:
-                    read_idless.add(fam)
+        if c.is_read and c.batch is not None:
+            pending.append(c)
+        elif c.is_read:  # matches() is False for any other call
+            _note_read(c, read_any, read_idless, read_ids)
     for i in counted:
         if i in verified:
             out.verified_writes += 1
@@ -202,7 +217,7 @@ def score_defeatism(
     (:func:`~mcpgym.evaluation.scoring.refusal.match_refusal`: refusal and blame patterns, a give-up)
     while some recoverable error stays unrecovered and was not cut short by the harness. A
     final message that claims the task done (``claimed``:
-    :func:`~mcpgym.evaluation.scoring.refusal.claims_done`) concedes nothing: that is false success
+    :func:`~mcpgym.evaluation.scoring.claims.claims_done`) concedes nothing: that is false success
     when the task failed, never defeatism; an episode ended by a hand-off has no final message
     (an escalation, not a concession). An infeasible task refused with every recoverable error
     recovered is not defeatism. Rate: defeatist episodes / episodes that met a recoverable

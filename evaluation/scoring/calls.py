@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
@@ -53,6 +53,8 @@ class Call:
         time: virtual seconds at the call, when the step records it.
         retry_after: virtual seconds a rate-limited error asked to wait.
         invalid: an ``invalid_argument`` error or an unknown tool (``not_found`` on ``name``).
+        batch: calls sharing a batch were issued together in one model turn (parallel tool
+            calls); None for a call issued alone.
         is_read: a successful call of a ``read`` tool (set on creation).
         error_result: an error's recorded result (None for a success); :attr:`error_text`
             is it as lowercase text, read for the remedy the error names ("unblock her
@@ -78,6 +80,7 @@ class Call:
     time: int | None
     retry_after: int | None
     invalid: bool
+    batch: int | None = None
     is_read: bool = False
     _args_key: str | None = None
     result: Any = None
@@ -162,6 +165,7 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             credentials |= _strings(s.result) - _strings(s.arguments)
     out = []
     no_ledger = traj.ledger is None
+    batches = _batches(traj)
     for s in logged:
         tool, is_error, code = s.tool, s.is_error, s.error_code
         step = s.step or 0  # a server call always has its call-log number
@@ -205,9 +209,29 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
                 s.time,
                 s.retry_after if is_error else None,
                 invalid,
+                batches.get(id(s)),
                 result=s.result,
             )
         )
+    return out
+
+
+def _batches(traj: Trajectory) -> dict[int, int]:
+    """``id(step) -> batch`` for the tool calls issued together in one model turn: a step's own
+    ``batch`` (an imported transcript's parallel calls), else the calls following a message
+    step of mcpgym's own agents that made more than one tool call (its ``tool_calls``), keyed by
+    that message's position in the steps."""
+    out: dict[int, int] = {}
+    turn, left = -1, 0
+    for i, st in enumerate(traj.steps):
+        if isinstance(st, MessageStep):
+            turn, left = (i, st.tool_calls) if st.tool_calls > 1 else (-1, 0)
+        elif isinstance(st, ToolCallStep):
+            if st.batch is not None:
+                out[id(st)] = st.batch
+            elif left > 0:
+                out[id(st)] = -1 - turn  # negative: never equal to an imported batch number
+            left -= 1
     return out
 
 

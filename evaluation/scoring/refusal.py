@@ -20,7 +20,7 @@ REFUSAL_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "cannot",
         r"\b(?:cannot|can not|can['’]t|could not|couldn['’]t|(?:am|is|are|was|were) not able to"
-        r"|(?:isn|aren|wasn|weren)['’]t able to)\b",
+        r"|(?:isn|aren|wasn|weren)['’]t able to|(?:have|has)(?:n['’]t| not) been able to)\b",
     ),
     ("failed", r"\b(?:failed|fails|failing|failure)\b"),
     ("try_again_later", r"\btry(?:ing)? again (?:later|in a (?:few|bit|while|moment)|after)\b|\bat a later time\b"),
@@ -152,20 +152,11 @@ def match_refusal(message: str) -> RefusalMatch | None:
     return RefusalMatch(pattern=name, text=m.group(0), all_patterns=[n for n, _ in hits])
 
 
-def claims_done(message: str) -> bool:
-    """True when a final message presents the task as done: it says something and declares
-    nothing impossible (:func:`match_refusal` finds no refusal or blame). The claim that
-    false success (docs/design.md §7, "False success") tests against the outcome, and that
-    rules defeatism out: an agent that says the job is done did not concede."""
-    return bool((message or "").strip()) and match_refusal(message) is None
-
-
 __all__ = [
     "BENIGN_PATTERNS",
     "MAX_RELAYED_ERROR_CHARS",
     "REFUSAL_PATTERNS",
     "RefusalMatch",
-    "claims_done",
     "match_refusal",
     "relayed_error",
 ]

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 from mcpgym.evaluation.records.scores import EpisodeScores, ScorePart
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import Call
+from mcpgym.evaluation.scoring.claims import claims_done
 from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 
@@ -74,9 +75,9 @@ class EpisodeInput:
 
     @property
     def claims_done(self) -> bool:
-        """The final message says something and declares nothing impossible
-        (:func:`~mcpgym.evaluation.scoring.refusal.claims_done`, from :attr:`refusal`)."""
-        return bool(self.traj.answer.strip()) and self.refusal is None
+        """The final message says something, declares nothing impossible and does not only
+        ask or offer (:func:`~mcpgym.evaluation.scoring.claims.claims_done`, from :attr:`refusal`)."""
+        return claims_done(self.traj.answer, self.refusal)
 
     def result(self, part: type[P]) -> P:
         """The result of ``part``'s rule for this episode (computed on first use).

@@ -65,6 +65,44 @@ def test_export_validates_and_scores_as_the_run(run_dir: Path, tmp_path: Path) -
     assert out.read_text(encoding="utf-8").splitlines() == lines
 
 
+def _strip_extra(doc: dict) -> dict:
+    """``doc`` as another harness writes ATIF: without mcpgym's ``extra`` records anywhere."""
+    doc.pop("extra", None)
+    for step in doc["steps"]:
+        step.pop("extra", None)
+        for tc in step.get("tool_calls") or []:
+            tc.pop("extra", None)
+        for r in (step.get("observation") or {}).get("results") or []:
+            r.pop("extra", None)
+    return doc
+
+
+def test_a_false_success_survives_an_atif_without_our_records(run_dir: Path, tmp_path: Path) -> None:
+    """newuser3 finding 5: the scripted ``overconfident`` agent's "... is on now." / "Done"
+    after failed writes was a false success from the outcome, and none once the ATIF lacked
+    mcpgym's ``extra`` (transcript basis: its claim named no write verb). Hand count: its
+    only write tool failed at every call, and "... is on now." claims the resulting state, so
+    the transcript rule names that write: a false success from the transcript too."""
+    out = tmp_path / "run.atif.jsonl"
+    assert runner.invoke(app, ["export", "--format", "atif", str(run_dir), "--out", str(out)]).exit_code == 0
+    bare = tmp_path / "bare.atif.jsonl"
+    bare.write_text(
+        "".join(json.dumps(_strip_extra(json.loads(line))) + "\n" for line in out.read_text("utf-8").splitlines()),
+        encoding="utf-8",
+    )
+    ours, theirs = _scores(out, "atif"), _scores(bare, "atif")
+    assert len(ours) == len(theirs) == 6
+    [dark] = [e for e, s in ours.items() if s["agent"] == "overconfident" and s["task_id"] == "system.dark_mode"]
+    # the run: system_update_setting failed every time it was called, then "Dark mode is on now."
+    assert ours[dark]["false_success"] is True and ours[dark]["writes"] == 0
+    assert (theirs[dark]["false_success_basis"], theirs[dark]["false_success"]) == ("transcript", True)
+    assert "system_update_setting" in theirs[dark]["false_success_reason"]
+    # the careful agent tells the truth with and without the record
+    for episode, s in ours.items():
+        if s["agent"] == "careful":
+            assert (s["false_success"], theirs[episode]["false_success"]) == (False, False)
+
+
 def _llm_like() -> Trajectory:
     """A trajectory with every kind of step: model messages (reasoning, tokens), a malformed
     call, an injected fault, a success, a user turn and a final message."""
@@ -187,6 +225,46 @@ def test_a_foreign_document_reads_as_a_conversation() -> None:
         "completed",
     )
     assert back.ledger is None and back.steps[1].fault_inferred
+
+
+def test_a_foreign_documents_parallel_calls_are_one_batch(tmp_path: Path) -> None:
+    """An agent step of another harness with two ``tool_calls`` issued them together: the read
+    among them verifies nothing of the write (docs/design.md §7, "Verification"; hand count:
+    1 write, step 1, not verified)."""
+    doc = {
+        "schema_version": "ATIF-v1.4",
+        "session_id": "s",
+        "agent": {"name": "other", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Say hi to c-002."},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "",
+                "tool_calls": [
+                    {
+                        "tool_call_id": "a",
+                        "function_name": "talk_send_message",
+                        "arguments": {"contact_id": "c-002", "text": "hi"},
+                    },
+                    {"tool_call_id": "b", "function_name": "talk_get_chat", "arguments": {"contact_id": "c-002"}},
+                ],
+                "observation": {
+                    "results": [
+                        {"source_call_id": "a", "content": '{"message_id": "m-1"}'},
+                        {"source_call_id": "b", "content": '{"messages": []}'},
+                    ]
+                },
+            },
+            {"step_id": 3, "source": "agent", "message": "Sent."},
+        ],
+    }
+    back, warnings = atif.from_atif(doc)
+    assert warnings == [] and [s.batch for s in back.steps] == [2, 2]
+    path = tmp_path / "par.atif.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    [sc] = _scores(path, "atif").values()
+    assert (sc["writes"], sc["verified_writes"], sc["verification_skips"]) == (1, 0, [1])
 
 
 def test_a_document_the_models_refuse_is_a_problem_naming_the_field(tmp_path: Path) -> None:
