@@ -6,6 +6,11 @@
     from mcpgym.integrations.inspect_task import mcpgym_task
     eval(mcpgym_task(suite="smoke", faults="default", trials=3), model="openai/gpt-4o-mini")
 
+or, with Inspect's own command line (``mcpgym_task`` is an Inspect ``@task``, registered as
+``mcpgym/mcpgym_task`` through the package's ``inspect_ai`` entry point)::
+
+    inspect eval mcpgym/mcpgym_task -T suite=smoke -T trials=3 --model openai/gpt-4o-mini
+
 * Samples: one per mcpgym task (``id`` = task id, ``input`` = its instruction); ``epochs`` =
   ``trials``, and epoch ``e`` plays trial ``e - 1`` (its fault seed: ``fault_seed_for(task, e-1)``),
   as ``mcpgym run --trials`` does.
@@ -16,17 +21,23 @@
   ``generate(tool_calls="loop")`` until it answers without a tool call (or Inspect's
   ``message_limit`` ends it). Then the episode's call log, fault ledger and world states are
   read from the control API into the sample's store (key ``mcpgym``) and the episode deleted.
-* Scorer (:func:`mcpgym_scorer`): the trajectory built as ``mcpgym run`` builds it (the
-  server's call log) and judged and scored by the same code; the value is the outcome (1.0 on
-  success), the metadata every :class:`EpisodeScores` field (verification, recovery,
-  defeatism, ... whatever the scorer has). Metrics: our aggregates of those scores
-  (:func:`mcpgym.evaluation.scoring.aggregate.metrics`: ``success_rate``, ``verification_rate``,
-  ``recovery_rate``, ``defeatism_rate``, ...), NaN where a rate has no denominator.
-* Server: ``server=URL`` and ``token=...`` use a running ``mcpgym serve --transport http``;
-  none starts one on a free loopback port, once per process, stopped when the process exits.
+* Scorer (:func:`mcpgym_scorer`): the trajectory built as the log's reader builds it
+  (:func:`mcpgym.evaluation.formats.inspect_log.episode_trajectory`: the server's call log for
+  the calls that reached it, an invalid step for each call Inspect refused itself, e.g. a tool
+  the episode does not offer) and judged and scored by the same code; the value is the outcome
+  (1.0 on success), the metadata every :class:`EpisodeScores` field (verification, recovery,
+  defeatism, ... whatever the scorer has).
+* Metrics: our aggregates of those scores (:func:`mcpgym.evaluation.scoring.aggregate.metrics`:
+  ``success_rate``, ``verification_rate``, ``recovery_rate``, ``defeatism_rate``, ...), NaN
+  where a rate has no denominator, over *every* epoch's score: they are declared
+  ``scores="unreduced"`` (Inspect >= 0.3.241), so Inspect's epoch reducer, which keeps one
+  score's metadata per sample, never stands between the trials and the rates.
+* Server: ``server=URL`` and ``token=...`` (default ``$MCPGYM_TOKEN``) use a running
+  ``mcpgym serve --transport http``; none starts one on a free loopback port, once per
+  process, stopped when the process exits.
 
 ``mcpgym score --format inspect LOG.eval`` reads the log back
-(:mod:`mcpgym.evaluation.formats.inspect_log`) and gives the same scores.
+(:mod:`mcpgym.evaluation.formats.inspect_log`) and gives the same scores and rates.
 """
 
 from __future__ import annotations
@@ -34,18 +45,19 @@ from __future__ import annotations
 import atexit
 import functools
 import math
+import os
 import tempfile
 import threading
 from typing import Any
 
 import anyio
-from inspect_ai import Task
+from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_http
 
-from mcpgym.evaluation.formats.inspect_log import STORE_KEY
+from mcpgym.evaluation.formats.inspect_log import STORE_KEY, episode_trajectory
 from mcpgym.evaluation.records.scores import Metrics
 from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
@@ -89,7 +101,9 @@ def local_server() -> tuple[str, str]:
 
 
 def _rate(name: str) -> Metric:
-    """The Inspect metric of one aggregate rate (:data:`RATES`)."""
+    """The Inspect metric of one aggregate rate (:data:`RATES`): the rate of
+    :func:`~mcpgym.evaluation.scoring.aggregate.metrics` over the episodes whose scores it
+    gets (every sample and epoch: the metric is declared ``scores="unreduced"``)."""
 
     def compute(scores: list[SampleScore]) -> float:
         episodes = [EpisodeScores.model_validate(s.score.metadata) for s in scores if s.score.metadata]
@@ -107,7 +121,7 @@ def _rate_metrics() -> list[Metric]:
             return _rate(name)
 
         factory.__name__ = name
-        out.append(metric(name=name)(factory)())
+        out.append(metric(name=name, scores="unreduced")(factory)())
     return out
 
 
@@ -119,7 +133,7 @@ def mcpgym_scorer(k: int = DEFAULT_K) -> Scorer:
         record = state.store.get(STORE_KEY)
         if not isinstance(record, dict):
             raise RuntimeError("the sample has no mcpgym episode record: use the mcpgym_episode solver")
-        scores = judge(record, k=k)
+        scores = judge(record, list(state.messages), sample_id=state.sample_id, epoch=state.epoch, k=k)
         return Score(
             value=1.0 if scores.success else 0.0,
             answer=record["final_message"],
@@ -130,39 +144,21 @@ def mcpgym_scorer(k: int = DEFAULT_K) -> Scorer:
     return score
 
 
-def judge(record: dict[str, Any], *, k: int = DEFAULT_K) -> EpisodeScores:
-    """Scores of an episode record (the store's ``mcpgym`` entry), as ``mcpgym run`` scores.
+def judge(
+    record: dict[str, Any], messages: list[Any], *, sample_id: Any = None, epoch: int | None = None, k: int = DEFAULT_K
+) -> EpisodeScores:
+    """Scores of a sample's episode: its ``record`` (the store's ``mcpgym`` entry) and its
+    Inspect ``messages``, as ``mcpgym score --format inspect`` scores the log
+    (:func:`~mcpgym.evaluation.formats.inspect_log.episode_trajectory`, the same function).
 
     Raises:
         RuntimeError: the judge could not decide the outcome.
     """
-    from mcpgym.evaluation.agents.base import AgentResult
-    from mcpgym.evaluation.run.episode_runner import build_trajectory
     from mcpgym.evaluation.scoring.scorer import score_episode
-    from mcpgym.evaluation.tasks import get_task
 
-    task = get_task(record["task_id"])
-    result = AgentResult.model_validate(
-        {"final_message": record["final_message"], "status": record["status"], "stop_reason": record["stop_reason"]}
-    )
-    traj = build_trajectory(
-        episode_id=record["episode_id"],
-        task=task,
-        agent_name=record["agent"],
-        trial=record["trial"],
-        fault_seed=record["fault_seed"],
-        profile_name=record["fault_profile"],
-        apps=list(record["apps"]),
-        calls=record["calls"],
-        ledger=record["ledger"],
-        initial=record["initial_snapshot"],
-        final=record["final_snapshot"],
-        gold=record["gold_snapshot"],
-        result=result,
-        status=record["status"],
-        reason=record["stop_reason"],
-    )
-    scores = score_episode(traj, _app_catalog(), k=k, checks=traj.metadata["extra_checks"])
+    epoch = epoch if epoch is not None else int(record["trial"]) + 1
+    traj, _ = episode_trajectory(messages, record, sample_id=sample_id, epoch=epoch, model=str(record["agent"]))
+    scores = score_episode(traj, _app_catalog(), k=k)
     if scores.success is None:
         raise RuntimeError(f"episode {record['episode_id']}: the judge could not decide the outcome")
     return scores
@@ -200,7 +196,7 @@ def mcpgym_episode(
         from mcpgym.evaluation.run.server_process import ControlClient
         from mcpgym.evaluation.tasks import fault_seed_for, get_task, gold_snapshot
 
-        url, secret = (server, token or "") if server else local_server()
+        url, secret = (server, _server_token(token)) if server else local_server()
         task_ = get_task(str(state.metadata["task_id"]))
         trial = max(int(state.epoch) - 1, 0)
         payload, profile = faults_payload(task_.faults or faults)
@@ -240,6 +236,8 @@ def mcpgym_episode(
                             "level": task_.level,
                             "feasible": task_.feasible,
                             "extra_checks": [c.model_dump(mode="json") for c in task_.checks],
+                            "tags": list(task_.tags or []),
+                            "max_calls": task_.max_calls,
                             "calls": calls,
                             "ledger": ledger,
                             "initial_snapshot": initial,
@@ -255,44 +253,115 @@ def mcpgym_episode(
     return solve
 
 
+def _server_token(token: str | None) -> str:
+    """The control token for ``server=``: ``token``, else ``$MCPGYM_TOKEN``.
+
+    Raises:
+        ValueError: neither is set (or it is blank), or it holds a character an HTTP header
+            cannot carry (the message does not quote it).
+    """
+    secret = token if token is not None else os.environ.get("MCPGYM_TOKEN")
+    if not isinstance(secret, str) or not secret.strip():
+        raise ValueError("server= needs token= (or $MCPGYM_TOKEN): the control token of that mcpgym server")
+    secret = secret.strip()
+    if any(not (0x20 <= ord(c) <= 0x7E) for c in secret):
+        raise ValueError(
+            "the control token holds a character an HTTP header cannot carry (a line break, a control "
+            "or non-ASCII character); check token= or $MCPGYM_TOKEN"
+        )
+    return secret
+
+
+def _whole(name: str, value: Any, *, at_least: int) -> int:
+    """``value`` as an int of at least ``at_least`` (a bool or a string is refused, not cast).
+
+    Raises:
+        ValueError: naming the argument and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
+        raise ValueError(f"{name} must be a whole number >= {at_least}, got {value!r}")
+    return value
+
+
+def _task_ids(tasks: str | list[str] | None) -> list[str] | None:
+    """``tasks`` as a list of ids: a list, or one string of comma-separated ids (``-T tasks=a,b``).
+
+    Raises:
+        ValueError: anything else, or no id at all.
+    """
+    if tasks is None:
+        return None
+    if isinstance(tasks, str):
+        tasks = [t.strip() for t in tasks.split(",") if t.strip()]
+    if not isinstance(tasks, (list, tuple)) or not all(isinstance(t, str) for t in tasks):
+        raise ValueError(f"tasks must be a list of task ids (or one comma-separated string), got {tasks!r}")
+    if not tasks:
+        raise ValueError("tasks names no task: give at least one task id, or leave it out for the whole suite")
+    return list(tasks)
+
+
+@task
 def mcpgym_task(
     suite: str = "smoke",
     faults: str = "default",
     trials: int = 1,
     *,
-    tasks: list[str] | None = None,
+    tasks: str | list[str] | None = None,
     server: str | None = None,
     token: str | None = None,
     tool_exposure: str = "all",
     message_limit: int | None = 100,
     k: int = DEFAULT_K,
 ) -> Task:
-    """An Inspect ``Task`` of mcpgym tasks (module docstring).
+    """An Inspect ``Task`` of mcpgym tasks (module docstring); an Inspect ``@task``, so
+    ``inspect eval mcpgym/mcpgym_task -T trials=3`` runs it too.
+
+    Every argument is checked here, before Inspect starts the eval: a bad one is an error now,
+    not a failed sample later.
 
     Args:
         suite: the task suite (``smoke``, ``core``, ``full`` or a registered one).
         faults: fault profile (built-in name or file), unless a task sets its own.
-        trials: epochs; epoch ``e`` is trial ``e - 1``.
-        tasks: task ids to keep (None: the whole suite).
-        server, token: a running mcpgym HTTP server (None: one started for this process).
+        trials: epochs (>= 1); epoch ``e`` is trial ``e - 1``.
+        tasks: task ids to keep, a list or one comma-separated string (None: the whole suite).
+        server, token: a running mcpgym HTTP server and its control token (default
+            ``$MCPGYM_TOKEN``); server None: one started for this process.
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
-        message_limit: Inspect's message limit per sample.
-        k: the scorer's recovery window, in tool calls.
+        message_limit: Inspect's message limit per sample (>= 1, or None: no limit).
+        k: the scorer's recovery window, in tool calls (>= 1).
 
     Raises:
-        KeyError: a task id not in the suite. ValueError: trials < 1.
+        KeyError: an unknown suite, or a task id not in the suite. ValueError: trials, k or
+            message_limit not a whole number in range; a bad tool exposure; ``server`` without a
+            token. mcpgym.tools.faults.FaultProfileError: an unknown or invalid fault profile.
     """
+    from mcpgym.evaluation.llm.exposure import parse_exposure
+    from mcpgym.evaluation.run.episode_runner import exposure_request
+    from mcpgym.evaluation.run.runner import faults_payload
     from mcpgym.evaluation.tasks import load_tasks
 
-    if trials < 1:
-        raise ValueError(f"trials must be at least 1, got {trials}")
+    trials = _whole("trials", trials, at_least=1)
+    k = _whole("k", k, at_least=1)
+    if message_limit is not None:
+        message_limit = _whole("message_limit", message_limit, at_least=1)
+    wanted = _task_ids(tasks)
+    faults_payload(faults)  # FaultProfileError now, not in every sample
+    parse_exposure(tool_exposure)
+    if server is not None:
+        if not isinstance(server, str) or not server.strip():
+            raise ValueError(f"server must be the URL of a running mcpgym HTTP server, got {server!r}")
+        _server_token(token)
     chosen = load_tasks(suite)
-    if tasks is not None:
+    if wanted is not None:
         known = {t.id: t for t in chosen}
-        missing = [t for t in tasks if t not in known]
+        missing = [t for t in wanted if t not in known]
         if missing:
             raise KeyError(f"not in suite {suite!r}: {', '.join(missing)}")
-        chosen = [known[t] for t in tasks]
+        chosen = [known[t] for t in wanted]
+    for t in chosen:
+        exposure_request(tool_exposure, t)  # e.g. a mode that needs oracle tools the task lacks
+        if t.faults:
+            faults_payload(t.faults)
     dataset = MemoryDataset(
         [Sample(id=t.id, input=t.instruction, metadata={"task_id": t.id}) for t in chosen], name=f"mcpgym-{suite}"
     )

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,8 +35,10 @@ def blocks() -> dict[str, list[tuple[str, str]]]:
 BLOCKS = blocks()
 
 
-def _python(code: str, cwd: Path, timeout: float = 300) -> str:
-    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def _python(code: str, cwd: Path, timeout: float = 300, argv: list[str] | None = None) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", code, *(argv or [])], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
@@ -43,8 +46,9 @@ def _python(code: str, cwd: Path, timeout: float = 300) -> str:
 def test_one_section_per_integration_each_block_at_most_ten_lines() -> None:
     assert list(BLOCKS) == ["Gymnasium", "Inspect AI", "OpenEnv", "ATIF"]
     for title, found in BLOCKS.items():
-        assert len(found) == 1, title
-        assert 0 < len(found[0][1].strip().splitlines()) <= 10, title
+        assert len(found) == (2 if title == "Inspect AI" else 1), title  # Inspect: Python, then its CLI
+        for _, code in found:
+            assert 0 < len(code.strip().splitlines()) <= 10, title
 
 
 def test_gymnasium_block(tmp_path: Path) -> None:
@@ -66,29 +70,72 @@ MOCK_MODEL = get_model("mockllm/model", custom_outputs=_answer)
 """
 
 
-def test_inspect_block_and_scoring_its_log(tmp_path: Path) -> None:
-    pytest.importorskip("inspect_ai", reason="needs the [inspect] extra")
-    [(lang, code)] = BLOCKS["Inspect AI"]
-    assert lang == "python" and 'model="openai/gpt-4o-mini"' in code
-    run = MOCK + code.replace('model="openai/gpt-4o-mini"', "model=MOCK_MODEL") + "\nprint(logs[0].status)\n"
-    assert _python(run, tmp_path).splitlines()[-1].strip() == "success"
-    [log] = sorted((tmp_path / "logs").glob("*.eval"))
-    score = subprocess.run(
+BY_NAME = """
+import json, sys
+[by_name] = eval(sys.argv[1], task_args=json.loads(sys.argv[2]), model=MOCK_MODEL, log_dir="cli-logs", display="none")
+print("by name:", by_name.status)
+"""
+
+
+def _score(log: Path, cwd: Path) -> dict[str, Any]:
+    done = subprocess.run(
         [sys.executable, "-m", "mcpgym.evaluation.cli", "score", "--format", "inspect", str(log), "--json"],
-        cwd=tmp_path,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert score.returncode == 0, score.stderr[-2000:]
-    episodes = {e["scores"]["episode_id"]: e["scores"] for e in json.loads(score.stdout)["episodes"]}
+    assert done.returncode == 0, done.stderr[-2000:]
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_inspect_blocks_and_scoring_their_logs(tmp_path: Path) -> None:
+    """The Python block as written (the model swapped), then, in the same process (one mcpgym
+    server for both), the ``inspect eval`` line: its task spec and ``-T`` arguments run as
+    Inspect's command line resolves them (the registered name, through the package's
+    ``inspect_ai`` entry point), the model swapped for the mock (the real ``inspect eval`` with a
+    mock model would fetch a tiktoken encoding; tests/integrations/test_integration_inspect.py
+    runs the real command) and one task of the suite kept (``-T tasks=...``: seconds, not a
+    minute). Each log scores again to the same scores; the command's three trials all count in
+    its metrics, which are ``mcpgym score``'s rates of the log."""
+    pytest.importorskip("inspect_ai", reason="needs the [inspect] extra")
     from inspect_ai.log import read_eval_log
 
+    (lang, code), (cli_lang, cli) = BLOCKS["Inspect AI"]
+    assert lang == "python" and 'model="openai/gpt-4o-mini"' in code
+    argv = shlex.split(cli.strip())
+    assert cli_lang == "bash" and argv[:3] == ["inspect", "eval", "mcpgym/mcpgym_task"]
+    assert argv[-2:] == ["--model", "openai/gpt-4o-mini"]
+    pairs = [argv[i + 1] for i, a in enumerate(argv) if a == "-T"]
+    args: dict[str, Any] = {k: int(v) if v.isdigit() else v for k, _, v in (p.partition("=") for p in pairs)}
+    assert args == {"suite": "smoke", "trials": 3}
+    args["tasks"] = "flights.book_cheapest_berlin_paris"
+    run = (
+        MOCK
+        + code.replace('model="openai/gpt-4o-mini"', "model=MOCK_MODEL")
+        + '\nprint("block:", logs[0].status)\n'
+        + BY_NAME
+    )
+    out = _python(run, tmp_path, argv=[argv[2], json.dumps(args)])
+    lines = [line.strip() for line in out.splitlines()]
+    assert "block: success" in lines and lines[-1] == "by name: success", out[-2000:]
+    [log] = sorted((tmp_path / "logs").glob("*.eval"))
+    episodes = {e["scores"]["episode_id"]: e["scores"] for e in _score(log, tmp_path)["episodes"]}
     samples = read_eval_log(str(log)).samples or []
     assert len(samples) == 8 == len(episodes)  # the smoke suite, one trial
     for sample in samples:
         mine = sample.scores["mcpgym_scorer"].metadata
         assert episodes[mine["episode_id"]] == mine  # "the same scores"
+    [by_name] = sorted((tmp_path / "cli-logs").glob("*.eval"))
+    read = read_eval_log(str(by_name))
+    assert sorted(s.epoch for s in read.samples or []) == [1, 2, 3]  # three trials
+    pooled = _score(by_name, tmp_path)["agents"]["mockllm/model"]
+    shown = {name: m.value for name, m in read.results.scores[0].metrics.items()}
+    assert shown and all(
+        (pooled[name] is None and shown[name] != shown[name]) or shown[name] == pytest.approx(pooled[name])
+        for name in shown
+    ), (shown, pooled)
 
 
 def test_openenv_block(tmp_path: Path) -> None:

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +176,160 @@ def test_a_log_without_our_record_scores_from_its_messages(log_path: Path) -> No
         assert len(traj.steps) == full["tool_calls"]
         assert [s.is_error for s in traj.steps].count(True) == full["error_calls"]
         assert traj.final_message == sample.store["mcpgym"]["final_message"]
+
+
+# -- every epoch counts; a hallucinated tool; the task by its registered name ------------------
+
+PLAN = [
+    ("no_such_tool", {"x": 1}),  # not offered: Inspect answers "Tool no_such_tool not found" itself
+    ("system_update_setting", {"key": "dark_mode", "value": "on"}),
+    ("system_update_setting", {"key": "dark_mode", "value": "on"}),
+    ("system_get_settings", {}),
+]
+
+BY_NAME = """
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+PLAN = json.loads(sys.argv[3])
+
+def policy(messages, tools, tool_choice, config):
+    made = sum(len(m.tool_calls or []) for m in messages if m.role == "assistant")
+    if made < len(PLAN):
+        out = ModelOutput.for_tool_call("mockllm/model", PLAN[made][0], dict(PLAN[made][1]))
+    else:
+        out = ModelOutput.from_content("mockllm/model", "Dark mode is on.")
+    out.usage = ModelUsage(input_tokens=10, output_tokens=1, total_tokens=11)
+    return out
+
+args = {"suite": "smoke", "tasks": "system.dark_mode", "faults": "harsh", "trials": 3,
+        "server": sys.argv[1], "token": sys.argv[2]}
+[log] = eval("mcpgym/mcpgym_task", task_args=args, model=get_model("mockllm/model", custom_outputs=policy),
+             log_dir="logs", display="none")
+assert log.status == "success", log.error
+print(log.location)
+"""
+"""The fixed PLAN, one call per turn, then "Dark mode is on." (which it never is), with the
+task named as Inspect's command line names it: ``mcpgym/mcpgym_task``, found through the
+package's ``inspect_ai`` entry point. Run from a fresh directory: in the repository's root
+Inspect takes the package for a local one (its ``mcpgym.egg-info``) and registers the task
+without the ``mcpgym/`` prefix."""
+
+
+@pytest.fixture(scope="module")
+def hallucinated_log(http_server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three epochs of ``system.dark_mode`` under harsh faults (:data:`BY_NAME`)."""
+    url, token = http_server
+    cwd = tmp_path_factory.mktemp("inspect-hallucinated")
+    done = subprocess.run(
+        [sys.executable, "-c", BY_NAME, url, token, json.dumps(PLAN)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def test_live_scores_and_metrics_count_every_epoch_and_the_hallucinated_call(hallucinated_log: Path) -> None:
+    """Hand count, per epoch, from the log's messages: 4 tool calls asked for; the first names
+    a tool the episode does not offer and Inspect refuses it ("Tool no_such_tool not found"),
+    so 3 reach the server (``tool_calls`` counts the calls that reached the server, as in
+    ``mcpgym run``) and 1 is invalid. The server answers the writes (harsh faults, fault seeds
+    of trials 0-2): epoch 1 two injected faults (``recoverable_errors`` 2), the second write
+    being the retry of the first (1 attempt); epochs 2 and 3 one fault, retried (1 attempt), the
+    retry answered ``invalid_argument`` "unknown setting" (invalid: 2 in all). Pooled over the
+    three trials: 3 attempts / 4 recoverable errors = 0.75; epoch 1 alone would say 0.5."""
+    log = read_eval_log(str(hallucinated_log))
+    samples = sorted(log.samples or [], key=lambda s: s.epoch)
+    assert [s.epoch for s in samples] == [1, 2, 3]
+    live = [s.scores["mcpgym_scorer"].metadata for s in samples]
+    for sample in samples:
+        asked = [tc.function for m in sample.messages if m.role == "assistant" for tc in (m.tool_calls or [])]
+        assert asked == [name for name, _ in PLAN]
+        refused = [m for m in sample.messages if m.role == "tool" and m.error and m.error.type == "parsing"]
+        assert [m.error.message for m in refused] == ["Tool no_such_tool not found"]
+        assert len(sample.store["mcpgym"]["calls"]) == 3  # the server saw three calls
+        codes = [
+            json.loads(m.error.message)["error"]["code"] if m.error and m.error.type != "parsing" else None
+            for m in sample.messages
+            if m.role == "tool"
+        ]
+        ledger = sample.store["mcpgym"]["ledger"]
+        assert codes[0] is None and codes[3] is None  # the refused call; get_settings succeeds
+        if sample.epoch == 1:
+            assert len(ledger) == 2 and [r["step"] for r in ledger] == [1, 2]
+        else:
+            assert len(ledger) == 1 and ledger[0]["step"] == 1 and codes[2] == "invalid_argument"
+    assert [e["tool_calls"] for e in live] == [3, 3, 3]
+    assert [e["invalid_calls"] for e in live] == [1, 2, 2]
+    assert [e["recoverable_errors"] for e in live] == [2, 1, 1]
+    assert [e["recovery_attempts"] for e in live] == [1, 1, 1]
+    assert [e["false_success"] for e in live] == [True, True, True]
+    shown = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    assert shown["recovery_attempt_rate"] == pytest.approx(3 / 4)
+    assert shown["success_rate"] == 0.0 and shown["false_success_rate"] == 1.0
+    # `mcpgym score --format inspect` of the same log: the same episodes, the same rates.
+    res = CliRunner().invoke(app, ["score", "--format", "inspect", str(hallucinated_log), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert {e["scores"]["episode_id"]: e["scores"] for e in report["episodes"]} == {e["episode_id"]: e for e in live}
+    pooled = report["agents"]["mockllm/model"]
+    for name in RATES:
+        assert math.isnan(shown[name]) if pooled[name] is None else shown[name] == pytest.approx(pooled[name]), name
+
+
+def test_bad_task_arguments_are_refused_before_the_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each names the argument; none waits for a sample to fail."""
+    monkeypatch.delenv("MCPGYM_TOKEN", raising=False)
+    from mcpgym.tools.faults import FaultProfileError
+
+    one = {"suite": "smoke", "tasks": ["system.dark_mode"]}
+    with pytest.raises(FaultProfileError, match="unknown fault profile 'nope'"):
+        mcpgym_task(**one, faults="nope")
+    with pytest.raises(ValueError, match="tool exposure mode 'bogus'"):
+        mcpgym_task(**one, tool_exposure="bogus")
+    with pytest.raises(ValueError, match=r"^k must be a whole number >= 1, got -1$"):
+        mcpgym_task(**one, k=-1)
+    with pytest.raises(ValueError, match=r"^trials must be a whole number >= 1, got '2'$"):
+        mcpgym_task(**one, trials="2")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^message_limit must be a whole number >= 1, got 0$"):
+        mcpgym_task(**one, message_limit=0)
+    with pytest.raises(ValueError, match="tasks names no task"):
+        mcpgym_task(suite="smoke", tasks=[])
+    with pytest.raises(KeyError, match="not in suite 'smoke': nope.x"):
+        mcpgym_task(suite="smoke", tasks="system.dark_mode,nope.x")
+    # server= without a token (finding: "Illegal header value b'Bearer '" from inside the eval)
+    with pytest.raises(ValueError, match=r"server= needs token= \(or \$MCPGYM_TOKEN\)"):
+        mcpgym_task(**one, server="http://127.0.0.1:9")
+    with pytest.raises(ValueError, match="server= needs token="):
+        mcpgym_task(**one, server="http://127.0.0.1:9", token="  ")
+    monkeypatch.setenv("MCPGYM_TOKEN", "from-the-environment")
+    assert mcpgym_task(**one, server="http://127.0.0.1:9").name == "mcpgym_smoke"
+
+
+def test_inspect_command_line_finds_the_task_and_refuses_a_bad_argument(tmp_path: Path) -> None:
+    """Inspect's own ``inspect eval`` resolves ``mcpgym/mcpgym_task`` (the package's
+    ``inspect_ai`` entry point) and calls it with ``-T``; a bad argument ends the command with
+    the task's own message before any sample runs."""
+    inspect_cli = Path(sys.executable).parent / "inspect"
+    env = {k: v for k, v in os.environ.items() if k != "MCPGYM_TOKEN"}
+    argv = [str(inspect_cli), "eval", "mcpgym/mcpgym_task", "-T", "tasks=system.dark_mode", "--model", "mockllm/model"]
+    for extra, message in [
+        (["-T", "faults=nope"], "unknown fault profile 'nope'"),
+        (["-T", "server=http://127.0.0.1:9"], "server= needs token= (or $MCPGYM_TOKEN)"),
+    ]:
+        done = subprocess.run(
+            [*argv, *extra, "--log-dir", str(tmp_path / "logs")],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
+        assert message in done.stderr, done.stderr[-1500:]
+        assert "not found" not in done.stderr  # the task was found
+    assert not list((tmp_path / "logs").glob("*.eval")) if (tmp_path / "logs").exists() else True
