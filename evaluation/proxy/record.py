@@ -175,11 +175,14 @@ def trajectory_of(
     """The trajectory of one proxied session, scored with the classifier's catalog.
 
     Steps are the session's call log in call-log order (calls still in flight when it ended
-    are not in it), the ledger is the plan's; ``status`` is the session's (``errored`` with
+    are not in it, nor calls whose answer the client did not get, ``session.undelivered``:
+    those are listed in ``metadata.proxy.undelivered`` as ``{"step", "tool"}``), the ledger is
+    the plan's (without the undelivered calls' entries); ``status`` is the session's (``errored`` with
     the upstream's failure as ``stop_reason`` when the upstream crashed or hung).
     """
     plan = session.plan
-    calls = sorted(plan.calls, key=lambda c: c.step)
+    undelivered = set(session.undelivered)
+    calls = sorted((c for c in plan.calls if c.step not in undelivered), key=lambda c: c.step)
     traj = Trajectory(
         episode_id=f"proxy-{secrets.token_hex(8)}",
         task_id=task_id,
@@ -190,7 +193,9 @@ def trajectory_of(
         instruction=instruction,
         steps=list(steps_from_call_log(calls)),
         final_message=final_message,
-        ledger=[e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step)],
+        ledger=[
+            e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step) if e.step not in undelivered
+        ],
         status=session.status,
         stop_reason=session.stop_reason,
         metadata={
@@ -199,6 +204,11 @@ def trajectory_of(
                 "catalog": classifier.catalog_path,
                 "tool_sources": dict(classifier.sources),
                 "down": sorted(plan.down),
+                **(
+                    {"undelivered": [{"step": c.step, "tool": c.tool} for c in plan.calls if c.step in undelivered]}
+                    if undelivered
+                    else {}
+                ),
             },
             **(metadata or {}),
         },
