@@ -174,11 +174,18 @@ def proxy(
         except Exception as exc:  # noqa: BLE001 - the session is over; say why nothing was recorded
             print(f"mcpgym proxy: could not record the session in {record}: {exc}", file=sys.stderr)
 
+    from mcpgym.tools.faults import FaultProfileError
+
     try:
         anyio.run(serve_proxy_stdio, spec, plan, classifier.proxied, on_end)
     except UpstreamError as exc:
         _fail(str(exc), 1)
+    except FaultProfileError as exc:  # a tools override naming no tool of the upstream
+        _fail(str(exc))
     except BaseExceptionGroup as group:
+        refused = [e for e in group.exceptions if isinstance(e, FaultProfileError)]
+        if refused:
+            _fail(str(refused[0]))
         errors = [e for e in group.exceptions if isinstance(e, UpstreamError)]
         if errors:
             _fail(str(errors[0]), 1)
