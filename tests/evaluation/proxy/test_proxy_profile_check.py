@@ -119,3 +119,17 @@ def test_a_profile_naming_real_tools_is_taken_and_a_later_listing_is_not_checked
     assert plan.decide("get_thing").fault == "transient"
     plan.set_tools({"set_thing": TOOLS["set_thing"]})  # the upstream withdrew get_thing mid-session
     assert set(plan.tools) == {"set_thing"}
+
+
+def test_a_profile_file_of_lost_writes_says_they_are_never_injected(tmp_path, capsys):
+    from mcpgym.evaluation.proxy.command import build
+
+    lost = profile_file(tmp_path, "lost", {"rates": {"lost_write": 0.5}})
+    build(["some-server"], None, lost, 0, None)
+    assert capsys.readouterr().err.splitlines() == [
+        f"warning: {lost}: lost_write is never injected by the proxy (it would fake a success the upstream did "
+        "not give): its rates are ignored"
+    ]
+    build(["some-server"], None, profile_file(tmp_path, "t", {"rates": {"transient": 0.5}}), 0, None)
+    build(["some-server"], None, "harsh", 0, None)  # the built-in's lost_write is documented
+    assert capsys.readouterr().err == ""
