@@ -108,6 +108,23 @@ def test_a_command_naming_the_app_fails_with_one_error_line(site, tmp_path):
     assert "ImportError: plugin broken on purpose" in error and "broken_notes.app" in error
 
 
+def test_the_conformance_command_says_why_the_app_cannot_be_checked(site, tmp_path):
+    checked = subprocess.run(
+        [sys.executable, "-m", "mcpgym.conformance", "notes"],
+        capture_output=True,
+        text=True,
+        env=_env(site),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert checked.returncode == 2, checked.stderr[-3000:]
+    reason = WARNING.format(site=site).removeprefix("warning: ").split("; the app")[0]
+    assert checked.stderr.splitlines() == [
+        WARNING.format(site=site),
+        f"error: app 'notes' is installed but cannot be used: {reason}",
+    ]
+
+
 def test_the_python_api_names_the_broken_app(site, tmp_path):
     script = textwrap.dedent("""
         import json
