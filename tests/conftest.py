@@ -80,6 +80,7 @@ SLOW_FIRST = (
     "tests/reliability/test_crash_safety.py",
     "tests/evaluation/run/test_ray_executor.py",
     "tests/sandboxes/test_plugin_bundle.py",
+    "tests/kernel/test_broken_plugin.py",
     "tests/evaluation/run/test_runner.py",
     "tests/docs/test_readme_integrations.py",
     "tests/integrations/test_integration_inspect.py",

@@ -15,6 +15,7 @@ of faults holds at most one ``stale_read`` (so the next successful read is curre
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -298,6 +299,13 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
     return _checked(profile)
 
 
+def _listing(names: Any) -> str:
+    """Sorted ``names``, comma-separated, at most :data:`MAX_LISTED_TOOLS` (then how many more)."""
+    ordered = sorted(names)
+    more = len(ordered) - MAX_LISTED_TOOLS
+    return ", ".join(ordered[:MAX_LISTED_TOOLS]) + (f" (and {more} more)" if more > 0 else "")
+
+
 def _plain(override: Mapping[FaultKind, float]) -> dict[str, float]:
     """An override as the user wrote it (kind names as plain strings), for messages."""
     return {str(kind): rate for kind, rate in override.items()}
@@ -311,18 +319,28 @@ def _checked(profile: FaultProfile) -> FaultProfile:
     return profile
 
 
-def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any]]) -> None:
+MAX_LISTED_TOOLS = 40
+"""Most tool names an unknown-tool error lists (then how many more there are)."""
+
+
+def check_profile(
+    profile: FaultProfile, registry: Mapping[str, Mapping[str, Any]], tools_label: str | None = None
+) -> None:
     """Check a profile's overrides and rate sums against the registered apps and tools.
 
     Args:
         profile: the profile.
-        registry: app name -> {tool name: spec with ``.kind``} of every registered app.
+        registry: app name -> {tool name: spec with ``.kind``} of every registered app (for the
+            proxy: of the upstream's tools, as its fault plan classified them).
+        tools_label: when given, an unknown tool's error lists every tool under this label
+            (``"tools of the upstream"``) rather than the tools of the app its name starts with.
 
     Raises:
         FaultProfileError: naming the profile's source, the field and the value, when an app
-            override names no registered app, a tool override names no registered tool (or a
-            tool that is never faulted, see :func:`exempt_tools`), or the per-call rates of some tool add up to
-            more than 1.
+            override names no registered app, a tool override names no registered tool (the
+            message gives the closest names, up to 3, and the known tools or apps) or a tool
+            that is never faulted (see :func:`exempt_tools`), or the per-call rates of some
+            tool add up to more than 1.
     """
     src = profile.source
     known_tools = {tool for tools in registry.values() for tool in tools}
@@ -340,12 +358,15 @@ def check_profile(profile: FaultProfile, registry: Mapping[str, Mapping[str, Any
                 "declared never faulted (a wait/reauth remedy or never_faulted tool)"
             )
         if tool not in known_tools:
+            close = difflib.get_close_matches(tool, sorted(known_tools), n=3, cutoff=0.6)
+            hint = f"; closest: {', '.join(close)}" if close else ""
             prefix = [a for a in registry if tool.startswith(a + "_")]
-            hint = (
-                f"; tools of {prefix[0]}: {', '.join(sorted(registry[prefix[0]]))}"
-                if prefix
-                else f"; known apps: {', '.join(sorted(registry))}"
-            )
+            if tools_label is not None:
+                hint += f"; {tools_label}: {_listing(known_tools)}"
+            elif prefix:
+                hint += f"; tools of {prefix[0]}: {_listing(registry[prefix[0]])}"
+            else:
+                hint += f"; known apps: {', '.join(sorted(registry))}"
             raise FaultProfileError(
                 f"{src}: invalid fault profile: field {short('tools.' + tool)} = {short(_plain(over))}: "
                 f"no tool named {short(tool)}{hint}"

@@ -63,7 +63,9 @@ def build(
 
 
 def _profile(faults: str) -> FaultProfile:
-    """A profile for upstream tools: tool overrides may name tools no registered app has."""
+    """A profile for upstream tools: tool overrides may name tools no registered app has (they
+    are checked against the upstream's tools at start). A profile file setting ``lost_write``
+    gets one warning line on stderr: the proxy never injects it."""
     from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, FaultProfileError, load_profile
 
     if faults in BUILTIN_PROFILES:
@@ -96,6 +98,14 @@ def _profile(faults: str) -> FaultProfile:
     except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
         raise FaultProfileError(f"{path}: invalid fault profile: {exc}") from None
     profile._source = str(path)
+    from mcpgym.kernel.fault_kinds import FaultKind
+
+    if profile.uses(FaultKind.LOST_WRITE):  # a profile of lost writes alone would give no fault at all
+        print(
+            f"warning: {path}: lost_write is never injected by the proxy (it would fake a success the upstream "
+            "did not give): its rates are ignored",
+            file=sys.stderr,
+        )
     return profile
 
 
@@ -161,6 +171,7 @@ def proxy(
 
     from mcpgym.evaluation.proxy.classify import ToolClassifier
     from mcpgym.evaluation.proxy.record import hold_record_dir, trajectory_of
+    from mcpgym.tools.faults import FaultProfileError
 
     with contextlib.ExitStack() as stack:
         held = None
@@ -190,7 +201,12 @@ def proxy(
             anyio.run(serve_proxy_stdio, spec, plan, classifier.proxied, on_end)
         except UpstreamError as exc:
             _fail(str(exc), 1)
+        except FaultProfileError as exc:  # a tools override naming no tool of the upstream
+            _fail(str(exc))
         except BaseExceptionGroup as group:
+            refused = [e for e in group.exceptions if isinstance(e, FaultProfileError)]
+            if refused:
+                _fail(str(refused[0]))
             errors = [e for e in group.exceptions if isinstance(e, UpstreamError)]
             if errors:
                 _fail(str(errors[0]), 1)

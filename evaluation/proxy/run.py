@@ -145,7 +145,12 @@ async def run_proxied_episode(
     classifier: Any,
     timeout: float,
 ) -> Trajectory:
-    """Run one episode of ``agent`` on ``task`` through an in-process proxy; return its scored trajectory."""
+    """Run one episode of ``agent`` on ``task`` through an in-process proxy; return its scored trajectory.
+
+    Raises:
+        mcpgym.tools.faults.FaultProfileError: (a ValueError) when the profile names a tool
+            the upstream does not list (:meth:`mcpgym.server.proxy.plan.ProxyFaultPlan.check_profile`).
+    """
     from mcp import Client
 
     from mcpgym.evaluation.agents.base import AgentContext, CallLimitReached, CallResult, ToolInfo, run_agent
@@ -156,6 +161,7 @@ async def run_proxied_episode(
     from mcpgym.server.proxy.plan import ProxyFaultPlan
     from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer, open_session
     from mcpgym.server.proxy.upstream import Upstream, UpstreamError
+    from mcpgym.tools.faults import FaultProfileError
 
     plan = ProxyFaultPlan(faults, fault_seed, describe_answer)
     session: ProxySession | None = None
@@ -163,12 +169,16 @@ async def run_proxied_episode(
     caller: EpisodeCaller | None = None
     read_back: dict[str, Any] | None = None
     status, reason = None, None
+    refused: FaultProfileError | None = None
     async with anyio.create_task_group() as tg:
         try:
             session = await open_session(spec, plan, classifier.proxied, tg)
         except UpstreamError as exc:
             session = ProxySession(upstream=Upstream(spec), plan=plan, classify=classifier.proxied)
             session.upstream_failed(str(exc))
+            tg.cancel_scope.cancel()
+        except FaultProfileError as exc:  # raised below, once the upstream is stopped
+            refused = exc
             tg.cancel_scope.cancel()
         else:
             server = build_proxy_server(session)
@@ -200,6 +210,8 @@ async def run_proxied_episode(
                 except Exception as exc:  # noqa: BLE001 - a failed read-back fails its checks, said why
                     read_back = {"is_error": True, "text": None, "error": str(exc)[:500]}
             session.upstream.close()
+    if refused is not None:
+        raise refused
     assert session is not None
     meta = checks_metadata(task, read_back)
     traj = trajectory_of(
@@ -257,7 +269,8 @@ def run_proxy(
         The trajectories of the episodes run now.
 
     Raises:
-        ValueError: for an empty, or bad, upstream, a bad profile, catalog or agent spec, an
+        ValueError: for an empty, or bad, upstream, a bad profile (one naming a tool the
+            upstream does not list is refused at the first episode), catalog or agent spec, an
             ``out`` that cannot be used (:class:`mcpgym.evaluation.proxy.record.RecordDirError`),
             or a ``resume`` whose fault profile or fault seed differs from the recorded episodes'.
     """

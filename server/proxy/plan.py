@@ -37,7 +37,7 @@ from mcpgym.kernel.clock import WRITE_TICK
 from mcpgym.kernel.errors import ToolError
 from mcpgym.kernel.fault_kinds import FAULTS, FaultKind
 from mcpgym.kernel.spec import ToolKind
-from mcpgym.tools.faults import FaultProfile, ToolSchedule, load_profile, plan_unavailable
+from mcpgym.tools.faults import FaultProfile, ToolSchedule, check_profile, load_profile, plan_unavailable
 from mcpgym.tools.invoke import CallRecord, LedgerEntry, _loggable
 
 
@@ -189,13 +189,36 @@ class ProxyFaultPlan:
     def set_tools(self, tools: Mapping[str, ProxiedTool]) -> None:
         """Take the upstream's classified tools (at start, and after a ``list_changed``).
 
+        The first listing checks the profile against them (:meth:`check_profile`); a later one
+        does not (a tool the upstream withdrew mid-session keeps its override, unused).
         ``unavailable`` is planned on the first call only, so a later listing never takes a
         tool down mid-session. Schedules already made are kept (a call index never restarts).
+
+        Raises:
+            mcpgym.tools.faults.FaultProfileError: on the first listing, from :meth:`check_profile`.
         """
         first = not self.tools
+        if first:
+            self.check_profile(tools)
         self.tools = dict(tools)
         if first:
             self.down = plan_unavailable(self.profile, self.fault_seed, self.tools)
+
+    def check_profile(self, tools: Mapping[str, ProxiedTool]) -> None:
+        """Check the profile against the upstream's classified ``tools``, as ``mcpgym serve``
+        checks it against the apps (:func:`mcpgym.tools.faults.check_profile`): a ``tools``
+        override must name one of them (a typo would silently mean no faults), not one that is
+        never faulted, an ``apps`` override one of their apps (``external`` unless a catalog
+        says otherwise), and no tool's per-call rates may add up to more than 1.
+
+        Raises:
+            mcpgym.tools.faults.FaultProfileError: naming the profile's file, the field, the
+                value, the closest tool names and the upstream's tools.
+        """
+        registry: dict[str, dict[str, ProxiedTool]] = {}
+        for name, tool in tools.items():
+            registry.setdefault(tool.app, {})[name] = tool
+        check_profile(self.profile, registry, tools_label="tools of the upstream")
 
     @property
     def reauth_tool(self) -> str | None:

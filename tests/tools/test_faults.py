@@ -521,7 +521,7 @@ BAD_PROFILES = {
         {"tools": {"faultlab_add_itme": {"timeout": 0.5}}},
         "tools.faultlab_add_itme",
         "{'timeout': 0.5}",
-        "no tool named",
+        "no tool named 'faultlab_add_itme'; closest: faultlab_add_item",
     ),
     "override of an unknown app": (
         {"apps": {"faultlub": {"timeout": 0.5}}},

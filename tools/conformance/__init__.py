@@ -5,7 +5,14 @@ Each ``check_*`` returns a list of problems (empty = conforms). Run them all on 
 ``tests/conformance`` runs them over every registered app.
 """
 
-from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
+from mcpgym.tools.conformance.args import (
+    arguments_strategy,
+    example_arguments,
+    hostile_arguments,
+    known_values,
+    long_text_arguments,
+    text_strategy,
+)
 from mcpgym.tools.conformance.checks import (
     AppCheckError,
     check_app,
@@ -34,6 +41,8 @@ __all__ = [
     "example_arguments",
     "hostile_arguments",
     "known_values",
+    "long_text_arguments",
+    "text_strategy",
     "check_determinism",
     "check_determinism_many",
     "check_in_process_determinism",

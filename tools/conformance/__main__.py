@@ -48,16 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.probe:
         json.dump({app: probe(app, args.seed) for app in args.probe}, sys.stdout, allow_nan=False)
         return 0
-    from mcpgym.kernel.app import app_names
+    from mcpgym.kernel.app import app_names, broken_apps, unknown_app_message
 
     known = app_names()
     unknown = [a for a in args.apps if a not in known]
     if unknown:
-        print(
-            f"error: unknown app {unknown[0]!r}; known apps: {', '.join(known)} "
-            f"(an app outside this repository: set {IMPORTS_ENV}=your_module)",
-            file=sys.stderr,
+        hint = (
+            "" if unknown[0] in broken_apps() else f" (an app outside this repository: set {IMPORTS_ENV}=your_module)"
         )
+        print(f"error: {unknown_app_message(unknown[0], known)}{hint}", file=sys.stderr)
         return 2
     try:
         import hypothesis  # noqa: F401 - the fuzz check needs it

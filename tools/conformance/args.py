@@ -9,7 +9,15 @@ Three sources, all deterministic:
 - :func:`arguments_strategy`: a hypothesis strategy generating schema-valid arguments (with
   known ids mixed in), for property-based calls;
 - :func:`hostile_arguments`: a fixed list of malformed calls (wrong types, huge numbers,
-  NaN, overlong and control-character strings, unknown and missing fields, non-objects).
+  NaN, overlong and control-character strings, unknown and missing fields, non-objects);
+- :func:`long_text_arguments`: valid calls whose string arguments are long (typical lengths
+  and the schema's ``maxLength`` itself, :data:`mcpgym.kernel.spec.MAX_STRING` unless the tool
+  says less) and full of unicode, one argument at a time.
+
+Generated strings cover the whole accepted range: most are short (up to 30 characters), the
+others typical (31-500) or long (up to and just under the limit), all drawn from all of
+unicode, so that a tool body that breaks past some length is reached (the hostile 12,000
+characters are refused before the tool runs).
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpgym.kernel.rng import stable_uniform
-from mcpgym.kernel.spec import ToolSpec
+from mcpgym.kernel.spec import MAX_STRING, ToolSpec
 from mcpgym.kernel.world import World
 
 MAX_KNOWN = 40
@@ -43,6 +51,16 @@ HOSTILE_VALUES: tuple[Any, ...] = (
     {"nested": {"deep": [1]}},
 )
 """Values substituted for each argument in turn by :func:`hostile_arguments`."""
+
+SHORT_TEXT = 30
+"""Longest string of the short kind hypothesis draws (the most common kind)."""
+TYPICAL_TEXT = 500
+"""Longest string of the typical kind (31 to this many characters)."""
+LONG_TEXT_LENGTHS: tuple[int, ...] = (64, 300)
+"""Lengths :func:`long_text_arguments` tries below the limit (then the limit itself)."""
+UNICODE_TEXT = "Grüße aus Köln, naïve café — 東京の天気 🙂👍🏽 e\u0301 Ω≈ç√ ∑ «quoted» 'x' "
+"""Repeated to make long valid strings: accents, CJK, astral emoji with a modifier, a combining
+mark, symbols and quotes (control characters are the hostile values' job)."""
 
 
 # -- known values --------------------------------------------------------------------------
@@ -263,8 +281,8 @@ def value_strategy(
         )
     if kind == "string":
         lo = int(schema.get("minLength", 0))
-        hi = int(schema.get("maxLength", 10_000))
-        texts = st.text(min_size=lo, max_size=max(lo, min(hi, 30)))
+        hi = int(schema.get("maxLength", MAX_STRING))
+        texts = text_strategy(lo, hi)
         if schema.get("format") == "date" or "date" in name:
             texts = st.one_of(texts, st.dates().map(lambda d: d.isoformat()))
         pool = [v for v in candidates_for(name, known) if lo <= len(v) <= hi]
@@ -281,6 +299,33 @@ def value_strategy(
             st.text(max_size=8), st.one_of(st.none(), st.integers(), st.text(max_size=8)), max_size=3
         )
     return st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
+
+
+def _repeated(n: int, chunk: str) -> str:
+    """``chunk`` repeated to exactly ``n`` characters (code points)."""
+    return (chunk * (n // len(chunk) + 1))[:n]
+
+
+def text_strategy(lo: int, hi: int) -> Any:
+    """A hypothesis strategy of strings of ``lo`` to ``hi`` characters (a schema's
+    ``minLength``/``maxLength``) over all of unicode, in four kinds drawn alike: short (up to
+    :data:`SHORT_TEXT`), typical (to :data:`TYPICAL_TEXT`), long (to ``hi``) and just under or
+    at ``hi``. A long string repeats a drawn unicode chunk (1-16 characters) to a drawn length:
+    drawing 10,000 characters one by one would cost hypothesis seconds per example."""
+    from hypothesis import strategies as st
+
+    hi = max(lo, hi)
+    kinds = [st.text(min_size=lo, max_size=max(lo, min(hi, SHORT_TEXT)))]
+    chunks = st.text(min_size=1, max_size=16)
+    for a, b in (
+        (SHORT_TEXT + 1, TYPICAL_TEXT),
+        (TYPICAL_TEXT + 1, hi),
+        (hi - 2, hi),
+    ):
+        a, b = max(a, lo), min(b, hi)
+        if a <= b:
+            kinds.append(st.builds(_repeated, st.integers(min_value=a, max_value=b), chunks))
+    return st.one_of(kinds)
 
 
 def arguments_strategy(spec: ToolSpec, known: dict[str, list[str]]) -> Any:
@@ -310,3 +355,41 @@ def hostile_arguments(spec: ToolSpec, world: World, known: dict[str, list[str]] 
     for name in sorted(input_schema(spec).get("properties", {})):
         for value in HOSTILE_VALUES:
             yield {**base, name: value}
+
+
+def _string_schema(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any] | None:
+    """The free-text string schema ``schema`` accepts (itself, or its string branch of an
+    ``anyOf``/``oneOf``), or None (not a string, or an enum, a constant or a date)."""
+    schema = resolve(schema, defs)
+    for branch in schema.get("anyOf", schema.get("oneOf", [])):
+        found = _string_schema(branch, defs)
+        if found is not None:
+            return found
+    if schema.get("type") != "string" or "enum" in schema or "const" in schema or schema.get("format"):
+        return None
+    return schema
+
+
+def long_text_arguments(spec: ToolSpec, world: World, known: dict[str, list[str]] | None = None) -> Iterator[Any]:
+    """Valid calls of ``spec`` with long unicode text: each free-text string argument in turn
+    (in a list of strings, its first item) set to :data:`UNICODE_TEXT` repeated to each of
+    :data:`LONG_TEXT_LENGTHS` and to the schema's ``maxLength`` (:data:`MAX_STRING` by
+    default), kept within its ``minLength``; the other arguments plausible, as in
+    :func:`example_arguments` (``known`` the same)."""
+    schema = input_schema(spec)
+    defs = schema.get("$defs", {})
+    base = example_arguments(spec, world, "long-text", known)
+    for name, prop in sorted(schema.get("properties", {}).items()):
+        prop = resolve(prop, defs)
+        text = _string_schema(prop, defs)
+        items = None
+        if text is None and prop.get("type") == "array":
+            text = _string_schema(prop.get("items", {}), defs)
+            items = max(1, int(prop.get("minItems", 1)))
+        if text is None:
+            continue
+        lo = int(text.get("minLength", 0))
+        hi = int(text.get("maxLength", MAX_STRING))
+        for n in sorted({max(lo, min(hi, length)) for length in (*LONG_TEXT_LENGTHS, hi)}):
+            value = _repeated(n, UNICODE_TEXT)
+            yield {**base, name: value if items is None else [value] * items}

@@ -12,7 +12,13 @@ from mcpgym.kernel.errors import ERROR_CODES
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.kernel.spec import ToolKind, ToolSpec
 from mcpgym.kernel.world import World, canonical_json
-from mcpgym.tools.conformance.args import arguments_strategy, example_arguments, hostile_arguments, known_values
+from mcpgym.tools.conformance.args import (
+    arguments_strategy,
+    example_arguments,
+    hostile_arguments,
+    known_values,
+    long_text_arguments,
+)
 from mcpgym.tools.conformance.common import first_difference, grant_all_privileges, internal_errors, short, world_apps
 from mcpgym.tools.invoke import ToolInvoker
 
@@ -161,8 +167,10 @@ def check_tool_fuzz(
 ) -> list[str]:
     """Call each tool of ``app`` (or only ``tool``) with hypothesis-generated schema-valid arguments
     (``max_examples`` per tool, derandomized, with and without every privilege granted) and with
-    :func:`~mcpgym.tools.conformance.args.hostile_arguments`; report every :func:`outcome_problem`
-    (for hypothesis, the first problem per tool, shrunk).
+    :func:`~mcpgym.tools.conformance.args.hostile_arguments` and
+    :func:`~mcpgym.tools.conformance.args.long_text_arguments` (valid long unicode strings, up to
+    the limit; both with ``hostile``); report every :func:`outcome_problem` (for hypothesis, the
+    first problem per tool, shrunk).
 
     Raises:
         ImportError: when hypothesis is not installed.
@@ -209,12 +217,12 @@ def check_tool_fuzz(
         if hostile:
             found = []
             keeper.restore("plain")
-            for args in list(hostile_arguments(spec, world, known)):
+            for args in [*hostile_arguments(spec, world, known), *long_text_arguments(spec, world, known)]:
                 keeper.restore("plain")
                 problem = outcome_problem(world, invoker, spec, args, strict_writes, keeper)
                 if problem:
                     found.append(problem)
             if found:
-                more = f" (and {len(found) - 1} more hostile call(s) of {name})" if len(found) > 1 else ""
+                more = f" (and {len(found) - 1} more hostile or long-text call(s) of {name})" if len(found) > 1 else ""
                 problems.append(f"{app}: {found[0]}{more}")
     return problems

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.rng import rng, stable_id
-from mcpgym.kernel.shorten import short
+from mcpgym.kernel.shorten import cap_message, short
 from mcpgym.kernel.spec import ToolSpec, collect_specs
 from mcpgym.kernel.volatile import VOLATILE, comparable
 
@@ -40,6 +40,9 @@ ENTRY_POINT_GROUP = "mcpgym.apps"
 """The entry-point group every app bundle (built-in or outside) is declared in."""
 
 _REGISTRY: dict[str, type[App]] = {}
+_BROKEN: dict[str, AppLoadError] = {}
+"""Entry-point name -> why it could not be loaded (:func:`broken_apps`)."""
+_WARNED: set[str] = set()
 _LOADED = False
 _LOAD_LOCK = threading.RLock()
 
@@ -363,9 +366,37 @@ def _registry() -> dict[str, type[App]]:
         with _LOAD_LOCK:  # another thread sees the registry only once it is complete
             if not _LOADED:
                 for ep in entry_points(group=ENTRY_POINT_GROUP):
-                    _load_entry_point(ep)
+                    try:
+                        _load_entry_point(ep)
+                    except AppLoadError as exc:
+                        _set_aside(ep, exc)
                 _LOADED = True
     return _REGISTRY
+
+
+def _set_aside(ep: EntryPoint, exc: AppLoadError) -> None:
+    """Keep a broken entry point out of the registry: remember why (a command that names its
+    app gets that as its error, :func:`unknown_app_message`) and say so once per process, in
+    one line on stderr, so that every command not needing the app still works."""
+    _BROKEN[ep.name] = exc
+    if ep.name in _WARNED:
+        return
+    _WARNED.add(ep.name)
+    fix = (
+        f"installed by {ep.dist.name} {ep.dist.version}: fix it or pip uninstall {ep.dist.name}"
+        if ep.dist
+        else "fix it"
+    )
+    print(f"warning: {exc}; the app {ep.name!r} is left out ({fix})", file=sys.stderr, flush=True)
+
+
+def broken_apps() -> dict[str, str]:
+    """The ``mcpgym.apps`` entry points that could not be loaded: app (entry-point) name ->
+    the one-line reason (it names the entry point, its module and the error). Such an app is
+    not registered; naming it (:func:`get_app`, :func:`check_app_names`) raises
+    :class:`UnknownAppError` with that reason."""
+    _registry()
+    return {name: str(exc) for name, exc in _BROKEN.items()}
 
 
 def _load_entry_point(ep: EntryPoint) -> None:
@@ -374,7 +405,10 @@ def _load_entry_point(ep: EntryPoint) -> None:
     try:
         obj = ep.load()
     except Exception as exc:  # noqa: BLE001 - name the plugin, whatever broke inside it
-        raise AppLoadError(f"{where}: cannot load: {type(exc).__name__}: {exc}") from exc
+        raise AppLoadError(
+            f"{where}: cannot load module {ep.module}: {type(exc).__name__}: "
+            f"{cap_message(' '.join(str(exc).split()))}{_raised_at(exc)}"
+        ) from exc
     if inspect.ismodule(obj):
         cls = _REGISTRY.get(ep.name)
         if cls is None:
@@ -394,6 +428,16 @@ def _load_entry_point(ep: EntryPoint) -> None:
         cls.version = ep.dist.version
 
 
+def _raised_at(exc: BaseException) -> str:
+    """`` (at FILE:LINE)``: where ``exc`` was raised (its innermost traceback frame), or ``""``."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
+
+
 def get_app(name: str) -> type[App]:
     """Return the registered app class ``name``.
 
@@ -408,7 +452,11 @@ def get_app(name: str) -> type[App]:
 
 
 def unknown_app_message(name: Any, known: Any) -> str:
-    """The one-line error for an unknown app ``name`` among the ``known`` names."""
+    """The one-line error for an unknown app ``name`` among the ``known`` names; for an app
+    whose entry point could not be loaded (:func:`broken_apps`), why."""
+    broken = _BROKEN.get(name) if isinstance(name, str) else None
+    if broken is not None:
+        return f"app {name!r} is installed but cannot be used: {broken}"
     names = [a for a in BUILTIN_APPS if a in known] + sorted(a for a in known if a not in BUILTIN_APPS)
     return f"unknown app {short(name)}; known apps: {', '.join(names)}"
 
