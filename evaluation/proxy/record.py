@@ -35,6 +35,7 @@ from mcpgym.evaluation.records.trajectory import Trajectory, append_trajectory, 
 from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
 from mcpgym.evaluation.run.run_owner import (
     MARKER_NAME,
+    DirFlags,
     ForeignContentError,
     claim_for_resume,
     claim_new_run,
@@ -74,8 +75,17 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
+PROXY_FLAGS = DirFlags(command="mcpgym proxy", option="--record")
+"""``mcpgym proxy --record DIR`` (:func:`prepare_record_dir`'s default)."""
+
+
 def prepare_record_dir(
-    folder: str | Path, *, resume: bool = False, force: bool = False, catalog: str | Path | None = None
+    folder: str | Path,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    catalog: str | Path | None = None,
+    flags: DirFlags = PROXY_FLAGS,
 ) -> Path:
     """Claim ``folder`` for the sessions of ``mcpgym proxy --record`` before the proxy starts.
 
@@ -88,6 +98,8 @@ def prepare_record_dir(
     Args:
         catalog: the ``--catalog`` file, which must not be ``folder/catalog.json`` (the proxy
             rewrites that file and never rewrites a catalog the user passed).
+        flags: how the command spells the directory's options (``mcpgym run --proxy`` gives
+            it with ``--out``), named in the messages.
 
     Raises:
         RecordDirError: ``folder`` is a file; ``catalog`` is its ``catalog.json``; ``resume``
@@ -101,20 +113,20 @@ def prepare_record_dir(
     if resume and force:
         raise RecordDirError("--resume and --force exclude each other: append to the sessions, or start over")
     if root.exists() and not root.is_dir():
-        raise RecordDirError(f"--record {root} is a file, not a directory: give a directory for the sessions")
+        raise RecordDirError(f"{flags.option} {root} is a file, not a directory: give a directory for the sessions")
     if catalog is not None and _same_file(Path(catalog), root / CATALOG):
         raise RecordDirError(
-            f"--catalog {catalog} is {root / CATALOG}, the file --record {root} rewrites with the "
+            f"--catalog {catalog} is {root / CATALOG}, the file {flags.option} {root} rewrites with the "
             "classification of every session; the proxy never rewrites a catalog you pass: copy it out "
             f"of {root} and pass the copy, or record into another directory"
         )
     try:
-        with run_lock(root, command="mcpgym proxy --record", discard_if=lambda: read_marker(root) is None):
+        with run_lock(root, command=f"{flags.command} {flags.option}", discard_if=lambda: read_marker(root) is None):
             if resume:
-                _check_appendable(root)  # before claim_for_resume, which may write a marker
-                claim_for_resume(root, option="--record")
+                _check_appendable(root, flags)  # before claim_for_resume, which may write a marker
+                claim_for_resume(root, flags)
             else:
-                claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, option="--record")
+                claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, flags=flags)
     except RecordDirError:
         raise
     except RunDirectoryError as exc:  # ForeignContentError, RunDirLocked, ForeignLockFile
@@ -128,7 +140,7 @@ def prepare_record_dir(
     return root
 
 
-def _check_appendable(root: Path) -> None:
+def _check_appendable(root: Path, flags: DirFlags = PROXY_FLAGS) -> None:
     """Refuse to append proxy sessions to a run of ``mcpgym run`` (or files named like its
     ``manifest.json`` / ``trajectories.jsonl.zst``) or through an entry mcpgym did not write (a
     symlink or folder named like the proxy's files)."""
@@ -138,7 +150,7 @@ def _check_appendable(root: Path) -> None:
             root,
             f"holds what a run of mcpgym run holds ({MANIFEST_NAME}, {TRAJECTORIES_ZST}), not proxy sessions",
             run_files,
-            "Record into another --record directory.",
+            f"Record into another {flags.option} directory.",
         )
     odd = [
         n
@@ -150,7 +162,7 @@ def _check_appendable(root: Path) -> None:
             root,
             "holds entries named like the proxy's files that are not regular files",
             odd,
-            "Move these away yourself, or choose another --record.",
+            f"Move these away yourself, or choose another {flags.option}.",
         )
 
 

@@ -258,12 +258,13 @@ def run_proxy(
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.proxy.command import build
     from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session
+    from mcpgym.evaluation.run.run_owner import RUN_FLAGS
 
     url = upstream if upstream.startswith(("http://", "https://")) else None
     command = None if url else shlex.split(upstream)
     spec, plan, classifier = build(command, url, faults, fault_seed, catalog)
     built = [(name, make_agent(name)) for name in agents]
-    prepare_record_dir(out, resume=resume, force=force, catalog=catalog)
+    prepare_record_dir(out, resume=resume, force=force, catalog=catalog, flags=RUN_FLAGS)
     done: list[Trajectory] = []
     for task in tasks:
         for name, agent in built:

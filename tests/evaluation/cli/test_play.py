@@ -298,3 +298,54 @@ def test_no_byte_sequence_on_standard_input_ends_the_episode(tmp_path):
     assert calls[0].arguments == {"key": "theme", "value": "caf\ufffd"} and calls[0].step == 1
     assert calls[1].invalid and calls[1].error_code == "invalid_argument"
     assert traj.scores.success is True
+
+
+def test_play_refusals_and_help_name_only_what_play_has(tmp_path):
+    """play has no --resume: a refused --out says so in play's own options; its help names the
+    file it writes (trajectories.jsonl.zst) and what --force does (never a folder of other
+    files), both checked against what play does."""
+    from typer.testing import CliRunner
+
+    from mcpgym.evaluation.cli.app import app
+
+    said = " ".join(CliRunner().invoke(app, ["play", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert "trajectories.jsonl.zst" in said and "(trajectories.jsonl," not in said
+    assert "--resume" not in said
+    assert "an --out holding files mcpgym did not write is refused, and nothing in it is deleted" in said
+
+    out = tmp_path / "run"
+    assert _play_bytes(b"answer ok\n", out, tmp_path).returncode == 0
+    assert (out / "trajectories.jsonl.zst").is_file() and not (out / "trajectories.jsonl").exists()
+    again = _play_bytes(b"answer ok\n", out, tmp_path)
+    err = " ".join(again.stderr.decode().split())
+    assert again.returncode == 2 and "holds a run with recorded episodes" in err, err
+    assert "--resume" not in err and "Pass --force to replace its run files, or choose another --out." in err
+    assert _play_bytes(b"answer again\n", out, tmp_path, COLUMNS="200").returncode == 2  # still refused
+    forced = subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(out), "--force"],
+        input=b"answer again\n",
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert forced.returncode == 0, forced.stderr.decode()[-2000:]
+    [traj] = read_trajectories(trajectories_file(out))
+    assert traj.final_message == "again"
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    refused = subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(mine), "--force"],
+        input=b"answer ok\n",
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    err = " ".join(refused.stderr.decode().split())
+    assert refused.returncode == 2 and "in the way: notes.txt" in err and "choose another --out" in err, err
+    assert (mine / "notes.txt").read_text() == "mine\n" and sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
