@@ -90,7 +90,7 @@ def _why(err: ErrorDetails, value: Any) -> str:
         return "unknown field"
     if kind == "union_tag_invalid":
         expected = str(ctx.get("expected_tags", "")).replace("'", "")
-        return f"unknown kind {shown_value(ctx.get('tag'))}; expected one of {expected}"
+        return f"not one of {expected}"
     if kind == "union_tag_not_found":
         return f"the field {ctx.get('discriminator', '')} that says which kind this is is missing".replace("  ", " ")
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
