@@ -5,9 +5,12 @@ trajectory line) is checked by a pydantic model, and pydantic's own text ("1 val
 for FaultProfile\\ntransient\\n  Extra inputs are not permitted [type=extra_forbidden, ...
 https://errors.pydantic.dev/...]", "Input tag 'bogus' found using _step_type() does not match
 any of the expected tags") names the model's internals, not the user's file. Here each error
-becomes ``field a.b = value: why`` (the field as the file spells it, the value it holds, the
-reason in plain words), and :func:`validation_line` joins them into the one line an error
-message carries, e.g. ``field rates.bogus = 2: unknown field``.
+becomes ``field 'a.b' = value: why`` (the field as the file spells it, the value it holds as
+JSON, the reason in plain words), and :func:`validation_line` joins them into the one line an
+error message carries, e.g. ``field 'trials' = "x": input should be a valid integer, got a
+JSON string``. Every command's input files go through it: fault profiles
+(:func:`mcpgym.tools.faults.load_profile`, for ``mcpgym run``, ``play``, ``serve`` and
+``proxy``), catalogs, run manifests, proxy task files and trajectory lines.
 
 A type is named as JSON names it (:func:`json_type`): null, boolean, number, string, array,
 object -- never Python's ``NoneType``, ``str`` or ``list``.
@@ -16,6 +19,7 @@ object -- never Python's ``NoneType``, ``str`` or ``list``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -80,8 +84,10 @@ def _walk(data: Any, loc: tuple[Any, ...]) -> tuple[list[Any], Any, bool]:
     return path, here, found
 
 
-def _why(err: ErrorDetails, value: Any) -> str:
-    """The reason of one error in plain words (pydantic's message when it is plain already)."""
+def plain_reason(err: ErrorDetails, value: Any) -> str:
+    """The reason of one error (an entry of ``ValidationError.errors()``; ``value`` the value
+    it refused) in plain words: pydantic's message without its prefixes and class names, the
+    JSON type of a value of the wrong type."""
     kind = err["type"]
     ctx = err.get("ctx") or {}
     if kind == "missing":
@@ -94,6 +100,7 @@ def _why(err: ErrorDetails, value: Any) -> str:
     if kind == "union_tag_not_found":
         return f"the field {ctx.get('discriminator', '')} that says which kind this is is missing".replace("  ", " ")
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    msg = re.sub(r" or instance of \w+", "", msg)  # the model's class name means nothing in a file
     msg = short_text(msg[:1].lower() + msg[1:], 300)
     if kind.endswith("_type") or kind.endswith("_parsing"):
         return f"{msg}, got a JSON {json_type(value)}"
@@ -101,9 +108,9 @@ def _why(err: ErrorDetails, value: Any) -> str:
 
 
 def describe_error(err: ErrorDetails, data: Any = None) -> tuple[str, str]:
-    """One entry of ``ValidationError.errors()`` as ``(field, "= value: why")`` parts:
-    ``field`` dotted as the file spells it (``steps.0.type``, ``(top level)`` for the whole
-    document); ``data`` is what was validated (for the value and to tell the file's keys from
+    """One entry of ``ValidationError.errors()`` as ``(field, " = value: why")`` parts:
+    ``field`` dotted and quoted as the file spells it (``'steps.0.type'``, ``(top level)`` for
+    the whole document); ``data`` is what was validated (for the value and to tell the file's keys from
     pydantic's tags; None: the value pydantic reports)."""
     loc = tuple(err.get("loc", ()))
     if loc and loc[-1] == "[key]":  # a bad key of a mapping: the key is the value
@@ -123,8 +130,8 @@ def describe_error(err: ErrorDetails, data: Any = None) -> tuple[str, str]:
             path, value = [*path, key], tag
     if err["type"] == "extra_forbidden" and tuple(err.get("loc", ()))[-1:] == ("[key]",):
         value = err.get("input")
-    field = short_text(".".join(str(p) for p in path), 120) or "(top level)"
-    why = _why(err, value)
+    field = f"'{short_text('.'.join(str(p) for p in path), 120)}'" if path else "(top level)"
+    why = plain_reason(err, value)
     if err["type"] == "missing" or not found:
         return field, f": {why}"
     if isinstance(value, (dict, list)) and err["type"] != "extra_forbidden":
@@ -137,7 +144,7 @@ def validation_problems(
     data: Any = None,
     explain: Callable[[ErrorDetails, tuple[Any, ...]], str | None] | None = None,
 ) -> list[str]:
-    """Every error of ``exc`` as ``field F = value: why`` (:func:`describe_error`).
+    """Every error of ``exc`` as ``field 'F' = value: why`` (:func:`describe_error`).
 
     Args:
         exc: the error pydantic raised validating ``data``.
@@ -176,6 +183,7 @@ __all__ = [
     "VALUE_SHOWN",
     "describe_error",
     "json_type",
+    "plain_reason",
     "shown_value",
     "validation_line",
     "validation_problems",

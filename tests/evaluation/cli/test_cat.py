@@ -55,12 +55,12 @@ def test_a_file_that_is_not_trajectory_lines_is_refused(tmp_path: Path, trajs) -
     # JSON Lines, but of another format: mcpgym's own ATIF export of the same episodes
     atif = tmp_path / "trajectories.atif.jsonl"
     write_atif(trajs, atif)
-    assert_refused(cat(atif), "trajectories.atif.jsonl:1: field episode_id")
+    assert_refused(cat(atif), "trajectories.atif.jsonl:1: field 'episode_id': missing (required)")
 
     # JSON objects that are no trajectory, one of them on line 3
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(trajs[0].model_dump_json() + "\n\n" + json.dumps({"steps": [], "hello": 1}) + "\n")
-    assert_refused(cat(mixed), "mixed.jsonl:3: field episode_id")
+    assert_refused(cat(mixed), "mixed.jsonl:3: field 'episode_id': missing (required)")
 
     # a JSON value that is not an object
     listed = tmp_path / "list.jsonl"
@@ -170,12 +170,12 @@ def test_cat_says_what_is_wrong_in_plain_words(tmp_path: Path, trajs) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(line) + "\n")
     res = cat(bad)
-    assert_refused(res, 'bad.jsonl:1: field steps.0.type = "bogus": not one of tool_call, message, user_turn')
+    assert_refused(res, "bad.jsonl:1: field 'steps.0.type' = \"bogus\": not one of tool_call, message, user_turn")
     assert "Input tag" not in res.stderr and "_step_type" not in res.stderr
     line = json.loads(trajs[0].model_dump_json()) | {"trial": "first"}
     bad.write_text(json.dumps(line) + "\n")
     res = cat(bad)
-    assert_refused(res, 'field trial = "first": input should be a valid integer, got a JSON string')
+    assert_refused(res, "field 'trial' = \"first\": input should be a valid integer, got a JSON string")
 
     blank = tmp_path / "blank.jsonl"
     records = [t.model_dump_json() for t in trajs]
