@@ -33,9 +33,10 @@ MAX_OPENING_ANSWER = 65_536
 """Most bytes of an opening ``initialize`` answer read to see whether it succeeded."""
 
 
-def initialized(answer: bytes) -> bool:
-    """Whether an ``initialize`` answer (a JSON body or SSE ``data:`` lines) holds a JSON-RPC
-    result; an error answer, or one cut past :data:`MAX_OPENING_ANSWER`, does not."""
+def opening_answer(answer: bytes) -> bool | None:
+    """What the ``initialize`` answer read so far (a JSON body or SSE ``data:`` lines) says:
+    True for a JSON-RPC result, False for a JSON-RPC error, None while it holds neither (not
+    all of it read yet)."""
     texts = (
         [answer]
         if answer.lstrip().startswith(b"{")
@@ -48,7 +49,15 @@ def initialized(answer: bytes) -> bool:
             continue
         if isinstance(message, dict) and isinstance(message.get("result"), dict):
             return True
-    return False
+        if isinstance(message, dict) and "error" in message:
+            return False
+    return None
+
+
+def initialized(answer: bytes) -> bool:
+    """Whether an ``initialize`` answer (a JSON body or SSE ``data:`` lines) holds a JSON-RPC
+    result; an error answer, or one cut past :data:`MAX_OPENING_ANSWER`, does not."""
+    return opening_answer(answer) is True
 
 
 BUILT_IN_PROFILES = ("none", "default", "harsh")

@@ -20,6 +20,9 @@ capability, the server asks the client's user before running the call:
 A wait on the client has a deadline (the episode's ``wait_limit``, at most the HTTP idle
 timeout): a client that does not answer in time gets the tool error ``user_input_required``,
 as one without the capability does, and its silence is not activity (:data:`CLIENT_SILENT`).
+An episode that ends during the wait (deleted on the control API, expired, or the server
+stopping: :class:`mcpgym.server.episode.EpisodeEnd`) ends the wait at once, and the call is
+answered :func:`ended_result` before the episode's sessions end.
 
 One call may put up to :data:`mcpgym.tools.elicit.MAX_QUESTIONS_PER_CALL` questions (who,
 then confirm). The effects of accept, decline and cancel are those of
@@ -41,10 +44,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpgym.kernel.user import UserAnswer
-from mcpgym.server.episode import Episode
+from mcpgym.server.episode import Episode, EpisodeEnd
 from mcpgym.server.input_state import InputStateError
 from mcpgym.tools.elicit import MAX_QUESTIONS_PER_CALL, answer_record, answered_arguments
-from mcpgym.tools.mcp_bridge import call_result
+from mcpgym.tools.mcp_bridge import call_result, error_result
 
 INPUT_KEY = "user"
 """Key of the elicitation in ``InputRequiredResult.input_requests`` (and of its response)."""
@@ -73,14 +76,26 @@ def _refuse(exc: InputStateError) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"reason": f"request_state_{exc.reason}"})
 
 
+def ended_result(reason: EpisodeEnd) -> types.CallToolResult:
+    """The answer to a call whose wait on the client ended because its episode ended
+    (``reason``): the tool error ``not_found`` naming why; nothing was run or logged. It is
+    written before the episode's sessions end, so the client's request never goes unanswered."""
+    return error_result(
+        "not_found",
+        f"this episode ended while the call waited on the user's answer ({reason.said}); nothing was run",
+    )
+
+
 async def _ask_session(ctx: Any, episode: Episode, request: Any) -> types.ElicitResult | None:
     """Put ``request`` to the client over its session, waiting at most ``episode.wait_limit``
     seconds; None when the client cannot ask, fails, does not answer in time, or the server
     stops meanwhile."""
+    if episode.ended is not None:  # ended before the question could be put
+        return None
     episode.waiting += 1
     result: types.ElicitResult | None = None
     try:
-        with anyio.CancelScope() as scope:  # cancelled when the server stops (EpisodeStore.end_waits)
+        with anyio.CancelScope() as scope:  # cancelled when the episode ends (Episode.end_waits)
             episode.wait_scopes.add(scope)
             try:
                 result = await ctx.session.send_request(
@@ -171,6 +186,8 @@ async def call_asking_user(
             result, response, state = response, None, None
         else:
             asked_result = await _ask_session(ctx, episode, request)
+            if asked_result is None and episode.ended is not None:
+                return ended_result(episode.ended)
             if asked_result is None:  # the call as is: the tool error says what the user must give
                 return call_result(episode.call(params.name, params.arguments, touch=False))
             result = asked_result
@@ -183,4 +200,4 @@ async def call_asking_user(
     return call_result(episode.call_answered(params.name, args, asked))
 
 
-__all__ = ["CLIENT_SILENT", "INPUT_KEY", "call_asking_user", "can_elicit"]
+__all__ = ["CLIENT_SILENT", "INPUT_KEY", "call_asking_user", "can_elicit", "ended_result"]

@@ -6,6 +6,7 @@ expires and caps them; the HTTP transport and the in-process API share it.
 
 from __future__ import annotations
 
+import enum
 import secrets
 import threading
 import time
@@ -38,6 +39,28 @@ WAIT_SHARE_OF_IDLE = 0.75
 """An HTTP episode waits on its client at most this share of the store's idle timeout, so the
 answer to a wait that ran out (``user_input_required``) is sent before the silent episode
 expires (idle time runs from the client's last message)."""
+
+
+class EpisodeEnd(enum.StrEnum):
+    """Why an episode ended while one of its calls waited on the client (an elicitation): the
+    waiting call is answered at once with the tool error ``not_found`` naming it
+    (:func:`mcpgym.server.elicitation.ended_result`), nothing run, before its session ends."""
+
+    DELETED = "deleted"
+    """``DELETE /control/episodes/{id}``."""
+    EXPIRED = "expired"
+    """Idle expiry (``--idle-timeout``)."""
+    SERVER_STOPPING = "server_stopping"
+    """The server is stopping (SIGINT, SIGTERM)."""
+
+    @property
+    def said(self) -> str:
+        """The words the answer uses for this end."""
+        return {
+            EpisodeEnd.DELETED: "it was deleted on the control API",
+            EpisodeEnd.EXPIRED: "it expired (idle)",
+            EpisodeEnd.SERVER_STOPPING: "the server is stopping",
+        }[self]
 
 
 class UnknownToolsError(InputError, ValueError):
@@ -74,7 +97,9 @@ class Episode:
             (:data:`DEFAULT_WAIT_LIMIT`, or less under a store's idle timeout) and keeps a
             requestState good.
         input_states: the requestState tokens issued to the client (:mod:`mcpgym.server.input_state`).
-        wait_scopes: cancel scopes of the waits on the client in progress (:meth:`EpisodeStore.end_waits`).
+        wait_scopes: cancel scopes of the waits on the client in progress (:meth:`end_waits`).
+        ended: why the episode ended while a call waited on the client (:class:`EpisodeEnd`),
+            else None.
     """
 
     episode_id: str
@@ -94,6 +119,7 @@ class Episode:
     wait_limit: float = DEFAULT_WAIT_LIMIT
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
     wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
+    ended: EpisodeEnd | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     park_listener: weakref.ref[Any] | None = None
     """A weak reference to an object whose ``episode_parked()`` is called after :meth:`park`
@@ -243,6 +269,17 @@ class Episode:
         self.wait_limit = min(DEFAULT_WAIT_LIMIT, float(seconds))
         self.input_states.ttl = self.wait_limit
 
+    def end_waits(self, reason: EpisodeEnd) -> int:
+        """The episode ends (``reason``): end its waits on the client now, each such call then
+        answered with :func:`mcpgym.server.elicitation.ended_result`. Returns how many waits
+        were ended. Call it from the event loop the waits run on."""
+        if self.ended is None:
+            self.ended = reason
+        scopes = list(self.wait_scopes)
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
+
     def is_idle(self, now: float, idle_timeout: float) -> bool:
         """True when no request of this episode is being worked on (a request waiting on the
         client is not work) and nothing happened for more than ``idle_timeout`` seconds."""
@@ -366,23 +403,27 @@ class EpisodeStore:
         An episode the server is working for (``busy``) is not idle, however long the request
         takes; one whose requests only wait on the client is (:meth:`Episode.is_idle`).
         """
+        return [ep.episode_id for ep in self.expire_episodes(now)]
+
+    def expire_episodes(self, now: float | None = None) -> list[Episode]:
+        """:meth:`expire`, returning the dropped episodes themselves (whose waits on the client
+        the caller ends: :meth:`Episode.end_waits`)."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            dead = [eid for eid, ep in self._episodes.items() if ep.is_idle(now, self.idle_timeout)]
-            for eid in dead:
-                del self._episodes[eid]
+            dead = [ep for ep in self._episodes.values() if ep.is_idle(now, self.idle_timeout)]
+            for ep in dead:
+                del self._episodes[ep.episode_id]
         return dead
 
-    def end_waits(self) -> int:
+    def end_waits(self, reason: EpisodeEnd = EpisodeEnd.SERVER_STOPPING) -> int:
         """End every wait on a client now (the server is stopping): each such call is answered
-        as if the client had not answered in time. Returns how many waits were ended. Call it
-        from the event loop the waits run on."""
-        ended = 0
-        for episode in list(self._episodes.values()):
-            for scope in list(episode.wait_scopes):
-                scope.cancel()
-                ended += 1
-        return ended
+        that its episode ended (:meth:`Episode.end_waits`). Returns how many waits were ended.
+        Call it from the event loop the waits run on."""
+        return sum(episode.end_waits(reason) for episode in list(self._episodes.values()))
+
+    def serving(self) -> int:
+        """MCP requests being served across the live episodes (:attr:`Episode.busy`)."""
+        return sum(episode.busy for episode in list(self._episodes.values()))
 
     def __len__(self) -> int:
         return len(self._episodes)

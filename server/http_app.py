@@ -48,6 +48,7 @@ from mcpgym.server.control_input import (
     body_error,
     initialized,
     is_initialize,
+    opening_answer,
     opening_problem,
     query_fields,
     read_capped,
@@ -62,7 +63,7 @@ from mcpgym.server.control_models import (
     Health,
 )
 from mcpgym.server.elicitation import CLIENT_SILENT
-from mcpgym.server.episode import Episode, EpisodeLimitError, EpisodeStore, UnknownToolsError
+from mcpgym.server.episode import Episode, EpisodeEnd, EpisodeLimitError, EpisodeStore, UnknownToolsError
 from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
@@ -77,6 +78,10 @@ SSE_RETRY_MS = 1000
 """The ``retry`` field of SSE priming events: milliseconds a client waits before reconnecting."""
 SHUTDOWN_TERMINATE_SECONDS = 0.5
 """Most wall seconds the shutdown spends terminating the MCP sessions still open."""
+ANSWER_SECONDS = 1.0
+"""Most wall seconds an ending episode (deleted, expired, or the server stopping) waits for the
+answers of its requests in progress (a call waiting on the client is answered at once that the
+episode ended) before its sessions end, which cuts what is still unanswered."""
 
 
 EPISODE_HEADER = b"mcpgym-episode-id"
@@ -261,6 +266,7 @@ def create_app(
             return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
         except (RecursionError, UnicodeDecodeError) as exc:
             return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
+        await expire_idle()  # the store's own expiry in create() would not end their sessions
         episode = create_from(data)
         if isinstance(episode, Response):
             return episode
@@ -337,12 +343,31 @@ def create_app(
                 with contextlib.suppress(Exception):
                     await transport.terminate()
 
+    async def answered(episodes_ending: list[Episode]) -> None:
+        """Wait, at most :data:`ANSWER_SECONDS`, until no request of ``episodes_ending`` is in
+        progress: their answers are written before their sessions end."""
+        with anyio.move_on_after(ANSWER_SECONDS):
+            while any(ep.busy for ep in episodes_ending):
+                await anyio.sleep(0.01)
+
+    async def end_episode(episode: Episode, reason: EpisodeEnd) -> None:
+        """End ``episode`` (already out of the store) for ``reason``: its calls waiting on the
+        client are answered that it ended, then its sessions end."""
+        episode.end_waits(reason)
+        await answered([episode])
+        session_bound.pop(episode.episode_id, None)
+        await end_sessions(episode.episode_id)
+
+    async def expire_idle() -> None:
+        """Drop the idle episodes (:meth:`EpisodeStore.expire_episodes`) and end them."""
+        for episode in store.expire_episodes():
+            await end_episode(episode, EpisodeEnd.EXPIRED)
+
     async def delete(request: Request) -> Response:
-        eid = request.path_params["episode_id"]
-        if not store.delete(eid):
+        episode = store.get(request.path_params["episode_id"])
+        if episode is None or not store.delete(episode.episode_id):
             return problem(404, "no such episode")
-        session_bound.pop(eid, None)
-        await end_sessions(eid)
+        await end_episode(episode, EpisodeEnd.DELETED)
         return Response(status_code=204)
 
     async def health(request: Request) -> Response:
@@ -558,7 +583,10 @@ def create_app(
         session to end its episode: use an episode's own URL), for an empty
         ``Mcp-Session-Id`` or an unknown ``MCP-Protocol-Version``; 413 for a body past the
         limit; 404 for a session that is not one of ``/mcp``'s or ended. Nothing is created
-        for a refused opening.
+        for a refused opening. An ``initialize`` the SDK answers with a JSON-RPC error opens
+        nothing either: its answer is held until it is read, and sent with neither the
+        ``Mcpgym-Episode-Id`` nor the ``Mcp-Session-Id`` header, its episode already deleted
+        (and the session the SDK kept then ended).
         """
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -610,23 +638,51 @@ def create_app(
                 await refuse(scope, receive, send, 429, full)
                 return
             query = query_fields(scope.get("query_string", b"").decode("latin-1"))
+            await expire_idle()
             created = problem(422, query) if isinstance(query, str) else create_from(query)
             if isinstance(created, Response):
                 await created(scope, receive, send)
                 return
             eid = created.episode_id
             body = bytearray()
+            held: list[Message] = []  # the answer, until it is known whether it opened the session
+            decided: list[bool] = []
+
+            async def release(ok: bool) -> None:
+                """Send the held answer: as it is when the initialize succeeded; else with no
+                episode or session header (the episode is deleted first: nothing names it)."""
+                decided.append(ok)
+                if not ok:
+                    session_bound.pop(eid, None)
+                    episodes.delete(eid)
+                for message in held:
+                    if message["type"] == "http.response.start" and not ok:
+                        dropped = (EPISODE_HEADER, b"mcp-session-id")
+                        kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in dropped]
+                        message = {**message, "headers": kept}
+                    await send(message)
+                held.clear()
 
             async def keep_body(message: Message) -> None:
-                if message["type"] == "http.response.body" and len(body) < MAX_OPENING_ANSWER:
+                if decided:
+                    await send(message)
+                    return
+                held.append(message)
+                if message["type"] == "http.response.start" and message["status"] >= 400:
+                    await release(False)
+                elif message["type"] == "http.response.body":
                     body.extend(message.get("body", b"")[: MAX_OPENING_ANSWER - len(body)])
-                await send(message)
+                    said = opening_answer(bytes(body))
+                    if said is not None or not message.get("more_body", False) or len(body) >= MAX_OPENING_ANSWER:
+                        await release(said is True)
 
             opened = await serve_episode(eid, created, scope, receive, keep_body, headers, read, bind=True)
-            if opened is not None and initialized(bytes(body)):
+            if not decided and held:
+                await release(False)  # the answer ended before it said anything
+            if opened is not None and decided == [True] and initialized(bytes(body)):
                 return
             # The SDK kept no session, or answered the initialize with an error (it keeps that
-            # session): nothing more can use the episode.
+            # session): nothing more can use the episode (deleted before its answer was sent).
             session_bound.pop(eid, None)
             episodes.delete(eid)
             await end_sessions(eid)
@@ -634,9 +690,7 @@ def create_app(
     async def sweeper() -> None:
         while True:
             await anyio.sleep(expire_every)
-            for eid in store.expire():
-                session_bound.pop(eid, None)
-                await end_sessions(eid)
+            await expire_idle()
             live = getattr(manager, "_server_instances", None)  # SDK-private: skip if it changes
             if isinstance(live, dict):
                 for sid in [s for s in session_episode if s not in live]:
@@ -658,6 +712,17 @@ def create_app(
                 if not getattr(transport, "is_terminated", True):
                     with contextlib.suppress(Exception):
                         await transport.terminate()
+
+    async def stop_serving() -> None:
+        """The server is stopping: answer every call waiting on its client that the server
+        stops, give the requests in progress :data:`ANSWER_SECONDS` to be answered, then end
+        every session, which ends the clients' standing GET streams as a finished response
+        (no stream is left for the graceful shutdown to cut, and none is cut mid-answer)."""
+        store.end_waits(EpisodeEnd.SERVER_STOPPING)
+        with anyio.move_on_after(ANSWER_SECONDS):
+            while store.serving():
+                await anyio.sleep(0.01)
+        await end_all_sessions()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -696,4 +761,5 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     app.state.store = store
     app.state.token = token
+    app.state.stop_serving = stop_serving
     return app

@@ -255,6 +255,13 @@ def serve_http(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     server = uvicorn.Server(config)
+    # sse-starlette (the SDK's SSE responses) cuts every open SSE stream when uvicorn gets a
+    # signal, without finishing the response: uvicorn then logs "ERROR: ASGI callable returned
+    # without completing response" for each client's standing GET stream, and a POST stream
+    # can be cut before its answer. Streams end here instead, in order (stop_serving below).
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
@@ -267,10 +274,11 @@ def serve_http(
             print("MCPGYM_READY " + json.dumps(ready), flush=True)
             if generated:
                 print(f"control token (generated; also on the MCPGYM_READY line): {token}", file=sys.stderr, flush=True)
-            # Once stopping, end the waits on clients at once: their calls are answered
-            # (user_input_required) and the graceful shutdown need not wait them out.
+            # Once stopping: the calls waiting on clients are answered that the server stops,
+            # the answers in progress are written, then every session ends (its streams end
+            # as finished responses), so the graceful shutdown has nothing to wait out or cut.
             while not server.should_exit:
                 await anyio.sleep(STOP_POLL_SECONDS)
-            store.end_waits()
+            await app.state.stop_serving()
 
     anyio.run(main)

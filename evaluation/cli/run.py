@@ -215,7 +215,13 @@ def run(**flags: Any) -> None:
 def _print_result(checked: Any, result: Any) -> None:
     """The comparison table, the report's paths and the warnings of a finished run; exits 1
     when episodes could not be run."""
-    from mcpgym.evaluation.report.run_report import pass_k_warning, print_comparison, write_report
+    from mcpgym.evaluation.records.manifest import read_manifest
+    from mcpgym.evaluation.report.run_report import (
+        pass_k_warning,
+        print_comparison,
+        with_listed_agents,
+        write_report,
+    )
     from mcpgym.evaluation.run.run_dir import trajectories_file
     from mcpgym.evaluation.run.run_owner import ForeignContentError
 
@@ -244,8 +250,9 @@ def _print_result(checked: Any, result: Any) -> None:
         + f" in {result.wall_seconds:.1f} s; {scored} scored, {errored_n} errored in all"
         + (f" ({result.retried} sent again after a lost Ray worker)" if result.retried else "")
     )
-    print_comparison(console(), result.scores, title=title)
-    pk_warning = pass_k_warning(result.scores)
+    listed = with_listed_agents(result.scores, read_manifest(result.out))  # a row for an agent with no episode
+    print_comparison(console(), listed, title=title)
+    pk_warning = pass_k_warning(listed)
     if pk_warning:
         typer.secho(pk_warning, fg=typer.colors.RED, err=True)
     errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}

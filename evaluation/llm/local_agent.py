@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgym.evaluation.llm.local_model import MODEL_NAME
+from mcpgym.evaluation.llm.local_model import MODEL_NAME, check_local_model
 from mcpgym.evaluation.llm.openai_chat import OpenAIAgent
 
 UNSTARTED_URL = "http://127.0.0.1:9/v1"
@@ -31,12 +31,11 @@ class LocalModelAgent(OpenAIAgent):
             or ``api_key``: the server is the run's own).
 
     Raises:
-        ValueError: another model name, or a ``base_url`` / ``api_key`` given.
+        ValueError: another model name (:func:`~mcpgym.evaluation.llm.local_model.check_local_model`), or a ``base_url`` / ``api_key`` given.
     """
 
     def __init__(self, model: str, **options: Any) -> None:
-        if model != MODEL_NAME:
-            raise ValueError(f"the local provider serves one model: write local:{MODEL_NAME} (got local:{model})")
+        check_local_model(model)
         for given in ("base_url", "api_key"):
             if options.get(given) is not None:
                 raise ValueError(f"local:{MODEL_NAME} takes no {given}: mcpgym run serves the model itself")

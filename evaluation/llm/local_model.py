@@ -380,6 +380,19 @@ def server_command(*, threads: int = 1, context: int = DEFAULT_CONTEXT) -> list[
     return command + ["--port", "0", "--threads", str(int(threads)), "--context", str(check_context(context))]
 
 
+def check_local_model(name: str) -> str:
+    """``name`` when it is the model of ``local:`` agents (:data:`MODEL_NAME`, the only one
+    bundled; checked before whether it is installed).
+
+    Raises:
+        ValueError: ``unknown local model NAME; known: ...``.
+    """
+    if name != MODEL_NAME:
+        shown = repr(name[:80] + ("..." if len(name) > 80 else ""))
+        raise ValueError(f"unknown local model {shown}; known: {MODEL_NAME}")
+    return MODEL_NAME
+
+
 def check_available() -> None:
     """Check, without assembling or loading anything, that the model's pieces and xllamacpp are
     installed.
@@ -470,6 +483,7 @@ __all__ = [
     "build_app",
     "check_available",
     "check_context",
+    "check_local_model",
     "grammar_safe_schema",
     "load_server",
     "main",

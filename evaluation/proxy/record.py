@@ -75,8 +75,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-PROXY_FLAGS = DirFlags(command="mcpgym proxy", option="--record")
-"""``mcpgym proxy --record DIR`` (:func:`prepare_record_dir`'s default)."""
+PROXY_FLAGS = DirFlags(command="mcpgym proxy --record", option="--record")
+"""``mcpgym proxy --record DIR`` (:func:`prepare_record_dir`'s default; ``command`` is what the
+directory's lock names as its holder)."""
 
 
 def prepare_record_dir(
@@ -99,7 +100,7 @@ def prepare_record_dir(
         catalog: the ``--catalog`` file, which must not be ``folder/catalog.json`` (the proxy
             rewrites that file and never rewrites a catalog the user passed).
         flags: how the command spells the directory's options (``mcpgym run --proxy`` gives
-            it with ``--out``), named in the messages.
+            it with ``--out``), named in the messages; its ``command`` is what the lock names.
 
     Raises:
         RecordDirError: ``folder`` is a file; ``catalog`` is its ``catalog.json``; ``resume``
@@ -121,7 +122,7 @@ def prepare_record_dir(
             f"of {root} and pass the copy, or record into another directory"
         )
     try:
-        with run_lock(root, command=f"{flags.command} {flags.option}", discard_if=lambda: read_marker(root) is None):
+        with run_lock(root, command=flags.command, discard_if=lambda: read_marker(root) is None):
             if resume:
                 _check_appendable(root, flags)  # before claim_for_resume, which may write a marker
                 claim_for_resume(root, flags)
@@ -179,11 +180,14 @@ def trajectory_of(
     """The trajectory of one proxied session, scored with the classifier's catalog.
 
     Steps are the session's call log in call-log order (calls still in flight when it ended
-    are not in it), the ledger is the plan's; ``status`` is the session's (``errored`` with
+    are not in it, nor calls whose answer the client did not get, ``session.undelivered``:
+    those are listed in ``metadata.proxy.undelivered`` as ``{"step", "tool"}``), the ledger is
+    the plan's (without the undelivered calls' entries); ``status`` is the session's (``errored`` with
     the upstream's failure as ``stop_reason`` when the upstream crashed or hung).
     """
     plan = session.plan
-    calls = sorted(plan.calls, key=lambda c: c.step)
+    undelivered = set(session.undelivered)
+    calls = sorted((c for c in plan.calls if c.step not in undelivered), key=lambda c: c.step)
     traj = Trajectory(
         episode_id=f"proxy-{secrets.token_hex(8)}",
         task_id=task_id,
@@ -194,7 +198,9 @@ def trajectory_of(
         instruction=instruction,
         steps=list(steps_from_call_log(calls)),
         final_message=final_message,
-        ledger=[e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step)],
+        ledger=[
+            e.model_dump(mode="json") for e in sorted(plan.ledger, key=lambda e: e.step) if e.step not in undelivered
+        ],
         status=session.status,
         stop_reason=session.stop_reason,
         metadata={
@@ -203,6 +209,11 @@ def trajectory_of(
                 "catalog": classifier.catalog_path,
                 "tool_sources": dict(classifier.sources),
                 "down": sorted(plan.down),
+                **(
+                    {"undelivered": [{"step": c.step, "tool": c.tool} for c in plan.calls if c.step in undelivered]}
+                    if undelivered
+                    else {}
+                ),
             },
             **(metadata or {}),
         },
@@ -230,10 +241,12 @@ def write_catalog(folder: Path, classifier: ToolClassifier) -> Path:
     return path
 
 
-def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassifier) -> Path:
+def record_session(
+    folder: str | Path, traj: Trajectory, classifier: ToolClassifier, command: str = "mcpgym proxy --record"
+) -> Path:
     """Append ``traj`` to ``folder/trajectories.jsonl`` and update ``folder/catalog.json``,
     holding the directory's lock (waiting up to :data:`RECORD_LOCK_WAIT` seconds for another
-    writer).
+    writer; ``command``: what the lock names as its holder).
 
     The directory must still be mcpgym's (its ``.mcpgym-run`` marker, written by
     :func:`prepare_record_dir`); one removed meanwhile is created again with a new marker.
@@ -247,7 +260,7 @@ def record_session(folder: str | Path, traj: Trajectory, classifier: ToolClassif
     deadline = time.monotonic() + RECORD_LOCK_WAIT
     while True:
         try:
-            with run_lock(out, command="mcpgym proxy --record"):
+            with run_lock(out, command=command):
                 if read_marker(out) is None:
                     others = [c.name for c in out.iterdir() if c.name != LOCK_NAME]
                     if others:

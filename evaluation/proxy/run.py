@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.run.run_owner import DirFlags
 from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.validation_text import validation_line
@@ -238,6 +239,7 @@ def run_proxy(
     timeout: float = 600.0,
     resume: bool = False,
     force: bool = False,
+    skipped: list[tuple[str, str, int]] | None = None,
 ) -> list[Trajectory]:
     """Run every agent on every task and trial through the proxy, one episode at a time.
 
@@ -245,29 +247,44 @@ def run_proxy(
         upstream: the upstream's command line (split like a shell) or its http(s) URL.
         out: the directory of the trajectories, claimed before the first episode like
             ``mcpgym proxy --record DIR`` (:func:`mcpgym.evaluation.proxy.record.prepare_record_dir`):
-            ``resume`` appends to the episodes recorded there (all of them run again: none is
-            skipped), ``force`` starts over in a directory of mcpgym's own.
+            ``resume`` appends to the episodes recorded there and skips every (agent, task,
+            trial) already recorded (:func:`recorded_episodes`), as ``mcpgym run --resume``
+            does; ``force`` starts over in a directory of mcpgym's own.
+        skipped: when given, the (agent, task id, trial) skipped as recorded are appended to it.
+
+    Returns:
+        The trajectories of the episodes run now.
 
     Raises:
-        ValueError: for a bad upstream, profile, catalog or agent spec, or an ``out`` that
-            cannot be used (:class:`mcpgym.evaluation.proxy.record.RecordDirError`).
+        ValueError: for an empty, or bad, upstream, a bad profile, catalog or agent spec, an
+            ``out`` that cannot be used (:class:`mcpgym.evaluation.proxy.record.RecordDirError`),
+            or a ``resume`` whose fault profile or fault seed differs from the recorded episodes'.
     """
     import shlex
 
     from mcpgym.evaluation.agents import make_agent
     from mcpgym.evaluation.proxy.command import build
     from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session
-    from mcpgym.evaluation.run.run_owner import RUN_FLAGS
 
     url = upstream if upstream.startswith(("http://", "https://")) else None
-    command = None if url else shlex.split(upstream)
+    try:
+        command = None if url else [c for c in shlex.split(upstream) if c]
+    except ValueError as exc:  # an unclosed quote
+        raise ValueError(f"--proxy {upstream!r}: cannot split the command line: {exc}") from None
+    if not url and not command:
+        raise ValueError("--proxy needs a command or URL: the upstream MCP server's command line, or its http(s) URL")
     spec, plan, classifier = build(command, url, faults, fault_seed, catalog)
     built = [(name, make_agent(name)) for name in agents]
-    prepare_record_dir(out, resume=resume, force=force, catalog=catalog, flags=RUN_FLAGS)
+    prepare_record_dir(out, resume=resume, force=force, catalog=catalog, flags=RUN_PROXY_FLAGS)
+    recorded = recorded_episodes(out, plan.profile.name, fault_seed) if resume else set()
     done: list[Trajectory] = []
     for task in tasks:
         for name, agent in built:
             for trial in range(trials):
+                if (name, task.id, trial) in recorded:
+                    if skipped is not None:
+                        skipped.append((name, task.id, trial))
+                    continue
                 traj = anyio.run(
                     run_proxied_episode,
                     spec,
@@ -280,9 +297,51 @@ def run_proxy(
                     classifier,
                     timeout,
                 )
-                record_session(out, traj, classifier)
+                record_session(out, traj, classifier, command=LOCK_COMMAND)
                 done.append(traj)
     return done
+
+
+LOCK_COMMAND = "mcpgym run --proxy"
+"""What the lock of an ``mcpgym run --proxy`` directory names as its holder."""
+
+RUN_PROXY_FLAGS = DirFlags(command=LOCK_COMMAND, option="--out")
+"""``mcpgym run --proxy --out DIR``: the refusals of DIR name --out (and --resume, --force)."""
+
+
+def recorded_episodes(out: Path, profile: str, fault_seed: int) -> set[tuple[str, str, int]]:
+    """The (agent, task id, trial) of the episodes ``mcpgym run --proxy`` recorded in ``out``
+    (lines with a task id; sessions of ``mcpgym proxy --record`` have none), for ``--resume``.
+
+    Raises:
+        ValueError: a malformed line (file, line, field), or a recorded episode whose fault
+            profile or fault seed differs from ``profile`` / ``fault_seed + trial``: resuming
+            with them would mix two conditions in one directory.
+    """
+    from mcpgym.evaluation.proxy.record import TRAJECTORIES
+    from mcpgym.evaluation.records.trajectory import read_trajectories
+
+    path = out / TRAJECTORIES
+    if not path.is_file():
+        return set()
+    found: set[tuple[str, str, int]] = set()
+    for t in read_trajectories(path, tolerate_truncated_tail=True, states=False):
+        if not t.task_id:
+            continue
+        if t.fault_profile != profile:
+            raise ValueError(
+                f"--faults {profile} differs from the fault profile {t.fault_profile} of the episodes recorded in "
+                f"{out}: one directory must not mix two conditions; resume with --faults {t.fault_profile}, "
+                "or use another --out"
+            )
+        if t.fault_seed is not None and t.fault_seed - t.trial != fault_seed:
+            raise ValueError(
+                f"--fault-seed {fault_seed} differs from the fault seed {t.fault_seed - t.trial} of the episodes "
+                f"recorded in {out} (trial t: seed + t): one directory must not mix two conditions; resume with "
+                f"--fault-seed {t.fault_seed - t.trial}, or use another --out"
+            )
+        found.add((t.agent, t.task_id, t.trial))
+    return found
 
 
 def run_proxy_command(
@@ -309,6 +368,8 @@ def run_proxy_command(
         typer.secho(f"error: {' '.join(message.split())}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2)
 
+    if not upstream.strip():
+        fail("--proxy needs a command or URL: the upstream MCP server's command line, or its http(s) URL")
     if not task_files:
         fail("--proxy needs --tasks FILE: instructions and checks (docs/proxy.md)")
     if not agents:
@@ -316,6 +377,7 @@ def run_proxy_command(
     if out is None:
         fail("--proxy needs --out DIR")
     assert task_files is not None and agents is not None and out is not None
+    skipped: list[tuple[str, str, int]] = []
     try:
         tasks = [t for f in task_files for t in load_proxy_tasks(f)]
         trajs = run_proxy(
@@ -330,10 +392,13 @@ def run_proxy_command(
             timeout=timeout,
             resume=resume,
             force=force,
+            skipped=skipped,
         )
     except (ValueError, OSError) as exc:
         fail(str(exc))
         return
+    if skipped:
+        typer.echo(f"{counted(len(skipped), 'episode')} already recorded in {out}, not run again (--resume)")
     for t in trajs:
         typer.echo(
             f"{t.task_id} {t.agent} trial {t.trial}: {t.status}, success {t.scores and t.scores.success}, "

@@ -63,6 +63,27 @@ def shown_k(scores: Scoreboard) -> int | None:
     return max((int(k) for m in scores.agents.values() for k in m.pass_k), default=None)
 
 
+def with_listed_agents(scores: Scoreboard, manifest: Manifest | None) -> Scoreboard:
+    """``scores`` with an empty row (no episode: every rate ``–``, pass^k ``n/a``) for each
+    agent the run's manifest lists that wrote no episode (a run interrupted, or whose
+    episodes of that agent could not be run), so that the comparison shows it, and
+    :func:`pass_k_warning` names it, instead of leaving it out; agents sorted by name as in
+    ``scores.json``. ``scores`` itself is not changed."""
+    from mcpgym.evaluation.records.scores import AgentMetrics
+
+    listed = [a.name for a in manifest.agents] if manifest is not None else []
+    absent = [name for name in listed if name not in scores.agents]
+    if not absent:
+        return scores
+    rows = {**scores.agents, **{name: AgentMetrics() for name in absent}}
+    return Scoreboard(agents=dict(sorted(rows.items())))
+
+
+def _fewer_than(k: int) -> str:
+    """``"fewer than 2 scored trials"``; ``"no scored trial"`` for k = 1."""
+    return "no scored trial" if k == 1 else f"fewer than {counted(k, 'scored trial')}"
+
+
 def pass_k_cell(pass_k: dict[str, float], k: int | None, full: bool = True) -> str:
     """An agent's pass^k cell for the column's ``k``: ``"0.67"``; ``"–"`` when no agent has
     one (``k`` None). An agent whose pass^k was not computed for that k (a task with fewer
@@ -72,13 +93,16 @@ def pass_k_cell(pass_k: dict[str, float], k: int | None, full: bool = True) -> s
         return "–"
     if str(k) in pass_k:
         return f"{pass_k[str(k)]:.2f}"
-    return f"n/a (a task has fewer than {counted(k, 'scored trial')})" if full else "n/a"
+    return f"n/a (a task has {_fewer_than(k)})" if full else "n/a"
 
 
 def pass_k_warning(scores: Scoreboard) -> str | None:
     """The loud warning when the pass^k column cannot be computed for some agents (their
-    cells say ``n/a``): which agents, why, and the largest k each has; None when every agent
-    has it. Rule: docs/design.md §7 (pass^k needs k scored trials of every task)."""
+    cells say ``n/a``): which agents, why, the largest k each has, and what helps: ``--resume``
+    runs trials never run (an agent with no episode, or fewer trials), but it counts errored
+    episodes (and episodes whose outcome is unknown) as done and never runs them again, so for
+    an agent with such episodes it says that instead. None when every agent has it. Rule:
+    docs/design.md §7 (pass^k needs k scored trials of every task)."""
     k = shown_k(scores)
     if k is None:
         return None
@@ -86,10 +110,26 @@ def pass_k_warning(scores: Scoreboard) -> str | None:
     if not short:
         return None
     which = ", ".join(f"{name} (" + (f"pass^{n} only" if n else "no scored trial") + ")" for name, n in short.items())
-    return (
-        f"WARNING: pass^{k} cannot be computed for {which}: some task has fewer than {counted(k, 'scored trial')}; "
-        "mcpgym run --resume with the run's --out runs the missing trials"
-    )
+    advice = []
+    unscored = {}
+    for name in short:
+        m = scores.agents[name]
+        parts = [counted(m.errored_episodes, "errored episode")] if m.errored_episodes else []
+        unknown = m.episodes - m.scored_episodes - m.errored_episodes
+        if unknown:
+            parts.append(f"{counted(unknown, 'episode')} of unknown outcome")
+        if parts:
+            unscored[name] = " and ".join(parts)
+    missing = [name for name in short if name not in unscored]
+    if unscored:
+        advice.append(
+            "; ".join(f"{name} has {what}" for name, what in unscored.items())
+            + ", which --resume counts as done and does not run again: fix the cause (the stop_reason in "
+            "mcpgym cat RUN_DIR) and run the agent again with another --out"
+        )
+    if missing:
+        advice.append(f"For {', '.join(missing)}, mcpgym run --resume with the run's --out runs the missing trials")
+    return f"WARNING: pass^{k} cannot be computed for {which}: some task has {_fewer_than(k)}. " + ". ".join(advice)
 
 
 COLUMNS: tuple[str, ...] = (
@@ -314,7 +354,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
     report = Report(
         run_dir=run,
         manifest=manifest,
-        scores=compute_scores(episodes),
+        scores=with_listed_agents(compute_scores(episodes), manifest),
         episodes=episodes,
         trajectories=pairs,
         rescored=differ,
@@ -643,6 +683,7 @@ __all__ = [
     "shown_k",
     "episode_note",
     "render_markdown",
+    "with_listed_agents",
     "print_comparison",
     "text_call_warning",
     "write_report",

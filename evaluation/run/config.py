@@ -78,6 +78,19 @@ class Flag:
     path: bool = False
 
 
+class Condition(StrEnum):
+    """Which episodes of a run a setting conditions (:attr:`Resume.condition`): ``--resume``
+    refuses another value of it while the run holds such episodes' agents, since one run
+    would then mix two conditions under one score."""
+
+    every = "every"
+    """Every episode (``--tools``, ``--timeout``, ``--validate-output``)."""
+    llm = "llm"
+    """The episodes of LLM agents (their settings: ``--max-turns``, ``--temperature``...)."""
+    local = "local"
+    """The episodes of ``local:`` agents (the model server's ``--model-context``)."""
+
+
 @dataclass(frozen=True)
 class Resume:
     """Marks a :class:`RunConfig` field a bare ``--resume`` takes from the run's manifest.
@@ -88,10 +101,14 @@ class Resume:
         path: what in the value is a path, resolved against the directory the run was started
             from: ``file`` (every entry), ``profile`` (a fault profile named by a
             ``.toml``/``.json``/``.yaml`` file) or ``agent`` (a ``replay:PATH`` spec); None: no path.
+        condition: the field is a condition of the episodes :class:`Condition` names: a
+            ``--resume`` giving another value than the run's is refused (:func:`resume_config`)
+            while the run has such agents. None: a given value simply wins (or extends the run).
     """
 
     group: str | None = None
     path: str | None = None
+    condition: Condition | None = None
 
 
 class RunConfig(BaseModel):
@@ -204,7 +221,7 @@ class RunConfig(BaseModel):
             metavar="SECONDS",
             min=1.0,
         ),
-        Resume(),
+        Resume(condition=Condition.every),
     ] = Field(default=DEFAULT_EPISODE_TIMEOUT, gt=0, description="Wall seconds per episode.")
     progress: Annotated[bool, Flag(("--quiet", "-q"), "No progress bar.", param="quiet", invert=True)] = Field(
         default=True, description="Show a progress bar on stderr."
@@ -217,7 +234,7 @@ class RunConfig(BaseModel):
             param="tools_mode",
             metavar="MODE",
         ),
-        Resume(),
+        Resume(condition=Condition.every),
     ] = Field(default="all", description="Which tools an episode exposes: all, task, task+N or retrieval.")
     agent_options: Annotated[
         dict[str, Any],
@@ -268,7 +285,7 @@ class RunConfig(BaseModel):
             metavar="KEY_VALUE",
             pairs=True,
         ),
-        Resume(),
+        Resume(condition=Condition.llm),
     ] = Field(
         default_factory=dict,
         description="LLM agent settings (max_turns, temperature...; mcpgym.evaluation.llm.options).",
@@ -282,7 +299,7 @@ class RunConfig(BaseModel):
             min=MIN_CONTEXT,
             max=MAX_CONTEXT,
         ),
-        Resume(),
+        Resume(condition=Condition.local),
     ] = Field(
         default=None,
         ge=MIN_CONTEXT,
@@ -296,6 +313,7 @@ class RunConfig(BaseModel):
             ("--validate-output",),
             "Check every tool result against its output schema in the client (slower; a mismatch ends the episode as errored).",
         ),
+        Resume(condition=Condition.every),
     ] = Field(default=False, description="Check every result against its tool's output schema in the client.")
     executor: Annotated[
         Executor,
@@ -426,6 +444,93 @@ def _resolve(kind: str, value: Any, cwd: Path) -> Any:
     return value if path.is_absolute() else str(cwd / path)
 
 
+def agent_uses(condition: Condition, spec: str) -> bool:
+    """Whether the episodes of the agent ``spec`` depend on a setting of ``condition``:
+    every agent for ``every``; LLM agents (not scripted, human or ``replay:``) for ``llm``;
+    ``local:MODEL`` agents for ``local``."""
+    from mcpgym.evaluation.agents import HUMAN, SCRIPTED_AGENTS
+
+    prefix, colon, _ = spec.partition(":")
+    if condition is Condition.local:
+        return bool(colon) and prefix.strip().lower() == "local"
+    if condition is Condition.llm:
+        return spec not in SCRIPTED_AGENTS and spec != HUMAN and not spec.startswith("replay:")
+    return True
+
+
+def _option_names(name: str) -> dict[str | None, str]:
+    """The flag of each entry of the field ``name`` (``key`` -> ``--flag``; None -> the field's own flag)."""
+    flags = [m for m in RunConfig.model_fields[name].metadata if isinstance(m, Flag)]
+    return {f.key: f.names[0] for f in flags if not f.pairs} | {
+        None: next((f.names[0] for f in flags if f.pairs or f.key is None), f"--{name}")
+    }
+
+
+def _shown(value: Any) -> str:
+    """A setting's value as a command line gives it (``0.5``, ``60``, ``task``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _check_conditions(given: RunConfig, given_fields: set[str], recorded: RunConfig, manifest: Manifest) -> None:
+    """Refuse a ``--resume`` whose given settings would mix conditions in the run of
+    ``manifest`` (see :func:`resume_config`).
+
+    Raises:
+        InputError: naming the flag, the given value and the run's.
+    """
+    from mcpgym.kernel.exceptions import InputError
+
+    run_specs = [a.spec or a.name for a in manifest.agents]
+    if "trials" in given_fields and manifest.trials and given.trials < manifest.trials:
+        raise InputError(
+            f"--trials {given.trials} is below this run's {manifest.trials} trials per agent and task: a resume "
+            f"continues the run's trials and cannot lower them (its pass^{manifest.trials} needs "
+            f"{manifest.trials} trials of each); leave --trials out, give {manifest.trials} or more, or use another --out"
+        )
+    for name, mark in resumable().items():
+        if mark.condition is None or name not in given_fields or name not in recorded.model_fields_set:
+            continue
+        flags = _option_names(name)
+        users = [s for s in run_specs if agent_uses(mark.condition, s)]
+        new, old = getattr(given, name), getattr(recorded, name)
+        if name == "model_context":
+            new, old = new or DEFAULT_CONTEXT, old or DEFAULT_CONTEXT
+        if name == "agent_options":
+            changed = [(key, value, old.get(key)) for key, value in new.items() if old.get(key) != value]
+        else:
+            changed = [(None, new, old)] if new != old else []
+        if not changed or not users:
+            continue
+        key, value, before = changed[0]
+        flag = flags.get(key) or f"{flags[None]} {key}="
+        given_text = flag if isinstance(value, bool) else f"{flag}{'' if flag.endswith('=') else ' '}{_shown(value)}"
+        flag = flag.removesuffix("=")
+        whose = "its episodes" if mark.condition is Condition.every else f"the episodes of {', '.join(users)}"
+        if isinstance(value, bool) or before is None:
+            ran = ("with it" if before else "without it") + (
+                "" if isinstance(value, bool) else " (the agent's default)"
+            )
+            head = f"{given_text} differs from this run: {whose} ran {ran}"
+        else:
+            head = f"{given_text} differs from this run's {_shown(before)}: {whose} ran with {_shown(before)}"
+        raise InputError(
+            f"{head}, and one run must not mix two conditions; resume without {flag}"
+            f"{'' if isinstance(value, bool) or before is None else ' (or with the same value)'}, "
+            f"or use another --out for {given_text}"
+        )
+    from mcpgym.evaluation.run.launch import LLM_FLAGS
+
+    every = [*run_specs, *given.agents]
+    for name, says in (
+        ("model_context", "--model-context sets the model server of local: agents"),
+        ("agent_options", f"{LLM_FLAGS} set LLM agents"),
+    ):
+        condition = resumable()[name].condition
+        assert condition is not None
+        if name in given_fields and not any(agent_uses(condition, s) for s in every):
+            raise InputError(f"{says}, and this run has none")
+
+
 def resume_config(given: RunConfig, given_fields: set[str], manifest: Manifest) -> RunConfig:
     """The config of ``mcpgym run --resume``: what the command line gives, then the run's own.
 
@@ -436,12 +541,22 @@ def resume_config(given: RunConfig, given_fields: set[str], manifest: Manifest) 
     none of them was given. Recorded paths are resolved against the directory the run was
     started from. ``agent_options`` merge: the run's, then the keys the command line gives.
 
+    A resume may extend the run, never change its conditions: a given ``--trials`` below the
+    run's, or another value of a field marked with a :attr:`Resume.condition` (``--model-context``,
+    ``--tools``, ``--timeout``, ``--validate-output``, the LLM settings) while the run has the
+    agents it conditions, is refused naming both values (as merging another fault profile is,
+    :func:`~mcpgym.evaluation.records.manifest.merge_for_resume`). ``--model-context`` or an
+    LLM setting given for a run that has, and gets, no such agent is refused as for a new run;
+    restored from the run, they are kept (recorded) for the run's other agents.
+
     Raises:
         InvalidValue: when the recorded settings do not validate.
+        InputError: a given setting that would mix conditions, or one no agent of the run uses.
     """
     recorded = RunConfig.from_manifest(manifest)
     cwd = Path(manifest.cwd) if manifest.cwd else Path()
     marks = resumable()
+    _check_conditions(given, given_fields, recorded, manifest)
     groups_given = {m.group for name, m in marks.items() if m.group and name in given_fields}
     update: dict[str, Any] = {}
     for name, mark in marks.items():
@@ -467,10 +582,12 @@ def resume_config(given: RunConfig, given_fields: set[str], manifest: Manifest) 
 __all__ = [
     "CORE_DEFAULT_LIMIT",
     "DEFAULT_EPISODE_TIMEOUT",
+    "Condition",
     "Executor",
     "Flag",
     "Resume",
     "RunConfig",
+    "agent_uses",
     "resumable",
     "resume_config",
 ]

@@ -180,8 +180,10 @@ def plan(config: RunConfig) -> RunPlan:
     Raises:
         InputError: a bad option combination (``--ray-address`` without ``--executor ray``,
             ``--server`` without a token, LLM options without an LLM agent, ``--model-context``
-            without a ``local:`` agent, ``local:`` agents on Ray...), a ``local:`` agent whose
-            model or runtime is not installed, fault profile,
+            without a ``local:`` agent (not on a resume: there they may be the run's own, kept
+            for its other agents; :func:`~mcpgym.evaluation.run.config.resume_config` checks
+            what the command line gives), ``local:`` agents on Ray...), an unknown ``local:``
+            model, a ``local:`` agent whose model or runtime is not installed, fault profile,
             suite, task, task file or agent spec; too many episodes (:data:`MAX_EPISODES`).
         RunError: Ray is not installed for ``--executor ray``.
     """
@@ -222,19 +224,24 @@ def plan(config: RunConfig) -> RunPlan:
             raise InputError(
                 "local: agents need --executor local: the run serves their model on this machine's loopback"
             )
-        from mcpgym.evaluation.llm.local_model import ModelUnavailable, check_available
+        from mcpgym.evaluation.llm.local_model import ModelUnavailable, check_available, check_local_model
 
+        try:
+            for spec in local:  # the name first: installing the model would not help a mistyped one
+                check_local_model(spec.partition(":")[2])
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         try:
             check_available()
         except ModelUnavailable as exc:
             raise InputError(f"{local[0]}: {exc}") from None
-    elif config.model_context is not None:
+    elif config.model_context is not None and not config.resume:  # resumed: the run's own (resume_config)
         raise InputError("--model-context sets the model server of local: agents, and this run has none")
     if any(_is_llm(s) for s in specs):
         from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
         register_llm_agents(replace=True, tool_exposure=config.tool_exposure, **config.agent_options)
-    elif config.agent_options:
+    elif config.agent_options and not config.resume:
         raise InputError(f"{LLM_FLAGS} set LLM agents, and this run has none")
     try:
         agents = [AgentEntry(spec, make_agent(spec)) for spec in specs]

@@ -135,7 +135,7 @@ class RunResult:
 
     Attributes:
         out: the run directory. scores: the final ``scores.json``. ran: episodes written by
-        this invocation. skipped: episodes already done (``--resume``). failures: (episode
+        this invocation. skipped: episodes of this invocation's plan already written (``--resume``). failures: (episode
         label, message) for episodes the harness could not finish (not written). wall_seconds:
         duration of this invocation. server_url: the server used (empty with ``--executor
         ray``: each worker has its own). retried: episodes sent again after their Ray worker
@@ -276,6 +276,8 @@ def _run_locked(
         raise InputError(f"cannot resume {out}: {left_out}")
     done = {(t.agent, t.task_id or "", t.trial) for t in existing}
     jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
+    # resumed: the episodes of this invocation's plan already written (not the run's others)
+    skipped = len(tasks) * len(agents) * settings.trials - len(jobs)
     _, run_profile = faults_payload(settings.faults)
     pending = {j.task.id: j.task for j in jobs}
     fault_seeds = {t.id: [int(fault_seed_for(t, i)) for i in range(settings.trials)] for t in tasks}
@@ -377,7 +379,7 @@ def _run_locked(
         out=out,
         scores=final_scores,
         ran=ran,
-        skipped=len(done),
+        skipped=skipped,
         failures=failures,
         wall_seconds=time.monotonic() - t0,
         server_url=server.url if server else "",

@@ -25,8 +25,10 @@ an upstream that broke the protocol (``unavailable``), did not answer within
 the session errored. Everything else (other methods, a line the fast path does not fully
 understand, a 2026-07-28 client, an upstream over HTTP) goes through the SDK unchanged. An
 upstream's elicitation or sampling request during a fast call reaches the client as on the
-SDK path (the call is in the session's ``in_flight`` list). Calls still waiting when the
-client leaves are not logged (as on the SDK path). The client's answers are written as they
+SDK path (the call is in the session's ``in_flight`` list). At the end of the client's input
+the proxy waits for the calls still in flight (:mod:`mcpgym.server.proxy.drain`); calls still
+waiting when it stops are not logged, and a call whose answer could not be written (the client
+is gone) is marked undelivered (the trajectory leaves it out). The client's answers are written as they
 come; the pipe buffers what a slow client has not read yet. A call the proxy stops waiting
 for (past ``call_timeout``, or the client left) is cancelled on the upstream with
 ``notifications/cancelled``, as the SDK client does.
@@ -122,6 +124,10 @@ class FastCalls:
         self._closed = False
         self._upstream_ended = False
 
+    def waiting(self) -> int:
+        """Fast calls sent to the upstream and not answered to the client yet."""
+        return len(self._pending)
+
     def attach_upstream(self, writer: LineWriter) -> None:
         """Take the writer to the upstream's stdin (the upstream transport calls this)."""
         self.upstream = writer
@@ -179,7 +185,7 @@ class FastCalls:
         if decision.action is Action.REFUSE:
             settled = plan.settle(decision, arguments)
             assert settled.error is not None
-            self._answer(client_id, _error_result(settled.error))
+            self._delivered(decision.step, self._answer(client_id, _error_result(settled.error)))
             return True
         assert self._context is not None
         ctx = CallContext(self._context.session, client_id, self._context.protocol_version)
@@ -265,11 +271,12 @@ class FastCalls:
             return
         settled = self.session.plan.settle(call.decision, call.arguments, answer)
         if settled.error is not None:
-            self._answer(call.client_id, _error_result(settled.error))
+            sent = self._answer(call.client_id, _error_result(settled.error))
         elif settled.answer is answer:
-            self._write(call.client_id, {"result": wire})
+            sent = self._write(call.client_id, {"result": wire})
         else:
-            self._answer(call.client_id, settled.answer)
+            sent = self._answer(call.client_id, settled.answer)
+        self._delivered(call.decision.step, sent)
 
     def _upstream_error(self, call: _Call, error: dict[str, Any]) -> None:
         """An upstream JSON-RPC error answer: passed on with its code, message and data."""
@@ -288,7 +295,10 @@ class FastCalls:
             code = ErrorCode.INVALID_ARGUMENT if data.code == types.INVALID_PARAMS else ErrorCode.UNAVAILABLE
             failure = ToolError(code, f"upstream error {data.code}: {data.message}")
             self.session.plan.settle(call.decision, call.arguments, failure=failure)
-            self._write(call.client_id, {"error": data.model_dump(mode="json", by_alias=True, exclude_none=True)})
+            sent = self._write(
+                call.client_id, {"error": data.model_dump(mode="json", by_alias=True, exclude_none=True)}
+            )
+            self._delivered(call.decision.step, sent)
 
     def _fail(self, call: _Call, why: str) -> None:
         """The upstream gave no answer: the SDK path's tool error, logged, session errored."""
@@ -296,7 +306,13 @@ class FastCalls:
         self.session.upstream_failed(why)
         err = ToolError(code, f"mcpgym proxy: {why}", retryable=code == ErrorCode.TIMEOUT)
         self.session.plan.settle(call.decision, call.arguments, failure=err)
-        self._answer(call.client_id, _error_result(err))
+        self._delivered(call.decision.step, self._answer(call.client_id, _error_result(err)))
+
+    def _delivered(self, step: int, sent: bool) -> None:
+        """A call's answer that could not be written (the client is gone) is no answer it got:
+        its step goes to the session's ``undelivered`` (left out of the trajectory)."""
+        if not sent:
+            self.session.undelivered.append(step)
 
     def _done(self, call: _Call) -> None:
         if call.timer is not None:
@@ -305,16 +321,20 @@ class FastCalls:
             self.session.in_flight.remove(call.in_flight)
 
     # -- writing to the client ----------------------------------------------------------------
-    def _answer(self, client_id: int | str, result: types.CallToolResult) -> None:
+    def _answer(self, client_id: int | str, result: types.CallToolResult) -> bool:
         assert self._context is not None
         dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        self._write(
+        return self._write(
             client_id, {"result": serialize_server_result("tools/call", self._context.protocol_version, dumped)}
         )
 
-    def _write(self, client_id: int | str, body: dict[str, Any]) -> None:
+    def _write(self, client_id: int | str, body: dict[str, Any]) -> bool:
+        """Write one answer to the client; False when it could not be written (the client is
+        gone: it misses the answer, and the caller marks the call undelivered)."""
         assert self.downstream is not None
         line = json.dumps({"jsonrpc": "2.0", "id": client_id, **body}, ensure_ascii=False, separators=(",", ":"))
-        # a client that is gone misses its answer; the call is logged all the same
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        try:
             self.downstream.write_line(line.encode() + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True

@@ -127,6 +127,9 @@ class ProxySession:
         tools: the upstream's tools by name, as last listed.
         status: ``completed`` (the client closed), or ``errored`` (the upstream failed).
         stop_reason: why the session ended, when not by the client.
+        request_steps: the call-log steps of the client's ``tools/call`` requests, by JSON-RPC id.
+        undelivered: call-log steps whose answer the client did not get (it closed its input
+            and the proxy stopped before the answer: :mod:`mcpgym.server.proxy.drain`).
         client_name: the downstream client's ``clientInfo.name``, when it sent one.
         fast: the session's :class:`~mcpgym.server.proxy.fast.FastCalls` (stdio upstream and
             client), or None.
@@ -144,6 +147,20 @@ class ProxySession:
     waiting: dict[str, tuple[_InFlight, Any]] = field(default_factory=dict)
     task_group: Any = None
     fast: Any = None
+    request_steps: dict[tuple[str, Any], list[int]] = field(default_factory=dict)
+    undelivered: list[int] = field(default_factory=list)
+
+    def note_request(self, request_id: Any, step: int) -> None:
+        """Remember that the client's request ``request_id`` is the call of call-log ``step``."""
+        self.request_steps.setdefault((type(request_id).__name__, request_id), []).append(step)
+
+    def not_delivered(self, request_ids: list[Any]) -> None:
+        """The client did not get the answers to ``request_ids``: their calls' steps go to
+        :attr:`undelivered` (the trajectory leaves them out)."""
+        for rid in request_ids:
+            steps = self.request_steps.get((type(rid).__name__, rid))
+            if steps:
+                self.undelivered.append(steps.pop(0))
 
     def upstream_failed(self, why: str) -> None:
         """Mark the session errored (the first failure is kept)."""
@@ -286,6 +303,7 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             call.ctx = ctx
             return await _next(call)
         decision = plan.decide(params.name)
+        session.note_request(getattr(ctx, "request_id", None), decision.step)
         if decision.action is Action.REFUSE:
             settled = plan.settle(decision, params.arguments)
             assert settled.error is not None
@@ -450,6 +468,9 @@ async def serve_proxy_stdio(
 ) -> ProxySession:
     """Serve one proxied session over this process's stdin/stdout until the client closes.
 
+    At the end of the client's input the requests in flight are answered first (at most the
+    upstream's ``call_timeout`` and a second; :mod:`mcpgym.server.proxy.drain`); a call whose
+    answer the client did not get is in ``session.undelivered``.
     ``on_end(session)`` runs once, however the session ended (the client closed, the upstream
     failed, or it never started: then the session is errored and holds no call).
 
@@ -458,6 +479,7 @@ async def serve_proxy_stdio(
     """
     from mcp.server.stdio import stdio_server
 
+    from mcpgym.server.proxy.drain import DRAIN_MARGIN_SECONDS, DrainOnEnd
     from mcpgym.server.proxy.stdio import pipe_stdio
     from mcpgym.server.serve import RejectMalformed
 
@@ -493,11 +515,19 @@ async def serve_proxy_stdio(
                     if pipes and session.fast is not None:
                         session.fast.downstream = pipes[1]
                         pipes[0].intercept = session.fast.from_client
+                    fast = session.fast
+                    drain = DrainOnEnd(
+                        RejectMalformed(read, write),
+                        write,
+                        lambda: fast.waiting() if fast is not None else 0,
+                        spec.call_timeout + DRAIN_MARGIN_SECONDS,
+                    )
                     try:
-                        await server.run(RejectMalformed(read, write), write, server.create_initialization_options())
+                        await server.run(drain, drain.write, server.create_initialization_options())
                     finally:
                         if session.fast is not None:
                             session.fast.close()
+                        session.not_delivered(drain.undelivered)
             end()
             session.upstream.close()
             tg.cancel_scope.cancel()  # the signal watcher

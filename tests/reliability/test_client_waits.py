@@ -7,8 +7,12 @@ loopback against a spawned ``mcpgym serve --transport http``:
 - idle time runs from the client's last message: a client that declares elicitation and then
   stays silent does not keep its episode alive, so two such clients cannot hold an episode cap
   of 2 (the episodes expire and a third can be created);
-- when the server stops, such waits end at once (the calls are answered ``user_input_required``)
-  and shutdown stays within its grace (2 s) of a server with nothing to wait for (it took 6.7 s);
+- when the server stops, such waits end at once (the calls are answered that the server
+  stops: ``not_found``, nothing run) and shutdown stays within its grace (2 s) of a server with
+  nothing to wait for (it took 6.7 s);
+- SIGINT or SIGTERM with a client's standing GET stream open ends that stream as a finished
+  response and writes no ERROR line (uvicorn logged "ASGI callable returned without completing
+  response" for it);
 - a client that drops its connection mid-body costs one log line, never a traceback.
 """
 
@@ -20,6 +24,7 @@ import time
 
 import anyio
 import httpx
+import pytest
 from mcp import Client
 
 from mcpgym.tools.mcp_bridge import payload_of
@@ -122,7 +127,8 @@ async def test_shutdown_stays_within_its_grace_while_clients_wait(figures: dict[
         try:
             async with Client(ep["mcp_url"], mode="legacy", elicitation_callback=user) as client:
                 res = await client.call_tool("system_send_money", PAY)
-                answers.append(payload_of(res)["error"]["code"])
+                error = payload_of(res)["error"]
+                answers.append(f"{error['code']}: {error['message']}")
                 await anyio.sleep_forever()
         except Exception:  # noqa: BLE001 - the server goes away under the client: any end will do
             return
@@ -141,9 +147,51 @@ async def test_shutdown_stays_within_its_grace_while_clients_wait(figures: dict[
         f"the same server with nothing to wait for: {baseline:.2f} s)"
     )
     # the waits end when the server stops: both calls are answered, and no grace is waited out
-    assert answers == ["user_input_required"] * 2, answers
+    stopping = "not_found: this episode ended while the call waited on the user's answer (the server is stopping)"
+    assert [a.split(";")[0] for a in answers] == [stopping] * 2, answers
     assert took < baseline + GRACE, (took, baseline)
     assert "Traceback" not in server.stderr(), server.stderr()[-3000:]
+    assert "ERROR" not in server.stderr(), server.stderr()[-3000:]
+
+
+@pytest.mark.parametrize(("sig", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)])
+def test_a_signal_with_a_standing_get_stream_open_stops_cleanly(sig: signal.Signals, exit_code: int) -> None:
+    server = spawn_server()
+    ended: list[str] = []
+    with httpx.Client(timeout=30) as http:
+        ep = create(http, server, seed=7, apps=["system"])
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "get", "version": "0"},
+            },
+        }
+        accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        sid = http.post(ep["mcp_url"], json=init, headers=accept).headers["mcp-session-id"]
+        session = {**accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post(ep["mcp_url"], json=note, headers=session).status_code == 202
+        get = {"Accept": "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+        with http.stream("GET", ep["mcp_url"], headers=get) as stream:
+            assert stream.status_code == 200
+            begun = time.monotonic()
+            server.proc.send_signal(sig)
+            try:
+                for _ in stream.iter_raw():
+                    assert time.monotonic() - begun < 30, "the GET stream did not end"
+                ended.append("finished")
+            except httpx.HTTPError as exc:  # a stream cut mid-response
+                ended.append(repr(exc))
+        code = server.proc.wait(timeout=30)
+        took = time.monotonic() - begun
+    server.stop()
+    assert ended == ["finished"], ended
+    assert code == exit_code and took < GRACE, (code, took)
+    assert "ERROR" not in server.stderr() and "Traceback" not in server.stderr(), server.stderr()[-3000:]
 
 
 def test_clients_dropping_mid_body_cost_one_line_each(figures: dict[str, str]) -> None:

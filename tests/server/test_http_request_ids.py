@@ -17,9 +17,11 @@ from tests.support.mcp_helpers import control_get, create_episode
 ITEMS = [f"item-{101 + k:04d}" for k in range(16)]
 
 
-async def _overlapping(url: str, sid: str, ids: list, items: list[str]) -> list[tuple[int, list[dict]]]:
+async def _overlapping(
+    url: str, sid: str, ids: list, items: list[str], auth: dict[str, str] | None = None
+) -> list[tuple[int, list[dict]]]:
     results: list = [None] * len(items)
-    async with httpx.AsyncClient(timeout=20) as client:
+    async with httpx.AsyncClient(timeout=20, headers=auth or {}) as client:
 
         async def one(k: int) -> None:
             with anyio.fail_after(30):  # a hung request fails the test instead of blocking it
@@ -62,6 +64,24 @@ async def test_each_duplicate_gets_its_own_answer(http_server, ids):
         assert answer["id"] == ids[k] and type(answer["id"]) is type(ids[k])
         assert ITEMS[k] in json.dumps(answer["result"]), (ITEMS[k], answer)
     calls = control_get(base, token, f"/control/episodes/{ep['episode_id']}/calls")
+    assert sorted(c["arguments"]["item_id"] for c in calls) == sorted(ITEMS)
+
+
+async def test_duplicates_on_a_session_episode_of_mcp_get_their_own_answers(http_server):
+    """The c13 class on ``/mcp?seed=`` too (its requests take the same id rewriting as an
+    episode URL's): 16 overlapping calls all with id 1, each answered once with its own item."""
+    base, token = http_server
+    auth = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(timeout=20, headers=auth) as client:
+        r = await open_session(client, f"{base}/mcp?seed=7&apps=shop")
+    assert r.status_code == 200, r.text
+    sid, eid = r.headers["mcp-session-id"], r.headers["mcpgym-episode-id"]
+    results = await _overlapping(f"{base}/mcp?seed=7&apps=shop", sid, [1] * len(ITEMS), ITEMS, auth)
+    for k, (status, msgs) in enumerate(results):
+        answers = [m for m in msgs if "result" in m or "error" in m]
+        assert status == 200 and len(answers) == 1 and answers[0]["id"] == 1, msgs
+        assert ITEMS[k] in json.dumps(answers[0]["result"]), (ITEMS[k], answers[0])
+    calls = control_get(base, token, f"/control/episodes/{eid}/calls")
     assert sorted(c["arguments"]["item_id"] for c in calls) == sorted(ITEMS)
 
 

@@ -142,20 +142,36 @@ async def test_only_an_initialize_with_sessions_opens_one(http_server):
     assert _live(base, token) == before | {own["episode_id"]}
 
 
-async def test_an_opening_the_sdk_refuses_leaves_no_episode(http_server):
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"capabilities": {"roots": "x"}, "clientInfo": {"name": "raw", "version": "0"}},
+        {"capabilities": {"elicitation": 5}, "clientInfo": {"name": "raw", "version": "0"}},
+        {"capabilities": {}, "clientInfo": {"name": "raw", "version": "0", "icons": 5}},
+    ],
+    ids=["roots", "elicitation", "icons"],
+)
+async def test_an_opening_the_sdk_refuses_names_no_episode_and_leaves_none(http_server, params):
+    """A well-formed ``initialize`` the SDK answers with a JSON-RPC error (-32602): the answer
+    names no episode and no session (before, it carried the ``Mcpgym-Episode-Id`` of an episode
+    deleted right after), and nothing is left."""
     base, token = http_server
     before = _live(base, token)
-    bad = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": PROTOCOL}}
+    bad = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": PROTOCOL, **params}}
     async with httpx.AsyncClient(timeout=30, headers=_auth(token)) as client:
-        r = await client.post(f"{base}/mcp", headers=HEADERS, json=bad)  # no capabilities, no clientInfo
-        # The SDK answers 200 with a JSON-RPC error and a session id (it keeps that session);
-        # the episode the request created is deleted and the session ended all the same.
-        assert "error" in messages_of(r)[-1] and "result" not in messages_of(r)[-1], r.text
+        r = await client.post(f"{base}/mcp", headers=HEADERS, json=bad)
+        assert r.status_code == 200, r.text
+        (answer,) = messages_of(r)
+        assert answer["error"]["code"] == -32602 and "result" not in answer, r.text
+        assert "mcpgym-episode-id" not in r.headers and "mcp-session-id" not in r.headers, dict(r.headers)
         assert _live(base, token) == before
-        sid = r.headers.get("mcp-session-id")
-        if sid is not None:
-            again = await client.post(f"{base}/mcp", headers=session_headers(sid), json=tool_call(1, "x", {}))
-            assert again.status_code == 404
+        sessions = control_get(base, token, "/control/episodes")["mcp_sessions"]
+        good = await open_session(client, f"{base}/mcp")  # the next opening still works
+        assert good.status_code == 200 and good.headers["mcpgym-episode-id"] in _live(base, token)
+        assert (
+            await client.delete(f"{base}/mcp", headers=session_headers(good.headers["mcp-session-id"]))
+        ).status_code < 300
+    assert _live(base, token) == before and sessions == control_get(base, token, "/control/episodes")["mcp_sessions"]
 
 
 async def test_a_control_delete_ends_the_session_and_the_cap_holds():

@@ -367,3 +367,120 @@ def test_a_proxy_whose_stdin_is_empty_ends_at_once(tmp_path, stdin):
         out = subprocess.run(command, input="", capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert out.stdout == ""
+
+
+def _closed_stdin_session(tmp_path: Path, calls: list[dict], *options: str) -> tuple[dict, dict, str]:
+    """Pipe initialize, initialized, tools/list and ``calls`` (ids 3, 4, ...) into ``mcpgym proxy
+    --faults none --record REC OPTIONS --upstream proxy_upstream NOTES``, stdin closed right after
+    the last line (the issue's ``printf ... | mcpgym proxy``); return (answers by id, the recorded
+    trajectory, stderr)."""
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "eof", "version": "0"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        *({"jsonrpc": "2.0", "id": 3 + k, "method": "tools/call", "params": c} for k, c in enumerate(calls)),
+    ]
+    params = proxy_params(record, "--faults", "none", *options, upstream=[*UPSTREAM, str(notes)])
+    done = subprocess.run(
+        [params.command, *params.args],
+        input="".join(json.dumps(m) + "\n" for m in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    ids = [a.get("id") for a in answers]
+    assert sorted(ids) == list(range(1, 3 + len(calls))), answers  # each request answered once
+    (line,) = recorded(record)
+    return {a["id"]: a for a in answers}, line, done.stderr
+
+
+def test_calls_in_flight_at_the_end_of_stdin_are_answered_and_recorded_as_answered(tmp_path):
+    """The client closes stdin with a write and a read in flight: both are answered before the
+    proxy exits, and the trajectory holds what the client got (before: one call was never
+    answered, another got "Connection closed", and the trajectory said both succeeded)."""
+    write = {"name": "note_write", "arguments": {"name": "a", "text": "hello"}}
+    read = {"name": "note_read", "arguments": {"name": "a"}}
+    by_id, line, _ = _closed_stdin_session(tmp_path, [write, read])
+    assert "tools" in by_id[2]["result"]
+    got = {3: by_id[3]["result"]["content"][0]["text"], 4: by_id[4]["result"]["content"][0]["text"]}
+    assert got[3] == "wrote a" and got[4] in ("hello\n", "no note a"), by_id
+    steps = {s["tool"]: s for s in line["steps"]}
+    assert sorted(steps) == ["note_read", "note_write"] and not any(s["is_error"] for s in line["steps"])
+    assert steps["note_write"]["result"] == {"content": ["wrote a"]}
+    assert steps["note_read"]["result"] == {"content": [got[4]]}
+    assert "undelivered" not in line["metadata"]["proxy"]
+
+
+def test_a_call_in_flight_at_the_end_of_stdin_is_answered_within_its_deadline(tmp_path):
+    """A call the upstream never answers: at the end of stdin the proxy waits at most its
+    ``--call-timeout`` (and a second), answers the call ``timeout`` and records exactly that."""
+    by_id, line, _ = _closed_stdin_session(tmp_path, [{"name": "hang", "arguments": {}}], "--call-timeout", "1")
+    error = json.loads(by_id[3]["result"]["content"][0]["text"])["error"]
+    assert by_id[3]["result"]["isError"] and error["code"] == "timeout", by_id[3]
+    (step,) = line["steps"]
+    assert step["tool"] == "hang" and step["error_code"] == "timeout"
+
+
+async def test_an_answer_the_client_never_got_is_left_out_of_the_trajectory():
+    """Past the wait at the end of input, the SDK answers a call still in progress ``-32000
+    Connection closed``: the drain keeps its id as undelivered, and the trajectory leaves its
+    step out (listing it in ``metadata.proxy.undelivered``) even when the upstream's success was
+    logged meanwhile. A real SDK server over memory streams; the proxied session is real too."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.message import SessionMessage
+
+    from mcpgym.evaluation.proxy.classify import ToolClassifier
+    from mcpgym.evaluation.proxy.record import trajectory_of
+    from mcpgym.server.proxy.drain import DrainOnEnd
+    from mcpgym.server.proxy.plan import ProxyFaultPlan
+    from mcpgym.server.proxy.server import ProxySession, describe_answer
+    from mcpgym.server.proxy.upstream import Upstream, UpstreamSpec
+
+    session = ProxySession(
+        upstream=Upstream(UpstreamSpec(command=["true"])),
+        plan=ProxyFaultPlan("none", 0, describe_answer),
+        classify=ToolClassifier().proxied,
+    )
+    session.take_tools([types.Tool(name="slow_write", input_schema={"type": "object"})])
+
+    async def on_call_tool(ctx, params):  # noqa: ANN001, ANN202 - the SDK's handler shape
+        decision = session.plan.decide(params.name)
+        session.note_request(ctx.request_id, decision.step)
+        done = types.CallToolResult(content=[types.TextContent(type="text", text="written")])
+        session.plan.settle(decision, params.arguments, done)  # the upstream's success, logged
+        await anyio.sleep_forever()  # ...whose answer never reaches the client
+
+    server = Server("slow", on_call_tool=on_call_tool)
+    to_server, server_reads = anyio.create_memory_object_stream(16)
+    server_writes, from_server = anyio.create_memory_object_stream(16)
+    drain = DrainOnEnd(server_reads, server_writes, lambda: 0, deadline=0.3)
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow_write", "arguments": {}}},
+    ]
+    answers: list[dict] = []
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, drain, drain.write, server.create_initialization_options())
+            for m in messages:
+                await to_server.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(m, by_name=False)))
+            while len(session.plan.calls) < 1:
+                await anyio.sleep(0.01)
+            await to_server.aclose()  # the end of the client's input
+            async for item in from_server:
+                answers.append(item.message.model_dump(mode="json", by_alias=True, exclude_none=True))
+                if answers[-1].get("id") == 7:
+                    break
+    assert answers[-1]["error"]["message"] == "Connection closed", answers
+    assert drain.undelivered == [7]
+    session.not_delivered(drain.undelivered)
+    traj = trajectory_of(session, ToolClassifier())
+    assert traj.steps == [] and traj.metadata["proxy"]["undelivered"] == [{"step": 1, "tool": "slow_write"}]

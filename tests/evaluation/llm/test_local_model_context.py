@@ -75,9 +75,14 @@ def test_model_context_without_a_local_agent_is_refused(tmp_path):
 
 
 def test_the_local_provider_serves_only_the_bundled_model(tmp_path):
-    done = invoke(["run", "--agent", "local:gpt-4o", "--task", "system.dark_mode", "--out", str(tmp_path / "r")])
-    assert done.exit_code == 2, done.output
-    assert f"write local:{MODEL_NAME}" in done.output
+    """An unknown model name is said first, before whether the bundled model is installed
+    (without it, the error spoke of a missing piece package: installing would not help)."""
+    for name in ("gpt-4o", "nonexistent-model"):
+        done = invoke(["run", "--agent", f"local:{name}", "--task", "system.dark_mode", "--out", str(tmp_path / "r")])
+        assert done.exit_code == 2, done.output
+        said = " ".join(done.output.split())
+        assert f"unknown local model '{name}'; known: {MODEL_NAME}" in said, said
+        assert "pip install" not in said and not (tmp_path / "r").exists()
     with pytest.raises(ValueError, match="takes no base_url"):
         LocalModelAgent(MODEL_NAME, base_url="http://127.0.0.1:8080/v1")
 
@@ -145,3 +150,22 @@ def test_a_context_too_small_for_the_prompt_is_refused_by_the_server_the_run_sta
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["invocations"][-1]["settings"]["model_context"] == 512
     assert manifest["agents"][0]["describe"]["server"]["context"] == 512
+
+    # --resume (no model load): another --model-context would mix two windows in one run, so it
+    # is refused naming both (it was taken silently, the manifest and report keeping 512)
+    before = (out / "manifest.json").read_bytes()
+    done = invoke(["run", "--resume", "--out", str(out), "--model-context", "1024", "--quiet"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "--model-context 1024 differs from this run's 512" in said, said
+    assert (out / "manifest.json").read_bytes() == before
+    # more trials for careful alone would leave the local agent short: the usual refusal
+    done = invoke(["run", "--resume", "--out", str(out), "--agent", "careful", "--trials", "2", "--quiet"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and f"leaves out agent {LOCAL}" in said, said
+    # adding a scripted agent works as on a scripted run (it was refused: "--model-context sets
+    # the model server of local: agents, and this run has none", though nobody passed it)
+    done = invoke(["run", "--resume", "--out", str(out), "--agent", "careful", "--quiet"])
+    assert done.exit_code == 0, done.output
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [a["name"] for a in manifest["agents"]] == [LOCAL, "careful"]
+    assert manifest["invocations"][-1]["settings"]["model_context"] == 512

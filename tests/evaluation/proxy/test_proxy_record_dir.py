@@ -177,7 +177,54 @@ def test_run_proxy_claims_its_out_directory_by_the_same_rules(tmp_path):
     code, said = run(out)
     assert code == 2 and "Pass --resume to continue it" in said and len(recorded(out)) == 1, said
     assert "or choose another --out" in said and "--record" not in said, said
-    assert run(out, "--resume")[0] == 0 and len(recorded(out)) == 2  # appended: none skipped
+    # --resume skips the (agent, task, trial) already recorded, as mcpgym run --resume does: it
+    # once ran trial 0 again, and mcpgym score then left the second line out as a duplicate
+    code, said = run(out, "--resume")
+    assert code == 0 and len(recorded(out)) == 1, said
+    assert "1 episode already recorded" in said and "not run again" in said, said
+    code, said = run(out, "--resume", "--trials", "2")  # more trials: only the new one runs
+    assert code == 0 and [t["trial"] for t in recorded(out)] == [0, 1], said
+    assert "trial 1:" in said and "trial 0:" not in said, said
+    # another fault seed or profile would mix two conditions in one directory: refused, nothing run
+    for extra, says in ((("--fault-seed", "5"), "--fault-seed 5 differs"), (("--faults", "harsh"), "--faults harsh")):
+        code, said = run(out, "--resume", "--trials", "3", *extra)
+        assert code == 2 and says in said and len(recorded(out)) == 2, said
+
+
+def test_run_proxy_names_the_flags_the_user_typed(tmp_path):
+    """``mcpgym run --proxy`` errors name ``--out`` (they said ``--record``, the flag of
+    ``mcpgym proxy``), and an empty ``--proxy`` says it needs a command or URL (it spoke of
+    ``--upstream``)."""
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([{"id": "t", "instruction": "A.", "checks": [{"kind": "contains", "value": "x"}]}]))
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(json.dumps({"episode_id": "r", "task_id": "t", "agent": "recorded", "steps": []}) + "\n")
+    base = ["run", "--tasks", str(tasks), "--agent", f"replay:{replay}"]
+
+    def said(*args: str) -> str:
+        result = CliRunner().invoke(app, [*base, *args])
+        assert result.exit_code == 2, result.output
+        return " ".join(result.output.split())
+
+    for empty in ("", "   "):
+        text = said("--proxy", empty, "--out", str(tmp_path / "o"))
+        assert "--proxy needs a command or URL" in text and "--upstream" not in text, text
+    assert not (tmp_path / "o").exists()
+    upstream = shlex.join(UPSTREAM)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine\n")
+    text = said("--proxy", upstream, "--out", str(a_file))
+    assert f"--out {a_file} is a file, not a directory" in text and "--record" not in text, text
+    out = tmp_path / "o"
+    out.mkdir()
+    write_marker(out)
+    (out / "catalog.json").write_text("[]\n")
+    text = said("--proxy", upstream, "--out", str(out), "--catalog", str(out / "catalog.json"))
+    assert f"the file --out {out} rewrites" in text and "--record" not in text, text
+    (out / "catalog.json").unlink()
+    (out / "trajectories.jsonl").mkdir()  # named like the proxy's file, not a regular file
+    text = said("--proxy", upstream, "--out", str(out), "--resume")
+    assert "choose another --out" in text and "--record" not in text, text
 
 
 def test_a_session_ending_in_a_directory_that_stopped_being_mcpgyms_writes_nothing(tmp_path):
