@@ -202,10 +202,9 @@ def run(**flags: Any) -> None:
     except OSError as exc:  # an unwritable or impossible --out (e.g. /proc/nope)
         if DEBUG["on"]:
             raise
-        raise RunDirectoryError(
-            f"cannot write the run directory {out}: {exc.strerror or exc}"
-            + (f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else "")
-        ) from None
+        from mcpgym.evaluation.run.run_owner import dir_path_problem
+
+        raise RunDirectoryError(dir_path_problem(Path(out), "--out", exc) or f"--out {out}: {exc}") from None
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None

@@ -86,7 +86,7 @@ def proxy(
     catalog: Path | None = typer.Option(
         None, "--catalog", metavar="FILE", help="JSON catalog classifying upstream tools (kind, role, remedies...)."
     ),
-    record: Path | None = typer.Option(
+    record: str | None = typer.Option(
         None,
         "--record",
         metavar="DIR",
@@ -128,30 +128,42 @@ def proxy(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
 
-    from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session, trajectory_of
+    import contextlib
+    import warnings
 
-    if record is not None:  # claimed before the proxy serves: a refusal loses no session
+    from mcpgym.evaluation.proxy.classify import ToolClassifier
+    from mcpgym.evaluation.proxy.record import hold_record_dir, trajectory_of
+
+    with contextlib.ExitStack() as stack:
+        held = None
+        if record is not None:  # claimed before the proxy serves, held while it serves: a refusal loses no session
+            try:
+                held = stack.enter_context(hold_record_dir(record, resume=resume, force=force, catalog=catalog))
+                if held.user_catalog is not None and catalog is None:  # the user's own edit of it: used
+                    classifier = ToolClassifier(held.user_catalog)
+            except (ValueError, OSError) as exc:
+                _fail(str(exc))
+        from mcpgym.server.proxy.server import serve_proxy_stdio
+
+        def on_end(session: ProxySession) -> None:
+            if held is None:
+                return
+            try:
+                traj = trajectory_of(session, classifier, agent=agent)
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    held.record(traj, classifier)
+                for w in said:
+                    print(f"mcpgym proxy: {w.message}", file=sys.stderr)
+            except Exception as exc:  # noqa: BLE001 - the session is over; say why nothing was recorded
+                print(f"mcpgym proxy: could not record the session in {record}: {exc}", file=sys.stderr)
+
         try:
-            prepare_record_dir(record, resume=resume, force=force, catalog=catalog)
-        except (ValueError, OSError) as exc:
-            _fail(str(exc))
-    from mcpgym.server.proxy.server import serve_proxy_stdio
-
-    def on_end(session: ProxySession) -> None:
-        if record is None:
-            return
-        try:
-            traj = trajectory_of(session, classifier, agent=agent)
-            record_session(record, traj, classifier)
-        except Exception as exc:  # noqa: BLE001 - the session is over; say why nothing was recorded
-            print(f"mcpgym proxy: could not record the session in {record}: {exc}", file=sys.stderr)
-
-    try:
-        anyio.run(serve_proxy_stdio, spec, plan, classifier.proxied, on_end)
-    except UpstreamError as exc:
-        _fail(str(exc), 1)
-    except BaseExceptionGroup as group:
-        errors = [e for e in group.exceptions if isinstance(e, UpstreamError)]
-        if errors:
-            _fail(str(errors[0]), 1)
-        raise
+            anyio.run(serve_proxy_stdio, spec, plan, classifier.proxied, on_end)
+        except UpstreamError as exc:
+            _fail(str(exc), 1)
+        except BaseExceptionGroup as group:
+            errors = [e for e in group.exceptions if isinstance(e, UpstreamError)]
+            if errors:
+                _fail(str(errors[0]), 1)
+            raise

@@ -32,7 +32,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.run.run_owner import DirFlags
 from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.validation_text import validation_line
@@ -246,7 +245,8 @@ def run_proxy(
     Args:
         upstream: the upstream's command line (split like a shell) or its http(s) URL.
         out: the directory of the trajectories, claimed before the first episode like
-            ``mcpgym proxy --record DIR`` (:func:`mcpgym.evaluation.proxy.record.prepare_record_dir`):
+            ``mcpgym proxy --record DIR`` (:func:`mcpgym.evaluation.proxy.record.hold_record_dir`,
+            held until the last episode is recorded):
             ``resume`` appends to the episodes recorded there and skips every (agent, task,
             trial) already recorded (:func:`recorded_episodes`), as ``mcpgym run --resume``
             does; ``force`` starts over in a directory of mcpgym's own.
@@ -263,8 +263,9 @@ def run_proxy(
     import shlex
 
     from mcpgym.evaluation.agents import make_agent
+    from mcpgym.evaluation.proxy.classify import ToolClassifier
     from mcpgym.evaluation.proxy.command import build
-    from mcpgym.evaluation.proxy.record import prepare_record_dir, record_session
+    from mcpgym.evaluation.proxy.record import hold_record_dir
 
     url = upstream if upstream.startswith(("http://", "https://")) else None
     try:
@@ -275,8 +276,29 @@ def run_proxy(
         raise ValueError("--proxy needs a command or URL: the upstream MCP server's command line, or its http(s) URL")
     spec, plan, classifier = build(command, url, faults, fault_seed, catalog)
     built = [(name, make_agent(name)) for name in agents]
-    prepare_record_dir(out, resume=resume, force=force, catalog=catalog, flags=RUN_PROXY_FLAGS)
-    recorded = recorded_episodes(out, plan.profile.name, fault_seed) if resume else set()
+    with hold_record_dir(
+        out, resume=resume, force=force, catalog=catalog, option="--out", command=LOCK_COMMAND
+    ) as held:
+        if held.user_catalog is not None and catalog is None:  # the user's own edit of it: used
+            classifier = ToolClassifier(held.user_catalog)
+        recorded = recorded_episodes(out, plan.profile.name, fault_seed) if resume else set()
+        return _run_held(held, spec, plan, classifier, tasks, built, trials, fault_seed, timeout, recorded, skipped)
+
+
+def _run_held(
+    held: Any,
+    spec: Any,
+    plan: Any,
+    classifier: Any,
+    tasks: list[ProxyTask],
+    built: list[tuple[str, Any]],
+    trials: int,
+    fault_seed: int,
+    timeout: float,
+    recorded: set[tuple[str, str, int]],
+    skipped: list[tuple[str, str, int]] | None,
+) -> list[Trajectory]:
+    """The episodes of :func:`run_proxy` not in ``recorded``, run in the claimed record directory ``held``."""
     done: list[Trajectory] = []
     for task in tasks:
         for name, agent in built:
@@ -297,16 +319,13 @@ def run_proxy(
                     classifier,
                     timeout,
                 )
-                record_session(out, traj, classifier, command=LOCK_COMMAND)
+                held.record(traj, classifier)
                 done.append(traj)
     return done
 
 
 LOCK_COMMAND = "mcpgym run --proxy"
 """What the lock of an ``mcpgym run --proxy`` directory names as its holder."""
-
-RUN_PROXY_FLAGS = DirFlags(command=LOCK_COMMAND, option="--out")
-"""``mcpgym run --proxy --out DIR``: the refusals of DIR name --out (and --resume, --force)."""
 
 
 def recorded_episodes(out: Path, profile: str, fault_seed: int) -> set[tuple[str, str, int]]:

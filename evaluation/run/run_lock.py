@@ -10,6 +10,14 @@ blocks a later run; its text only describes the last holder. A writer that ends 
 lock file when it is mcpgym's (created by it, or holding a holder record), still holding the
 lock; a writer that locked a file since removed (its inode no longer at the path) opens the
 path again, so two writers never hold locks on two different files.
+
+Proxy record directories (``mcpgym proxy --record DIR``) are shared: each proxy session holds
+the lock *shared* (``shared=True``) for its whole life, so any number of sessions append to one
+directory side by side while ``mcpgym run`` and a claim that deletes (``--force``, taking it
+exclusively) are refused with the holder named. Sessions holding it shared take turns for
+each write with :func:`write_turn` (a POSIX record lock on the same file, which Linux keeps
+apart from ``flock`` locks). A shared holder that ends removes the lock file only when it can
+take the lock exclusively (no other holder is left).
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ class RunDirLocked(RunDirectoryError, RuntimeError):
         holder: what the holder wrote into the lock file (pid, host, started, command), or {}.
     """
 
-    def __init__(self, run_dir: Path, holder: dict[str, Any]) -> None:
+    def __init__(self, run_dir: Path, holder: dict[str, Any], option: str = "--out") -> None:
         self.holder = holder
         who = (
             f"process {holder.get('pid')} on {holder.get('host')} (started {holder.get('started')}: "
@@ -49,7 +57,8 @@ class RunDirLocked(RunDirectoryError, RuntimeError):
             else "another process"
         )
         super().__init__(
-            f"run directory {run_dir} is in use by {who}; wait for it to finish, or write to another --out"
+            f"{'run' if option == '--out' else 'record'} directory {run_dir} is in use by {who}; "
+            f"wait for it to finish, or write to another {option}"
         )
 
 
@@ -57,9 +66,9 @@ class ForeignLockFile(RunDirectoryError, RuntimeError):
     """A file named like the lock exists and is not mcpgym's (a symlink, a folder, other text):
     it is neither truncated nor used; the message names it."""
 
-    def __init__(self, path: Path, problem: str) -> None:
+    def __init__(self, path: Path, problem: str, option: str = "--out") -> None:
         super().__init__(
-            f"{path} {problem}: mcpgym did not write it, so it leaves it alone; move it away or use another --out"
+            f"{path} {problem}: mcpgym did not write it, so it leaves it alone; move it away or use another {option}"
         )
 
 
@@ -76,7 +85,24 @@ def _holder(fd: int) -> dict[str, Any]:
 def run_lock(
     run_dir: str | Path, command: str | None = None, discard_if: Callable[[], bool] | None = None
 ) -> Iterator[Path]:
-    """Hold the exclusive lock of ``run_dir`` (created when missing) for the ``with`` block.
+    """Hold the exclusive lock of ``run_dir`` (created when missing) for the ``with`` block;
+    yields the lock file's path. Arguments and errors: :func:`hold_lock`."""
+    with hold_lock(run_dir, command, discard_if) as hold:
+        yield hold.path
+
+
+@contextmanager
+def hold_lock(
+    run_dir: str | Path,
+    command: str | None = None,
+    discard_if: Callable[[], bool] | None = None,
+    *,
+    shared: bool = False,
+    option: str = "--out",
+) -> Iterator[LockHold]:
+    """Hold the lock of ``run_dir`` (created when missing) for the ``with`` block: exclusive,
+    or with ``shared`` shared with other shared holders (the sessions of a proxy record
+    directory); the held lock can be made shared with :meth:`LockHold.share`.
 
     Args:
         run_dir: the run directory.
@@ -86,9 +112,10 @@ def run_lock(
             created is removed (a directory the run refused keeps nothing of mcpgym's). A lock
             file that is mcpgym's (created here, or holding a holder record) is removed anyway
             when the block ends; an empty one mcpgym did not create is left as it was.
+        option: the command-line option that gave the directory, named in a refusal.
 
     Yields:
-        The lock file's path.
+        The :class:`LockHold` (its ``path`` is the lock file's).
 
     Raises:
         RunDirLocked: when another process holds it.
@@ -99,17 +126,17 @@ def run_lock(
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
     for _attempt in range(_ATTEMPTS):
-        fd, created = _open_locked(root, path)
+        fd, created = _open_locked(root, path, shared=shared, option=option)
         if _still_at(path, fd):
             break
         os.close(fd)  # the holder before us removed the file as it finished: lock the new one
     else:
-        raise RunDirLocked(root, {})
+        raise RunDirLocked(root, {}, option)
     try:
         ours = created or bool(_holder(fd))
         if os.fstat(fd).st_size and not ours:  # text mcpgym did not write: not ours to truncate
             fcntl.flock(fd, fcntl.LOCK_UN)
-            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes")
+            raise ForeignLockFile(path, "holds something other than the lock holder mcpgym writes", option)
         holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -117,26 +144,99 @@ def run_lock(
             "command": command or " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:300],
         }
         if ours:  # an empty file of that name that mcpgym did not create is locked, not written
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, json.dumps(holder).encode("utf-8"))
+            with _record_lock(fd, time.monotonic() + _HOLDER_WAIT):  # shared holders write in turn
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, json.dumps(holder).encode("utf-8"))
+        hold = LockHold(path, fd, shared)
         try:
-            yield path
+            yield hold
         finally:
+            alone = not hold.shared or _try_exclusive(fd)  # a shared holder: was it the last one?
             discard = created and discard_if is not None and discard_if()
-            if (discard or ours) and _still_at(path, fd):
+            if alone and (discard or ours) and _still_at(path, fd):
                 path.unlink(missing_ok=True)  # under the lock: the next writer opens a new file
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
+class LockHold:
+    """The lock of a run directory as :func:`run_lock` holds it.
+
+    Attributes:
+        path: the lock file. shared: whether it is held shared (see :meth:`share`).
+    """
+
+    def __init__(self, path: Path, fd: int, shared: bool) -> None:
+        self.path, self._fd, self.shared = path, fd, shared
+
+    def share(self) -> None:
+        """Hold the lock shared from now on (an exclusive claim is done: sessions may join).
+
+        Raises:
+            OSError: when the kernel refuses (not expected: a shared lock conflicts only with
+                an exclusive one, which nobody else can hold while this one is held).
+        """
+        if not self.shared:
+            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            self.shared = True
+
+    @contextmanager
+    def turn(self, wait: float) -> Iterator[None]:
+        """Be the only holder writing for the ``with`` block (other shared holders wait).
+
+        Raises:
+            TimeoutError: when another holder kept its turn for ``wait`` wall seconds.
+        """
+        with _record_lock(self._fd, time.monotonic() + wait):
+            yield
+
+
+_HOLDER_WAIT = 10.0
+"""Wall seconds a holder waits for its turn to write its holder record."""
+
+
+@contextmanager
+def _record_lock(fd: int, deadline: float) -> Iterator[None]:
+    """A POSIX record lock on the whole of ``fd``'s file for the block (the write turn of the
+    holders of a shared lock), tried until ``deadline`` (``time.monotonic()``).
+
+    Raises:
+        TimeoutError: when it stayed taken until the deadline.
+    """
+    while True:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            if time.monotonic() >= deadline:
+                raise TimeoutError("another process kept its turn to write") from None
+            time.sleep(0.02)
+    try:
+        yield
+    finally:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+
+
+def _try_exclusive(fd: int) -> bool:
+    """Turn a shared ``flock`` into an exclusive one if no other holder is left (the lock is
+    dropped when another holder is: the caller is letting go of it anyway)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
 _ATTEMPTS = 5
 """Times a writer opens the lock file again when the one it locked was removed meanwhile."""
 
 
-def _open_locked(root: Path, path: Path) -> tuple[int, bool]:
-    """Open (creating it when missing) and lock ``path``: ``(fd, created)``.
+def _open_locked(root: Path, path: Path, *, shared: bool = False, option: str = "--out") -> tuple[int, bool]:
+    """Open (creating it when missing) and lock ``path`` (exclusive, or ``shared``): ``(fd, created)``.
 
     Raises:
         RunDirLocked, ForeignLockFile, OSError: as :func:`run_lock`.
@@ -151,16 +251,16 @@ def _open_locked(root: Path, path: Path) -> tuple[int, bool]:
             fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
-            raise ForeignLockFile(path, "is not a regular file") from None
+            raise ForeignLockFile(path, "is not a regular file", option) from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ForeignLockFile(path, "is not a regular file")
+            raise ForeignLockFile(path, "is not a regular file", option)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise RunDirLocked(root, _holder(fd)) from None
+                raise RunDirLocked(root, _holder(fd), option) from None
             raise
     except BaseException:
         os.close(fd)
@@ -178,4 +278,4 @@ def _still_at(path: Path, fd: int) -> bool:
     return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
-__all__ = ["LOCK_NAME", "ForeignLockFile", "RunDirLocked", "run_lock"]
+__all__ = ["LOCK_NAME", "ForeignLockFile", "LockHold", "RunDirLocked", "hold_lock", "run_lock"]

@@ -26,6 +26,8 @@ symlink is replaced rather than written through.
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import re
@@ -34,6 +36,7 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME, MANIFEST_VERSION, Manifest, read_manifest
@@ -45,6 +48,16 @@ from mcpgym.kernel.shorten import short_text
 
 MARKER_NAME = ".mcpgym-run"
 """The marker file that proves a directory is an mcpgym run directory (written first)."""
+
+KIND_RUN = "run"
+"""The marker's ``kind`` of a run directory of ``mcpgym run``."""
+KIND_PROXY = "proxy"
+"""The marker's ``kind`` of a record directory of ``mcpgym proxy --record`` / ``mcpgym run --proxy``."""
+PROXY_CATALOG = "catalog.json"
+"""The proxy's catalog in its record directory: mcpgym's only while its SHA-256 is the
+``catalog_sha256`` of the directory's marker (what mcpgym last wrote there)."""
+SERVER_LOG_HEADER = "# mcpgym server log: the output of the server mcpgym run started\n"
+"""The first line mcpgym writes into a run's ``server.log`` (before the server's output)."""
 
 EXPORT_FILE_NAMES: dict[str, str] = {"atif": "trajectories.atif.jsonl"}
 """Export format -> the file ``mcpgym export`` writes into the run directory when no ``--out``
@@ -69,6 +82,7 @@ in a proven run directory, may delete)."""
 OWN_FILE_HEADERS = {
     "report.md": "# mcpgym run report\n",
     "report.html": '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+    "server.log": SERVER_LOG_HEADER,
 }
 """What mcpgym writes first into these run files: one that does not start so (edited by hand,
 or the user's own under that name) is not mcpgym's, so ``--force`` leaves it in the way, as
@@ -136,20 +150,23 @@ def new_run_id() -> str:
     return secrets.token_hex(16)
 
 
-def write_marker(run_dir: str | Path, run_id: str | None = None, *, replace: bool = False) -> str:
+def write_marker(run_dir: str | Path, run_id: str | None = None, *, replace: bool = False, kind: str = KIND_RUN) -> str:
     """Write the marker of ``run_dir`` (the directory must exist) and return its run id.
 
     Args:
         run_id: the id to record (default: :func:`new_run_id`).
         replace: replace an existing marker (``--force`` starts a new run in a proven
             directory); otherwise the file is created exclusively.
+        kind: what the directory is, :data:`KIND_RUN` (``mcpgym run``) or :data:`KIND_PROXY`
+            (``mcpgym proxy --record``), recorded as the marker's ``kind``.
 
     Raises:
         FileExistsError: without ``replace`` when a marker (or anything of that name) exists.
         OSError: when it cannot be written.
     """
     run_id = run_id or new_run_id()
-    data = json.dumps({"mcpgym_run": 1, "run_id": run_id, "created_at": datetime.now(UTC).isoformat()}) + "\n"
+    fields = {"mcpgym_run": 1, "run_id": run_id, "kind": kind, "created_at": datetime.now(UTC).isoformat()}
+    data = json.dumps(fields) + "\n"
     path = Path(run_dir) / MARKER_NAME
     if replace:
         _atomic_write(path, data)
@@ -165,6 +182,13 @@ def write_marker(run_dir: str | Path, run_id: str | None = None, *, replace: boo
 def read_marker(run_dir: str | Path) -> str | None:
     """The run id in ``run_dir``'s marker, or None when there is no marker or it is not
     mcpgym's (not a regular file, not the JSON mcpgym writes, no well-formed run id)."""
+    data = read_marker_fields(run_dir)
+    return None if data is None else data["run_id"]
+
+
+def read_marker_fields(run_dir: str | Path) -> dict[str, Any] | None:
+    """Everything ``run_dir``'s marker holds (``run_id``, ``kind``, ``created_at``, and in a
+    proxy record directory ``catalog_sha256``), or None as :func:`read_marker`."""
     path = Path(run_dir) / MARKER_NAME
     if path.is_symlink() or not path.is_file():
         return None
@@ -175,7 +199,57 @@ def read_marker(run_dir: str | Path) -> str | None:
     if not isinstance(data, dict) or data.get("mcpgym_run") != 1:
         return None
     run_id = data.get("run_id")
-    return run_id if isinstance(run_id, str) and _RUN_ID.match(run_id) else None
+    return data if isinstance(run_id, str) and _RUN_ID.match(run_id) else None
+
+
+def update_marker(run_dir: str | Path, **fields: Any) -> None:
+    """Set ``fields`` in ``run_dir``'s marker (which must be mcpgym's), keeping the rest;
+    through a temporary file and ``os.replace``. Call it holding the directory's lock (and,
+    in a shared record directory, the write turn).
+
+    Raises:
+        RunDirectoryError: the directory has no marker of mcpgym's.
+        OSError: when it cannot be written.
+    """
+    data = read_marker_fields(run_dir)
+    if data is None:
+        raise RunDirectoryError(f"{run_dir}: its {MARKER_NAME} marker is gone or not mcpgym's")
+    _atomic_write(Path(run_dir) / MARKER_NAME, json.dumps({**data, **fields}) + "\n")
+
+
+def directory_kind(run_dir: str | Path) -> str | None:
+    """What a directory with mcpgym's marker is: its marker's ``kind``; for a marker written
+    before markers carried one, :data:`KIND_PROXY` when it holds a proxy's files
+    (``catalog.json``, or ``trajectories.jsonl`` without a ``manifest.json``), else
+    :data:`KIND_RUN`. None without a marker of mcpgym's."""
+    data = read_marker_fields(run_dir)
+    if data is None:
+        return None
+    kind = data.get("kind")
+    if kind in (KIND_RUN, KIND_PROXY):
+        return str(kind)
+    root = Path(run_dir)
+    has = [n for n in (PROXY_CATALOG, "trajectories.jsonl", MANIFEST_NAME) if (root / n).exists()]
+    if PROXY_CATALOG in has or ("trajectories.jsonl" in has and MANIFEST_NAME not in has):
+        return KIND_PROXY
+    return KIND_RUN
+
+
+def _kind_refusal(root: Path, found: str, option: str) -> ForeignContentError:
+    if found == KIND_PROXY:
+        return ForeignContentError(
+            root,
+            "is a record directory of mcpgym proxy (proxy sessions, recorded by mcpgym proxy --record "
+            "or mcpgym run --proxy), not a run of mcpgym run",
+            [],
+            f"Continue it with mcpgym proxy --record {root} --resume, or choose another {option}.",
+        )
+    return ForeignContentError(
+        root,
+        "is a run directory of mcpgym run, not a record directory of mcpgym proxy",
+        [],
+        f"Choose another {option} (mcpgym proxy never records into a run).",
+    )
 
 
 def _is_plain_file(path: Path) -> bool:
@@ -185,23 +259,123 @@ def _is_plain_file(path: Path) -> bool:
         return False
 
 
+_TMP_HEADERS = {
+    f".{MANIFEST_NAME}.tmp": '{\n  "manifest_version": ',
+    ".scores.json.tmp": '{\n  "agents": ',
+}
+"""What the temporary file of an interrupted manifest / scores write starts with (or it is empty)."""
+
+
+def _starts_with(path: Path, header: str) -> bool:
+    want = header.encode("utf-8")
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(want)) == want
+    except OSError:
+        return False
+
+
+def _starts_with_bytes(path: Path, heads: tuple[bytes, ...]) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(8).startswith(heads)
+    except OSError:
+        return False
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.lstat().st_size == 0
+    except OSError:
+        return False
+
+
+def trajectories_are_ours(path: Path) -> bool:
+    """Whether ``path`` (``trajectories.jsonl`` or ``.jsonl.zst``) holds only mcpgym's records:
+    empty, or every line an mcpgym trajectory record (a torn last line, a write cut short,
+    tolerated after a whole one)."""
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError, iter_trajectories
+
+    if _empty(path):
+        return True
+    try:
+        return sum(1 for _ in iter_trajectories(path, tolerate_truncated_tail=True, states=False)) > 0
+    except (TrajectoryFileError, OSError, ValueError):
+        return False
+
+
+def scores_are_ours(path: Path) -> bool:
+    """Whether ``path`` parses as mcpgym's ``scores.json`` (an object with ``agents``, valid as
+    :class:`mcpgym.evaluation.records.scores.Scoreboard`)."""
+    from mcpgym.evaluation.records.scores import Scoreboard
+
+    try:
+        data = json.loads(read_input_text(path, what="scores", limit=1 << 28))
+        return isinstance(data, dict) and "agents" in data and bool(Scoreboard.model_validate(data) or True)
+    except (InputFileError, ValueError):
+        return False
+
+
+def catalog_is_ours(run_dir: Path) -> bool:
+    """Whether ``run_dir``'s ``catalog.json`` is byte for byte what mcpgym last wrote there
+    (its SHA-256 is the marker's ``catalog_sha256``): a catalog edited by hand, or one of a
+    marker that records no digest, is the user's."""
+    marker = read_marker_fields(run_dir) or {}
+    want = marker.get("catalog_sha256")
+    path = run_dir / PROXY_CATALOG
+    if not isinstance(want, str) or not _is_plain_file(path):
+        return False
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == want
+    except OSError:
+        return False
+
+
+def snapshot_is_ours(path: Path) -> bool:
+    """Whether a file of ``snapshots/`` is mcpgym's: a snapshot whose name is the SHA-256 prefix
+    of its canonical JSON (``.json.zst``: once decompressed), or the temporary file of one being
+    written (empty, or starting as a snapshot or a zstd frame starts)."""
+    from mcpgym.evaluation.records.compressed import ZSTD_MAGIC, read_text
+    from mcpgym.kernel.input_files import MAX_CONFIG_BYTES
+
+    if path.name.startswith(".tmp-"):
+        return _empty(path) or _starts_with_bytes(path, (b"{", ZSTD_MAGIC))
+    try:
+        text, torn = read_text(path, what="snapshot file", limit=MAX_CONFIG_BYTES)
+        data = None if torn else json.loads(text)
+    except Exception:  # noqa: BLE001 - anything unreadable is not a snapshot of mcpgym's
+        return False
+    from mcpgym.evaluation.records.snapshots import snapshot_name
+
+    return isinstance(data, dict) and snapshot_name(data) == f"{SNAPSHOT_DIR}/{path.name.removesuffix('.zst')}"
+
+
 def _content_is_ours(path: Path) -> bool:
-    """Whether a run file named as mcpgym's holds what mcpgym writes there: a report starts
-    with its header (:data:`OWN_FILE_HEADERS`), an export is one :func:`write_atif` wrote;
-    other names are taken by name."""
-    header = OWN_FILE_HEADERS.get(path.name)
+    """Whether a file named as mcpgym's holds what mcpgym writes there (the proof each file
+    of a run or record directory needs before ``--force`` deletes it): a report or
+    ``server.log`` starts with its header (:data:`OWN_FILE_HEADERS`), an export is one
+    :func:`write_atif` wrote, the trajectories are mcpgym's records
+    (:func:`trajectories_are_ours`), ``scores.json`` is mcpgym's scores document
+    (:func:`scores_are_ours`), the proxy's ``catalog.json`` is what mcpgym last wrote
+    (:func:`catalog_is_ours`), a temporary file starts as its document does; the manifest
+    is proved by :func:`check_manifest`."""
+    name = path.name
+    header = OWN_FILE_HEADERS.get(name)
     if header is not None:
-        want = header.encode("utf-8")
-        try:
-            with path.open("rb") as fh:
-                return fh.read(len(want)) == want
-        except OSError:
-            return False
-    if path.name in EXPORT_FILE_NAMES.values():
+        return _starts_with(path, header)
+    if name in EXPORT_FILE_NAMES.values():
         from mcpgym.evaluation.formats.atif import written_by_export
 
         return written_by_export(path)
-    return True
+    if name in ("trajectories.jsonl", "trajectories.jsonl.zst"):
+        return trajectories_are_ours(path)
+    if name == "scores.json":
+        return scores_are_ours(path)
+    if name == PROXY_CATALOG:
+        return catalog_is_ours(path.parent)
+    if name in _TMP_HEADERS:
+        return _empty(path) or _starts_with(path, _TMP_HEADERS[name])
+    return name == MANIFEST_NAME
 
 
 def own_entries(run_dir: Path, extra_names: tuple[str, ...] = ()) -> tuple[list[Path], list[str]]:
@@ -227,7 +401,7 @@ def own_entries(run_dir: Path, extra_names: tuple[str, ...] = ()) -> tuple[list[
             ours.append(child)
         elif name == SNAPSHOT_DIR and child.is_dir() and not child.is_symlink():
             for snap in sorted(child.iterdir()):
-                if SNAPSHOT_FILE.match(snap.name) and _is_plain_file(snap):
+                if SNAPSHOT_FILE.match(snap.name) and _is_plain_file(snap) and snapshot_is_ours(snap):
                     ours.append(snap)
                 else:
                     foreign.append(f"{SNAPSHOT_DIR}/{snap.name}{'/' if snap.is_dir() else ''}")
@@ -248,7 +422,7 @@ def _listing(run_dir: Path) -> list[str]:
 def check_manifest(run_dir: Path, run_id: str | None, flags: DirFlags = RUN_FLAGS) -> Manifest | None:
     """The manifest of ``run_dir`` when it parses as mcpgym's, of a version this mcpgym reads,
     and (given ``run_id``) of that run; None when there is none. ``flags`` name the
-    command's options, for the advice in the messages.
+    command's options, for the advice in the messages (:class:`DirFlags`).
 
     Raises:
         ForeignContentError: a manifest that is not valid, of another version, or of
@@ -291,12 +465,18 @@ def check_manifest(run_dir: Path, run_id: str | None, flags: DirFlags = RUN_FLAG
 
 
 def claim_new_run(
-    run_dir: str | Path, *, force: bool, extra_names: tuple[str, ...] = (), flags: DirFlags = RUN_FLAGS
+    run_dir: str | Path,
+    *,
+    force: bool,
+    extra_names: tuple[str, ...] = (),
+    flags: DirFlags = RUN_FLAGS,
+    kind: str = KIND_RUN,
 ) -> str:
     """Make ``run_dir`` (existing; its lock held) ready for a new run and return the run id.
 
     An empty directory (or one holding only mcpgym's lock) gets a fresh marker. A proven run
-    directory (:func:`read_marker`, :func:`check_manifest`) holding only mcpgym's entries is
+    directory (:func:`read_marker`, :func:`check_manifest`; without a manifest a run directory
+    may hold only what a run writes before it, its ``server.log``) holding only mcpgym's entries is
     emptied of them when it holds no episode record (a run that failed before its first
     episode) or when ``force`` is given, and gets a new marker. Anything else is refused
     before anything is deleted.
@@ -304,15 +484,19 @@ def claim_new_run(
     Args:
         extra_names: file names that are mcpgym's here besides the run files (:func:`own_entries`).
         flags: the command's options, named in the advice (:class:`DirFlags`).
+        kind: what the claimer makes of it (:data:`KIND_RUN`, :data:`KIND_PROXY`): a
+            directory of the other kind is refused (:func:`directory_kind`).
 
     Raises:
-        ForeignContentError: the directory is not proven mcpgym's, holds entries mcpgym did not
-            write, or holds a run's episodes without ``force``.
+        ForeignContentError: the directory is not proven mcpgym's, is of the other kind, holds
+            entries mcpgym did not write (a file named like mcpgym's whose content is not what
+            mcpgym writes there among them, see :func:`_content_is_ours`), or holds a run's
+            episodes without ``force``.
     """
     root = Path(run_dir)
     listing = _listing(root)
     if not listing:
-        return write_marker(root)
+        return write_marker(root, kind=kind)
     run_id = read_marker(root)
     if run_id is None:
         raise ForeignContentError(
@@ -321,32 +505,40 @@ def claim_new_run(
             listing,
             f"mcpgym deletes only what it can prove it wrote: choose another {flags.option}, or move these away yourself.",
         )
-    check_manifest(root, run_id, flags)
-    ours, foreign = own_entries(root, extra_names)
-    if foreign:
-        raise ForeignContentError(
-            root,
-            "holds entries mcpgym did not write",
-            foreign,
-            f"Choose another {flags.option}, or move these away yourself.",
-        )
-    has_records = any(
-        _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip())
+    found = directory_kind(root)
+    if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
+        raise _kind_refusal(root, found, flags.option)
+    manifest = check_manifest(root, run_id, flags)
+    has_records = not force and any(  # (with force, own_entries proves them)
+        _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip()) and trajectories_are_ours(traj)
         for traj in (root / "trajectories.jsonl", root / "trajectories.jsonl.zst")
     )
-    if has_records and not force:
+    if has_records:
         raise ForeignContentError(
             root,
             "is not empty: it holds a run with recorded episodes",
             [],
             flags.occupied_advice(),
         )
+    ours, foreign = own_entries(root, extra_names)
+    if kind == KIND_RUN and manifest is None:  # before its manifest a run writes only its server's log
+        early = {"server.log", f".{MANIFEST_NAME}.tmp"}
+        foreign += [p.relative_to(root).as_posix() for p in ours if p.name not in early]
+        ours = [p for p in ours if p.name in early]
+    if foreign:
+        raise ForeignContentError(
+            root,
+            "holds entries mcpgym did not write (a file under one of mcpgym's names counts only "
+            "when it holds what mcpgym writes there)",
+            foreign,
+            f"Choose another {flags.option}, or move these away yourself.",
+        )
     for path in ours:
         path.unlink(missing_ok=True)
     snaps = root / SNAPSHOT_DIR
     if snaps.is_dir() and not snaps.is_symlink() and not any(snaps.iterdir()):
         snaps.rmdir()
-    return write_marker(root, replace=True)
+    return write_marker(root, replace=True, kind=kind)
 
 
 def _head(path: Path) -> bytes:
@@ -381,23 +573,31 @@ def check_unmarked_manifest(run_dir: str | Path, manifest: Manifest) -> None:
         )
 
 
-def claim_for_resume(run_dir: str | Path, flags: DirFlags = RUN_FLAGS) -> tuple[str, Manifest | None]:
+def claim_for_resume(
+    run_dir: str | Path, flags: DirFlags = RUN_FLAGS, kind: str = KIND_RUN
+) -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
 
     A proven run directory (marker, matching manifest of a version this mcpgym reads) is
     resumed. A run written before markers existed is resumed when its manifest parses as
     mcpgym's (the marker is then written, with a new run id). An empty directory starts a run.
-    ``flags`` name the command's options, for the messages.
+    ``flags`` name the command's options (:class:`DirFlags`), for the messages;
+    ``kind`` is what the claimer continues (:data:`KIND_RUN`, :data:`KIND_PROXY`): a directory
+    of the other kind is refused (:func:`directory_kind`).
 
     Raises:
-        ForeignContentError: a directory that is neither, or a manifest of an unknown version.
+        ForeignContentError: a directory that is neither, of the other kind, or a manifest of
+            an unknown version.
     """
     root = Path(run_dir)
     listing = _listing(root)
     if not listing:
-        return write_marker(root), None
+        return write_marker(root, kind=kind), None
     run_id = read_marker(root)
+    found = directory_kind(root)
+    if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
+        raise _kind_refusal(root, found, flags.option)
     manifest = check_manifest(root, run_id, flags)
     if run_id is None:
         if manifest is None:
@@ -413,8 +613,27 @@ def claim_for_resume(run_dir: str | Path, flags: DirFlags = RUN_FLAGS) -> tuple[
                 root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], f"Choose another {flags.option}."
             )
         run_id = manifest.run_id
-        run_id = write_marker(root, run_id if run_id and _RUN_ID.match(run_id) else None)
+        run_id = write_marker(root, run_id if run_id and _RUN_ID.match(run_id) else None, kind=kind)
     return run_id, manifest
+
+
+def dir_path_problem(folder: Path, option: str, exc: OSError | None = None) -> str | None:
+    """One line naming ``folder`` and what is wrong with it as a directory to write into (given
+    by ``option``): a dangling symlink, a file, a path through a file, or the error ``exc``
+    raised while creating it or a file in it; None when nothing is known to be wrong."""
+    if folder.is_symlink() and not folder.exists():
+        return f"{option} {folder} is a symlink to {os.readlink(folder)}, which does not exist: give a directory"
+    if folder.exists() and not folder.is_dir():
+        return f"{option} {folder} is a file, not a directory: give a directory"
+    if exc is None:
+        return None
+    if exc.errno == errno.ENOTDIR:
+        return f"{option} {folder}: a part of that path is a file, not a directory, so it cannot be created"
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+    what = exc.strerror or type(exc).__name__
+    if folder.is_dir():
+        return f"{option} {folder}: mcpgym cannot create its files in that directory: {what}{where}"
+    return f"{option} {folder} cannot be created as a directory: {what}{where}"
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -462,6 +681,10 @@ def check_own_file(path: str | Path, header: str) -> None:
 __all__ = [
     "RUN_FLAGS",
     "DirFlags",
+    "KIND_PROXY",
+    "KIND_RUN",
+    "PROXY_CATALOG",
+    "SERVER_LOG_HEADER",
     "EXPORT_FILE_NAMES",
     "OWN_FILE_HEADERS",
     "MARKER_NAME",
@@ -473,6 +696,14 @@ __all__ = [
     "check_own_file",
     "claim_for_resume",
     "claim_new_run",
+    "catalog_is_ours",
+    "dir_path_problem",
+    "directory_kind",
+    "read_marker_fields",
+    "scores_are_ours",
+    "snapshot_is_ours",
+    "trajectories_are_ours",
+    "update_marker",
     "looks_like_ours",
     "new_run_id",
     "own_entries",

@@ -109,14 +109,19 @@ class _Log:
         self._closed = False
 
     def attach(self, path: Path) -> None:
-        """Append what was buffered to ``path`` and write there from now on.
+        """Append what was buffered to ``path`` and write there from now on; a new (or empty)
+        file first gets mcpgym's header line (:data:`mcpgym.evaluation.run.run_owner.SERVER_LOG_HEADER`).
 
         Raises:
             OSError: ``path`` cannot be opened for appending.
         """
+        from mcpgym.evaluation.run.run_owner import SERVER_LOG_HEADER
+
         path.parent.mkdir(parents=True, exist_ok=True)
         f = path.open("ab")
         with self._lock:
+            if f.tell() == 0:  # mcpgym's first line: the proof --force needs to delete the log
+                f.write(SERVER_LOG_HEADER.encode("utf-8"))
             f.write(b"".join(self._buffer))
             f.flush()
             self._buffer.clear()

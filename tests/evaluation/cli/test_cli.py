@@ -296,7 +296,7 @@ ERRORS = [
     (["run", "--trials", "0"], "--trials"),
     (
         ["run", "--out", "/proc/nope/run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1"],
-        "cannot write the run directory /proc/nope/run",
+        "--out /proc/nope/run cannot be created as a directory: No such file or directory",
     ),
     (["run", "--faults", "no_such_profile.toml"], "no_such_profile.toml"),
     (["run", "--tools", "bogus"], "bogus"),

@@ -109,10 +109,11 @@ async def test_a_directory_the_proxy_made_is_continued_with_resume_and_started_o
     assert [t["episode_id"] for t in recorded(rec)][0] == first["episode_id"] and len(recorded(rec)) == 2
 
     (rec / "notes.txt").write_text("mine\n")  # a file of the user's in mcpgym's directory
-    before = snapshot(rec)
-    assert "in the way: notes.txt" in refused("--record", str(rec), "--force")
+    before = snapshot(rec)  # and the catalog edited by hand: the user's too (docs/proxy.md)
+    assert "in the way: catalog.json, notes.txt" in refused("--record", str(rec), "--force")
     assert snapshot(rec) == before
     (rec / "notes.txt").unlink()
+    (rec / "catalog.json").unlink()
     assert proxy("--record", str(rec), "--force").returncode == 0
     (only,) = recorded(rec)
     assert only["episode_id"] != first["episode_id"] and json.loads((rec / "catalog.json").read_text())
@@ -229,11 +230,12 @@ def test_run_proxy_names_the_flags_the_user_typed(tmp_path):
 
 def test_a_session_ending_in_a_directory_that_stopped_being_mcpgyms_writes_nothing(tmp_path):
     from mcpgym.evaluation.proxy.classify import ToolClassifier
-    from mcpgym.evaluation.proxy.record import RecordDirError, prepare_record_dir, record_session
+    from mcpgym.evaluation.proxy.record import RecordDirError, hold_record_dir, record_session
     from mcpgym.evaluation.records.trajectory import Trajectory
 
     rec, traj, classifier = tmp_path / "rec", Trajectory(episode_id="e", agent="a"), ToolClassifier(None)
-    prepare_record_dir(rec)
+    with hold_record_dir(rec):
+        pass
     (rec / MARKER_NAME).unlink()  # the user emptied it during the session and put a file of theirs there
     (rec / "catalog.json").write_text("mine\n")
     before = snapshot(rec)

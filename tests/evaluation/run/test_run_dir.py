@@ -29,7 +29,7 @@ from mcpgym.evaluation.records.snapshots import apply_diff, state_diff
 from mcpgym.evaluation.records.trajectory import read_trajectories, write_trajectories
 from mcpgym.evaluation.run.run_dir import DuplicateRecordWarning, compute_scores, load_run, prepare_out_dir, rescore
 from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, run_lock
-from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
+from mcpgym.evaluation.run.run_owner import MARKER_NAME, SERVER_LOG_HEADER, read_marker
 from mcpgym.evaluation.run.runner import AgentEntry, RunConfig, RunError, run_evaluation
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.evaluation.tasks import get_task
@@ -140,8 +140,8 @@ def test_the_lock_file_is_removed_when_ours_and_never_granted_twice(tmp_path: Pa
 
     real_open, opened = lock_module._open_locked, []
 
-    def open_a_removed_file_first(root: Path, at: Path) -> tuple[int, bool]:
-        fd, created = real_open(root, at)
+    def open_a_removed_file_first(root: Path, at: Path, **how: object) -> tuple[int, bool]:
+        fd, created = real_open(root, at, **how)
         if not opened:  # what a writer holds when the holder before it unlinked the file
             at.unlink()
         opened.append(fd)
@@ -232,7 +232,7 @@ def test_a_failed_start_leaves_the_directory_reusable(tmp_path: Path) -> None:
     for name, text in (
         ("manifest.json", json.dumps({"manifest_version": 1, "run_id": run_id})),
         ("scores.json", '{"agents": {}}'),
-        ("server.log", "boom\n"),
+        ("server.log", SERVER_LOG_HEADER + "boom\n"),
         ("trajectories.jsonl", ""),
     ):
         (out / name).write_text(text)

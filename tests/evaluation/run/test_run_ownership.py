@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.run.run_lock import LOCK_NAME
-from mcpgym.evaluation.run.run_owner import MARKER_NAME, read_marker
+from mcpgym.evaluation.run.run_owner import MARKER_NAME, SERVER_LOG_HEADER, read_marker, write_marker
 from mcpgym.evaluation.tasks import load_tasks
 
 TASK = load_tasks("smoke")[0].id
@@ -197,6 +197,57 @@ def test_force_needs_the_same_proof_and_deletes_only_its_own_files(tmp_path: Pat
             "trajectories.jsonl.zst",
         ]
     )
+
+
+def test_force_deletes_a_file_by_its_name_only_with_a_proof_of_its_content(tmp_path: Path, server: list[str]) -> None:
+    """Each run file ``--force`` deletes needs a proof it holds what mcpgym wrote there: a
+    ``scores.json`` that parses as mcpgym's scores, a ``server.log`` starting with mcpgym's first
+    line, trajectory records, a snapshot whose name is its content's hash, a temporary file
+    starting as its document does (docs/guarantees.md). A user's file under any of those names
+    is in the way: refused, named, nothing deleted."""
+    out = tmp_path / "run"
+    real_run(out, server)
+    snap = sorted((out / "snapshots").iterdir())[0].relative_to(out).as_posix()
+    for rel, mine in (
+        ("scores.json", '{"mine": 1}\n'),
+        ("scores.json", '{"agents": {"me": "not scores"}}\n'),
+        ("server.log", "my own log\n"),
+        ("trajectories.jsonl.zst", "keep\n"),
+        ("trajectories.jsonl", '{"a": 1}\n'),
+        (".scores.json.tmp", "my notes\n"),
+        (snap, "{}"),
+    ):
+        path = out / rel
+        kept = path.read_bytes() if path.exists() else None
+        path.write_text(mine)
+        before = tree_hash(out, skip=frozenset({LOCK_NAME}))
+        msg = refused(out, "--force")
+        assert f"in the way: {rel}" in msg, (rel, msg)
+        assert tree_hash(out, skip=frozenset({LOCK_NAME})) == before
+        if kept is None:
+            path.unlink()
+        else:
+            path.write_bytes(kept)
+    (out / "server.log").write_text(SERVER_LOG_HEADER + "boom\n")  # what mcpgym writes: deleted
+    (out / ".scores.json.tmp").write_text('{\n  "agents": {')  # an interrupted write of scores
+    real_run(out, server, "--force")
+    assert not (out / "server.log").exists() and not (out / ".scores.json.tmp").exists()
+
+
+def test_a_run_marker_without_a_manifest_proves_only_a_server_log(tmp_path: Path) -> None:
+    """A marker alone (copied, or of a run that failed before its manifest) lets ``--force``
+    delete only what a run writes before its manifest: its ``server.log``. Run files that pass
+    their content proof, a ``scores.json`` mcpgym could have written among them, are in the way."""
+    out = tmp_path / "out"
+    out.mkdir()
+    write_marker(out)
+    write_files(out, {"scores.json": '{"agents": {}}\n', "server.log": SERVER_LOG_HEADER})
+    before = tree_hash(out)
+    assert "in the way: scores.json" in refused(out, "--force")
+    assert tree_hash(out) == before
+    (out / "scores.json").unlink()
+    code, text = run_cli(*RUN, *UNREACHABLE, "--out", str(out), "--force")  # claimed, then the server fails
+    assert "in the way" not in text and not (out / "server.log").exists(), text
 
 
 def test_resume_refuses_an_unknown_manifest_version_naming_the_one_it_reads(tmp_path: Path, server: list[str]) -> None:

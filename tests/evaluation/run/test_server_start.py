@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from mcpgym.evaluation.run.run_owner import SERVER_LOG_HEADER
 from mcpgym.evaluation.run.server_process import READY_PREFIX, start_server
 
 
@@ -14,7 +15,8 @@ def test_an_early_server_buffers_its_output_until_adopted_and_serves(tmp_path):
     handle = start.ready(log)
     try:
         assert handle.spawned and handle.url.startswith("http://127.0.0.1:")
-        assert log.read_text(encoding="utf-8").startswith(READY_PREFIX)  # the buffered ready line
+        # mcpgym's header line (the proof run --force needs to delete it), then the buffered ready line
+        assert log.read_text(encoding="utf-8").startswith(SERVER_LOG_HEADER + READY_PREFIX)
         r = httpx.get(f"{handle.url}/control/episodes", headers={"Authorization": f"Bearer {handle.token}"}, timeout=10)
         assert r.status_code == 200
         start.cancel()  # adopted: the handle owns the process, cancel leaves it running
