@@ -34,6 +34,7 @@ from mcpgym.kernel.fault_kinds import CALL_FAULT_KINDS, FAULT_KINDS, FAULTS, Fau
 from mcpgym.kernel.input_files import InputFileError, load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.rng import stable_uniform
 from mcpgym.kernel.shorten import short, short_text
+from mcpgym.kernel.validation_text import json_type, validation_line
 
 APPLIES_TO: dict[str, frozenset[str]] = {kind: facts.hits for kind, facts in FAULTS.items()}
 """Which tool kinds each fault kind can hit (``unavailable`` also needs a declared alternative);
@@ -59,7 +60,7 @@ class FaultProfileError(InputError, ValueError):
 def _check_rate(value: Any) -> float:
     """Accept an int or float in [0, 1] (not a bool, string, NaN or infinity)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"a rate must be a number in [0, 1], not a {type(value).__name__}")
+        raise ValueError(f"a rate must be a number in [0, 1], not a {json_type(value)}")
     rate = float(value)
     if math.isnan(rate) or not 0.0 <= rate <= 1.0:
         raise ValueError("a rate must be in [0, 1]")
@@ -204,27 +205,22 @@ def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
     return data
 
 
-def _describe(err: ErrorDetails, data: Any) -> str:
-    """One validation problem (an entry of pydantic's ``ValidationError.errors()``) as ``field 'a.b' = value: why``."""
-    loc = tuple(err["loc"])
-    value = err.get("input")
-    msg = str(err["msg"]).removeprefix("Value error, ")
+def _explain(err: ErrorDetails, loc: tuple[Any, ...]) -> str | None:
+    """A fault profile's own wording of a validation problem (the fault kinds or fields it
+    takes), or None for the plain one of :func:`mcpgym.kernel.validation_text.describe_error`."""
     kinds = ", ".join(FAULT_KINDS)
     if loc and loc[-1] == "[key]":
-        loc = loc[:-1]
-        key = value
-        value = _lookup(data, loc)
-        if len(loc) == 3 and loc[0] in ("apps", "tools"):
-            msg = f"unknown fault kind {short(key)}; expected one of {kinds}"
-    elif err["type"] == "extra_forbidden":
+        if len(loc) == 4 and loc[0] in ("apps", "tools"):
+            return f"unknown fault kind {short(err.get('input'))}; expected one of {kinds}"
+        return None
+    if err["type"] == "extra_forbidden":
         if len(loc) == 2 and loc[0] == "rates":
-            msg = f"unknown fault kind {short(loc[1])}; expected one of {kinds}"
-        elif len(loc) == 1:
-            msg = f"unknown field; expected one of {', '.join(FaultProfile.model_fields)}"
-    elif err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
-        msg = "an override must be a table of {kind: rate}, e.g. {timeout = 0.1}"
-    field = ".".join(str(p) for p in loc) if loc else "(top level)"
-    return f"field {short(field)} = {short(value)}: {msg}"
+            return f"unknown fault kind {short(loc[1])}; expected one of {kinds}"
+        if len(loc) == 1:
+            return f"unknown field; expected one of {', '.join(FaultProfile.model_fields)}"
+    if err["type"] == "dict_type" and len(loc) == 2 and loc[0] in ("apps", "tools"):
+        return "an override must be a table of {kind: rate}, e.g. {timeout = 0.1}"
+    return None
 
 
 def _exists(path: Path) -> bool:
@@ -235,13 +231,15 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> FaultProfile:
+def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None, *, check_apps: bool = True) -> FaultProfile:
     """Return a fault profile from a built-in name, a TOML/JSON/YAML file path, or a mapping.
 
     Args:
         spec: ``"none"`` | ``"default"`` | ``"harsh"``, a path ending in ``.toml``, ``.json``,
             ``.yaml`` or ``.yml``, a mapping of :class:`FaultProfile` fields, or a profile.
             None means ``default``.
+        check_apps: check overrides against the registered apps (:func:`check_profile`);
+            False for ``mcpgym proxy``, whose tools are an outside server's.
 
     Raises:
         FaultProfileError: for an unknown name, an unreadable file, or invalid content; the
@@ -251,7 +249,7 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
     if spec is None:
         return BUILTIN_PROFILES["default"]
     if isinstance(spec, FaultProfile):
-        return _checked(spec)
+        return _checked(spec) if check_apps else spec
     source = "<mapping>"
     if isinstance(spec, dict):
         data = spec
@@ -293,10 +291,9 @@ def load_profile(spec: str | Path | FaultProfile | dict[str, Any] | None) -> Fau
     try:
         profile = FaultProfile.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err, data) for err in exc.errors(include_url=False)]
-        raise FaultProfileError(f"{source}: invalid fault profile: " + "; ".join(problems)) from None
+        raise FaultProfileError(f"{source}: invalid fault profile: {validation_line(exc, data, _explain)}") from None
     profile._source = source
-    return _checked(profile)
+    return _checked(profile) if check_apps else profile
 
 
 def _listing(names: Any) -> str:

@@ -18,13 +18,18 @@ refused before the server exactly as an LLM agent's is: the player sees the tool
 hint), and the call is recorded as an invalid step (``step`` null, ``invalid`` true) through
 :func:`mcpgym.evaluation.agents.base.record_refused_call`, so it counts in ``invalid_calls``.
 Every call that is sent is recorded by the runner like any agent's, and the episode is scored
-the same way. A malformed command (``answer`` or ``ask`` without text, ``show`` of an unknown
-tool, a line over :data:`MAX_LINE` characters) is no call: it is answered with a hint only.
+the same way. A line over :data:`MAX_LINE` characters is not sent; unless its first word is a
+command it is an attempted call, refused (``invalid_argument``) and counted as an invalid call
+like the others. A malformed command (``answer`` or ``ask`` without text or over the limit,
+``show`` of an unknown tool) is no call: it is answered with a hint only. Whatever bytes the
+input holds, the episode goes on: bytes that are not UTF-8 are read as U+FFFD (the default
+reader reads standard input with ``surrogateescape``, so no decoding error can end the episode).
 At a terminal, Tab completes commands and tool names (the standard ``readline`` module).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import sys
@@ -50,15 +55,29 @@ COMMANDS = ("tools", "show", "ask", "answer", "help")
 """The player's commands besides tool names."""
 
 MAX_LINE = 100_000
-"""The longest input line read (characters); a longer one is refused, not sent."""
+"""The longest input line taken (characters); a longer one is not sent (a call: refused and
+counted as an invalid call)."""
 
 HELP = (
     'Commands: TOOL {"arg": value} calls a tool (TOOL alone: no arguments); tools [WORDS] lists tools '
     "(those whose name or description has every word); show TOOL prints its arguments; ask QUESTION asks "
     "the user (when the task has one); answer TEXT ends the episode with your final message; Ctrl-D leaves "
     "without an answer. A call naming no tool of the episode, or whose arguments are not a JSON object, is "
-    "refused and counted as an invalid call, as an agent's is."
+    "refused and counted as an invalid call, as an agent's is; so is a call line over 100,000 characters."
 )
+
+
+def _read_stdin(prompt: str) -> str:
+    """:func:`input`, with standard input decoded with ``surrogateescape``: a byte that is not
+    valid in its encoding becomes a lone surrogate (made U+FFFD by the caller) instead of a
+    ``UnicodeDecodeError`` that would end the episode (standard input is strict under
+    ``PYTHONIOENCODING=utf-8`` or a UTF-8 locale other than C.UTF-8). Raises ``EOFError`` at
+    the end of input."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if callable(reconfigure) and getattr(sys.stdin, "errors", None) != "surrogateescape":
+        with contextlib.suppress(ValueError, OSError):  # a detached or closed stream: input() says so
+            reconfigure(errors="surrogateescape")
+    return input(prompt)
 
 
 class HumanAgent(Agent):
@@ -66,7 +85,7 @@ class HumanAgent(Agent):
 
     Args:
         read: ``read(prompt) -> line``; raises ``EOFError`` at the end of input (default:
-            :func:`input`, with ``readline`` completion at a terminal).
+            :func:`input` decoding with ``surrogateescape``, with ``readline`` completion at a terminal).
         console: a ``rich`` console for the output (default: one on stdout).
         name: the agent's name in trajectories (default ``human``).
     """
@@ -75,7 +94,7 @@ class HumanAgent(Agent):
         from rich.console import Console
 
         self.name = name
-        self._read = read or input
+        self._read = read or _read_stdin
         self.console = console or Console(highlight=False)
 
     def describe(self) -> dict[str, Any]:
@@ -97,6 +116,9 @@ class HumanAgent(Agent):
         while True:
             try:
                 line = await anyio.to_thread.run_sync(self._read, "> ", abandon_on_cancel=True)
+            except UnicodeDecodeError:  # a reader that decodes strictly: the line is lost, not the episode
+                out.print("[red]that line is not text in the input's encoding: not read[/red]")
+                continue
             except EOFError:
                 out.print("[yellow]input ended: no final message[/yellow]")
                 return AgentResult(
@@ -110,11 +132,11 @@ class HumanAgent(Agent):
             line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
             if not line:
                 continue
-            if len(line) > MAX_LINE:
-                out.print(f"[red]that line is over {MAX_LINE} characters: not sent[/red]")
-                continue
             word, _, rest = line.partition(" ")
             rest = rest.strip()
+            if len(line) > MAX_LINE:
+                unrecorded += self._refuse_long_line(record, word, rest)
+                continue
             if word == "answer":
                 if not rest:
                     out.print("[red]answer needs your final message: answer TEXT[/red]")
@@ -166,6 +188,22 @@ class HumanAgent(Agent):
         self.console.print(f"[red]{escape(f'not sent: counted as an invalid call; {hint}')}[/red]")
         return 0 if recorded else 1
 
+    def _refuse_long_line(self, record: Callable[[Any], None] | None, word: str, rest: str) -> int:
+        """Refuse a line over :data:`MAX_LINE` characters: a command's with a hint only (0), an
+        attempted call's as an invalid call (``invalid_argument``), recorded like any refused
+        call; returns 1 when the call function could not record it, else 0."""
+        too_long = f"the line is over {MAX_LINE:,} characters, the limit: not sent"
+        if word in COMMANDS:
+            self.console.print(f"[red]{escape(too_long)}[/red]")
+            return 0
+        payload = error_payload(
+            "invalid_argument", f"{shown_name(word)}: {too_long}; send arguments of fewer characters"
+        )
+        recorded = record_refused_call(record, shown_name(word), payload, raw_arguments=raw_text(rest))
+        self._print_result(None, payload)
+        self.console.print(f"[red]{escape('not sent: counted as an invalid call')}[/red]")
+        return 0 if recorded else 1
+
     def _print_result(self, result: Any, refused: dict[str, Any] | None = None) -> None:
         """Print a call's result as the agent gets it: ``ok`` or ``error``, then the payload."""
         payload = refused if refused is not None else getattr(result, "payload", None)
@@ -203,7 +241,7 @@ class HumanAgent(Agent):
     def _complete(self, names: list[str]) -> None:
         """Tab completion of commands and tool names at a terminal (nothing otherwise); a
         completed name comes with the space before its arguments."""
-        if self._read is not input or not sys.stdin.isatty():
+        if self._read is not _read_stdin or not sys.stdin.isatty():
             return
         try:
             import readline

@@ -19,7 +19,8 @@ def cat(
 
     A run directory's trajectories.jsonl.zst holds one zstd frame per line; this prints them
     decompressed, exactly as written (compact lines keep their snapshot references). A plain
-    trajectories.jsonl (an older run) is printed as it is. Every line is checked first: a file
+    trajectories.jsonl (an older run) is printed as it is, without blank lines. Every line is
+    checked first: a file
     that is not trajectory lines (any other file, another format) is refused and nothing is
     printed. A torn last frame or line (a killed run) is left out and said on stderr; exit 2
     for a missing file or one that is not trajectory lines.
@@ -42,6 +43,13 @@ def cat(
     try:
         records, torn_line = check_trajectory_text(file, text)
     except TrajectoryFileError as exc:
+        whole = _one_json_document(text)
+        if whole is not None:
+            raise InputError(
+                f"{file} is not a JSONL trajectory file: it holds one JSON {whole} over several lines "
+                "(pretty-printed JSON, such as a run's scores.json), where mcpgym cat reads one trajectory "
+                "record per line; nothing was printed"
+            ) from None
         raise InputError(
             f"{exc}. Not a trajectories file: mcpgym cat prints the trajectory lines mcpgym writes (a run "
             "directory's trajectories.jsonl.zst, or JSON Lines of trajectory records); nothing was printed "
@@ -49,7 +57,7 @@ def cat(
         ) from None
     if torn_line:  # a plain file's last line cut short: left out, as a torn last frame is
         text = text[: text.rfind("\n") + 1]
-    sys.stdout.write(text)
+    sys.stdout.write(_without_blank_lines(text))
     sys.stdout.flush()
     if torn:
         typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
@@ -57,6 +65,31 @@ def cat(
         typer.secho(f"{file}: the last line is torn (a write cut short); left out", err=True, fg="yellow")
     if not records:
         typer.secho(f"{file}: holds no trajectory lines", err=True, fg="yellow")
+
+
+def _one_json_document(text: str) -> str | None:
+    """The JSON type name of ``text`` when it is one JSON document spread over several lines
+    (not JSON Lines), else None."""
+    import json
+
+    from mcpgym.kernel.validation_text import json_type
+
+    if sum(1 for line in text.split("\n") if line.strip()) < 2:
+        return None
+    try:
+        return json_type(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _without_blank_lines(text: str) -> str:
+    """``text`` without its blank lines (a trajectory file's blank lines hold no record; jq
+    and friends read one record per line). Lines are split at ``\n`` only: a record may hold
+    U+2028 and other separators inside its strings."""
+    parts = text.split("\n")
+    last = parts.pop()
+    kept = "".join(f"{line}\n" for line in parts if line.strip())
+    return kept + (last if last.strip() else "")
 
 
 __all__ = ["cat"]

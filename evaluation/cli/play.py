@@ -15,7 +15,11 @@ import typer
 
 from mcpgym.evaluation.cli.common import finite_number
 from mcpgym.evaluation.cli.style import message as error_text
+from mcpgym.evaluation.run.run_owner import DirFlags
 from mcpgym.kernel.exceptions import UnknownName
+
+PLAY_FLAGS = DirFlags(command="mcpgym play", option="--out", resume=None, force="--force")
+"""``mcpgym play``'s directory options, for the refusals of its --out: it has no --resume."""
 
 
 def play(
@@ -28,12 +32,17 @@ def play(
     timeout: float = typer.Option(
         3600.0, min=10.0, parser=finite_number(10.0, None), metavar="SECONDS", help="Wall seconds per episode."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the run files of a non-empty --out."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace the run files of an --out that holds an earlier mcpgym run (an --out holding "
+        "files mcpgym did not write is refused, and nothing in it is deleted).",
+    ),
 ) -> None:
     """Play a task as the agent: read the instruction, call tools as TOOL {json}, answer TEXT.
 
-    The episode is recorded in --out (trajectories.jsonl, scores.json, report.md, report.html)
-    and scored like any agent's; type help during play for the commands.
+    The episode is recorded in --out (trajectories.jsonl.zst, scores.json, manifest.json,
+    report.md, report.html) and scored like any agent's; type help during play for the commands.
     """
     from mcpgym.evaluation import tasks as registry
     from mcpgym.evaluation.agents.human import HumanAgent
@@ -61,7 +70,7 @@ def play(
         progress=False,
         force=force,
     )
-    result = run_evaluation([task], [AgentEntry(human.name, human)], settings)
+    result = run_evaluation([task], [AgentEntry(human.name, human)], settings, flags=PLAY_FLAGS)
     if result.failures:
         for label, message in result.failures:
             typer.secho(f"{label}: {message}", fg=typer.colors.RED, err=True)
@@ -83,4 +92,4 @@ def play(
     typer.echo(f"trajectory: {trajectories_file(result.out)}\nreport: {result.out / 'report.html'}")
 
 
-__all__ = ["play"]
+__all__ = ["PLAY_FLAGS", "play"]

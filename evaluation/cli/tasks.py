@@ -40,7 +40,7 @@ def tasks(
     By default the built-in ``core`` suite and every app bundle's own tasks (source: the
     suite, or the file); ``--suite S`` one suite; ``--tasks FILE`` a file's. JSON rows also
     carry ``oracle_apps`` (the apps whose tools the oracle calls), ``oracle_calls`` (the calls
-    of its gold run; None for the generated ``full`` suite) and ``needs_user`` (the oracle asks
+    of its gold run; null for the generated ``full`` suite) and ``needs_user`` (the oracle asks
     the user)."""
     from mcpgym.evaluation import tasks as registry
 

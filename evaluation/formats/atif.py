@@ -309,6 +309,12 @@ def written_by_export(path: str | Path) -> bool:
     return True
 
 
+def atif_lines(trajs: Any) -> list[str]:
+    """One ATIF document per trajectory of ``trajs``, each a JSON line ending in a newline (what
+    :func:`write_atif` writes, and ``mcpgym export --out -`` prints)."""
+    return [json.dumps(to_atif(t), ensure_ascii=False) + "\n" for t in trajs]
+
+
 def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
     """Write trajectories as ATIF, one document per line of ``out`` (JSON Lines); returns how
     many were written (``mcpgym export --format atif RUN_DIR`` passes a run's episodes).
@@ -334,7 +340,7 @@ def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
             f"{target} exists and is not an ATIF export written by mcpgym (every line an {SCHEMA_VERSION} "
             "document carrying mcpgym's record); move it away or choose another --out (nothing was overwritten)"
         )
-    lines = [json.dumps(to_atif(t), ensure_ascii=False) + "\n" for t in trajs]
+    lines = atif_lines(trajs)
     if exists:
         write_atomic(target, "".join(lines).encode("utf-8"), prefix=f".{target.name}.", suffix=".tmp")
     else:
@@ -343,4 +349,4 @@ def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
     return len(lines)
 
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "from_atif", "load", "to_atif", "write_atif", "written_by_export"]
+__all__ = ["FORMAT", "SCHEMA_VERSION", "atif_lines", "from_atif", "load", "to_atif", "write_atif", "written_by_export"]

@@ -24,16 +24,9 @@ from mcpgym.evaluation.formats.common import Episode, LoadResult, jsonl_lines, r
 from mcpgym.evaluation.formats.results import parse_arguments
 from mcpgym.evaluation.records.snapshots import SnapshotStore
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, missing_line_field
+from mcpgym.kernel.validation_text import json_type, validation_line
 
 FORMAT = "mcpgym"
-
-
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False)[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(line)"
-        parts.append(f"field {loc}: {err.get('msg')}")
-    return "; ".join(parts)
 
 
 def load(path: str | Path) -> LoadResult:
@@ -64,7 +57,7 @@ def load(path: str | Path) -> LoadResult:
             result.problem(f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)
             continue
         if not isinstance(data, dict):
-            result.problem(f"a trajectory line must be a JSON object, got {type(data).__name__}", line=lineno)
+            result.problem(f"a trajectory line must be a JSON object, got a JSON {json_type(data)}", line=lineno)
             continue
         label = f"episode {data.get('episode_id', '?')}"
         missing = missing_line_field(data)
@@ -74,7 +67,7 @@ def load(path: str | Path) -> LoadResult:
         try:
             traj = Trajectory.model_validate(data)
         except ValidationError as exc:
-            result.problem(_validation_message(exc), line=lineno, episode=label)
+            result.problem(validation_line(exc, data), line=lineno, episode=label)
             continue
         key = (traj.agent, traj.task_id if traj.task_id is not None else f"episode:{traj.episode_id}", traj.trial)
         if key in seen:

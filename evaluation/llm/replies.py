@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgym.kernel.errors import ErrorPayload
+from mcpgym.kernel.validation_text import json_type
 
 
 @dataclass
@@ -80,7 +81,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
 
     A JSON object (or a string holding one) is accepted; ``None`` or a blank string means no
     arguments (``{}``); anything else (invalid JSON, JSON nested too deeply to parse, a JSON
-    array, a number...) is a problem.
+    array, a number..., named by their JSON type names; an object holding a lone surrogate
+    escape such as ``\\ud800``) is a problem.
     """
     if raw is None:
         return {}, None
@@ -96,9 +98,24 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         except RecursionError:
             return None, "the arguments are nested too deeply to parse; send a flat JSON object"
         if isinstance(value, dict):
+            if _lone_surrogate(value):
+                return None, (
+                    "the arguments hold an escape of half a UTF-16 pair (such as \\ud800), which is no "
+                    "character; send text"
+                )
             return value, None
-        return None, f"the arguments must be a JSON object, got a JSON {type(value).__name__}"
-    return None, f"the arguments must be a JSON object, got {type(raw).__name__}"
+        return None, f"the arguments must be a JSON object, got a JSON {json_type(value)}"
+    return None, f"the arguments must be a JSON object, got a JSON {json_type(raw)}"
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether the parsed JSON ``value`` holds a lone surrogate (``"\\ud800"`` is valid JSON
+    but no text: no UTF-8 message can carry it, and sending it ended the MCP session)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def raw_text(raw: Any, limit: int = 4_000) -> str:

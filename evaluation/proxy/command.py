@@ -63,46 +63,18 @@ def build(
 
 
 def _profile(faults: str) -> FaultProfile:
-    """A profile for upstream tools: tool overrides may name tools no registered app has (they
-    are checked against the upstream's tools at start). A profile file setting ``lost_write``
-    gets one warning line on stderr: the proxy never injects it."""
-    from mcpgym.tools.faults import BUILTIN_PROFILES, FaultProfile, FaultProfileError, load_profile
-
-    if faults in BUILTIN_PROFILES:
-        return BUILTIN_PROFILES[faults]
-    path = Path(faults)
-    if path.suffix not in (".toml", ".json", ".yaml", ".yml"):
-        return load_profile(faults)  # the loader's error names the built-ins
-    # load without the registered-apps check (it rejects tool names outside mcpgym's apps):
-    # the raw file goes through the same parser and model
-    import json
-    import tomllib
-
-    import yaml
-
-    try:
-        raw = path.read_text(encoding="utf-8")
-        data = (
-            tomllib.loads(raw)
-            if path.suffix == ".toml"
-            else json.loads(raw)
-            if path.suffix == ".json"
-            else (yaml.safe_load(raw) or {})
-        )
-    except Exception as exc:  # noqa: BLE001 - unreadable or unparsable: named
-        raise FaultProfileError(f"{path}: cannot read the fault profile: {exc}") from None
-    if not isinstance(data, dict):
-        raise FaultProfileError(f"{path}: a fault profile must be a table/object at the top level")
-    try:
-        profile = FaultProfile.model_validate({"name": path.stem, **data})
-    except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
-        raise FaultProfileError(f"{path}: invalid fault profile: {exc}") from None
-    profile._source = str(path)
+    """A profile for upstream tools, read like any other (:func:`mcpgym.tools.faults.load_profile`:
+    bounded, one plain line for a bad field), without the registered-apps check: tool
+    overrides may name tools no registered app has (they are checked against the upstream's
+    tools at start). A profile file setting ``lost_write`` gets one warning line on stderr:
+    the proxy never injects it."""
     from mcpgym.kernel.fault_kinds import FaultKind
+    from mcpgym.tools.faults import BUILTIN_PROFILES, load_profile
 
-    if profile.uses(FaultKind.LOST_WRITE):  # a profile of lost writes alone would give no fault at all
+    profile = load_profile(faults, check_apps=False)
+    if faults not in BUILTIN_PROFILES and profile.uses(FaultKind.LOST_WRITE):  # a profile of lost writes alone would give no fault at all
         print(
-            f"warning: {path}: lost_write is never injected by the proxy (it would fake a success the upstream "
+            f"warning: {faults}: lost_write is never injected by the proxy (it would fake a success the upstream "
             "did not give): its rates are ignored",
             file=sys.stderr,
         )

@@ -45,6 +45,7 @@ from mcpgym.evaluation.run.run_lock import LOCK_NAME, RunDirLocked, hold_lock
 from mcpgym.evaluation.run.run_owner import (
     KIND_PROXY,
     MARKER_NAME,
+    DirFlags,
     ForeignContentError,
     catalog_is_ours,
     claim_for_resume,
@@ -192,10 +193,16 @@ def hold_record_dir(
                 _check_appendable(
                     root, option, check_records=False
                 )  # before claim_for_resume, which may write a marker
-                claim_for_resume(root, option=option, kind=KIND_PROXY)
+                claim_for_resume(root, DirFlags(command=command, option=option), kind=KIND_PROXY)
                 _check_appendable(root, option)
         else:
-            claim_new_run(root, force=force, extra_names=RECORD_FILE_NAMES, option=option, kind=KIND_PROXY)
+            claim_new_run(
+                root,
+                force=force,
+                extra_names=RECORD_FILE_NAMES,
+                flags=DirFlags(command=command, option=option),
+                kind=KIND_PROXY,
+            )
             lock.share()  # claimed: later --resume sessions may join
         mine = root / CATALOG
         user_catalog = mine if _plain_file(mine) and not catalog_is_ours(root) else None

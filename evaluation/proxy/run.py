@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.judge import ExtraCheck
+from mcpgym.kernel.shorten import short_text
+from mcpgym.kernel.validation_text import validation_line
 from mcpgym.kernel.wording import counted
 
 DEFAULT_MAX_CALLS = 30
@@ -107,10 +109,7 @@ def load_proxy_tasks(path: str | Path) -> list[ProxyTask]:
         try:
             tasks.append(ProxyTask.model_validate(row))
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            loc = ".".join(str(x) for x in err.get("loc", ())) or "(task)"
-            msg = str(err.get("msg")).removeprefix("Value error, ")
-            raise ValueError(f"{p}: task {i} ({name}): field {loc}: {msg}") from None
+            raise ValueError(f"{p}: task {i} ({short_text(str(name), 80)}): {validation_line(exc, row)}") from None
     ids = [t.id for t in tasks]
     dup = next((t for t in ids if ids.count(t) > 1), None)
     if dup is not None:

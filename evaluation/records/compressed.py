@@ -12,12 +12,14 @@ every reader decides by the file's first bytes (the zstd magic number), not its 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import zstandard
 
 from mcpgym.kernel.exceptions import FormatError
-from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, decode_input, read_input_bytes
+from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, decode_input, file_kind, read_input_bytes
+from mcpgym.kernel.shorten import short_text
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 """The first four bytes of every zstd frame (RFC 8878, section 3.1.1)."""
@@ -59,9 +61,28 @@ def run_dir_problem(path: str | Path) -> str | None:
         return f"{p}: no such file or directory (a run directory holds {TRAJECTORIES_ZST})"
     if not p.is_dir():
         return f"{p} is not a run directory (a directory holding {TRAJECTORIES_ZST})"
-    if not trajectories_file(p).is_file():
-        return f"{p} is not a run directory: it has no {TRAJECTORIES_ZST} (nor an older run's {TRAJECTORIES})"
-    return None
+    file = trajectories_file(p)
+    if file.is_file():
+        return None
+    if file.exists() or file.is_symlink():  # there, but no file: say what it is
+        return f"{p} is not a run directory: its {file.name} {_not_a_file(file)}"
+    return f"{p} is not a run directory: it has no {TRAJECTORIES_ZST} (nor an older run's {TRAJECTORIES})"
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` (there, but no regular file) is, as a phrase: ``is a directory, not a
+    file``, ``is a symlink to /dev/zero (a character device), not a file``..."""
+    kind = file_kind(path)
+    if path.is_symlink():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        shown = short_text(target, 200)
+        if not path.exists():
+            return f"is a symlink to {shown}, which does not exist"
+        return f"is a symlink to {shown} ({kind}), not a file"
+    return f"is {kind}, not a file"
 
 
 class CompressedFileError(FormatError, ValueError):

@@ -44,7 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import InputFileError, read_input_text
-from mcpgym.kernel.shorten import short, short_text
+from mcpgym.kernel.shorten import short
+from mcpgym.kernel.validation_text import json_type, validation_line
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
@@ -386,27 +387,26 @@ def read_manifest(run_dir: str | Path) -> Manifest | None:
     except InputFileError as exc:
         raise ManifestError(str(exc)) from None
     if not isinstance(data, dict):  # the one shape check before the model: its error names the type
-        raise ManifestError(f"{p}: expected a JSON object, got {type(data).__name__}")
+        raise ManifestError(f"{p}: expected a JSON object, got a JSON {json_type(data)}")
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
-        raise ManifestError(f"{p}: {validation_message(exc)}") from None
+        raise ManifestError(f"{p}: {validation_message(exc, data)}") from None
 
 
 class ManifestError(FormatError, ValueError):
     """A ``manifest.json`` that cannot be read as a :class:`Manifest` (the message names the file)."""
 
 
-def validation_message(exc: ValidationError) -> str:
-    """The first error of ``exc`` as one line: ``field 'trials': input should be greater than
-    or equal to 1, got 0`` (a ``manifest_version`` error as it is: it names the version read)."""
+def validation_message(exc: ValidationError, data: Any = None) -> str:
+    """The first error of ``exc`` (validating ``data``) as one plain line
+    (:func:`mcpgym.kernel.validation_text.validation_line`): ``field 'trials' = 0: input should
+    be greater than or equal to 1`` (a ``manifest_version`` error as it is: it names the
+    version read)."""
     err = exc.errors(include_url=False)[0]
-    kind, loc, value = err["type"], err["loc"], err.get("input")
-    message = str(err["msg"]).removeprefix("Value error, ")
-    if loc and loc[0] == "manifest_version" and kind == "value_error":
-        return message
-    where = ".".join(str(part) for part in loc)
-    return f"field {where!r}: {message[:1].lower()}{message[1:]}, got {short_text(json.dumps(value, default=str))}"
+    if err["loc"] and err["loc"][0] == "manifest_version" and err["type"] == "value_error":
+        return str(err["msg"]).removeprefix("Value error, ")
+    return validation_line(exc, data, limit=1)
 
 
 def finish_manifest(manifest: Manifest) -> Manifest:

@@ -52,7 +52,7 @@ from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
-from mcpgym.kernel.shorten import short_text
+from mcpgym.kernel.validation_text import json_type, validation_line
 
 INVALID_CODES = ("invalid_argument",)
 """Error codes that make a tool call ``invalid`` (plus ``not_found`` on the field ``name``: an unknown tool)."""
@@ -505,18 +505,10 @@ class TrajectoryFileError(FormatError, ValueError):
     """A trajectories file has a malformed line; the message names file, line and field."""
 
 
-_STEP_TAGS = ("tool_call", "message")
-
-
-def _format_validation(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False)[:5]:
-        raw = list(err.get("loc", ()))
-        if len(raw) > 2 and raw[0] == "steps" and raw[2] in _STEP_TAGS:  # the step union's tag is no field
-            del raw[2]
-        loc = ".".join(str(p) for p in raw) or "(line)"  # keys come from the file: bounded
-        parts.append(f"field {short_text(loc, 80)}: {short_text(str(err.get('msg')), 300)}")
-    return "; ".join(parts)
+def _format_validation(exc: ValidationError, data: Any = None) -> str:
+    """A trajectory line's validation errors as one plain line (the field as the line spells
+    it, the value, what is wrong: :func:`mcpgym.kernel.validation_text.validation_line`)."""
+    return validation_line(exc, data)
 
 
 def missing_line_field(data: dict[str, Any]) -> str | None:
@@ -547,7 +539,7 @@ def _parse_lines(p: Path, text: str, tolerate_truncated_tail: bool) -> Iterator[
             raise TrajectoryFileError(f"{p}:{lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
         if not isinstance(data, dict):
             raise TrajectoryFileError(
-                f"{p}:{lineno}: a trajectory line must be a JSON object, got {type(data).__name__}"
+                f"{p}:{lineno}: a trajectory line must be a JSON object, got a JSON {json_type(data)}"
             )
         missing = missing_line_field(data)
         if missing:
@@ -555,7 +547,7 @@ def _parse_lines(p: Path, text: str, tolerate_truncated_tail: bool) -> Iterator[
         try:
             traj = Trajectory.model_validate(data)
         except ValidationError as exc:
-            raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc)}") from None
+            raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc, data)}") from None
         yield lineno, traj
 
 

@@ -377,7 +377,7 @@ class RunConfig(BaseModel):
             err = exc.errors(include_url=False)[0]
             if err["type"] == "value_error":
                 raise InvalidValue(str(err["msg"]).removeprefix("Value error, ")) from None
-            raise InvalidValue(validation_message(exc)) from None
+            raise InvalidValue(validation_message(exc, data)) from None
 
     def recorded(self) -> dict[str, Any]:
         """The config as ``manifest.json`` records it (JSON; never the control token)."""

@@ -31,7 +31,7 @@ from mcpgym.evaluation.records.compressed import (
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
-from mcpgym.evaluation.run.run_owner import ForeignContentError, claim_for_resume, claim_new_run
+from mcpgym.evaluation.run.run_owner import RUN_FLAGS, DirFlags, ForeignContentError, claim_for_resume, claim_new_run
 from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -84,7 +84,7 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
 
 
 # -- output directory -------------------------------------------------------------------------
-def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
+def prepare_out_dir(out: str | Path, *, resume: bool, force: bool, flags: DirFlags = RUN_FLAGS) -> Path:
     """Check and claim the run directory (call it holding the directory's lock).
 
     The directory is mcpgym's only by proof (:mod:`mcpgym.evaluation.run.run_owner`): a new run
@@ -92,7 +92,8 @@ def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
     run directory holding only mcpgym's own files and no episode record (a failed start), or,
     with ``force``, holding a finished run: only mcpgym's files are deleted there, one by one.
     ``resume`` continues a proven run (or a run written before markers, whose manifest parses
-    as mcpgym's). Anything else is refused before anything is deleted, listing what is in the way.
+    as mcpgym's). Anything else is refused before anything is deleted, listing what is in the way;
+    the advice names only the options of the command ``flags`` describes.
 
     Raises:
         RunError: for a directory that is not proven mcpgym's, holds entries mcpgym did not
@@ -101,13 +102,13 @@ def prepare_out_dir(out: str | Path, *, resume: bool, force: bool) -> Path:
     """
     p = Path(out)
     if p.exists() and not p.is_dir():
-        raise RunError(f"--out {p} is a file, not a directory")
+        raise RunError(f"{flags.option} {p} is a file, not a directory")
     p.mkdir(parents=True, exist_ok=True)
     try:
         if resume:
-            claim_for_resume(p)
+            claim_for_resume(p, flags)
         else:
-            claim_new_run(p, force=force)
+            claim_new_run(p, force=force, flags=flags)
     except ForeignContentError as exc:
         raise RunError(str(exc)) from exc
     return p

@@ -33,6 +33,7 @@ import os
 import re
 import secrets
 import stat
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,38 @@ SNAPSHOT_FILE = re.compile(r"^(?:[0-9a-f]{20}\.json(?:\.zst)?|\.tmp-[A-Za-z0-9_]
 _LEGACY_KEYS = ("versions", "invocations", "started_at")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 MAX_LISTED = 10
+
+
+@dataclass(frozen=True)
+class DirFlags:
+    """How the command that was given a directory spells its options, for the advice of the
+    refusals here: every message names only options the command has.
+
+    Attributes:
+        command: the command (``mcpgym run``). option: the option that gave the directory
+            (``--out``, ``--record``). resume / force: its options that continue / replace a
+            run there, None when the command has none.
+    """
+
+    command: str = "mcpgym run"
+    option: str = "--out"
+    resume: str | None = "--resume"
+    force: str | None = "--force"
+
+    def occupied_advice(self) -> str:
+        """What to do with a directory that holds a recorded run: only this command's options."""
+        ways = [f"pass {self.resume} to continue it"] if self.resume else []
+        if self.force:
+            ways.append(
+                f"{self.force} to replace its run files" if ways else f"pass {self.force} to replace its run files"
+            )
+        ways.append(f"choose another {self.option}" if ways else f"Choose another {self.option}")
+        text = ", ".join(ways[:-1]) + f", or {ways[-1]}" if len(ways) > 1 else ways[0]
+        return text[:1].upper() + text[1:] + "."
+
+
+RUN_FLAGS = DirFlags()
+"""``mcpgym run --out DIR`` (the default of every function here)."""
 
 
 class ForeignContentError(RunDirectoryError, RuntimeError):
@@ -386,10 +419,10 @@ def _listing(run_dir: Path) -> list[str]:
     return out
 
 
-def check_manifest(run_dir: Path, run_id: str | None, option: str = "--out") -> Manifest | None:
+def check_manifest(run_dir: Path, run_id: str | None, flags: DirFlags = RUN_FLAGS) -> Manifest | None:
     """The manifest of ``run_dir`` when it parses as mcpgym's, of a version this mcpgym reads,
-    and (given ``run_id``) of that run; None when there is none. ``option`` names the
-    command-line option that gave the directory, for the advice in the messages.
+    and (given ``run_id``) of that run; None when there is none. ``flags`` name the
+    command's options, for the advice in the messages (:class:`DirFlags`).
 
     Raises:
         ForeignContentError: a manifest that is not valid, of another version, or of
@@ -400,13 +433,16 @@ def check_manifest(run_dir: Path, run_id: str | None, option: str = "--out") -> 
         return None
     if not _is_plain_file(path):
         raise ForeignContentError(
-            run_dir, f"{MANIFEST_NAME} is not a regular file", [MANIFEST_NAME], f"Choose another {option}."
+            run_dir, f"{MANIFEST_NAME} is not a regular file", [MANIFEST_NAME], f"Choose another {flags.option}."
         )
     try:
         manifest = read_manifest(run_dir)
     except ValueError as exc:  # names the file, and for another version the one this mcpgym reads
         raise ForeignContentError(
-            run_dir, f"its manifest is not one this mcpgym can use: {exc}", [MANIFEST_NAME], f"Choose another {option}."
+            run_dir,
+            f"its manifest is not one this mcpgym can use: {exc}",
+            [MANIFEST_NAME],
+            f"Choose another {flags.option}.",
         ) from None
     assert manifest is not None
     if "manifest_version" not in manifest.model_fields_set:
@@ -414,7 +450,7 @@ def check_manifest(run_dir: Path, run_id: str | None, option: str = "--out") -> 
             run_dir,
             f"its {MANIFEST_NAME} has no manifest_version (this mcpgym reads manifest_version {MANIFEST_VERSION})",
             [MANIFEST_NAME],
-            f"Choose another {option}.",
+            f"Choose another {flags.option}.",
         )
     got = manifest.run_id
     if run_id is not None and got is not None and got != run_id:
@@ -423,7 +459,7 @@ def check_manifest(run_dir: Path, run_id: str | None, option: str = "--out") -> 
             f"its {MANIFEST_NAME} belongs to run {short_text(str(got), 40)}, not to the run "
             f"{run_id} of its {MARKER_NAME} marker",
             [MANIFEST_NAME],
-            f"Choose another {option}.",
+            f"Choose another {flags.option}.",
         )
     return manifest
 
@@ -433,7 +469,7 @@ def claim_new_run(
     *,
     force: bool,
     extra_names: tuple[str, ...] = (),
-    option: str = "--out",
+    flags: DirFlags = RUN_FLAGS,
     kind: str = KIND_RUN,
 ) -> str:
     """Make ``run_dir`` (existing; its lock held) ready for a new run and return the run id.
@@ -447,7 +483,7 @@ def claim_new_run(
 
     Args:
         extra_names: file names that are mcpgym's here besides the run files (:func:`own_entries`).
-        option: the command-line option that gave the directory, named in the advice.
+        flags: the command's options, named in the advice (:class:`DirFlags`).
         kind: what the claimer makes of it (:data:`KIND_RUN`, :data:`KIND_PROXY`): a
             directory of the other kind is refused (:func:`directory_kind`).
 
@@ -467,12 +503,12 @@ def claim_new_run(
             root,
             f"is not empty and is not an mcpgym run directory (no {MARKER_NAME} marker)",
             listing,
-            f"mcpgym deletes only what it can prove it wrote: choose another {option}, or move these away yourself.",
+            f"mcpgym deletes only what it can prove it wrote: choose another {flags.option}, or move these away yourself.",
         )
     found = directory_kind(root)
     if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
-        raise _kind_refusal(root, found, option)
-    manifest = check_manifest(root, run_id, option)
+        raise _kind_refusal(root, found, flags.option)
+    manifest = check_manifest(root, run_id, flags)
     has_records = not force and any(  # (with force, own_entries proves them)
         _is_plain_file(traj) and traj.stat().st_size > 0 and bool(_head(traj).strip()) and trajectories_are_ours(traj)
         for traj in (root / "trajectories.jsonl", root / "trajectories.jsonl.zst")
@@ -482,7 +518,7 @@ def claim_new_run(
             root,
             "is not empty: it holds a run with recorded episodes",
             [],
-            f"Pass --resume to continue it, --force to replace its run files, or another {option}.",
+            flags.occupied_advice(),
         )
     ours, foreign = own_entries(root, extra_names)
     if kind == KIND_RUN and manifest is None:  # before its manifest a run writes only its server's log
@@ -495,7 +531,7 @@ def claim_new_run(
             "holds entries mcpgym did not write (a file under one of mcpgym's names counts only "
             "when it holds what mcpgym writes there)",
             foreign,
-            f"Choose another {option}, or move these away yourself.",
+            f"Choose another {flags.option}, or move these away yourself.",
         )
     for path in ours:
         path.unlink(missing_ok=True)
@@ -537,14 +573,16 @@ def check_unmarked_manifest(run_dir: str | Path, manifest: Manifest) -> None:
         )
 
 
-def claim_for_resume(run_dir: str | Path, option: str = "--out", kind: str = KIND_RUN) -> tuple[str, Manifest | None]:
+def claim_for_resume(
+    run_dir: str | Path, flags: DirFlags = RUN_FLAGS, kind: str = KIND_RUN
+) -> tuple[str, Manifest | None]:
     """Check that ``run_dir`` (existing; its lock held) is an mcpgym run that ``--resume`` may
     append to; return its run id and manifest.
 
     A proven run directory (marker, matching manifest of a version this mcpgym reads) is
     resumed. A run written before markers existed is resumed when its manifest parses as
     mcpgym's (the marker is then written, with a new run id). An empty directory starts a run.
-    ``option`` names the command-line option that gave the directory, for the messages;
+    ``flags`` name the command's options (:class:`DirFlags`), for the messages;
     ``kind`` is what the claimer continues (:data:`KIND_RUN`, :data:`KIND_PROXY`): a directory
     of the other kind is refused (:func:`directory_kind`).
 
@@ -559,8 +597,8 @@ def claim_for_resume(run_dir: str | Path, option: str = "--out", kind: str = KIN
     run_id = read_marker(root)
     found = directory_kind(root)
     if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
-        raise _kind_refusal(root, found, option)
-    manifest = check_manifest(root, run_id, option)
+        raise _kind_refusal(root, found, flags.option)
+    manifest = check_manifest(root, run_id, flags)
     if run_id is None:
         if manifest is None:
             raise ForeignContentError(
@@ -572,7 +610,7 @@ def claim_for_resume(run_dir: str | Path, option: str = "--out", kind: str = KIN
         check_unmarked_manifest(root, manifest)
         if (root / MARKER_NAME).exists() or (root / MARKER_NAME).is_symlink():
             raise ForeignContentError(
-                root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], f"Choose another {option}."
+                root, f"its {MARKER_NAME} is not mcpgym's marker", [MARKER_NAME], f"Choose another {flags.option}."
             )
         run_id = manifest.run_id
         run_id = write_marker(root, run_id if run_id and _RUN_ID.match(run_id) else None, kind=kind)
@@ -641,6 +679,8 @@ def check_own_file(path: str | Path, header: str) -> None:
 
 
 __all__ = [
+    "RUN_FLAGS",
+    "DirFlags",
     "KIND_PROXY",
     "KIND_RUN",
     "PROXY_CATALOG",

@@ -69,7 +69,7 @@ from mcpgym.evaluation.run.run_dir import (
     trajectories_file,
 )
 from mcpgym.evaluation.run.run_lock import ForeignLockFile, RunDirLocked, run_lock
-from mcpgym.evaluation.run.run_owner import read_marker
+from mcpgym.evaluation.run.run_owner import RUN_FLAGS, DirFlags, read_marker
 from mcpgym.evaluation.run.server_process import ServerHandle, ServerStart, spawn_server
 from mcpgym.evaluation.scoring.aggregate import as_scores
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
@@ -163,6 +163,7 @@ def run_evaluation(
     call_result: type | None = None,
     console: Any = None,
     server_start: ServerStart | None = None,
+    flags: DirFlags = RUN_FLAGS,
 ) -> RunResult:
     """Run ``agents`` x ``tasks`` x ``settings.trials`` episodes and write the run directory
     (``trajectories.jsonl``, ``scores.json``, ``manifest.json``, ``mcpgym.server.log``).
@@ -180,6 +181,9 @@ def run_evaluation(
             (:func:`mcpgym.evaluation.run.server_process.start_server`, so that its start-up
             overlaps the caller's imports and task loading); used instead of spawning one when
             the run needs a spawned server, else stopped. Always stopped when the run ends.
+        flags: how the calling command spells its directory options (``mcpgym play`` has no
+            ``--resume``), for the refusals of the run directory and its lock
+            (:class:`~mcpgym.evaluation.run.run_owner.DirFlags`).
 
     Returns:
         :class:`RunResult`.
@@ -214,10 +218,10 @@ def run_evaluation(
         raise RunError("the run needs a run directory (RunConfig.out)")
     t0 = time.monotonic()
     if Path(settings.out).exists() and not Path(settings.out).is_dir():
-        raise RunError(f"--out {settings.out} is a file, not a directory")
+        raise RunError(f"{flags.option} {settings.out} is a file, not a directory")
     try:
         out_dir = Path(settings.out)
-        with run_lock(settings.out, command=_command(settings), discard_if=lambda: read_marker(out_dir) is None):
+        with run_lock(settings.out, command=_command(settings, flags), discard_if=lambda: read_marker(out_dir) is None):
             return _run_locked(
                 tasks,
                 agents,
@@ -229,6 +233,7 @@ def run_evaluation(
                 console,
                 t0,
                 server_start,
+                flags,
             )
     except (RunDirLocked, ForeignLockFile) as exc:
         raise RunError(str(exc)) from None
@@ -237,9 +242,10 @@ def run_evaluation(
             server_start.cancel()  # no-op when the run adopted it
 
 
-def _command(settings: RunConfig) -> str:
+def _command(settings: RunConfig, flags: DirFlags) -> str:
     """The command line that holds the run's lock, as the lock file names it."""
-    return f"mcpgym run{' --resume' if settings.resume else ''} --out {settings.out}"
+    resume = f" {flags.resume}" if settings.resume and flags.resume else ""
+    return f"{flags.command}{resume} {flags.option} {settings.out}"
 
 
 def _run_locked(
@@ -253,12 +259,13 @@ def _run_locked(
     console: Any,
     t0: float,
     server_start: ServerStart | None = None,
+    flags: DirFlags = RUN_FLAGS,
 ) -> RunResult:
     """:func:`run_evaluation` once the run directory's lock is held."""
     from mcpgym.evaluation import agents as agent_registry
 
     assert settings.out is not None
-    out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force)
+    out = prepare_out_dir(settings.out, resume=settings.resume, force=settings.force, flags=flags)
     try:
         existing = load_run(out, repair=True, states=False) if settings.resume else []
         old = read_manifest(out) if settings.resume else None

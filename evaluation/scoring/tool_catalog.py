@@ -50,7 +50,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.input_files import InputFileError, read_input_text
+from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.spec import ToolKind
+from mcpgym.kernel.validation_text import validation_line
 
 if TYPE_CHECKING:
     from mcpgym.kernel.app import App
@@ -405,10 +407,8 @@ class Catalog:
                 try:
                     entry = CatalogEntry.model_validate(data)
                 except ValidationError as exc:
-                    err = exc.errors(include_url=False)[0]
-                    loc = ".".join(str(p) for p in err.get("loc", ()))
                     raise ValueError(
-                        f"catalog row {i} ({data.get('name', '?')}): field {loc}: {err.get('msg')}"
+                        f"catalog row {i} ({short_text(str(data.get('name', '?')), 80)}): {validation_line(exc, data)}"
                     ) from None
             if entry.name in rows_of:  # two rows for one tool: which one classifies it?
                 raise ValueError(

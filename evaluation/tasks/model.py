@@ -22,6 +22,7 @@ from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.evaluation.tasks.expr import Expr, ExprError, Template, compile_expr, compile_template, compile_value
 from mcpgym.evaluation.users.profile import UserProfile
 from mcpgym.kernel.exceptions import InputError
+from mcpgym.kernel.validation_text import plain_reason
 
 KNOWN_TAGS: tuple[str, ...] = (
     "verification",
@@ -408,7 +409,7 @@ def task_error(exc: ValidationError, data: Any) -> TaskError:
     field = (
         "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc)) or "(task)"
     )
-    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    msg = plain_reason(err, err.get("input"))  # the shared plain wording (kernel.validation_text)
     if err.get("type") == "missing":
         msg = "missing required field"
     elif err.get("type") == "extra_forbidden":

@@ -165,8 +165,13 @@ def test_atif_block(tmp_path: Path) -> None:
         assert done.returncode == 0, (line, done.stdout[-1500:], done.stderr[-1500:])
         outputs.append(done.stdout)
     assert (tmp_path / "runs/atif-demo/trajectories.atif.jsonl").is_file()
-    assert "wrote 3 atif trajectories" in outputs[1]  # the default three trials
-    assert "careful" in outputs[2]
+    assert "wrote 3 ATIF trajectories" in outputs[1]  # the default three trials
+    assert [json.loads(line)["session_id"] for line in outputs[2].splitlines()] == [
+        json.loads(line)["session_id"]
+        for line in (tmp_path / "runs/atif-demo/trajectories.atif.jsonl").read_text().splitlines()
+    ]  # --out -: the same documents on standard output
+    assert not (tmp_path / "-").exists()
+    assert "careful" in outputs[3]
 
 
 def test_the_in_process_example_reaches_a_real_result(tmp_path: Path) -> None:

@@ -508,7 +508,12 @@ BAD_PROFILES = {
     ),
     "rate above 1": ({"rates": {"timeout": 1.5}}, "rates.timeout", "1.5", "[0, 1]"),
     "negative rate": ({"rates": {"timeout": -0.25}}, "rates.timeout", "-0.25", "[0, 1]"),
-    "rate not a number": ({"rates": {"transient": "high"}}, "rates.transient", "'high'", "not a str"),
+    "rate not a number": (
+        {"rates": {"transient": "high"}},
+        "rates.transient",
+        '"high"',
+        "a rate must be a number in [0, 1], not a string",
+    ),
     "override with unknown kind": (
         {"tools": {ADD: {"explode": 0.5}}},
         f"tools.{ADD}.explode",
@@ -531,8 +536,13 @@ BAD_PROFILES = {
     ),
     "bad max_consecutive": ({"max_consecutive": 0}, "max_consecutive", "0", "greater than or equal to 1"),
     # were coerced: true to 1 fault in a row, "45" to 45 virtual seconds
-    "max_consecutive a bool": ({"max_consecutive": True}, "max_consecutive", "True", "valid integer"),
-    "retry_after a string": ({"retry_after": "45"}, "retry_after", "'45'", "valid integer"),
+    "max_consecutive a bool": (
+        {"max_consecutive": True},
+        "max_consecutive",
+        "true",
+        "valid integer, got a JSON boolean",
+    ),
+    "retry_after a string": ({"retry_after": "45"}, "retry_after", '"45"', "valid integer, got a JSON string"),
 }
 
 

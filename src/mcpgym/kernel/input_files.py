@@ -67,6 +67,17 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def file_kind(path: str | Path) -> str:
+    """What ``path`` is (symlinks followed), as a noun phrase: ``a regular file``, ``a
+    directory``, ``a character device``, ``a named pipe (FIFO)``, ``a socket``...; ``missing``
+    when nothing is there (or it cannot be looked at)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "missing"
+    return "a regular file" if stat.S_ISREG(mode) else _kind(mode)
+
+
 def read_input_bytes(path: str | Path, *, what: str = "", limit: int = MAX_CONFIG_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
@@ -237,6 +248,7 @@ __all__ = [
     "YamlLimitError",
     "check_input_file",
     "decode_input",
+    "file_kind",
     "load_yaml",
     "read_input_bytes",
     "read_input_text",

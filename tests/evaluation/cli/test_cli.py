@@ -422,3 +422,23 @@ def test_every_help_reads_as_plain_text(monkeypatch, capsys):
         assert "``" not in out and not re.search(r":(func|mod|class|meth|attr|data|obj|exc):`", out), (path, out)
     listed = helps[0][1][1].split("Commands:")[1]
     assert "`core`" not in listed  # tasks' short help is its first line, not its whole docstring
+
+
+def test_each_command_is_summed_up_in_one_sentence_and_help_names_json_values(monkeypatch, capsys):
+    """``mcpgym --help`` lists every command with a one-sentence summary (export's was its whole
+    multi-sentence docstring); ``tasks --help`` names the value ``--json`` shows (null, not
+    Python's None)."""
+    code, out, _ = cli(["--help"], 200, monkeypatch, capsys)
+    assert code == 0
+    listed = out.split("Commands:")[1]
+    summaries = dict(re.findall(r"^  (\w+)\s+(.+?)(?=^  \w|\Z)", listed, re.S | re.M))
+    assert {"export", "play", "cat", "tasks"} <= set(summaries)
+    for name, text in summaries.items():
+        flat = " ".join(text.split())
+        assert flat.endswith(".") and ". " not in flat and len(flat) <= 100, (name, flat)
+    assert " ".join(summaries["export"].split()) == "Write a run's episodes in another format (ATIF)."
+    code, out, _ = cli(["tasks", "--help"], 200, monkeypatch, capsys)
+    flat = " ".join(out.split())
+    assert code == 0 and "null for the generated `full` suite" in flat and "None" not in flat
+    code, out, _ = cli(["tasks", "--suite", "full", "--json"], 200, monkeypatch, capsys)
+    assert code == 0 and json.loads(out)[0]["oracle_calls"] is None and '"oracle_calls": null' in out

@@ -52,7 +52,7 @@ def test_run_force_replaces_the_export_and_export_force_replaces_only_its_own(
     assert code == 0, err
     export = run / "trajectories.atif.jsonl"
     first = episode_ids(export)
-    assert len(first) == 1 and "wrote 1 atif" in out
+    assert len(first) == 1 and "wrote 1 ATIF trajectory to" in out
 
     # run --force: the export is one of the run's files, replaced with the rest of the run
     code, _, err = cli(run_args(http_server, run, "--force"), capsys)
@@ -151,3 +151,29 @@ def test_run_force_leaves_a_run_file_mcpgym_did_not_write(http_server, tmp_path,
     code, _, err = cli(run_args(http_server, run, "--force"), capsys)  # mcpgym's own are replaced
     assert code == 0, err
     assert (run / "report.md").read_text(encoding="utf-8").startswith("# mcpgym run report\n")
+
+
+def test_export_counts_in_words_writes_standard_output_on_dash_and_names_a_missing_folder(
+    http_server, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """ "wrote 1 ATIF trajectory" (not "1 atif trajectories"); ``--out -`` is standard output (no
+    file named "-"); an --out in a missing folder or naming a folder is one plain line."""
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "run"
+    code, _, err = cli(run_args(http_server, run), capsys)
+    assert code == 0, err
+    code, out, err = cli(["export", "--format", "atif", str(run)], capsys)
+    assert code == 0 and out == f"wrote 1 ATIF trajectory to {run / 'trajectories.atif.jsonl'}\n", (out, err)
+
+    code, out, err = cli(["export", "--format", "atif", str(run), "--out", "-"], capsys)
+    assert code == 0, err
+    [doc] = [json.loads(line) for line in out.splitlines()]
+    assert doc == json.loads((run / "trajectories.atif.jsonl").read_text())
+    assert err == "wrote 1 ATIF trajectory to standard output\n"
+    assert not (tmp_path / "-").exists()
+
+    code, out, err = cli(["export", "--format", "atif", str(run), "--out", "nodir/x.jsonl"], capsys)
+    assert code == 2 and "Errno" not in err and len(err.splitlines()) == 1, err
+    assert "cannot write nodir/x.jsonl: its folder nodir does not exist" in err
+    code, out, err = cli(["export", "--format", "atif", str(run), "--out", str(run)], capsys)
+    assert code == 2 and f"--out {run} is a directory: give a file name (or - for standard output)" in err

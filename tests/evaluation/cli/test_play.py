@@ -9,6 +9,7 @@ answer; then the trajectory and its scores as for any agent.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -55,7 +56,7 @@ def test_a_whole_episode_played_through_standard_input(tmp_path):
     assert "system_get_settings  Return device settings" in text  # found by a word of its description
     assert "the arguments are not valid JSON" in text and "not sent: counted as an invalid call" in text
     assert "there is no tool named 'system_get_setings'" in text and "did you mean system_get_settings," in text
-    assert "the arguments must be a JSON object, got a JSON list" in text
+    assert "the arguments must be a JSON object, got a JSON array" in text
     assert '"code": "transient"' in text and '"retryable": true' in text  # the fault, as an agent sees it
     assert '"theme": "dark"' in text
     # by hand from LINES: 3 calls reached the server (steps 1-3), one of them the transient
@@ -225,3 +226,126 @@ def test_bytes_that_are_not_utf8_cost_no_episode(tmp_path):
     assert traj.final_message == "caf\ufffd done"
     calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
     assert [(c.tool, c.invalid) for c in calls] == [("system_get_settings", False), ("\ufffd", True)]
+
+
+def _play_bytes(data: bytes, out, tmp_path, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(out)],
+        input=data,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+    )
+
+
+def test_a_call_line_over_the_limit_is_refused_and_counted_as_an_invalid_call(tmp_path):
+    """A call line over MAX_LINE characters is not sent, and counted as an invalid call (play's
+    help says a refused call is); an over-long ``answer`` line is a malformed command: a hint,
+    no call. Counted by hand: 1 invalid call, 1 valid call."""
+    from mcpgym.evaluation.agents.human import MAX_LINE
+
+    out = tmp_path / "run"
+    long_call = 'system_update_setting {"key": "theme", "value": "' + "d" * MAX_LINE + '"}'
+    lines = [
+        long_call,
+        "answer " + "x" * MAX_LINE,
+        'system_update_setting {"key": "theme", "value": "dark"}',
+        "answer Done.",
+    ]
+    done = _play_bytes(("\n".join(lines) + "\n").encode(), out, tmp_path)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    text = done.stdout.decode()
+    assert text.count("not sent: counted as an invalid call") == 1
+    assert "the line is over 100,000 characters, the limit: not sent" in text
+    assert "trial 0: status completed, success True, 1 valid / 1 invalid / 0 error calls" in text
+    [traj] = read_trajectories(trajectories_file(out))
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert [(c.step, c.tool, c.error_code, c.invalid) for c in calls] == [
+        (None, "system_update_setting", "invalid_argument", True),
+        (1, "system_update_setting", None, False),
+    ]
+    assert calls[0].raw_arguments is not None and len(calls[0].raw_arguments) <= 4_000  # kept bounded
+    assert traj.scores.invalid_calls == 1 and traj.scores.valid_calls == 1 and traj.final_message == "Done."
+
+
+def test_no_byte_sequence_on_standard_input_ends_the_episode(tmp_path):
+    """Standard input decoded strictly (PYTHONIOENCODING=utf-8): a Latin-1 byte inside a tool's
+    JSON arguments, a lone-surrogate escape, NUL and control bytes, a stray 0xff... each line is
+    read (U+FFFD for a bad byte) or refused as an invalid call; the episode goes on and the
+    answer is taken. Argument type errors name JSON types (null, string, number, boolean)."""
+    out = tmp_path / "run"
+    data = (
+        b'system_update_setting {"key":"theme","value":"caf\xe9"}\n'  # sent, the app refuses it
+        b'system_update_setting {"key":"theme","value":"\\ud800"}\n'  # refused: no text
+        b"\xff\xfe\x00\x1b[2J\r\n"
+        b'system_get_settings null\nsystem_get_settings "x"\nsystem_get_settings 3\nsystem_get_settings true\n'
+        b'system_update_setting {"key":"theme","value":"dark"}\n'
+        b"answer ok caf\xe9\n"
+    )
+    done = _play_bytes(data, out, tmp_path, PYTHONIOENCODING="utf-8")
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    text = done.stdout.decode(errors="replace")
+    for name in ("null", "string", "number", "boolean"):
+        assert f"the arguments must be a JSON object, got a JSON {name}" in text
+    assert not re.search(r"NoneType|got a JSON (str|int|bool|list)\b", text)
+    assert "half a UTF-16 pair" in text
+    [traj] = read_trajectories(trajectories_file(out))
+    assert traj.status == "completed", traj.stop_reason
+    assert traj.final_message == "ok caf\ufffd"
+    calls = [s for s in traj.steps if isinstance(s, ToolCallStep)]
+    assert calls[0].arguments == {"key": "theme", "value": "caf\ufffd"} and calls[0].step == 1
+    assert calls[1].invalid and calls[1].error_code == "invalid_argument"
+    assert traj.scores.success is True
+
+
+def test_play_refusals_and_help_name_only_what_play_has(tmp_path):
+    """play has no --resume: a refused --out says so in play's own options; its help names the
+    file it writes (trajectories.jsonl.zst) and what --force does (never a folder of other
+    files), both checked against what play does."""
+    from typer.testing import CliRunner
+
+    from mcpgym.evaluation.cli.app import app
+
+    said = " ".join(CliRunner().invoke(app, ["play", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert "trajectories.jsonl.zst" in said and "(trajectories.jsonl," not in said
+    assert "--resume" not in said
+    assert "an --out holding files mcpgym did not write is refused, and nothing in it is deleted" in said
+
+    out = tmp_path / "run"
+    assert _play_bytes(b"answer ok\n", out, tmp_path).returncode == 0
+    assert (out / "trajectories.jsonl.zst").is_file() and not (out / "trajectories.jsonl").exists()
+    again = _play_bytes(b"answer ok\n", out, tmp_path)
+    err = " ".join(again.stderr.decode().split())
+    assert again.returncode == 2 and "holds a run with recorded episodes" in err, err
+    assert "--resume" not in err and "Pass --force to replace its run files, or choose another --out." in err
+    assert _play_bytes(b"answer again\n", out, tmp_path, COLUMNS="200").returncode == 2  # still refused
+    forced = subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(out), "--force"],
+        input=b"answer again\n",
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert forced.returncode == 0, forced.stderr.decode()[-2000:]
+    [traj] = read_trajectories(trajectories_file(out))
+    assert traj.final_message == "again"
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    refused = subprocess.run(
+        [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()"]
+        + ["play", "system.dark_mode", "--faults", "none", "--out", str(mine), "--force"],
+        input=b"answer ok\n",
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    err = " ".join(refused.stderr.decode().split())
+    assert refused.returncode == 2 and "in the way: notes.txt" in err and "choose another --out" in err, err
+    assert (mine / "notes.txt").read_text() == "mine\n" and sorted(p.name for p in mine.iterdir()) == ["notes.txt"]

@@ -196,7 +196,7 @@ def test_mcpgym_file_with_ledger_and_bad_lines():
     # line 2 is cut JSON, line 3 lacks the agent: both named; lines 1 and 4 still scored
     assert problem_texts(report) == [
         f"{DATA / 'mcpgym_runs.jsonl'}:2: error: invalid JSON at column 56: Expecting value",
-        f"{DATA / 'mcpgym_runs.jsonl'}:3 (episode ep-bad): error: field agent: Field required",
+        f"{DATA / 'mcpgym_runs.jsonl'}:3 (episode ep-bad): error: field 'agent': missing (required)",
     ]
     assert [(e.line, e.agent) for e in report.episodes] == [(1, "careful"), (4, "overconfident")]
     assert sorted(report.agents) == ["careful", "overconfident"]

@@ -170,12 +170,14 @@ def test_run_proxy_claims_its_out_directory_by_the_same_rules(tmp_path):
 
     code, said = run(tmp_path / "ud")  # refused before any episode
     assert code == 2 and "no .mcpgym-run marker" in said and "in the way: catalog.json" in said, said
+    assert "choose another --out" in said and "--record" not in said, said  # run --proxy's own option
     assert snapshot(tmp_path / "ud") == before
 
     out = tmp_path / "out"
     assert run(out)[0] == 0 and len(recorded(out)) == 1
     code, said = run(out)
     assert code == 2 and "Pass --resume to continue it" in said and len(recorded(out)) == 1, said
+    assert "or choose another --out" in said and "--record" not in said, said
     # --resume skips the (agent, task, trial) already recorded, as mcpgym run --resume does: it
     # once ran trial 0 again, and mcpgym score then left the second line out as a duplicate
     code, said = run(out, "--resume")

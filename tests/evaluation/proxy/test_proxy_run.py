@@ -109,7 +109,9 @@ def test_proxy_task_files_refuse_what_cannot_be_judged(tmp_path):
     with pytest.raises(ValueError, match=r"t.json: task 0 \(x\).*nothing to judge"):
         load_proxy_tasks(bad)
     bad.write_text(json.dumps([{"id": "x", "instruction": "i", "read_back": {"tool": "t", "checks": []}}]))
-    with pytest.raises(ValueError, match="field read_back.checks"):
+    with pytest.raises(
+        ValueError, match=r"task 0 \(x\): field 'read_back.checks' \(a JSON array\): list should have at least 1 item"
+    ):
         load_proxy_tasks(bad)
     out = subprocess.run(
         [sys.executable, "-m", "mcpgym.evaluation.cli", "run", "--proxy", "x", "--out", str(tmp_path / "o")],

@@ -662,7 +662,9 @@ def test_catalog_from_system_app_and_file(tmp_path):
     )
     assert loaded.get("nope_send_fax").source == "heuristic"
     path.write_text(json.dumps([{"name": "x", "kind": "mutate"}]))
-    with pytest.raises(ValueError, match=r"tools.json: catalog row 0 \(x\): field kind"):
+    with pytest.raises(
+        ValueError, match=r"tools.json: catalog row 0 \(x\): field 'kind' = \"mutate\": input should be 'read'"
+    ):
         Catalog.from_file(path)
 
 
@@ -876,7 +878,10 @@ def test_jsonl_round_trip_and_errors(tmp_path):
     bad["steps"][0]["step"] = 0
     with path.open("a") as fh:
         fh.write(json.dumps(bad) + "\n")
-    with pytest.raises(TrajectoryFileError, match=r"trajectories\.jsonl:3: field steps\.0\.step"):
+    with pytest.raises(
+        TrajectoryFileError,
+        match=r"trajectories\.jsonl:3: field 'steps\.0\.step' = 0: input should be greater than or equal to 1",
+    ):
         read_trajectories(path)
 
 
