@@ -72,7 +72,8 @@ def _profile(faults: str) -> FaultProfile:
     from mcpgym.tools.faults import BUILTIN_PROFILES, load_profile
 
     profile = load_profile(faults, check_apps=False)
-    if faults not in BUILTIN_PROFILES and profile.uses(FaultKind.LOST_WRITE):  # a profile of lost writes alone would give no fault at all
+    # a profile of lost writes alone would give no fault at all
+    if faults not in BUILTIN_PROFILES and profile.uses(FaultKind.LOST_WRITE):
         print(
             f"warning: {faults}: lost_write is never injected by the proxy (it would fake a success the upstream "
             "did not give): its rates are ignored",
