@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from mcpgym.kernel.shorten import short, short_text
+from mcpgym.kernel.validation_text import json_type
 from mcpgym.server.control_models import MAX_SEED, CreateEpisode
 
 MAX_CONTROL_BODY = 1_000_000
@@ -144,21 +145,13 @@ def opening_problem(body: bytes) -> str | None:
     return None
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return {dict: "object", list: "array", str: "string", type(None): "null"}.get(type(value), type(value).__name__)
-
-
 def body_error(data: Any, exc: ValidationError) -> str:
     """The one-line error for a ``POST /control/episodes`` body ``data`` that ``exc`` refused:
     a body that is no JSON object says so; otherwise the first wrong field is named as the
     request spells it (``apps``, ``apps.1``, never a union tag) with what it takes."""
     if not isinstance(data, dict):
         fields = ", ".join(CreateEpisode.model_fields)
-        return f"the body must be a JSON object of episode fields ({fields}), got a JSON {_json_type(data)}"
+        return f"the body must be a JSON object of episode fields ({fields}), got a JSON {json_type(data)}"
     err = exc.errors(include_url=False)[0]
     field, rest = str(err["loc"][0]), err["loc"][1:]
     path = [field, *(p for p in rest if isinstance(p, int))]
@@ -167,7 +160,7 @@ def body_error(data: Any, exc: ValidationError) -> str:
         value = data[field]
         for index in path[1:]:
             value = value[index] if isinstance(value, list) and isinstance(index, int) else value
-        return f"invalid field {where}: expected {FIELD_SHAPES[field]}, got a JSON {_json_type(value)}"
+        return f"invalid field {where}: expected {FIELD_SHAPES[field]}, got a JSON {json_type(value)}"
     return f"invalid field {where}: {short_text(str(err['msg']), 200)}"
 
 

@@ -25,6 +25,7 @@ from mcpgym.kernel.world import template
 from mcpgym.server.episode import Episode, EpisodeStore
 from mcpgym.server.http_app import EpisodeDefaults, create_app
 from mcpgym.server.mcp_server import server_for_episode
+from mcpgym.server.read_stream import ReadStreamWrapper
 
 STOP_POLL_SECONDS = 0.1
 """How often the HTTP server looks whether it is stopping (to end the waits on clients)."""
@@ -79,7 +80,7 @@ async def serve_stdio(
     return episode
 
 
-class RejectMalformed:
+class RejectMalformed(ReadStreamWrapper):
     """Read side of the stdio transport that answers malformed lines instead of dropping them.
 
     The SDK's stdio transport hands a line that is not a JSON-RPC message to the server as an
@@ -96,13 +97,8 @@ class RejectMalformed:
     """
 
     def __init__(self, read: Any, write: Any) -> None:
-        self._read = read
+        super().__init__(read)
         self._write = write
-
-    @property
-    def last_context(self) -> Any:
-        """The sender context of the last item (the SDK's context-aware streams expose it)."""
-        return getattr(self._read, "last_context", None)
 
     async def receive(self) -> Any:
         """The next valid message; malformed lines are answered and skipped."""
@@ -128,29 +124,6 @@ class RejectMalformed:
                 return item
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._write.send(SessionMessage(answer))
-
-    def __aiter__(self) -> RejectMalformed:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        """Close the wrapped read stream."""
-        await self._read.aclose()
-
-    def close(self) -> None:
-        """Close the wrapped read stream."""
-        self._read.close()
-
-    async def __aenter__(self) -> RejectMalformed:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
 
 
 def rejection(exc: Exception) -> types.JSONRPCError:

@@ -24,6 +24,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from mcpgym.server.read_stream import ReadStreamWrapper
+
 DRAIN_MARGIN_SECONDS = 1.0
 """Wall seconds past ``call_timeout`` that the end of input waits for the last answers."""
 
@@ -55,7 +57,7 @@ class _WatchedWrite:
         await self._write.aclose()
 
 
-class DrainOnEnd:
+class DrainOnEnd(ReadStreamWrapper):
     """Read side of the proxy's stdio server that, at the end of input, first waits for the
     answers of the requests in flight (module docstring).
 
@@ -72,17 +74,12 @@ class DrainOnEnd:
     """
 
     def __init__(self, read: Any, write: Any, elsewhere: Callable[[], int], deadline: float) -> None:
-        self._read = read
+        super().__init__(read)
         self.write = _WatchedWrite(write, self)
         self._elsewhere = elsewhere
         self._deadline = deadline
         self._open: Counter[tuple[str, Any]] = Counter()
         self._cut: list[Any] = []
-
-    @property
-    def last_context(self) -> Any:
-        """The sender context of the last item (the SDK's context-aware streams expose it)."""
-        return getattr(self._read, "last_context", None)
 
     @property
     def undelivered(self) -> list[Any]:
@@ -130,26 +127,3 @@ class DrainOnEnd:
                 if self._open.get(_key(rid)):
                     self._open[_key(rid)] -= 1
         return item
-
-    def __aiter__(self) -> DrainOnEnd:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        """Close the wrapped read stream."""
-        await self._read.aclose()
-
-    def close(self) -> None:
-        """Close the wrapped read stream."""
-        self._read.close()
-
-    async def __aenter__(self) -> DrainOnEnd:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()

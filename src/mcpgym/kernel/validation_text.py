@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from mcpgym.kernel.shorten import short_text
+from mcpgym.kernel.spec import json_type_name
 
 VALUE_SHOWN = 80
 """The most characters of a value an error message repeats."""
@@ -37,20 +38,10 @@ ERRORS_SHOWN = 5
 
 def json_type(value: Any) -> str:
     """The JSON name of ``value``'s type: ``null``, ``boolean``, ``number``, ``string``,
-    ``array``, ``object`` (a tuple is an array; any other Python object its class name)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    ``array``, ``object`` (a tuple is an array; any other Python object its class name). The
+    coarse form of :func:`mcpgym.kernel.spec.json_type_name`: an integer is a ``number``."""
+    name = json_type_name(value)
+    return "number" if name == "integer" else name.removeprefix("a ")
 
 
 def shown_value(value: Any, limit: int = VALUE_SHOWN) -> str:
