@@ -96,6 +96,7 @@ class EpisodeWorker:
             self.catalog = warm.result()
         self.gold: dict[str, dict[str, Any]] = {}
         self._ctx: EpisodeContext | None = None
+        self.in_flight = 0
 
     async def _context(self) -> EpisodeContext:
         """The episode context, rebuilt (with a fresh server) when the server has exited."""
@@ -130,15 +131,19 @@ class EpisodeWorker:
             ``{"trajectory": scored trajectory JSON}`` or ``{"failure": message}`` (a
             :class:`HarnessFailure`: not written, ``--resume`` retries it).
         """
-        ctx = await self._context()
+        self.in_flight += 1
         try:
+            ctx = await self._context()
             traj = await run_spec(ctx, spec)
         except HarnessFailure as exc:
             return {"failure": str(exc)}
+        finally:
+            self.in_flight -= 1
         return {"trajectory": traj.model_dump(mode="json")}
 
     def info(self) -> dict[str, Any]:
-        """``{"pid", "node", "server_url", "log"}``: where this worker runs."""
+        """``{"pid", "node", "server_url", "log", "in_flight"}``: where this worker runs, and
+        how many episodes it is playing now."""
         import ray
 
         return {
@@ -146,6 +151,7 @@ class EpisodeWorker:
             "node": ray.get_runtime_context().get_node_id(),
             "server_url": self.server.url,
             "log": str(self.log_dir / "server.log"),
+            "in_flight": self.in_flight,
         }
 
     def stop(self) -> None:

@@ -387,7 +387,7 @@ def test_replay_without_trial_counts_runs_per_task(tmp_path: Path) -> None:
         ("", "holds no trajectory"),
         ("\n\n", "holds no trajectory"),
         ("tasks:\n  - id: x\n", ":1: invalid JSON"),
-        ('{"episode_id": "e", "agent": "a", "trial": "1", "steps": []}\n', ":1: field trial"),
+        ('{"episode_id": "e", "agent": "a", "trial": "1", "steps": []}\n', ":1: field 'trial'"),
     ],
     ids=["empty", "blank-lines", "a-task-file", "bad-trial"],
 )

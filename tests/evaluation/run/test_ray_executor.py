@@ -111,9 +111,15 @@ def test_killed_worker_episode_is_sent_again_and_recorded_once(cluster: str, loc
     while not (out / "trajectories.jsonl.zst").exists() or not run_text(out).strip():
         assert time.monotonic() < deadline and runner.is_alive(), "no episode was written"
         time.sleep(0.05)
-    name = sorted(a for a in ray.util.list_named_actors() if a.startswith(WORKER_PREFIX))[0]
-    info = ray.get(ray.get_actor(name).info.remote())
-    os.kill(info["pid"], signal.SIGKILL)
+    # Kill a worker that is playing an episode (one between two episodes would cost nothing).
+    while True:
+        assert time.monotonic() < deadline and runner.is_alive(), "no worker was seen playing an episode"
+        names = sorted(a for a in ray.util.list_named_actors() if a.startswith(WORKER_PREFIX))
+        busy = [i for i in ray.get([ray.get_actor(n).info.remote() for n in names]) if i["in_flight"]]
+        if busy:
+            break
+        time.sleep(0.01)
+    os.kill(busy[0]["pid"], signal.SIGKILL)
     runner.join(timeout=300)
     assert not runner.is_alive()
     result = box["result"]
