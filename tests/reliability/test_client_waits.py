@@ -28,23 +28,14 @@ import pytest
 from mcp import Client
 
 from mcpgym.tools.mcp_bridge import payload_of
+from tests.support.http_raw import initialize_request
+from tests.support.mcp_helpers import SilentUser
 from tests.support.servers import HttpServer, control_get, create, spawn_server
 
 IDLE_TIMEOUT = 6.0
 WAIT_LIMIT = IDLE_TIMEOUT * 0.75
 GRACE = 2.0  # serve_http's timeout_graceful_shutdown
 PAY = {"recipient": "Tara Dubois", "amount_cents": 50_000}
-
-
-class SilentUser:
-    """An elicitation callback that never answers; ``asked`` counts the questions it got."""
-
-    def __init__(self) -> None:
-        self.asked = 0
-
-    async def __call__(self, context, params):  # noqa: ANN001, ANN204 - the SDK's callback shape
-        self.asked += 1
-        await anyio.sleep_forever()
 
 
 async def test_silent_clients_get_the_deadline_answer_and_cannot_hold_the_cap(figures: dict[str, str]) -> None:
@@ -160,16 +151,7 @@ def test_a_signal_with_a_standing_get_stream_open_stops_cleanly(sig: signal.Sign
     ended: list[str] = []
     with httpx.Client(timeout=30) as http:
         ep = create(http, server, seed=7, apps=["system"])
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "get", "version": "0"},
-            },
-        }
+        init = initialize_request("get")
         accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         sid = http.post(ep["mcp_url"], json=init, headers=accept).headers["mcp-session-id"]
         session = {**accept, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
@@ -199,16 +181,7 @@ def test_clients_dropping_mid_body_cost_one_line_each(figures: dict[str, str]) -
     try:
         with httpx.Client(timeout=30) as http:
             ep = create(http, server)
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "drop-test", "version": "0"},
-                },
-            }
+            init = initialize_request("drop-test")
             accept = {"Accept": "application/json, text/event-stream"}
             session = http.post(ep["mcp_url"], json=init, headers=accept).headers["mcp-session-id"]
             host, port = server.url.removeprefix("http://").rsplit(":", 1)

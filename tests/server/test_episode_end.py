@@ -23,22 +23,12 @@ from mcp import Client
 from mcpgym.server.episode import EpisodeStore
 from mcpgym.server.http_app import create_app
 from mcpgym.tools.mcp_bridge import payload_of
-from tests.support.http_raw import HEADERS, PROTOCOL, session_headers
+from tests.support.http_raw import HEADERS, initialize_request, session_headers
+from tests.support.mcp_helpers import SilentUser
 from tests.support.servers import create, spawn_server
 
 PAY = {"recipient": "Tara Dubois", "amount_cents": 50_000}
 DEADLINE = 30.0
-
-
-class SilentUser:
-    """An elicitation callback that never answers; ``asked`` counts the questions it got."""
-
-    def __init__(self) -> None:
-        self.asked = 0
-
-    async def __call__(self, context, params):  # noqa: ANN001, ANN204 - the SDK's callback shape
-        self.asked += 1
-        await anyio.sleep_forever()
 
 
 async def _call_while(url: str, end_it, headers: dict[str, str] | None = None) -> dict:  # noqa: ANN001
@@ -121,16 +111,7 @@ async def test_a_raw_peer_gets_the_answer_on_its_stream_before_it_ends() -> None
         async with httpx.AsyncClient(timeout=DEADLINE) as http:
             with httpx.Client(timeout=DEADLINE) as sync_http:
                 ep = create(sync_http, server, seed=7, apps=["system"])
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": PROTOCOL,
-                    "capabilities": {"elicitation": {}},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
+            init = initialize_request("raw", {"elicitation": {}})
             r = await http.post(ep["mcp_url"], headers=HEADERS, json=init)
             sid = r.headers["mcp-session-id"]
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mcpgym.server.request_ids import RequestIdRemapper
-from tests.support.http_raw import messages_of, open_session, session_headers, tool_call
+from tests.support.http_raw import initialize_request, messages_of, open_session, session_headers, tool_call
 from tests.support.mcp_helpers import control_get, create_episode
 
 ITEMS = [f"item-{101 + k:04d}" for k in range(16)]
@@ -231,16 +231,7 @@ def test_stdio_answers_each_duplicate_once_with_its_own_item():
     peer = RawStdio("--seed", "7", "--apps", "system,shop")
     try:
         init = peer.request(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "0"},
-                },
-            },
+            initialize_request("t"),
             timeout=120,
         )
         assert init["id"] == 0 and "result" in init

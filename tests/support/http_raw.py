@@ -20,6 +20,20 @@ def messages_of(response: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
 
 
+def initialize_request(client_name: str, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An ``initialize`` request body (id 0, :data:`PROTOCOL`) from a client named ``client_name``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": client_name, "version": "0"},
+        },
+    }
+
+
 def session_headers(session_id: str) -> dict[str, str]:
     """Headers of a request on an established session."""
     return {**HEADERS, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": PROTOCOL}
@@ -30,16 +44,7 @@ async def open_session(client: httpx.AsyncClient, url: str) -> httpx.Response:
     r = await client.post(
         url,
         headers=HEADERS,
-        json={
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL,
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
+        json=initialize_request("raw-test"),
     )
     if r.status_code == 200:
         sid = r.headers["mcp-session-id"]

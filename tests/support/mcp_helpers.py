@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
 import httpx
 from mcp.client.stdio import StdioServerParameters
 
@@ -33,3 +34,14 @@ def control_get(base: str, token: str, path: str) -> Any:
     r = httpx.get(f"{base}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert r.status_code == 200, r.text
     return r.json()
+
+
+class SilentUser:
+    """An elicitation callback that never answers; ``asked`` counts the questions it got."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self, context, params):  # noqa: ANN001, ANN204 - the SDK's callback shape
+        self.asked += 1
+        await anyio.sleep_forever()

@@ -209,8 +209,8 @@ def test_a_resume_waits_for_an_exclusive_claim_to_end_and_never_for_a_run(tmp_pa
     from mcpgym.evaluation.run.run_lock import hold_lock
 
     rec = tmp_path / "rec"
-    with hold_record_dir(rec):
-        pass
+    with hold_record_dir(rec) as held:  # claimed: the marker is written, no catalog of the user's
+        assert (held.path, held.user_catalog) == (rec, None) and (rec / MARKER_NAME).is_file()
     claimed, release = threading.Event(), threading.Event()
 
     def another_proxy_claiming() -> None:  # what a --force claim holds for a moment

@@ -234,8 +234,8 @@ def test_a_session_ending_in_a_directory_that_stopped_being_mcpgyms_writes_nothi
     from mcpgym.evaluation.records.trajectory import Trajectory
 
     rec, traj, classifier = tmp_path / "rec", Trajectory(episode_id="e", agent="a"), ToolClassifier(None)
-    with hold_record_dir(rec):
-        pass
+    with hold_record_dir(rec) as held:  # claimed: the marker is written, no catalog of the user's
+        assert (held.path, held.user_catalog) == (rec, None) and (rec / MARKER_NAME).is_file()
     (rec / MARKER_NAME).unlink()  # the user emptied it during the session and put a file of theirs there
     (rec / "catalog.json").write_text("mine\n")
     before = snapshot(rec)
