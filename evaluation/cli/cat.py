@@ -36,6 +36,9 @@ def cat(
     elif not path.is_file():
         raise InputError(run_dir_problem(path) or f"{path}: not a file")
     file = trajectories_file(path) if path.is_dir() else path
+    if _is_frames(file):
+        _cat_frames(file)
+        return
     try:
         text, torn = read_text(file, what="trajectories file")
     except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
@@ -63,6 +66,45 @@ def cat(
         typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
     if torn_line:
         typer.secho(f"{file}: the last line is torn (a write cut short); left out", err=True, fg="yellow")
+    if not records:
+        typer.secho(f"{file}: holds no trajectory lines", err=True, fg="yellow")
+
+
+def _is_frames(file: Path) -> bool:
+    """Whether ``file`` starts as zstd frames do (a torn first header included)."""
+    from mcpgym.evaluation.records.compressed import looks_compressed
+
+    try:
+        with file.open("rb") as fh:
+            return looks_compressed(fh.read(4))
+    except OSError:
+        return False
+
+
+def _cat_frames(file: Path) -> None:
+    """Print the trajectory lines of a file of zstd frames, frame by frame: a damaged frame
+    is left out and named by number on stderr, every valid frame after it printed."""
+    from mcpgym.evaluation.records.compressed import damage_summary
+    from mcpgym.evaluation.records.trajectory import TrajectoryFileError, readable_frames_text
+
+    try:
+        text, records, damaged = readable_frames_text(file)
+    except (OSError, TrajectoryFileError) as exc:
+        raise InputError(str(exc)) from None
+    if damaged and not records:  # no frame is a trajectory line: another file, refused as a plain one is
+        first = damaged[0].reason.removeprefix("line ")
+        raise InputError(
+            f"{file}:{first}. Not a trajectories file: no zstd frame holds a trajectory line "
+            f"({damage_summary(file, damaged, most=2)}); nothing was printed"
+        )
+    sys.stdout.write(_without_blank_lines(text))
+    sys.stdout.flush()
+    torn = [d for d in damaged if d.torn]
+    in_place = [d for d in damaged if not d.torn]
+    if in_place:
+        typer.secho(damage_summary(file, in_place), err=True, fg="yellow")
+    if torn:
+        typer.secho(f"{file}: the last zstd frame is torn (a write cut short); left out", err=True, fg="yellow")
     if not records:
         typer.secho(f"{file}: holds no trajectory lines", err=True, fg="yellow")
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mcpgym.evaluation.records.compressed import CompressedFileError, decompress_frames, is_compressed
+from mcpgym.evaluation.records.compressed import CompressedFileError, looks_compressed, read_frames
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
@@ -112,15 +112,18 @@ def read_text(path: Path, result: LoadResult) -> str | None:
     """The file's text (UTF-8, a BOM dropped), or None with a problem recorded (a missing file,
     a special file such as ``/dev/zero`` or a FIFO, a file over 1 GiB, bytes that are not UTF-8:
     :func:`mcpgym.kernel.input_files.read_input_text`). A file of zstd frames
-    (``trajectories.jsonl.zst``) is decompressed; a torn last frame (a killed run) is a problem,
-    the frames before it are read."""
+    (``trajectories.jsonl.zst``) is decompressed frame by frame: a torn last frame (a killed run)
+    or a frame damaged in place is a problem naming it by number, every other frame is read."""
     try:
         data = read_input_bytes(path, limit=MAX_TRAJECTORY_BYTES)
-        if is_compressed(data):
-            raw, _, torn = decompress_frames(data, name=str(path))
-            if torn:
-                result.problem("the last zstd frame is torn (a write cut short): the lines before it are read")
-            return decode_input(raw, path)
+        if looks_compressed(data):
+            found = read_frames(data)
+            for d in found.damaged:
+                if d.torn:
+                    result.problem("the last zstd frame is torn (a write cut short): the lines before it are read")
+                else:
+                    result.problem(f"damaged zstd {d.describe()}: left out, the frames after it are read")
+            return decode_input(found.data, path)
         return decode_input(data, path)
     except CompressedFileError as exc:
         result.problem(cap_message(str(exc)))

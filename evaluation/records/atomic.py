@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+from mcpgym.kernel.input_files import NOFOLLOW, SYMLINK_REFUSED
 
 
 def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> None:
@@ -31,6 +35,29 @@ def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> 
         raise
 
 
+def open_append(path: str | Path) -> int:
+    """A descriptor appending to the run file ``path`` (created 0644 when missing), opened
+    without following a symlink (``O_NOFOLLOW``) and refused unless it is a regular file: a
+    symlink put in a run file's place (``server.log`` -> ``~/.bashrc``) is never written through.
+
+    Raises:
+        OSError: the file cannot be opened; a symlink or a special file (the message says so
+            and names the path; nothing was written).
+    """
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"{SYMLINK_REFUSED}; nothing was written", str(p)) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "is not a regular file; nothing was written", str(p))
+    os.set_blocking(fd, True)
+    return fd
+
+
 def _umask() -> int:
     """The process's umask (read by setting it and putting it back)."""
     mask = os.umask(0o022)
@@ -38,4 +65,4 @@ def _umask() -> int:
     return mask
 
 
-__all__ = ["write_atomic"]
+__all__ = ["open_append", "write_atomic"]

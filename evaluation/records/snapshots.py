@@ -20,11 +20,13 @@ import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.compressed import SNAPSHOT_LEVEL, compress_line, read_text
+from mcpgym.kernel.bounded_json import load_json
 from mcpgym.kernel.input_files import MAX_CONFIG_BYTES, InputFileError
+from mcpgym.kernel.validation_text import validation_line
 
 SNAPSHOT_DIR = "snapshots"
 """Folder of a run directory holding the shared snapshot files."""
@@ -158,6 +160,45 @@ def snapshot_name(snapshot: dict[str, Any]) -> str:
     return f"{SNAPSHOT_DIR}/{hashlib.sha256(text.encode('utf-8')).hexdigest()[:20]}.json"
 
 
+class WorldSnapshot(BaseModel):
+    """The shape of a stored snapshot (what :meth:`mcpgym.kernel.world.World.snapshot` writes):
+    checked before a snapshot file is used, so a file of another shape is refused naming its
+    field instead of failing later (``KeyError: apps`` in a report)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seed: int
+    apps: list[str]
+    clock: dict[str, Any]
+    user: dict[str, Any]
+    people: list[Any]
+    state: dict[str, Any]
+
+
+def check_snapshot(path: Path, ref: str, data: Any) -> dict[str, Any]:
+    """``data`` read from the snapshot file ``path`` (reference ``ref``), checked: a JSON
+    object of the shape :class:`WorldSnapshot` whose name is the hash of its content
+    (:func:`snapshot_name`; a snapshot is stored under its own hash, so a file whose content
+    changed, or that holds another snapshot, is refused).
+
+    Raises:
+        ValueError: naming the file and what is wrong.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"snapshot file {path} must hold a JSON object")
+    try:
+        WorldSnapshot.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(f"snapshot file {path} is not a snapshot of mcpgym's: {validation_line(exc, data)}") from None
+    want = ref.removesuffix(".zst")
+    if snapshot_name(data) != want:
+        raise ValueError(
+            f"snapshot file {path} does not hold the snapshot its name says: its content hashes to "
+            f"{snapshot_name(data).removeprefix(SNAPSHOT_DIR + '/')} (changed after it was written)"
+        )
+    return data
+
+
 class SnapshotStore:
     """The snapshot files of one folder (a run directory), written once and read through a cache.
 
@@ -216,16 +257,15 @@ class SnapshotStore:
         try:
             text, torn = read_text(path, what="snapshot file", limit=MAX_CONFIG_BYTES)  # .json.zst or .json
             if torn:
-                raise ValueError("its zstd frame is torn")
-            data = json.loads(text)
+                raise ValueError("its zstd frame is damaged or torn")
+            data = load_json(text, str(path), limit=None)
         except InputFileError as exc:
             if exc.reason == "no such file":
                 raise ValueError(f"snapshot file {path} is missing") from None
             raise ValueError(str(exc)) from None
         except ValueError as exc:
             raise ValueError(f"snapshot file {path} is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"snapshot file {path} must hold a JSON object")
+        data = check_snapshot(path, ref, data)
         with self._lock:
             self._cache[ref] = data
         return data
@@ -252,4 +292,13 @@ class SnapshotStore:
         return initial, final, gold
 
 
-__all__ = ["SNAPSHOT_DIR", "SnapshotStore", "StoredStates", "apply_diff", "snapshot_name", "state_diff"]
+__all__ = [
+    "SNAPSHOT_DIR",
+    "SnapshotStore",
+    "StoredStates",
+    "WorldSnapshot",
+    "apply_diff",
+    "check_snapshot",
+    "snapshot_name",
+    "state_diff",
+]

@@ -28,7 +28,10 @@ import io
 import json
 import os
 import threading
+import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -45,10 +48,19 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
-from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
+from mcpgym.evaluation.records.atomic import open_append
+from mcpgym.evaluation.records.compressed import (
+    DamagedFramesWarning,
+    FrameDamage,
+    RunFileText,
+    compress_line,
+    damage_summary,
+    read_run_file,
+)
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
+from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError
@@ -521,6 +533,33 @@ def missing_line_field(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _parse_line(p: Path, lineno: int, line: str) -> Trajectory:
+    """One trajectory line validated (snapshots not filled in).
+
+    Raises:
+        TrajectoryFileError: ``<file>:<line>: <what is wrong>`` (invalid JSON, nesting past
+            Python's depth, an integer of more than 4,300 digits, not an object, a missing or
+            invalid field).
+    """
+    try:
+        data = load_json(line, limit=None)
+    except JSONLimitError as exc:
+        raise TrajectoryFileError(f"{p}:{lineno}: {exc.reason}") from None
+    if not isinstance(data, dict):
+        raise TrajectoryFileError(
+            f"{p}:{lineno}: a trajectory line must be a JSON object, got a JSON {json_type(data)}"
+        )
+    missing = missing_line_field(data)
+    if missing:
+        raise TrajectoryFileError(f"{p}:{lineno}: {missing}")
+    try:
+        return Trajectory.model_validate(data)
+    except ValidationError as exc:
+        raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc, data)}") from None
+    except RecursionError:
+        raise TrajectoryFileError(f"{p}:{lineno}: nested too deeply to read") from None
+
+
 def _parse_lines(p: Path, text: str, tolerate_truncated_tail: bool) -> Iterator[tuple[int, Trajectory | None]]:
     """``(line number, trajectory)`` for every non-blank line of a trajectories file's text
     (snapshots not filled in); a torn last line (no newline, invalid JSON) is ``(n, None)``
@@ -531,24 +570,50 @@ def _parse_lines(p: Path, text: str, tolerate_truncated_tail: bool) -> Iterator[
             continue
         is_tail = lineno == len(lines) and not line.endswith("\n")
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if tolerate_truncated_tail and is_tail:
+            traj = _parse_line(p, lineno, line)
+        except TrajectoryFileError:
+            if tolerate_truncated_tail and is_tail and _not_json(line):
                 yield lineno, None
                 return
-            raise TrajectoryFileError(f"{p}:{lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
-        if not isinstance(data, dict):
-            raise TrajectoryFileError(
-                f"{p}:{lineno}: a trajectory line must be a JSON object, got a JSON {json_type(data)}"
-            )
-        missing = missing_line_field(data)
-        if missing:
-            raise TrajectoryFileError(f"{p}:{lineno}: {missing}")
-        try:
-            traj = Trajectory.model_validate(data)
-        except ValidationError as exc:
-            raise TrajectoryFileError(f"{p}:{lineno}: {_format_validation(exc, data)}") from None
+            raise
         yield lineno, traj
+
+
+def _not_json(line: str) -> bool:
+    """Whether ``line`` fails to parse as JSON at all (a torn line, not a bad record)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
+def _parse_frames(p: Path, found: RunFileText, damaged: list[FrameDamage]) -> Iterator[tuple[int, int, Trajectory]]:
+    """``(frame index, line number, trajectory)`` for every line of every readable frame of a
+    compressed trajectories file; a frame that holds no whole line or a line that does not read
+    as a trajectory is damaged: it is appended to ``damaged`` (by number, with the reason)
+    and left out, and the next frame is read. Line numbers count the lines of the readable
+    frames, as ``mcpgym cat`` prints them."""
+    lineno = 0
+    for index, (number, text) in enumerate(found.frames):
+        lines = text.split("\n")
+        if lines.pop() != "" or not lines:  # a frame of mcpgym holds one or more whole lines
+            start, end = found.spans[index]
+            damaged.append(FrameDamage(frame=number, start=start, end=end, reason="it holds no whole line"))
+            continue
+        parsed: list[Trajectory] = []
+        try:
+            for k, line in enumerate(lines, start=1):
+                if line.strip():
+                    parsed.append(_parse_line(p, lineno + k, line))
+        except TrajectoryFileError as exc:
+            start, end = found.spans[index]
+            reason = str(exc).removeprefix(f"{p}:")
+            damaged.append(FrameDamage(frame=number, start=start, end=end, reason=f"line {reason}"))
+            continue
+        for k, traj in enumerate(parsed):
+            yield index, lineno + k + 1, traj
+        lineno += len(lines)
 
 
 def check_trajectory_text(path: str | Path, text: str) -> tuple[int, bool]:
@@ -572,50 +637,156 @@ def check_trajectory_text(path: str | Path, text: str) -> tuple[int, bool]:
     return records, False
 
 
+@dataclass
+class TrajectoryRead:
+    """What a trajectories file holds, read whole (:func:`read_trajectory_file`).
+
+    Attributes:
+        trajectories: every trajectory that reads, in file order.
+        damaged: the frames left out (a compressed file), by number (:class:`FrameDamage`).
+        kept: the byte spans of the frames every trajectory came from (what a repair keeps).
+        torn: whether the file ends in a torn frame or line (a write cut short).
+        compressed: whether the file is zstd frames.
+    """
+
+    trajectories: list[Trajectory] = dc_field(default_factory=list)
+    damaged: list[FrameDamage] = dc_field(default_factory=list)
+    kept: list[tuple[int, int]] = dc_field(default_factory=list)
+    torn: bool = False
+    compressed: bool = False
+
+
+def _read_file(p: Path) -> RunFileText:
+    """The frames of the trajectories file ``p`` (:func:`read_run_file`), its errors as this
+    module's."""
+    try:
+        return read_run_file(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)
+    except InputFileError as exc:
+        if exc.reason == "no such file":
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
+        raise TrajectoryFileError(str(exc)) from None
+
+
+def _records(
+    p: Path, found: RunFileText, tolerate_truncated_tail: bool, read: TrajectoryRead
+) -> Iterator[tuple[int, Trajectory]]:
+    """``(line number, trajectory)`` of the file read into ``found``; damage and the kept
+    spans go into ``read``. A plain file's bad line raises; a compressed file's bad frame is
+    damage (:func:`_parse_frames`)."""
+    read.compressed = found.compressed
+    if not found.compressed:
+        read.kept = list(found.spans)
+        for lineno, traj in _parse_lines(p, found.text, tolerate_truncated_tail):
+            if traj is None:
+                read.torn = True
+                return
+            yield lineno, traj
+        return
+    read.damaged = [d for d in found.damaged]
+    read.torn = found.torn
+    if read.torn and not tolerate_truncated_tail:
+        raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
+    last = -1
+    for index, lineno, traj in _parse_frames(p, found, read.damaged):
+        if index != last:
+            read.kept.append(found.spans[index])
+            last = index
+        yield lineno, traj
+    read.damaged.sort(key=lambda d: d.frame)
+
+
+def _expanded(p: Path, lineno: int, traj: Trajectory, store: SnapshotStore | None) -> Trajectory:
+    """``traj`` with the snapshots of a compact line filled in from ``store`` (None: as it is)."""
+    if store is not None and traj.stored is not None:
+        try:
+            initial, final, gold = store.expand(traj.stored)
+        except ValueError as exc:
+            raise TrajectoryFileError(f"{p}:{lineno}: field stored: {exc}") from None
+        traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, traj.stored = initial, final, gold, None
+    return traj
+
+
+def warn_damaged(path: str | Path, damaged: list[FrameDamage]) -> None:
+    """Say on stderr (a :class:`DamagedFramesWarning`) which frames of ``path`` were damaged in
+    place and left out (a torn tail alone is a write cut short, tolerated silently)."""
+    in_place = [d for d in damaged if not d.torn]
+    if in_place:
+        warnings.warn(DamagedFramesWarning(damage_summary(path, in_place)), stacklevel=3)
+
+
 def iter_trajectories(
     path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True, store: SnapshotStore | None = None
 ) -> Iterator[Trajectory]:
-    """Yield the trajectories of a JSONL file, one per non-blank line.
+    """Yield the trajectories of a JSONL file (plain or zstd frames), one per non-blank line.
+
+    A compressed file is read frame by frame (:func:`mcpgym.evaluation.records.compressed.read_frames`):
+    a damaged frame anywhere (bytes changed in place, a frame that does not decompress, a line
+    that does not read) costs only that frame; every valid frame after it is read, and the
+    damaged ones are named by number in a :class:`DamagedFramesWarning` once the file is read.
 
     Args:
         path: the ``trajectories.jsonl`` file.
-        tolerate_truncated_tail: skip a malformed *last* line that lacks its newline (what
-            a process killed in the middle of a write leaves behind), instead of raising.
+        tolerate_truncated_tail: skip a malformed *last* line that lacks its newline, or a torn
+            last frame (what a process killed in the middle of a write leaves behind), instead
+            of raising.
         states: fill in the snapshots of compact lines (``stored``) from the snapshot files
             next to ``path`` (False: leave them out, e.g. when only the stored scores are needed).
         store: the :class:`SnapshotStore` to read them through (default: one for ``path``'s folder).
 
     Raises:
-        TrajectoryFileError: for invalid JSON, a line that does not validate, or a compact
-            line whose snapshot files are missing (the message reads
+        TrajectoryFileError: for a plain file's invalid JSON or a line that does not validate,
+            or a compact line whose snapshot files are missing or wrong (the message reads
             ``<file>:<line>: field <loc>: <problem>``); for a file that is not a regular file
-            (``/dev/zero``, a FIFO), over 1 GiB, unreadable or not UTF-8 (``<file>: <why>``).
+            (``/dev/zero``, a FIFO, a symlink), over 1 GiB, unreadable or not UTF-8
+            (``<file>: <why>``).
         FileNotFoundError: when the file does not exist.
     """
     p = Path(path)
-    try:
-        text, torn = read_text(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)  # zstd frames or plain
-    except InputFileError as exc:
-        if exc.reason == "no such file":
-            raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
-        raise TrajectoryFileError(str(exc)) from None
-    except CompressedFileError as exc:
-        raise TrajectoryFileError(str(exc)) from None
-    if torn and not tolerate_truncated_tail:
-        raise TrajectoryFileError(f"{p}: the last zstd frame is torn (a write cut short)")
+    found = _read_file(p)
     if states and store is None:
         store = SnapshotStore(p.parent)
-    for lineno, traj in _parse_lines(p, text, tolerate_truncated_tail):
-        if traj is None:  # the torn last line, tolerated
-            return
-        if states and traj.stored is not None:
-            assert store is not None
-            try:
-                initial, final, gold = store.expand(traj.stored)
-            except ValueError as exc:
-                raise TrajectoryFileError(f"{p}:{lineno}: field stored: {exc}") from None
-            traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot, traj.stored = initial, final, gold, None
-        yield traj
+    read = TrajectoryRead()
+    for lineno, traj in _records(p, found, tolerate_truncated_tail, read):
+        yield _expanded(p, lineno, traj, store if states else None)
+    warn_damaged(p, read.damaged)
+
+
+def readable_frames_text(path: str | Path) -> tuple[str, int, list[FrameDamage]]:
+    """The text of a compressed trajectories file's readable frames (what ``mcpgym cat``
+    prints), how many trajectory lines it holds, and the frames left out (damaged in place or
+    the torn tail), by number. Each frame is checked on its own (:func:`_parse_frames`).
+
+    Raises:
+        TrajectoryFileError, FileNotFoundError: the file cannot be read at all (as
+            :func:`iter_trajectories` says).
+    """
+    p = Path(path)
+    found = _read_file(p)
+    damaged = list(found.damaged)
+    used: dict[int, None] = {}
+    records = 0
+    for index, _, _ in _parse_frames(p, found, damaged):
+        used[index] = None
+        records += 1
+    damaged.sort(key=lambda d: d.frame)
+    return "".join(found.frames[i][1] for i in used), records, damaged
+
+
+def read_trajectory_file(path: str | Path, *, states: bool = True) -> TrajectoryRead:
+    """Every trajectory of a file with what was damaged and which byte spans they came from
+    (:class:`TrajectoryRead`; a torn tail tolerated), for a reader that repairs the file
+    (``mcpgym run --resume``). Damaged frames are not warned about here: the caller says what
+    it did with them.
+
+    Raises:
+        TrajectoryFileError, FileNotFoundError: as :func:`iter_trajectories` does.
+    """
+    p = Path(path)
+    found = _read_file(p)
+    store = SnapshotStore(p.parent) if states else None
+    read = TrajectoryRead()
+    read.trajectories = [_expanded(p, n, t, store) for n, t in _records(p, found, True, read)]
+    return read
 
 
 def read_trajectories(
@@ -638,7 +809,8 @@ def append_trajectory(path: str | Path, traj: Trajectory) -> None:
     (:mod:`mcpgym.evaluation.records.compressed`).
 
     The line is written with a single ``os.write`` on a descriptor opened with ``O_APPEND``
-    (under a process-wide lock), so concurrent episodes never interleave. If the file ends
+    and ``O_NOFOLLOW`` (a symlink in the file's place is refused, never written through; so is
+    anything but a regular file) (under a process-wide lock), so concurrent episodes never interleave. If the file ends
     in a partial line (a killed earlier run), a newline is written first so the new record
     stays parseable. Parent directories are created.
 
@@ -651,9 +823,10 @@ def append_trajectory(path: str | Path, traj: Trajectory) -> None:
     if p.name.endswith(".zst"):
         data = compress_line(data)
     with _APPEND_LOCK:
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_append(p)
         try:
-            size = os.fstat(fd).st_size
+            info = os.fstat(fd)
+            size = info.st_size
             if size and not p.name.endswith(".zst"):
                 with p.open("rb") as fh:
                     fh.seek(size - 1)
@@ -695,6 +868,10 @@ __all__ = [
     "is_invalid_error",
     "Trajectory",
     "TrajectoryFileError",
+    "TrajectoryRead",
+    "read_trajectory_file",
+    "readable_frames_text",
+    "warn_damaged",
     "UserTurn",
     "UserTurnStep",
     "merge_user_turns",

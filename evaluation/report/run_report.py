@@ -10,6 +10,7 @@ files. Metric definitions: docs/design.md §7, :mod:`mcpgym.evaluation.scoring.s
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,8 @@ class Report:
         trajectories: (trajectory, its scores) per episode, in the order of ``episodes``
             (what the trajectory viewer of report.html shows).
         rescored: episodes whose recomputed scores differ from those stored in their line.
+        damaged: what was left out of the trajectories file, one line per warning (frames
+            damaged in place, named by number: :class:`~mcpgym.evaluation.records.compressed.DamagedFramesWarning`).
     """
 
     run_dir: Path
@@ -274,6 +277,7 @@ class Report:
     flags: dict[str, dict[str, int]] = field(default_factory=dict)
     trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
     rescored: int = 0
+    damaged: list[str] = field(default_factory=list)
 
     @property
     def agents(self) -> list[str]:
@@ -322,7 +326,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         ValueError: for a malformed ``manifest.json`` (the message names it).
     """
     from mcpgym.evaluation.records.compressed import run_dir_problem
-    from mcpgym.evaluation.run.run_dir import compute_scores, load_run, trajectories_file
+    from mcpgym.evaluation.run.run_dir import compute_scores, trajectories_file
     from mcpgym.evaluation.scoring.aggregate import as_scores
     from mcpgym.evaluation.scoring.scorer import DEFAULT_K, score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
@@ -331,7 +335,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
     problem = run_dir_problem(run)
     if problem is not None:
         raise FileNotFoundError(problem)
-    trajs = load_run(run)
+    trajs, damaged = _load_noting_damage(run)
     if not trajs:  # an empty report would read as a clean one ("every episode succeeded")
         raise ValueError(f"{trajectories_file(run)} holds no episode: nothing to report")
     manifest = read_manifest(run)
@@ -358,6 +362,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         episodes=episodes,
         trajectories=pairs,
         rescored=differ,
+        damaged=damaged,
     )
     for e in episodes:
         name = e.agent or "external"
@@ -377,6 +382,24 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
             report.flags.setdefault(name, {}).setdefault(flag.value, 0)
             report.flags[name][flag.value] += 1
     return report
+
+
+def _load_noting_damage(run: Path) -> tuple[list[Trajectory], list[str]]:
+    """The run's trajectories (:func:`~mcpgym.evaluation.run.run_dir.load_run`) and the
+    messages of the :class:`~mcpgym.evaluation.records.compressed.DamagedFramesWarning` raised
+    on the way, which are raised again (stderr) and kept for the report."""
+    from mcpgym.evaluation.records.compressed import DamagedFramesWarning
+    from mcpgym.evaluation.run.run_dir import load_run
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DamagedFramesWarning)
+        trajs = load_run(run)
+    damaged = []
+    for w in said:
+        if issubclass(w.category, DamagedFramesWarning):
+            damaged.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return trajs, damaged
 
 
 def episode_note(e: EpisodeScores) -> str:
@@ -449,6 +472,8 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ),
         ("Started / finished", f"{m.started_at or '–'} / {m.finished_at or '–'}"),
     ]
+    for said in report.damaged:
+        facts.append(("Damaged frames", said))
     if report.rescored:
         facts.append(
             (

@@ -24,13 +24,15 @@ from typing import Any
 from mcpgym.evaluation.records.compressed import (
     TRAJECTORIES,
     TRAJECTORIES_ZST,
-    repair_tail,
+    DamagedFramesWarning,
+    damage_summary,
     run_dir_problem,
+    set_damage_aside,
     trajectories_file,
 )
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.scores import Scoreboard
-from mcpgym.evaluation.records.trajectory import Trajectory, read_trajectories
+from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryRead, read_trajectories, read_trajectory_file
 from mcpgym.evaluation.run.run_owner import RUN_FLAGS, DirFlags, ForeignContentError, claim_for_resume, claim_new_run
 from mcpgym.evaluation.scoring.aggregate import aggregate, as_scores
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
@@ -120,9 +122,10 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
 
     Args:
         run_dir: the directory holding ``trajectories.jsonl`` (none: empty list).
-        repair: truncate a torn last line (a write cut by a crash) from the file, so that
-            later appends do not leave it in the middle (a complete last record that only
-            lacks its newline gets the newline instead).
+        repair: make the file end on its last whole record before later appends: a torn last
+            line or frame (a write cut by a crash) is cut (a complete last record that only
+            lacks its newline gets the newline instead); frames damaged in place are moved
+            aside into a file of their own and said on stderr, never deleted.
         states: fill in the snapshots of compact lines (False: only what the lines hold,
             enough for their stored scores).
 
@@ -131,24 +134,52 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
             or a compact line whose snapshot files are missing.
     """
     path = trajectories_file(run_dir)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
-    trajs = dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
-    if repair and path.name == TRAJECTORIES_ZST:
-        repair_tail(path)  # a torn last frame is cut; every complete frame is a whole line
-    elif repair:
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            try:
-                json.loads(data[cut:])
-            except ValueError:
-                with path.open("r+b") as fh:
-                    fh.truncate(cut)
-            else:
-                with path.open("ab") as fh:
-                    fh.write(b"\n")
+    if not repair:
+        return dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
+    read = read_trajectory_file(path, states=states)
+    trajs = dedupe(read.trajectories, path)
+    if read.compressed:
+        _repair_frames(path, read)
+    else:
+        _repair_plain_tail(path)
     return trajs
+
+
+def _repair_frames(path: Path, read: TrajectoryRead) -> None:
+    """Make a compressed trajectories file end on its last valid frame before ``--resume``
+    appends to it: a torn tail (a write cut short) is cut; every frame damaged in place is
+    moved aside into a file of its own (:func:`set_damage_aside`) and said in a
+    :class:`DamagedFramesWarning`; no valid frame is ever deleted."""
+    if not read.damaged:
+        return
+    aside = set_damage_aside(path, read.kept, read.damaged)
+    if aside is not None:
+        in_place = [d for d in read.damaged if not d.torn]
+        warnings.warn(
+            DamagedFramesWarning(
+                f"{damage_summary(path, in_place)}. Their bytes were moved aside to {aside} (nothing deleted); "
+                "their episodes run again"
+            ),
+            stacklevel=3,
+        )
+
+
+def _repair_plain_tail(path: Path) -> None:
+    """Truncate a plain trajectories file's torn last line (a complete last record that only
+    lacks its newline gets the newline instead)."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        try:
+            json.loads(data[cut:])
+        except ValueError:
+            with path.open("r+b") as fh:
+                fh.truncate(cut)
+        else:
+            with path.open("ab") as fh:
+                fh.write(b"\n")
 
 
 def _order(s: EpisodeScores) -> tuple[str, str, int, str]:

@@ -115,10 +115,11 @@ class _Log:
         Raises:
             OSError: ``path`` cannot be opened for appending.
         """
+        from mcpgym.evaluation.records.atomic import open_append
         from mcpgym.evaluation.run.run_owner import SERVER_LOG_HEADER
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        f = path.open("ab")
+        f = os.fdopen(open_append(path), "ab")  # a symlink in the log's place is refused
         with self._lock:
             if f.tell() == 0:  # mcpgym's first line: the proof --force needs to delete the log
                 f.write(SERVER_LOG_HEADER.encode("utf-8"))

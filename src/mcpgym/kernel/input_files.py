@@ -18,6 +18,7 @@ Every refusal is an :class:`InputFileError`: one line, ``<path>: <what>: <reason
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -78,24 +79,38 @@ def file_kind(path: str | Path) -> str:
     return "a regular file" if stat.S_ISREG(mode) else _kind(mode)
 
 
-def read_input_bytes(path: str | Path, *, what: str = "", limit: int = MAX_CONFIG_BYTES) -> bytes:
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+"""``os.O_NOFOLLOW`` where the platform has it (0 elsewhere): opening a symlink fails."""
+
+
+def read_input_bytes(path: str | Path, *, what: str = "", limit: int = MAX_CONFIG_BYTES, follow: bool = True) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
     Args:
         path: the file. what: what the file is for the message (``fault profile``...).
         limit: most bytes accepted.
+        follow: False for a file of a run directory: a symlink is refused, never followed
+            (``O_NOFOLLOW``; where the platform lacks it, ``lstat`` is checked first and the
+            opened file must be the one looked at).
 
     Raises:
-        InputFileError: missing, unreadable, not a regular file, or longer than ``limit``.
+        InputFileError: missing, unreadable, not a regular file, a symlink (``follow=False``),
+            or longer than ``limit``.
     """
     p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        _refuse_symlink(p, what)
+        flags |= NOFOLLOW
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(p, flags)
     except FileNotFoundError:
         raise InputFileError(p, "no such file", what) from None
     except IsADirectoryError:
         raise InputFileError(p, "is a directory, not a file", what) from None
     except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise InputFileError(p, SYMLINK_REFUSED, what) from None
         raise InputFileError(p, f"cannot read: {exc.strerror or exc}", what) from None
     try:
         info = os.fstat(fd)
@@ -118,6 +133,22 @@ def read_input_bytes(path: str | Path, *, what: str = "", limit: int = MAX_CONFI
         raise InputFileError(p, f"cannot read: {exc.strerror or exc}", what) from None
     finally:
         os.close(fd)
+
+
+SYMLINK_REFUSED = "is a symlink; mcpgym never follows a symlink in a run directory (replace it by the file itself)"
+"""The reason a run directory's symlinked file is refused."""
+
+
+def _refuse_symlink(path: Path, what: str) -> None:
+    """Refuse ``path`` when it is a symlink (the check behind ``O_NOFOLLOW``, and the whole
+    check where the platform lacks it)."""
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise InputFileError(path, SYMLINK_REFUSED, what)
+    except FileNotFoundError:
+        return
+    except OSError:
+        return
 
 
 def decode_input(data: bytes, path: str | Path, *, what: str = "") -> str:
@@ -244,6 +275,8 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_TRAJECTORY_BYTES",
     "MAX_YAML_NODES",
+    "NOFOLLOW",
+    "SYMLINK_REFUSED",
     "InputFileError",
     "YamlLimitError",
     "check_input_file",

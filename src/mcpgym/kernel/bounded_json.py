@@ -1,0 +1,95 @@
+"""JSON text read with bounds: one reader behind every JSON input a user or a peer gives mcpgym.
+
+Python's ``json`` fails in three ways no caller should see raw: a value nested past the
+interpreter's recursion limit raises ``RecursionError`` (100,000 ``[`` bring down whatever
+loop called it), an integer of more than 4,300 digits raises ``ValueError`` with Python's own
+advice about ``sys.set_int_max_str_digits``, and a syntax error's message names no input.
+:func:`load_json` turns each into a :class:`JSONLimitError` (a ``ValueError``) whose message
+says what is wrong, in plain words, after the name of the input it was given (a file and line,
+a field, a route), and refuses nesting past :data:`MAX_JSON_DEPTH` before parsing (checked in
+one linear pass over the text, so depth cannot cost recursion anywhere later: pydantic,
+``json.dumps``, the scorer).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any
+
+MAX_JSON_DEPTH = 200
+"""Deepest nesting of arrays and objects accepted (a trajectory line, a catalog, a control body,
+a tool's arguments hold less than 20; the MCP SDK's own validator stops near 250)."""
+
+MAX_JSON_INT_DIGITS = 4300
+"""Most digits of one integer (Python's own default limit for ``int(str)``)."""
+
+
+class JSONLimitError(ValueError):
+    """JSON text that cannot be read: a syntax error, nesting deeper than :data:`MAX_JSON_DEPTH`,
+    or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits. ``str()`` is one line that
+    starts with the input's name when one was given. ``reason`` is the message without it."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKETS = bytes.maketrans(b"", b"")
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_STEP = {0x5B: 1, 0x7B: 1, 0x5D: -1, 0x7D: -1}
+
+
+def json_depth(text: str | bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in the JSON ``text`` (brackets inside strings not
+    counted). No recursion: strings are cut out by a regular expression, every other byte but
+    a bracket is deleted, and the running depth is a C-level ``accumulate``."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if b'"' in data:
+        data = _STRING.sub(b"", data)
+    brackets = data.translate(_BRACKETS, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def check_json_depth(text: str | bytes, where: str = "", limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse ``text`` nested deeper than ``limit``.
+
+    Raises:
+        JSONLimitError: naming ``where`` and the limit.
+    """
+    if len(text) > 2 * limit and json_depth(text) > limit:  # nesting needs two brackets a level
+        raise JSONLimitError(where, f"JSON nested more than {limit} levels deep (arrays or objects within each other)")
+
+
+def load_json(text: str | bytes, where: str = "", *, limit: int | None = MAX_JSON_DEPTH) -> Any:
+    """``json.loads(text)`` with its bounds made errors.
+
+    Args:
+        text: the JSON text. where: the input's name for the message (``tasks.json``,
+            ``body field 'faults'``, ``line 3``). limit: deepest nesting accepted (None: only
+            Python's own recursion limit, for a hot reader of records mcpgym wrote).
+
+    Raises:
+        JSONLimitError: invalid JSON (with line and column), nesting past ``limit``, an integer
+            of more than 4,300 digits.
+    """
+    if limit is not None:
+        check_json_depth(text, where, limit)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONLimitError(where, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise JSONLimitError(where, "JSON nested too deeply to read") from None
+    except ValueError as exc:  # int(str) past sys.get_int_max_str_digits()
+        if "digits" in str(exc):
+            raise JSONLimitError(
+                where, f"an integer of more than {MAX_JSON_INT_DIGITS:,} digits (no value mcpgym reads is that long)"
+            ) from None
+        raise JSONLimitError(where, f"invalid JSON: {exc}") from None
+
+
+__all__ = ["MAX_JSON_DEPTH", "MAX_JSON_INT_DIGITS", "JSONLimitError", "check_json_depth", "json_depth", "load_json"]
