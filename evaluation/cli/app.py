@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 
 import typer
 
@@ -90,6 +91,19 @@ def _escape_unencodable_output() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def _warning_line(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """mcpgym's own warnings as one line, ``warning: ...`` (no source file and line: they are
+    about the user's files, not the code); others as Python shows them."""
+    if category.__module__.startswith("mcpgym."):
+        return f"warning: {message}\n"
+    return _PYTHON_FORMATWARNING(message, category, filename, lineno, line)
+
+
+_PYTHON_FORMATWARNING = warnings.formatwarning
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the command in ``argv`` (default: ``sys.argv[1:]``).
 
@@ -101,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     from typer import _click as click  # Typer 0.29 vendors click: its exceptions are these
 
     _escape_unencodable_output()
+    warnings.formatwarning = _warning_line
     args = list(sys.argv[1:] if argv is None else argv)
     DEBUG["on"] = "--debug" in args  # accepted anywhere: `mcpgym run ... --debug` too
     args = [a for a in args if a != "--debug"]

@@ -36,11 +36,12 @@ def cat(
     elif not path.is_file():
         raise InputError(run_dir_problem(path) or f"{path}: not a file")
     file = trajectories_file(path) if path.is_dir() else path
+    follow = not path.is_dir()  # a run directory's file is never a symlink followed
     if _is_frames(file):
-        _cat_frames(file)
+        _cat_frames(file, follow)
         return
     try:
-        text, torn = read_text(file, what="trajectories file")
+        text, torn = read_text(file, what="trajectories file", follow=follow)
     except (OSError, UnicodeDecodeError, CompressedFileError) as exc:
         raise InputError(f"{file}: {exc}") from None
     try:
@@ -81,14 +82,14 @@ def _is_frames(file: Path) -> bool:
         return False
 
 
-def _cat_frames(file: Path) -> None:
+def _cat_frames(file: Path, follow: bool) -> None:
     """Print the trajectory lines of a file of zstd frames, frame by frame: a damaged frame
     is left out and named by number on stderr, every valid frame after it printed."""
     from mcpgym.evaluation.records.compressed import damage_summary
     from mcpgym.evaluation.records.trajectory import TrajectoryFileError, readable_frames_text
 
     try:
-        text, records, damaged = readable_frames_text(file)
+        text, records, damaged = readable_frames_text(file, follow=follow)
     except (OSError, TrajectoryFileError) as exc:
         raise InputError(str(exc)) from None
     if damaged and not records:  # no frame is a trajectory line: another file, refused as a plain one is

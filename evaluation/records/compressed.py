@@ -13,6 +13,7 @@ every reader decides by the file's first bytes (the zstd magic number), not its 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -295,7 +296,11 @@ def decompress_frames(data: bytes, *, name: str = "<data>") -> tuple[bytes, int,
 
 class DamagedFramesWarning(UserWarning):
     """A compressed run file holds damaged frames (bytes changed in place, not a torn tail):
-    they are left out, every valid frame after them is read; the message names them by number."""
+    they are left out, every valid frame after them is read; the message names them by number.
+    Shown every time (not once per place in the code): each is about another file or moment."""
+
+
+warnings.filterwarnings("always", category=DamagedFramesWarning)
 
 
 @dataclass
@@ -334,18 +339,24 @@ def looks_compressed(data: bytes) -> bool:
 
 
 def read_run_file(
-    path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES, decompressed: int = MAX_DECOMPRESSED
+    path: str | Path,
+    *,
+    what: str = "",
+    limit: int = MAX_TRAJECTORY_BYTES,
+    decompressed: int = MAX_DECOMPRESSED,
+    follow: bool = False,
 ) -> RunFileText:
     """A run file (``trajectories.jsonl[.zst]``, a snapshot), read with the bounded reader
-    without following a symlink (:func:`mcpgym.kernel.input_files.read_input_bytes` with
-    ``follow=False``: a regular file of at most ``limit`` bytes on disk), its zstd frames one
-    by one (:func:`read_frames`, at most ``decompressed`` bytes in all).
+    (:func:`mcpgym.kernel.input_files.read_input_bytes`: a regular file of at most ``limit``
+    bytes on disk; by default a symlink is refused, never followed: ``follow=True`` for a file
+    the user named), its zstd frames one by one (:func:`read_frames`, at most ``decompressed``
+    bytes in all).
 
     Raises:
         InputFileError: missing, a symlink, not a regular file, over ``limit``, or (a plain
             file) not UTF-8.
     """
-    data = read_input_bytes(path, what=what, limit=limit, follow=False)
+    data = read_input_bytes(path, what=what, limit=limit, follow=follow)
     if not looks_compressed(data):
         return RunFileText([(0, decode_input(data, path, what=what))], [], [(0, len(data))], compressed=False)
     found = read_frames(data, limit=decompressed)
@@ -361,7 +372,9 @@ def read_run_file(
     return RunFileText(frames, damaged, spans, compressed=True)
 
 
-def read_text(path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES) -> tuple[str, bool]:
+def read_text(
+    path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES, follow: bool = False
+) -> tuple[str, bool]:
     """The text of a run file, compressed (zstd frames) or plain (:func:`read_run_file`).
 
     Returns:
@@ -372,7 +385,7 @@ def read_text(path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_B
     Raises:
         InputFileError: as :func:`read_run_file` does.
     """
-    found = read_run_file(path, what=what, limit=limit)
+    found = read_run_file(path, what=what, limit=limit, follow=follow)
     return found.text, bool(found.damaged)
 
 

@@ -656,11 +656,11 @@ class TrajectoryRead:
     compressed: bool = False
 
 
-def _read_file(p: Path) -> RunFileText:
-    """The frames of the trajectories file ``p`` (:func:`read_run_file`), its errors as this
-    module's."""
+def _read_file(p: Path, follow: bool = True) -> RunFileText:
+    """The frames of the trajectories file ``p`` (:func:`read_run_file`; ``follow=False``: a
+    symlink refused), its errors as this module's."""
     try:
-        return read_run_file(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES)
+        return read_run_file(p, what="trajectory file", limit=MAX_TRAJECTORY_BYTES, follow=follow)
     except InputFileError as exc:
         if exc.reason == "no such file":
             raise FileNotFoundError(errno.ENOENT, "no such file", str(p)) from None
@@ -715,7 +715,12 @@ def warn_damaged(path: str | Path, damaged: list[FrameDamage]) -> None:
 
 
 def iter_trajectories(
-    path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True, store: SnapshotStore | None = None
+    path: str | Path,
+    *,
+    tolerate_truncated_tail: bool = False,
+    states: bool = True,
+    store: SnapshotStore | None = None,
+    follow: bool = True,
 ) -> Iterator[Trajectory]:
     """Yield the trajectories of a JSONL file (plain or zstd frames), one per non-blank line.
 
@@ -732,6 +737,7 @@ def iter_trajectories(
         states: fill in the snapshots of compact lines (``stored``) from the snapshot files
             next to ``path`` (False: leave them out, e.g. when only the stored scores are needed).
         store: the :class:`SnapshotStore` to read them through (default: one for ``path``'s folder).
+        follow: False for a run directory's file: a symlink in its place is refused.
 
     Raises:
         TrajectoryFileError: for a plain file's invalid JSON or a line that does not validate,
@@ -742,7 +748,7 @@ def iter_trajectories(
         FileNotFoundError: when the file does not exist.
     """
     p = Path(path)
-    found = _read_file(p)
+    found = _read_file(p, follow)
     if states and store is None:
         store = SnapshotStore(p.parent)
     read = TrajectoryRead()
@@ -751,7 +757,7 @@ def iter_trajectories(
     warn_damaged(p, read.damaged)
 
 
-def readable_frames_text(path: str | Path) -> tuple[str, int, list[FrameDamage]]:
+def readable_frames_text(path: str | Path, *, follow: bool = True) -> tuple[str, int, list[FrameDamage]]:
     """The text of a compressed trajectories file's readable frames (what ``mcpgym cat``
     prints), how many trajectory lines it holds, and the frames left out (damaged in place or
     the torn tail), by number. Each frame is checked on its own (:func:`_parse_frames`).
@@ -761,7 +767,7 @@ def readable_frames_text(path: str | Path) -> tuple[str, int, list[FrameDamage]]
             :func:`iter_trajectories` says).
     """
     p = Path(path)
-    found = _read_file(p)
+    found = _read_file(p, follow)
     damaged = list(found.damaged)
     used: dict[int, None] = {}
     records = 0
@@ -772,7 +778,7 @@ def readable_frames_text(path: str | Path) -> tuple[str, int, list[FrameDamage]]
     return "".join(found.frames[i][1] for i in used), records, damaged
 
 
-def read_trajectory_file(path: str | Path, *, states: bool = True) -> TrajectoryRead:
+def read_trajectory_file(path: str | Path, *, states: bool = True, follow: bool = False) -> TrajectoryRead:
     """Every trajectory of a file with what was damaged and which byte spans they came from
     (:class:`TrajectoryRead`; a torn tail tolerated), for a reader that repairs the file
     (``mcpgym run --resume``). Damaged frames are not warned about here: the caller says what
@@ -782,7 +788,7 @@ def read_trajectory_file(path: str | Path, *, states: bool = True) -> Trajectory
         TrajectoryFileError, FileNotFoundError: as :func:`iter_trajectories` does.
     """
     p = Path(path)
-    found = _read_file(p)
+    found = _read_file(p, follow)
     store = SnapshotStore(p.parent) if states else None
     read = TrajectoryRead()
     read.trajectories = [_expanded(p, n, t, store) for n, t in _records(p, found, True, read)]
@@ -790,14 +796,14 @@ def read_trajectory_file(path: str | Path, *, states: bool = True) -> Trajectory
 
 
 def read_trajectories(
-    path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True
+    path: str | Path, *, tolerate_truncated_tail: bool = False, states: bool = True, follow: bool = True
 ) -> list[Trajectory]:
     """Read every trajectory of a JSONL file (see :func:`iter_trajectories`).
 
     Raises:
         TrajectoryFileError: naming the file, the line number and the field (pydantic's loc).
     """
-    return list(iter_trajectories(path, tolerate_truncated_tail=tolerate_truncated_tail, states=states))
+    return list(iter_trajectories(path, tolerate_truncated_tail=tolerate_truncated_tail, states=states, follow=follow))
 
 
 _APPEND_LOCK = threading.Lock()

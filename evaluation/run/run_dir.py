@@ -137,7 +137,7 @@ def load_run(run_dir: str | Path, *, repair: bool = False, states: bool = True) 
     if not path.exists() and not path.is_symlink():
         return []
     if not repair:
-        return dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states), path)
+        return dedupe(read_trajectories(path, tolerate_truncated_tail=True, states=states, follow=False), path)
     read = read_trajectory_file(path, states=states)
     trajs = dedupe(read.trajectories, path)
     if read.compressed:

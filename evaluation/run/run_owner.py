@@ -586,9 +586,13 @@ def claim_for_resume(
     ``kind`` is what the claimer continues (:data:`KIND_RUN`, :data:`KIND_PROXY`): a directory
     of the other kind is refused (:func:`directory_kind`).
 
+    A run directory with a marker but no manifest (a run stopped before writing it) holding
+    anything besides its marker is refused: its plan is unknown, and resuming would run
+    another plan.
+
     Raises:
-        ForeignContentError: a directory that is neither, of the other kind, or a manifest of
-            an unknown version.
+        ForeignContentError: a directory that is neither, of the other kind, a run without its
+            manifest, or a manifest of an unknown version.
     """
     root = Path(run_dir)
     listing = _listing(root)
@@ -599,6 +603,19 @@ def claim_for_resume(
     if found is not None and found != kind and listing != [MARKER_NAME]:  # a bare marker: either kind's
         raise _kind_refusal(root, found, flags.option)
     manifest = check_manifest(root, run_id, flags)
+    if manifest is None and run_id is not None and kind == KIND_RUN and listing != [MARKER_NAME]:
+        raise ForeignContentError(
+            root,
+            f"cannot be resumed: it has no {MANIFEST_NAME}, the run's plan (tasks, agents, trials, fault "
+            "profile); the run stopped before writing it, so what it was asked to run is unknown",
+            listing,
+            (
+                f"Start it again with the options it was started with and {flags.force} (mcpgym deletes only "
+                f"its own files there), or choose another {flags.option}."
+                if flags.force
+                else f"Choose another {flags.option}."
+            ),
+        )
     if run_id is None:
         if manifest is None:
             raise ForeignContentError(
