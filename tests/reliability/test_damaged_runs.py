@@ -105,7 +105,9 @@ def test_eight_bytes_flipped_in_frame_3_cost_only_frame_3(tmp_path: Path, whole_
 
 
 @pytest.mark.parametrize("cut", [2, 6])
-def test_a_frame_header_cut_anywhere_is_a_torn_tail(tmp_path: Path, whole_run: Path, server: list[str], cut: int) -> None:
+def test_a_frame_header_cut_anywhere_is_a_torn_tail(
+    tmp_path: Path, whole_run: Path, server: list[str], cut: int
+) -> None:
     run = copy_run(whole_run, tmp_path)
     path = run / TRAJECTORIES_ZST
     whole = path.read_bytes()
@@ -188,7 +190,9 @@ def test_run_files_replaced_by_symlinks_are_never_written_through(
     tmp_path: Path, whole_run: Path, server: list[str]
 ) -> None:
     spawned = tmp_path / "spawned"  # a run whose server mcpgym started: it has a server.log
-    res = mcpgym("run", "--task", "system.dark_mode", "--trials", "1", "--agent", "careful", "--quiet", "--out", str(spawned))
+    res = mcpgym(
+        "run", "--task", "system.dark_mode", "--trials", "1", "--agent", "careful", "--quiet", "--out", str(spawned)
+    )
     assert res.returncode == 0 and (spawned / "server.log").is_file(), res.stderr
     cases = {"server.log": (spawned, []), TRAJECTORIES_ZST: (copy_run(whole_run, tmp_path / "traj"), server)}
     for name, (run, where) in cases.items():
