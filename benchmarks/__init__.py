@@ -40,6 +40,9 @@ performance issue):
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
+- ``run_file_read``: CPU seconds to read a ``full`` run's 10,656 compressed trajectory lines
+  (zstd frames, frame by frame), with 1,332 / 2,664 / 5,328 frames for the slope (ratio: per
+  frame at 10,656 / at 1,332); at most 1 s (issue 36).
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 
@@ -67,6 +70,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
+    from mcpgym.benchmarks.run_file_read import run_file_read
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
@@ -92,6 +96,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
         "label_agreement": label_agreement,
+        "run_file_read": run_file_read,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
     }
@@ -117,6 +122,7 @@ FIGURES: tuple[str, ...] = (
     "proxy_overhead",
     "proxy_overhead_noop",
     "label_agreement",
+    "run_file_read",
     "gymnasium_step",
     "openenv_step",
 )
