@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcpgym.evaluation.agents.base import CallLimitReached
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.run.gym import GymEpisode, whole_number
+from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 
 MAX_ACTION_CHARS = 65_536
 """Longest action text accepted (characters); a longer one is an invalid call."""
@@ -72,15 +73,16 @@ def _plain_call(action: Any) -> tuple[str, dict[str, Any]] | None:
 
 def parse_action(action: Any) -> EpisodeAction | tuple[str, dict[str, Any]] | str:
     """An action from its JSON text or mapping: a well-formed tool call as ``(tool,
-    arguments)``, any other valid action as :class:`EpisodeAction`; on bad input, the reason
-    as a string."""
+    arguments)``, any other valid action as :class:`EpisodeAction`; on bad input (invalid JSON,
+    nesting past :data:`mcpgym.kernel.bounded_json.MAX_JSON_DEPTH`, an integer of more than 4,300
+    digits, a bad field), the reason as a string: never an exception, so a trainer's loop goes on."""
     if isinstance(action, str):
         if len(action) > MAX_ACTION_CHARS:
             return f"the action is longer than {MAX_ACTION_CHARS} characters"
         try:
-            action = json.loads(action)
-        except ValueError as exc:
-            return f"the action is not JSON ({exc.args[0] if exc.args else exc})"
+            action = load_json(action)  # bounded: nesting past 200 levels, 5,000-digit integers
+        except JSONLimitError as exc:
+            return f"the action is not JSON mcpgym reads ({exc.reason})"
     plain = _plain_call(action)
     if plain is not None:
         return plain
@@ -90,6 +92,8 @@ def parse_action(action: Any) -> EpisodeAction | tuple[str, dict[str, Any]] | st
         return f'the action must be a JSON object {{"tool", "arguments"}} or {{"final"}}, got {type(action).__name__}'
     try:
         return EpisodeAction.model_validate(action)
+    except RecursionError:
+        return "invalid action: nested too deeply to read"
     except (ValidationError, ValueError) as exc:
         errors = exc.errors() if isinstance(exc, ValidationError) else [{"msg": str(exc), "loc": ()}]
         first = errors[0]

@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 from mcpgym.kernel.shorten import cap_message, short
 from mcpgym.kernel.world import names_no_app
 from mcpgym.server.control_input import (
@@ -277,12 +278,12 @@ def create_app(
         raw = await read_capped(request, MAX_CONTROL_BODY)
         if raw is None:
             return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
-        try:
-            data = json.loads(raw or b"{}")
-        except json.JSONDecodeError as exc:
-            return problem(400, f"body is not valid JSON: {exc.msg} at position {exc.pos}")
-        except (RecursionError, UnicodeDecodeError) as exc:
-            return problem(400, f"body is not acceptable JSON: {type(exc).__name__}")
+        try:  # bounded: nesting past 200 levels and 5,000-digit integers are a 400, never a 500
+            data = load_json(raw or b"{}", "body")
+        except JSONLimitError as exc:
+            return problem(400, f"body is not acceptable JSON: {exc.reason}")
+        except UnicodeDecodeError as exc:
+            return problem(400, f"body is not UTF-8 JSON: {exc.reason} at byte {exc.start}")
         await expire_idle()  # the store's own expiry in create() would not end their sessions
         episode = create_from(data)
         if isinstance(episode, Response):

@@ -129,7 +129,17 @@ class RejectMalformed(ReadStreamWrapper):
 def rejection(exc: Exception) -> types.JSONRPCError:
     """The JSON-RPC error answering a line the SDK could not read as a message (see :class:`RejectMalformed`)."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
-    if not errors or any(e.get("type") == "json_invalid" for e in errors):
+    unread = next((e for e in errors if e.get("type") == "json_invalid"), None)
+    if unread is not None and isinstance(unread.get("input"), str):
+        found = _python_reading(unread["input"])
+        if found is not None:  # JSON, but not what the SDK's parser reads: answered under its id
+            rid, why = found
+            return types.JSONRPCError(
+                jsonrpc="2.0",
+                id=rid,
+                error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid Request: the line holds {why}"),
+            )
+    if not errors or unread is not None:
         return types.JSONRPCError(
             jsonrpc="2.0",
             id=None,
@@ -154,6 +164,41 @@ def rejection(exc: Exception) -> types.JSONRPCError:
             message="Invalid Request: not a JSON-RPC 2.0 message (need jsonrpc '2.0', a method name and object params)",
         ),
     )
+
+
+_MAX_INT_DIGITS = 4300
+
+
+def _python_reading(line: str) -> tuple[str | int | None, str] | None:
+    """What Python's own JSON parser makes of a line the SDK's stricter one refused: ``(the
+    request's id, why the line cannot be served)`` when it is a JSON object (a string with a
+    lone surrogate, or an integer of more than 4,300 digits, both valid JSON text); None when
+    it is not JSON at all. The id is the line's ``id`` when it is a string or an integer of a
+    request (a method), else None. Bounded: integers are never converted past 4,300 digits and
+    nesting past Python's depth is not JSON here."""
+    long_int: list[int] = []
+    too_long = object()  # what an integer past the limit reads as (so an id of 5,000 digits is no id)
+
+    def bounded_int(text: str) -> object:
+        if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+            long_int.append(len(text))
+            return too_long
+        return int(text)
+
+    try:
+        data = json.loads(line, parse_int=bounded_int)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    rid = data.get("id")
+    usable = "method" in data and isinstance(rid, (str, int)) and not isinstance(rid, bool)
+    why = (
+        f"an integer of {max(long_int):,} digits (at most {_MAX_INT_DIGITS:,})"
+        if long_int
+        else "a string that is not valid Unicode (a lone surrogate escape such as \\ud800)"
+    )
+    return (rid if usable else None), why
 
 
 def resolve_token(token: str | None) -> tuple[str, bool]:

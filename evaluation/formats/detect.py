@@ -38,7 +38,6 @@ Rules of ``auto``, in order:
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 
 from mcpgym.evaluation.formats.common import LoadResult, jsonl_lines
 from mcpgym.evaluation.records.compressed import is_compressed
+from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 from mcpgym.kernel.input_files import MAX_TRAJECTORY_BYTES, InputFileError, decode_input, read_input_bytes
 
 
@@ -135,16 +135,19 @@ def _markers(value: Any, hits: set[str], budget: list[int]) -> None:
 
 
 def _records(text: str) -> Iterator[Any]:
+    """The JSON document ``text`` holds, else each JSON line of it; text that does not parse
+    (nested past Python's depth or holding a 5,000-digit integer included:
+    :func:`mcpgym.kernel.bounded_json.load_json`) is skipped, never raised."""
     try:
-        yield json.loads(text)
+        yield load_json(text, limit=None)
         return
-    except ValueError:
+    except JSONLimitError:
         pass
     for line in jsonl_lines(text):
         if line.strip():
             try:
-                yield json.loads(line)
-            except ValueError:
+                yield load_json(line, limit=None)
+            except JSONLimitError:
                 continue
 
 

@@ -31,6 +31,7 @@ from mcpgym.evaluation.formats.common import Episode, EpisodeError, LoadResult
 from mcpgym.evaluation.formats.openai import trajectory_from_messages
 from mcpgym.evaluation.records.trajectory import Step, ToolCallStep, step_from_record
 from mcpgym.kernel.errors import ErrorCode, ErrorPayload
+from mcpgym.kernel.input_files import InputFileError, check_input_file, check_zip_input
 
 FORMAT = "inspect"
 STORE_KEY = "mcpgym"
@@ -210,8 +211,24 @@ def sample_trajectory(sample: Any, *, model: str) -> tuple[Any, list[str]]:
 
 
 def load(path: str | Path) -> LoadResult:
-    """Read an Inspect log file (module docstring)."""
+    """Read an Inspect log file (module docstring). The file is checked first with the bounded
+    readers (:func:`mcpgym.kernel.input_files.check_zip_input`: a regular file, never a FIFO or
+    a device; a ``.eval`` archive whose members stay within their inflated-size bounds)."""
     result = LoadResult(file=str(path), format=FORMAT)
+    if str(path).endswith(".eval"):  # a zip archive: its bounds checked before inspect-ai opens it
+        try:
+            check_zip_input(path, what="Inspect log")
+        except InputFileError as exc:
+            result.unread = exc.reason == "no such file"
+            result.problem(exc.reason)
+            return result
+    else:
+        try:
+            check_input_file(path, what="Inspect log")
+        except InputFileError as exc:
+            result.unread = exc.reason == "no such file"
+            result.problem(exc.reason)
+            return result
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:

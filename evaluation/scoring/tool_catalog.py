@@ -40,7 +40,6 @@ Heuristic (:func:`classify_tool`), in order:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.input_files import InputFileError, read_input_text
 from mcpgym.kernel.shorten import short_text
@@ -452,15 +452,16 @@ class Catalog:
         Raises:
             ValueError: naming the file for invalid JSON, a bad row (one that is not an object,
                 a field of the wrong type) or two rows for one tool, and for a file that is
-                missing, unreadable, not a regular file, over 16 MiB or not UTF-8.
+                missing, unreadable, not a regular file, over 16 MiB, not UTF-8, nested more
+                than 200 levels deep or holding an integer of more than 4,300 digits.
         """
         p = Path(path)
         try:
-            data = json.loads(read_input_text(p))
+            data = load_json(read_input_text(p), str(p))  # bounded: depth, digits
         except InputFileError as exc:
             raise ValueError(f"{p}: cannot read the catalog: {exc.reason}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        except JSONLimitError as exc:
+            raise ValueError(f"{p}: cannot read the catalog: {exc.reason}") from None
         if isinstance(data, dict) and isinstance(data.get("tools"), list):
             data = data["tools"]
         if not isinstance(data, list):

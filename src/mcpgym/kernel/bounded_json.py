@@ -18,6 +18,8 @@ import re
 from itertools import accumulate
 from typing import Any
 
+from mcpgym.kernel.shorten import short_text
+
 MAX_JSON_DEPTH = 200
 """Deepest nesting of arrays and objects accepted (a trajectory line, a catalog, a control body,
 a tool's arguments hold less than 20; the MCP SDK's own validator stops near 250)."""
@@ -78,18 +80,53 @@ def load_json(text: str | bytes, where: str = "", *, limit: int | None = MAX_JSO
     """
     if limit is not None:
         check_json_depth(text, where, limit)
+    if _LONG_DIGITS.search(text if isinstance(text, str) else bytes(text).decode("latin-1")):
+        _refuse_long_integer(text, where)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise JSONLimitError(where, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise JSONLimitError(where, "JSON nested too deeply to read") from None
-    except ValueError as exc:  # int(str) past sys.get_int_max_str_digits()
-        if "digits" in str(exc):
-            raise JSONLimitError(
-                where, f"an integer of more than {MAX_JSON_INT_DIGITS:,} digits (no value mcpgym reads is that long)"
-            ) from None
+    except ValueError as exc:  # int(str) past sys.get_int_max_str_digits(), bytes that are not UTF-8
         raise JSONLimitError(where, f"invalid JSON: {exc}") from None
+
+
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_JSON_INT_DIGITS + 1}}}")
+"""A run of digits longer than any integer Python converts (a cheap test before a slow parse)."""
+
+
+class _TooLong:
+    """What an integer past :data:`MAX_JSON_INT_DIGITS` reads as while its field is looked for."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _refuse_long_integer(text: str | bytes, where: str) -> None:
+    """Parse ``text`` with integers past the limit left unconverted and raise, naming the field
+    of the first one (``tasks[0].seed``); return when none is an integer (a long run of digits
+    inside a string, a float)."""
+
+    def bounded_int(token: str) -> object:
+        return _TooLong(len(token.lstrip("-"))) if len(token.lstrip("-")) > MAX_JSON_INT_DIGITS else int(token)
+
+    try:
+        data = json.loads(text, parse_int=bounded_int)
+    except (ValueError, RecursionError):
+        return  # json.loads reports it
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _TooLong):
+            field = f"field {short_text(path, 80)!r}: " if path else ""
+            raise JSONLimitError(
+                where, f"{field}an integer of {value.digits:,} digits (at most {MAX_JSON_INT_DIGITS:,})"
+            )
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
 
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_JSON_INT_DIGITS", "JSONLimitError", "check_json_depth", "json_depth", "load_json"]

@@ -194,6 +194,47 @@ def check_input_file(path: str | Path, *, what: str = "", limit: int = MAX_TRAJE
     return info.st_size
 
 
+MAX_ARCHIVE_MEMBER_BYTES = 256 * 1024 * 1024
+"""Largest member of a zip archive input (an Inspect ``.eval`` log) once inflated: 256 MiB."""
+
+
+def check_zip_input(
+    path: str | Path, *, what: str = "", limit: int = MAX_TRAJECTORY_BYTES, member_limit: int = MAX_ARCHIVE_MEMBER_BYTES
+) -> int:
+    """Check a zip archive input before a library reads it: a regular file (a FIFO or device
+    refused without blocking) of at most ``limit`` bytes, every member declaring at most
+    ``member_limit`` bytes inflated and all of them together at most ``limit``. Python's
+    ``zipfile`` never inflates a member past the size it declares (it stops there and fails its
+    CRC), so the declared sizes bound what reading the archive can cost. Returns the number of
+    members.
+
+    Raises:
+        InputFileError: not a regular file, too large, not a zip archive, or a member (named,
+            shortened) that would inflate past the bounds.
+    """
+    import zipfile
+
+    check_input_file(path, what=what, limit=limit)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputFileError(path, f"not a readable zip archive ({short_text(str(exc), 120)})", what) from None
+    total = 0
+    for info in members:
+        if info.file_size > member_limit:
+            raise InputFileError(
+                path,
+                f"its member {short_text(info.filename, 80)!r} inflates to {info.file_size:,} bytes; "
+                f"the limit is {member_limit:,}",
+                what,
+            )
+        total += info.file_size
+        if total > limit:
+            raise InputFileError(path, f"its members inflate to more than {limit:,} bytes, the limit", what)
+    return len(members)
+
+
 class YamlLimitError(InputError, yaml.YAMLError):
     """A YAML document too large once its aliases are expanded, or an alias that contains itself."""
 
@@ -234,6 +275,37 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
     return size(root)
 
 
+_INT_TAG = "tag:yaml.org,2002:int"
+_MAX_INT_DIGITS = 4300
+
+
+def _check_long_integers(root: yaml.Node) -> None:
+    """Refuse an integer scalar of more than 4,300 digits (Python's ``int(str)`` limit, whose
+    own error names no file or field) before any object is built, naming its field and line.
+    Iterative: the graph's depth costs no recursion."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _INT_TAG and len(node.value) > _MAX_INT_DIGITS:
+                field = f"field {short_text(where, 80)!r}: " if where else ""
+                raise YamlLimitError(
+                    f"{field}an integer of {len(node.value):,} digits (at most {_MAX_INT_DIGITS:,}) "
+                    f"at line {node.start_mark.line + 1}"
+                )
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                stack.append((key, where))
+                stack.append((value, f"{where}.{name}" if where else str(name)))
+
+
 def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
     """Parse one YAML document (safe tags only) after checking its expanded size.
 
@@ -246,7 +318,8 @@ def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
 
     Raises:
         yaml.YAMLError: for a syntax error (with ``problem_mark``), or a :class:`YamlLimitError`
-            when the document expands past ``max_nodes`` or holds a recursive alias.
+            when the document expands past ``max_nodes``, holds a recursive alias or an integer
+            of more than 4,300 digits (naming its field and line).
     """
     loader = _YAML_LOADER(text)
     try:
@@ -254,6 +327,7 @@ def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
         if node is None:
             return None
         _expanded_size(node, max_nodes)
+        _check_long_integers(node)
         return loader.construct_document(node)
     except RecursionError:
         raise YamlLimitError("the document is nested too deeply") from None
@@ -272,6 +346,7 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
 
 
 __all__ = [
+    "MAX_ARCHIVE_MEMBER_BYTES",
     "MAX_CONFIG_BYTES",
     "MAX_TRAJECTORY_BYTES",
     "MAX_YAML_NODES",
@@ -280,6 +355,7 @@ __all__ = [
     "InputFileError",
     "YamlLimitError",
     "check_input_file",
+    "check_zip_input",
     "decode_input",
     "file_kind",
     "load_yaml",
