@@ -61,6 +61,7 @@ from mcpgym.evaluation.formats.inspect_log import STORE_KEY, episode_trajectory
 from mcpgym.evaluation.records.scores import Metrics
 from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.kernel.shorten import short, short_name
 
 RATES: tuple[str, ...] = tuple(
     name
@@ -279,7 +280,7 @@ def _whole(name: str, value: Any, *, at_least: int) -> int:
         ValueError: naming the argument and the value.
     """
     if isinstance(value, bool) or not isinstance(value, int) or value < at_least:
-        raise ValueError(f"{name} must be a whole number >= {at_least}, got {value!r}")
+        raise ValueError(f"{name} must be a whole number >= {at_least}, got {short(value)}")
     return value
 
 
@@ -294,7 +295,7 @@ def _task_ids(tasks: str | list[str] | None) -> list[str] | None:
     if isinstance(tasks, str):
         tasks = [t.strip() for t in tasks.split(",") if t.strip()]
     if not isinstance(tasks, (list, tuple)) or not all(isinstance(t, str) for t in tasks):
-        raise ValueError(f"tasks must be a list of task ids (or one comma-separated string), got {tasks!r}")
+        raise ValueError(f"tasks must be a list of task ids (or one comma-separated string), got {short(tasks)}")
     if not tasks:
         raise ValueError("tasks names no task: give at least one task id, or leave it out for the whole suite")
     return list(tasks)
@@ -349,14 +350,17 @@ def mcpgym_task(
     parse_exposure(tool_exposure)
     if server is not None:
         if not isinstance(server, str) or not server.strip():
-            raise ValueError(f"server must be the URL of a running mcpgym HTTP server, got {server!r}")
+            raise ValueError(f"server must be the URL of a running mcpgym HTTP server, got {short(server)}")
         _server_token(token)
     chosen = load_tasks(suite)
     if wanted is not None:
         known = {t.id: t for t in chosen}
         missing = [t for t in wanted if t not in known]
         if missing:
-            raise KeyError(f"not in suite {suite!r}: {', '.join(missing)}")
+            shown = ", ".join(short_name(t) for t in missing[:3]) + (
+                f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            )
+            raise KeyError(f"not in suite {short(suite)}: {shown}")
         chosen = [known[t] for t in wanted]
     for t in chosen:
         exposure_request(tool_exposure, t)  # e.g. a mode that needs oracle tools the task lacks

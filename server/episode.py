@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from mcpgym.kernel.exceptions import InputError, ServiceError
-from mcpgym.kernel.shorten import short_text
+from mcpgym.kernel.shorten import short_name, short_text
 from mcpgym.kernel.spec import ToolSpec
 from mcpgym.kernel.user import UserAnswer, UserRequest
 from mcpgym.kernel.world import World, normalise_apps, template
@@ -303,7 +303,7 @@ class Episode:
             fault_seed=self.fault_seed,
             apps=self.apps,
             app_versions={name: type(app).version for name, app in self.world.apps.items()},
-            faults=self.profile.name,
+            faults=short_name(self.profile.name),  # an inline profile's name is the client's: echoed bounded
             state_hash=self.world.state_hash(),
             calls=len(self.invoker.calls),
             faults_injected=sum(1 for e in self.invoker.ledger if not e.persisting),

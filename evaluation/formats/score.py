@@ -39,7 +39,7 @@ from mcpgym.evaluation.scoring.aggregate import aggregate
 from mcpgym.evaluation.scoring.foreign_catalogs import BUILTIN_CATALOGS, builtin_catalog_path
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, Source
-from mcpgym.kernel.shorten import short
+from mcpgym.kernel.shorten import EchoName, short
 from mcpgym.kernel.wording import counted
 
 DEFAULT_CATALOGS: dict[str, str] = {"complexmcp": "complexmcp"}
@@ -68,14 +68,15 @@ class FileReport(BaseModel):
 
 
 class ToolClassification(BaseModel):
-    """How one tool seen in the files was classified, and by which source."""
+    """How one tool seen in the files was classified, and by which source (names echoed
+    shortened: :data:`mcpgym.kernel.shorten.EchoName`)."""
 
-    tool: str
+    tool: EchoName
     source: Source
-    app: str
+    app: EchoName
     kind: str
-    resources: list[str]
-    preconditions: list[str] = Field(default_factory=list)
+    resources: list[EchoName]
+    preconditions: list[EchoName] = Field(default_factory=list)
     calls: int
 
 

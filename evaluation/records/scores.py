@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mcpgym.evaluation.records.statistics import pass_k_table, rate, wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
+from mcpgym.kernel.shorten import EchoName
 
 DEFAULT_K = 3
 """Tool calls after a recoverable error within which a recovery attempt must start (the recovery window)."""
@@ -216,7 +217,8 @@ class EpisodeMetrics(MetricsPart):
 
 class EpisodeFacts(ScorePart):
     """What the episode was: ids, agent, trial, level, apps, feasibility, status, tokens, and
-    ``heuristic_tools`` (tools the catalog did not know, classified by heuristic)."""
+    ``heuristic_tools`` (tools the catalog did not know, classified by heuristic; each name
+    shortened past 120 characters, :data:`mcpgym.kernel.shorten.EchoName`)."""
 
     episode_id: str = ""
     task_id: str | None = None
@@ -227,7 +229,7 @@ class EpisodeFacts(ScorePart):
     feasible: bool | None = None
     status: EpisodeStatus = EpisodeStatus.COMPLETED
     tokens: TokenUsage | None = None
-    heuristic_tools: list[str] = Field(default_factory=list)
+    heuristic_tools: list[EchoName] = Field(default_factory=list)
 
     @classmethod
     def aggregate(cls, episodes: Sequence[EpisodeScores]) -> MetricsPart:

@@ -9,7 +9,9 @@ whole message that was built from pieces nobody shortened.
 from __future__ import annotations
 
 import reprlib
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 MAX_QUOTED_CHARS = 80
 """Longest quote of one value in an error message (characters, ``...`` included)."""
@@ -66,6 +68,25 @@ def short_text(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
     return f"{text[:half]}...{text[-half:]}"
 
 
+MAX_NAME_CHARS = 120
+"""Longest name, id or label echoed in an output (a tool name, an episode or task id, a fault
+profile's name, an Inspect argument): longer ones keep their start and end around ``...``.
+MCP tool names are at most 128 characters; mcpgym's at most 64."""
+
+
+def short_name(text: str) -> str:
+    """``text`` as an output echoes a name, id or label: itself when at most
+    :data:`MAX_NAME_CHARS` characters, else shortened by :func:`short_text` (start ``...`` end).
+    The one shortening rule of every echo in mcpgym's outputs (reports, ``--json``, the control
+    API's and the OpenEnv server's views)."""
+    return short_text(text, MAX_NAME_CHARS) if isinstance(text, str) else text
+
+
+EchoName = Annotated[str, AfterValidator(short_name)]
+"""A model field holding a name read from input and echoed in an output: stored shortened
+(:func:`short_name`), so no view, report or ``--json`` of it can carry a megabyte."""
+
+
 def cap_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``message`` when at most ``limit`` characters, else its first ``limit - 40`` characters
     and a note of how many were left out (an error built from unshortened pieces stays bounded)."""
@@ -75,4 +96,13 @@ def cap_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{message[:keep]}... ({len(message) - keep:,} characters left out)"
 
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_QUOTED_CHARS", "cap_message", "short", "short_text"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_QUOTED_CHARS",
+    "EchoName",
+    "cap_message",
+    "short",
+    "short_name",
+    "short_text",
+]
