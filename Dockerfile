@@ -1,6 +1,9 @@
 # mcpgym's OpenEnv server in a container: `docker build -t mcpgym .` then
 # `docker run -p 8000:8000 mcpgym`; clients (openenv-core's GenericEnvClient, TRL, verifiers)
 # connect to http://HOST:8000 and reset(task=...) one episode per session.
+# The control token: HTTP /reset, /step, /state and /mcp need `Authorization: Bearer TOKEN`.
+# Set it with `docker run -e MCPGYM_TOKEN=... -p 8000:8000 mcpgym`; without it the server
+# generates one and prints it at start (`docker logs`). The WebSocket /ws needs none.
 FROM python:3.11-slim
 
 WORKDIR /opt/mcpgym

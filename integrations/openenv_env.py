@@ -18,8 +18,9 @@ the reason (step over the WebSocket session). Bad reset arguments get the same m
 sides; the fault seed and trial follow one rule (:func:`mcpgym.evaluation.run.gym.whole_number`).
 
 * ``reset(task=ID, seed=S, faults=PROFILE, trial=T)``: a fresh episode of task ``ID`` with
-  fault seed ``S`` (default: the task's trial-``T`` fault seed); ``faults`` defaults to the
-  server's ``--faults``. The observation's ``text`` is the instruction, ``info`` has the tools.
+  fault seed ``S`` (default: the task's trial-``T`` fault seed); ``faults`` (a built-in name
+  or an inline profile object, never a path: files are the server owner's, ``--faults``)
+  defaults to the server's ``--faults``. The observation's ``text`` is the instruction, ``info`` has the tools.
 * ``step({"tool": NAME, "arguments": {...}})`` or ``step({"final": TEXT})``: observation
   ``text`` (the result as ``{"is_error", "result"}`` JSON), ``done``, ``reward`` (0.0 until
   the end, then the outcome), ``info`` (``scores`` at the end: every ``EpisodeScores`` field).
@@ -29,6 +30,7 @@ sides; the fault seed and trial follow one rule (:func:`mcpgym.evaluation.run.gy
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -39,9 +41,16 @@ from pydantic import Field
 
 from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.integrations.stepping import EpisodeStepper, check_max_steps
+from mcpgym.kernel.shorten import cap_message, short
 
 DEFAULT_MAX_ENVS = 64
 """Concurrent sessions (episodes) one server holds by default."""
+
+DEFAULT_IDLE_TIMEOUT = 1800.0
+"""Seconds a silent ``/ws`` session is kept (``serve --idle-timeout``)."""
+
+BUILT_IN_PROFILES = ("none", "default", "harsh")
+"""The fault profiles a reset may name (an inline profile is an object; a path is the owner's)."""
 
 TRY_AGAIN_LATER = 1013
 """WebSocket close code of a session refused past the cap (RFC 6455 registry: "Try Again Later")."""
@@ -134,6 +143,13 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
             raise ResetError("reset needs task=<task id> (see `mcpgym tasks`)")
         if not isinstance(task, str):
             raise ResetError(f"task must be a task id (a string), got {type(task).__name__}")
+        if isinstance(faults, str) and faults not in BUILT_IN_PROFILES:
+            raise ResetError(
+                f"faults names a built-in profile ({', '.join(BUILT_IN_PROFILES)}) or gives one inline "
+                f"(an object), got {short(faults)}: a file path is the server owner's choice (serve --faults)"
+            )
+        if faults is not None and not isinstance(faults, (str, dict)):
+            raise ResetError(f"faults must be a built-in profile name or an inline profile object, got {short(faults)}")
         try:
             episode = GymEpisode.create(
                 task,
@@ -143,9 +159,9 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
                 agent_name="openenv",
             )
         except KeyError as exc:
-            raise ResetError(str(exc.args[0] if exc.args else exc)) from None
+            raise ResetError(cap_message(str(exc.args[0] if exc.args else exc), 500)) from None
         except ValueError as exc:  # a bad fault seed, trial or fault profile (FaultProfileError)
-            raise ResetError(str(exc)) from None
+            raise ResetError(cap_message(str(exc), 500)) from None
         if episode_id:
             episode.episode_id = str(episode_id)[:128]
         self.stepper = EpisodeStepper(episode, max_steps=self.max_steps)
@@ -253,10 +269,18 @@ def _answer(status: int) -> Any:
     return handler
 
 
-def create_app(*, faults: str | dict[str, Any] | None = "default", max_envs: int = DEFAULT_MAX_ENVS) -> Any:
+def create_app(
+    *,
+    faults: str | dict[str, Any] | None = "default",
+    max_envs: int = DEFAULT_MAX_ENVS,
+    token: str | None = None,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+) -> Any:
     """OpenEnv's FastAPI app over :class:`McpgymEnvironment`, ``max_envs`` sessions at once,
     wrapped in :class:`SessionCap`; :class:`ResetError` answers 422 and :class:`NoEpisodeError`
-    409 over HTTP, with the message as ``detail``."""
+    409 over HTTP, with the message as ``detail``. With a ``token``, wrapped in
+    :class:`mcpgym.integrations.openenv_guard.OpenEnvGuard` too: the token on the control routes,
+    ``/ws`` sessions closed after ``idle_timeout`` silent seconds, bad messages answered."""
     from openenv.core.env_server.http_server import create_fastapi_app
 
     def factory() -> McpgymEnvironment:
@@ -266,15 +290,28 @@ def create_app(*, faults: str | dict[str, Any] | None = "default", max_envs: int
     app: FastAPI = create_fastapi_app(factory, McpgymAction, McpgymObservation, max_concurrent_envs=max_envs)
     app.add_exception_handler(ResetError, _answer(422))
     app.add_exception_handler(NoEpisodeError, _answer(409))
-    return SessionCap(app, max_envs)
+    capped = SessionCap(app, max_envs)
+    if token is None:
+        return capped
+    from mcpgym.integrations.openenv_guard import OpenEnvGuard
+
+    return OpenEnvGuard(capped, token=token, idle_timeout=idle_timeout)
 
 
 def serve(
-    *, host: str = "127.0.0.1", port: int = 8000, max_envs: int = DEFAULT_MAX_ENVS, faults: str = "default"
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_envs: int = DEFAULT_MAX_ENVS,
+    faults: str = "default",
+    token: str | None = None,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
 ) -> None:
     """Serve :func:`create_app` with uvicorn until interrupted (``mcpgym serve --openenv``).
 
-    Prints ``MCPGYM_READY {"url": ...}`` once listening (port 0 picks a free port).
+    The control token is ``token``, else ``$MCPGYM_TOKEN``, else generated; a generated one is
+    printed on the ready line and on stderr. Prints ``MCPGYM_READY {"url": ...}`` once
+    listening (port 0 picks a free port).
 
     Raises:
         OSError: the address cannot be bound.
@@ -290,11 +327,19 @@ def serve(
     sock.bind((host, port))
     sock.listen(2048)
     bound = sock.getsockname()[1]
-    app = create_app(faults=faults, max_envs=max_envs)
+    from mcpgym.server.serve import resolve_token
+
+    token, generated = resolve_token(token)
+    app = create_app(faults=faults, max_envs=max_envs, token=token, idle_timeout=idle_timeout)
     config = uvicorn.Config(app, log_level="warning", ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
-    print("MCPGYM_READY " + json.dumps({"url": f"http://{shown}:{bound}", "openenv": True}), flush=True)
+    ready: dict[str, Any] = {"url": f"http://{shown}:{bound}", "openenv": True}
+    if generated:
+        ready["token"] = token
+    print("MCPGYM_READY " + json.dumps(ready), flush=True)
+    if generated:
+        print(f"control token (generated; also on the MCPGYM_READY line): {token}", file=sys.stderr, flush=True)
     server.run(sockets=[sock])
 
 

@@ -20,19 +20,26 @@ class OpenEnvServerError(RuntimeError):
 
 
 @contextlib.contextmanager
-def openenv_server(*args: str, stop_timeout: float = 10.0) -> Iterator[str]:
+def openenv_server(*args: str, stop_timeout: float = 10.0, token: str | None = None) -> Iterator[str]:
     """Start ``mcpgym serve --openenv --port 0 ARGS...`` and yield its base URL; on exit send it
     SIGTERM, and SIGKILL after ``stop_timeout`` seconds.
 
     Args:
         args: more ``serve`` options, e.g. ``"--faults", "none", "--max-episodes", "8"``.
+        token: the control token of its ``/reset``, ``/step``, ``/state`` and ``/mcp`` routes
+            (``--token``; None: one it generates, which the caller does not need for ``/ws``).
 
     Raises:
         OpenEnvServerError: when the server does not start.
     """
     with tempfile.TemporaryFile(mode="w+") as errlog:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0", *args],
+            [
+                sys.executable,
+                *("-m", "mcpgym.evaluation.cli", "serve", "--openenv", "--port", "0"),
+                *(("--token", token) if token else ()),
+                *args,
+            ],
             stdout=subprocess.PIPE,
             stderr=errlog,
             text=True,

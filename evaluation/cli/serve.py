@@ -91,7 +91,9 @@ def serve(
         raise InputError("--apps names no app; give at least one (system is always included) or 'all'")
     normalise_apps(apps)
     if openenv:
-        _serve_openenv(host=host, port=port, max_envs=max_episodes, faults=faults)
+        _serve_openenv(
+            host=host, port=port, max_envs=max_episodes, faults=faults, token=token, idle_timeout=idle_timeout
+        )
         return
     if transport is Transport.http:
         from mcpgym.server.http_app import EpisodeDefaults

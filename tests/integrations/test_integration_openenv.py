@@ -26,12 +26,13 @@ from tests.conftest import ROOT  # noqa: E402
 
 TASK = "flights.book_cheapest_berlin_paris"
 SESSIONS = 8
+TOKEN = "openenv-test-token"
 
 
 @pytest.fixture(scope="module")
 def server():
     """``mcpgym serve --openenv`` on a free loopback port, at most SESSIONS sessions: its URL."""
-    with openenv_server("--max-episodes", str(SESSIONS), "--faults", "harsh") as url:
+    with openenv_server("--max-episodes", str(SESSIONS), "--faults", "harsh", token=TOKEN) as url:
         yield url
 
 
@@ -146,7 +147,7 @@ def test_http_reset_and_step_answer_4xx_with_the_reason(server: str) -> None:
     arguments get 422 with the message the WebSocket gives (was 500 for an unknown task)."""
     import httpx
 
-    with httpx.Client(base_url=server, timeout=120) as http:
+    with httpx.Client(base_url=server, timeout=120, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
         ok = http.post("/reset", json={"task": TASK, "seed": 5})
         assert ok.status_code == 200 and ok.json()["observation"]["info"]["fault_seed"] == 5
         step = http.post("/step", json={"action": {"tool": "system_get_settings", "arguments": {}}})
@@ -157,7 +158,7 @@ def test_http_reset_and_step_answer_4xx_with_the_reason(server: str) -> None:
             ({}, "reset needs task=<task id>"),
             ({"task": TASK, "trial": -1}, "trial must be a whole number of at least 0, got -1"),
             ({"task": TASK, "seed": 2**63}, "fault seed must be a whole number from 0 to"),
-            ({"task": TASK, "faults": "bogus"}, "unknown fault profile 'bogus'"),
+            ({"task": TASK, "faults": "bogus"}, "faults names a built-in profile (none, default, harsh)"),
             ({"task": TASK, "bogus": 1}, "unknown reset arguments ['bogus']"),
         ]:
             bad = http.post("/reset", json=body)
