@@ -537,8 +537,10 @@ def create_app(
                 episode.last_used = time.monotonic()
         if ending and status and status[0] < 400:
             session_ended(eid, sid)  # done as the answer started; again in case it never did
-        if episodes.get(eid) is None:
-            await end_sessions(eid)  # deleted while this request ran
+        if episodes.get(eid) is None and not episode.busy:
+            # deleted while this request ran, and it is the last one: ending the sessions
+            # before would cut the answers still being written on them
+            await end_sessions(eid)
         return opened[0] if opened else None
 
     class EpisodeMCP:

@@ -92,7 +92,13 @@ def build_server(
     ) -> types.CallToolResult | types.InputRequiredResult:
         episode = resolve(ctx)
         if episode is None:
-            return error_result("not_found", "this episode no longer exists (closed or expired)")
+            return error_result(
+                "not_found", "this episode no longer exists (it ended: deleted, expired or closed); nothing was run"
+            )
+        if episode.ended is not None:  # queued behind the calls before it when the episode ended
+            return error_result(
+                "not_found", f"this episode ended before the call ran ({episode.ended.said}); nothing was run"
+            )
         if episode.search_tools and params.name == SEARCH_TOOL_NAME:
             result = search_tools_call(episode, params.arguments)
             if not result.is_error:
