@@ -169,12 +169,12 @@ def setup(folder: Path, source: Path | None = None, *, echo: object = print) -> 
             output).
     """
     say = echo if callable(echo) else print
-    src = (source or default_source()).resolve()
-    check_source(src)
     if (folder / RECORD).exists():
         done = SetupFolder.open(folder)
         say(f"{folder} is set up already (apps from {done.record.source}); nothing to do")
         return done
+    src = (source or default_source()).resolve()
+    check_source(src)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise SetupError(f"{folder} exists and holds other things; give --dir a new or empty folder")
     if folder.resolve().is_relative_to(src):

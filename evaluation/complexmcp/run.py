@@ -72,7 +72,8 @@ class GatewayUpstream(Upstream):
         return self.server
 
 
-def _classifier() -> Any:
+def make_classifier() -> Any:
+    """A tool classifier with mcpgym's built-in ``complexmcp`` catalog (every Light* tool under its harness name)."""
     from mcpgym.evaluation.proxy.classify import ToolClassifier
     from mcpgym.evaluation.scoring.foreign_catalogs import builtin_catalog_path
 
@@ -91,12 +92,15 @@ async def run_episode(
     trial: int = 0,
     tools: str = "list_all",
     timeout: float = DEFAULT_EPISODE_TIMEOUT,
+    classifier: Any = None,
 ) -> Any:
     """Run one episode of ``agent`` on ``task`` (module docstring); return its scored trajectory.
 
     Args:
         urls: app -> endpoint. table: the agent's tools (:func:`~mcpgym.evaluation.complexmcp.sessions.routes`).
         faults: a fault profile (name, dict or ``FaultProfile``). tools: the tool mode.
+        classifier: the :class:`~mcpgym.evaluation.proxy.classify.ToolClassifier` (default
+            :func:`make_classifier`); pass one to record its rows (``catalog.json``).
 
     Raises:
         SessionError: an app refused the login or the logout (the apps are broken, not the agent).
@@ -115,7 +119,7 @@ async def run_episode(
     from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer
 
     offered, search = exposure(tools, task, table)
-    classifier = _classifier()
+    classifier = classifier if classifier is not None else make_classifier()
     plan = ProxyFaultPlan(faults, fault_seed, describe_answer)
     episode = EpisodeApps(urls, table, task.seed, task.apps)
     spec = UpstreamSpec(command=["complexmcp-apps", *episode.apps])
