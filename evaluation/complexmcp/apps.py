@@ -5,7 +5,7 @@ with ``fastmcp run software/<App>/app.py --transport http`` in the folder's copy
 (they read their corpora from paths relative to the working directory, and import
 ``software.utils``). Each is started on a free port of 127.0.0.1 and waited for, with a
 deadline, until its streamable-HTTP endpoint answers; their output goes to
-``DIR/logs/<App>.log``. :func:`running_apps` stops exactly the processes it started.
+``DIR/logs/<App>.<port>.log``. :func:`running_apps` stops exactly the processes it started.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def running_apps(
     try:
         for app in wanted:
             port = _free_port()
-            log = logs / f"{app}.log"
+            log = logs / f"{app}.{port}.log"  # two runs of one folder write apart
             with log.open("wb") as out:
                 proc = subprocess.Popen(
                     [str(setup.fastmcp), "run", f"software/{app}/app.py", "--transport", "http"]

@@ -14,6 +14,9 @@ Tool exposure (``--tools``), their modes under mcpgym's names:
 * ``provide`` (or ``task``): the tools of the task's ``tool_cnt`` that the apps have;
 * ``+N`` (or ``provide+N``, ``task+N``): those plus N distractors drawn from the other tools
   by :func:`mcpgym.evaluation.llm.exposure.pick_distractors` with the task's seed;
+* ``rag`` (or ``rag:K``): their ``rag``: the K (default 30, their ``--topk``) tools that rank
+  best for the task's query, ranked once before the episode by mcpgym's BM25 tool search
+  (:func:`mcpgym.server.retrieval.rank_tools`; theirs embeds with Chroma);
 * ``search`` (or ``retrieval``, their ``fetch``): only mcpgym's ``search_tools``; what it finds
   is listed from then on (every tool may be called).
 """
@@ -31,10 +34,13 @@ from mcpgym.server.proxy.upstream import Upstream, UpstreamSpec
 
 DEFAULT_EPISODE_TIMEOUT = 600.0
 """Wall seconds one episode may take (agent and calls; login and logout have their own deadlines)."""
-TOOL_MODES = ("list_all", "provide", "+N", "search")
+TOOL_MODES = ("list_all", "provide", "+N", "rag", "search")
 """The ``--tools`` values of the complexmcp suite (``+N`` with N an integer)."""
 
 _PLUS = re.compile(r"^(?:provide|task)?\+(\d{1,4})$")
+_RAG = re.compile(r"^rag(?::(\d{1,3}))?$")
+RAG_TOP_K = 30
+"""Their ``--topk`` default: how many tools ``rag`` offers."""
 
 
 def exposure(mode: str, task: ComplexTask, table: dict[str, Route]) -> tuple[list[str] | None, bool]:
@@ -51,12 +57,20 @@ def exposure(mode: str, task: ComplexTask, table: dict[str, Route]) -> tuple[lis
         return None, False
     if text in ("search", "retrieval", "fetch"):
         return [], True
+    rag = _RAG.match(text)
+    if rag is not None:
+        from mcpgym.server.retrieval import rank_tools
+
+        specs = [r.search_spec() for r in table.values()]
+        return [s.name for s in rank_tools(specs, task.instruction, int(rag.group(1) or RAG_TOP_K))], False
     provided = [k for k in task.provided_tools if k in table]
     if text in ("provide", "task"):
         return provided, False
     match = _PLUS.match(text)
     if match is None:
-        raise ValueError(f"--tools {mode!r}: the complexmcp suite takes list_all, provide, +N (e.g. +10) or search")
+        raise ValueError(
+            f"--tools {mode!r}: the complexmcp suite takes list_all, provide, +N (e.g. +10), rag[:K] or search"
+        )
     extra = pick_distractors(provided, list(table), int(match.group(1)), task.seed)
     return provided + extra, False
 

@@ -64,6 +64,23 @@ class Route(BaseModel):
         """The tool as ``tools/list`` shows it."""
         return types.Tool(name=self.key, description=self.description, input_schema=self.input_schema)
 
+    def search_spec(self) -> SearchSpec:
+        """The tool as :func:`mcpgym.server.retrieval.rank_tools` reads it."""
+        return SearchSpec(self)
+
+
+class SearchSpec:
+    """A :class:`Route` as mcpgym's tool search ranks it: name, description, input schema
+    (a method) and resources (its app)."""
+
+    def __init__(self, route: Route) -> None:
+        self.name, self.description, self.resources = route.key, route.description, [route.app]
+        self._schema = route.input_schema
+
+    def input_schema(self) -> dict[str, Any]:
+        """The route's input schema."""
+        return self._schema
+
 
 def _agent_schema(schema: dict[str, Any]) -> dict[str, Any]:
     props = {k: v for k, v in (schema.get("properties") or {}).items() if k != SESSION_ARG}
@@ -241,14 +258,6 @@ def gateway_server(episode: EpisodeApps, offered: list[str] | None, search: bool
 
     shown: list[str] = list(episode.table) if offered is None and not search else list(offered or [])
 
-    class _Spec:
-        def __init__(self, route: Route) -> None:
-            self.name, self.description, self.resources = route.key, route.description, [route.app]
-            self.schema = route.input_schema
-
-        def input_schema(self) -> dict[str, Any]:
-            return self.schema
-
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         tools = [search_tool()] if search else []
         return types.ListToolsResult(tools=tools + [episode.table[k].mcp_tool() for k in shown if k in episode.table])
@@ -258,7 +267,7 @@ def gateway_server(episode: EpisodeApps, offered: list[str] | None, search: bool
             args = params.arguments or {}
             query, k = str(args.get("query") or ""), args.get("k", 5)
             k = k if isinstance(k, int) and 1 <= k <= 20 else 5
-            found = rank_tools([_Spec(r) for r in episode.table.values()], query, k)
+            found = rank_tools([r.search_spec() for r in episode.table.values()], query, k)
             shown.extend(s.name for s in found if s.name not in shown)
             payload = {
                 "tools": [

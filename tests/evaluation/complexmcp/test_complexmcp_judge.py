@@ -3,10 +3,12 @@ ComplexMCP's own ``judge.py`` on the apps' recorded states of all 47 tasks.
 
 The recorded states (``tests/data/complexmcp/states.json.zst``) are the ``login`` and
 ``logout`` answers of the 47 transcripts replayed against the live apps, faults off and under
-``harsh`` (94 episodes, some unsolved); the gold state is each task's ``gt_env`` from the
-parquet. mcpgym's rule and theirs (run in the apps' environment) must give the same
-``total``, ``recall`` and ``misbehave`` on every one, and on the before-state judged as
-after (nothing done).
+``harsh`` (94 episodes, 17 of them unsolved); the gold state is each task's ``gt_env`` from
+the parquet. mcpgym's rule and theirs (run in the apps' environment) must give the same
+``total``, ``recall`` and ``misbehave`` on every one. The file was made with
+``mcpgym run --suite complexmcp --agent complexmcp-replay`` (docs/complexmcp.md) keeping each
+trajectory's ``initial_snapshot`` / ``final_snapshot``; ComplexMCP is MIT-licensed
+(../shared/complexmcp/LICENSE) and these are its apps' generated states.
 """
 
 from __future__ import annotations
@@ -63,8 +65,7 @@ def test_a_task_that_wants_no_change_has_completion_one_and_counts_misbehaviour_
 
 
 def recorded_cases(folder: Path) -> list[dict]:
-    """Every recorded episode as ``{"task", "profile", "before", "after", "gold"}``, plus for
-    each task faults off the before-state judged as after."""
+    """Every recorded episode as ``{"task", "profile", "before", "after", "gold"}``."""
     gold = {t.id: t.gold for t in load_tasks(folder / "tree")}
     rows = json.loads(zstandard.ZstdDecompressor().decompress(STATES.read_bytes()))
     cases = [{**r, "gold": gold[r["task"]]} for r in rows]
@@ -77,7 +78,7 @@ def recorded_cases(folder: Path) -> list[dict]:
 def test_the_rule_agrees_with_their_judge_on_the_recorded_states_of_all_47_tasks(complexmcp_folder: Path) -> None:
     cases = recorded_cases(complexmcp_folder)
     assert {c["task"] for c in cases} == {f"complexmcp_{i:02d}" for i in range(47)}
-    assert {c["profile"] for c in cases} == {"none", "harsh", "idle"}
+    assert {c["profile"] for c in cases} == {"none", "harsh"} and len(cases) == 94
     theirs = their_judge(complexmcp_folder, [{k: c[k] for k in ("before", "after", "gold")} for c in cases])
     ours = [judge_complexmcp(c["before"], c["after"], c["gold"]) for c in cases]
     differ = [

@@ -83,6 +83,8 @@ def test_provide_and_plus_n_offer_the_transcripts_tools_and_seeded_distractors(s
     plus, _ = exposure("+5", t, suite.table)
     assert plus[:2] == provided and len(plus) == 7 and plus == exposure("+5", t, suite.table)[0]
     assert exposure("search", t, suite.table) == ([], True)
+    rag, _ = exposure("rag:5", t, suite.table)
+    assert len(rag) == 5 and "mark_as_read" in rag  # "Mark the messages from Sean Baker as read"
     with pytest.raises(ValueError, match="list_all, provide, \\+N"):
         exposure("some", t, suite.table)
     traj = suite.run(t, "complexmcp-replay", tools="+5")
@@ -94,7 +96,7 @@ def local_model(log: Path) -> Iterator[str]:
     from mcpgym.evaluation.llm.local_model import ModelUnavailable, serve_local_model
 
     try:
-        with serve_local_model(threads=1, context=4096, niceness=10, log=log) as url:
+        with serve_local_model(threads=1, context=2048, niceness=10, log=log) as url:
             yield url
     except ModelUnavailable as exc:
         if os.environ.get("MCPGYM_REQUIRE_MODEL") == "1":
@@ -112,7 +114,7 @@ def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSu
             base_url=url,
             temperature=0.0,
             seed=7,
-            limits=LLMLimits(max_turns=2, max_output_tokens=60),
+            limits=LLMLimits(max_turns=1, max_output_tokens=40),
             retry=RetryPolicy(max_retries=0, request_timeout=240.0),
             name="qwen",
         )
