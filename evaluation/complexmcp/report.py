@@ -33,17 +33,39 @@ def read_run(folder: Path) -> dict[str, Any]:
     return {t.task_id: t for t in read_trajectories(path) if t.task_id}
 
 
-def why_unsolved(traj: Any) -> str:
-    """Why a replay did not solve its task, from its ledger: the faults that kept a write of
-    the transcript from the app (the replay makes each call once and never retries), else
-    the faults it met."""
-    kinds = Counter()
+def _kinds() -> dict[str, str]:
+    """Tool name -> kind (``read``, ``write``...) by mcpgym's built-in ``complexmcp`` catalog."""
+    from mcpgym.evaluation.scoring.foreign_catalogs import builtin_catalog_path
+    from mcpgym.evaluation.scoring.tool_catalog import Catalog
+
+    catalog = Catalog.from_file(builtin_catalog_path("complexmcp"))
+    return {e.name: str(e.kind) for e in catalog.entries()}
+
+
+SHIFTED = (
+    "no write was kept from the app: a call kept from it shifted the app's own random stream "
+    "(LightTalk draws its network errors and new ids from one stream per session, advanced by every call), "
+    "so later recorded calls met other answers"
+)
+"""Why a replay with no write kept from the app still fails."""
+
+
+def why_unsolved(traj: Any, kinds: dict[str, str] | None = None) -> str:
+    """Why a replay did not solve its task, from its ledger: the writes of the transcript that
+    a fault kept from the app (the replay makes each call once and never retries), else
+    :data:`SHIFTED`; then every fault it met. ``kinds``: tool -> kind (default :func:`_kinds`)."""
+    kinds = kinds if kinds is not None else _kinds()
+    met: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
     for e in traj.ledger or []:
-        tool, kind = e.get("tool"), e.get("kind")
-        kinds[f"{kind} on {tool}" + ("" if kind in NOT_APPLIED else " (applied)")] += 1
-    if not kinds:
+        tool, kind = str(e.get("tool")), str(e.get("kind"))
+        met[f"{kind} on {tool}" + ("" if kind in NOT_APPLIED else " (applied)")] += 1
+        if kind in NOT_APPLIED and kinds.get(tool) == "write":
+            kept[tool] += 1
+    if not met:
         return "no fault: the apps answered otherwise than when the transcript was recorded"
-    return ", ".join(f"{k}" + (f" x{n}" if n > 1 else "") for k, n in sorted(kinds.items()))
+    head = f"write kept from the app: {', '.join(sorted(kept))}" if kept else SHIFTED
+    return f"{head}; faults: " + ", ".join(k + (f" x{n}" if n > 1 else "") for k, n in sorted(met.items()))
 
 
 def cell(traj: Any | None) -> str:
@@ -78,11 +100,12 @@ def tables(runs: dict[str, dict[str, Any]]) -> str:
         cells = " | ".join(cell(runs.get(p, {}).get(tid)) for p in PROFILES)
         lines.append(f"| {tid} | {first.level} | {', '.join(first.apps)} | {calls} | {cells} |")
     lines += ["", "| task | profile | why the replay did not solve it |", "| --- | --- | --- |"]
+    kinds = _kinds()
     for tid in ids:
         for p in PROFILES:
             traj = runs.get(p, {}).get(tid)
             if traj is not None and traj.scores is not None and not traj.scores.success:
-                lines.append(f"| {tid} | {p} | {why_unsolved(traj)} |")
+                lines.append(f"| {tid} | {p} | {why_unsolved(traj, kinds)} |")
     return "\n".join(lines)
 
 
