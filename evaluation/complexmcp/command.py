@@ -33,7 +33,7 @@ def setup_command(
         None,
         "--source",
         metavar="TREE",
-        help="The ComplexMCP tree (default: $MCPGYM_COMPLEXMCP_SOURCE, else ../shared/complexmcp beside the repository).",
+        help="The ComplexMCP tree (default: $MCPGYM_COMPLEXMCP_SOURCE, else the folder shared/complexmcp beside the repository).",
     ),
 ) -> None:
     """Copy ComplexMCP's apps into DIR and build their own virtual environment (the versions
@@ -50,8 +50,8 @@ def summary_lines(trajs: list[Any]) -> list[str]:
     """Their judge beside mcpgym's behaviour scores, per agent: accuracy (solved tasks),
     mean completion and misbehave rates (their per-task rates), then mcpgym's success rate,
     verification, recovery and defeatism rates (:class:`~mcpgym.evaluation.records.scores.Metrics`)."""
-    from mcpgym.evaluation.complexmcp.judge import ComplexJudgement
     from mcpgym.evaluation.records.scores import EpisodeScores
+    from mcpgym.evaluation.scoring.complexmcp_rule import ComplexJudgement
 
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{100 * x:.0f}%"

@@ -74,7 +74,7 @@ def repo_root() -> Path:
 
 
 def default_source() -> Path:
-    """``$MCPGYM_COMPLEXMCP_SOURCE``, else ``../shared/complexmcp`` beside the repository."""
+    """``$MCPGYM_COMPLEXMCP_SOURCE``, else the folder ``shared/complexmcp`` beside the repository."""
     given = os.environ.get(SOURCE_ENV)
     return Path(given) if given else repo_root().parent / "shared" / "complexmcp"
 

@@ -1,5 +1,5 @@
 """ComplexMCP's own ``benchmark/judge.py``, run in the apps' environment, for comparing with
-mcpgym's ``complexmcp`` rule (:mod:`mcpgym.evaluation.complexmcp.judge`).
+mcpgym's ``complexmcp`` rule (:mod:`mcpgym.evaluation.scoring.complexmcp_rule`).
 
 Their judge imports ``software.utils.dist`` (python-Levenshtein), so it runs in the set-up
 folder's virtual environment, in its tree, as a subprocess fed JSON on stdin.

@@ -5,7 +5,7 @@ put mcpgym's proxy (:func:`mcpgym.server.proxy.server.build_proxy_server`: fault
 ledger) in front of the in-process gateway server of those sessions, run the agent against the
 proxy (an in-process MCP connection, as ``mcpgym run --proxy`` does), log out, and keep the
 states before, after and gold in the trajectory for the ``complexmcp`` outcome rule
-(:mod:`mcpgym.evaluation.complexmcp.outcome`). Tools are classified by mcpgym's built-in
+(:mod:`mcpgym.evaluation.scoring.complexmcp_rule`). Tools are classified by mcpgym's built-in
 ``complexmcp`` catalog. Trial t uses fault seed ``fault_seed + t``.
 
 Tool exposure (``--tools``), their modes under mcpgym's names:
@@ -123,10 +123,10 @@ async def run_episode(
     from mcp import Client
 
     from mcpgym.evaluation.agents.base import AgentContext, CallLimitReached, CallResult, ToolInfo, run_agent
-    from mcpgym.evaluation.complexmcp.outcome import wrap_states
     from mcpgym.evaluation.proxy.record import trajectory_of
     from mcpgym.evaluation.records.status import EpisodeStatus
     from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.evaluation.scoring.complexmcp_rule import wrap_states
     from mcpgym.evaluation.scoring.scorer import score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.server.proxy.plan import ProxyFaultPlan

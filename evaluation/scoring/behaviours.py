@@ -363,7 +363,7 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
         Snapshot restore errors from :func:`judge`.
     """
     if traj.metadata.get("outcome") == "complexmcp":  # ComplexMCP's own rule on its apps' states
-        from mcpgym.evaluation.complexmcp.outcome import complexmcp_outcome
+        from mcpgym.evaluation.scoring.complexmcp_rule import complexmcp_outcome
 
         return complexmcp_outcome(traj)
     if checks is None:

@@ -1,6 +1,6 @@
 """Fixtures of the complexmcp suite's tests: ComplexMCP's tree and a set-up folder of its apps.
 
-The tree is ``$MCPGYM_COMPLEXMCP_SOURCE``, else ``../shared/complexmcp`` beside the repository
+The tree is ``$MCPGYM_COMPLEXMCP_SOURCE``, else the folder ``shared/complexmcp`` beside the repository
 (CI has it). Where it is absent the tests that need it skip, saying so; with
 ``MCPGYM_REQUIRE_COMPLEXMCP=1`` (set by .ci/run) they fail instead. The set-up folder is
 ``$MCPGYM_COMPLEXMCP_DIR`` when given (.ci/run sets one up once per run), else one made for
@@ -25,7 +25,7 @@ def complexmcp_source() -> Path:
     except SetupError as exc:
         if os.environ.get("MCPGYM_REQUIRE_COMPLEXMCP") == "1":
             pytest.fail(f"MCPGYM_REQUIRE_COMPLEXMCP=1 and there is no ComplexMCP tree: {exc}")
-        pytest.skip(f"no ComplexMCP tree (../shared/complexmcp or $MCPGYM_COMPLEXMCP_SOURCE): {exc}")
+        pytest.skip(f"no ComplexMCP tree (shared/complexmcp beside the repository, or $MCPGYM_COMPLEXMCP_SOURCE): {exc}")
     return source
 
 

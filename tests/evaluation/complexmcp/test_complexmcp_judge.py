@@ -8,7 +8,7 @@ the parquet. mcpgym's rule and theirs (run in the apps' environment) must give t
 ``total``, ``recall`` and ``misbehave`` on every one. The file was made with
 ``mcpgym run --suite complexmcp --agent complexmcp-replay`` (docs/complexmcp.md) keeping each
 trajectory's ``initial_snapshot`` / ``final_snapshot``; ComplexMCP is MIT-licensed
-(../shared/complexmcp/LICENSE) and these are its apps' generated states.
+(its LICENSE file) and these are its apps' generated states.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import zstandard
 
-from mcpgym.evaluation.complexmcp.judge import EXCLUDED_KEYS, fuzzy_match, judge_complexmcp, levenshtein
 from mcpgym.evaluation.complexmcp.reference import their_judge
 from mcpgym.evaluation.complexmcp.tasks import load_tasks
+from mcpgym.evaluation.scoring.complexmcp_rule import EXCLUDED_KEYS, fuzzy_match, judge_complexmcp, levenshtein
 from tests.conftest import ROOT
 
 STATES = ROOT / "tests" / "data" / "complexmcp" / "states.json.zst"

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.complexmcp.judge import judge_complexmcp
 from mcpgym.evaluation.complexmcp.reference import their_judge
 from mcpgym.evaluation.complexmcp.run import exposure
 from mcpgym.evaluation.complexmcp.suite import OpenSuite, open_suite
 from mcpgym.evaluation.records.trajectory import ToolCallStep
+from mcpgym.evaluation.scoring.complexmcp_rule import judge_complexmcp
 
 APPS = ("LightSystem", "LightTalk", "LightShop")
 
