@@ -25,7 +25,9 @@ def complexmcp_source() -> Path:
     except SetupError as exc:
         if os.environ.get("MCPGYM_REQUIRE_COMPLEXMCP") == "1":
             pytest.fail(f"MCPGYM_REQUIRE_COMPLEXMCP=1 and there is no ComplexMCP tree: {exc}")
-        pytest.skip(f"no ComplexMCP tree (shared/complexmcp beside the repository, or $MCPGYM_COMPLEXMCP_SOURCE): {exc}")
+        pytest.skip(
+            f"no ComplexMCP tree (shared/complexmcp beside the repository, or $MCPGYM_COMPLEXMCP_SOURCE): {exc}"
+        )
     return source
 
 
