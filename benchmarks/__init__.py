@@ -37,6 +37,9 @@ performance issue):
   ``MCPServer`` no-op (the floor of the proxy's hop); reported.
 - ``full_run_bytes``: a ``full`` run of 3 agents x 3 trials, estimated from those lines and
   snapshot files as written (zstd; ratio vs the same uncompressed); at most 50 MB.
+- ``complexmcp_replay``: ComplexMCP's 47 human transcripts replayed on their own apps, each
+  call in a new MCP session as their harness makes it / through mcpgym (proxy, open
+  sessions); at least 10x (issue 40). Unavailable without ``$MCPGYM_COMPLEXMCP_DIR``.
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
@@ -62,6 +65,7 @@ FigureFn = Callable[[Settings], Figure]
 
 def figure_functions() -> dict[str, FigureFn]:
     """Figure name -> function computing it, in table order."""
+    from mcpgym.benchmarks.complexmcp import complexmcp_replay
     from mcpgym.benchmarks.concurrency import http_concurrency
     from mcpgym.benchmarks.http_episodes import http_episodes
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
@@ -95,6 +99,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "full_run_bytes": full_run_bytes,
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
+        "complexmcp_replay": complexmcp_replay,
         "label_agreement": label_agreement,
         "run_file_read": run_file_read,
         "gymnasium_step": gymnasium_step,
@@ -121,6 +126,7 @@ FIGURES: tuple[str, ...] = (
     "full_run_bytes",
     "proxy_overhead",
     "proxy_overhead_noop",
+    "complexmcp_replay",
     "label_agreement",
     "run_file_read",
     "gymnasium_step",

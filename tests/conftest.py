@@ -85,6 +85,10 @@ SLOW_FIRST = (
     "tests/docs/test_readme_integrations.py",
     "tests/integrations/test_integration_inspect.py",
     "tests/integrations/test_integration_openenv.py",
+    # ComplexMCP's apps (each module starts them once, about 30 s) and their judge on 94 states
+    "tests/evaluation/complexmcp/test_complexmcp_suite.py",
+    "tests/evaluation/complexmcp/test_complexmcp_docs.py",
+    "tests/evaluation/complexmcp/test_complexmcp_judge.py",
 )
 """Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
 episodes): they start first, longest first, so that no worker is left running one of them

@@ -27,6 +27,7 @@ from mcpgym.evaluation.cli.serve import serve
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup, message, one_line
 from mcpgym.evaluation.cli.tasks import tasks
 from mcpgym.evaluation.cli.tools import tools
+from mcpgym.evaluation.complexmcp.command import complexmcp_app as _complexmcp_app
 from mcpgym.evaluation.proxy.command import proxy as _proxy_command
 
 app = typer.Typer(
@@ -77,6 +78,8 @@ app.command()(cat)
 app.command()(tasks)
 # `mcpgym proxy` (docs/proxy.md): everything after --upstream is the upstream's command line.
 app.command(name="proxy", context_settings={"allow_interspersed_args": False})(_proxy_command)
+# `mcpgym complexmcp setup` (docs/complexmcp.md): ComplexMCP's own apps in a venv of their own.
+app.add_typer(_complexmcp_app, name="complexmcp")
 
 
 def _escape_unencodable_output() -> None:

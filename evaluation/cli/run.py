@@ -172,6 +172,12 @@ def run(**flags: Any) -> None:
     catalog.json in --out.
     """
     proxy, catalog, fault_seed = flags.pop("proxy"), flags.pop("catalog"), flags.pop("fault_seed")
+    complexmcp = flags.pop("complexmcp")
+    if flags.get("suite") == "complexmcp":  # ComplexMCP's own apps and tasks (docs/complexmcp.md)
+        from mcpgym.evaluation.complexmcp.command import run_complexmcp_command
+
+        run_complexmcp_command(flags, complexmcp, fault_seed)
+        return
     if proxy is not None:
         from mcpgym.evaluation.proxy.run import run_proxy_command
 
@@ -336,6 +342,17 @@ _PROXY_PARAMETERS = [
         annotation=int,
         default=typer.Option(
             0, "--fault-seed", min=0, metavar="N", help="--proxy: fault seed of trial 0 (trial t: N + t)."
+        ),
+    ),
+    inspect.Parameter(
+        "complexmcp",
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=Path | None,
+        default=typer.Option(
+            None,
+            "--complexmcp",
+            metavar="DIR",
+            help="--suite complexmcp: the folder of `mcpgym complexmcp setup --dir DIR` (docs/complexmcp.md).",
         ),
     ),
 ]

@@ -362,6 +362,10 @@ def score_outcome(traj: Trajectory, checks: Iterable[ExtraCheck | dict[str, Any]
     Raises:
         Snapshot restore errors from :func:`judge`.
     """
+    if traj.metadata.get("outcome") == "complexmcp":  # ComplexMCP's own rule on its apps' states
+        from mcpgym.evaluation.scoring.complexmcp_rule import complexmcp_outcome
+
+        return complexmcp_outcome(traj)
     if checks is None:
         checks = traj.metadata.get("extra_checks") or []
     if traj.initial_snapshot is None or traj.final_snapshot is None or traj.gold_snapshot is None:

@@ -45,7 +45,7 @@ EVALUATION_LAYERS: list[tuple[str, ...]] = [
     ("scoring",),
     ("tasks", "users", "agents", "llm"),
     ("formats",),
-    ("run", "proxy"),
+    ("run", "proxy", "complexmcp"),
     ("report",),
     ("cli",),
 ]

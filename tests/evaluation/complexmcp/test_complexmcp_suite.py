@@ -1,0 +1,126 @@
+"""ComplexMCP's tasks end to end under mcpgym: the apps on loopback, login per episode,
+``session_id`` injected and hidden, mcpgym's proxy in front (faults, ledger, trajectory), and
+the ``complexmcp`` outcome rule on the states from login and logout.
+
+Four tasks run here on LightSystem, LightTalk and LightShop (the apps these tasks use; one
+start of them for the module): a human transcript replayed faults off, one under ``harsh``
+faults, one episode of the local 0.5B model with the task's tools (``provide``), and the
+``+N`` exposure. tests/evaluation/complexmcp/test_complexmcp_docs.py runs the commands of
+docs/complexmcp.md (one more task, all seven apps).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpgym.evaluation.complexmcp.reference import their_judge
+from mcpgym.evaluation.complexmcp.run import exposure
+from mcpgym.evaluation.complexmcp.suite import OpenSuite, open_suite
+from mcpgym.evaluation.records.trajectory import ToolCallStep
+from mcpgym.evaluation.scoring.complexmcp_rule import judge_complexmcp
+
+APPS = ("LightSystem", "LightTalk", "LightShop")
+
+
+@pytest.fixture(scope="module")
+def suite(complexmcp_folder: Path) -> Iterator[OpenSuite]:
+    with open_suite(complexmcp_folder, APPS) as opened:
+        yield opened
+
+
+def task(suite: OpenSuite, task_id: str):
+    return next(t for t in suite.tasks if t.id == task_id)
+
+
+def test_a_replayed_transcript_solves_its_task_and_never_shows_the_session(suite: OpenSuite) -> None:
+    traj = suite.run(task(suite, "complexmcp_01"), "complexmcp-replay")
+    s = traj.scores
+    assert traj.status == "completed" and traj.metadata["outcome"] == "complexmcp"
+    assert s.success is True and s.recall == s.total == 3 and s.misbehave == 0
+    calls = [st for st in traj.steps if isinstance(st, ToolCallStep)]
+    assert len(calls) == 11 and traj.ledger == []
+    text = json.dumps([c.model_dump(mode="json") for c in calls])
+    assert "session_id" not in text and all(c.tool not in ("login", "logout") for c in calls)
+    # the states come from login and logout: LightSystem plus the task's apps
+    assert (
+        set(traj.initial_snapshot["complexmcp"])
+        == set(traj.final_snapshot["complexmcp"])
+        == {
+            "LightSystem",
+            "LightTalk",
+            "LightShop",
+        }
+    )
+    assert {"login", "logout", "_step", "_gen_past"}.isdisjoint(suite.table)
+    assert all("session_id" not in r.input_schema.get("properties", {}) for r in suite.table.values())
+
+
+def test_a_transcript_under_harsh_faults_meets_injected_faults_and_the_rule_agrees_with_theirs(
+    suite: OpenSuite, complexmcp_folder: Path
+) -> None:
+    t = task(suite, "complexmcp_05")
+    traj = suite.run(t, "complexmcp-replay", faults="harsh", fault_seed=3)
+    assert traj.fault_profile == "harsh" and traj.ledger, "harsh injects faults into these 8 calls"
+    faulted = [st for st in traj.steps if isinstance(st, ToolCallStep) and st.fault]
+    assert faulted and all(st.is_error for st in faulted if st.fault != "timeout")
+    before, after = traj.initial_snapshot["complexmcp"], traj.final_snapshot["complexmcp"]
+    [theirs] = their_judge(complexmcp_folder, [{"before": before, "after": after, "gold": t.gold}])
+    ours = judge_complexmcp(before, after, t.gold)
+    assert theirs == ours.model_dump(include={"total", "recall", "misbehave"})
+    assert (traj.scores.recall, traj.scores.total, traj.scores.success) == (ours.recall, ours.total, ours.solved)
+
+
+def test_provide_and_plus_n_offer_the_transcripts_tools_and_seeded_distractors(suite: OpenSuite) -> None:
+    t = task(suite, "complexmcp_00")
+    provided, search = exposure("provide", t, suite.table)
+    assert provided == ["get_uid_from_name", "mark_as_read"] and not search
+    plus, _ = exposure("+5", t, suite.table)
+    assert plus[:2] == provided and len(plus) == 7 and plus == exposure("+5", t, suite.table)[0]
+    assert exposure("search", t, suite.table) == ([], True)
+    rag, _ = exposure("rag:5", t, suite.table)
+    assert len(rag) == 5 and "mark_as_read" in rag  # "Mark the messages from Sean Baker as read"
+    with pytest.raises(ValueError, match="list_all, provide, \\+N"):
+        exposure("some", t, suite.table)
+    traj = suite.run(t, "complexmcp-replay", tools="+5")
+    assert traj.scores.success is True  # the transcript's tools are all offered
+
+
+@contextlib.contextmanager
+def local_model(log: Path) -> Iterator[str]:
+    from mcpgym.evaluation.llm.local_model import ModelUnavailable, serve_local_model
+
+    try:
+        with serve_local_model(threads=1, context=2048, niceness=10, log=log) as url:
+            yield url
+    except ModelUnavailable as exc:
+        if os.environ.get("MCPGYM_REQUIRE_MODEL") == "1":
+            pytest.fail(f"MCPGYM_REQUIRE_MODEL=1 and the model is not installed: {exc}")
+        pytest.skip(f"no local model (the package registry could not provide it): {exc}")
+
+
+def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSuite, tmp_path: Path) -> None:
+    from mcpgym.evaluation.llm import LLMLimits, OpenAIAgent, RetryPolicy
+    from mcpgym.evaluation.llm.local_model import MODEL_NAME
+
+    with local_model(tmp_path / "model.log") as url:
+        agent = OpenAIAgent(
+            MODEL_NAME,
+            base_url=url,
+            temperature=0.0,
+            seed=7,
+            limits=LLMLimits(max_turns=1, max_output_tokens=40),
+            retry=RetryPolicy(max_retries=0, request_timeout=240.0),
+            name="qwen",
+        )
+        traj = suite.run(task(suite, "complexmcp_00"), "qwen", agent, tools="provide", timeout=400.0)
+    assert traj.status in ("completed", "limit", "truncated"), traj.stop_reason
+    assert traj.agent == "qwen" and traj.tokens is not None and traj.tokens.input > 0
+    s = traj.scores
+    assert s.success is not None and s.total == 1 and s.outcome_unavailable is None
+    assert all(st.tool in ("get_uid_from_name", "mark_as_read") for st in traj.steps if isinstance(st, ToolCallStep))
