@@ -85,6 +85,7 @@ SLOW_FIRST = (
     "tests/docs/test_readme_integrations.py",
     "tests/integrations/test_integration_inspect.py",
     "tests/integrations/test_integration_openenv.py",
+    "tests/integrations/test_rl_concurrency.py",
 )
 """Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
 episodes): they start first, longest first, so that no worker is left running one of them
