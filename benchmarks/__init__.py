@@ -42,6 +42,8 @@ performance issue):
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
+- ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
+  ``outcome`` (the same rollouts, interleaved); at least 0.9x.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/benchmarks/test_benchmarks.py`` runs the harness
@@ -66,6 +68,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
+    from mcpgym.benchmarks.rl_reward import shaped_reward_rollouts
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
@@ -94,6 +97,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "label_agreement": label_agreement,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
+        "shaped_reward_rollouts": shaped_reward_rollouts,
     }
 
 
@@ -119,6 +123,7 @@ FIGURES: tuple[str, ...] = (
     "label_agreement",
     "gymnasium_step",
     "openenv_step",
+    "shaped_reward_rollouts",
 )
 """Every figure's name, in table order."""
 
