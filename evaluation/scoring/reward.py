@@ -29,7 +29,6 @@ The breakdown carries the profile it used, so a rollout's metadata records its w
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.behaviours import counted_writes
 from mcpgym.evaluation.scoring.calls import resolve_calls
-from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, installed_catalog
 from mcpgym.kernel.exceptions import MCPGymError
 
 
@@ -183,12 +182,6 @@ class RewardBreakdown(BaseModel):
         return out
 
 
-@functools.cache
-def app_catalog() -> Catalog:
-    """The installed apps' tool catalog (built once per process)."""
-    return Catalog.from_apps()
-
-
 def _outcome_term(scores: EpisodeScores, profile: RewardProfile) -> RewardTerm:
     if scores.success is None:
         raise RewardUnavailable(
@@ -287,7 +280,7 @@ def process_rewards(
     recovering step. Empty when the profile's process weights are 0."""
     out: list[StepReward] = []
     if profile.process_verified_write:
-        calls = resolve_calls(traj, catalog or app_catalog())
+        calls = resolve_calls(traj, catalog or installed_catalog())
         skipped = set(scores.verification_skips)
         for i in counted_writes(calls):
             if calls[i].step not in skipped:
@@ -344,7 +337,6 @@ __all__ = [
     "RewardTerm",
     "RewardUnavailable",
     "StepReward",
-    "app_catalog",
     "behaviour_terms",
     "episode_reward",
     "load_profile",
