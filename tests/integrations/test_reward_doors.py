@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 
-from mcpgym.evaluation.agents import AgentContext, make_agent
-from mcpgym.evaluation.agents.base import CallResult
 from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.evaluation.scoring.reward import episode_reward
 
@@ -25,16 +22,14 @@ SEED = 7
 
 
 def _actions() -> list[dict]:
-    """The careful agent's actions on the harsh-fault episode of :data:`SEED`, recorded once."""
-    ep = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
-    actions: list[dict] = []
+    """The careful agent's actions on the harsh-fault episode of :data:`SEED` (the benchmark's
+    recording: the same task, faults and seed)."""
+    from mcpgym.benchmarks.rl_reward import FAULTS, recorded_actions
+    from mcpgym.benchmarks.rl_reward import SEED as BENCH_SEED
+    from mcpgym.benchmarks.rl_reward import TASK as BENCH_TASK
 
-    async def call(name: str, arguments: object = None) -> CallResult:
-        actions.append({"tool": name, "arguments": arguments or {}})
-        return ep.step(name, arguments)
-
-    result = anyio.run(lambda: make_agent("careful").run(ep.task, ep.tools, call, AgentContext(trial=0)))
-    return [*actions, {"final": result.final_message}]
+    assert (BENCH_TASK, FAULTS, BENCH_SEED) == (TASK, "harsh", SEED)
+    return [json.loads(a) for a in recorded_actions()]
 
 
 @pytest.mark.parametrize("profile", ["outcome", "shaped"])
