@@ -48,6 +48,8 @@ performance issue):
   frame at 10,656 / at 1,332); at most 1 s (issue 36).
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
+- ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
+  ``outcome`` (the same rollouts, interleaved); at least 0.9x.
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/benchmarks/test_benchmarks.py`` runs the harness
@@ -73,6 +75,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
+    from mcpgym.benchmarks.rl_reward import shaped_reward_rollouts
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.run_file_read import run_file_read
     from mcpgym.benchmarks.scoring import scoring_throughput
@@ -104,6 +107,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "run_file_read": run_file_read,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
+        "shaped_reward_rollouts": shaped_reward_rollouts,
     }
 
 
@@ -131,6 +135,7 @@ FIGURES: tuple[str, ...] = (
     "run_file_read",
     "gymnasium_step",
     "openenv_step",
+    "shaped_reward_rollouts",
 )
 """Every figure's name, in table order."""
 

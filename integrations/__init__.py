@@ -7,6 +7,10 @@ One module per integration, each needing its own optional extra:
 * :mod:`.openenv_env` (``[openenv]``): OpenEnv's reset/step/state server (``mcpgym serve --openenv``);
 * :mod:`.inspect_task` (``[inspect]``): an Inspect AI ``Task`` factory and scorer.
 
+Every RL door rewards a finished episode with the one reward,
+:func:`mcpgym.evaluation.scoring.reward.episode_reward` under a named profile (``outcome`` by
+default, ``shaped``, or your own; docs/design.md "Reward (RL)", docs/rl.md).
+
 The ATIF and Inspect-log readers and the ATIF writer are trajectory formats, so they live with
 the other formats (:mod:`mcpgym.evaluation.formats.atif`, :mod:`mcpgym.evaluation.formats.inspect_log`),
 where ``mcpgym score`` and ``mcpgym export`` reach them.

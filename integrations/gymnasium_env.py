@@ -16,8 +16,10 @@ observation is the instruction after ``reset``, then each tool result as
 ``{"is_error", "result"}`` JSON. ``terminated`` when the agent gives its final message,
 ``truncated`` when the step limit (``max_steps``, at least 1; default, None, the task's
 ``max_calls``) or the call budget ends the episode; ``max_steps`` below 1 and ``trial`` below 0
-are refused with a ``ValueError`` at ``make``. Reward: 0.0 until the end, then the outcome (1.0 on success);
-the final info carries ``scores`` (every :class:`EpisodeScores` field).
+are refused with a ``ValueError`` at ``make``. Reward: 0.0 until the end, then the episode's reward
+under ``reward`` (a profile of :mod:`mcpgym.evaluation.scoring.reward`; default ``outcome``: 1.0 on
+success); the final info carries ``scores`` (every :class:`EpisodeScores` field) and ``reward``
+(the breakdown: total, profile, terms, per-step process rewards).
 
 Seeds: ``reset(seed=s)`` plays the episode with fault seed ``s`` (the world seed is the
 task's): the same seed gives the same episode. ``reset()`` without a seed draws the fault
@@ -34,6 +36,7 @@ import gymnasium
 from gymnasium import spaces
 
 from mcpgym.evaluation.run.gym import GymEpisode, whole_number
+from mcpgym.evaluation.scoring.reward import RewardProfile, load_profile
 from mcpgym.integrations.stepping import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, EpisodeStepper, check_max_steps
 
 ENV_ID = "mcpgym/Episode-v0"
@@ -53,11 +56,12 @@ class EpisodeEnv(gymnasium.Env[str, str]):
         max_steps: step limit, at least 1 (None: the task's ``max_calls``).
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
         agent_name: the trajectory's ``agent``.
+        reward: reward profile (``outcome`` | ``shaped`` | a file | a ``RewardProfile``).
 
     Raises:
         KeyError: unknown task id (at construction, so a typo fails at ``make``).
         ValueError: a ``trial`` below 0 or a ``max_steps`` below 1, or either not a whole
-            number (at construction too).
+            number, or an unknown reward profile (at construction too).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -70,9 +74,11 @@ class EpisodeEnv(gymnasium.Env[str, str]):
         max_steps: int | None = None,
         tool_exposure: str = "all",
         agent_name: str = "gymnasium",
+        reward: str | RewardProfile | None = "outcome",
     ) -> None:
         from mcpgym.evaluation.tasks import get_task, gold_snapshot
 
+        self.reward_profile = load_profile(reward)
         self.task = get_task(task) if isinstance(task, str) else task
         self.faults = faults
         self.trial = whole_number(trial, "trial", minimum=0)
@@ -120,7 +126,7 @@ class EpisodeEnv(gymnasium.Env[str, str]):
             tool_exposure=self.tool_exposure,
             gold=self._gold,
         )
-        self.stepper = EpisodeStepper(episode, max_steps=self.max_steps)
+        self.stepper = EpisodeStepper(episode, max_steps=self.max_steps, reward=self.reward_profile)
         return self.stepper.first()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:

@@ -43,7 +43,6 @@ or, with Inspect's own command line (``mcpgym_task`` is an Inspect ``@task``, re
 from __future__ import annotations
 
 import atexit
-import functools
 import math
 import os
 import tempfile
@@ -156,21 +155,14 @@ def judge(
         RuntimeError: the judge could not decide the outcome.
     """
     from mcpgym.evaluation.scoring.scorer import score_episode
+    from mcpgym.evaluation.scoring.tool_catalog import installed_catalog
 
     epoch = epoch if epoch is not None else int(record["trial"]) + 1
     traj, _ = episode_trajectory(messages, record, sample_id=sample_id, epoch=epoch, model=str(record["agent"]))
-    scores = score_episode(traj, _app_catalog(), k=k)
+    scores = score_episode(traj, installed_catalog(), k=k)
     if scores.success is None:
         raise RuntimeError(f"episode {record['episode_id']}: the judge could not decide the outcome")
     return scores
-
-
-@functools.cache
-def _app_catalog() -> Any:
-    """The registered apps' tool catalog (built once per process)."""
-    from mcpgym.evaluation.scoring.tool_catalog import Catalog
-
-    return Catalog.from_apps()
 
 
 def _answer(state: TaskState) -> tuple[str, str, str | None]:

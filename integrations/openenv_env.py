@@ -23,7 +23,8 @@ sides; the fault seed and trial follow one rule (:func:`mcpgym.evaluation.run.gy
   defaults to the server's ``--faults``. The observation's ``text`` is the instruction, ``info`` has the tools.
 * ``step({"tool": NAME, "arguments": {...}})`` or ``step({"final": TEXT})``: observation
   ``text`` (the result as ``{"is_error", "result"}`` JSON), ``done``, ``reward`` (0.0 until
-  the end, then the outcome), ``info`` (``scores`` at the end: every ``EpisodeScores`` field).
+  the end, then the reward under the server's profile, default ``outcome``), ``info``
+  (``scores`` and ``reward``, the breakdown, at the end).
 * ``state``: ``episode_id``, ``step_count``, ``task_id``, ``fault_seed``, ``done``.
 """
 
@@ -40,6 +41,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from mcpgym.evaluation.run.gym import GymEpisode
+from mcpgym.evaluation.scoring.reward import RewardProfile, load_profile
 from mcpgym.integrations.stepping import EpisodeStepper, check_max_steps
 from mcpgym.kernel.shorten import cap_message, short
 
@@ -106,16 +108,24 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
     Args:
         faults: the default fault profile of episodes whose reset names none.
         max_steps: step limit, at least 1 (None: each task's ``max_calls``).
+        reward: reward profile of the episodes (``outcome`` | ``shaped`` | a file | a
+            ``RewardProfile``; :mod:`mcpgym.evaluation.scoring.reward`).
 
     Raises:
-        ValueError: a ``max_steps`` below 1 or not a whole number.
+        ValueError: a ``max_steps`` below 1 or not a whole number, or a bad reward profile.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, faults: str | dict[str, Any] | None = "default", max_steps: int | None = None) -> None:
+    def __init__(
+        self,
+        faults: str | dict[str, Any] | None = "default",
+        max_steps: int | None = None,
+        reward: str | RewardProfile | None = "outcome",
+    ) -> None:
         super().__init__()
         self.faults = faults
+        self.reward_profile = load_profile(reward)
         self.max_steps = None if max_steps is None else check_max_steps(max_steps)
         self.stepper: EpisodeStepper | None = None
 
@@ -164,7 +174,7 @@ class McpgymEnvironment(Environment[McpgymAction, McpgymObservation, McpgymState
             raise ResetError(cap_message(str(exc), 500)) from None
         if episode_id:
             episode.episode_id = str(episode_id)[:128]
-        self.stepper = EpisodeStepper(episode, max_steps=self.max_steps)
+        self.stepper = EpisodeStepper(episode, max_steps=self.max_steps, reward=self.reward_profile)
         text, info = self.stepper.first()
         return McpgymObservation(text=text, info=info, done=False, reward=0.0)
 
@@ -275,16 +285,20 @@ def create_app(
     max_envs: int = DEFAULT_MAX_ENVS,
     token: str | None = None,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    reward: str | RewardProfile | None = "outcome",
 ) -> Any:
-    """OpenEnv's FastAPI app over :class:`McpgymEnvironment`, ``max_envs`` sessions at once,
+    """OpenEnv's FastAPI app over :class:`McpgymEnvironment` (episodes rewarded by the
+    ``reward`` profile), ``max_envs`` sessions at once,
     wrapped in :class:`SessionCap`; :class:`ResetError` answers 422 and :class:`NoEpisodeError`
     409 over HTTP, with the message as ``detail``. With a ``token``, wrapped in
     :class:`mcpgym.integrations.openenv_guard.OpenEnvGuard` too: the token on the control routes,
     ``/ws`` sessions closed after ``idle_timeout`` silent seconds, bad messages answered."""
     from openenv.core.env_server.http_server import create_fastapi_app
 
+    profile = load_profile(reward)
+
     def factory() -> McpgymEnvironment:
-        return McpgymEnvironment(faults=faults)
+        return McpgymEnvironment(faults=faults, reward=profile)
 
     factory.SUPPORTS_CONCURRENT_SESSIONS = True  # type: ignore[attr-defined]
     app: FastAPI = create_fastapi_app(factory, McpgymAction, McpgymObservation, max_concurrent_envs=max_envs)

@@ -13,10 +13,13 @@ runner counts malformed model output). A step past the step limit is not possibl
 that reaches it (or the one the call budget refuses) ends the episode with status ``limit``
 (truncated).
 
-Reward: 0.0 on every step until the episode ends; then the outcome (:attr:`GymEpisode.reward`:
-1.0 when the judge says success). Info at the end: ``scores``, every field of
-:class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as JSON (the behaviour scores: verification,
-recovery, defeatism, ... and whatever the scorer adds), and ``status``.
+Reward: 0.0 on every step until the episode ends; then the episode's reward under the stepper's
+reward profile (:func:`mcpgym.evaluation.scoring.reward.episode_reward`; the default profile,
+``outcome``, is 1.0 when the judge says success, else 0.0). Info at the end: ``scores``, every
+field of :class:`mcpgym.evaluation.scoring.scorer.EpisodeScores` as JSON (the behaviour scores:
+verification, recovery, defeatism, ... and whatever the scorer adds), ``reward`` (the
+:class:`~mcpgym.evaluation.scoring.reward.RewardBreakdown`: total, profile, terms, per-step
+process rewards) and ``status``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcpgym.evaluation.agents.base import CallLimitReached
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.run.gym import GymEpisode, whole_number
+from mcpgym.evaluation.scoring.reward import RewardProfile, episode_reward, load_profile
 from mcpgym.kernel.bounded_json import JSONLimitError, load_json
 
 MAX_ACTION_CHARS = 65_536
@@ -143,14 +147,19 @@ class EpisodeStepper:
     Args:
         episode: a fresh episode. max_steps: step limit, at least 1 (None: the task's
             ``max_calls``, else :data:`DEFAULT_MAX_STEPS`); every action counts, valid or not.
+        reward: the reward profile (a :class:`RewardProfile`, a built-in name or a file; None:
+            ``outcome``).
 
     Raises:
         ValueError: a ``max_steps`` that is not a whole number of at least 1 (0 is refused,
-            not read as "the task's limit").
+            not read as "the task's limit"), or a bad reward profile.
     """
 
-    def __init__(self, episode: GymEpisode, *, max_steps: int | None = None) -> None:
+    def __init__(
+        self, episode: GymEpisode, *, max_steps: int | None = None, reward: str | RewardProfile | None = None
+    ) -> None:
         self.episode = episode
+        self.reward_profile = load_profile(reward)
         if max_steps is not None:
             self.max_steps = check_max_steps(max_steps)
         else:
@@ -241,9 +250,12 @@ class EpisodeStepper:
         text, cut = self.text(observation)
         if cut:
             info["observation_cut"] = True
-        info["status"] = ep.trajectory().status
+        traj = ep.trajectory()
+        breakdown = episode_reward(traj, self.reward_profile)
+        info["status"] = traj.status
         info["scores"] = ep.scores.model_dump(mode="json")
-        return StepOutcome(text, ep.reward, terminated, not terminated, info)
+        info["reward"] = breakdown.model_dump(mode="json")
+        return StepOutcome(text, breakdown.total, terminated, not terminated, info)
 
 
 __all__ = [

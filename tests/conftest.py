@@ -89,6 +89,7 @@ SLOW_FIRST = (
     "tests/evaluation/complexmcp/test_complexmcp_suite.py",
     "tests/evaluation/complexmcp/test_complexmcp_docs.py",
     "tests/evaluation/complexmcp/test_complexmcp_judge.py",
+    "tests/integrations/test_rl_concurrency.py",
 )
 """Modules of half a minute or more (a long module-scoped fixture, a Ray cluster, hundreds of
 episodes): they start first, longest first, so that no worker is left running one of them

@@ -45,7 +45,7 @@ from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import TokenUsage, Trajectory
 from mcpgym.evaluation.run.episode_runner import build_trajectory, exposure_request, settle_status
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores, score_episode
-from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.evaluation.scoring.tool_catalog import installed_catalog
 from mcpgym.kernel.errors import ErrorCode, ErrorPayload
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.retrieval import SEARCH_TOOL_NAME, search_tools_call
@@ -75,16 +75,6 @@ def whole_number(value: Any, name: str, *, minimum: int, maximum: int | None = N
 
 class EpisodeFinished(MCPGymError, RuntimeError):
     """A step was taken after :meth:`GymEpisode.finish`."""
-
-
-_CATALOG: Catalog | None = None
-
-
-def _catalog() -> Catalog:
-    global _CATALOG
-    if _CATALOG is None:
-        _CATALOG = Catalog.from_apps()
-    return _CATALOG
 
 
 class GymEpisode:
@@ -345,7 +335,7 @@ class GymEpisode:
         self._status = settle_status(result, status, reason, limit_hit=self.limit_hit, max_calls=max_calls)
         started = time.perf_counter()
         traj = self._build()
-        scores = score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+        scores = score_episode(traj, installed_catalog(), k=self.k, checks=traj.metadata["extra_checks"])
         traj.scores = scores
         self.harness_seconds["judge"] = round(time.perf_counter() - started, 6)
         self._traj, self._scores = traj, scores
@@ -422,23 +412,24 @@ class GymEpisode:
         traj = self._traj or self._build()
         if traj.scores is not None:
             return traj.scores
-        return score_episode(traj, _catalog(), k=self.k, checks=traj.metadata["extra_checks"])
+        return score_episode(traj, installed_catalog(), k=self.k, checks=traj.metadata["extra_checks"])
 
     @property
     def reward(self) -> float:
-        """The outcome as a reward: 0.0 before the episode is done; then 1.0 if the judge says
-        ``success`` (the final state matches the gold state and the extra checks pass), else 0.0.
+        """The outcome as a reward: 0.0 before the episode is done; then the ``outcome`` profile
+        of :func:`mcpgym.evaluation.scoring.reward.episode_reward`: 1.0 if the judge says
+        ``success`` (the final state matches the gold state and the extra checks pass), else
+        0.0. Another profile: ``episode_reward(ep.trajectory(), profile)``.
 
         Raises:
-            RuntimeError: the judge could not decide the outcome (no gold state): never a
-                silent zero.
+            mcpgym.evaluation.scoring.reward.RewardUnavailable: (a RuntimeError) the judge could
+                not decide the outcome (no gold state): never a silent zero.
         """
         if not self.done:
             return 0.0
-        success = self.scores.success
-        if success is None:
-            raise RuntimeError(f"episode {self.episode_id}: the outcome is unknown (no gold state to judge against)")
-        return 1.0 if success else 0.0
+        from mcpgym.evaluation.scoring.reward import OUTCOME, episode_reward
+
+        return episode_reward(self.trajectory(), OUTCOME).total
 
 
 def observation_text(result: CallResult) -> str:

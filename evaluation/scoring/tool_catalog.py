@@ -40,6 +40,7 @@ Heuristic (:func:`classify_tool`), in order:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -576,10 +577,18 @@ class Catalog:
         return cached[1].get(name, set())
 
 
+@functools.cache
+def installed_catalog() -> Catalog:
+    """The registered apps' catalog (:meth:`Catalog.from_apps`), built once per process: the
+    one the in-process episodes, the Inspect scorer and the RL reward score with."""
+    return Catalog.from_apps()
+
+
 __all__ = [
     "AUTH_PHRASES",
     "AUTH_VERBS",
     "Catalog",
+    "installed_catalog",
     "CatalogEntry",
     "ID_ARG_RE",
     "ID_VALUE_RE",

@@ -1,0 +1,60 @@
+"""One rollout, one reward: the same actions through Gymnasium, OpenEnv's environment and a
+plain ``GymEpisode`` give the same reward number and breakdown under each built-in profile
+(the verifiers and NeMo Gym doors are not in this tree: docs/rl.md says why)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcpgym.evaluation.run.gym import GymEpisode
+from mcpgym.evaluation.scoring.reward import episode_reward
+
+gymnasium = pytest.importorskip("gymnasium", reason="needs the [gym] extra (pip install 'mcpgym[gym]')")
+pytest.importorskip("openenv", reason="needs the [openenv] extra (pip install 'mcpgym[openenv]')")
+
+from mcpgym.integrations import gymnasium_env  # noqa: E402
+from mcpgym.integrations.openenv_env import McpgymAction, McpgymEnvironment  # noqa: E402
+
+TASK = "flights.book_cheapest_berlin_paris"
+SEED = 7
+
+
+def _actions() -> list[dict]:
+    """The careful agent's actions on the harsh-fault episode of :data:`SEED` (the benchmark's
+    recording: the same task, faults and seed)."""
+    from mcpgym.benchmarks.rl_reward import FAULTS, recorded_actions
+    from mcpgym.benchmarks.rl_reward import SEED as BENCH_SEED
+    from mcpgym.benchmarks.rl_reward import TASK as BENCH_TASK
+
+    assert (BENCH_TASK, FAULTS, BENCH_SEED) == (TASK, "harsh", SEED)
+    return [json.loads(a) for a in recorded_actions()]
+
+
+@pytest.mark.parametrize("profile", ["outcome", "shaped"])
+def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
+    actions = _actions()
+    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
+    for a in actions[:-1]:
+        direct.step(a["tool"], a["arguments"])
+    direct.finish(actions[-1]["final"])
+    want = episode_reward(direct.trajectory(), profile)
+
+    env = gymnasium.make(gymnasium_env.ENV_ID, task=TASK, faults="harsh", reward=profile)
+    env.reset(seed=SEED)
+    for a in actions:
+        _obs, gym_reward, terminated, truncated, gym_info = env.step(json.dumps(a))
+    assert terminated and not truncated
+
+    oe = McpgymEnvironment(faults="harsh", reward=profile)
+    oe.reset(task=TASK, seed=SEED)
+    for a in actions:
+        obs = oe.step(McpgymAction(**a))
+    assert obs.done
+
+    assert gym_reward == obs.reward == want.total
+    assert want.total == pytest.approx(1.3 if profile == "shaped" else 1.0)
+    strip = lambda d: {k: v for k, v in d.items() if k != "profile"}  # noqa: E731
+    assert strip(gym_info["reward"]) == strip(obs.info["reward"]) == strip(want.model_dump(mode="json"))
+    assert gym_info["reward"]["profile"]["name"] == obs.info["reward"]["profile"]["name"] == profile
