@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         model = resolve_model(args.model, args.model_path)
-        log = args.out.with_suffix(".model.log")
+        log = args.out.parent / f"{args.out.name}.model.log"  # beside the run ("baseline-1.5b" has a dot)
         with serve_local_model(
             threads=args.threads, context=args.model_context, niceness=args.nice, log=log, model=model
         ) as url:
