@@ -42,6 +42,9 @@ performance issue):
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
+- ``local_generation``: the local model's generated tokens per second with 2 llama.cpp threads /
+  with 1 (prompt tokens per second of both in the details); reported, it chose
+  ``DEFAULT_THREADS`` (unavailable without ``mcpgym[local-model]``).
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/benchmarks/test_benchmarks.py`` runs the harness
@@ -64,6 +67,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
+    from mcpgym.benchmarks.local_generation import local_generation
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
@@ -94,6 +98,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "label_agreement": label_agreement,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
+        "local_generation": local_generation,
     }
 
 
@@ -119,6 +124,7 @@ FIGURES: tuple[str, ...] = (
     "label_agreement",
     "gymnasium_step",
     "openenv_step",
+    "local_generation",
 )
 """Every figure's name, in table order."""
 

@@ -67,10 +67,12 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 DEFAULT_CONTEXT = 4096
 """The context window (tokens) the server is started with when none is given."""
 
-DEFAULT_THREADS = 2
-"""The llama.cpp CPU threads when none are given: ``benchmarks/local_generation.py`` measured
-prompt and generated tokens per second with 1 and 2 threads (docs/performance.md), and 2 threads
-were faster at both on a 2-core machine even with other work on it."""
+DEFAULT_THREADS = 1
+"""The llama.cpp CPU threads when none are given: ``benchmarks/local_generation.py`` measured the
+0.5B on the 2-core machine shared with other work (load average 9.6, docs/performance.md):
+generated tokens/s 5.97 with 1 thread against 0.28 with 2 (two threads wait on each other when
+the other core is busy), prompt tokens/s 19.2 against 13.1. Give ``--model-threads 2`` on a
+quiet machine."""
 
 MAX_THREADS = 64
 """The most llama.cpp threads accepted."""
