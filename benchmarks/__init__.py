@@ -50,6 +50,9 @@ performance issue):
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 - ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
   ``outcome`` (the same rollouts, interleaved); at least 0.9x.
+- ``local_generation``: the local model's generated tokens per second with 2 llama.cpp threads /
+  with 1 (prompt tokens per second of both in the details); reported, it chose
+  ``DEFAULT_THREADS`` (unavailable without ``mcpgym[local-model]``).
 
 Each figure is the median over repetitions, with its baseline measured in the same run
 (interleaved). Unit tests never assert times: ``tests/benchmarks/test_benchmarks.py`` runs the harness
@@ -73,6 +76,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
+    from mcpgym.benchmarks.local_generation import local_generation
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rl_reward import shaped_reward_rollouts
@@ -108,6 +112,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
         "shaped_reward_rollouts": shaped_reward_rollouts,
+        "local_generation": local_generation,
     }
 
 
@@ -136,6 +141,7 @@ FIGURES: tuple[str, ...] = (
     "gymnasium_step",
     "openenv_step",
     "shaped_reward_rollouts",
+    "local_generation",
 )
 """Every figure's name, in table order."""
 

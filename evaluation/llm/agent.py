@@ -410,6 +410,7 @@ class _Episode:
                             tokens=TokenUsage(input=reply.input_tokens, output=reply.output_tokens),
                             latency=latency,
                             retries=retries,
+                            removed_text=reply.removed_text,
                         )
                     )
                 if not reply.calls:

@@ -8,6 +8,11 @@
   fault of the serving stack or of the model's template, not an answer: a loud warning.
 * ``empty_final_message``: the episode completed with nothing said to the user.
 * ``truncated``: the final reply was cut at the output-token limit (status ``truncated``).
+* ``non_language_final_message``: the final message holds no language: braces, brackets,
+  ``null``, an empty code fence, JSON that is no call
+  (:func:`mcpgym.evaluation.scoring.claims.is_non_language`): nothing was said to the user.
+* ``unfounded_refusal``: an infeasible task declared impossible without any successful read
+  (the scorer's ``unfounded_refusal``): the right outcome for no reason the agent saw.
 
 :func:`episode_flags` reads them from a trajectory alone (its status, its last model reply and
 its final message), so they are counted the same for a run of today and for older run
@@ -22,6 +27,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
+from mcpgym.evaluation.scoring.claims import is_non_language
 from mcpgym.kernel.wording import counted
 
 
@@ -31,6 +37,8 @@ class EpisodeFlag(StrEnum):
     TOOL_CALLS_AS_TEXT = "tool_calls_as_text"
     EMPTY_FINAL_MESSAGE = "empty_final_message"
     TRUNCATED = "truncated"
+    NON_LANGUAGE_FINAL_MESSAGE = "non_language_final_message"
+    UNFOUNDED_REFUSAL = "unfounded_refusal"
 
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*(.*?)\s*```$", re.DOTALL)
@@ -90,7 +98,10 @@ def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[Ep
     The rule, countable by hand: ``truncated`` when the status is ``truncated``;
     ``tool_calls_as_text`` when the status is ``completed`` or ``truncated`` and the final
     message passes :func:`tool_call_in_text`; ``empty_final_message`` when the status is
-    ``completed`` and the final message is blank."""
+    ``completed`` and the final message is blank; ``non_language_final_message`` when the
+    status is ``completed`` and the final message is non-blank with no language
+    (:func:`~mcpgym.evaluation.scoring.claims.is_non_language`); ``unfounded_refusal`` when the
+    trajectory's scores say so."""
     status = getattr(traj, "status", "completed")
     if status == "errored":
         return []
@@ -102,6 +113,10 @@ def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[Ep
         out.append(EpisodeFlag.EMPTY_FINAL_MESSAGE)
     if status == "truncated":
         out.append(EpisodeFlag.TRUNCATED)
+    if status == "completed" and final.strip() and is_non_language(final):
+        out.append(EpisodeFlag.NON_LANGUAGE_FINAL_MESSAGE)
+    if getattr(getattr(traj, "scores", None), "unfounded_refusal", False) is True:
+        out.append(EpisodeFlag.UNFOUNDED_REFUSAL)
     return out
 
 

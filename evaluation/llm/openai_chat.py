@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from mcpgym.evaluation.llm.agent import LLMAgent
+from mcpgym.evaluation.llm.leftovers import is_leftover_call_syntax, removed_shown
 from mcpgym.evaluation.llm.replies import (
     ModelReply,
     ParsedCall,
@@ -116,7 +117,10 @@ class OpenAIAgent(LLMAgent):
 
     def parse_reply(self, data: dict[str, Any], turn: int, taken: set[str] | None = None) -> ModelReply:
         """Read ``choices[0].message`` (text, ``refusal``, ``reasoning_content``/``reasoning``
-        and ``tool_calls``) and ``usage``.
+        and ``tool_calls``) and ``usage``. The text of a reply with tool calls that is only
+        leftover call syntax (``{}``, :func:`~mcpgym.evaluation.llm.leftovers.is_leftover_call_syntax`)
+        becomes empty, in the reply and in the echoed assistant message, and is kept in
+        ``removed_text``.
 
         ``taken``: the call ids the conversation already uses; a repeated id gets a suffix
         (``_2``, ``_3``...) in the calls and the echoed message alike.
@@ -172,6 +176,9 @@ class OpenAIAgent(LLMAgent):
                     },
                 }
             )
+        removed = None
+        if calls and is_leftover_call_syntax(text):  # llama.cpp took the call out and left "{}"
+            removed, text = removed_shown(text), ""
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
         if echoed:
             assistant["tool_calls"] = echoed
@@ -192,6 +199,7 @@ class OpenAIAgent(LLMAgent):
             message=assistant,
             refusal=refusal if isinstance(refusal, str) and refusal else None,
             reasoning=reasoning,
+            removed_text=removed,
         )
 
     def append_exchange(self, messages: list[Any], reply: ModelReply, outcomes: list[ToolOutcome]) -> None:

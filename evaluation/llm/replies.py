@@ -49,6 +49,8 @@ class ModelReply:
             or None.
         reasoning: the reasoning summary or thinking text the provider returned (OpenAI-
             compatible ``reasoning_content``/``reasoning``, Anthropic ``thinking`` blocks), or None.
+        removed_text: the text taken out of a reply with tool calls because it was only leftover
+            call syntax (:mod:`mcpgym.evaluation.llm.leftovers`), or None.
     """
 
     text: str
@@ -59,6 +61,7 @@ class ModelReply:
     message: Any = None
     refusal: str | None = None
     reasoning: str | None = None
+    removed_text: str | None = None
 
 
 @dataclass

@@ -486,18 +486,24 @@ class DefeatismMetrics(MetricsPart):
     declared_impossible: int = Field(0, ge=0, description="Episodes whose final message declares the task impossible.")
     infeasible_episodes: int = Field(0, ge=0, description="Episodes of tasks marked infeasible.")
     infeasible_declared_impossible: int = Field(0, ge=0, description="Of those, episodes declared impossible.")
+    unfounded_refusals: int = Field(
+        0, ge=0, description="Of those, episodes declared impossible without any successful read (unfounded_refusal)."
+    )
 
 
 class Defeatism(ScorePart):
     """Whether the final message ``declared_impossible`` (the ``refusal_pattern`` and the
-    ``refusal_match`` seen), and the verdict ``defeatism`` with its ``defeatism_reason`` (rule:
-    :func:`mcpgym.evaluation.scoring.behaviours.score_defeatism`)."""
+    ``refusal_match`` seen), the verdict ``defeatism`` with its ``defeatism_reason`` (rule:
+    :func:`mcpgym.evaluation.scoring.behaviours.score_defeatism`), and ``unfounded_refusal``: an
+    infeasible task declared impossible without any successful read, so nothing the agent saw
+    could show why (rule: :func:`mcpgym.evaluation.scoring.behaviours.unfounded_refusal`)."""
 
     declared_impossible: bool = False
     refusal_pattern: str | None = None
     refusal_match: str | None = None
     defeatism: bool = False
     defeatism_reason: str | None = None
+    unfounded_refusal: bool = False
 
     @classmethod
     def aggregate(cls, episodes: Sequence[EpisodeScores]) -> MetricsPart:
@@ -513,6 +519,7 @@ class Defeatism(ScorePart):
             declared_impossible=sum(e.declared_impossible for e in spoke),
             infeasible_episodes=len(infeasible),
             infeasible_declared_impossible=sum(e.declared_impossible for e in infeasible),
+            unfounded_refusals=sum(e.unfounded_refusal for e in infeasible),
         )
 
 

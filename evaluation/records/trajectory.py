@@ -203,6 +203,9 @@ class MessageStep(BaseModel):
         latency: wall seconds from the first request of this turn to its answer, retries and
             their waits included (None: not measured, e.g. old lines).
         retries: the requests of this turn that failed and were sent again, in order.
+        removed_text: what was taken out of ``text`` because it was only leftover tool-call
+            syntax (``{}`` after the server parsed the call out; at most 200 characters), so it
+            was neither the reply's text nor sent back to the model; None when nothing was.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -217,6 +220,7 @@ class MessageStep(BaseModel):
     tokens: TokenUsage | None = None
     latency: float | None = Field(None, ge=0)
     retries: list[ProviderRetry] = Field(default_factory=list)
+    removed_text: str | None = Field(None, max_length=200)
 
 
 class UserTurnStep(BaseModel):

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, MAX_CONTEXT, MIN_CONTEXT
+from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, DEFAULT_THREADS, MAX_CONTEXT, MAX_THREADS, MIN_CONTEXT
 from mcpgym.evaluation.records.manifest import Manifest, validation_message
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 from mcpgym.kernel.exceptions import InvalidValue
@@ -307,6 +307,36 @@ class RunConfig(BaseModel):
         strict=True,
         description=f"The local model server's context window in tokens (None: {DEFAULT_CONTEXT}; mcpgym.evaluation.llm.local_agent).",
     )
+    model_threads: Annotated[
+        int | None,
+        Flag(
+            ("--model-threads",),
+            f"local: agents: llama.cpp CPU threads of the model server the run starts for them (default {DEFAULT_THREADS}, measured by benchmarks/local_generation.py).",
+            metavar="N",
+            min=1,
+            max=MAX_THREADS,
+        ),
+        Resume(condition=Condition.local),
+    ] = Field(
+        default=None,
+        ge=1,
+        le=MAX_THREADS,
+        strict=True,
+        description=f"The local model server's CPU threads (None: {DEFAULT_THREADS}; mcpgym.evaluation.llm.local_agent).",
+    )
+    model_path: Annotated[
+        str | None,
+        Flag(
+            ("--model-path",),
+            "local: agents: serve this GGUF file; its name (local:NAME) is read from its metadata (general.name).",
+            metavar="FILE.gguf",
+        ),
+        Resume(path="model", condition=Condition.local),
+    ] = Field(
+        default=None,
+        max_length=4096,
+        description="A GGUF file served for local: agents (mcpgym.evaluation.llm.local_models.model_from_path).",
+    )
     validate_output: Annotated[
         bool,
         Flag(
@@ -495,6 +525,8 @@ def _check_conditions(given: RunConfig, given_fields: set[str], recorded: RunCon
         new, old = getattr(given, name), getattr(recorded, name)
         if name == "model_context":
             new, old = new or DEFAULT_CONTEXT, old or DEFAULT_CONTEXT
+        if name == "model_threads":
+            new, old = new or DEFAULT_THREADS, old or DEFAULT_THREADS
         if name == "agent_options":
             changed = [(key, value, old.get(key)) for key, value in new.items() if old.get(key) != value]
         else:
@@ -523,6 +555,8 @@ def _check_conditions(given: RunConfig, given_fields: set[str], recorded: RunCon
     every = [*run_specs, *given.agents]
     for name, says in (
         ("model_context", "--model-context sets the model server of local: agents"),
+        ("model_threads", "--model-threads sets the model server of local: agents"),
+        ("model_path", "--model-path sets the model server of local: agents"),
         ("agent_options", f"{LLM_FLAGS} set LLM agents"),
     ):
         condition = resumable()[name].condition

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcpgym.evaluation.llm.local_model import DEFAULT_THREADS
 from mcpgym.evaluation.run.config import CORE_DEFAULT_LIMIT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry
 from mcpgym.kernel.exceptions import InputError, MCPGymError, ServiceError
@@ -32,9 +33,9 @@ MAX_EPISODES = 1_000_000
 so a mistyped ``--trials 10000000000`` would hang filling memory; a million episodes is
 already about 110 GB of trajectories."""
 
-LOCAL_MODEL_THREADS = 1
-"""llama.cpp CPU threads of the model server a run starts for its ``local:`` agents (one: two
-threads wait on each other on a busy machine, docs/baselines.md)."""
+LOCAL_MODEL_THREADS = DEFAULT_THREADS
+"""llama.cpp CPU threads of the model server a run starts for its ``local:`` agents when
+``--model-threads`` is not given (measured: ``benchmarks/local_generation.py``)."""
 
 LLM_FLAGS = "--max-turns, --max-output-tokens, --request-timeout, --temperature, --seed and --agent-option"
 """The flags that fill ``RunConfig.agent_options`` (named in the error of a run without LLM agents)."""
@@ -162,16 +163,51 @@ class RunPlan:
         from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, ModelUnavailable, serve_local_model
 
         context = self.config.model_context or DEFAULT_CONTEXT
+        threads = self.config.model_threads or LOCAL_MODEL_THREADS
+        path_model = path_model_of(self.config)
         with contextlib.ExitStack() as stack:
-            try:
-                url = stack.enter_context(serve_local_model(context=context, threads=LOCAL_MODEL_THREADS))
-            except (ModelUnavailable, RuntimeError, OSError) as exc:
-                if server_start is not None:
-                    server_start.cancel()
-                raise ServiceError(f"the local model server did not start: {exc}") from None
-            for agent in local:
-                agent.attach(url, context=context, threads=LOCAL_MODEL_THREADS)
+            urls: dict[str, str] = {}
+            for agent in local:  # one server per model the run's local: agents name
+                model = local_model_of(agent.model, path_model)
+                if model.name not in urls:
+                    try:
+                        urls[model.name] = stack.enter_context(
+                            serve_local_model(context=context, threads=threads, model=model)
+                        )
+                    except (ModelUnavailable, RuntimeError, OSError, ValueError) as exc:
+                        if server_start is not None:
+                            server_start.cancel()
+                        raise ServiceError(f"the local model server of {model.name} did not start: {exc}") from None
+                agent.attach(urls[model.name], context=context, threads=threads, model=model)
             return run_evaluation(self.tasks, self.agents, self.config, server_start=server_start, console=console)
+
+
+def path_model_of(config: RunConfig) -> Any:
+    """The :class:`~mcpgym.evaluation.llm.local_models.PathModel` of ``config.model_path``
+    (None without one).
+
+    Raises:
+        InputError: the file is missing or no readable GGUF.
+    """
+    if config.model_path is None:
+        return None
+    from mcpgym.evaluation.llm.local_models import model_from_path
+
+    return model_from_path(Path(config.model_path))
+
+
+def local_model_of(name: str, path_model: Any) -> Any:
+    """The model ``local:NAME`` names (a row, or ``path_model`` by its name).
+
+    Raises:
+        InputError: an unknown name (the known ones listed).
+    """
+    from mcpgym.evaluation.llm.local_model import check_local_model
+
+    try:
+        return check_local_model(name, path_model)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def plan(config: RunConfig) -> RunPlan:
@@ -224,19 +260,15 @@ def plan(config: RunConfig) -> RunPlan:
             raise InputError(
                 "local: agents need --executor local: the run serves their model on this machine's loopback"
             )
-        from mcpgym.evaluation.llm.local_model import ModelUnavailable, check_available, check_local_model
-
-        try:
-            for spec in local:  # the name first: installing the model would not help a mistyped one
-                check_local_model(spec.partition(":")[2])
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        try:
-            check_available()
-        except ModelUnavailable as exc:
-            raise InputError(f"{local[0]}: {exc}") from None
-    elif config.model_context is not None and not config.resume:  # resumed: the run's own (resume_config)
-        raise InputError("--model-context sets the model server of local: agents, and this run has none")
+        check_local_models(config, local)
+    elif not config.resume:  # resumed: the run's own (resume_config)
+        for given, flag in (
+            (config.model_context, "--model-context"),
+            (config.model_threads, "--model-threads"),
+            (config.model_path, "--model-path"),
+        ):
+            if given is not None:
+                raise InputError(f"{flag} sets the model server of local: agents, and this run has none")
     if any(_is_llm(s) for s in specs):
         from mcpgym.evaluation.llm import register_llm_agents  # the openai:/anthropic: prefixes
 
@@ -250,6 +282,36 @@ def plan(config: RunConfig) -> RunPlan:
     out = config.out or Path("runs") / time.strftime("run-%Y%m%d-%H%M%S", time.gmtime())
     config = config.model_copy(update={"out": out, "token": token, "suite": suite})
     return RunPlan(config=config, tasks=tasks, suite=suite, agents=agents)
+
+
+def check_local_models(config: RunConfig, specs: list[str]) -> None:
+    """Check the models of the ``local:`` agent ``specs``: every name known (a row, or the
+    ``--model-path`` file's name), said before whether anything is installed (installing would
+    not help a mistyped one); the context within each model's own; pieces and llama.cpp installed.
+
+    Raises:
+        InputError: naming the spec and what is wrong or what to install.
+    """
+    from mcpgym.evaluation.llm.local_model import (
+        DEFAULT_CONTEXT,
+        ModelUnavailable,
+        check_available,
+        check_context,
+        context_limit,
+    )
+
+    path_model = path_model_of(config)
+    models = [(spec, local_model_of(spec.partition(":")[2].strip(), path_model)) for spec in specs]
+    for spec, model in models:
+        try:
+            check_context(config.model_context or DEFAULT_CONTEXT, context_limit(model))
+        except ValueError as exc:
+            raise InputError(f"--model-context for {spec}: {exc}") from None
+    for spec, model in models:
+        try:
+            check_available(model)
+        except ModelUnavailable as exc:
+            raise InputError(f"{spec}: {exc}") from None
 
 
 def launch(config: RunConfig, *, server_start: ServerStart | None = None, console: Any = None) -> RunResult:
@@ -275,6 +337,9 @@ def launch(config: RunConfig, *, server_start: ServerStart | None = None, consol
 __all__ = [
     "LLM_FLAGS",
     "LOCAL_MODEL_THREADS",
+    "check_local_models",
+    "local_model_of",
+    "path_model_of",
     "MAX_EPISODES",
     "RunPlan",
     "default_suite",

@@ -444,12 +444,24 @@ def blind_retries_part(ep: EpisodeInput) -> BlindRetries:
     return score_blind_retries(ep.calls)
 
 
+def unfounded_refusal(feasible: bool | None, declared_impossible: bool, calls: list[Call]) -> bool:
+    """Unfounded refusal: an infeasible task (``feasible`` False) declared impossible while no
+    call of the episode is a read (a successful call of a ``read`` tool, :attr:`Call.is_read`):
+    the right outcome for a reason nothing the agent saw could give, such as a canned refusal
+    after a made-up id answered ``not_found`` (docs/design.md §7, "Declares impossible and
+    defeatism")."""
+    return feasible is False and declared_impossible and not any(c.is_read for c in calls)
+
+
 @scores(Defeatism)
 def defeatism_part(ep: EpisodeInput) -> Defeatism:
-    """:func:`score_defeatism` of the recoverable errors, unless the final message claims success."""
+    """:func:`score_defeatism` of the recoverable errors, unless the final message claims
+    success; and :func:`unfounded_refusal`."""
     errors = ep.result(Recovery).recoverable_error_detail
     claimed = ep.result(FalseSuccess).claimed_success
-    return score_defeatism(errors, ep.traj.final_message, k=ep.k, claimed=claimed, refusal=ep.refusal)
+    out = score_defeatism(errors, ep.traj.final_message, k=ep.k, claimed=claimed, refusal=ep.refusal)
+    out.unfounded_refusal = unfounded_refusal(ep.traj.feasible, out.declared_impossible, ep.calls)
+    return out
 
 
 @scores(Impatience)
@@ -483,6 +495,7 @@ __all__ = [
     "counted_writes",
     "score_blind_retries",
     "score_defeatism",
+    "unfounded_refusal",
     "score_impatience",
     "score_outcome",
     "score_precheck",

@@ -75,6 +75,38 @@ _SUCCESS_RE = re.compile(
 )
 _SENTENCE_RE = re.compile(r"[^.!?\n]+")
 
+INSTRUCTION_RE = re.compile(
+    r"\byou (?:can|could|may|might|should|need to|will need to|would need to|have to|must|will want to)\b"
+    r"|^\W*(?:please\s+)?(?:call|use|run|invoke|try|make sure|ensure|go to|visit|contact|provide|enter|follow|click"
+    r"|open|check|verify|confirm|consider|refer to)\b"
+    r"|^\W*to [a-z]+\b[^,]*,"
+    r"|\bplease (?:call|use|run|invoke|try|provide|enter|check|verify|confirm|contact|make sure|ensure)\b",
+    re.IGNORECASE,
+)
+"""A how-to or an instruction addressed to the user: "you can use ...", "Please call ...", a
+sentence opening with a bare verb ("Call `x`.", "Make sure ..."), "To follow a section, ..."."""
+
+ERROR_TALK_RE = re.compile(
+    r"\b(?:errors?|issues?|problems?|fail(?:ed|s|ure|ing)?|unable|unsuccessful|timed out|time(?:d)?-?out"
+    r"|rate[- ]limit(?:ed)?|unavailable|not (?:available|found|possible|exist)|does(?:n['’]t| not) exist"
+    r"|could(?:n['’]t| not)|can(?:['’]t|not)|invalid|denied|required?s? (?:authentication|permission|a token))\b",
+    re.IGNORECASE,
+)
+"""Talk of an error or a failure in one sentence ("There was an issue", "it requires
+authentication"): no claim, unless the sentence also states a completion."""
+
+
+def hand_back_sentence(text: str) -> str | None:
+    """The sentence with which ``text`` hands the work back to the user after an error: one
+    sentence talks of an error (:data:`ERROR_TALK_RE`) and another (or the same) instructs the
+    user (:data:`INSTRUCTION_RE`, "Please call `system_authenticate`."); None otherwise. Telling
+    the user to do it concedes the failure (pattern ``hand_back``)."""
+    sentences = [s.strip() for s in _SENTENCE_RE.findall(text) if s.strip()]
+    if not any(ERROR_TALK_RE.search(s) for s in sentences):
+        return None
+    return next((s[:200] for s in sentences if INSTRUCTION_RE.search(s)), None)
+
+
 _REFUSAL_RE = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in REFUSAL_PATTERNS)
 _BENIGN_RE = tuple(re.compile(rx, re.IGNORECASE) for rx in BENIGN_PATTERNS)
 
@@ -135,7 +167,8 @@ def match_refusal(message: str) -> RefusalMatch | None:
 
     A message that only relays a tool's error payload (:func:`relayed_error`) matches the
     pattern ``error_payload``. Otherwise :data:`BENIGN_PATTERNS` are blanked out first, then
-    :data:`REFUSAL_PATTERNS` are tried in order. Returns the first matching pattern's name, the matched text and every matching
+    :data:`REFUSAL_PATTERNS` are tried in order; when none matches, a message that hands the work
+    back to the user after an error (:func:`hand_back_sentence`) matches ``hand_back``. Returns the first matching pattern's name, the matched text and every matching
     pattern's name, or None.
     """
     text = message or ""
@@ -147,13 +180,17 @@ def match_refusal(message: str) -> RefusalMatch | None:
     text = _SENTENCE_RE.sub(lambda m: " " if _overcome(m.group(0)) else m.group(0), text)
     hits = [(name, m) for name, rx in _REFUSAL_RE if (m := rx.search(text))]
     if not hits:
-        return None
+        handed = hand_back_sentence(text)
+        return None if handed is None else RefusalMatch(pattern="hand_back", text=handed, all_patterns=["hand_back"])
     name, m = hits[0]
     return RefusalMatch(pattern=name, text=m.group(0), all_patterns=[n for n, _ in hits])
 
 
 __all__ = [
     "BENIGN_PATTERNS",
+    "ERROR_TALK_RE",
+    "INSTRUCTION_RE",
+    "hand_back_sentence",
     "MAX_RELAYED_ERROR_CHARS",
     "REFUSAL_PATTERNS",
     "RefusalMatch",

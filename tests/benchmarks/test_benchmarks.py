@@ -66,10 +66,14 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
             # ComplexMCP's apps are set up by .ci/run (docs/complexmcp.md): without them the row says so
             assert row["available"] is False and "setup" in row["note"], row
             continue
+        if name == "local_generation" and not row["available"]:  # mcpgym[local-model] absent
+            assert row["value"] is None and "not installed" in row["note"], row
+            assert os.environ.get("MCPGYM_REQUIRE_MODEL") != "1", row["note"]
+            continue
         assert row["available"] is True, (name, row["note"])
         assert _number(row["value"]), (name, row["value"])
         assert row["op"] in ("<=", ">=")
-        if name in ("ray_overhead", "proxy_overhead_noop"):  # reported, no target
+        if name in ("ray_overhead", "proxy_overhead_noop", "local_generation"):  # reported, no target
             assert row["target"] is None and row["checked"] is False and row["ok"] is None
         else:
             assert _number(row["target"]), (name, row["target"])
@@ -127,6 +131,13 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
         - rows["proxy_overhead_noop"]["details"]["direct_median_ms"],
         abs=0.01,
     )
+    local = rows["local_generation"]  # issue 38: tokens/s with 2 threads against 1, same requests
+    if local["available"]:
+        d = local["details"]
+        assert set(d["generated_tokens_per_s"]) == {"1", "2"} and set(d["prompt_tokens_per_s"]) == {"1", "2"}
+        assert d["generated_tokens"] == 4 and local["value"] == pytest.approx(
+            sorted(d["ratio_per_rep"])[len(d["ratio_per_rep"]) // 2], abs=0.01
+        )
     assert doc["machine"]["nproc"] >= 1 and doc["machine"]["python"].startswith("3.")
 
 
