@@ -20,7 +20,7 @@ Conversion rules:
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``. Arguments nested too deep to
   parse are such a call too, kept as their first 200 characters, with a warning.
-* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
+* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.layers.read_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
   text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
@@ -49,8 +49,8 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
-from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.endings import ending_kind
+from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import (
     content_text,
     make_step,
@@ -160,10 +160,11 @@ def trajectory_from_messages(
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
             continue
-        is_error, code, result = interpret_result(c.content, is_error=c.error_flag)
-        if is_error and not c.ok_args:
-            code = "invalid_argument"
-        step = make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result)
+        r = read_result(c.content, flag=c.error_flag)
+        code = "invalid_argument" if r.is_error and not c.ok_args else r.code
+        step = make_step(
+            len(steps) + 1, c.name, c.arguments, is_error=r.is_error, code=code, result=r.result, rule=r.rule
+        )
         if per_message[c.where] > 1:
             step.batch = c.where  # parallel calls of one assistant message
         steps.append(step)

@@ -46,6 +46,7 @@ from pydantic import (
 from typing_extensions import TypedDict  # pydantic validates only this TypedDict on Python < 3.12
 
 from mcpgym.evaluation.records.compressed import CompressedFileError, compress_line, read_text
+from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
@@ -115,6 +116,9 @@ class ToolCallStep(BaseModel):
             tool calls of an imported transcript: the number of the message that made them);
             None for a call issued alone. A read verifies only writes issued before its batch
             (docs/design.md §7, "Verification").
+        error_rule: for an error of an imported transcript, the named rule of the layered
+            result reader that made it one (:class:`~mcpgym.evaluation.records.error_rule.ErrorRule`);
+            None for a success and for mcpgym's own steps (their errors are the server's).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -134,6 +138,7 @@ class ToolCallStep(BaseModel):
     time: int | None = Field(None, strict=True)
     user: dict[str, Any] | None = None
     batch: int | None = Field(None, strict=True)
+    error_rule: ErrorRule | None = None
 
     @property
     def reached_server(self) -> bool:

@@ -509,7 +509,8 @@ def test_complexmcp_json_string_and_list(tmp_path):
     ],
 )
 def test_complexmcp_status_mapping(body, expected):
-    is_error, code, result = complexmcp_response(body)
+    r = complexmcp_response(body)
+    is_error, code, result = r.is_error, r.code, r.result
     assert (is_error, code) == expected
     json.dumps(result)  # always JSON-able
     if code == "rate_limited":
