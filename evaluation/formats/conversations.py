@@ -57,7 +57,10 @@ class Conversation:
 
 
 def _is_message(v: Any) -> bool:
-    return isinstance(v, dict) and isinstance(v.get("role"), str)
+    from mcpgym.evaluation.formats.responses import is_item
+
+    # a Responses item (function_call...) has no role: the openai reader converts such lists
+    return isinstance(v, dict) and (isinstance(v.get("role"), str) or is_item(v) or v.get("type") == "reasoning")
 
 
 def _conv_key(v: Any) -> str | None:

@@ -1,6 +1,9 @@
 """Format ``openai``: chat-completions message lists (tau-bench and most harnesses).
 
-Messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function",
+Messages: OpenAI Responses-API items (``function_call`` / ``function_call_output`` /
+``mcp_call``, what the Agents SDK stores) are converted first by
+:func:`mcpgym.evaluation.formats.responses.items_to_chat`, so ``--format openai`` on them reads
+their calls (never a silent zero). Chat-completions messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function",
 "function": {"name", "arguments": JSON string}}]`` (the legacy ``function_call`` too), and
 ``tool`` messages (legacy: ``function``) with ``tool_call_id`` and ``content``. Tolerated as
 well: flat tool calls ``{"id", "name", "arguments"}`` and a tool message's ``"error": true``
@@ -95,9 +98,14 @@ def trajectory_from_messages(
     Raises:
         EpisodeError: a message that is not an object, or a tool call without a name.
     """
+    from mcpgym.evaluation.formats.responses import is_item, items_to_chat
+
+    warnings: list[str] = []
+    if any(is_item(m) for m in messages):  # Responses items (the Agents SDK's stored runs)
+        chat = items_to_chat(messages)
+        messages, warnings = chat.messages, list(chat.warnings)
     calls: list[_Call] = []
     by_id: dict[Any, list[_Call]] = {}  # id -> its calls, in order (an id may be repeated)
-    warnings: list[str] = []
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)

@@ -173,7 +173,20 @@ def test_same_episode_with_explicit_formats():
 
 
 def test_formats_list_matches_the_cli():
-    assert FORMATS == ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log", "atif", "inspect")
+    assert FORMATS == (
+        "auto",
+        "mcpgym",
+        "openai",
+        "anthropic",
+        "complexmcp",
+        "mcp-log",
+        "atif",
+        "inspect",
+        "responses",
+        "tau2",
+        "langchain",
+        "pydantic-ai",
+    )
 
 
 # -- mcpgym ---------------------------------------------------------------------------------------------
@@ -610,7 +623,9 @@ def test_unknown_and_missing_files_do_not_stop_the_others(tmp_path):
     assert len(report.episodes) == 1 and report.episodes[0].format == "anthropic"
     assert problem_texts(report) == [
         f"{DATA / 'complexmcp_catalog.json'}: error: cannot tell the format (no marker of any format in the "
-        "content); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect",
+        "content; tried mcpgym, openai, anthropic, complexmcp, mcp-log, atif, inspect, responses, tau2, langchain, "
+        "pydantic-ai); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect|responses|tau2|langchain"
+        "|pydantic-ai",
         f"{missing}: error: file not found",
     ]
     # an explicit format reads a missing file as a problem too
