@@ -195,7 +195,8 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
 
     Returns:
         A :class:`CatalogEntry` (``source="heuristic"``) whose kind and resources are the
-        call's.
+        call's; for a meta tool, its ``name`` is ``<tool>:<inner action>`` (the scorer's
+        "same tool" is the same inner action).
     """
     if entry.source != "heuristic" or not isinstance(arguments, dict):
         return entry
@@ -212,7 +213,10 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
                 None,
             )
             refined = classify_call(sub, inner_args) if inner_args else sub
-            return entry.model_copy(update={"kind": refined.kind, "resources": refined.resources})
+            # the call is one of the inner action's: "the same tool" means the same action
+            return entry.model_copy(
+                update={"name": f"{entry.name}:{inner}", "kind": refined.kind, "resources": refined.resources}
+            )
     sql = sql_statement(arguments)
     if sql is not None and entry.kind in (ToolKind.UNKNOWN, ToolKind.READ, ToolKind.WRITE):
         tables = sql_tables(sql)

@@ -175,7 +175,7 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         if entry.source == "heuristic":  # the call's arguments may say more (call_kinds rule 3)
             refined = classify_call(entry, s.arguments)
             if refined is not entry:
-                entry, fams = refined, frozenset(refined.resources)
+                entry, fams, tool = refined, frozenset(refined.resources), refined.name
         row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None
@@ -239,6 +239,16 @@ MIN_OBJECT_ID = 6
 """Characters an id must have to stand for one object (short numbers are no evidence)."""
 
 
+def _json_object(v: Any) -> Any:
+    """A string argument that holds a JSON object (Klavis's ``path_params``), parsed; else ``v``."""
+    if isinstance(v, str) and v.lstrip().startswith("{") and len(v) <= 100_000:
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
 def _id_value(v: Any) -> str | None:
     if isinstance(v, bool) or not isinstance(v, (str, int)):
         return None
@@ -255,7 +265,8 @@ def nested_ids(arguments: Any, depth: int = 0) -> frozenset[str]:
 
     out: set[str] = set()
     if isinstance(arguments, dict) and depth <= NESTED_ID_DEPTH:
-        for k, v in arguments.items():
+        for k, raw in arguments.items():
+            v = _json_object(raw)
             if ID_ARG_RE.search(str(k)):
                 for item in v if isinstance(v, list) else [v]:
                     iv = _id_value(item)

@@ -23,7 +23,11 @@ from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
 
-NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
+NO_RETRY_RE = re.compile(
+    r"retrying will not help|do not retry|don't retry|will not succeed|cannot be resolved (?:through|by) (?:repeated"
+    r"|retr)|no (?:further )?retries (?:are )?permitted|stop attempting this operation",
+    re.IGNORECASE,
+)
 """An error text saying no retry can get past it."""
 
 
@@ -323,11 +327,41 @@ def _relation_keys(c: Call) -> list[str]:
     return keys
 
 
+CONTEXT_ARGS: frozenset[str] = frozenset(
+    {
+        "owner",
+        "repo",
+        "repository",
+        "org",
+        "organization",
+        "server_name",
+        "category_name",
+        "project",
+        "project_id",
+        "database",
+        "schema",
+        "workspace",
+        "account",
+        "region",
+        "namespace",
+        "base_url",
+    }
+)
+"""Arguments that name the context every call of an episode shares (the repository, the
+server, the database), not the object a call acts on: an alternative must act on the failed
+call's object (its id, path, number, url...), and sharing the repository is no evidence."""
+
+
 def _values(arguments: Any) -> set[str]:
-    """Argument values that name a subject (strings of 3 characters or more), lowercased."""
+    """Argument values that name the object a call acts on (strings of 3 characters or more,
+    lowercased), context arguments (:data:`CONTEXT_ARGS`: ``owner``, ``repo``...) left out."""
     if not isinstance(arguments, dict):
         return set()
-    return {v.strip().lower() for v in arguments.values() if isinstance(v, str) and len(v.strip()) >= 3}
+    return {
+        v.strip().lower()
+        for k, v in arguments.items()
+        if isinstance(v, str) and len(v.strip()) >= 3 and str(k).lower() not in CONTEXT_ARGS
+    }
 
 
 def _leaves(value: Any) -> set[str]:
