@@ -185,6 +185,18 @@ MAX_NESTED_DEPTH = 3
 """Object levels below the top searched for a nested error (lists are data: not searched)."""
 
 
+REASON_KEYS: tuple[str, ...] = ("reason", "message", "error", "detail", "msg", "error_message")
+"""Keys of the explanation beside an error ``status`` / ``result`` member."""
+
+
+def _status_member_error(obj: dict[str, Any]) -> bool:
+    """An object whose ``status`` or ``result`` names an error (``"result": "error"``) next to
+    an explanation (:data:`REASON_KEYS`): a per-item outcome a server reports inside its answer."""
+    return any(isinstance(obj.get(k), str) and is_error_status(obj[k]) for k in ("status", "result")) and any(
+        obj.get(k) not in (None, "", {}, []) for k in REASON_KEYS
+    )
+
+
 def nested_error(value: dict[str, Any]) -> tuple[str | None, str, ErrorRule] | None:
     """An error object (a non-empty :data:`NESTED_KEYS` member) or an HTTP error status under a
     :data:`STATUS_KEYS` key, in an object nested at most :data:`MAX_NESTED_DEPTH` levels below
@@ -208,7 +220,7 @@ def nested_error(value: dict[str, Any]) -> tuple[str | None, str, ErrorRule] | N
             status = _http_code(obj.get(key))
             if status is not None:
                 return http_error_code(status), f"{status}: {_body_message(obj)}", ErrorRule.NESTED_ERROR
-        if obj.get("success") is False or obj.get("ok") is False:
+        if obj.get("success") is False or obj.get("ok") is False or _status_member_error(obj):
             msg = _body_message(obj)
             return guess_error_code(msg), msg, ErrorRule.NESTED_ERROR
         if depth < MAX_NESTED_DEPTH:
@@ -231,6 +243,15 @@ occurred while running the tool``, ``Input validation error: ...``, a Python tra
 https://api.github.com/...: 404``)."""
 
 
+ERROR_TAG_RE = re.compile(r"^\s*<error>(?!\s*content truncated)", re.IGNORECASE)
+"""A text that opens with an ``<error>`` element (the fetch server's ``<error>Page failed to be
+simplified from HTML</error>``); its truncation notice (``<error>Content truncated...``) is no
+failure."""
+SHORT_ERROR_RE = re.compile(r"^\s*(?!no\b)[A-Za-z][\w ]{0,30}\berror\s*\.?\s*$", re.IGNORECASE)
+"""A short text that is nothing but an error's name (``url error``, ``network error``)."""
+_CONTENTS_HEADER_RE = re.compile(r"^\s*contents of \S+:\s*\n", re.IGNORECASE)
+
+
 def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, str, ErrorRule] | None:
     """An error in a result that is text, not JSON: JSON cut short (:func:`broken_json_error`),
     an HTML error page, an HTTP error status line (:data:`HTTP_STATUS_LINE_RE`), a failure
@@ -244,6 +265,11 @@ def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, st
     m = HTTP_STATUS_LINE_RE.match(text)
     if m:
         return http_error_code(int(m.group(1) or m.group(2))), text.strip()[:500], ErrorRule.HTTP_STATUS_LINE
+    body = _CONTENTS_HEADER_RE.sub("", text, count=1)  # a fetch server's "Contents of <url>:" line
+    if body is not text and (ERROR_PREFIX_RE.match(body) or ERROR_TAG_RE.match(body) or SHORT_ERROR_RE.match(body)):
+        return guess_error_code(body), body.strip()[:500], ErrorRule.ERROR_TEXT
+    if ERROR_TAG_RE.match(text) or SHORT_ERROR_RE.match(text):
+        return guess_error_code(text), text.strip()[:500], ErrorRule.ERROR_TEXT
     if prefix and ERROR_PREFIX_RE.match(text):
         return guess_error_code(text), text.strip()[:500], ErrorRule.ERROR_PREFIX
     m = FAILURE_TEXT_RE.search(text[:4000])

@@ -15,6 +15,7 @@ and are ignored everywhere.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,6 +287,35 @@ def result_ids(result: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+IDENTIFYING_ARG_RE = re.compile(
+    r"^(?:path|file_?path|file_?name|file|url|uri|href|number|\w+_number|sha|ref|branch|slug|key|page_id|\w+_id|id)$",
+    re.IGNORECASE,
+)
+"""Argument names that identify the object a call acts on (an id, a path, a number, a url)."""
+
+
+def object_values(arguments: Any, depth: int = 0) -> frozenset[str]:
+    """The values of a call's identifying arguments (:data:`IDENTIFYING_ARG_RE`), anywhere in
+    its arguments down to :data:`NESTED_ID_DEPTH` levels (``params.path``,
+    ``files[0].path``), as strings: what the call acts on. Context arguments every call shares
+    (``owner``, ``repo``) are not identifying."""
+    out: set[str] = set()
+    if depth > NESTED_ID_DEPTH:
+        return frozenset()
+    if isinstance(arguments, list):
+        for v in arguments[:50]:
+            out |= object_values(v, depth + 1)
+    elif isinstance(arguments, dict):
+        for k, raw in arguments.items():
+            v = _json_object(raw)
+            if IDENTIFYING_ARG_RE.match(str(k)) and isinstance(v, (str, int)) and not isinstance(v, bool):
+                if str(v).strip():
+                    out.add(str(v).strip())
+            elif isinstance(v, (dict, list)):
+                out |= object_values(v, depth + 1)
+    return frozenset(out)
+
+
 def tool_entry(catalog: Catalog, tool: str, annotations: Any = None) -> CatalogEntry:
     """The entry of ``tool``: the catalog's row, else (for a tool known only by the name rules)
     the kind its MCP annotations give, when the transcript listed them (``annotations``: tool
@@ -369,7 +399,9 @@ __all__ = [
     "is_wait",
     "matches",
     "ID_FAMILY",
+    "IDENTIFYING_ARG_RE",
     "nested_ids",
+    "object_values",
     "resolve_calls",
     "result_ids",
     "tool_entry",
