@@ -188,8 +188,21 @@ def trajectory_from_messages(
         metadata=metadata,
         last_call=(calls[-1].name, calls[-1].arguments, calls[-1].text) if calls else None,
         user_last=user_last,
+        repeated_handoffs=_trailing_repeats(calls),
     )
     return traj, warnings
+
+
+def _trailing_repeats(calls: list[_Call]) -> int:
+    """How many identical calls (same tool, same arguments) end the list."""
+    if not calls:
+        return 0
+    last, n = calls[-1], 0
+    for c in reversed(calls):
+        if c.name != last.name or c.arguments != last.arguments:
+            break
+        n += 1
+    return n
 
 
 def load(path: str | Path) -> LoadResult:
