@@ -284,8 +284,9 @@ def conversation_trajectory(
                 EpisodeStatus.COMPLETED,
                 f"the agent ended the episode ({kind.value} call {last_call[0]})",
             )
-            # a hand-off leaves no final message: the conversation went to someone else
-            final = end_call_message(last_call[1]) if kind == ToolKind.END else ""
+            # a hand-off leaves no final message: the conversation went to someone else; an
+            # end call without an answer argument ends on the text of the turn that made it
+            final = (end_call_message(last_call[1]) or last_call[2]) if kind == ToolKind.END else ""
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,

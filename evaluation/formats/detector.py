@@ -232,7 +232,7 @@ FAILURE_TEXT_RE = re.compile(
     r"^\W*(?:failed to\b|failed\s*:|mcp error\b|error (?:executing|calling|running|invoking)\b"
     r"|an error occurred (?:while|during|when)\b|tool (?:execution|call) failed\b|execution failed\b"
     r"|input validation error\b|invalid arguments? for tool\b|unknown tool\b|traceback \(most recent call last\)"
-    r"|exception\s*:|\w*(?:exception|error): )"
+    r"|exception\s*:|\w*(?:exception|error): |(?:tool|function) ['\"`]?[\w.-]+['\"`]? (?:was |is )?not found\b)"
     r"|\b(?:GET|POST|PUT|PATCH|DELETE) https?://\S+: [45]\d\d\b",
     re.IGNORECASE,
 )

@@ -13,7 +13,8 @@ stages:
    "text": ...}`` (or ``input_text`` / ``output_text``) becomes its text; a content list
    becomes the text of its parts; a ``CallToolResult`` (an object with ``content`` and
    ``isError`` / ``structuredContent`` / ``meta``) becomes its content, and its ``isError``
-   is remembered. Every layer is kept (:class:`Peeled`).
+   is remembered (as is a content part's own ``"error": true``). Every layer is kept
+   (:class:`Peeled`).
 2. **Decide**, by named rules (:class:`~mcpgym.evaluation.records.error_rule.ErrorRule`),
    first match wins: an ``isError: true`` at any layer (``is_error``); then on the innermost
    layer the rules of :func:`mcpgym.evaluation.formats.detector.judge_value` (``error`` field,
@@ -200,6 +201,8 @@ def peel(content: Any) -> Peeled:
             text = _parts_text(value)
             if text is None:
                 break
+            if any(isinstance(p, dict) and (p.get("error") is True or p.get("isError") is True) for p in value):
+                out.is_error_flag = True  # a content part flagged as an error (Toolathlon's terminal)
             nxt, parsed = text, False
         else:
             break

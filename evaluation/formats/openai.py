@@ -163,7 +163,7 @@ def trajectory_from_messages(
     steps: list[ToolCallStep] = []
     per_message = Counter(c.where for c in calls)
     for c in calls:
-        if ending_kind(c.name) == ToolKind.END:
+        if ending_kind(c.name) == ToolKind.END and not c.answered:
             continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")

@@ -94,7 +94,7 @@ SHELL_WRITE_RE = re.compile(
     r"|git\s+(?:commit|push|add|checkout|merge|rebase|reset|tag|branch\s+-[dD])|kubectl\s+(?:apply|create|delete|scale"
     r"|patch|edit|rollout|set|label|annotate|expose|replace)|helm\s+(?:install|upgrade|uninstall|rollback)"
     r"|docker\s+(?:run|rm|build|push)|pip\s+install|npm\s+install|apt(?:-get)?\s+install|sed\s+-i|curl\s+.*-X\s*(?:POST|PUT|PATCH|DELETE))\b"
-    r"|[^<>&0-9]>{1,2}\s*[^&\s]",
+    r"|\s>{1,2}\s*[\w./~$\"'-]",
     re.I,
 )
 """A shell command that changes files or state."""

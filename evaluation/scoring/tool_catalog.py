@@ -173,7 +173,9 @@ HANDOFF_TARGETS: frozenset[str] = frozenset(
     ["human", "humans", "agent", "agents", "operator", "operators", "representative", "supervisor", "person", "staff"]
 )
 """Who a hand-off goes to (``transfer_money`` names none: a write)."""
-END_NAMES: frozenset[str] = frozenset(["finish", "submit", "final_answer", "submit_answer", "done", "end_conversation"])
+END_NAMES: frozenset[str] = frozenset(
+    ["finish", "submit", "final_answer", "submit_answer", "done", "end_conversation", "claim_done", "task_done"]
+)
 """Whole tool names (app prefix removed) of a call that ends the episode: kind ``end``."""
 HTTP_VERBS: frozenset[str] = frozenset(["get", "head", "post", "put", "patch", "delete", "options"])
 """HTTP methods at the head of a REST-wrapper tool name (``API-post-search``)."""
@@ -311,6 +313,13 @@ def _description_kind(description: str | None) -> ToolKind | None:
     return None
 
 
+def _namespaced_end(name: str) -> bool:
+    """A namespaced end call (``local-claim_done``: the name after its last namespace
+    separator is in :data:`END_NAMES`)."""
+    parts = _NAMESPACE_SEP_RE.split(name)
+    return len(parts) > 1 and "_".join(_tokens(parts[-1])) in END_NAMES
+
+
 def _verb_kind(tokens: list[str]) -> tuple[ToolKind | None, int]:
     """The kind the first verb among the first :data:`VERB_POSITIONS` tokens says, and its
     index; ``(None, -1)`` without one."""
@@ -382,7 +391,7 @@ def classify_tool(
     kind: ToolKind | None = None
     verb_at = -1
     action = _action_part(toks)
-    if joined in END_NAMES:
+    if joined in END_NAMES or _namespaced_end(name):
         kind, verb_at = ToolKind.END, 0
     elif _is_handoff(toks):
         kind = ToolKind.HANDOFF
