@@ -166,7 +166,11 @@ def embedded_error(value: Any, depth: int = 0) -> tuple[str | None, str, ErrorRu
         for key in ("message", "detail", "msg"):
             text = value.get(key)
             if isinstance(text, str) and ERROR_MESSAGE_RE.search(text):
-                return guess_error_code(text), text, nested or ErrorRule.ERROR_MESSAGE
+                return (
+                    guess_error_code(text),
+                    text,
+                    nested or (ErrorRule.REST_ERROR_BODY if rest else ErrorRule.ERROR_MESSAGE),
+                )
     if rest:
         return guess_error_code(message), message, nested or ErrorRule.REST_ERROR_BODY
     if depth == 0:
