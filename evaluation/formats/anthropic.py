@@ -21,7 +21,7 @@ Conversion rules:
   format; ``""`` is ``{}``). Anything else is kept as is, and an error result then has
   code ``invalid_argument``.
 * ``is_error: true`` makes the result an error. Without it, the shared content rules apply
-  (:func:`mcpgym.evaluation.formats.detector.interpret_result`: a JSON ``{"error": ...}``
+  (:func:`mcpgym.evaluation.formats.layers.read_result`: a JSON ``{"error": ...}``
   object, ``"isError": true``, a ``{"status": "failed" | "error" | "internal error", ...}``
   envelope, or text starting with ``Error`` / ``ERROR`` / ``error:``), since many harnesses
   never set the flag. The error code is the payload's ``error.code`` when it is one of mcpgym's codes, else
@@ -46,8 +46,8 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
-from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.endings import ending_kind
+from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import (
     make_step,
     parse_arguments,
@@ -180,13 +180,12 @@ def trajectory_from_messages(
         if res is None:
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
             continue
-        is_error, code, result = interpret_result(res.get("content"), is_error=res.get("is_error") is True)
+        r = read_result(res.get("content"), flag=res.get("is_error") is True)
         args, ok = parse_arguments(
             c["input"], warnings=warnings, where=f"message {c['where']}: the call of {c['name']}"
         )
-        if is_error and not ok:
-            code = "invalid_argument"
-        step = make_step(len(steps) + 1, c["name"], args, is_error=is_error, code=code, result=result)
+        code = "invalid_argument" if r.is_error and not ok else r.code
+        step = make_step(len(steps) + 1, c["name"], args, is_error=r.is_error, code=code, result=r.result, rule=r.rule)
         if c["client"] and per_message[c["where"]] > 1:
             step.batch = c["where"]  # parallel tool_use blocks of one assistant message
         steps.append(step)

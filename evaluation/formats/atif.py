@@ -23,7 +23,7 @@ back as it was (the ``extra.mcpgym`` records). Any other ATIF document is read a
 conversation: the first ``user`` step is the instruction; each agent ``tool_calls`` entry is
 a step, matched to its result by ``source_call_id`` (an unanswered call is left out, with a
 warning; the entries of one agent step were issued together, a parallel ``batch``); a result is an error when its ``extra.is_error`` says so, else by the shared error
-detector (:func:`mcpgym.evaluation.formats.results.interpret_result`); the final message is the
+detector (:func:`mcpgym.evaluation.formats.layers.read_result`); the final message is the
 last agent message after the last result that calls no tool (none: status ``limit``), as in
 the ``openai`` format. No ledger (faults inferred) and no world states (no outcome).
 
@@ -41,7 +41,7 @@ from typing import Any
 
 from mcpgym.evaluation.formats.common import EXTERNAL_AGENT, Episode, EpisodeError, LoadResult, read_text
 from mcpgym.evaluation.formats.conversations import conversation_trajectory
-from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import make_step, parse_arguments
 from mcpgym.evaluation.records.atomic import write_atomic
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory, UserTurnStep
@@ -197,9 +197,9 @@ def _conversation(doc: Any, episode_id: str) -> tuple[Trajectory, list[str]]:
             continue
         flag = (res.extra or {}).get("is_error")
         content = res.content if isinstance(res.content, str) else json.dumps(res.content, default=str)
-        is_error, code, result = interpret_result(content, is_error=flag if isinstance(flag, bool) else None)
-        code = (res.extra or {}).get("error_code") or code
-        made = make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result)
+        r = read_result(content, flag=flag if isinstance(flag, bool) else None)
+        code = (res.extra or {}).get("error_code") or r.code
+        made = make_step(len(steps) + 1, name, args, is_error=r.is_error, code=code, result=r.result, rule=r.rule)
         if per_step[at] > 1:
             made.batch = at  # the tool calls of one agent step were issued together
         steps.append(made)

@@ -29,7 +29,7 @@ Parsing follows the harness, not tag balance:
   never decoded (``<tool>\\n{\\"name\\"...``) is loudly not scored, never a silent zero.
 
 Results are read by the shared detector
-(:func:`mcpgym.evaluation.formats.detector.interpret_result`): JSON or single-quoted
+(:func:`mcpgym.evaluation.formats.layers.read_result`): JSON or single-quoted
 Python-literal dicts (the harness prints its own error dicts that way), ``{"status",
 "output"}`` envelopes (``ok`` success; ``failed`` a refusal, code guessed from the output;
 ``error`` a bad call; ``internal error`` / ``internel error`` an injected fault, inferred
@@ -73,8 +73,8 @@ from mcpgym.evaluation.formats.common import (
     record_agent,
     record_trial,
 )
-from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.endings import ending_kind
+from mcpgym.evaluation.formats.layers import Reading, read_result
 from mcpgym.evaluation.formats.results import (
     make_step,
     parse_arguments,
@@ -99,9 +99,9 @@ _TAG_RE = re.compile(r"<(/?)(tool|response)>")
 _END_AT_EOL_RE = re.compile(r"\[END\][ \t]*(?=\r?\n|$)")
 
 
-def interpret_response(body: str) -> tuple[bool, str | None, Any]:
-    """``(is_error, code, result)`` of a ``<response>`` block (the shared detector)."""
-    return interpret_result(body)
+def interpret_response(body: str) -> Reading:
+    """The verdict on a ``<response>`` block (the shared layered reader)."""
+    return read_result(body)
 
 
 def decode_layers(value: Any) -> Any:
@@ -192,10 +192,11 @@ def trajectory_from_text(
         else:
             raw: Any = next((call[k] for k in ("arguments", "parameters", "args", "input") if k in call), {})
             args, ok = parse_arguments(raw)
-            is_error, code, result = interpret_response(text[m.end() : body_end])
-            if is_error and not ok:
-                code = "invalid_argument"
-            steps.append(make_step(len(steps) + 1, name, args, is_error=is_error, code=code, result=result))
+            r = interpret_response(text[m.end() : body_end])
+            code = "invalid_argument" if r.is_error and not ok else r.code
+            steps.append(
+                make_step(len(steps) + 1, name, args, is_error=r.is_error, code=code, result=r.result, rule=r.rule)
+            )
         pos = tail_start = body_end + len(_RESPONSE_END)
 
     tail = text[tail_start:]

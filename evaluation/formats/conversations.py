@@ -38,9 +38,15 @@ from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.kernel.spec import ToolKind
 
-USER_STOP_MARKERS: tuple[str, ...] = ("###STOP###",)
-"""Markers by which a simulated user ends a conversation (tau-bench); a conversation whose
-last message is the user's without one was cut by the harness."""
+USER_STOP_MARKERS: tuple[str, ...] = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+"""Markers by which a simulated user ends a conversation (tau-bench's ``###STOP###``; tau2-bench's
+user simulator also ends with ``###TRANSFER###``, asking for a human, and
+``###OUT-OF-SCOPE###``, a request the scenario does not cover): the episode ended
+``completed``, by the user. A conversation whose last message is the user's without one was
+cut by the harness."""
+REPEATED_HANDOFFS = 2
+"""Identical hand-off calls at the end of a conversation from which on the hand-off did not
+end it: the agent kept handing off until the harness's step limit cut it (status ``limit``)."""
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
@@ -57,7 +63,10 @@ class Conversation:
 
 
 def _is_message(v: Any) -> bool:
-    return isinstance(v, dict) and isinstance(v.get("role"), str)
+    from mcpgym.evaluation.formats.responses import is_item
+
+    # a Responses item (function_call...) has no role: the openai reader converts such lists
+    return isinstance(v, dict) and (isinstance(v.get("role"), str) or is_item(v) or v.get("type") == "reasoning")
 
 
 def _conv_key(v: Any) -> str | None:
@@ -226,6 +235,7 @@ def conversation_trajectory(
     metadata: dict[str, Any] | None,
     last_call: tuple[str, Any, str] | None = None,
     user_last: str | None = None,
+    repeated_handoffs: int = 0,
 ) -> Trajectory:
     """The trajectory of a chat conversation (``openai`` and ``anthropic`` formats).
 
@@ -236,6 +246,8 @@ def conversation_trajectory(
             call, answered or not (None without calls).
         user_last: the text of the conversation's last message when a user wrote it (None
             when the agent or a tool spoke last).
+        repeated_handoffs: how many identical calls of the last tool (same arguments) end the
+            conversation.
 
     Status from the transcript (docs/design.md §6, "Outside trajectories"): the agent ended
     the episode (``completed``) when the last assistant text follows every tool result and
@@ -245,7 +257,9 @@ def conversation_trajectory(
     after a hand-off there is none). Otherwise the conversation stops in the middle of a turn,
     which shows the harness cut it: status ``limit``. So does a conversation whose last
     message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for
-    an answer that never came; the agent's earlier text is no final message.
+    an answer that never came; the agent's earlier text is no final message. A hand-off made
+    :data:`REPEATED_HANDOFFS` times or more in a row at the end did not end the episode (the
+    harness let it go on): the agent repeated it until the step limit, status ``limit``.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
@@ -259,13 +273,20 @@ def conversation_trajectory(
         status, stop_reason = EpisodeStatus.LIMIT, "the conversation ends on a user turn nobody answered"
     elif not answered and last_call is not None:
         kind = ending_kind(last_call[0])
-        if kind is not None:
+        if kind == ToolKind.HANDOFF and repeated_handoffs >= REPEATED_HANDOFFS:
+            status, stop_reason = (
+                EpisodeStatus.LIMIT,
+                f"the hand-off {last_call[0]} was repeated {repeated_handoffs} times until the harness cut the episode",
+            )
+            final = ""
+        elif kind is not None:
             status, stop_reason = (
                 EpisodeStatus.COMPLETED,
                 f"the agent ended the episode ({kind.value} call {last_call[0]})",
             )
-            # a hand-off leaves no final message: the conversation went to someone else
-            final = end_call_message(last_call[1]) if kind == ToolKind.END else ""
+            # a hand-off leaves no final message: the conversation went to someone else; an
+            # end call without an answer argument ends on the text of the turn that made it
+            final = (end_call_message(last_call[1]) or last_call[2]) if kind == ToolKind.END else ""
     return Trajectory(
         episode_id=episode_id,
         task_id=task_id,

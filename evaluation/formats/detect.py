@@ -18,7 +18,15 @@ Rules of ``auto``, in order:
    ``mcpgym``      an object with ``episode_id``, ``agent`` and ``steps``
    ``mcp-log``     an object with ``jsonrpc``, or a ``method`` of ``tools/call``,
                    ``tools/list`` or ``initialize``
-   ``anthropic``   a content block of ``type`` ``tool_use`` or ``tool_result``
+   ``tau2``        an object with ``messages`` and ``termination_reason`` (a tau2-bench
+                   simulation)
+   ``pydantic-ai`` an object with ``kind`` ``request`` / ``response`` and ``parts``
+   ``langchain``   a message of ``type`` ``ai`` / ``tool`` with ``data`` (``messages_to_dict``)
+                   or ``content`` (``model_dump``)
+   ``responses``   an item of ``type`` ``function_call``, ``function_call_output``,
+                   ``mcp_call`` or ``mcp_list_tools`` (OpenAI Responses API, Agents SDK runs)
+   ``anthropic``   a content block of ``type`` ``tool_use``, ``tool_result``,
+                   ``mcp_tool_use`` or ``mcp_tool_result``
    ``openai``      a message with ``tool_calls``, ``tool_call_id`` or ``function_call``
                    (legacy), or ``role`` ``tool`` or ``function`` (legacy)
    ``complexmcp``  a string containing ``<tool>``
@@ -26,8 +34,9 @@ Rules of ``auto``, in order:
 
    The first record with any marker decides; when it has several, the format higher in the
    table wins (an OpenAI conversation quoting ``<tool>`` stays ``openai``).
-2. Otherwise (plain text, or JSON without markers) a text containing ``<tool>`` or ``[END]``
-   is ``complexmcp``.
+2. Otherwise (plain text, or JSON without markers) a text holding a ComplexMCP call block
+   (``</tool>`` then ``<response>``) or ending a line with ``[END]`` is ``complexmcp`` (a
+   README that mentions ``<tool>`` or `` `[END]` `` in prose is not).
 3. A ``.eval`` file (a zip archive) is an Inspect AI log: ``inspect``.
 4. Else the format is unknown (the caller reports it and asks for ``--format``). The
    extension is not trusted on its own: ``.json``, ``.jsonl`` and ``.log`` files hold every
@@ -38,6 +47,8 @@ Rules of ``auto``, in order:
 from __future__ import annotations
 
 import importlib
+import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,13 +73,33 @@ def _mcp_log(v: dict[str, Any]) -> bool:
 
 
 def _anthropic(v: dict[str, Any]) -> bool:
-    return v.get("type") in ("tool_use", "tool_result")
+    return v.get("type") in ("tool_use", "tool_result", "mcp_tool_use", "mcp_tool_result")
 
 
 def _openai(v: dict[str, Any]) -> bool:
     if "tool_calls" in v or "tool_call_id" in v or v.get("role") in ("tool", "function"):
         return True
     return isinstance(v.get("function_call"), dict) and isinstance(v.get("role"), str)  # legacy (ToolBench)
+
+
+def _responses(v: dict[str, Any]) -> bool:
+    from mcpgym.evaluation.formats.responses import is_item
+
+    return is_item(v)
+
+
+def _tau2(v: dict[str, Any]) -> bool:
+    return isinstance(v.get("messages"), list) and "termination_reason" in v
+
+
+def _langchain(v: dict[str, Any]) -> bool:
+    from mcpgym.evaluation.formats.langchain import is_message
+
+    return v.get("type") in ("ai", "tool", "AIMessage", "ToolMessage") and is_message(v)
+
+
+def _pydantic_ai(v: dict[str, Any]) -> bool:
+    return v.get("kind") in ("request", "response") and isinstance(v.get("parts"), list)
 
 
 @dataclass(frozen=True)
@@ -101,13 +132,28 @@ READERS: tuple[Reader, ...] = (
     Reader("mcp-log", _F + "mcp_log", _mcp_log),
     Reader("atif", _F + "atif", _atif),
     Reader("inspect", _F + "inspect_log"),
+    Reader("responses", _F + "responses", _responses),
+    Reader("tau2", _F + "tau2", _tau2),
+    Reader("langchain", _F + "langchain", _langchain),
+    Reader("pydantic-ai", _F + "pydantic_ai", _pydantic_ai),
 )
 """Every reader, in ``--format`` order."""
 
 FORMAT_NAMES: tuple[str, ...] = ("auto", *(r.name for r in READERS))
 """Values of ``--format``: ``auto`` then every reader's name."""
 
-PRIORITY: tuple[str, ...] = ("atif", "mcpgym", "mcp-log", "anthropic", "openai", "complexmcp")
+PRIORITY: tuple[str, ...] = (
+    "atif",
+    "mcpgym",
+    "tau2",
+    "mcp-log",
+    "pydantic-ai",
+    "langchain",
+    "responses",
+    "anthropic",
+    "openai",
+    "complexmcp",
+)
 """Formats in the order they win when one record shows markers of several (a format missing
 here comes after them, in :data:`READERS` order)."""
 
@@ -115,6 +161,9 @@ _ORDER: tuple[str, ...] = tuple(
     sorted((r.name for r in READERS), key=lambda n: PRIORITY.index(n) if n in PRIORITY else len(PRIORITY))
 )
 _MARKED: tuple[Reader, ...] = tuple(r for r in READERS if r.marks is not None)
+
+_TEXT_CALL_RE = re.compile(r"</tool>\s*<response>")
+_TEXT_END_RE = re.compile(r"\[END\][ \t]*(?:\r?\n|$)")
 
 MAX_NODES = 200_000
 """JSON nodes inspected per file before giving up (keeps sniffing of huge files cheap)."""
@@ -178,9 +227,10 @@ def detect_format(path: str | Path) -> tuple[str | None, str]:
                 return fmt, f"content markers of {fmt}"
             if budget[0] <= 0:
                 break
-    if "<tool>" in text or "[END]" in text:
+    if _TEXT_CALL_RE.search(text) or _TEXT_END_RE.search(text):
         return "complexmcp", "text with <tool> blocks or [END]"
-    return None, "no marker of any format in the content"
+    tried = ", ".join(r.name for r in READERS)
+    return None, f"no marker of any format in the content; tried {tried}"
 
 
 __all__ = ["FORMAT_NAMES", "MAX_NODES", "PRIORITY", "READERS", "Reader", "detect_format"]

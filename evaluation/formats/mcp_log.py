@@ -31,7 +31,7 @@ payload's ``error.code`` (``structuredContent``, else the text content parsed as
 it is one of mcpgym's codes, else guessed from the text
 (:data:`mcpgym.evaluation.formats.common.ERROR_TEXT_PATTERNS`). A result without ``isError``
 goes through the detector every format shares
-(:func:`mcpgym.evaluation.formats.detector.interpret_result`): an ``{"error": ...}`` payload,
+(:func:`mcpgym.evaluation.formats.layers.read_result`): an ``{"error": ...}`` payload,
 a ``{"status": "failed" | "error" | "internal error", ...}`` envelope or ``Error: ...`` text
 is still an error. A JSON-RPC error response is an error too: an unknown tool
 is ``not_found`` on field ``name`` (an invalid call for the scorer), ``-32602`` is
@@ -59,7 +59,7 @@ from mcpgym.evaluation.formats.common import (
     read_text,
     record_agent,
 )
-from mcpgym.evaluation.formats.detector import interpret_result
+from mcpgym.evaluation.formats.layers import Reading, read_result
 from mcpgym.evaluation.formats.results import (
     UNKNOWN_TOOL_RE,
     content_text,
@@ -71,6 +71,7 @@ from mcpgym.evaluation.formats.results import (
     parse_arguments,
     parse_json_text,
 )
+from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory
 
 FORMAT = "mcp-log"
@@ -224,16 +225,18 @@ def _groups(lines: list[_Line]) -> list[_Group]:
     return out
 
 
-def interpret_response(resp: dict[str, Any]) -> tuple[bool, str | None, Any]:
-    """``(is_error, code, result)`` of a JSON-RPC response to ``tools/call`` (module docstring)."""
+def interpret_response(resp: dict[str, Any]) -> Reading:
+    """The verdict on a JSON-RPC response to ``tools/call`` (module docstring): a JSON-RPC
+    error is rule ``format_flag``, ``isError: true`` rule ``is_error``, else the layered
+    reader decides on the content."""
     if "error" in resp and resp.get("result") is None:
         raw_err = resp.get("error")
         rpc_error = raw_err if isinstance(raw_err, dict) else {"message": str(raw_err)}
         msg = str(rpc_error.get("message", ""))
         if UNKNOWN_TOOL_RE.search(msg):
-            return True, "not_found", error_payload("not_found", msg, field="name")
+            return Reading(True, "not_found", error_payload("not_found", msg, field="name"), ErrorRule.FORMAT_FLAG)
         code = "invalid_argument" if rpc_error.get("code") == -32602 else guess_error_code(msg)
-        return True, code, error_payload(code, msg)
+        return Reading(True, code, error_payload(code, msg), ErrorRule.FORMAT_FLAG)
     raw_result = resp.get("result")
     result = raw_result if isinstance(raw_result, dict) else {}
     structured = result.get("structuredContent")
@@ -249,13 +252,14 @@ def interpret_response(resp: dict[str, Any]) -> tuple[bool, str | None, Any]:
         err = payload.get("error") if isinstance(payload, dict) else None
         message = error_message_of(err, text) if err is not None else text
         code = error_code_of(err) or guess_error_code(message)
-        return True, code, payload if isinstance(err, dict) else error_payload(code, message)
+        result_value = payload if isinstance(err, dict) else error_payload(code, message)
+        return Reading(True, code, result_value, ErrorRule.IS_ERROR)
     if structured is not None or text:
-        # no flag: the content may still carry the error (the detector every format shares)
-        is_error, code, value = interpret_result(structured if isinstance(structured, dict) else text)
-        if is_error:
-            return True, code, value
-    return False, None, payload
+        # no flag: the content may still carry the error (the reader every format shares)
+        found = read_result(structured if isinstance(structured, dict) else text)
+        if found.is_error:
+            return found
+    return Reading(False, None, payload)
 
 
 def _episode(group: _Group, file: str) -> Episode:
@@ -337,10 +341,15 @@ def _episode(group: _Group, file: str) -> Episode:
         if c["response"] is None:
             warnings.append(f"{c['where']}: the tools/call of {c['name']} (id {c['id']!r}) has no response; left out")
             continue
-        is_error, code, result = interpret_response(c["response"])
+        r = interpret_response(c["response"])
+        is_error, code, result = r.is_error, r.code, r.result
         if is_error and not c["ok"]:
             code = "invalid_argument"
-        steps.append(make_step(len(steps) + 1, c["name"], c["arguments"], is_error=is_error, code=code, result=result))
+        steps.append(
+            make_step(
+                len(steps) + 1, c["name"], c["arguments"], is_error=is_error, code=code, result=result, rule=r.rule
+            )
+        )
     if descriptions:
         meta["tool_descriptions"] = descriptions
     traj = Trajectory(

@@ -1,6 +1,9 @@
 """Format ``openai``: chat-completions message lists (tau-bench and most harnesses).
 
-Messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function",
+Messages: OpenAI Responses-API items (``function_call`` / ``function_call_output`` /
+``mcp_call``, what the Agents SDK stores) are converted first by
+:func:`mcpgym.evaluation.formats.responses.items_to_chat`, so ``--format openai`` on them reads
+their calls (never a silent zero). Chat-completions messages: ``assistant`` messages with ``tool_calls`` ``[{"id", "type": "function",
 "function": {"name", "arguments": JSON string}}]`` (the legacy ``function_call`` too), and
 ``tool`` messages (legacy: ``function``) with ``tool_call_id`` and ``content``. Tolerated as
 well: flat tool calls ``{"id", "name", "arguments"}`` and a tool message's ``"error": true``
@@ -20,7 +23,7 @@ Conversion rules:
 * Arguments that are not a JSON object (unparsable JSON) are kept as the raw string; if
   the result is an error, its code is ``invalid_argument``. Arguments nested too deep to
   parse are such a call too, kept as their first 200 characters, with a warning.
-* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.detector.interpret_result`):
+* Error detection, from the result's content (:func:`mcpgym.evaluation.formats.layers.read_result`):
   a JSON object with a truthy ``"error"`` (the code is ``error.code`` when it is one of
   mcpgym's codes, else guessed from the message), a JSON object with ``"isError": true``, or
   text starting with ``Error`` / ``ERROR`` / ``error:``. The code of a text error is guessed
@@ -49,8 +52,8 @@ from mcpgym.evaluation.formats.common import (
     id_key,
 )
 from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
-from mcpgym.evaluation.formats.detector import interpret_result
 from mcpgym.evaluation.formats.endings import ending_kind
+from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import (
     content_text,
     make_step,
@@ -95,9 +98,14 @@ def trajectory_from_messages(
     Raises:
         EpisodeError: a message that is not an object, or a tool call without a name.
     """
+    from mcpgym.evaluation.formats.responses import is_item, items_to_chat
+
+    warnings: list[str] = []
+    if any(is_item(m) for m in messages):  # Responses items (the Agents SDK's stored runs)
+        chat = items_to_chat(messages)
+        messages, warnings = chat.messages, list(chat.warnings)
     calls: list[_Call] = []
     by_id: dict[Any, list[_Call]] = {}  # id -> its calls, in order (an id may be repeated)
-    warnings: list[str] = []
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
@@ -155,15 +163,16 @@ def trajectory_from_messages(
     steps: list[ToolCallStep] = []
     per_message = Counter(c.where for c in calls)
     for c in calls:
-        if ending_kind(c.name) == ToolKind.END:
+        if ending_kind(c.name) == ToolKind.END and not c.answered:
             continue  # the agent's answer (ToolBench's Finish), no call of the world's tools
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
             continue
-        is_error, code, result = interpret_result(c.content, is_error=c.error_flag)
-        if is_error and not c.ok_args:
-            code = "invalid_argument"
-        step = make_step(len(steps) + 1, c.name, c.arguments, is_error=is_error, code=code, result=result)
+        r = read_result(c.content, flag=c.error_flag)
+        code = "invalid_argument" if r.is_error and not c.ok_args else r.code
+        step = make_step(
+            len(steps) + 1, c.name, c.arguments, is_error=r.is_error, code=code, result=r.result, rule=r.rule
+        )
         if per_message[c.where] > 1:
             step.batch = c.where  # parallel calls of one assistant message
         steps.append(step)
@@ -179,8 +188,21 @@ def trajectory_from_messages(
         metadata=metadata,
         last_call=(calls[-1].name, calls[-1].arguments, calls[-1].text) if calls else None,
         user_last=user_last,
+        repeated_handoffs=_trailing_repeats(calls),
     )
     return traj, warnings
+
+
+def _trailing_repeats(calls: list[_Call]) -> int:
+    """How many identical calls (same tool, same arguments) end the list."""
+    if not calls:
+        return 0
+    last, n = calls[-1], 0
+    for c in reversed(calls):
+        if c.name != last.name or c.arguments != last.arguments:
+            break
+        n += 1
+    return n
 
 
 def load(path: str | Path) -> LoadResult:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scoring.scorer import INFERRED_FAULTS
 from mcpgym.kernel.errors import ERROR_CODES, ErrorCode
@@ -234,10 +235,18 @@ def parse_result_text(text: str) -> tuple[bool, Any]:
 
 
 def make_step(
-    step: int, tool: str, arguments: Any, *, is_error: bool = False, code: str | None = None, result: Any = None
+    step: int,
+    tool: str,
+    arguments: Any,
+    *,
+    is_error: bool = False,
+    code: str | None = None,
+    result: Any = None,
+    rule: ErrorRule | None = None,
 ) -> ToolCallStep:
     """A :class:`ToolCallStep`; an error whose code names an injected fault (scorer's
-    ``INFERRED_FAULTS``) gets that ``fault`` with ``fault_inferred=True``."""
+    ``INFERRED_FAULTS``) gets that ``fault`` with ``fault_inferred=True``; ``rule`` is the
+    layered reader's rule that made it an error (kept on errors only)."""
     fault = INFERRED_FAULTS.get(code or "") if is_error else None
     return ToolCallStep(
         step=step,
@@ -248,6 +257,7 @@ def make_step(
         result=result,
         fault=fault,
         fault_inferred=fault is not None,
+        error_rule=rule if is_error else None,
     )
 
 

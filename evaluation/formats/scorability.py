@@ -48,6 +48,9 @@ class Scorability(BaseModel):
             neither reads nor writes, left out of verification; docs/design.md §7, "Terms").
         calls_unknown: calls of those tools.
         failed_share: ``blocks_failed / (calls_parsed + blocks_failed)`` (None without blocks).
+        classified_share: the share of parsed calls whose kind is known (read, write, auth,
+            hand-off or end; not ``unknown``), call by call (an ``execute_action`` is its inner
+            action's kind); None without calls.
         errored: episodes with status ``errored`` (read, but in no success figure).
         flags: episodes per flag of :class:`mcpgym.evaluation.llm.flags.EpisodeFlag`.
         warnings: the loud warnings (most blocks failed, most records failed, most tools
@@ -68,6 +71,7 @@ class Scorability(BaseModel):
     tools_unknown: int = 0
     calls_unknown: int = 0
     failed_share: float | None = None
+    classified_share: float | None = None
     errored: int = 0
     flags: dict[str, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
@@ -75,12 +79,15 @@ class Scorability(BaseModel):
     def line(self) -> str:
         """The summary as one line of text."""
         share = "-" if self.guessed_share is None else f"{100 * self.guessed_share:.0f}%"
+        kinds = (
+            "" if self.classified_share is None else f"; {100 * self.classified_share:.0f}% of calls of a known kind"
+        )
         return (
             f"scorability: {counted(self.episodes_read, 'episode')} read, {counted(self.calls_parsed, 'call')} parsed, "
             f"{counted(self.blocks_failed, 'call block')} and {counted(self.records_failed, 'record')} failed to parse; "
             f"tools: {self.tools_classified} of {self.tools} classified by a catalog, {self.tools_guessed} "
             f"guessed by name ({share}), {self.tools_unknown} of unknown kind ({counted(self.calls_unknown, 'call')} "
-            f"left out of verification); {self.errored} errored"
+            f"left out of verification){kinds}; {self.errored} errored"
             + "".join(f", {v} {k}" for k, v in self.flags.items())
             + (f"; {counted(self.files_unread, 'file')} could not be opened" if self.files_unread else "")
         )

@@ -374,6 +374,11 @@ def score_files(
     report.faults_inferred = any(ep.faults == "inferred" for ep in report.episodes)
     report.inferred_faults = sum(ep.inferred_faults for ep in report.episodes)
     report.scorability = scorability(loaded, report.tools)
+    # kinds are per call (an inner action, an SQL statement): the episodes' own count of the
+    # calls left unknown is the figure, not the tools' name-level kind
+    report.scorability.calls_unknown = sum(ep.scores.unknown_kind_calls for ep in report.episodes)
+    parsed = report.scorability.calls_parsed
+    report.scorability.classified_share = (parsed - report.scorability.calls_unknown) / parsed if parsed else None
     for file, warning in mismatches:
         report.problems.append(Problem(file=file, message=warning, severity="warning"))
         report.scorability.warnings.append(f"{file}: {warning}")

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.statistics import pass_k_table, rate, wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
 from mcpgym.kernel.shorten import EchoName
@@ -215,10 +216,21 @@ class EpisodeMetrics(MetricsPart):
     tokens: TokenTotals | None = Field(None, description="Token totals; None when no episode reports tokens.")
 
 
+class ErrorRuleHit(BaseModel):
+    """Which named rule of the layered result reader made one step an error
+    (:class:`~mcpgym.evaluation.records.error_rule.ErrorRule`)."""
+
+    step: int
+    tool: str
+    rule: ErrorRule
+
+
 class EpisodeFacts(ScorePart):
-    """What the episode was: ids, agent, trial, level, apps, feasibility, status, tokens, and
+    """What the episode was: ids, agent, trial, level, apps, feasibility, status, tokens,
     ``heuristic_tools`` (tools the catalog did not know, classified by heuristic; each name
-    shortened past 120 characters, :data:`mcpgym.kernel.shorten.EchoName`)."""
+    shortened past 120 characters, :data:`mcpgym.kernel.shorten.EchoName`), ``error_rules``
+    (for each error of an imported transcript, the reader's rule that made it one) and
+    ``unknown_kind_calls`` (calls whose kind stayed ``unknown``: neither reads nor writes)."""
 
     episode_id: str = ""
     task_id: str | None = None
@@ -230,6 +242,8 @@ class EpisodeFacts(ScorePart):
     status: EpisodeStatus = EpisodeStatus.COMPLETED
     tokens: TokenUsage | None = None
     heuristic_tools: list[EchoName] = Field(default_factory=list)
+    error_rules: list[ErrorRuleHit] = Field(default_factory=list)
+    unknown_kind_calls: int = 0
 
     @classmethod
     def aggregate(cls, episodes: Sequence[EpisodeScores]) -> MetricsPart:

@@ -57,6 +57,7 @@ from mcpgym.evaluation.records.compressed import (
     damage_summary,
     read_run_file,
 )
+from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
@@ -127,6 +128,9 @@ class ToolCallStep(BaseModel):
             tool calls of an imported transcript: the number of the message that made them);
             None for a call issued alone. A read verifies only writes issued before its batch
             (docs/design.md §7, "Verification").
+        error_rule: for an error of an imported transcript, the named rule of the layered
+            result reader that made it one (:class:`~mcpgym.evaluation.records.error_rule.ErrorRule`);
+            None for a success and for mcpgym's own steps (their errors are the server's).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -146,6 +150,7 @@ class ToolCallStep(BaseModel):
     time: int | None = Field(None, strict=True)
     user: dict[str, Any] | None = None
     batch: int | None = Field(None, strict=True)
+    error_rule: ErrorRule | None = None
 
     @property
     def reached_server(self) -> bool:

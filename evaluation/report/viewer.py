@@ -143,6 +143,8 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
                 view.text = (view.text + "\n\n" if view.text else "") + label + data[key]
         if data.get("is_error"):
             view.error = str(data.get("error_code") or "error")
+            if data.get("error_rule"):  # which rule of the layered result reader said so
+                view.error += f" (rule: {data['error_rule']})"
         if data.get("fault"):
             view.flags.append(
                 ("fault", f"fault injected: {data['fault']}" + (" (inferred)" if data.get("fault_inferred") else ""))

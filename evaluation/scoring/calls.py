@@ -15,10 +15,12 @@ and are ignored everywhere.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
+from mcpgym.evaluation.scoring.call_kinds import classify_call, kind_from_annotations
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
@@ -156,10 +158,11 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
     credentials: set[str] = set()
     entries: dict[str, tuple[CatalogEntry, frozenset[str]]] = {}  # tool -> (entry, families)
     logged = traj.server_calls  # the behaviour metrics are over the calls the server logged
+    annotations = traj.metadata.get("tool_annotations") if isinstance(traj.metadata, dict) else None
     for s in logged:  # classify every unknown tool before remedies are resolved
         known = entries.get(s.tool)
         if known is None:
-            entry = catalog.get(s.tool)
+            entry = tool_entry(catalog, s.tool, annotations)
             known = entries[s.tool] = (entry, frozenset(entry.resources))
         if known[0].kind == ToolKind.AUTH and not s.is_error:
             credentials |= _strings(s.result) - _strings(s.arguments)
@@ -170,6 +173,10 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         tool, is_error, code = s.tool, s.is_error, s.error_code
         step = s.step or 0  # a server call always has its call-log number
         entry, fams = entries[tool]
+        if entry.source == "heuristic":  # the call's arguments may say more (call_kinds rule 3)
+            refined = classify_call(entry, s.arguments)
+            if refined is not entry:
+                entry, fams, tool = refined, frozenset(refined.resources), refined.name
         row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None
@@ -190,6 +197,15 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         ids = catalog.ids(tool, s.arguments)
         if credentials and ids:
             ids = ids - credentials
+        if entry.source == "heuristic":
+            # without a catalog, names say little of families: an object a call names (nested
+            # ids, or the id a write's result gave the object it made) is a family of its own
+            named = ids | nested_ids(s.arguments)
+            if entry.kind == ToolKind.WRITE and not is_error:
+                named |= result_ids(s.result)
+            if named:
+                ids = frozenset(named)
+                fams = fams | frozenset(f"{ID_FAMILY}{v}" for v in named)
         # positional, in field order (step, tool, entry, arguments, ok, code, fault, inferred,
         # applied, families, ids, time, retry_after, invalid); retry_after is read only for
         # rate_limited errors (impatience)
@@ -214,6 +230,103 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             )
         )
     return out
+
+
+ID_FAMILY = "object:"
+"""Prefix of the family an object id stands for (calls of tools no catalog knows)."""
+NESTED_ID_DEPTH = 3
+"""Object levels searched for ids in a call's arguments."""
+MIN_OBJECT_ID = 6
+"""Characters an id must have to stand for one object (short numbers are no evidence)."""
+
+
+def _json_object(v: Any) -> Any:
+    """A string argument that holds a JSON object (Klavis's ``path_params``), parsed; else ``v``."""
+    if isinstance(v, str) and v.lstrip().startswith("{") and len(v) <= 100_000:
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _id_value(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        return None
+    text = str(v).strip()
+    return text if len(text) >= MIN_OBJECT_ID and len(text) <= 200 and any(ch.isdigit() for ch in text) else None
+
+
+def nested_ids(arguments: Any, depth: int = 0) -> frozenset[str]:
+    """Ids named anywhere in a call's arguments, at most :data:`NESTED_ID_DEPTH` objects down:
+    values of arguments whose name says they are ids (:data:`~mcpgym.evaluation.scoring.tool_catalog.ID_ARG_RE`,
+    ``page_id``, ``parent.database_id``) with at least :data:`MIN_OBJECT_ID` characters and a
+    digit (a UUID, a hash)."""
+    from mcpgym.evaluation.scoring.tool_catalog import ID_ARG_RE
+
+    out: set[str] = set()
+    if isinstance(arguments, dict) and depth <= NESTED_ID_DEPTH:
+        for k, raw in arguments.items():
+            v = _json_object(raw)
+            if ID_ARG_RE.search(str(k)):
+                for item in v if isinstance(v, list) else [v]:
+                    iv = _id_value(item)
+                    if iv is not None:
+                        out.add(iv)
+            elif isinstance(v, dict):
+                out |= nested_ids(v, depth + 1)
+    return frozenset(out)
+
+
+def result_ids(result: Any) -> frozenset[str]:
+    """The id a successful write's result gave the object it made or changed (its top-level
+    ``id``, or the ``id`` of its top-level object members), as :func:`nested_ids` takes them."""
+    if not isinstance(result, dict):
+        return frozenset()
+    out = {iv for k in ("id",) if (iv := _id_value(result.get(k))) is not None}
+    return frozenset(out)
+
+
+IDENTIFYING_ARG_RE = re.compile(
+    r"^(?:path|file_?path|file_?name|file|url|uri|href|number|\w+_number|sha|ref|branch|slug|key|page_id|\w+_id|id)$",
+    re.IGNORECASE,
+)
+"""Argument names that identify the object a call acts on (an id, a path, a number, a url)."""
+
+
+def object_values(arguments: Any, depth: int = 0) -> frozenset[str]:
+    """The values of a call's identifying arguments (:data:`IDENTIFYING_ARG_RE`), anywhere in
+    its arguments down to :data:`NESTED_ID_DEPTH` levels (``params.path``,
+    ``files[0].path``), as strings: what the call acts on. Context arguments every call shares
+    (``owner``, ``repo``) are not identifying."""
+    out: set[str] = set()
+    if depth > NESTED_ID_DEPTH:
+        return frozenset()
+    if isinstance(arguments, list):
+        for v in arguments[:50]:
+            out |= object_values(v, depth + 1)
+    elif isinstance(arguments, dict):
+        for k, raw in arguments.items():
+            v = _json_object(raw)
+            if IDENTIFYING_ARG_RE.match(str(k)) and isinstance(v, (str, int)) and not isinstance(v, bool):
+                if str(v).strip():
+                    out.add(str(v).strip())
+            elif isinstance(v, (dict, list)):
+                out |= object_values(v, depth + 1)
+    return frozenset(out)
+
+
+def tool_entry(catalog: Catalog, tool: str, annotations: Any = None) -> CatalogEntry:
+    """The entry of ``tool``: the catalog's row, else (for a tool known only by the name rules)
+    the kind its MCP annotations give, when the transcript listed them (``annotations``: tool
+    name -> annotations; :func:`mcpgym.evaluation.scoring.call_kinds.kind_from_annotations`),
+    else the name rules' entry."""
+    entry = catalog.get(tool)
+    if entry.source == "heuristic" and isinstance(annotations, dict) and tool in annotations:
+        kind, destructive = kind_from_annotations(annotations[tool])
+        if kind is not None:
+            return entry.model_copy(update={"kind": kind, "destructive": destructive})
+    return entry
 
 
 def _batches(traj: Trajectory) -> dict[int, int]:
@@ -285,5 +398,11 @@ __all__ = [
     "ids_match",
     "is_wait",
     "matches",
+    "ID_FAMILY",
+    "IDENTIFYING_ARG_RE",
+    "nested_ids",
+    "object_values",
     "resolve_calls",
+    "result_ids",
+    "tool_entry",
 ]

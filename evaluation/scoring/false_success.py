@@ -26,7 +26,7 @@ import re
 
 from mcpgym.evaluation.records.scores import FalseSuccess, FalseSuccessBasis, Outcome
 from mcpgym.evaluation.records.trajectory import Trajectory
-from mcpgym.evaluation.scoring.calls import Call
+from mcpgym.evaluation.scoring.calls import Call, object_values
 from mcpgym.evaluation.scoring.claims import GENERIC_CLAIM_RE, claims_done, states_completion
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import WRITE_VERBS, Catalog
@@ -166,11 +166,27 @@ def score_false_success(
             )
             break
         last = attempts[-1]
-        if not last.ok and last.applied is not True:
+        if not last.ok and last.applied is not True and not _superseded(last, calls):
             out.false_success = True
             out.false_success_reason = f"the final message names {verb!r} but its last attempt failed ({last.tool} at step {last.step}: {last.code})"
             break
     return out
+
+
+def _superseded(failed: Call, calls: list[Call]) -> bool:
+    """For a tool no catalog knows: a failed write whose object (its identifying arguments:
+    :func:`mcpgym.evaluation.scoring.calls.object_values`, a path, an id) a later write of
+    another tool wrote successfully (``edit_text_file_contents`` refused, ``write_file`` of the
+    same path done): the goal it named was reached another way."""
+    if failed.entry.source != "heuristic":
+        return False
+    objects = {v for v in object_values(failed.arguments) if "/" in v}  # a file or a page, not a record id
+    if not objects:
+        return False
+    return any(
+        c.step > failed.step and c.took_effect and c.tool != failed.tool and objects & object_values(c.arguments)
+        for c in calls
+    )
 
 
 @scores(FalseSuccess)

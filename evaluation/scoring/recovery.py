@@ -16,14 +16,18 @@ from typing import Any
 
 from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recovery
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
-from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches
+from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
 
-NO_RETRY_RE = re.compile(r"retrying will not help|do not retry|don't retry|will not succeed", re.IGNORECASE)
+NO_RETRY_RE = re.compile(
+    r"retrying will not help|do not retry|don't retry|will not succeed|cannot be resolved (?:through|by) (?:repeated"
+    r"|retr)|no (?:further )?retries (?:are )?permitted|stop attempting this operation",
+    re.IGNORECASE,
+)
 """An error text saying no retry can get past it."""
 
 
@@ -179,7 +183,7 @@ def score_recovery(
                 else "remedy"
                 if remedy
                 else "alternative"
-                if d.tool in alts or (outside and (related(c, d) or looks_into(named, d)))
+                if d.tool in alts or (outside and (related(c, d) or looks_into(named, d) or same_object_write(c, d)))
                 else "read_back"
                 if timeout_read and matches(d, c)
                 else None
@@ -200,6 +204,9 @@ def score_recovery(
         if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
             keys = _relation_keys(c)
             found = earliest(found, achieved_related.first(keys, i, want), data_related.first(keys, i, want))
+        if outside and c.entry.source == "heuristic" and c.entry.kind == ToolKind.WRITE:
+            later = next((j for j in range(i + 1, n) if calls[j].ok and same_object_write(c, calls[j])), None)
+            found = earliest(found, later)
         if found is not None:
             recovered_step = calls[found].step
         out.append(
@@ -300,6 +307,25 @@ def related(c: Call, d: Call) -> bool:
     return bool(_values(c.arguments) & _values(d.arguments))
 
 
+def same_object_write(c: Call, d: Call) -> bool:
+    """For tools no catalog knows: ``d`` is another write tool's call on the file or page the
+    failed write ``c`` acted on (a shared path or url among the identifying arguments;
+    :func:`mcpgym.evaluation.scoring.calls.object_values`): an alternative route to its goal
+    (``edit_text_file_contents`` refused, then ``write_file`` of the same path)."""
+    if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
+        return False
+    if c.entry.kind != ToolKind.WRITE or d.entry.kind != ToolKind.WRITE or _unknown_tool(d):
+        return False
+    return bool(_paths(object_values(c.arguments)) & _paths(object_values(d.arguments)))
+
+
+def _paths(values: frozenset[str]) -> set[str]:
+    """The values that name a file or a page (a path or a url): what different write tools
+    can each write whole. An id names a record that each update tool changes in its own way
+    (a failed flight change is not overcome by a baggage update of the same reservation)."""
+    return {v for v in values if "/" in v or "\\" in v}
+
+
 def _verb(tool: str) -> str | None:
     first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
     return first if first in READ_VERBS else None
@@ -323,11 +349,41 @@ def _relation_keys(c: Call) -> list[str]:
     return keys
 
 
+CONTEXT_ARGS: frozenset[str] = frozenset(
+    {
+        "owner",
+        "repo",
+        "repository",
+        "org",
+        "organization",
+        "server_name",
+        "category_name",
+        "project",
+        "project_id",
+        "database",
+        "schema",
+        "workspace",
+        "account",
+        "region",
+        "namespace",
+        "base_url",
+    }
+)
+"""Arguments that name the context every call of an episode shares (the repository, the
+server, the database), not the object a call acts on: an alternative must act on the failed
+call's object (its id, path, number, url...), and sharing the repository is no evidence."""
+
+
 def _values(arguments: Any) -> set[str]:
-    """Argument values that name a subject (strings of 3 characters or more), lowercased."""
+    """Argument values that name the object a call acts on (strings of 3 characters or more,
+    lowercased), context arguments (:data:`CONTEXT_ARGS`: ``owner``, ``repo``...) left out."""
     if not isinstance(arguments, dict):
         return set()
-    return {v.strip().lower() for v in arguments.values() if isinstance(v, str) and len(v.strip()) >= 3}
+    return {
+        v.strip().lower()
+        for k, v in arguments.items()
+        if isinstance(v, str) and len(v.strip()) >= 3 and str(k).lower() not in CONTEXT_ARGS
+    }
 
 
 def _leaves(value: Any) -> set[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mcpgym.evaluation.records.scores import EpisodeFacts, EpisodeScores
+from mcpgym.evaluation.records.scores import EpisodeFacts, EpisodeScores, ErrorRuleHit
 from mcpgym.evaluation.records.trajectory import Trajectory
 
 # the rule modules register the rules of their parts when imported
@@ -39,6 +39,7 @@ from mcpgym.evaluation.scoring.judge import ExtraCheck
 from mcpgym.evaluation.scoring.refusal import BENIGN_PATTERNS, REFUSAL_PATTERNS, RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
+from mcpgym.kernel.spec import ToolKind
 
 
 @scores(EpisodeFacts)
@@ -56,6 +57,12 @@ def facts_part(ep: EpisodeInput) -> EpisodeFacts:
         status=t.status,
         tokens=t.tokens,
         heuristic_tools=sorted({c.tool for c in ep.calls if c.entry.source == "heuristic"}),
+        error_rules=[
+            ErrorRuleHit(step=s.step, tool=s.tool, rule=s.error_rule)
+            for s in t.server_calls
+            if s.is_error and s.error_rule is not None and s.step is not None
+        ],
+        unknown_kind_calls=sum(c.entry.kind == ToolKind.UNKNOWN for c in ep.calls),
     )
 
 

@@ -83,6 +83,15 @@ READ_VERBS: frozenset[str] = frozenset(
         "verify",
         "track",
         "estimate",
+        "discover",
+        "analyze",
+        "analyse",
+        "explain",
+        "diff",
+        "log",
+        "preview",
+        "summarize",
+        "retrieval",
     ]
 )
 WRITE_VERBS: frozenset[str] = frozenset(
@@ -121,6 +130,38 @@ WRITE_VERBS: frozenset[str] = frozenset(
         "forward",
         "revoke",
         "change",
+        "merge",
+        "push",
+        "commit",
+        "fork",
+        "close",
+        "reopen",
+        "assign",
+        "append",
+        "insert",
+        "replace",
+        "patch",
+        "put",
+        "save",
+        "copy",
+        "duplicate",
+        "restore",
+        "publish",
+        "enable",
+        "disable",
+        "install",
+        "uninstall",
+        "grant",
+        "approve",
+        "reject",
+        "deploy",
+        "scale",
+        "apply",
+        "mkdir",
+        "upsert",
+        "drop",
+        "truncate",
+        "alter",
     ]
 )
 AUTH_VERBS: frozenset[str] = frozenset(
@@ -133,8 +174,18 @@ HANDOFF_TARGETS: frozenset[str] = frozenset(
     ["human", "humans", "agent", "agents", "operator", "operators", "representative", "supervisor", "person", "staff"]
 )
 """Who a hand-off goes to (``transfer_money`` names none: a write)."""
-END_NAMES: frozenset[str] = frozenset(["finish", "submit", "final_answer", "submit_answer", "done", "end_conversation"])
+END_NAMES: frozenset[str] = frozenset(
+    ["finish", "submit", "final_answer", "submit_answer", "done", "end_conversation", "claim_done", "task_done"]
+)
 """Whole tool names (app prefix removed) of a call that ends the episode: kind ``end``."""
+HTTP_VERBS: frozenset[str] = frozenset(["get", "head", "post", "put", "patch", "delete", "options"])
+"""HTTP methods at the head of a REST-wrapper tool name (``API-post-search``)."""
+REST_PREFIXES: frozenset[str] = frozenset(["api", "rest", "http"])
+"""First tokens of a REST-wrapper tool name (OpenAPI-generated MCP servers: Notion's)."""
+REST_READ_ACTIONS: frozenset[str] = frozenset(
+    ["search", "query", "list", "find", "retrieve", "get", "lookup", "filter"]
+)
+"""Actions after ``post`` that make a REST call a read (``API-post-database-query``)."""
 VERB_POSITIONS = 2
 """The verb must be among the first this many tokens of the action part (``v1_search``)."""
 PREPOSITIONS: frozenset[str] = frozenset(["from", "by", "for", "to", "of", "in", "on", "with", "at", "into", "via"])
@@ -263,6 +314,57 @@ def _description_kind(description: str | None) -> ToolKind | None:
     return None
 
 
+def _namespaced_end(name: str) -> bool:
+    """A namespaced end call (``local-claim_done``: the name after its last namespace
+    separator is in :data:`END_NAMES`)."""
+    parts = _NAMESPACE_SEP_RE.split(name)
+    return len(parts) > 1 and "_".join(_tokens(parts[-1])) in END_NAMES
+
+
+def _verb_kind(tokens: list[str]) -> tuple[ToolKind | None, int]:
+    """The kind the first verb among the first :data:`VERB_POSITIONS` tokens says, and its
+    index; ``(None, -1)`` without one."""
+    for i, t in enumerate(tokens[:VERB_POSITIONS]):
+        if t in AUTH_VERBS:
+            return ToolKind.AUTH, i
+        if t in WRITE_VERBS:
+            return ToolKind.WRITE, i
+        if t in READ_VERBS:
+            return ToolKind.READ, i
+    return None, -1
+
+
+def _rest_kind(method: str, rest: list[str]) -> ToolKind:
+    """A REST-wrapper name read as verb + resource + action: ``get`` / ``head`` / ``options``
+    read; ``post`` reads when an action token is a search or query (``API-post-search``,
+    ``API-post-database-query``), else writes; ``put`` / ``patch`` / ``delete`` write."""
+    if method in ("get", "head", "options"):
+        return ToolKind.READ
+    if method == "post" and any(t in REST_READ_ACTIONS for t in rest):
+        return ToolKind.READ
+    return ToolKind.WRITE
+
+
+_NAMESPACE_SEP_RE = re.compile(r"__|[-.:/]")
+
+
+def _namespaced(name: str, action: list[str]) -> list[list[str]]:
+    """Token lists to look for the verb in: the action part, then the name after each
+    namespace separator (``__``, ``-``, ``.``, ``:``, ``/``: ``mcp__github__merge_pull_request``,
+    ``google_calendar-create_event``), then, for a name mixing ``-`` and ``_``, after each
+    ``_`` that follows the last ``-`` (``google-cloud-bigquery_run_query``: the server's
+    name holds the hyphens)."""
+    out = [action]
+    for m in _NAMESPACE_SEP_RE.finditer(name):
+        out.append(_action_part(_tokens(name[m.end() :])))
+    last = name.rfind("-")
+    if last >= 0 and "_" in name[last:]:
+        tail = name[last + 1 :]
+        for m in re.finditer("_", tail):
+            out.append(_action_part(_tokens(tail[m.end() :])))
+    return [t for t in out if t]
+
+
 def classify_tool(
     name: str, description: str | None = None, *, known_apps: Iterable[str] = (), default_app: str = "external"
 ) -> CatalogEntry:
@@ -290,7 +392,7 @@ def classify_tool(
     kind: ToolKind | None = None
     verb_at = -1
     action = _action_part(toks)
-    if joined in END_NAMES:
+    if joined in END_NAMES or _namespaced_end(name):
         kind, verb_at = ToolKind.END, 0
     elif _is_handoff(toks):
         kind = ToolKind.HANDOFF
@@ -300,16 +402,15 @@ def classify_tool(
         # the verb of "ask_for_x" is "ask": the noun follows it (leading prepositions skipped)
         verb_at = next((i for i, t in enumerate(toks) if t in ("ask", "log", "sign")), 0)
     named = toks  # the tokens the verb index points into
+    if kind is None and len(toks) > 2 and toks[0] in REST_PREFIXES and toks[1] in HTTP_VERBS:
+        kind, verb_at, named = _rest_kind(toks[1], toks[2:]), 1, toks
+    elif kind is None and len(toks) > 1 and toks[0] == "post" and any(t in REST_READ_ACTIONS for t in toks[1:]):
+        kind, verb_at, named = ToolKind.READ, 0, toks  # an HTTP POST of a search (post_database_query)
     if kind is None:
-        named = action
-        for i, t in enumerate(action[:VERB_POSITIONS]):
-            if t in AUTH_VERBS:
-                kind, verb_at = ToolKind.AUTH, i
-            elif t in WRITE_VERBS:
-                kind, verb_at = ToolKind.WRITE, i
-            elif t in READ_VERBS:
-                kind, verb_at = ToolKind.READ, i
-            if kind:
+        for candidate in _namespaced(name, action):
+            kind, verb_at = _verb_kind(candidate)
+            if kind is not None:
+                named = candidate
                 break
     if kind is None:
         kind = _description_kind(description) or ToolKind.UNKNOWN

@@ -173,7 +173,20 @@ def test_same_episode_with_explicit_formats():
 
 
 def test_formats_list_matches_the_cli():
-    assert FORMATS == ("auto", "mcpgym", "openai", "anthropic", "complexmcp", "mcp-log", "atif", "inspect")
+    assert FORMATS == (
+        "auto",
+        "mcpgym",
+        "openai",
+        "anthropic",
+        "complexmcp",
+        "mcp-log",
+        "atif",
+        "inspect",
+        "responses",
+        "tau2",
+        "langchain",
+        "pydantic-ai",
+    )
 
 
 # -- mcpgym ---------------------------------------------------------------------------------------------
@@ -509,7 +522,8 @@ def test_complexmcp_json_string_and_list(tmp_path):
     ],
 )
 def test_complexmcp_status_mapping(body, expected):
-    is_error, code, result = complexmcp_response(body)
+    r = complexmcp_response(body)
+    is_error, code, result = r.is_error, r.code, r.result
     assert (is_error, code) == expected
     json.dumps(result)  # always JSON-able
     if code == "rate_limited":
@@ -609,7 +623,9 @@ def test_unknown_and_missing_files_do_not_stop_the_others(tmp_path):
     assert len(report.episodes) == 1 and report.episodes[0].format == "anthropic"
     assert problem_texts(report) == [
         f"{DATA / 'complexmcp_catalog.json'}: error: cannot tell the format (no marker of any format in the "
-        "content); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect",
+        "content; tried mcpgym, openai, anthropic, complexmcp, mcp-log, atif, inspect, responses, tau2, langchain, "
+        "pydantic-ai); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect|responses|tau2|langchain"
+        "|pydantic-ai",
         f"{missing}: error: file not found",
     ]
     # an explicit format reads a missing file as a problem too

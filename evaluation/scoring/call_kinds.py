@@ -1,0 +1,247 @@
+"""Tool kinds without a catalog, from all the evidence a transcript carries: one classifier,
+used by the scorer (:func:`mcpgym.evaluation.scoring.calls.resolve_calls`) and by the proxy
+(:mod:`mcpgym.evaluation.proxy.classify`).
+
+Evidence, in order (the first that says something wins; docs/design.md §7, "Terms"):
+
+1. A catalog row (mcpgym's apps, ``--catalog``): the tool's declared kind. Nothing below
+   overrides it.
+2. The tool's MCP annotations, where the transcript or the proxy has the tool list
+   (:func:`kind_from_annotations`): ``readOnlyHint: true`` is a ``read``; ``readOnlyHint:
+   false`` or ``destructiveHint: true`` a ``write``.
+3. The call's arguments (:func:`classify_call`), for tools whose name says little:
+
+   * an inner action (a meta tool that runs another: Klavis Strata's ``execute_action``
+     with ``action_name: post_page``, LiveMCPBench's ``execute-tool`` with ``tool_name``):
+     the inner name, classified by the name rules, decides (:data:`INNER_NAME_ARGS`);
+   * an SQL statement (an argument :data:`SQL_ARGS` or any string starting with an SQL
+     keyword): ``SELECT`` / ``WITH ... SELECT`` / ``EXPLAIN`` / ``SHOW`` / ``DESCRIBE`` are
+     reads, ``INSERT`` / ``UPDATE`` / ``DELETE`` / ``MERGE`` / ``CREATE`` / ``ALTER`` /
+     ``DROP`` / ``TRUNCATE`` / ``GRANT`` / ``REVOKE`` / ``COMMENT`` / ``COPY`` writes (any
+     write statement makes the call a write; a transaction that ends in ``ROLLBACK`` took no
+     effect: a read); the tables it names are its resource families
+     (``<app>.table:<name>``), so a later ``SELECT`` of a written table verifies the write;
+   * a shell command (an argument :data:`COMMAND_ARGS` of a tool whose name says it runs
+     commands): a write when the command changes files or state (:data:`SHELL_WRITE_RE`:
+     ``mkdir``, ``rm``, ``mv``, ``cp``, a ``>`` redirection, ``git commit`` / ``push``,
+     ``kubectl apply`` / ``delete`` / ``scale``...), else a read.
+4. The name rules (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`: a namespace
+   prefix, REST-wrapper names read as verb + resource + action, verbs).
+
+``unknown`` stays unknown (neither read nor write) and is counted in the scorability
+summary.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcpgym.evaluation.scoring.tool_catalog import CatalogEntry, classify_tool
+from mcpgym.kernel.spec import ToolKind
+
+INNER_NAME_ARGS: tuple[str, ...] = ("action_name", "tool_name", "tool", "action", "function_name", "method")
+"""Arguments naming the inner action a meta tool runs."""
+SQL_ARGS: tuple[str, ...] = ("sql", "query", "statement", "sql_query", "command", "stmt", "queries")
+"""Arguments holding an SQL statement."""
+COMMAND_ARGS: tuple[str, ...] = ("command", "cmd", "script", "commands")
+"""Arguments holding a shell command."""
+SHELL_TOOL_RE = re.compile(
+    r"(?:^|[_\W])(?:run_command|execute_command|shell|bash|terminal|exec|run_shell|cmd)(?:$|[_\W])", re.I
+)
+"""Tool names of a shell-command runner."""
+SQL_READ = ("select", "with", "explain", "show", "describe", "desc", "values", "table", "pragma")
+SQL_WRITE = (
+    "insert",
+    "update",
+    "delete",
+    "merge",
+    "upsert",
+    "replace",
+    "create",
+    "alter",
+    "drop",
+    "truncate",
+    "grant",
+    "revoke",
+    "comment",
+    "copy",
+    "rename",
+    "vacuum",
+    "reindex",
+    "refresh",
+    "call",
+    "do",
+    "set",
+)
+_SQL_WRITE_RE = re.compile(
+    r"\b("
+    + "|".join(
+        w
+        for w in SQL_WRITE
+        if w not in ("set", "call", "do", "table", "comment", "copy", "replace", "refresh", "rename")
+    )
+    + r")\b",
+    re.I,
+)
+_SQL_TABLES_RE = re.compile(
+    r"\b(?:from|join|into|update|table(?:\s+if\s+(?:not\s+)?exists)?|view|index\s+\S+\s+on)\s+"
+    r"((?:\"[^\"]+\"|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|[A-Za-z_][\w$]*))?)",
+    re.I,
+)
+SHELL_WRITE_RE = re.compile(
+    r"(?:^|[;&|(]\s*|\s)(?:mkdir|rm|rmdir|mv|cp|touch|tee|ln|chmod|chown|dd|truncate|install|unzip|tar\s+-?x"
+    r"|git\s+(?:commit|push|add|checkout|merge|rebase|reset|tag|branch\s+-[dD])|kubectl\s+(?:apply|create|delete|scale"
+    r"|patch|edit|rollout|set|label|annotate|expose|replace)|helm\s+(?:install|upgrade|uninstall|rollback)"
+    r"|docker\s+(?:run|rm|build|push)|pip\s+install|npm\s+install|apt(?:-get)?\s+install|sed\s+-i|curl\s+.*-X\s*(?:POST|PUT|PATCH|DELETE))\b"
+    r"|\s>{1,2}\s*[\w./~$\"'-]",
+    re.I,
+)
+"""A shell command that changes files or state."""
+
+
+def kind_from_annotations(annotations: Any) -> tuple[ToolKind | None, bool]:
+    """``(kind, destructive)`` from MCP tool annotations (a dict with ``readOnlyHint`` /
+    ``destructiveHint``, camelCase or snake_case, or an object with ``read_only_hint`` /
+    ``destructive_hint``): ``read`` for ``readOnlyHint: true``; ``write`` for ``readOnlyHint:
+    false`` or ``destructiveHint: true``; ``(None, False)`` when they say nothing."""
+
+    def hint(*names: str) -> Any:
+        for n in names:
+            v = annotations.get(n) if isinstance(annotations, dict) else getattr(annotations, n, None)
+            if isinstance(v, bool):
+                return v
+        return None
+
+    read_only = hint("readOnlyHint", "read_only_hint")
+    destructive = hint("destructiveHint", "destructive_hint")
+    if read_only is True:
+        return ToolKind.READ, False
+    if read_only is False or destructive is True:
+        return ToolKind.WRITE, destructive is True
+    return None, False
+
+
+SQL_SHAPE_RE = re.compile(
+    r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*(?:begin\b|start\s+transaction\b|select\b.*?\bfrom\b|select\s+[\w(*'\"]"
+    r"|with\s+(?:recursive\s+)?\w+\s*(?:\([^)]*\)\s*)?as\s*\(|explain\b|show\s+\w+|describe\s+\w+|insert\s+into\b"
+    r"|update\s+\S+\s+set\b|delete\s+from\b|merge\s+into\b|truncate\b|copy\s+\S+\s+(?:from|to)\b"
+    r"|(?:create|alter|drop)\s+(?:or\s+replace\s+)?(?:unique\s+)?(?:temp(?:orary)?\s+)?(?:materialized\s+)?"
+    r"(?:table|index|view|function|procedure|trigger|schema|policy|role|user|extension|type|sequence|database|rule)\b"
+    r"|(?:grant|revoke)\s+\w+|comment\s+on\b|vacuum\b|reindex\b|refresh\s+materialized\b|do\s+\$)",
+    re.I | re.S,
+)
+"""The shape of an SQL statement (not a search phrase that starts with "select" or "show")."""
+
+
+def sql_statement(arguments: Any) -> str | None:
+    """The SQL statement a call's arguments carry (an :data:`SQL_ARGS` argument first, then any
+    string argument) when it has the shape of one (:data:`SQL_SHAPE_RE`), else None."""
+    if not isinstance(arguments, dict):
+        return None
+    values = [arguments.get(k) for k in SQL_ARGS] + list(arguments.values())
+    for v in values:
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            v = ";\n".join(v)
+        if isinstance(v, str) and len(v) <= 200_000 and SQL_SHAPE_RE.match(v):
+            return v
+    return None
+
+
+def sql_kind(sql: str) -> ToolKind:
+    """``write`` when any statement of ``sql`` changes data or schema (:data:`SQL_WRITE` at a
+    statement's start, or a data-changing keyword anywhere in a ``WITH`` query), unless the
+    transaction ends in ``ROLLBACK``; else ``read``."""
+    text = re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S)
+    text = re.sub(r"'(?:[^']|'')*'", "''", text)  # string literals say nothing
+    statements = [s.strip() for s in text.split(";") if s.strip()]
+    if statements and statements[-1].lower().startswith("rollback"):
+        return ToolKind.READ
+    for s in statements:
+        first = s.split(None, 1)[0].lower() if s.split() else ""
+        if first in SQL_WRITE and first not in ("set",):
+            return ToolKind.WRITE
+        if first == "with" and _SQL_WRITE_RE.search(s):
+            return ToolKind.WRITE
+    return ToolKind.READ
+
+
+def sql_tables(sql: str) -> list[str]:
+    """The table names a statement names (after ``FROM``, ``JOIN``, ``INTO``, ``UPDATE``,
+    ``TABLE``), lowercased, schema prefix and quotes dropped, in order."""
+    out: list[str] = []
+    for m in _SQL_TABLES_RE.finditer(sql):
+        name = m.group(1).split(".")[-1].strip('"').lower()
+        if name not in out and name not in ("select", "lateral", "only", "unnest"):
+            out.append(name)
+    return out
+
+
+def _inner_name(arguments: dict[str, Any]) -> str | None:
+    for k in INNER_NAME_ARGS:
+        v = arguments.get(k)
+        if isinstance(v, str) and 0 < len(v) <= 128 and re.fullmatch(r"[\w.\-/: ]+", v):
+            return v
+    return None
+
+
+def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
+    """The entry of one call of a tool known only by the name rules, refined by its arguments
+    (module docstring, rule 3); the tool's own entry when the arguments say nothing.
+
+    Args:
+        entry: the tool's entry (only a ``heuristic`` one is refined).
+        arguments: the call's arguments.
+
+    Returns:
+        A :class:`CatalogEntry` (``source="heuristic"``) whose kind and resources are the
+        call's; for a meta tool, its ``name`` is ``<tool>:<inner action>`` (the scorer's
+        "same tool" is the same inner action).
+    """
+    if entry.source != "heuristic" or not isinstance(arguments, dict):
+        return entry
+    inner = _inner_name(arguments) if entry.kind == ToolKind.UNKNOWN else None  # get_action_details reads
+    if inner is not None and inner != entry.name:
+        sub = classify_tool(inner, default_app=entry.app)
+        if sub.kind != ToolKind.UNKNOWN:
+            inner_args = next(
+                (
+                    v
+                    for k in ("params", "arguments", "args", "body", "input", "parameters")
+                    if isinstance(v := arguments.get(k), dict)
+                ),
+                None,
+            )
+            refined = classify_call(sub, inner_args) if inner_args else sub
+            # the call is one of the inner action's: "the same tool" means the same action
+            return entry.model_copy(
+                update={"name": f"{entry.name}:{inner}", "kind": refined.kind, "resources": refined.resources}
+            )
+    sql = sql_statement(arguments)
+    if sql is not None and entry.kind in (ToolKind.UNKNOWN, ToolKind.READ, ToolKind.WRITE):
+        tables = sql_tables(sql)
+        families = [f"{entry.app}.table:{t}" for t in tables] or list(entry.resources)
+        return entry.model_copy(update={"kind": sql_kind(sql), "resources": families})
+    if SHELL_TOOL_RE.search(entry.name):
+        cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
+        if cmd is not None:
+            kind = ToolKind.WRITE if SHELL_WRITE_RE.search(cmd) else ToolKind.READ
+            return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
+    return entry
+
+
+__all__ = [
+    "COMMAND_ARGS",
+    "INNER_NAME_ARGS",
+    "SHELL_TOOL_RE",
+    "SHELL_WRITE_RE",
+    "SQL_ARGS",
+    "SQL_SHAPE_RE",
+    "SQL_READ",
+    "SQL_WRITE",
+    "classify_call",
+    "kind_from_annotations",
+    "sql_kind",
+    "sql_statement",
+    "sql_tables",
+]

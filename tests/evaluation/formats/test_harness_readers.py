@@ -1,0 +1,474 @@
+"""Issue 35: the readers of what harnesses store, the layered result reader, tool kinds without
+a catalog, alternatives on the failed call's object and episode endings, each over inputs
+written here (shapes checked against openai-agents 0.24, langchain-core 1.x, pydantic-ai 1.x
+and tau2-bench's source), in every format it can occur in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpgym.evaluation.formats import detect_format, score_files
+from mcpgym.evaluation.formats.layers import read_result
+from mcpgym.evaluation.records.error_rule import ErrorRule
+from mcpgym.evaluation.scoring.call_kinds import classify_call, kind_from_annotations, sql_kind, sql_tables
+from mcpgym.evaluation.scoring.tool_catalog import classify_tool
+from mcpgym.kernel.spec import ToolKind
+
+
+def _wrap(result: dict[str, Any]) -> str:
+    """An MCP result as the Agents SDK hands it over: a text part holding the CallToolResult JSON."""
+    return json.dumps({"type": "text", "text": json.dumps(result)})
+
+
+def _ctr(text: str, is_error: bool = False) -> dict[str, Any]:
+    return {"meta": None, "content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def _score(tmp_path: Path, data: Any, fmt: str = "auto", name: str = "t.json") -> Any:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return score_files([path], fmt)
+
+
+# -- one episode in each harness's form -------------------------------------------------------------------
+# 1 get_page fails (a REST error body inside the wrapper), 2 get_page again succeeds, 3 update_page
+# writes, 4 get_page reads it back; final text claims the update.
+ERR_BODY = {"object": "error", "status": 404, "code": "object_not_found", "message": "Could not find page p-0001"}
+OK_PAGE = {"object": "page", "id": "p-0001", "title": "Plan"}
+
+
+def _responses_items() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Rename the page."}]
+    steps = [
+        ("get_page", {"page_id": "p-0001"}, _wrap(_ctr(json.dumps(ERR_BODY)))),
+        ("get_page", {"page_id": "p-0001"}, _wrap(_ctr(json.dumps(OK_PAGE)))),
+        ("update_page", {"page_id": "p-0001", "title": "Q3"}, _wrap(_ctr(json.dumps({**OK_PAGE, "title": "Q3"})))),
+        ("get_page", {"page_id": "p-0001"}, _wrap(_ctr(json.dumps({**OK_PAGE, "title": "Q3"})))),
+    ]
+    for i, (name, args, out) in enumerate(steps):
+        items.append({"type": "function_call", "call_id": f"c{i}", "name": name, "arguments": json.dumps(args)})
+        items.append({"type": "function_call_output", "call_id": f"c{i}", "output": out})
+    items.append(
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "I updated the page."}]}
+    )
+    return items
+
+
+def _langchain(dict_form: bool) -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = [{"type": "human", "content": "Rename the page."}]
+    answers = [json.dumps(ERR_BODY), json.dumps(OK_PAGE), json.dumps({**OK_PAGE, "title": "Q3"}), json.dumps(OK_PAGE)]
+    calls = [("get_page", {"page_id": "p-0001"}), ("get_page", {"page_id": "p-0001"}),
+             ("update_page", {"page_id": "p-0001", "title": "Q3"}), ("get_page", {"page_id": "p-0001"})]  # fmt: skip
+    for i, ((name, args), ans) in enumerate(zip(calls, answers, strict=True)):
+        msgs.append(
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": name, "args": args, "id": f"c{i}", "type": "tool_call"}],
+            }
+        )
+        msgs.append({"type": "tool", "content": ans, "tool_call_id": f"c{i}", "name": name, "status": "success"})
+    msgs.append({"type": "ai", "content": "I updated the page.", "tool_calls": []})
+    if dict_form:  # messages_to_dict
+        return [{"type": m["type"], "data": {**m, "additional_kwargs": {}}} for m in msgs]
+    return msgs
+
+
+def _pydantic_ai() -> list[dict[str, Any]]:
+    answers = [ERR_BODY, OK_PAGE, {**OK_PAGE, "title": "Q3"}, OK_PAGE]
+    calls = [("get_page", {"page_id": "p-0001"}), ("get_page", {"page_id": "p-0001"}),
+             ("update_page", {"page_id": "p-0001", "title": "Q3"}), ("get_page", {"page_id": "p-0001"})]  # fmt: skip
+    out: list[dict[str, Any]] = [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Rename the page."}]}
+    ]
+    for i, ((name, args), ans) in enumerate(zip(calls, answers, strict=True)):
+        out.append(
+            {
+                "kind": "response",
+                "parts": [{"part_kind": "tool-call", "tool_name": name, "args": args, "tool_call_id": f"c{i}"}],
+            }
+        )
+        out.append(
+            {
+                "kind": "request",
+                "parts": [{"part_kind": "tool-return", "tool_name": name, "content": ans, "tool_call_id": f"c{i}"}],
+            }
+        )
+    out.append({"kind": "response", "parts": [{"part_kind": "text", "content": "I updated the page."}]})
+    return out
+
+
+def _tau2() -> dict[str, Any]:
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "Rename the page."}]
+    answers = [json.dumps(ERR_BODY), json.dumps(OK_PAGE), json.dumps({**OK_PAGE, "title": "Q3"}), json.dumps(OK_PAGE)]
+    calls = [("get_page", {"page_id": "p-0001"}), ("get_page", {"page_id": "p-0001"}),
+             ("update_page", {"page_id": "p-0001", "title": "Q3"}), ("get_page", {"page_id": "p-0001"})]  # fmt: skip
+    for i, ((name, args), ans) in enumerate(zip(calls, answers, strict=True)):
+        msgs.append({"role": "assistant", "content": None,
+                     "tool_calls": [{"id": f"c{i}", "name": name, "arguments": args, "requestor": "assistant"}]})  # fmt: skip
+        msgs.append({"role": "tool", "id": f"c{i}", "content": ans, "requestor": "assistant", "error": False})
+    msgs.append({"role": "assistant", "content": "I updated the page."})
+    msgs.append({"role": "user", "content": "Thanks! ###STOP###"})
+    return {"info": {}, "tasks": [], "simulations": [{"id": "s1", "task_id": "7", "trial": 0,
+            "termination_reason": "user_stop", "messages": msgs}]}  # fmt: skip
+
+
+CASES = {
+    "responses": _responses_items,
+    "langchain-dict": lambda: _langchain(True),
+    "langchain-dump": lambda: _langchain(False),
+    "langgraph-state": lambda: {"messages": _langchain(False)},
+    "pydantic-ai": _pydantic_ai,
+    "tau2": _tau2,
+}
+FORMAT_OF = {"responses": "responses", "langchain-dict": "langchain", "langchain-dump": "langchain",
+             "langgraph-state": "langchain", "pydantic-ai": "pydantic-ai", "tau2": "tau2"}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_harness_form_reads_the_same_episode(tmp_path: Path, case: str) -> None:
+    """Hand-counted: 4 calls, 1 error (REST error body, 404) recovered by the retry at 2, 1 write
+    (update_page) read back at 4, no defeatism, no false success, completed."""
+    report = _score(tmp_path, CASES[case]())
+    assert [f.format for f in report.files] == [FORMAT_OF[case]]
+    sc = report.episodes[0].scores
+    assert (sc.status, sc.tool_calls, sc.error_calls, sc.writes, sc.verification_skips) == ("completed", 4, 1, 1, [])
+    assert (sc.recovery_attempts, sc.recoveries, sc.defeatism, sc.false_success) == (1, 1, False, False)
+    assert [(h.step, h.rule) for h in sc.error_rules] == [(1, ErrorRule.REST_ERROR_BODY)]
+
+
+def test_format_openai_reads_responses_items_never_a_silent_zero(tmp_path: Path) -> None:
+    sc = _score(tmp_path, _responses_items(), "openai").episodes[0].scores
+    assert (sc.tool_calls, sc.error_calls, sc.writes) == (4, 1, 1)
+
+
+def test_hosted_mcp_call_items_and_their_tool_list(tmp_path: Path) -> None:
+    """A Responses ``mcp_call`` carries its answer; ``mcp_list_tools`` annotations give kinds
+    the names do not (``pages_touch`` reads nothing from its name: the hint says write)."""
+    items = [
+        {"role": "user", "content": "Touch the page."},
+        {
+            "type": "mcp_list_tools",
+            "server_label": "notes",
+            "tools": [
+                {"name": "pages_touch", "input_schema": {}, "annotations": {"readOnlyHint": False}},
+                {"name": "pages_peek", "input_schema": {}, "annotations": {"readOnlyHint": True}},
+            ],
+        },  # fmt: skip
+        {
+            "type": "mcp_call",
+            "id": "m1",
+            "name": "pages_touch",
+            "arguments": '{"page_id": "p-0001"}',
+            "server_label": "notes",
+            "output": None,
+            "error": "upstream 503",
+        },  # fmt: skip
+        {
+            "type": "mcp_call",
+            "id": "m2",
+            "name": "pages_touch",
+            "arguments": '{"page_id": "p-0001"}',
+            "server_label": "notes",
+            "output": "ok",
+            "error": None,
+        },  # fmt: skip
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]},
+    ]
+    sc = _score(tmp_path, items).episodes[0].scores
+    assert (sc.tool_calls, sc.error_calls, sc.writes, sc.recoveries) == (2, 1, 1, 1)
+    assert [h.rule for h in sc.error_rules] == [ErrorRule.FORMAT_FLAG]
+
+
+def test_anthropic_mcp_connector_blocks(tmp_path: Path) -> None:
+    msgs = [
+        {"role": "user", "content": "Rename the page."},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "mcp_tool_use",
+                    "id": "u1",
+                    "name": "update_page",
+                    "server_name": "notes",
+                    "input": {"page_id": "p-0001", "title": "Q3"},
+                },
+                {
+                    "type": "mcp_tool_result",
+                    "tool_use_id": "u1",
+                    "is_error": False,
+                    "content": [
+                        {"type": "text", "text": json.dumps({"status": 400, "object": "error", "message": "bad title"})}
+                    ],
+                },
+                {"type": "text", "text": "The title was refused."},
+            ],
+        },  # fmt: skip
+    ]
+    report = _score(tmp_path, msgs)
+    sc = report.episodes[0].scores
+    assert report.files[0].format == "anthropic"
+    assert (sc.tool_calls, sc.error_calls + sc.invalid_calls, sc.writes) == (1, 1, 0)
+    assert sc.error_rules[0].rule == ErrorRule.REST_ERROR_BODY
+
+
+# -- tau2: user-simulator markers, termination reasons, the user's own tools ------------------------------
+def _tau2_run(reason: str, last_user: str, calls: int = 1) -> dict[str, Any]:
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "Help"}]
+    for i in range(calls):
+        msgs.append({"role": "assistant", "content": "",
+                     "tool_calls": [{"id": f"a{i}", "name": "transfer_to_human_agents", "arguments": {}, "requestor": "assistant"}]})  # fmt: skip
+        msgs.append({"role": "tool", "id": f"a{i}", "content": "Transfer successful", "requestor": "assistant"})
+    msgs.append(
+        {
+            "role": "user",
+            "content": "",
+            "tool_calls": [{"id": "u1", "name": "toggle_airplane_mode", "arguments": {}, "requestor": "user"}],
+        }
+    )
+    msgs.append({"role": "tool", "id": "u1", "content": "Airplane mode off", "requestor": "user"})
+    msgs.append({"role": "user", "content": last_user})
+    return {"id": "s", "task_id": "1", "termination_reason": reason, "messages": msgs}
+
+
+@pytest.mark.parametrize(
+    ("reason", "last", "status"),
+    [
+        ("user_stop", "###TRANSFER###", "completed"),
+        ("user_stop", "###OUT-OF-SCOPE###", "completed"),
+        ("max_steps", "still there?", "limit"),
+        ("agent_error", "hello?", "errored"),
+    ],  # fmt: skip
+)
+def test_tau2_termination_reasons_and_user_tools(tmp_path: Path, reason: str, last: str, status: str) -> None:
+    sc = _score(tmp_path, _tau2_run(reason, last)).episodes[0].scores
+    assert sc.status == status
+    assert sc.tool_calls == 1  # the simulated user's toggle_airplane_mode is not the agent's
+
+
+@pytest.mark.parametrize("marker", ["###TRANSFER###", "###OUT-OF-SCOPE###", "###STOP###"])
+def test_user_markers_end_a_chat_conversation_completed(tmp_path: Path, marker: str) -> None:
+    msgs = [{"role": "user", "content": "Help"}, {"role": "assistant", "content": "I cannot do that."},
+            {"role": "user", "content": marker}]  # fmt: skip
+    assert _score(tmp_path, msgs, "openai").episodes[0].scores.status == "completed"
+
+
+def test_a_hand_off_repeated_until_the_step_limit_is_limit(tmp_path: Path) -> None:
+    def conv(n: int) -> list[dict[str, Any]]:
+        msgs: list[dict[str, Any]] = [{"role": "user", "content": "Help"}]
+        for i in range(n):
+            msgs.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"t{i}", "type": "function", "function": {"name": "transfer_to_human_agents", "arguments": "{}"}}]})  # fmt: skip
+            msgs.append({"role": "tool", "tool_call_id": f"t{i}", "content": "Transfer successful"})
+        return msgs
+
+    assert _score(tmp_path, conv(1), "openai").episodes[0].scores.status == "completed"
+    assert _score(tmp_path, conv(3), "openai").episodes[0].scores.status == "limit"
+
+
+def test_pydantic_ai_retry_prompt_is_an_error_of_that_call(tmp_path: Path) -> None:
+    msgs = [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Rename"}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "update_page", "args": {"title": 3}, "tool_call_id": "c1"}]},
+        {"kind": "request", "parts": [{"part_kind": "retry-prompt", "tool_name": "update_page", "content": "title must be a string", "tool_call_id": "c1"}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "update_page", "args": {"title": "3"}, "tool_call_id": "c2"}]},
+        {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "update_page", "content": "ok", "tool_call_id": "c2"}]},
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "Renamed."}]},
+    ]  # fmt: skip
+    sc = _score(tmp_path, msgs).episodes[0].scores
+    assert (sc.tool_calls, sc.writes, sc.status) == (2, 1, "completed")
+    assert sc.error_calls + sc.invalid_calls == 1
+
+
+def test_langchain_tool_status_error_is_the_harness_flag(tmp_path: Path) -> None:
+    msgs = [{"type": "human", "content": "x"},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "get_page", "args": {}, "id": "c1"}]},
+            {"type": "tool", "content": "boom", "tool_call_id": "c1", "status": "error"},
+            {"type": "ai", "content": "It failed."}]  # fmt: skip
+    sc = _score(tmp_path, msgs).episodes[0].scores
+    assert sc.error_calls == 1 and sc.error_rules[0].rule == ErrorRule.FORMAT_FLAG
+
+
+@pytest.mark.parametrize(
+    "text", ["# A README\n\nMentions `<tool>` and `[END]` in prose.\n", "[]", '{"a": 1, "b": [1, 2]}']
+)
+def test_auto_refuses_what_is_no_transcript_naming_the_formats_tried(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "x.md"
+    path.write_text(text, encoding="utf-8")
+    fmt, reason = detect_format(path)
+    assert fmt is None and "tried mcpgym, openai" in reason and "pydantic-ai" in reason
+    report = score_files([path])
+    assert report.episodes == [] and report.problems[0].severity == "error"
+
+
+# -- the layered result reader: one case per rule ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("content", "flag", "rule"),
+    [
+        (_wrap(_ctr("done", is_error=True)), None, ErrorRule.IS_ERROR),
+        (_wrap(_ctr("Error: page is archived")), None, ErrorRule.ERROR_PREFIX),
+        (json.dumps({"error": {"code": "timeout", "message": "slow"}}), None, ErrorRule.ERROR_FIELD),
+        (json.dumps({"error": "Message error...", "response": "{'status': 503}"}), None, ErrorRule.ENVELOPE),
+        (json.dumps({"status": "failed", "output": "no"}), None, ErrorRule.ENVELOPE_STATUS),
+        (json.dumps({"success": False, "message": "nope"}), None, ErrorRule.SUCCESS_FALSE),
+        (json.dumps({"status_code": 403, "detail": "forbidden"}), None, ErrorRule.HTTP_STATUS),
+        (
+            _wrap(_ctr(json.dumps({"status": 400, "object": "error", "message": "bad"}))),
+            None,
+            ErrorRule.REST_ERROR_BODY,
+        ),
+        (
+            json.dumps({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}),
+            None,
+            ErrorRule.REST_ERROR_BODY,
+        ),
+        (
+            _wrap(_ctr(json.dumps({"action_name": "x", "execution_result": {"error": {"status_code": 403}}}))),
+            None,
+            ErrorRule.NESTED_ERROR,
+        ),
+        (
+            json.dumps({"/a.md": {"result": "error", "reason": "End line must be >= start line"}}),
+            None,
+            ErrorRule.NESTED_ERROR,
+        ),
+        (json.dumps({"message": "Not Found"}), None, ErrorRule.ERROR_MESSAGE),
+        ("<html><title>403 Forbidden</title></html>", None, ErrorRule.HTML_ERROR_PAGE),
+        ("404 Not Found", None, ErrorRule.HTTP_STATUS_LINE),
+        (
+            "failed to get file contents: GET https://api.github.com/repos/o/r/contents/x: 422 Unprocessable []",
+            None,
+            ErrorRule.ERROR_TEXT,
+        ),
+        ("Contents of http://example.org/a:\nurl error", None, ErrorRule.ERROR_TEXT),
+        ("Tool git-log not found in agent Assistant", None, ErrorRule.ERROR_TEXT),
+        ('{"status": 500, "message": "upstre', None, ErrorRule.BROKEN_JSON),
+        ("it did not work out", True, ErrorRule.FORMAT_FLAG),
+        (
+            "meta=None content=[TextContent(type='text', text='{\"content\": [], \"isError\": true}', annotations=None)] isError=False",
+            None,
+            ErrorRule.IS_ERROR,
+        ),  # fmt: skip
+    ],
+)
+def test_each_error_rule_fires_and_is_named(content: Any, flag: bool | None, rule: ErrorRule) -> None:
+    r = read_result(content, flag=flag)
+    assert (r.is_error, r.rule) == (True, rule)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        _wrap(_ctr(json.dumps([{"id": 1, "error": "listed as data"}]))),  # a record's field, in a list
+        _wrap(_ctr('{"rows": [], "count": 0}')),
+        "Contents of http://example.org:\nHello <error>Content truncated. Call again</error>",
+        json.dumps({"title": "Fix error handling", "state": "open"}),
+        "No error occurred",
+    ],
+)
+def test_answers_that_only_mention_errors_are_successes(content: Any) -> None:
+    assert read_result(content).is_error is False
+
+
+# -- tool kinds without a catalog ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("API-post-search", "read"),
+        ("API-post-database-query", "read"),
+        ("API-patch-page", "write"),
+        ("API-retrieve-a-page", "read"),
+        ("merge_pull_request", "write"),
+        ("post_database_query", "read"),
+        ("post_page", "write"),
+        ("google_calendar-create_event", "write"),
+        ("mcp__github__create_issue", "write"),
+        ("local-claim_done", "end"),
+        ("api_tracking_for_pack_send", "unknown"),
+        ("execute_action", "unknown"),
+    ],  # fmt: skip
+)
+def test_name_rules(name: str, kind: str) -> None:
+    assert classify_tool(name).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "kind"),
+    [
+        ("execute_sql", {"query": "SELECT * FROM film WHERE id = 1"}, "read"),
+        ("execute_sql", {"query": "INSERT INTO film (title) VALUES ('x')"}, "write"),
+        ("run-raw-sql", {"sql": "ALTER TABLE film ADD COLUMN r int"}, "write"),
+        ("apply_migration", {"name": "m1", "query": "CREATE TABLE t (id int)"}, "write"),
+        ("execute_sql", {"query": "BEGIN; UPDATE film SET x = 1; ROLLBACK;"}, "read"),
+        ("search", {"query": "select the best film"}, "read"),  # a search phrase, not SQL
+        ("execute_action", {"server_name": "Notion", "action_name": "post_page", "body_schema": "{}"}, "write"),
+        ("execute_action", {"server_name": "Notion", "action_name": "post_search"}, "read"),
+        ("execute-tool", {"server_name": "fs", "tool_name": "write_file", "params": {"path": "/a"}}, "write"),
+        ("terminal-run_command", {"command": "ls -la /workspace"}, "read"),
+        ("terminal-run_command", {"command": "mkdir -p /workspace/out && echo hi > /workspace/out/a.txt"}, "write"),
+    ],
+)
+def test_call_level_kinds(tool: str, args: dict[str, Any], kind: str) -> None:
+    assert classify_call(classify_tool(tool), args).kind == kind
+
+
+def test_sql_tables_and_annotations() -> None:
+    assert sql_tables('UPDATE public."Film" SET a = 1 FROM actor JOIN x ON true') == ["film", "actor", "x"]
+    assert sql_kind("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d") == ToolKind.WRITE
+    assert kind_from_annotations({"readOnlyHint": True}) == (ToolKind.READ, False)
+    assert kind_from_annotations({"destructiveHint": True}) == (ToolKind.WRITE, True)
+    assert kind_from_annotations({}) == (None, False)
+
+
+def test_sql_writes_are_verified_by_a_select_of_their_table(tmp_path: Path) -> None:
+    def call(i: int, sql: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"q{i}",
+                        "type": "function",
+                        "function": {"name": "execute_sql", "arguments": json.dumps({"query": sql})},
+                    }
+                ],
+            },  # fmt: skip
+            {"role": "tool", "tool_call_id": f"q{i}", "content": "[]"},
+        ]
+
+    msgs = [{"role": "user", "content": "x"}, *call(1, "INSERT INTO film VALUES (1)"), *call(2, "UPDATE actor SET a=1"),
+            *call(3, "SELECT * FROM film"), {"role": "assistant", "content": "Inserted."}]  # fmt: skip
+    sc = _score(tmp_path, msgs, "openai").episodes[0].scores
+    assert (sc.writes, sc.verification_skips, sc.unknown_kind_calls) == (2, [2], 0)
+
+
+# -- an alternative acts on the failed call's object ------------------------------------------------------
+def test_a_call_sharing_only_the_repository_is_no_alternative(tmp_path: Path) -> None:
+    """1 get_file_contents of a path that does not exist (404), 2 list_pull_requests of the same
+    owner/repo: not an attempt at the missing file (before: "recovered" by a shared value)."""
+
+    def call(i: int, name: str, args: dict[str, Any], out: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"g{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                ],
+            },  # fmt: skip
+            {"role": "tool", "tool_call_id": f"g{i}", "content": out},
+        ]
+
+    repo = {"owner": "acme", "repo": "site"}
+    msgs = [{"role": "user", "content": "x"},
+            *call(1, "get_file_contents", {**repo, "path": "docs/a.md"}, "failed to get file contents: 404 Not Found"),
+            *call(2, "list_pull_requests", repo, "[]"),
+            *call(3, "search_code", {**repo, "q": "docs/a.md"}, "[]"),
+            {"role": "assistant", "content": "The file docs/a.md does not exist."}]  # fmt: skip
+    err = _score(tmp_path, msgs, "openai").episodes[0].scores.recoverable_error_detail[0]
+    assert err.attempt_step == 3  # the search for the missing path looks into it; the PR listing does not
