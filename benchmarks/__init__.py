@@ -40,6 +40,12 @@ performance issue):
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
+- ``server_truth`` / ``server_truth_no_catalog``: real harnesses' saved transcripts
+  (``tests/data/harness``) scored by ``mcpgym score`` against the server's trajectory of the
+  same episodes: every field equal with mcpgym's catalog (100%); without it at least 95% on
+  every field of every harness. ``tool_kinds``: the no-catalog tool classifier against hand
+  labels of real MCP servers' tool lists and mcpgym's own kinds (``tests/data/tool_kinds``);
+  at least 95%, and no read counted as a write.
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 
@@ -69,6 +75,8 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.rollouts import episode_all_apps, episode_one_app, gc_pause, judge_time
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
+    from mcpgym.benchmarks.server_truth import server_truth, server_truth_no_catalog
+    from mcpgym.benchmarks.tool_kinds import tool_kinds
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -92,6 +100,9 @@ def figure_functions() -> dict[str, FigureFn]:
         "proxy_overhead": proxy_overhead,
         "proxy_overhead_noop": proxy_overhead_noop,
         "label_agreement": label_agreement,
+        "server_truth": server_truth,
+        "server_truth_no_catalog": server_truth_no_catalog,
+        "tool_kinds": tool_kinds,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
     }
@@ -117,6 +128,9 @@ FIGURES: tuple[str, ...] = (
     "proxy_overhead",
     "proxy_overhead_noop",
     "label_agreement",
+    "server_truth",
+    "server_truth_no_catalog",
+    "tool_kinds",
     "gymnasium_step",
     "openenv_step",
 )
