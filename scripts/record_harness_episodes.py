@@ -35,17 +35,46 @@ EPISODES = [
 both profiles, and two episodes with timeouts, transient errors and auth challenges."""
 
 
+def _inspect(server: object, model: ScriptedModelServer, out: Path) -> int:
+    """Record :data:`EPISODES` through Inspect AI (mcpgym's Inspect task); the number that failed."""
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        print("skipped: inspect: needs the 'inspect' extra", file=sys.stderr)
+        return 0
+    from tests.support.harnesses.inspect_episode import play_inspect
+
+    failed = 0
+    for task, agent, faults in EPISODES:
+        folder = out / "inspect" / f"{task}-{agent}-{faults}"
+        if folder.exists():
+            print(f"refused: {folder} exists", file=sys.stderr)
+            failed += 1
+            continue
+        try:
+            episode = play_inspect(server, model, task, agent, faults, folder)  # type: ignore[arg-type]
+        except RuntimeError as exc:
+            print(f"failed: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"inspect {task} {agent} {faults}: {episode['server_calls']} calls")
+    return failed
+
+
 def main() -> int:
     """Record the episodes; exit 1 when a harness run failed or a folder already exists."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--harness", action="append", choices=sorted(HARNESSES))
+    ap.add_argument("--harness", action="append", choices=[*sorted(HARNESSES), "inspect"])
     args = ap.parse_args()
     failed = 0
     server = spawn_server()
     try:
         with ScriptedModelServer() as model, httpx.Client(timeout=30) as http:
-            for name in args.harness or sorted(HARNESSES):
+            for name in args.harness or [*sorted(HARNESSES), "inspect"]:
+                if name == "inspect":
+                    failed += _inspect(server, model, args.out)
+                    continue
                 harness = HARNESSES[name]
                 python = harness.python()
                 if python is None:

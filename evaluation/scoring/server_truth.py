@@ -9,7 +9,7 @@ ledger and the harness's final answer as one mcpgym trajectory line) and ``episo
 (``{"harness", "formats": {FILE: FORMAT}, "task", "agent", "faults", ...}``; each ``FORMAT`` is
 the ``mcpgym score --format`` to read that transcript with; without ``formats``,
 ``{"transcript.json": "auto"}``). Each transcript is one comparison, under the harness's name
-for ``transcript.json`` and ``HARNESS/STEM`` for another file (``agents_sdk_chat/openai_messages``).
+for ``transcript.*`` (``transcript.eval`` for Inspect) and ``HARNESS/STEM`` for another file (``agents_sdk_chat/openai_messages``).
 
 The server's side is scored with mcpgym's catalog from its call log *as the agent saw it*
 (:func:`agent_view`: the fault ledger, the call log's fault kinds and the virtual clock left
@@ -199,7 +199,7 @@ def compare_episode(folder: Path, *, catalog: bool, transcript_name: str = "tran
         raise FileNotFoundError(f"{transcript}: no transcript")
     got, problem = _transcript_scores(transcript, transcripts_of(folder).get(transcript_name, "auto"), catalog)
     harness = str(meta.get("harness", folder.parent.name))
-    if transcript_name != "transcript.json":
+    if Path(transcript_name).stem != "transcript":
         harness = f"{harness}/{Path(transcript_name).stem}"
     out = EpisodeComparison(
         folder=str(folder),

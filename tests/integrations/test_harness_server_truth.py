@@ -9,7 +9,10 @@ an auth challenge, a give-up). With mcpgym's catalog every field must be equal, 
 harness's own transcript and for the same conversation as an OpenAI chat client logs it;
 without a catalog every field must agree on at least 95% of the harness's episodes.
 
-The harnesses come from the ``harnesses`` extra (LangGraph from its own virtual environment,
+Inspect AI runs mcpgym's own Inspect task (``mcpgym_task``) with Inspect's ``openai-api``
+provider on the scripted model; its ``.eval`` log, less mcpgym's record, is the transcript.
+
+The harnesses come from the ``harnesses`` extra (Inspect from ``inspect``) (LangGraph from its own virtual environment,
 ``.venv-langgraph``: its ``langchain-mcp-adapters`` does not import with ``mcp>=2.3``); a
 missing one skips naming what to install, and fails with ``MCPGYM_REQUIRE_HARNESSES=1`` (set
 by ``.ci/run``).
@@ -78,3 +81,29 @@ def test_harness_transcripts_score_as_the_server_saw_the_episode(
     }
     assert not problems, problems
     assert not low, low
+
+
+def test_inspect_logs_score_as_the_server_saw_the_episode(
+    served: tuple[HttpServer, ScriptedModelServer, httpx.Client], tmp_path: Path
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{REQUIRE_ENV}=1 and inspect: needs the 'inspect' extra")
+        pytest.skip("inspect: needs the 'inspect' extra (pip install -e '.[inspect]')")
+    from tests.support.harnesses.inspect_episode import play_inspect
+
+    server, model, _ = served
+    folders = []
+    for agent, faults in EPISODES:
+        folder = tmp_path / f"{agent}-{faults}"
+        episode = play_inspect(server, model, TASK, agent, faults, folder)
+        assert episode["server_calls"] >= 1
+        folders.append(folder)
+    with_catalog = [compare_episode(f, catalog=True, transcript_name="transcript.eval") for f in folders]
+    assert all(c.readable for c in with_catalog), [c.problem for c in with_catalog]
+    assert not [d for c in with_catalog for d in c.differences], [c.model_dump() for c in with_catalog if c.differences]
+    bare = [compare_episode(f, catalog=False, transcript_name="transcript.eval") for f in folders]
+    low = {f: v for a in agreement(bare).values() for f, v in a.per_field.items() if v < NO_CATALOG_TARGET}
+    assert not low, (low, [d.model_dump() for c in bare for d in c.differences])
