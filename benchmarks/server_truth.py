@@ -5,7 +5,7 @@ scored by ``mcpgym score`` against the server's own trajectory of the same episo
 from PyPI (the OpenAI Agents SDK over Chat Completions and over Responses, pydantic-ai,
 LangGraph with langchain-mcp-adapters), each harness's transcript saved the way its users save
 it, beside the server's trajectory (recorded by ``scripts/record_harness_episodes.py``; the
-comparison is :mod:`mcpgym.evaluation.scoring.server_truth`). ``server_truth`` is the share of
+comparison is :mod:`mcpgym.evaluation.formats.server_truth`). ``server_truth`` is the share of
 (transcript, field) pairs equal with mcpgym's catalog (target 100%: every field of every
 episode); ``server_truth_no_catalog`` the same without it, as for an unknown server, whose
 every harness must reach at least 95% on every field (a harness's field under it fails the
@@ -34,7 +34,7 @@ def harness_dir() -> Path:
 
 
 def _figure(name: str, catalog: bool) -> Figure:
-    from mcpgym.evaluation.scoring.server_truth import (
+    from mcpgym.evaluation.formats.server_truth import (
         CATALOG_TARGET,
         FIELDS,
         NO_CATALOG_TARGET,

@@ -6,7 +6,7 @@ users save it, openai_messages.json for Chat Completions harnesses, server_traje
 episode.json: :mod:`tests.support.harnesses.episodes`) for :data:`EPISODES` under every
 harness installed (:data:`tests.support.harnesses.episodes.HARNESSES`). It refuses an OUT_DIR
 folder that already holds an episode folder of the same name (nothing is overwritten).
-``tests/data/harness/`` was recorded so; ``mcpgym.evaluation.scoring.server_truth`` compares them.
+``tests/data/harness/`` was recorded so; ``mcpgym.evaluation.formats.server_truth`` compares them.
 Run from the repository root with the dev venv (``PYTHONPATH=.``).
 """
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpgym.evaluation.scoring.server_truth import NO_CATALOG_TARGET, agreement, compare_episode, transcripts_of
+from mcpgym.evaluation.formats.server_truth import NO_CATALOG_TARGET, agreement, compare_episode, transcripts_of
 from tests.support.harnesses.episodes import HARNESSES, REQUIRE_ENV, play
 from tests.support.harnesses.scripted_model import ScriptedModelServer
 from tests.support.servers import HttpServer, spawn_server

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.scoring.server_truth import (
+from mcpgym.evaluation.formats.server_truth import (
     FIELDS,
     NO_CATALOG_TARGET,
     agent_view,
