@@ -119,6 +119,47 @@ class Played:
     episode: dict[str, Any]
 
 
+def server_trajectory(
+    task: Any,
+    agent: str,
+    faults: str,
+    fault_seed: int,
+    episode_id: str,
+    apps: list[str],
+    record: dict[str, Any],
+    final: str,
+    harness: str,
+) -> Any:
+    """The server's own trajectory of one episode: its call log's steps and fault ledger
+    (``record``: ``{"calls", "ledger"}`` as ``GET /control/episodes/{id}/final`` answers), the
+    harness's final answer, status ``completed``; no world snapshots (the outcome is judged on
+    neither side)."""
+    from mcpgym.evaluation.records.status import EpisodeStatus
+    from mcpgym.evaluation.run.episode_runner import build_trajectory, steps_from_call_log
+
+    traj = build_trajectory(
+        episode_id=episode_id,
+        task=task,
+        agent_name=agent,
+        trial=0,
+        fault_seed=fault_seed,
+        profile_name=faults,
+        apps=apps,
+        calls=record["calls"],
+        ledger=record["ledger"],
+        initial=None,  # type: ignore[arg-type]
+        final=None,  # type: ignore[arg-type]
+        gold=None,  # type: ignore[arg-type]
+        result=None,
+        status=EpisodeStatus.COMPLETED,
+        reason=None,
+        steps=steps_from_call_log(record["calls"]),
+        metadata={"harness": harness},
+    )
+    traj.final_message = final
+    return traj
+
+
 def play(
     server: HttpServer,
     model: ScriptedModelServer,
@@ -137,7 +178,6 @@ def play(
     Raises:
         RuntimeError: the harness run failed or timed out (the message holds its stderr tail).
     """
-    from mcpgym.evaluation.run.episode_runner import build_trajectory, steps_from_call_log
     from mcpgym.evaluation.tasks.registry import fault_seed_for, get_task
 
     task = get_task(task_id)
@@ -183,30 +223,11 @@ def play(
             f"model: {session.error or 'ok'}; stderr: {run.stderr[-3000:]}"
         )
     final = str(json.loads(run.stdout.strip().splitlines()[-1])["final"])
-    from mcpgym.evaluation.records.status import EpisodeStatus
-
-    traj = build_trajectory(
-        episode_id=eid,
-        task=task,
-        agent_name=agent,
-        trial=0,
-        fault_seed=fault_seed,
-        profile_name=faults,
-        apps=list(created.get("apps") or task.apps),
-        calls=ended["calls"],
-        ledger=ended["ledger"],
-        initial=None,  # type: ignore[arg-type]
-        final=None,  # type: ignore[arg-type]
-        gold=None,  # type: ignore[arg-type]
-        result=None,
-        status=EpisodeStatus.COMPLETED,
-        reason=None,
-        steps=steps_from_call_log(ended["calls"]),
-        metadata={"harness": harness.name},
+    traj = server_trajectory(
+        task, agent, faults, fault_seed, eid, list(created.get("apps") or task.apps), ended, final, harness.name
     )
-    traj.final_message = final
     truth = folder / "server_trajectory.jsonl"
-    truth.write_text(traj.model_dump_json(exclude_none=False) + "\n", encoding="utf-8")
+    truth.write_text(traj.model_dump_json() + "\n", encoding="utf-8")
     formats = {"transcript.json": "auto"}
     chat = session.openai_messages()
     if chat is not None:  # the same conversation as an OpenAI chat client logs it

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.support.harnesses.episodes import server_trajectory
 from tests.support.harnesses.scripted_model import ScriptedModelServer
 from tests.support.servers import HttpServer
 
@@ -33,8 +34,6 @@ def play_inspect(
     from inspect_ai.log import read_eval_log, write_eval_log
     from inspect_ai.model import get_model
 
-    from mcpgym.evaluation.records.status import EpisodeStatus
-    from mcpgym.evaluation.run.episode_runner import build_trajectory, steps_from_call_log
     from mcpgym.evaluation.tasks.registry import fault_seed_for, get_task
     from mcpgym.integrations.inspect_task import mcpgym_task
 
@@ -55,26 +54,17 @@ def play_inspect(
     if len(samples) != 1 or "mcpgym" not in (samples[0].store or {}):
         raise RuntimeError(f"inspect on {task_id}: {len(samples)} sample(s), status {full.status}: {full.error}")
     record = samples[0].store["mcpgym"]
-    traj = build_trajectory(
-        episode_id=record["episode_id"],
-        task=task,
-        agent_name=agent,
-        trial=0,
-        fault_seed=fault_seed,
-        profile_name=faults,
-        apps=list(record["apps"]),
-        calls=record["calls"],
-        ledger=record["ledger"],
-        initial=None,  # type: ignore[arg-type]
-        final=None,  # type: ignore[arg-type]
-        gold=None,  # type: ignore[arg-type]
-        result=None,
-        status=EpisodeStatus.COMPLETED,
-        reason=None,
-        steps=steps_from_call_log(record["calls"]),
-        metadata={"harness": "inspect"},
+    traj = server_trajectory(
+        task,
+        agent,
+        faults,
+        fault_seed,
+        record["episode_id"],
+        list(record["apps"]),
+        record,
+        str(record["final_message"]),
+        "inspect",
     )
-    traj.final_message = str(record["final_message"])
     (folder / "server_trajectory.jsonl").write_text(traj.model_dump_json() + "\n", encoding="utf-8")
     bare = full.model_copy(
         update={"samples": [s.model_copy(update={"store": {}, "scores": None}) for s in samples], "reductions": None}
