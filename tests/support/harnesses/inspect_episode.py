@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.harnesses.episodes import server_trajectory
-from tests.support.harnesses.scripted_model import ScriptedModelServer
+from tests.support.harnesses.scripted_model import TURN_TIMEOUT, ScriptedModelServer
 from tests.support.servers import HttpServer
+
+SAMPLE_TIME_LIMIT = 120
+"""Wall seconds Inspect gives the one sample (its ``time_limit``), as the drivers' timeout."""
 
 
 def play_inspect(
@@ -32,7 +35,7 @@ def play_inspect(
     """
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.model import get_model
+    from inspect_ai.model import GenerateConfig, get_model
 
     from mcpgym.evaluation.tasks.registry import fault_seed_for, get_task
     from mcpgym.integrations.inspect_task import mcpgym_task
@@ -45,9 +48,15 @@ def play_inspect(
     logs = folder / "logs"
     [log] = inspect_eval(
         mcpgym_task(tasks=[task_id], faults=faults, trials=1, server=server.url, token=server.token),
-        model=get_model("openai-api/scripted/scripted", base_url=model_url, api_key="scripted"),
+        model=get_model(
+            "openai-api/scripted/scripted",
+            base_url=model_url,
+            api_key="scripted",
+            config=GenerateConfig(max_retries=1, timeout=TURN_TIMEOUT + 10),
+        ),
         log_dir=str(logs),
         display="none",
+        time_limit=SAMPLE_TIME_LIMIT,
     )
     full = read_eval_log(log.location)
     samples = full.samples or []
