@@ -212,6 +212,14 @@ def play(
             timeout=DRIVER_TIMEOUT,
             cwd=str(folder),
         )
+    except subprocess.TimeoutExpired as exc:
+        http.delete(f"{server.url}/control/episodes/{eid}", headers=server.auth)
+        tail = (exc.stderr or b"")[-3000:]
+        raise RuntimeError(
+            f"{harness.name} on {task_id} ({agent}, {faults}) did not finish within {DRIVER_TIMEOUT:g} s; "
+            f"model: {session.error or 'ok'}; stderr: {tail!r}"
+        ) from None
+    try:
         final_r = http.get(f"{server.url}/control/episodes/{eid}/final", headers=server.auth)
         final_r.raise_for_status()
         ended = final_r.json()
