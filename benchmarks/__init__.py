@@ -46,6 +46,12 @@ performance issue):
 - ``run_file_read``: CPU seconds to read a ``full`` run's 10,656 compressed trajectory lines
   (zstd frames, frame by frame), with 1,332 / 2,664 / 5,328 frames for the slope (ratio: per
   frame at 10,656 / at 1,332); at most 1 s (issue 36).
+- ``server_truth`` / ``server_truth_no_catalog``: real harnesses' saved transcripts
+  (``tests/data/harness``) scored by ``mcpgym score`` against the server's trajectory of the
+  same episodes: every field equal with mcpgym's catalog (100%); without it at least 95% on
+  every field of every harness. ``tool_kinds``: the no-catalog tool classifier against hand
+  labels of real MCP servers' tool lists and mcpgym's own kinds (``tests/data/tool_kinds``);
+  at least 95%, and no read counted as a write.
 - ``gymnasium_step``: ``EpisodeEnv.step`` / ``GymEpisode.step`` of the same call; at most 1.2x.
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 - ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
@@ -84,6 +90,8 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.run_file_read import run_file_read
     from mcpgym.benchmarks.scoring import scoring_throughput
     from mcpgym.benchmarks.scoring_growth import scoring_growth
+    from mcpgym.benchmarks.server_truth import server_truth, server_truth_no_catalog
+    from mcpgym.benchmarks.tool_kinds import tool_kinds
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
 
@@ -109,6 +117,9 @@ def figure_functions() -> dict[str, FigureFn]:
         "complexmcp_replay": complexmcp_replay,
         "label_agreement": label_agreement,
         "run_file_read": run_file_read,
+        "server_truth": server_truth,
+        "server_truth_no_catalog": server_truth_no_catalog,
+        "tool_kinds": tool_kinds,
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
         "shaped_reward_rollouts": shaped_reward_rollouts,
@@ -138,6 +149,9 @@ FIGURES: tuple[str, ...] = (
     "complexmcp_replay",
     "label_agreement",
     "run_file_read",
+    "server_truth",
+    "server_truth_no_catalog",
+    "tool_kinds",
     "gymnasium_step",
     "openenv_step",
     "shaped_reward_rollouts",

@@ -75,6 +75,7 @@ def http_server():
 SLOW_FIRST = (
     "tests/evaluation/llm/test_real_model.py",
     "tests/benchmarks/test_benchmarks.py",
+    "tests/integrations/test_harness_server_truth.py",
     "tests/reliability/test_load.py",
     "tests/evaluation/tasks/test_task_suite.py",
     "tests/reliability/test_crash_safety.py",
