@@ -262,6 +262,21 @@ def build_comparison(
     return comp
 
 
+def within_run(run_dir: Path, episodes: Sequence[EpisodeScores]) -> Comparison | None:
+    """Every pair of one run's agents compared (the run report's "Paired comparison" section,
+    agents labelled ``agent@run``); None for a run of fewer than two agents."""
+    label = _labels([run_dir])[0]
+    agents = sorted({e.agent or "external" for e in episodes})
+    if len(agents) < 2:
+        return None
+    run = ComparedRun(label=label, path=str(run_dir), conditions=run_conditions(run_dir, episodes), agents=agents)
+    comp = Comparison(runs=[run])
+    for a, b in choose_pairs([run]):
+        mine = [[e for e in episodes if f"{e.agent or 'external'}@{label}" == c] for c in (a, b)]
+        comp.comparisons.append(compare_contestants(a, b, mine[0], mine[1]))
+    return comp
+
+
 # -- rendering -----------------------------------------------------------------------------------
 def _value(x: float | None, per_episode: bool) -> str:
     if x is None:
@@ -482,5 +497,6 @@ __all__ = [
     "run_conditions",
     "task_rows",
     "verdict_text",
+    "within_run",
     "write_comparison",
 ]

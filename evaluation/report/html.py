@@ -13,6 +13,7 @@ import re
 from html import escape
 
 from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
+from mcpgym.evaluation.report.compare import comparison_html
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
@@ -22,6 +23,7 @@ from mcpgym.evaluation.report.run_report import (
     app_rows,
     comparison_rows,
     episode_note,
+    errored_text,
     extra_rows,
     level_rows,
     pass_k_warning,
@@ -236,6 +238,10 @@ def render_html(report: Report) -> str:
         f'<p class="warning"><strong>{escape(text_call_warning(report) or "")}</strong></p>'
         if text_call_warning(report)
         else "",
+        "".join(
+            f'<p class="warning"><strong>{escape(line)}</strong></p>' if i == 0 else f"<p>{escape(line)}</p>"
+            for i, line in enumerate(errored_text(report))
+        ),
         "<h2>Agents</h2>",
         _table(*comparison_rows(report.scores)),
         f'<p class="warning"><strong>{escape(pass_k_warning(report.scores) or "")}</strong></p>'
@@ -260,6 +266,7 @@ def render_html(report: Report) -> str:
         _table(*task_rows(report)),
         "<h2>Notable episodes</h2>",
         notable_html,
+        comparison_html(report.comparison) if report.comparison is not None else "",
         render_viewer(report.trajectories),
     ]
     return (

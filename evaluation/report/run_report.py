@@ -20,6 +20,7 @@ from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.compare import Comparison, comparison_markdown, within_run
 from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS, check_own_file, replace_own_file
@@ -262,6 +263,8 @@ class Report:
         trajectories: (trajectory, its scores) per episode, in the order of ``episodes``
             (what the trajectory viewer of report.html shows).
         rescored: episodes whose recomputed scores differ from those stored in their line.
+        comparison: every pair of the run's agents compared over the same (task, trial)
+            episodes (:func:`mcpgym.evaluation.report.compare.within_run`); None for one agent.
     """
 
     run_dir: Path
@@ -274,6 +277,7 @@ class Report:
     flags: dict[str, dict[str, int]] = field(default_factory=dict)
     trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
     rescored: int = 0
+    comparison: Comparison | None = None
 
     @property
     def agents(self) -> list[str]:
@@ -371,6 +375,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         elif e.success is not None:
             cell[0] += int(e.success)
             cell[1] += 1
+    report.comparison = within_run(run, episodes)
     for t, _ in pairs:
         name = t.agent or "external"
         for flag in episode_flags(t):
@@ -475,6 +480,19 @@ def text_call_warning(report: Report) -> str | None:
     """The loud warning when some episodes ended with a tool call written as text, or None."""
     n = sum(f.get("tool_calls_as_text", 0) for f in report.flags.values())
     return f"WARNING: {_text_call_warning(n)}" if n else None
+
+
+def errored_text(report: Report) -> list[str]:
+    """The errored episodes' headline (``WARNING:``, or ``ERROR:`` when most episodes errored)
+    and their first causes (:func:`mcpgym.evaluation.report.errored.errored_lines`); empty when
+    none errored."""
+    from mcpgym.evaluation.report.errored import errored_causes, errored_lines, mostly_errored
+
+    causes, errored, total = errored_causes(t for t, _ in report.trajectories)
+    lines = errored_lines(causes, errored, total)
+    if lines:
+        lines[0] = ("ERROR: " if mostly_errored(errored, total) else "WARNING: ") + lines[0]
+    return lines
 
 
 def _episodes_fact(manifest: Manifest, n: int) -> str:
@@ -602,12 +620,17 @@ TASKS_NOTE = "Successes / scored episodes per agent (errored episodes are counte
 
 def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
-    behaviour details, the per-task matrix and notable episodes."""
+    behaviour details, the per-task matrix, notable episodes and the paired comparison of
+    the agents (:mod:`mcpgym.evaluation.report.compare`)."""
     out = [MD_HEADER.rstrip("\n"), ""]
     out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
     warning = text_call_warning(report)
     if warning:
         out += ["", f"**{md_text(warning)}**"]
+    errored = errored_text(report)
+    if errored:
+        out += ["", f"**{md_text(errored[0])}**", ""]
+        out += [f"- {md_text(line)}" for line in errored[1:]]
     out += [
         "",
         "## Agents",
@@ -638,6 +661,8 @@ def render_markdown(report: Report) -> str:
         ]
     else:
         out += ["None: every episode succeeded without defeatism, blind retries or impatience.", ""]
+    if report.comparison is not None:
+        out += [comparison_markdown(report.comparison)]
     out += ["The charts are in report.html.", ""]
     return "\n".join(out)
 
@@ -682,6 +707,7 @@ __all__ = [
     "pass_k_warning",
     "shown_k",
     "episode_note",
+    "errored_text",
     "render_markdown",
     "with_listed_agents",
     "print_comparison",
