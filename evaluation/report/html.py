@@ -14,6 +14,7 @@ from html import escape
 
 from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
 from mcpgym.evaluation.report.compare import comparison_html
+from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
@@ -224,6 +225,7 @@ def render_html(report: Report) -> str:
     readable from 390 px wide (tables scroll sideways inside their box, the viewer stacks)."""
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in run_facts(report))
     notable = report.notable()
+    kinds = fault_kind_rows(report.trajectories)
     notable_html = (
         _table(
             ["Agent", "Task", "Trial", "Note"],
@@ -264,6 +266,10 @@ def render_html(report: Report) -> str:
         "<h2>Tasks</h2>",
         f'<p class="note">{escape(TASKS_NOTE)}</p>',
         _table(*task_rows(report)),
+        '<h2 id="faults-by-kind">Faults by kind</h2>',
+        (_table(FAULT_KIND_HEADER, fault_kind_table(kinds)) + f'<p class="note">{escape(FAULT_KIND_NOTE)}</p>')
+        if kinds
+        else "<p>No fault was injected.</p>",
         "<h2>Notable episodes</h2>",
         notable_html,
         comparison_html(report.comparison) if report.comparison is not None else "",
