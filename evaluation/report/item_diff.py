@@ -122,7 +122,7 @@ def choose_key(*versions: list[Any]) -> str | None:
                 ok = False
                 break
         if ok:
-            return name
+            return str(name)
     return None
 
 
@@ -198,7 +198,12 @@ def collection_diff(path: str, initial: Any, final: Any, gold: Any) -> Collectio
     is an empty collection). See the module docstring."""
     versions = [v if isinstance(v, list) else [] for v in (initial, final, gold)]
     key = choose_key(*versions)
-    rows = _keyed_rows(*versions, key) if key is not None else _content_rows(*versions)
+    initial_items, final_items, gold_items = versions
+    rows = (
+        _keyed_rows(initial_items, final_items, gold_items, key)
+        if key is not None
+        else _content_rows(initial_items, final_items, gold_items)
+    )
     return CollectionDiff(path, key, rows[:MAX_ITEM_ROWS], max(0, len(rows) - MAX_ITEM_ROWS))
 
 

@@ -42,7 +42,7 @@ def test_every_collection_of_every_app_is_diffed_by_item() -> None:
         if not all(isinstance(i, dict) and len(i) >= 2 for i in items):
             continue
         key = choose_key(items)
-        removed, edited, kept = items[0], items[1], items[2:]
+        edited, kept = items[1], items[2:]  # items[0] is removed
         changed, field_name = _edit(edited, key)
         new = dict(kept[0])
         if key is not None:
