@@ -10,8 +10,10 @@ from mcpgym.kernel.exceptions import InputError, MCPGymError
 
 
 def report(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (from `mcpgym run`).")) -> None:
-    """Write report.md and report.html (with the trajectory viewer) into RUN_DIR, and print
-    the task x agent success grid and the faults by kind.
+    """Write report.md and report.html into RUN_DIR; print the task grid and faults by kind.
+
+    report.html holds the trajectory viewer too. The terminal shows the task x agent success
+    grid and the faults by kind.
 
     report.html is self-contained: tables, SVG charts and every episode's steps, with no
     network access needed to open it. Every figure is computed again from the trajectories,
