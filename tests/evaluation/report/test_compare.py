@@ -192,6 +192,11 @@ def test_compare_and_score_of_a_real_run(
     html = (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
     assert md.startswith("# mcpgym comparison\n") and "## Paired comparison" in md and "| Success | 3 |" in md
     assert '<h2 id="paired-comparison">' in html and "no detectable difference" in html
+    # `score` shows the run table's interval and pass^k (3 trials of one task: pass^3)
+    code, out, err = cli_at_width(["score", str(run)], 250, monkeypatch, capsys)
+    assert code == 0 and "Success (95% CI)" in out and "pass^3" in out, err
+    careful = next(ln for ln in out.splitlines() if ln.startswith("careful ") and "[" in ln)
+    assert "100% [44–100]" in careful and " 1.00 " in careful  # Wilson of 3/3; careful never fails
     # `score` of two copies of the run: one row per agent and run, never pooled
     copy = tmp_path / "copy"
     copy.mkdir()
