@@ -1,7 +1,7 @@
 """The ``mcpgym`` command line: the typer application, its root options, and :func:`main`.
 
 One module per command, each a thin adapter over a Python API: :mod:`.serve`, :mod:`.tools`,
-:mod:`.run`, :mod:`.score`, :mod:`.export`, :mod:`.report`, :mod:`.play`, :mod:`.cat`,
+:mod:`.run`, :mod:`.score`, :mod:`.compare`, :mod:`.export`, :mod:`.report`, :mod:`.play`, :mod:`.cat`,
 :mod:`.tasks` and ``proxy`` (:mod:`mcpgym.evaluation.proxy.command`); what they share is in
 :mod:`.common` and :mod:`.style`. Errors are handled in one place: a command raises an
 :class:`~mcpgym.kernel.exceptions.MCPGymError`, the command group (:class:`.style.MCPGymGroup`)
@@ -18,6 +18,7 @@ import warnings
 import typer
 
 from mcpgym.evaluation.cli.cat import cat
+from mcpgym.evaluation.cli.compare import compare
 from mcpgym.evaluation.cli.export import export
 from mcpgym.evaluation.cli.play import play
 from mcpgym.evaluation.cli.report import report
@@ -73,6 +74,7 @@ app.command()(run)
 app.command()(score)
 app.command()(export)
 app.command()(report)
+app.command()(compare)
 app.command()(play)
 app.command()(cat)
 app.command()(tasks)

@@ -223,7 +223,7 @@ def run(**flags: Any) -> None:
 
 def _print_result(checked: Any, result: Any) -> None:
     """The comparison table, the report's paths and the warnings of a finished run; exits 1
-    when episodes could not be run."""
+    when episodes could not be run, or when most episodes errored (their first causes on stderr)."""
     from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.report.run_report import (
         pass_k_warning,
@@ -264,15 +264,7 @@ def _print_result(checked: Any, result: Any) -> None:
     pk_warning = pass_k_warning(listed)
     if pk_warning:
         typer.secho(pk_warning, fg=typer.colors.RED, err=True)
-    errored = {name: row.errored_episodes for name, row in result.scores.agents.items()}
-    if any(errored.values()):
-        detail = ", ".join(f"{name}: {n}" for name, n in errored.items() if n)
-        typer.secho(
-            f"errored episodes (provider or harness failures, left out of success rates): {detail}; "
-            "their stop_reason is in the trajectories (mcpgym cat RUN_DIR) and the report",
-            fg=typer.colors.YELLOW,
-            err=True,
-        )
+    failed = _warn_errored(result.out)
     _warn_text_calls(result.out)
     typer.echo(
         f"report: {html} (and {md.name})\ntrajectories: {trajectories_file(result.out)}\n"
@@ -281,6 +273,29 @@ def _print_result(checked: Any, result: Any) -> None:
     if result.failures:
         _print_failures(result.failures)
         raise typer.Exit(1)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _warn_errored(out: Path) -> bool:
+    """Print on stderr how many episodes of the run in ``out`` errored and their first causes
+    (endpoint, status, attempts: :mod:`mcpgym.evaluation.report.errored`); True when most of
+    them errored (the run failed: exit 1)."""
+    from mcpgym.evaluation.records.compressed import trajectories_file
+    from mcpgym.evaluation.records.trajectory import read_trajectories
+    from mcpgym.evaluation.report.errored import errored_causes, errored_lines, mostly_errored
+
+    causes, errored, total = errored_causes(
+        read_trajectories(trajectories_file(out), tolerate_truncated_tail=True, states=False)
+    )
+    failed = mostly_errored(errored, total)
+    lines = errored_lines(causes, errored, total)
+    if lines:
+        lines[0] = ("ERROR: " if failed else "WARNING: ") + lines[0]
+        colour = typer.colors.RED if failed else typer.colors.YELLOW
+        for i, line in enumerate(lines):
+            typer.secho(line if i == 0 else f"  {line}", fg=colour, err=True)
+    return failed
 
 
 def _warn_text_calls(out: Path) -> None:

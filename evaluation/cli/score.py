@@ -15,7 +15,7 @@ from typing import IO
 
 import typer
 
-from mcpgym.evaluation.formats.score import FORMATS, score_files
+from mcpgym.evaluation.formats.score import FORMATS, ScoreReport, score_files
 from mcpgym.evaluation.report.score_text import render_text
 from mcpgym.kernel.exceptions import InputError, MCPGymError
 from mcpgym.kernel.shorten import short
@@ -42,13 +42,18 @@ def run_score(
         (what could be scored is still printed) or, with ``strict``, when the scorability
         summary carries a warning (most call blocks failed to parse, most tools guessed, a
         file read in a format that finds no call while another finds some), 2 when nothing
-        could be scored (1 with ``strict`` when another format would have read calls).
+        could be scored (1 with ``strict`` when another format would have read calls) or the
+        input is no transcript of any format (:func:`unreadable_message`).
 
     Raises:
         ValueError: for an unknown format or a bad catalog (a usage error: exit 2).
     """
     out = out or sys.stdout
     report = score_files(paths, fmt, catalog, k=k)
+    unreadable = unreadable_message(report, fmt, paths)
+    if unreadable is not None:
+        (err or sys.stderr).write(f"error: {unreadable}\n")
+        return 2
     if as_json:
         out.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
         for w in report.scorability.warnings:
@@ -62,6 +67,29 @@ def run_score(
     if strict and report.scorability.warnings:
         return 1
     return 0 if report.ok else 1
+
+
+def unreadable_message(report: ScoreReport, fmt: str, paths: list[str]) -> str | None:
+    """The error for input that no format reads as a transcript, or None.
+
+    With ``--format auto`` and no run directory among ``paths``: when no tool call was parsed
+    while some call block failed to parse (a README read as a ComplexMCP transcript), the file
+    is no transcript of any format: :func:`~mcpgym.evaluation.formats.score.score_files` has
+    already read it in every other format (:func:`~mcpgym.evaluation.formats.score.format_mismatch`)
+    and none found a call. The message names the formats tried.
+    """
+    from pathlib import Path as _Path
+
+    s = report.scorability
+    if fmt != "auto" or any(_Path(p).is_dir() for p in paths) or s.calls_parsed or not s.blocks_failed:
+        return None
+    detected = ", ".join(f"{short(f.file)} as {f.format}" for f in report.files if f.format) or "nothing detected"
+    tried = ", ".join(f for f in FORMATS if f != "auto")
+    return (
+        f"cannot read {', '.join(short(p) for p in paths)} as a transcript of any format: detected {detected}, "
+        f"which parsed no tool call ({s.blocks_failed} call block(s) failed to parse); formats tried: {tried} "
+        "(none finds a tool call); pass --format FORMAT for a file you know the format of"
+    )
 
 
 def score(
@@ -103,7 +131,8 @@ def score(
 
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
     scored and printed), or --strict and the scorability summary warns; 2: nothing could be
-    scored, or a PATH does not exist (one error line, nothing read).
+    scored, a PATH does not exist (one error line, nothing read), or with --format auto no
+    format reads a tool call from the files (the error names the formats tried).
     """
     from mcpgym.evaluation.formats import FORMATS
     from mcpgym.evaluation.records.manifest import read_manifest
@@ -128,4 +157,4 @@ def score(
     raise typer.Exit(code)
 
 
-__all__ = ["run_score", "score"]
+__all__ = ["run_score", "score", "unreadable_message"]

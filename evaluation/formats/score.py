@@ -104,7 +104,7 @@ class ScoreReport(BaseModel):
         files: one row per input file.
         episodes: per-episode scores, with file and episode label.
         agents: ``aggregate(...).agents``: per agent (``external`` unless the file names
-            one), the aggregates of docs/design.md §7 with ``by_level`` / ``by_app``.
+            one; ``agent@run`` when several run directories are scored: :func:`run_labels`), the aggregates of docs/design.md §7 with ``by_level`` / ``by_app``.
         tools: every tool seen, with its classification and source.
         faults_inferred: true when some episode had no fault ledger (its faults inferred).
         inferred_faults: recoverable errors whose fault was inferred, over all episodes.
@@ -331,11 +331,14 @@ def score_files(
         catalog.get(name, descriptions.get(name))
 
     scored: list[EpisodeScores] = []
-    for res, row in zip(loaded, report.files, strict=False):
+    labels = run_labels(paths)
+    for path, res, row in zip(paths, loaded, report.files, strict=False):
         for ep in res.episodes:
             traj = ep.trajectory
             try:
                 sc = score_episode(traj, catalog, k=k)
+                if path in labels:  # several runs: their agents are told apart, never pooled
+                    sc = sc.model_copy(update={"agent": f"{sc.agent or 'external'}@{labels[path]}"})
             except Exception as exc:  # noqa: BLE001 - e.g. a snapshot that does not restore
                 report.problems.append(
                     Problem(file=res.file, line=ep.line, episode=ep.label, message=f"cannot be scored: {exc}")
@@ -386,6 +389,18 @@ def score_files(
     return report
 
 
+def run_labels(paths: Iterable[str | Path]) -> dict[str | Path, str]:
+    """When two run directories or more are scored together, each one's label (its folder's
+    name, or the path as given when two names collide): their agents are reported as
+    ``agent@label``, so that the same agent of two runs is never pooled into one row. Empty for
+    fewer than two run directories."""
+    dirs = [p for p in paths if Path(p).is_dir()]
+    if len(dirs) < 2:
+        return {}
+    names = [Path(p).resolve().name or str(p) for p in dirs]
+    return {p: (str(p) if names.count(n) > 1 else n) for p, n in zip(dirs, names, strict=True)}
+
+
 def _calls_in(res: LoadResult) -> int:
     return sum(len(ep.trajectory.tool_calls) for ep in res.episodes)
 
@@ -424,6 +439,7 @@ __all__ = [
     "ScoreReport",
     "ToolClassification",
     "build_catalog",
+    "run_labels",
     "check_format_applies",
     "load_file",
     "score_files",

@@ -192,6 +192,15 @@ def _text(content: bytes) -> str:
     return content.decode("utf-8", errors="replace")
 
 
+def endpoint(url: str) -> str:
+    """``"POST http://127.0.0.1:9/v1/chat/completions"``: the request's method and URL without its
+    query string (which may carry a key), at most 200 characters, for the error messages that
+    say where a provider failed."""
+    from mcpgym.kernel.shorten import short_text
+
+    return "POST " + short_text(url.split("?", 1)[0], 200)
+
+
 async def post_json(
     client: httpx.AsyncClient,
     url: str,
@@ -278,18 +287,18 @@ async def post_json(
                 return data
             reason = f"HTTP {status}: {_snippet(_text(content))}"
             if status != 429 and status < 500:
-                raise ProviderError(reason, status=status, attempts=attempt)
+                raise ProviderError(f"{reason} ({endpoint(url)})", status=status, attempts=attempt)
             wait = parse_retry_after(response.headers)
         if attempt > policy.max_retries:
             raise ProviderError(
-                f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
+                f"{reason} ({endpoint(url)}; gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
                 status=status,
                 attempts=attempt,
             )
         delay = min(wait, policy.max_retry_after) if wait is not None else policy.backoff(attempt - 1)
         if deadline is not None and anyio.current_time() + delay >= deadline:
             raise ProviderError(
-                f"{reason} (gave up after {attempt} attempt{'s' if attempt > 1 else ''}: "
+                f"{reason} ({endpoint(url)}; gave up after {attempt} attempt{'s' if attempt > 1 else ''}: "
                 "no time left for a retry before the episode's timeout)",
                 status=status,
                 attempts=attempt,
@@ -310,6 +319,7 @@ async def post_json(
 
 __all__ = [
     "MAX_ANSWER_BYTES",
+    "endpoint",
     "Observer",
     "ProviderError",
     "RetryPolicy",

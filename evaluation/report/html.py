@@ -13,6 +13,8 @@ import re
 from html import escape
 
 from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
+from mcpgym.evaluation.report.compare import comparison_html
+from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
     BEHAVIOUR_METRICS,
@@ -22,6 +24,7 @@ from mcpgym.evaluation.report.run_report import (
     app_rows,
     comparison_rows,
     episode_note,
+    errored_text,
     extra_rows,
     level_rows,
     pass_k_warning,
@@ -222,6 +225,7 @@ def render_html(report: Report) -> str:
     readable from 390 px wide (tables scroll sideways inside their box, the viewer stacks)."""
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in run_facts(report))
     notable = report.notable()
+    kinds = fault_kind_rows(report.trajectories)
     notable_html = (
         _table(
             ["Agent", "Task", "Trial", "Note"],
@@ -236,6 +240,10 @@ def render_html(report: Report) -> str:
         f'<p class="warning"><strong>{escape(text_call_warning(report) or "")}</strong></p>'
         if text_call_warning(report)
         else "",
+        "".join(
+            f'<p class="warning"><strong>{escape(line)}</strong></p>' if i == 0 else f"<p>{escape(line)}</p>"
+            for i, line in enumerate(errored_text(report))
+        ),
         "<h2>Agents</h2>",
         _table(*comparison_rows(report.scores)),
         f'<p class="warning"><strong>{escape(pass_k_warning(report.scores) or "")}</strong></p>'
@@ -258,8 +266,13 @@ def render_html(report: Report) -> str:
         "<h2>Tasks</h2>",
         f'<p class="note">{escape(TASKS_NOTE)}</p>',
         _table(*task_rows(report)),
+        '<h2 id="faults-by-kind">Faults by kind</h2>',
+        (_table(FAULT_KIND_HEADER, fault_kind_table(kinds)) + f'<p class="note">{escape(FAULT_KIND_NOTE)}</p>')
+        if kinds
+        else "<p>No fault was injected.</p>",
         "<h2>Notable episodes</h2>",
         notable_html,
+        comparison_html(report.comparison) if report.comparison is not None else "",
         render_viewer(report.trajectories),
     ]
     return (

@@ -21,6 +21,8 @@ from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.compare import Comparison, comparison_markdown, within_run
+from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.markdown_text import md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS, check_own_file, replace_own_file
@@ -265,6 +267,8 @@ class Report:
         rescored: episodes whose recomputed scores differ from those stored in their line.
         damaged: what was left out of the trajectories file, one line per warning (frames
             damaged in place, named by number: :class:`~mcpgym.evaluation.records.compressed.DamagedFramesWarning`).
+        comparison: every pair of the run's agents compared over the same (task, trial)
+            episodes (:func:`mcpgym.evaluation.report.compare.within_run`); None for one agent.
     """
 
     run_dir: Path
@@ -278,6 +282,7 @@ class Report:
     trajectories: list[tuple[Trajectory, EpisodeScores]] = field(default_factory=list)
     rescored: int = 0
     damaged: list[str] = field(default_factory=list)
+    comparison: Comparison | None = None
 
     @property
     def agents(self) -> list[str]:
@@ -376,6 +381,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         elif e.success is not None:
             cell[0] += int(e.success)
             cell[1] += 1
+    report.comparison = within_run(run, episodes)
     for t, _ in pairs:
         name = t.agent or "external"
         for flag in episode_flags(t):
@@ -500,6 +506,19 @@ def text_call_warning(report: Report) -> str | None:
     """The loud warning when some episodes ended with a tool call written as text, or None."""
     n = sum(f.get("tool_calls_as_text", 0) for f in report.flags.values())
     return f"WARNING: {_text_call_warning(n)}" if n else None
+
+
+def errored_text(report: Report) -> list[str]:
+    """The errored episodes' headline (``WARNING:``, or ``ERROR:`` when most episodes errored)
+    and their first causes (:func:`mcpgym.evaluation.report.errored.errored_lines`); empty when
+    none errored."""
+    from mcpgym.evaluation.report.errored import errored_causes, errored_lines, mostly_errored
+
+    causes, errored, total = errored_causes(t for t, _ in report.trajectories)
+    lines = errored_lines(causes, errored, total)
+    if lines:
+        lines[0] = ("ERROR: " if mostly_errored(errored, total) else "WARNING: ") + lines[0]
+    return lines
 
 
 def _episodes_fact(manifest: Manifest, n: int) -> str:
@@ -627,12 +646,17 @@ TASKS_NOTE = "Successes / scored episodes per agent (errored episodes are counte
 
 def render_markdown(report: Report) -> str:
     """``report.md``: run facts, the comparison table, success per level and per app,
-    behaviour details, the per-task matrix and notable episodes."""
+    behaviour details, the per-task matrix, faults by kind, notable episodes and the paired comparison of
+    the agents (:mod:`mcpgym.evaluation.report.compare`)."""
     out = [MD_HEADER.rstrip("\n"), ""]
     out += [f"- **{k}**: {md_text(v)}" for k, v in run_facts(report)]
     warning = text_call_warning(report)
     if warning:
         out += ["", f"**{md_text(warning)}**"]
+    errored = errored_text(report)
+    if errored:
+        out += ["", f"**{md_text(errored[0])}**", ""]
+        out += [f"- {md_text(line)}" for line in errored[1:]]
     out += [
         "",
         "## Agents",
@@ -651,6 +675,13 @@ def render_markdown(report: Report) -> str:
     out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
     out += ["## Behaviour details", "", _md_table(*extra_rows(report)), "", DETAILS_LEGEND, ""]
     out += ["## Tasks", "", TASKS_NOTE, "", _md_table(*task_rows(report)), ""]
+    kinds = fault_kind_rows(report.trajectories)
+    out += ["## Faults by kind", ""]
+    out += (
+        [_md_table(FAULT_KIND_HEADER, fault_kind_table(kinds)), "", FAULT_KIND_NOTE, ""]
+        if kinds
+        else ["No fault was injected.", ""]
+    )
     notable = report.notable()
     out += ["## Notable episodes", ""]
     if notable:
@@ -663,13 +694,30 @@ def render_markdown(report: Report) -> str:
         ]
     else:
         out += ["None: every episode succeeded without defeatism, blind retries or impatience.", ""]
+    if report.comparison is not None:
+        out += [comparison_markdown(report.comparison)]
     out += ["The charts are in report.html.", ""]
     return "\n".join(out)
 
 
-def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Path]:
+def print_grids(console: Any, report: Report) -> None:
+    """Print the task x agent success grid and the faults-by-kind table of ``report`` to a rich
+    console, fitted to its width (what ``mcpgym report`` shows in the terminal)."""
+    header, rows = task_rows(report)
+    columns = [Column(h, justify="left" if i == 0 else "right") for i, h in enumerate(header)]
+    print_table(console, columns, rows, title="Tasks: successes / scored episodes per agent", notes=[TASKS_NOTE])
+    console.print()
+    kinds = fault_kind_rows(report.trajectories)
+    if not kinds:
+        console.print("Faults by kind: no fault was injected.", markup=False)
+        return
+    columns = [Column(h, justify="left" if i < 2 else "right", wrap=i >= 2) for i, h in enumerate(FAULT_KIND_HEADER)]
+    print_table(console, columns, fault_kind_table(kinds), title="Faults by kind", notes=[FAULT_KIND_NOTE])
+
+
+def write_report(run_dir: str | Path, *, rescore: bool = True, report: Report | None = None) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.html`` into ``run_dir``; return their paths
-    (``rescore``: see :func:`build_report`).
+    (``rescore``: see :func:`build_report`; ``report``: the run's report when already built).
 
     An existing ``report.md`` / ``report.html`` is replaced only when mcpgym wrote it (it starts
     with :data:`MD_HEADER` / :data:`HTML_HEADER`; never through a symlink), see
@@ -682,7 +730,7 @@ def write_report(run_dir: str | Path, *, rescore: bool = True) -> tuple[Path, Pa
     """
     from mcpgym.evaluation.report.html import HTML_HEADER, render_html
 
-    report = build_report(run_dir, rescore=rescore)
+    report = report or build_report(run_dir, rescore=rescore)
     md, html = report.run_dir / "report.md", report.run_dir / "report.html"
     md_body, html_body = render_markdown(report), render_html(report)
     # neither file is written unless both may be: a report.md or report.html that mcpgym
@@ -707,9 +755,11 @@ __all__ = [
     "pass_k_warning",
     "shown_k",
     "episode_note",
+    "errored_text",
     "render_markdown",
     "with_listed_agents",
     "print_comparison",
+    "print_grids",
     "text_call_warning",
     "write_report",
 ]

@@ -42,7 +42,8 @@ EPISODE_COLUMNS: tuple[Column, ...] = (
 AGENT_COLUMNS: tuple[Column, ...] = (
     Column("Agent"),
     Column("Episodes", "Eps", "episodes", justify="right"),
-    Column("Success", "OK", "success rate", justify="right"),
+    Column("Success (95% CI)", "OK", "success rate [95% Wilson interval]", justify="right"),
+    Column("pass^k", justify="right"),
     Column("Verification", "Verif", "writes read back", justify="right"),
     Column("False success", "FalseOK", "episodes claiming the task done while it is not", justify="right"),
     Column("Pre-check", "Pre", "writes with their preconditions read first", justify="right"),
@@ -130,11 +131,16 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
         print_table(console, EPISODE_COLUMNS, cells, title=title, width=width)
         console.print()
 
+    from mcpgym.evaluation.records.scores import Scoreboard
+    from mcpgym.evaluation.report.run_report import ci_text, pass_k_cell, shown_k
+
+    k = shown_k(Scoreboard(agents=dict(report.agents)))
     agent_rows = [
         [
             name,
             str(m.episodes),
-            _pct(m.success_rate),
+            "-" if m.success_rate is None else ci_text(m.success_rate, m.success_ci95),
+            pass_k_cell(m.pass_k, k, full=False).replace("–", "-"),
             _pct(m.verification_rate),
             _pct(m.false_success_rate),
             _pct(m.precheck_rate),
@@ -146,7 +152,9 @@ def render_text(report: ScoreReport, *, width: int | None = None) -> str:
         ]
         for name, m in report.agents.items()
     ]
-    print_table(console, AGENT_COLUMNS, agent_rows, title="agents", width=width, transpose=True)
+    pk = "pass^k" if k is None else f"pass^{k}"
+    columns = [Column(pk, c.short, c.legend, c.justify, c.wrap) if c.header == "pass^k" else c for c in AGENT_COLUMNS]
+    print_table(console, columns, agent_rows, title="agents", width=width, transpose=True)
     console.print()
     print_table(
         console,

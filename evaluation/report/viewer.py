@@ -29,6 +29,7 @@ from typing import Any
 
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.evaluation.report.item_diff import CollectionDiff, cell, collection_diff, is_collection, missing
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.kernel.wording import counted
 
@@ -216,6 +217,75 @@ def state_diff(traj: Trajectory, sc: EpisodeScores) -> list[tuple[str, str, str,
     return rows
 
 
+def _leaves(state: Any, prefix: str = "") -> dict[str, Any]:
+    """``{path: value}`` of a comparable state as the judge flattens it (dict keys escaped as in
+    a JSON pointer), except that a list stays a list (a collection, diffed by item)."""
+    if isinstance(state, dict):
+        out: dict[str, Any] = {}
+        for k, v in state.items():
+            out.update(_leaves(v, f"{prefix}/{str(k).replace('~', '~0').replace('/', '~1')}"))
+        return out
+    return {prefix or "/": list(state) if isinstance(state, tuple) else state}
+
+
+def state_diff_by_item(
+    traj: Trajectory, sc: EpisodeScores
+) -> tuple[list[tuple[str, str, str, str, str]], list[CollectionDiff]] | None:
+    """The judge's state diff as the viewer shows it: the scalar rows of :func:`state_diff`
+    (path, initial, final, gold, verdict; every cell at most
+    :data:`~mcpgym.evaluation.report.item_diff.MAX_CELL_CHARS` characters) and, for every
+    collection (a list) that differs, its diff by item
+    (:func:`mcpgym.evaluation.report.item_diff.collection_diff`). None when the trajectory
+    lacks a state or the registered apps cannot restore it."""
+    from mcpgym.evaluation.scoring.judge import _prune, comparable_state, shared_comparable_state
+
+    initial, final, gold = traj.initial_snapshot, traj.final_snapshot, traj.gold_snapshot
+    if initial is None or final is None or gold is None:
+        return None
+    try:
+        states = _prune(shared_comparable_state(initial), comparable_state(final), shared_comparable_state(gold))
+    except Exception:  # noqa: BLE001 - a state the registered apps cannot restore: no diff shown
+        return None
+    flat = [_leaves(x) for x in states]
+    absent = missing()
+    collections = []
+    scalar_paths = set()
+    for path in sorted(set().union(*flat)):
+        values = [f.get(path, absent) for f in flat]
+        if is_collection(*values):
+            diff = collection_diff(path, *values)
+            if diff.rows:
+                collections.append(diff)
+        else:
+            scalar_paths.add(path)
+    full = state_diff(traj, sc) or []
+    rows = [(p, cell(i), cell(f), cell(g), v) for p, i, f, g, v in full if p in scalar_paths]
+    return rows, collections
+
+
+def _collection_html(diff: CollectionDiff) -> str:
+    """One collection's item table (every cell bounded and escaped)."""
+    key = f"key: {diff.key}" if diff.key else "no id: items matched by content"
+    body = []
+    for r in diff.rows:
+        fields = "".join(
+            f"<li><code>{escape(c.field)}</code>: {escape(c.initial)} → {escape(c.final)} (gold: {escape(c.gold)})</li>"
+            for c in r.fields
+        )
+        detail = f"<ul>{fields}</ul>" if fields else escape(r.summary)
+        verdict_class = "recalled" if r.verdict == "as gold" else "missed" if r.verdict == "missed" else "misbehaved"
+        body.append(
+            f'<tr class="v-{verdict_class}"><td>{escape(r.change)}</td><td><code>{escape(r.key)}</code></td>'
+            f"<td>{detail}</td><td>{escape(r.verdict)}</td></tr>"
+        )
+    more = f'<p class="note">… and {diff.more} more item rows</p>' if diff.more else ""
+    return (
+        f'<h5><code>{escape(diff.path)}</code> <span class="note">({escape(key)})</span></h5>'
+        '<div class="scroll"><table class="diff items"><thead><tr><th>Change</th><th>Item</th>'
+        f"<th>Fields / item</th><th>Against gold</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>{more}"
+    )
+
+
 def outcome(sc: EpisodeScores) -> str:
     """``success``, ``failure``, ``unknown`` (no states) or the status (``errored``/``limit``)."""
     if sc.status != EpisodeStatus.COMPLETED:
@@ -296,24 +366,28 @@ def _episode_html(idx: int, traj: Trajectory, sc: EpisodeScores) -> str:
     if not views:
         parts.append("<p>No steps: the agent made no tool call.</p>")
     parts.append(f'<div class="final"><b>Final message:</b> {escape(traj.final_message or "(none)")}</div>')
-    diff = state_diff(traj, sc)
-    if diff is None:
+    by_item = state_diff_by_item(traj, sc)
+    if by_item is None:
         parts.append(
             '<p class="note">State diff: not available (the trajectory carries no initial, final and gold states).</p>'
         )
-    elif not diff:
+    elif not by_item[0] and not by_item[1]:
         parts.append('<p class="note">State diff: initial, final and gold states are equal.</p>')
     else:
-        rows = "".join(
-            f'<tr class="v-{escape(vd)}"><td><code>{escape(p)}</code></td><td>{escape(i)}</td>'
-            f"<td>{escape(f)}</td><td>{escape(g)}</td><td>{escape(vd)}</td></tr>"
-            for p, i, f, g, vd in diff
-        )
-        parts.append(
-            '<h4>State diff (judge)</h4><div class="scroll"><table class="diff"><thead><tr><th>Path</th>'
-            "<th>Initial</th><th>Final</th><th>Gold</th><th>Verdict</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div>"
-        )
+        diff, collections = by_item
+        parts.append("<h4>State diff (judge)</h4>")
+        if diff:
+            rows = "".join(
+                f'<tr class="v-{escape(vd)}"><td><code>{escape(p)}</code></td><td>{escape(i)}</td>'
+                f"<td>{escape(f)}</td><td>{escape(g)}</td><td>{escape(vd)}</td></tr>"
+                for p, i, f, g, vd in diff
+            )
+            parts.append(
+                '<div class="scroll"><table class="diff"><thead><tr><th>Path</th>'
+                "<th>Initial</th><th>Final</th><th>Gold</th><th>Verdict</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table></div>"
+            )
+        parts += [_collection_html(c) for c in collections]
     parts.append("</section>")
     return "".join(parts)
 
@@ -475,5 +549,6 @@ __all__ = [
     "pick_episodes",
     "render_viewer",
     "state_diff",
+    "state_diff_by_item",
     "step_views",
 ]

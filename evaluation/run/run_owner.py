@@ -59,7 +59,11 @@ PROXY_CATALOG = "catalog.json"
 SERVER_LOG_HEADER = "# mcpgym server log: the output of the server mcpgym run started\n"
 """The first line mcpgym writes into a run's ``server.log`` (before the server's output)."""
 
-EXPORT_FILE_NAMES: dict[str, str] = {"atif": "trajectories.atif.jsonl"}
+EXPORT_FILE_NAMES: dict[str, str] = {
+    "atif": "trajectories.atif.jsonl",
+    "csv": "episodes.csv",
+    "leaderboard": "leaderboard.json",
+}
 """Export format -> the file ``mcpgym export`` writes into the run directory when no ``--out``
 is given: a run file like the others (``run --force`` deletes it with them, as it describes the
 run being replaced)."""
@@ -83,6 +87,8 @@ OWN_FILE_HEADERS = {
     "report.md": "# mcpgym run report\n",
     "report.html": '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
     "server.log": SERVER_LOG_HEADER,
+    "episodes.csv": "run,agent,task_id,trial,",  # mcpgym.evaluation.report.exports.CSV_HEADER_PREFIX
+    "leaderboard.json": '{\n  "mcpgym_leaderboard": 1,',  # ... exports.LEADERBOARD_HEADER
 }
 """What mcpgym writes first into these run files: one that does not start so (edited by hand,
 or the user's own under that name) is not mcpgym's, so ``--force`` leaves it in the way, as

@@ -55,6 +55,7 @@ from mcpgym.evaluation.records.trajectory import append_trajectory
 from mcpgym.evaluation.run.config import DEFAULT_EPISODE_TIMEOUT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.run.executors import LocalExecutor, mcp_http_client
+from mcpgym.evaluation.run.progress_lines import is_terminal, print_progress_lines
 from mcpgym.evaluation.run.run_dir import (
     RUN_FILES,
     SCORES,
@@ -459,6 +460,9 @@ async def _run_jobs(
     def status_text() -> str:
         return " ".join(f"{k} {v}" for k, v in counts.items() if v or k == "ok")
 
+    console = console or Console(stderr=True)
+    plain = settings.progress and not is_terminal(console)  # a log or a pipe: a line every 10 s instead of a bar
+
     async with executor:
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -467,9 +471,9 @@ async def _run_jobs(
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=console or Console(stderr=True),
+            console=console,
             transient=True,
-            disable=not settings.progress,
+            disable=not settings.progress or plain,
         )
 
         async def worker(job: EpisodeJob) -> None:
@@ -498,11 +502,19 @@ async def _run_jobs(
                             )
                 progress.update(bar, advance=1, status=status_text())
 
+        def state() -> tuple[int, int, int]:
+            finished = sum(counts.values())
+            return finished, len(jobs), counts["errored"] + counts["failed"]
+
         with progress:
             bar = progress.add_task("episodes", total=len(jobs), status=status_text())
-            async with anyio.create_task_group() as tg:
-                for job in jobs:
-                    tg.start_soon(worker, job)
+            async with anyio.create_task_group() as lines:
+                if plain:
+                    lines.start_soon(print_progress_lines, state, console.file)
+                async with anyio.create_task_group() as tg:
+                    for job in jobs:
+                        tg.start_soon(worker, job)
+                lines.cancel_scope.cancel()
     return written
 
 

@@ -436,7 +436,10 @@ def test_each_command_is_summed_up_in_one_sentence_and_help_names_json_values(mo
     for name, text in summaries.items():
         flat = " ".join(text.split())
         assert flat.endswith(".") and ". " not in flat and len(flat) <= 100, (name, flat)
-    assert " ".join(summaries["export"].split()) == "Write a run's episodes in another format (ATIF)."
+    assert (
+        " ".join(summaries["export"].split())
+        == "Write a run's episodes in another format (ATIF, CSV, leaderboard JSON)."
+    )
     code, out, _ = cli(["tasks", "--help"], 200, monkeypatch, capsys)
     flat = " ".join(out.split())
     assert code == 0 and "null for the generated `full` suite" in flat and "None" not in flat

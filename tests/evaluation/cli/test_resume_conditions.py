@@ -52,7 +52,7 @@ def test_an_llm_run_takes_a_scripted_agent_on_resume_and_refuses_other_condition
     first = ["run", "--task", "system.dark_mode", "--agent", "openai:m", "--trials", "1", "--faults", "none"]
     first += ["--max-turns", "2", "--agent-option", "max_retries=0", "--timeout", "60"]
     code, _, err = cli([*first, *where], monkeypatch, capsys)
-    assert code == 0, err
+    assert code == 1 and "the run failed: most episodes errored" in err, err  # every episode errored
     [line] = [json.loads(x) for x in run_text(run).splitlines()]
     assert line["status"] == "errored", line  # the provider never answered
     before = files(run)
@@ -73,7 +73,7 @@ def test_an_llm_run_takes_a_scripted_agent_on_resume_and_refuses_other_condition
         assert files(run) == before
     # the same value is no change: accepted (nothing left to run)
     code, out, err = cli(["run", "--resume", "--max-turns", "2", "--timeout", "60", *where], monkeypatch, capsys)
-    assert code == 0 and "0 episodes run, 1 resumed" in out, (out, err)
+    assert code == 1 and "0 episodes run, 1 resumed" in out, (out, err)  # still all errored
 
     # a scripted agent added on resume runs, as on a run of scripted agents only; the run's LLM
     # settings stay recorded for its LLM agent (they were refused: "set LLM agents, and this run has none")

@@ -224,4 +224,7 @@ def test_the_terminal_summary_counts_run_scored_and_errored_episodes(fake, http_
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith(("careful", "openai:m"))}
     assert rows["careful"][1:3] == ["1/1/0", "100%"]  # the three counts, also when every episode scored
     assert rows["openai:m"][1:3] == ["1/0/1", "–"]  # run/scored/errored, and no success rate
-    assert "errored episodes (provider or harness failures, left out of success rates): openai:m: 1" in err
+    # the warning names the count and the first cause, with the endpoint and the attempts
+    assert "WARNING: 1 of 2 episodes errored (provider or harness failures, in no success figure)" in err
+    assert "openai:m, system.dark_mode trial 0: provider_error: HTTP 503: down" in err
+    assert f"POST {fake.url}/v1/chat/completions; gave up after 1 attempt)" in " ".join(err.split())
