@@ -288,9 +288,15 @@ def create_app(
 
 
 def serve(
-    *, host: str = "127.0.0.1", port: int = 8000, max_envs: int = DEFAULT_MAX_ENVS, faults: str = "default"
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_envs: int = DEFAULT_MAX_ENVS,
+    faults: str = "default",
+    reward: str = "outcome",
 ) -> None:
-    """Serve :func:`create_app` with uvicorn until interrupted (``mcpgym serve --openenv``).
+    """Serve :func:`create_app` with uvicorn until interrupted (``mcpgym serve --openenv
+    [--reward PROFILE]``).
 
     Prints ``MCPGYM_READY {"url": ...}`` once listening (port 0 picks a free port).
 
@@ -308,7 +314,7 @@ def serve(
     sock.bind((host, port))
     sock.listen(2048)
     bound = sock.getsockname()[1]
-    app = create_app(faults=faults, max_envs=max_envs)
+    app = create_app(faults=faults, max_envs=max_envs, reward=reward)
     config = uvicorn.Config(app, log_level="warning", ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
