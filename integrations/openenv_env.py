@@ -320,8 +320,10 @@ def serve(
     faults: str = "default",
     token: str | None = None,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    reward: str = "outcome",
 ) -> None:
-    """Serve :func:`create_app` with uvicorn until interrupted (``mcpgym serve --openenv``).
+    """Serve :func:`create_app` with uvicorn until interrupted (``mcpgym serve --openenv
+    [--reward PROFILE]``).
 
     The control token is ``token``, else ``$MCPGYM_TOKEN``, else generated; a generated one is
     printed on the ready line and on stderr. Prints ``MCPGYM_READY {"url": ...}`` once
@@ -344,7 +346,7 @@ def serve(
     from mcpgym.server.serve import resolve_token
 
     token, generated = resolve_token(token)
-    app = create_app(faults=faults, max_envs=max_envs, token=token, idle_timeout=idle_timeout)
+    app = create_app(faults=faults, max_envs=max_envs, token=token, idle_timeout=idle_timeout, reward=reward)
     config = uvicorn.Config(app, log_level="warning", ws_max_size=16 * 1024 * 1024)
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host

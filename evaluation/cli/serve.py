@@ -73,6 +73,11 @@ def serve(
         "--openenv",
         help="Serve OpenEnv's reset/step/state instead of MCP: over the WebSocket /ws, one episode per client session, up to --max-episodes at once (HTTP /reset only shows an episode's start, HTTP /step answers 409: OpenEnv's HTTP endpoints keep no episode); needs mcpgym[openenv].",
     ),
+    reward: str | None = typer.Option(
+        None,
+        metavar="PROFILE",
+        help="With --openenv: the reward profile of the episodes (outcome, shaped, or a .json/.toml/.yaml file; default outcome; docs/rl.md).",
+    ),
 ) -> None:
     """Run the MCP server.
 
@@ -90,9 +95,23 @@ def serve(
     if names_no_app(apps):  # the control API's rule for its `apps` field
         raise InputError("--apps names no app; give at least one (system is always included) or 'all'")
     normalise_apps(apps)
+    if reward is not None and not openenv:
+        raise InputError("--reward applies to --openenv only (MCP episodes are scored by mcpgym run and score)")
     if openenv:
+        from mcpgym.evaluation.scoring.reward import load_profile as load_reward
+
+        try:
+            load_reward(reward)
+        except ValueError as exc:
+            raise InputError(f"--reward: {exc}"[:500]) from None
         _serve_openenv(
-            host=host, port=port, max_envs=max_episodes, faults=faults, token=token, idle_timeout=idle_timeout
+            host=host,
+            port=port,
+            max_envs=max_episodes,
+            faults=faults,
+            token=token,
+            idle_timeout=idle_timeout,
+            reward=reward or "outcome",
         )
         return
     if transport is Transport.http:

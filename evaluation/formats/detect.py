@@ -47,7 +47,6 @@ Rules of ``auto``, in order:
 from __future__ import annotations
 
 import importlib
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass

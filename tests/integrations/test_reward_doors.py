@@ -14,8 +14,11 @@ from mcpgym.evaluation.scoring.reward import episode_reward
 gymnasium = pytest.importorskip("gymnasium", reason="needs the [gym] extra (pip install 'mcpgym[gym]')")
 pytest.importorskip("openenv", reason="needs the [openenv] extra (pip install 'mcpgym[openenv]')")
 
+from openenv import GenericEnvClient  # noqa: E402
+
 from mcpgym.integrations import gymnasium_env  # noqa: E402
 from mcpgym.integrations.openenv_env import McpgymAction, McpgymEnvironment  # noqa: E402
+from mcpgym.integrations.openenv_process import openenv_server  # noqa: E402
 
 TASK = "flights.book_cheapest_berlin_paris"
 SEED = 7
@@ -58,3 +61,22 @@ def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
     strip = lambda d: {k: v for k, v in d.items() if k != "profile"}  # noqa: E731
     assert strip(gym_info["reward"]) == strip(obs.info["reward"]) == strip(want.model_dump(mode="json"))
     assert gym_info["reward"]["profile"]["name"] == obs.info["reward"]["profile"]["name"] == profile
+
+
+def test_serve_openenv_reward_option_gives_the_same_number_over_the_wire() -> None:
+    """``mcpgym serve --openenv --reward shaped``: OpenEnv's own client gets 1.30 at the end."""
+    import anyio
+
+    actions = _actions()
+
+    async def play(url: str) -> tuple[float, dict]:
+        async with GenericEnvClient(base_url=url, message_timeout_s=120) as env:
+            await env.reset(task=TASK, seed=SEED)
+            for a in actions:
+                result = await env.step(a)
+            assert result.done
+            return float(result.reward), result.observation["info"]["reward"]
+
+    with openenv_server("--faults", "harsh", "--reward", "shaped", "--max-episodes", "2") as url:
+        reward, breakdown = anyio.run(play, url)
+    assert reward == pytest.approx(1.3) and breakdown["profile"]["name"] == "shaped"

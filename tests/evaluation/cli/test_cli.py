@@ -307,6 +307,8 @@ ERRORS = [
     (["tasks", "--suite", "nope"], "unknown suite 'nope'"),
     (["serve", "--port", "99999"], "--port"),
     (["serve", "--faults", "nope"], "nope"),
+    (["serve", "--reward", "shaped"], "--reward applies to --openenv only"),
+    (["serve", "--openenv", "--reward", "shapd"], "unknown reward profile 'shapd'"),
     (["nosuchcommand"], "nosuchcommand"),
 ]
 
