@@ -199,27 +199,43 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         if listed:
             meta["tools"] = listed  # the tools the agent had (false success: a write never made)
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
-        try:
-            if not isinstance(conv.messages, list):
-                raise EpisodeError(f"the messages must be a list, got {type(conv.messages).__name__}")
-            traj, warnings = convert(
-                conv.messages,
-                episode_id=episode_id,
-                agent=record_agent(rec) or EXTERNAL_AGENT,
-                task_id=meta_str(rec.get("task_id")),
-                trial=record_trial(rec),
-                metadata=meta,
-            )
-        except EpisodeError as exc:
-            result.problem(str(exc), line=conv.line, episode=conv.label)
-            continue
-        except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
-            result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=conv.line, episode=conv.label)
-            continue
-        result.add(Episode(label=conv.label, trajectory=traj, line=conv.line, warnings=warnings))
+        converted = convert_episode(result, convert, conv.messages, rec, meta, episode_id, conv.label, conv.line)
+        if converted is not None:
+            result.add(Episode(label=conv.label, trajectory=converted[0], line=conv.line, warnings=converted[1]))
     if not result.episodes and not result.problems:
         result.problem("no conversations in the file", severity="warning")
     return result
+
+
+def convert_episode(
+    result: LoadResult,
+    convert: Converter,
+    messages: Any,
+    rec: dict[str, Any],
+    meta: dict[str, Any],
+    episode_id: str,
+    label: str,
+    line: int | None,
+) -> tuple[Trajectory, list[str]] | None:
+    """Convert one episode's messages with ``convert`` (agent, task, trial from its record
+    ``rec``); a conversion that fails is a problem of ``result`` naming the episode (None is
+    returned), so one malformed episode never stops the others."""
+    try:
+        if not isinstance(messages, list):
+            raise EpisodeError(f"the messages must be a list, got {type(messages).__name__}")
+        return convert(
+            messages,
+            episode_id=episode_id,
+            agent=record_agent(rec) or EXTERNAL_AGENT,
+            task_id=meta_str(rec.get("task_id")),
+            trial=record_trial(rec),
+            metadata=meta,
+        )
+    except EpisodeError as exc:
+        result.problem(str(exc), line=line, episode=label)
+    except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
+        result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=line, episode=label)
+    return None
 
 
 def conversation_trajectory(
@@ -305,6 +321,7 @@ def conversation_trajectory(
 __all__ = [
     "CONVERSATION_KEYS",
     "conversation_trajectory",
+    "convert_episode",
     "Conversation",
     "find_conversations",
     "load_conversations",

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import (
-    EXTERNAL_AGENT,
     Episode,
     EpisodeError,
     LoadResult,
     meta_str,
     read_json_records,
     read_text,
-    record_agent,
-    record_trial,
 )
 from mcpgym.evaluation.records.status import EpisodeStatus
 
@@ -101,7 +98,7 @@ def load_message_lists(
         A :class:`LoadResult`; an episode that cannot be converted is a problem naming it, the
         others are kept. A file with no episode at all is an error (never a silent zero).
     """
-    from mcpgym.evaluation.formats.conversations import tool_descriptions
+    from mcpgym.evaluation.formats.conversations import convert_episode, tool_descriptions
     from mcpgym.evaluation.formats.openai import trajectory_from_messages
 
     p = Path(path)
@@ -122,30 +119,28 @@ def load_message_lists(
             episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{ep.label}"
             try:
                 chat = to_chat(ep)
-                if chat.tools:
-                    result.descriptions.update(tool_descriptions(chat.tools))
-                    meta["tools"] = [t["name"] for t in chat.tools if isinstance(t.get("name"), str)]
-                    annotated = {
-                        t["name"]: t["annotations"]
-                        for t in chat.tools
-                        if isinstance(t.get("name"), str) and isinstance(t.get("annotations"), dict)
-                    }
-                    if annotated:
-                        meta["tool_annotations"] = annotated
-                traj, warnings = trajectory_from_messages(
-                    chat.messages,
-                    episode_id=episode_id,
-                    agent=record_agent(rec) or EXTERNAL_AGENT,
-                    task_id=meta_str(rec.get("task_id")),
-                    trial=record_trial(rec),
-                    metadata=meta,
-                )
             except EpisodeError as exc:
                 result.problem(str(exc), line=ep.line, episode=ep.label)
                 continue
             except Exception as exc:  # noqa: BLE001 - a malformed episode must not stop the others
                 result.problem(f"cannot be converted ({type(exc).__name__}: {exc})", line=ep.line, episode=ep.label)
                 continue
+            if chat.tools:
+                result.descriptions.update(tool_descriptions(chat.tools))
+                meta["tools"] = [t["name"] for t in chat.tools if isinstance(t.get("name"), str)]
+                annotated = {
+                    t["name"]: t["annotations"]
+                    for t in chat.tools
+                    if isinstance(t.get("name"), str) and isinstance(t.get("annotations"), dict)
+                }
+                if annotated:
+                    meta["tool_annotations"] = annotated
+            converted = convert_episode(
+                result, trajectory_from_messages, chat.messages, rec, meta, episode_id, ep.label, ep.line
+            )
+            if converted is None:
+                continue
+            traj, warnings = converted
             if chat.status is not None:
                 traj.status, traj.stop_reason = chat.status, chat.stop_reason
                 if chat.status != EpisodeStatus.COMPLETED:

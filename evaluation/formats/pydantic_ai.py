@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import EpisodeError, LoadResult
-from mcpgym.evaluation.formats.message_lists import Chat, Found, load_message_lists, split_lists
+from mcpgym.evaluation.formats.message_lists import Chat, load_message_lists, split_lists
 
 FORMAT = "pydantic-ai"
 FAILED_OUTCOMES: frozenset[str] = frozenset({"failed", "denied", "retried"})
@@ -99,20 +99,15 @@ def messages_to_chat(messages: list[Any]) -> Chat:
     return Chat(messages=out)
 
 
-def split(value: Any, base: str, line: int | None) -> list[Found] | None:
-    """The episodes of one record (module docstring); None when it holds none."""
-    return split_lists(value, base, line, is_message_list)
-
-
 def load(path: str | Path) -> LoadResult:
     """Read a JSON or JSONL file of pydantic-ai message histories (module docstring)."""
     return load_message_lists(
         path,
         FORMAT,
-        split,
+        lambda value, base, line: split_lists(value, base, line, is_message_list),
         lambda ep: messages_to_chat(ep.items),
         "a pydantic-ai message history (ModelMessagesTypeAdapter JSON: kind request/response with parts)",
     )
 
 
-__all__ = ["FAILED_OUTCOMES", "FORMAT", "is_message", "is_message_list", "load", "messages_to_chat", "split"]
+__all__ = ["FAILED_OUTCOMES", "FORMAT", "is_message", "is_message_list", "load", "messages_to_chat"]

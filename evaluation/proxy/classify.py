@@ -4,8 +4,9 @@ Order (the first that says something wins):
 
 1. a row of the ``--catalog FILE`` (a JSON catalog, the rows ``mcpgym tools --json`` prints:
    ``name, kind, role, resources, remedies, alternatives, ...``): the user's word;
-2. the tool's MCP annotations: ``readOnlyHint: true`` is a ``read``, ``readOnlyHint: false``
-   a ``write`` (``destructiveHint`` sets ``destructive``). Without a catalog row the proxy
+2. the tool's MCP annotations, by the scorer's own rule
+   (:func:`mcpgym.evaluation.scoring.call_kinds.kind_from_annotations`: ``readOnlyHint: true``
+   is a ``read``, ``readOnlyHint: false`` or ``destructiveHint: true`` a ``write``). Without a catalog row the proxy
    knows no resource families, so such a tool reads or writes the one family
    ``external.upstream`` (any later read verifies a write: the lenient reading);
 3. otherwise the scorer's own name rules, by one call of
@@ -21,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mcpgym.evaluation.scoring.call_kinds import kind_from_annotations
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry
 from mcpgym.server.proxy.plan import ProxiedTool
 
@@ -53,13 +55,13 @@ class ToolClassifier:
             entry, source = self.catalog.get(name), "catalog"
         else:
             hints = getattr(tool, "annotations", None)
-            read_only = getattr(hints, "read_only_hint", None)
-            if read_only is not None:
+            kind, destructive = kind_from_annotations(hints) if hints is not None else (None, False)
+            if kind is not None:
                 entry = CatalogEntry(
                     name=name,
                     app=UPSTREAM_APP,
-                    kind="read" if read_only else "write",
-                    destructive=bool(not read_only and getattr(hints, "destructive_hint", False)),
+                    kind=kind,
+                    destructive=destructive,
                     resources=[UPSTREAM_FAMILY],
                     description=tool.description or "",
                     source="file",

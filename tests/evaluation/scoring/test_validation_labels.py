@@ -29,7 +29,10 @@ FILES = {
     "tau_bench_airline.json": ("tau-bench", "openai"),
     "toolbench_answers.json": ("toolbench", "openai"),
     "complexmcp_human.jsonl": ("complexmcp", "complexmcp"),
+    "livemcpbench_claude.json": ("livemcpbench", "openai"),
 }
+ORIGINAL = ("tau-bench", "toolbench", "complexmcp")
+"""The sources of issue 24's set; LiveMCPBench came with issue 35 (first contact)."""
 Status = Trajectory.model_fields["status"].annotation  # the trajectory's own closed set
 
 
@@ -52,7 +55,7 @@ class LabelRecord(BaseModel):
     """One line of labels.jsonl."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["tau-bench", "toolbench", "complexmcp"]
+    source: Literal["tau-bench", "toolbench", "complexmcp", "livemcpbench"]
     file: str
     format: Literal["openai", "anthropic", "complexmcp", "mcp-log"]
     episode: int = Field(ge=0)
@@ -81,6 +84,9 @@ def answered_calls(name: str, ep: dict) -> tuple[int, int]:
     if name == "toolbench_answers.json":  # the closing Finish is the end marker, never answered
         made = sum(1 for m in ep["messages"] if m.get("function_call") and m["function_call"]["name"] != "Finish")
         return made, sum(1 for m in ep["messages"] if m["role"] == "function")
+    if name == "livemcpbench_claude.json":
+        made = sum(len(m.get("tool_calls") or []) for m in ep["messages"] if m["role"] == "assistant")
+        return made, sum(1 for m in ep["messages"] if m["role"] == "tool")
     blocks = len(re.findall(r"</tool>\s*<response>", ep["output"]))
     return blocks, sum(sum(v.values()) for v in ep["tool_cnt"].values())  # ComplexMCP's own count
 
@@ -97,6 +103,9 @@ def ending(name: str, ep: dict) -> str:
         if call.get("name") != "Finish":
             return "cut"
         return "give_up" if "give_up_and_restart" in call.get("arguments", "") else "finish"
+    if name == "livemcpbench_claude.json":
+        last = ep["messages"][-1]
+        return "final" if last["role"] == "assistant" and not last.get("tool_calls") else "cut"
     return "final" if ep["output"].rstrip().endswith("[END]") else "cut"
 
 
@@ -137,10 +146,18 @@ def test_status_and_final_message_labels_follow_how_the_transcript_ends():
 
 
 def test_the_guide_states_the_figures_of_the_set():
-    records, episodes = load_records(), load_episodes()
+    every, episodes = load_records(), load_episodes()
     guide = GUIDE.read_text(encoding="utf-8")
-    per_source = {s: sum(1 for r in records if r.source == s) for s, _ in FILES.values()}
-    assert per_source == {"tau-bench": 25, "toolbench": 21, "complexmcp": 16}
+    per_source = {s: sum(1 for r in every if r.source == s) for s, _ in FILES.values()}
+    assert per_source == {"tau-bench": 25, "toolbench": 21, "complexmcp": 16, "livemcpbench": 20}
+    new = [r for r in every if r.source not in ORIGINAL]
+    assert (sum(r.labels.calls for r in new), sum(r.labels.errors for r in new), sum(r.labels.writes for r in new)) == (
+        188,
+        35,
+        26,
+    )
+    assert "LiveMCPBench's 20 episodes hold 188 calls, 35 errors and 26 writes" in " ".join(guide.split())
+    records = [r for r in every if r.source in ORIGINAL]
     ends = [ending(r.file, episodes[r.file][r.episode]) for r in records]
     figures = {
         "episodes": len(records),
@@ -264,3 +281,50 @@ def test_the_complexmcp_converter_decodes_the_parquet_transcripts(tmp_path: Path
         {"source_index": 0, "seed": 42, "query": "q", "apps": ["LightTalk"], "level": 1, "tool_cnt": {"now": {"ok": 1}},
          "output": text}
     ]  # fmt: skip
+
+
+FIRST_CONTACT = DATA / "first_contact" / "labels.jsonl"
+
+
+class FirstContactRecord(BaseModel):
+    """One line of first_contact/labels.jsonl: a label of a source whose transcripts are
+    rebuilt by scripts/fetch_first_contact.py (no licence to commit them)."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: Literal["mcpmark-community", "toolathlon"]
+    file: str
+    format: Literal["auto"]
+    episode: Literal[0]
+    path: str
+    labels: Labels
+    notes: str
+
+
+def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources(tmp_path: Path) -> None:
+    records = [
+        FirstContactRecord.model_validate_json(x) for x in FIRST_CONTACT.read_text(encoding="utf-8").splitlines()
+    ]
+    assert {s: sum(r.source == s for r in records) for s in ("mcpmark-community", "toolathlon")} == {
+        "mcpmark-community": 22,
+        "toolathlon": 20,
+    }
+    assert len({r.file for r in records}) == len(records)
+    for r in records:
+        lab = r.labels
+        assert lab.errors <= lab.calls and lab.verification_skips <= lab.writes, r.file
+        assert not (lab.defeatism and lab.false_success), r.file
+    spec = importlib.util.spec_from_file_location("fetch_first_contact", ROOT / "scripts" / "fetch_first_contact.py")
+    assert spec and spec.loader
+    fc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fc)
+    src = tmp_path / "src"
+    for r in records:
+        repo = fc.SOURCES[r.source][0].replace("/", "+")
+        (src / repo / r.path).parent.mkdir(parents=True, exist_ok=True)
+        (src / repo / r.path).write_text(json.dumps({"file": r.file}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert fc.main([str(out), "--source-dir", str(src)]) == 0
+    assert json.loads((out / records[3].file).read_text())["file"] == records[3].file
+    written = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
+    assert [w["file"] for w in written] == [r.file for r in records] and "path" not in written[0]
+    assert fc.main([str(out), "--source-dir", str(src)]) == 2  # never overwrites
