@@ -109,34 +109,23 @@ def compare(a: list[Trajectory], b: list[Trajectory]) -> list[PairedRow]:
         low, high = bootstrap(diffs)
         mean_a = sum(x for x, _ in used) / len(used)
         mean_b = sum(y for _, y in used) / len(used)
+        common = {
+            "score": name,
+            "pairs": len(used),
+            "mean_a": mean_a,
+            "mean_b": mean_b,
+            "difference": mean_b - mean_a,
+            "low": low,
+            "high": high,
+        }
         if name == "success":
             worse = sum(x == 1 and y == 0 for x, y in used)
             better = sum(x == 0 and y == 1 for x, y in used)
             p = mcnemar_exact(worse, better)
-            row = PairedRow(
-                score=name,
-                pairs=len(used),
-                mean_a=mean_a,
-                mean_b=mean_b,
-                difference=mean_b - mean_a,
-                low=low,
-                high=high,
-                test=f"exact McNemar, {worse + better} discordant ({better} B only, {worse} A only)",
-                p_value=p,
-                separates=p < 0.05,
-            )
+            test = f"exact McNemar, {worse + better} discordant ({better} B only, {worse} A only)"
+            row = PairedRow(**common, test=test, p_value=p, separates=p < 0.05)
         else:
-            row = PairedRow(
-                score=name,
-                pairs=len(used),
-                mean_a=mean_a,
-                mean_b=mean_b,
-                difference=mean_b - mean_a,
-                low=low,
-                high=high,
-                test="paired bootstrap",
-                separates=low > 0 or high < 0,
-            )
+            row = PairedRow(**common, test="paired bootstrap", separates=low > 0 or high < 0)
         rows.append(row)
     return rows
 
