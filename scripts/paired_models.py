@@ -109,34 +109,23 @@ def compare(a: list[Trajectory], b: list[Trajectory]) -> list[PairedRow]:
         low, high = bootstrap(diffs)
         mean_a = sum(x for x, _ in used) / len(used)
         mean_b = sum(y for _, y in used) / len(used)
+        common = {
+            "score": name,
+            "pairs": len(used),
+            "mean_a": mean_a,
+            "mean_b": mean_b,
+            "difference": mean_b - mean_a,
+            "low": low,
+            "high": high,
+        }
         if name == "success":
             worse = sum(x == 1 and y == 0 for x, y in used)
             better = sum(x == 0 and y == 1 for x, y in used)
             p = mcnemar_exact(worse, better)
-            row = PairedRow(
-                score=name,
-                pairs=len(used),
-                mean_a=mean_a,
-                mean_b=mean_b,
-                difference=mean_b - mean_a,
-                low=low,
-                high=high,
-                test=f"exact McNemar, {worse + better} discordant ({better} B only, {worse} A only)",
-                p_value=p,
-                separates=p < 0.05,
-            )
+            test = f"exact McNemar, {worse + better} discordant ({better} B only, {worse} A only)"
+            row = PairedRow(**common, test=test, p_value=p, separates=p < 0.05)
         else:
-            row = PairedRow(
-                score=name,
-                pairs=len(used),
-                mean_a=mean_a,
-                mean_b=mean_b,
-                difference=mean_b - mean_a,
-                low=low,
-                high=high,
-                test="paired bootstrap",
-                separates=low > 0 or high < 0,
-            )
+            row = PairedRow(**common, test="paired bootstrap", separates=low > 0 or high < 0)
         rows.append(row)
     return rows
 
@@ -163,6 +152,25 @@ def markdown(rows: list[PairedRow]) -> str:
     return "\n".join(out)
 
 
+def cost_table(groups: list[tuple[str, list[Trajectory]]]) -> str:
+    """Time and tokens per episode of each ``(label, trajectories)`` group, errored episodes left
+    out: episodes, median and mean wall seconds of the model's turns, mean input and output
+    tokens, as a Markdown table."""
+    out = [
+        "| Model | Episodes | Seconds per episode, median | mean | Input tokens per episode, mean | Output tokens per episode, mean |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, trajectories in groups:
+        done = [t for t in trajectories if t.status != "errored"]
+        walls = sorted(seconds(t) for t in done)
+        n = len(done)
+        median_s = (walls[(n - 1) // 2] + walls[n // 2]) / 2
+        tokens_in = sum(t.tokens.input for t in done if t.tokens) / n
+        tokens_out = sum(t.tokens.output for t in done if t.tokens) / n
+        out.append(f"| {label} | {n} | {median_s:.0f} | {sum(walls) / n:.0f} | {tokens_in:,.0f} | {tokens_out:,.0f} |")
+    return "\n".join(out)
+
+
 def episodes_of(run: Path, agent: str) -> list[Trajectory]:
     """The trajectories of ``agent`` in the run directory ``run``, each with ``scores`` as this
     version scores it (``mcpgym report``'s scoring: :func:`~mcpgym.evaluation.report.run_report.build_report`)."""
@@ -182,8 +190,11 @@ def main(argv: list[str] | None = None) -> Any:
     args = argv if argv is not None else sys.argv[1:]
     if len(args) != 4:
         raise SystemExit("usage: python scripts/paired_models.py RUN_A AGENT_A RUN_B AGENT_B")
-    rows = compare(episodes_of(Path(args[0]), args[1]), episodes_of(Path(args[2]), args[3]))
+    a, b = episodes_of(Path(args[0]), args[1]), episodes_of(Path(args[2]), args[3])
+    rows = compare(a, b)
     print(markdown(rows))
+    print()
+    print(cost_table([(args[1], a), (args[3], b)]))
     return rows
 
 

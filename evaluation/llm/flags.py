@@ -113,7 +113,7 @@ def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[Ep
         out.append(EpisodeFlag.EMPTY_FINAL_MESSAGE)
     if status == "truncated":
         out.append(EpisodeFlag.TRUNCATED)
-    if status == "completed" and final.strip() and is_non_language(final):
+    if status == "completed" and final.strip() and is_non_language(final) and EpisodeFlag.TOOL_CALLS_AS_TEXT not in out:
         out.append(EpisodeFlag.NON_LANGUAGE_FINAL_MESSAGE)
     if getattr(getattr(traj, "scores", None), "unfounded_refusal", False) is True:
         out.append(EpisodeFlag.UNFOUNDED_REFUSAL)

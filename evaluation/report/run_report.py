@@ -636,7 +636,9 @@ DETAILS_LEGEND = (
     "pattern). Recall: gold changes made, of all gold changes. Misbehaved fields: fields the agent "
     "changed that gold left alone. Flags: tool_calls_as_text (the final message is a tool call the "
     "model's server did not parse), empty_final_message, truncated (the final reply was cut at the "
-    "output-token limit). Definitions: docs/design.md §7."
+    "output-token limit), non_language_final_message (braces, null or bare JSON, no words), "
+    "unfounded_refusal (an infeasible task declared impossible without any successful read). "
+    "Definitions: docs/design.md §7."
 )
 """What the behaviour-details table's columns mean (report.md and report.html)."""
 

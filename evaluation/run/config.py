@@ -329,7 +329,7 @@ class RunConfig(BaseModel):
         Flag(
             ("--model-path",),
             "local: agents: serve this GGUF file; its name (local:NAME) is read from its metadata (general.name).",
-            metavar="FILE.gguf",
+            metavar="FILE",
         ),
         Resume(path="model", condition=Condition.local),
     ] = Field(

@@ -78,3 +78,92 @@ def test_the_models_pass_k_as_the_prose_says(run: tuple[str, object, list]) -> N
     assert "`news.bookmark_latest_tech` with 2 scored trials" in prose
     scored = [e for e in report.episodes if e.agent == MODEL and e.task_id == "news.bookmark_latest_tech"]  # type: ignore[attr-defined]
     assert sum(e.status != "errored" for e in scored) == 2
+
+
+# -- the 1.5B run and the paired comparison (issue 38) ------------------------------------------
+TARBALL_15B = ROOT / "docs" / "baselines" / "baseline-qwen2.5-coder-1.5b.tar.gz"
+MODEL_15B = "openai:qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+
+def _unpack(tarball, dest):
+    with tarfile.open(tarball) as tar:
+        tar.extractall(dest, filter="data")
+    (run_dir,) = [p for p in dest.iterdir() if p.is_dir()]
+    return run_dir
+
+
+def _paired_models():
+    """scripts/paired_models.py, imported from its file (scripts/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paired_models", ROOT / "scripts" / "paired_models.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _section(title: str) -> str:
+    return DOC.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _rows(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+
+
+@pytest.fixture(scope="module")
+def runs_15b(tmp_path_factory: pytest.TempPathFactory):
+    """Both unpacked run directories: (0.5B dir, 1.5B dir, the 1.5B report's markdown)."""
+    from mcpgym.evaluation.report.run_report import build_report, render_markdown
+
+    small = _unpack(TARBALL, tmp_path_factory.mktemp("b05"))
+    large = _unpack(TARBALL_15B, tmp_path_factory.mktemp("b15"))
+    return small, large, render_markdown(build_report(large))
+
+
+def test_every_figure_row_of_the_15b_run_is_its_report(runs_15b) -> None:
+    _, _, markdown = runs_15b
+    report_rows = {line.strip() for line in markdown.splitlines()}
+    rows = [r for r in _rows(_section("Figures: the 1.5B run")) if not r.startswith("| Agent")]
+    assert len(rows) == 8, "two tables of four agents each"
+    for row in rows:
+        assert row in report_rows, f"docs/baselines.md row not in the 1.5B run's report: {row}"
+
+
+def test_the_paired_comparison_and_the_cost_table_are_the_runs(runs_15b) -> None:
+    small, large, _ = runs_15b
+    paired = _paired_models()
+    a, b = paired.episodes_of(small, MODEL), paired.episodes_of(large, MODEL_15B)
+    table = _rows(paired.markdown(paired.compare(a, b)))
+    assert _rows(_section("The two models, paired").split("\n\n| Model |", 1)[0]) == table
+    cost = _rows(paired.cost_table([(MODEL, a), (MODEL_15B, b)]))
+    assert all(row in _rows(_section("The two models, paired")) for row in cost)
+
+
+def test_the_mcnemar_rule_by_hand() -> None:
+    paired = _paired_models()
+    # 5 discordant pairs, all one way: 2 * (1/2)^5 = 0.0625 (the issue's p = 0.06)
+    assert paired.mcnemar_exact(0, 5) == pytest.approx(0.0625)
+    assert paired.mcnemar_exact(3, 3) == 1.0 and paired.mcnemar_exact(0, 0) == 1.0
+
+
+def test_the_claim_labels_agree_as_docs_labelling_says(runs_15b) -> None:
+    """docs/labelling.md, "Claims in real models' final messages": the blind labels against
+    claims_done and is_non_language over the same messages of both runs."""
+    import importlib.util
+
+    small, large, _ = runs_15b
+    spec = importlib.util.spec_from_file_location("claims_labels", ROOT / "scripts" / "claims_labels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = ROOT / "docs" / "labels" / "claims-final-messages"
+    got = module.agreement(folder / "key.jsonl", folder / "labels.jsonl", [small, large])
+    # the key names the run directories by name: the tarballs unpack under the names they ran with
+    assert got["fields"]["claim"] == {"agree": 84, "of": 84}
+    assert got["fields"]["non_language"] == {"agree": 84, "of": 84}
+    assert got["fields"]["read_shows_why"] == {"agree": 1, "of": 1}
+    non_empty = sum(v["of"] for k, v in got["claim_by_group"].items() if k.endswith("non-empty"))
+    assert non_empty == 16 and got["disagreements"] == []
+    text = " ".join((ROOT / "docs" / "labelling.md").read_text(encoding="utf-8").split())
+    assert "agrees on 84 of 84; on the 16 non-empty ones, 16 of 16" in text

@@ -103,7 +103,13 @@ def test_flags_are_read_from_the_trajectory_alone():
         [],
         [],
     ]
-    assert count_flags(trajs) == {"tool_calls_as_text": 1, "empty_final_message": 1, "truncated": 1}
+    assert count_flags(trajs) == {
+        "tool_calls_as_text": 1,
+        "empty_final_message": 1,
+        "truncated": 1,
+        "non_language_final_message": 0,
+        "unfounded_refusal": 0,
+    }
 
 
 def test_an_errored_episode_keeps_its_steps_and_leaves_every_figure_and_note(fake, http_server, tmp_path):
@@ -197,7 +203,13 @@ def test_the_scorability_summary_counts_errored_episodes_and_flags(tmp_path, cap
         main(["score", str(path), "--json"])
     summary = json.loads(capsys.readouterr().out)["scorability"]
     assert summary["errored"] == 1
-    assert summary["flags"] == {"tool_calls_as_text": 1, "empty_final_message": 1, "truncated": 1}
+    assert summary["flags"] == {
+        "tool_calls_as_text": 1,
+        "empty_final_message": 1,
+        "truncated": 1,
+        "non_language_final_message": 0,
+        "unfounded_refusal": 0,
+    }
     assert any("tool_calls_as_text" in w for w in summary["warnings"])
 
 

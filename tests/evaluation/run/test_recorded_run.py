@@ -8,7 +8,8 @@ refactoring (enums, typed records, one error base; commit f28faa0) and stayed eq
 it was re-recorded once, when main's revision of the recovery and defeatism definitions (and
 the new false-success fields) changed only the lines' ``scores``, and again when ``by_app`` stopped
 counting every episode under ``system`` (docs/design.md §7, "Per app": only ``scores.json``'s
-``by_app.system`` changed; careful's row went from 8 episodes to 1). These tests show that nothing
+``by_app.system`` changed; careful's row went from 8 episodes to 1), and when issue 38 added ``unfounded_refusal`` (a new
+score field and its per-agent count; no other value changed). These tests show that nothing
 a run stores moves unnoticed:
 
 - re-scoring the recorded trajectories gives the recorded ``scores.json`` and each line's
