@@ -45,8 +45,10 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import sys
 import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -60,6 +62,7 @@ from mcpgym.evaluation.formats.inspect_log import STORE_KEY, episode_trajectory
 from mcpgym.evaluation.records.scores import Metrics
 from mcpgym.evaluation.scoring.aggregate import metrics as aggregate_metrics
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K, EpisodeScores
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.kernel.shorten import short, short_name
 
 RATES: tuple[str, ...] = tuple(
@@ -327,7 +330,40 @@ def mcpgym_task(
         KeyError: an unknown suite, or a task id not in the suite. ValueError: trials, k or
             message_limit not a whole number in range; a bad tool exposure; ``server`` without a
             token. mcpgym.tools.faults.FaultProfileError: an unknown or invalid fault profile.
+        SystemExit: (2) instead of those under Inspect's command line (``inspect eval``), after
+            one ``error:`` line on stderr.
     """
+    try:
+        return _build_task(suite, faults, trials, tasks, server, token, tool_exposure, message_limit, k)
+    except (KeyError, ValueError, MCPGymError) as exc:
+        if not _from_inspect_cli():
+            raise
+        # Inspect's command line prints a 250-line traceback for any error of a task function:
+        # one line instead, naming the argument as -T spells it (issue 37)
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        sys.stderr.write(f"error: mcpgym/mcpgym_task: {text} (-T NAME=VALUE sets an argument)\n")
+        sys.stderr.flush()
+        raise SystemExit(2) from None
+
+
+def _from_inspect_cli() -> bool:
+    """Whether this process is Inspect's command line (``inspect eval ...``), whose error output
+    for a task's refusal is a traceback."""
+    return Path(sys.argv[0]).name == "inspect" if sys.argv else False
+
+
+def _build_task(
+    suite: str,
+    faults: str,
+    trials: int,
+    tasks: str | list[str] | None,
+    server: str | None,
+    token: str | None,
+    tool_exposure: str,
+    message_limit: int | None,
+    k: int,
+) -> Task:
+    """The checks and the ``Task`` of :func:`mcpgym_task` (same arguments and errors)."""
     from mcpgym.evaluation.llm.exposure import parse_exposure
     from mcpgym.evaluation.run.episode_runner import exposure_request
     from mcpgym.evaluation.run.runner import faults_payload

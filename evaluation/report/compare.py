@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.scores import EpisodeScores
-from mcpgym.evaluation.report.markdown_text import md_text
+from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.paired import (
     BOOTSTRAP_RESAMPLES,
@@ -397,12 +397,6 @@ def print_comparison_table(console: Any, comp: Comparison) -> None:
     console.print(METHOD, markup=False)
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def comparison_markdown(comp: Comparison, *, level: int = 2) -> str:
     """The comparison as a Markdown section (heading at ``level``): runs, then per pair of
     contestants every metric and success per task, then the method."""
@@ -411,8 +405,8 @@ def comparison_markdown(comp: Comparison, *, level: int = 2) -> str:
     out += [f"- {md_text(line)}" for line in run_lines(comp)]
     out.append("")
     for c in comp.comparisons:
-        out += [f"{h}# {md_text(pair_title(c))}", "", _md_table(OVERALL_HEADER, overall_rows(c)), ""]
-        out += [md_text(pair_note(c)), "", _md_table(TASK_HEADER, task_rows(c)), ""]
+        out += [f"{h}# {md_text(pair_title(c))}", "", md_table(OVERALL_HEADER, overall_rows(c)), ""]
+        out += [md_text(pair_note(c)), "", md_table(TASK_HEADER, task_rows(c)), ""]
     out += [md_text(METHOD), ""]
     return "\n".join(out)
 

@@ -38,4 +38,12 @@ def md_text(value: object) -> str:
     return _MARKUP.sub(_one, str(value))
 
 
-__all__ = ["md_text"]
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; every header and cell goes through :func:`md_text` (agent names, task
+    ids and notes are data, never markup)."""
+    lines = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+__all__ = ["md_table", "md_text"]

@@ -23,7 +23,7 @@ from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.compare import Comparison, comparison_markdown, within_run
 from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
-from mcpgym.evaluation.report.markdown_text import md_text
+from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS, check_own_file, replace_own_file
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
@@ -440,15 +440,6 @@ def episode_note(e: EpisodeScores) -> str:
 
 
 # -- Markdown ----------------------------------------------------------------------------------
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table; every header and cell goes through :func:`md_text` (agent names, task
-    ids and notes are data, never markup)."""
-    esc = md_text
-    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def run_facts(report: Report) -> list[tuple[str, str]]:
     """(label, value) pairs describing the run, from its manifest."""
     m = report.manifest or Manifest()
@@ -663,7 +654,7 @@ def render_markdown(report: Report) -> str:
         "",
         "## Agents",
         "",
-        _md_table(*comparison_rows(report.scores)),
+        md_table(*comparison_rows(report.scores)),
         "",
     ]
     pk_warning = pass_k_warning(report.scores)
@@ -673,14 +664,14 @@ def render_markdown(report: Report) -> str:
         AGENTS_LEGEND,
         "",
     ]
-    out += ["## Success per level", "", _md_table(*level_rows(report)), ""]
-    out += ["## Success per app", "", _md_table(*app_rows(report)), ""]
-    out += ["## Behaviour details", "", _md_table(*extra_rows(report)), "", DETAILS_LEGEND, ""]
-    out += ["## Tasks", "", TASKS_NOTE, "", _md_table(*task_rows(report)), ""]
+    out += ["## Success per level", "", md_table(*level_rows(report)), ""]
+    out += ["## Success per app", "", md_table(*app_rows(report)), ""]
+    out += ["## Behaviour details", "", md_table(*extra_rows(report)), "", DETAILS_LEGEND, ""]
+    out += ["## Tasks", "", TASKS_NOTE, "", md_table(*task_rows(report)), ""]
     kinds = fault_kind_rows(report.trajectories)
     out += ["## Faults by kind", ""]
     out += (
-        [_md_table(FAULT_KIND_HEADER, fault_kind_table(kinds)), "", FAULT_KIND_NOTE, ""]
+        [md_table(FAULT_KIND_HEADER, fault_kind_table(kinds)), "", FAULT_KIND_NOTE, ""]
         if kinds
         else ["No fault was injected.", ""]
     )
@@ -688,7 +679,7 @@ def render_markdown(report: Report) -> str:
     out += ["## Notable episodes", ""]
     if notable:
         out += [
-            _md_table(
+            md_table(
                 ["Agent", "Task", "Trial", "Note"],
                 [[e.agent, e.task_id or e.episode_id, str(e.trial), episode_note(e)] for e in notable],
             ),

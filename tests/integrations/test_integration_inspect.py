@@ -313,7 +313,7 @@ def test_bad_task_arguments_are_refused_before_the_eval(monkeypatch: pytest.Monk
 def test_inspect_command_line_finds_the_task_and_refuses_a_bad_argument(tmp_path: Path) -> None:
     """Inspect's own ``inspect eval`` resolves ``mcpgym/mcpgym_task`` (the package's
     ``inspect_ai`` entry point) and calls it with ``-T``; a bad argument ends the command with
-    the task's own message before any sample runs."""
+    the task's own message, one line and exit 2 (not Inspect's traceback), before any sample runs."""
     inspect_cli = Path(sys.executable).parent / "inspect"
     env = {k: v for k, v in os.environ.items() if k != "MCPGYM_TOKEN"}
     argv = [str(inspect_cli), "eval", "mcpgym/mcpgym_task", "-T", "tasks=system.dark_mode", "--model", "mockllm/model"]
@@ -329,7 +329,7 @@ def test_inspect_command_line_finds_the_task_and_refuses_a_bad_argument(tmp_path
             text=True,
             timeout=240,
         )
-        assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
-        assert message in done.stderr, done.stderr[-1500:]
+        assert done.returncode == 2, done.stdout[-1500:] + done.stderr[-1500:]
+        assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr[-1500:]
         assert "not found" not in done.stderr  # the task was found
     assert not list((tmp_path / "logs").glob("*.eval")) if (tmp_path / "logs").exists() else True

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.evaluation.records.manifest import AgentRecord, build_manifest, write_json_atomic
-from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
 from mcpgym.evaluation.run.run_dir import load_run
 from mcpgym.evaluation.scoring.paired import bootstrap_interval, mcnemar_exact
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
-from mcpgym.tools.faults import load_profile
 from tests.support.cli_runs import cli_at_width
+from tests.support.run_dirs import write_run_dir
 
 
 def _scores(agent: str, task: str, trial: int, success: bool, writes: int = 1, verified: int = 1) -> EpisodeScores:
@@ -38,40 +36,7 @@ def _scores(agent: str, task: str, trial: int, success: bool, writes: int = 1, v
 
 
 def _run(path: Path, episodes: list[EpisodeScores], faults: str = "default", tasks: list[str] | None = None) -> Path:
-    trajs = [
-        Trajectory(
-            episode_id=e.episode_id,
-            task_id=e.task_id,
-            agent=e.agent,
-            trial=e.trial,
-            level=e.level,
-            apps=e.apps,
-            scores=e.model_dump(mode="json"),
-        )
-        for e in episodes
-    ]
-    write_trajectories(path / "trajectories.jsonl", trajs)
-
-    class Task:
-        def __init__(self, tid: str) -> None:
-            self.id, self.seed, self.faults = tid, 7, None
-
-    ids = tasks or sorted({e.task_id for e in episodes if e.task_id})
-    manifest = build_manifest(
-        suite="unit",
-        tasks=[Task(t) for t in ids],
-        trials=max(e.trial for e in episodes) + 1,
-        agents=[AgentRecord(name=a, spec=a, describe=None) for a in sorted({e.agent for e in episodes})],
-        profile=load_profile(faults),
-        fault_seeds={t: [0] for t in ids},
-        concurrency=1,
-        episode_timeout=5.0,
-        server_url="http://127.0.0.1:1",
-        server_spawned=True,
-        recovery_window=3,
-    )
-    write_json_atomic(path / "manifest.json", manifest.to_json())
-    return path
+    return write_run_dir(path, episodes, faults=faults, tasks=tasks)
 
 
 def _json(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> dict:

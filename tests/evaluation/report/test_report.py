@@ -19,12 +19,13 @@ from mcpgym.evaluation.records.manifest import (
     merge_for_resume,
     write_json_atomic,
 )
-from mcpgym.evaluation.records.trajectory import Trajectory, write_trajectories
+from mcpgym.evaluation.records.trajectory import write_trajectories
 from mcpgym.evaluation.report.html import render_html, svg_bar_chart
 from mcpgym.evaluation.report.run_report import build_report, comparison_rows, render_markdown, write_report
 from mcpgym.evaluation.run.runner import compute_scores, load_run
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.tools.faults import load_profile
+from tests.support.run_dirs import write_run_dir
 
 
 def _episode(
@@ -81,40 +82,13 @@ def _episodes() -> list[EpisodeScores]:
 
 
 def _run_dir(tmp_path: Path) -> Path:
-    run = tmp_path / "run"
-    trajs = [
-        Trajectory(
-            episode_id=e.episode_id,
-            task_id=e.task_id,
-            agent=e.agent,
-            trial=e.trial,
-            level=e.level,
-            apps=e.apps,
-            scores=e.model_dump(mode="json"),
-        )
-        for e in _episodes()
-    ]
-    write_trajectories(run / "trajectories.jsonl", trajs)
-
-    class Task:
-        def __init__(self, tid: str) -> None:
-            self.id, self.seed, self.faults = tid, 7, None
-
-    manifest = build_manifest(
-        suite="unit",
-        tasks=[Task("t.one"), Task("t.two")],
-        trials=2,
-        agents=[AgentRecord(name="careful", spec="careful", describe=None)],
-        profile=load_profile("default"),
+    return write_run_dir(
+        tmp_path / "run",
+        _episodes(),
+        tasks=["t.one", "t.two"],
+        agents=["careful"],
         fault_seeds={"t.one": [1, 2], "t.two": [3, 4]},
-        concurrency=1,
-        episode_timeout=5.0,
-        server_url="http://127.0.0.1:1",
-        server_spawned=True,
-        recovery_window=3,
     )
-    write_json_atomic(run / "manifest.json", manifest.to_json())
-    return run
 
 
 def test_comparison_rows_show_rates_intervals_and_counts() -> None:
