@@ -3,9 +3,9 @@
 the ``complexmcp`` outcome rule on the states from login and logout.
 
 Four tasks run here on LightSystem, LightTalk and LightShop (the apps these tasks use; one
-start of them for the module): a human transcript replayed faults off, one under ``harsh``
-faults, one episode of the local 0.5B model with the task's tools (``provide``), and the
-``+N`` exposure. tests/evaluation/complexmcp/test_complexmcp_docs.py runs the commands of
+start of them for the module): a human transcript replayed faults off (complexmcp_01), one
+under ``harsh`` faults (complexmcp_05), one replayed with ``+5`` distractors (complexmcp_04),
+and an episode of the local 0.5B model with the task's tools, ``provide`` (complexmcp_00). tests/evaluation/complexmcp/test_complexmcp_docs.py runs the commands of
 docs/complexmcp.md (one more task, all seven apps).
 """
 
@@ -87,8 +87,10 @@ def test_provide_and_plus_n_offer_the_transcripts_tools_and_seeded_distractors(s
     assert len(rag) == 5 and "mark_as_read" in rag  # "Mark the messages from Sean Baker as read"
     with pytest.raises(ValueError, match="list_all, provide, \\+N"):
         exposure("some", t, suite.table)
-    traj = suite.run(t, "complexmcp-replay", tools="+5")
+    other = task(suite, "complexmcp_04")
+    traj = suite.run(other, "complexmcp-replay", tools="+5")
     assert traj.scores.success is True  # the transcript's tools are all offered
+    assert traj.metadata["complexmcp"]["tools"] == "+5"
 
 
 @contextlib.contextmanager
