@@ -126,3 +126,34 @@ def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSu
     s = traj.scores
     assert s.success is not None and s.total == 1 and s.outcome_unavailable is None
     assert all(st.tool in ("get_uid_from_name", "mark_as_read") for st in traj.steps if isinstance(st, ToolCallStep))
+
+
+class SearchThenReplay:
+    """Finds its tools with ``search_tools`` (the ``search`` mode), then makes the transcript's calls."""
+
+    name = "search-then-replay"
+
+    async def run(self, task, tools, call, context=None):
+        from mcpgym.evaluation.agents.base import AgentResult
+        from mcpgym.evaluation.complexmcp.replay import transcript_calls
+
+        self.listed = [t.name for t in tools]
+        found = await call("search_tools", {"query": "mark messages as read uid from name", "k": 5})
+        self.found = [t["name"] for t in found.payload.get("tools", [])]
+        calls, final = transcript_calls(task.transcript)
+        for tool, arguments in calls:
+            await call(tool, dict(arguments))
+        return AgentResult(final_message=final)
+
+
+def test_search_lists_only_the_meta_tool_and_unlocks_what_it_finds(suite: OpenSuite) -> None:
+    agent = SearchThenReplay()
+    traj = suite.run(task(suite, "complexmcp_00"), agent.name, agent, tools="search")
+    assert agent.listed == ["search_tools"]
+    assert {"get_uid_from_name", "mark_as_read"} <= set(agent.found)
+    assert traj.scores.success is True
+    assert [s.tool for s in traj.steps if isinstance(s, ToolCallStep)] == [
+        "search_tools",
+        "get_uid_from_name",
+        "mark_as_read",
+    ]
