@@ -11,9 +11,7 @@ docs/complexmcp.md (one more task, all seven apps).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from mcpgym.evaluation.complexmcp.run import exposure
 from mcpgym.evaluation.complexmcp.suite import OpenSuite, open_suite
 from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scoring.complexmcp_rule import judge_complexmcp
+from tests.evaluation.llm.test_real_model import local_model
 
 APPS = ("LightSystem", "LightTalk", "LightShop")
 
@@ -91,19 +90,6 @@ def test_provide_and_plus_n_offer_the_transcripts_tools_and_seeded_distractors(s
     traj = suite.run(other, "complexmcp-replay", tools="+5")
     assert traj.scores.success is True  # the transcript's tools are all offered
     assert traj.metadata["complexmcp"]["tools"] == "+5"
-
-
-@contextlib.contextmanager
-def local_model(log: Path) -> Iterator[str]:
-    from mcpgym.evaluation.llm.local_model import ModelUnavailable, serve_local_model
-
-    try:
-        with serve_local_model(threads=1, context=2048, niceness=10, log=log) as url:
-            yield url
-    except ModelUnavailable as exc:
-        if os.environ.get("MCPGYM_REQUIRE_MODEL") == "1":
-            pytest.fail(f"MCPGYM_REQUIRE_MODEL=1 and the model is not installed: {exc}")
-        pytest.skip(f"no local model (the package registry could not provide it): {exc}")
 
 
 def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSuite, tmp_path: Path) -> None:
