@@ -99,7 +99,7 @@ def running_apps(
 
     setup = SetupFolder.open(folder)
     wanted = [a for a in APP_NAMES if a in apps or a == SYSTEM_APP]
-    logs = folder / "logs"
+    logs = setup.folder / "logs"
     logs.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)

@@ -125,8 +125,9 @@ def run_complexmcp_command(flags: dict[str, Any], folder: Path | None, fault_see
                 task_ids=list(flags.get("task") or []) or None,
                 timeout=float(flags.get("timeout") or 600.0),
                 on_episode=record,
+                model_context=flags.get("model_context"),
             )
-    except (SetupError, AppsError, SessionError) as exc:
+    except (SetupError, AppsError, SessionError, RuntimeError) as exc:
         _fail(str(exc), 1)
     except (ValueError, OSError) as exc:
         _fail(str(exc))

@@ -111,6 +111,7 @@ class SetupFolder:
     """A finished setup folder: its paths and record (:meth:`open` checks it)."""
 
     def __init__(self, folder: Path, record: SetupRecord) -> None:
+        folder = folder.absolute()  # the apps run in its tree: a relative path would move with them
         self.folder = folder
         self.record = record
         self.tree = folder / "tree"

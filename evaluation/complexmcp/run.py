@@ -120,17 +120,14 @@ async def run_episode(
         SessionError: an app refused the login or the logout (the apps are broken, not the agent).
         ValueError: a bad tool mode or fault profile.
     """
-    from mcp import Client
 
-    from mcpgym.evaluation.agents.base import AgentContext, CallLimitReached, CallResult, ToolInfo, run_agent
-    from mcpgym.evaluation.proxy.record import trajectory_of
-    from mcpgym.evaluation.records.status import EpisodeStatus
-    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.evaluation.agents.base import AgentContext
+    from mcpgym.evaluation.proxy.run import drive_agent, settle_trajectory
     from mcpgym.evaluation.scoring.complexmcp_rule import wrap_states
     from mcpgym.evaluation.scoring.scorer import score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.server.proxy.plan import ProxyFaultPlan
-    from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer
+    from mcpgym.server.proxy.server import ProxySession, describe_answer
 
     offered, search = exposure(tools, task, table)
     classifier = classifier if classifier is not None else make_classifier()
@@ -151,22 +148,8 @@ async def run_episode(
                 tg.start_soon(upstream.run)
                 await upstream.ready()
                 session.take_tools(await session.list_all_tools())
-                try:
-                    async with Client(build_proxy_server(session)) as client:
-                        listed = tool_infos(await _list_tools(client), ToolInfo)
-                        caller = EpisodeCaller(client, task.max_calls, CallResult, CallLimitReached)
-                        context = AgentContext(trial=trial, world_seed=task.seed, fault_seed=fault_seed)
-                        with anyio.move_on_after(timeout) as scope:
-                            try:
-                                result = await run_agent(agent, task, listed, caller, context)
-                            except CallLimitReached as exc:
-                                status, reason = "limit", str(exc)
-                            except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
-                                status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
-                        if scope.cancelled_caught:
-                            status, reason = "limit", f"episode timed out after {timeout:g} wall seconds"
-                except Exception as exc:  # noqa: BLE001 - the in-process session broke
-                    status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+                context = AgentContext(trial=trial, world_seed=task.seed, fault_seed=fault_seed)
+                result, caller, status, reason = await drive_agent(session, task, agent, context, timeout)
                 upstream.close()
         finally:
             after = await episode.logout()
@@ -174,31 +157,14 @@ async def run_episode(
         "outcome": "complexmcp",
         "complexmcp": {"task": task.index, "level": task.level, "seed": task.seed, "tools": tools},
     }
-    traj = trajectory_of(
-        session,
-        classifier,
-        agent=agent_name,
-        instruction=task.instruction,
-        final_message=getattr(result, "final_message", "") or "",
-        task_id=task.id,
-        metadata=meta,
-    )
-    if caller is not None:
-        traj.steps = caller.steps([c.model_dump(mode="json") for c in sorted(plan.calls, key=lambda c: c.step)])
+    traj = settle_trajectory(session, classifier, caller, result, status, reason, agent_name, task, meta, trial)
     traj.apps = list(task.apps)
     traj.level = task.level
     traj.initial_snapshot = wrap_states(before)
     traj.final_snapshot = wrap_states(after)
     traj.gold_snapshot = wrap_states(task.gold)
-    agent_status = getattr(result, "status", None)
-    if status is not None:
-        traj.status, traj.stop_reason = status, reason  # type: ignore[assignment]
-    elif agent_status in (EpisodeStatus.ERRORED, EpisodeStatus.LIMIT):
-        traj.status, traj.stop_reason = agent_status, getattr(result, "error", None) or result.stop_reason
-    elif result is not None and result.stop_reason:
+    if result is not None and result.stop_reason and traj.stop_reason is None:
         traj.stop_reason = result.stop_reason
-    traj.trial = trial
-    traj.tokens = getattr(result, "tokens", None)
     traj.scores = score_episode(traj, Catalog(classifier.rows()))
     return traj
 

@@ -113,6 +113,30 @@ def open_suite(folder: Path, apps: tuple[str, ...] = APP_NAMES) -> Iterator[Open
         yield OpenSuite(running.urls, table, tasks)
 
 
+def serve_local_agents(stack: contextlib.ExitStack, agents: list[Any], context: int | None) -> None:
+    """Start the bundled model's server in ``stack`` and point every ``local:`` agent of
+    ``agents`` at it, as ``mcpgym run`` does (nothing when there is none).
+
+    Raises:
+        RuntimeError: the model server did not start (the message says why).
+    """
+    from mcpgym.evaluation.llm.local_agent import local_agents
+
+    local = local_agents(agents)
+    if not local:
+        return
+    from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, ModelUnavailable, serve_local_model
+    from mcpgym.evaluation.run.launch import LOCAL_MODEL_THREADS
+
+    window = context or DEFAULT_CONTEXT
+    try:
+        url = stack.enter_context(serve_local_model(context=window, threads=LOCAL_MODEL_THREADS))
+    except (ModelUnavailable, RuntimeError, OSError) as exc:
+        raise RuntimeError(f"the local model server did not start: {exc}") from None
+    for agent in local:
+        agent.attach(url, context=window, threads=LOCAL_MODEL_THREADS)
+
+
 def run_suite(
     folder: Path,
     agents: list[str],
@@ -125,6 +149,7 @@ def run_suite(
     limit: int | None = None,
     timeout: float = DEFAULT_EPISODE_TIMEOUT,
     on_episode: Callable[[Any, Any], None] | None = None,
+    model_context: int | None = None,
 ) -> list[Any]:
     """Start the apps of ``folder``, run the episodes, stop the apps; return the trajectories.
 
@@ -135,13 +160,16 @@ def run_suite(
         task_ids, limit: which tasks (:func:`select_tasks`).
         on_episode: called with each trajectory and the suite's tool classifier as soon as
             the trajectory is scored (to record or print it).
+        model_context: the context window of the model server started for ``local:`` agents
+            (default :data:`~mcpgym.evaluation.llm.local_model.DEFAULT_CONTEXT`).
 
     Raises:
         SetupError, AppsError, SessionError, ValueError: the message says which part failed.
     """
-    with open_suite(folder) as suite:
+    built = [(spec, make_complex_agent(spec)) for spec in agents]
+    with open_suite(folder) as suite, contextlib.ExitStack() as stack:
+        serve_local_agents(stack, [agent for _, agent in built], model_context)
         tasks = select_tasks(suite.tasks, task_ids, limit)
-        built = [(spec, make_complex_agent(spec)) for spec in agents]
         for task in tasks:
             exposure(tools, task, suite.table)  # a bad mode fails before any episode
         done: list[Any] = []

@@ -150,22 +150,18 @@ async def run_proxied_episode(
         mcpgym.tools.faults.FaultProfileError: (a ValueError) when the profile names a tool
             the upstream does not list (:meth:`mcpgym.server.proxy.plan.ProxyFaultPlan.check_profile`).
     """
-    from mcp import Client
-
-    from mcpgym.evaluation.agents.base import AgentContext, CallLimitReached, CallResult, ToolInfo, run_agent
-    from mcpgym.evaluation.proxy.record import trajectory_of
-    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.evaluation.agents.base import AgentContext
     from mcpgym.evaluation.scoring.scorer import score_episode
     from mcpgym.evaluation.scoring.tool_catalog import Catalog
     from mcpgym.server.proxy.plan import ProxyFaultPlan
-    from mcpgym.server.proxy.server import ProxySession, build_proxy_server, describe_answer, open_session
+    from mcpgym.server.proxy.server import ProxySession, describe_answer, open_session
     from mcpgym.server.proxy.upstream import Upstream, UpstreamError
     from mcpgym.tools.faults import FaultProfileError
 
     plan = ProxyFaultPlan(faults, fault_seed, describe_answer)
     session: ProxySession | None = None
     result: Any = None
-    caller: EpisodeCaller | None = None
+    caller: Any = None
     read_back: dict[str, Any] | None = None
     status, reason = None, None
     refused: FaultProfileError | None = None
@@ -180,23 +176,9 @@ async def run_proxied_episode(
             refused = exc
             tg.cancel_scope.cancel()
         else:
-            server = build_proxy_server(session)
-            try:
-                async with Client(server) as client:
-                    tools = tool_infos(await _list_tools(client), ToolInfo)
-                    caller = EpisodeCaller(client, task.max_calls, CallResult, CallLimitReached)
-                    with anyio.move_on_after(timeout) as scope:
-                        try:
-                            context = AgentContext(trial=trial, fault_seed=fault_seed)
-                            result = await run_agent(agent, task, tools, caller, context)
-                        except CallLimitReached as exc:
-                            status, reason = "limit", str(exc)
-                        except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
-                            status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
-                    if scope.cancelled_caught:
-                        status, reason = "limit", f"episode timed out after {timeout:g} wall seconds"
-            except Exception as exc:  # noqa: BLE001 - the in-process session broke
-                status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+            result, caller, status, reason = await drive_agent(
+                session, task, agent, AgentContext(trial=trial, fault_seed=fault_seed), timeout
+            )
             if task.read_back is not None and session.upstream.alive:
                 rb = task.read_back
                 try:
@@ -213,6 +195,66 @@ async def run_proxied_episode(
         raise refused
     assert session is not None
     meta = checks_metadata(task, read_back)
+    traj = settle_trajectory(session, classifier, caller, result, status, reason, agent_name, task, meta, trial)
+    traj.scores = score_episode(traj, Catalog(classifier.rows()))
+    return traj
+
+
+async def drive_agent(session: Any, task: Any, agent: Any, context: Any, timeout: float) -> tuple[Any, Any, Any, Any]:
+    """Run ``agent`` on ``task`` against the proxy server of ``session`` (an in-process MCP
+    connection) within ``timeout`` wall seconds.
+
+    Returns:
+        ``(result, caller, status, reason)``: the agent's result (None when it raised), the
+        episode's :class:`~mcpgym.evaluation.run.episode_runner.EpisodeCaller` (None when the
+        connection failed first), and the status and reason the harness decided (``limit``
+        for a spent budget or the timeout, ``errored`` for a crash; None when it decided none).
+    """
+    from mcp import Client
+
+    from mcpgym.evaluation.agents.base import CallLimitReached, CallResult, ToolInfo, run_agent
+    from mcpgym.evaluation.run.episode_runner import EpisodeCaller, _list_tools, tool_infos
+    from mcpgym.server.proxy.server import build_proxy_server
+
+    result: Any = None
+    caller: Any = None
+    status, reason = None, None
+    try:
+        async with Client(build_proxy_server(session)) as client:
+            tools = tool_infos(await _list_tools(client), ToolInfo)
+            caller = EpisodeCaller(client, task.max_calls, CallResult, CallLimitReached)
+            with anyio.move_on_after(timeout) as scope:
+                try:
+                    result = await run_agent(agent, task, tools, caller, context)
+                except CallLimitReached as exc:
+                    status, reason = "limit", str(exc)
+                except Exception as exc:  # noqa: BLE001 - a crashing agent is an errored episode
+                    status, reason = "errored", f"agent raised {type(exc).__name__}: {exc}"
+            if scope.cancelled_caught:
+                status, reason = "limit", f"episode timed out after {timeout:g} wall seconds"
+    except Exception as exc:  # noqa: BLE001 - the in-process session broke
+        status, reason = "errored", f"MCP session failed: {type(exc).__name__}: {exc}"
+    return result, caller, status, reason
+
+
+def settle_trajectory(
+    session: Any,
+    classifier: Any,
+    caller: Any,
+    result: Any,
+    status: Any,
+    reason: Any,
+    agent_name: str,
+    task: Any,
+    metadata: dict[str, Any],
+    trial: int,
+) -> Trajectory:
+    """The (not yet scored) trajectory of an episode :func:`drive_agent` ran: the proxy's
+    session (:func:`mcpgym.evaluation.proxy.record.trajectory_of`) with the caller's steps,
+    and the status: ``errored`` when the upstream failed, else the harness's, else the
+    agent's own ``errored`` / ``limit``."""
+    from mcpgym.evaluation.proxy.record import trajectory_of
+
     traj = trajectory_of(
         session,
         classifier,
@@ -220,20 +262,20 @@ async def run_proxied_episode(
         instruction=task.instruction,
         final_message=getattr(result, "final_message", "") or "",
         task_id=task.id,
-        metadata=meta,
+        metadata=metadata,
     )
+    plan = session.plan
     if caller is not None:
         traj.steps = caller.steps([c.model_dump(mode="json") for c in sorted(plan.calls, key=lambda c: c.step)])
     agent_status = getattr(result, "status", None)
     if session.status == "errored":
         traj.status = EpisodeStatus.ERRORED
     elif status is not None:
-        traj.status, traj.stop_reason = status, reason  # type: ignore[assignment]
+        traj.status, traj.stop_reason = status, reason
     elif agent_status in (EpisodeStatus.ERRORED, EpisodeStatus.LIMIT):
         traj.status, traj.stop_reason = agent_status, getattr(result, "error", None) or result.stop_reason
     traj.trial = trial
     traj.tokens = getattr(result, "tokens", None)
-    traj.scores = score_episode(traj, Catalog(classifier.rows()))
     return traj
 
 

@@ -386,14 +386,14 @@ def test_a_closed_pipe_ends_a_listing_quietly_with_exit_0() -> None:
 def test_run_options_are_the_run_config_flags_in_field_order(monkeypatch, capsys):
     """`mcpgym run`'s options are generated from RunConfig's Flag metadata (a new run option is
     a field, docs/design.md §1): every flag is listed with its help text, in field order, then
-    the --proxy options."""
+    the --proxy options and --complexmcp (docs/complexmcp.md)."""
     from mcpgym.evaluation.run.config import Flag, RunConfig
 
     flags = [m for info in RunConfig.model_fields.values() for m in info.metadata if isinstance(m, Flag)]
     code, out, _ = cli(["run", "--help"], 400, monkeypatch, capsys)
     assert code == 0
     listed = re.findall(r"^  (?:-\w, )?(--[\w-]+)", out.split("Options:")[1], re.M)
-    assert listed == [f.names[0] for f in flags] + ["--proxy", "--catalog", "--fault-seed", "--help"]
+    assert listed == [f.names[0] for f in flags] + ["--proxy", "--catalog", "--fault-seed", "--complexmcp", "--help"]
     flat = " ".join(out.split())
     for f in flags:
         assert " ".join(f.help.split()) in flat, f.names

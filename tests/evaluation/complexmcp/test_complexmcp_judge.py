@@ -69,9 +69,6 @@ def recorded_cases(folder: Path) -> list[dict]:
     gold = {t.id: t.gold for t in load_tasks(folder / "tree")}
     rows = json.loads(zstandard.ZstdDecompressor().decompress(STATES.read_bytes()))
     cases = [{**r, "gold": gold[r["task"]]} for r in rows]
-    cases += [
-        {**r, "after": r["before"], "gold": gold[r["task"]], "profile": "idle"} for r in rows if r["profile"] == "none"
-    ]
     return cases
 
 

@@ -3,17 +3,15 @@
 the ``complexmcp`` outcome rule on the states from login and logout.
 
 Four tasks run here on LightSystem, LightTalk and LightShop (the apps these tasks use; one
-start of them for the module): a human transcript replayed faults off, one under ``harsh``
-faults, one episode of the local 0.5B model with the task's tools (``provide``), and the
-``+N`` exposure. tests/evaluation/complexmcp/test_complexmcp_docs.py runs the commands of
+start of them for the module): a human transcript replayed faults off (complexmcp_01), one
+under ``harsh`` faults (complexmcp_05), one replayed with ``+5`` distractors (complexmcp_04),
+and an episode of the local 0.5B model with the task's tools, ``provide`` (complexmcp_00). tests/evaluation/complexmcp/test_complexmcp_docs.py runs the commands of
 docs/complexmcp.md (one more task, all seven apps).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from mcpgym.evaluation.complexmcp.run import exposure
 from mcpgym.evaluation.complexmcp.suite import OpenSuite, open_suite
 from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scoring.complexmcp_rule import judge_complexmcp
+from tests.evaluation.llm.test_real_model import local_model
 
 APPS = ("LightSystem", "LightTalk", "LightShop")
 
@@ -87,21 +86,10 @@ def test_provide_and_plus_n_offer_the_transcripts_tools_and_seeded_distractors(s
     assert len(rag) == 5 and "mark_as_read" in rag  # "Mark the messages from Sean Baker as read"
     with pytest.raises(ValueError, match="list_all, provide, \\+N"):
         exposure("some", t, suite.table)
-    traj = suite.run(t, "complexmcp-replay", tools="+5")
+    other = task(suite, "complexmcp_04")
+    traj = suite.run(other, "complexmcp-replay", tools="+5")
     assert traj.scores.success is True  # the transcript's tools are all offered
-
-
-@contextlib.contextmanager
-def local_model(log: Path) -> Iterator[str]:
-    from mcpgym.evaluation.llm.local_model import ModelUnavailable, serve_local_model
-
-    try:
-        with serve_local_model(threads=1, context=2048, niceness=10, log=log) as url:
-            yield url
-    except ModelUnavailable as exc:
-        if os.environ.get("MCPGYM_REQUIRE_MODEL") == "1":
-            pytest.fail(f"MCPGYM_REQUIRE_MODEL=1 and the model is not installed: {exc}")
-        pytest.skip(f"no local model (the package registry could not provide it): {exc}")
+    assert traj.metadata["complexmcp"]["tools"] == "+5"
 
 
 def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSuite, tmp_path: Path) -> None:
@@ -124,3 +112,34 @@ def test_the_local_model_plays_a_task_with_its_tools_and_is_judged(suite: OpenSu
     s = traj.scores
     assert s.success is not None and s.total == 1 and s.outcome_unavailable is None
     assert all(st.tool in ("get_uid_from_name", "mark_as_read") for st in traj.steps if isinstance(st, ToolCallStep))
+
+
+class SearchThenReplay:
+    """Finds its tools with ``search_tools`` (the ``search`` mode), then makes the transcript's calls."""
+
+    name = "search-then-replay"
+
+    async def run(self, task, tools, call, context=None):
+        from mcpgym.evaluation.agents.base import AgentResult
+        from mcpgym.evaluation.complexmcp.replay import transcript_calls
+
+        self.listed = [t.name for t in tools]
+        found = await call("search_tools", {"query": "mark messages as read uid from name", "k": 5})
+        self.found = [t["name"] for t in found.payload.get("tools", [])]
+        calls, final = transcript_calls(task.transcript)
+        for tool, arguments in calls:
+            await call(tool, dict(arguments))
+        return AgentResult(final_message=final)
+
+
+def test_search_lists_only_the_meta_tool_and_unlocks_what_it_finds(suite: OpenSuite) -> None:
+    agent = SearchThenReplay()
+    traj = suite.run(task(suite, "complexmcp_00"), agent.name, agent, tools="search")
+    assert agent.listed == ["search_tools"]
+    assert {"get_uid_from_name", "mark_as_read"} <= set(agent.found)
+    assert traj.scores.success is True
+    assert [s.tool for s in traj.steps if isinstance(s, ToolCallStep)] == [
+        "search_tools",
+        "get_uid_from_name",
+        "mark_as_read",
+    ]
