@@ -215,20 +215,13 @@ def load(path: str | Path) -> LoadResult:
     readers (:func:`mcpgym.kernel.input_files.check_zip_input`: a regular file, never a FIFO or
     a device; a ``.eval`` archive whose members stay within their inflated-size bounds)."""
     result = LoadResult(file=str(path), format=FORMAT)
-    if str(path).endswith(".eval"):  # a zip archive: its bounds checked before inspect-ai opens it
-        try:
-            check_zip_input(path, what="Inspect log")
-        except InputFileError as exc:
-            result.unread = exc.reason == "no such file"
-            result.problem(exc.reason)
-            return result
-    else:
-        try:
-            check_input_file(path, what="Inspect log")
-        except InputFileError as exc:
-            result.unread = exc.reason == "no such file"
-            result.problem(exc.reason)
-            return result
+    check = check_zip_input if str(path).endswith(".eval") else check_input_file  # a .eval is a zip archive
+    try:
+        check(path, what="Inspect log")  # bounded before inspect-ai opens it
+    except InputFileError as exc:
+        result.unread = exc.reason == "no such file"
+        result.problem(exc.reason)
+        return result
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
