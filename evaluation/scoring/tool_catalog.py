@@ -18,7 +18,8 @@ Heuristic (:func:`classify_tool`), in order:
    :data:`HANDOFF_TARGETS` token (``transfer_to_human_agents``); ``auth`` when the name contains
    an :data:`AUTH_PHRASES` phrase; else the first of the first :data:`VERB_POSITIONS` tokens of
    the action part found in :data:`AUTH_VERBS`, :data:`WRITE_VERBS` or :data:`READ_VERBS`
-   decides; else the description's first word (``Cancels ...`` -> write); else ``unknown``.
+   decides (``request`` is ``auth`` only before an :data:`AUTH_OBJECTS` token, else a
+   ``write``); else the description's first word (``Cancels ...`` -> write); else ``unknown``.
    A verb elsewhere in the name is no evidence (``api_tracking_for_pack_send`` is ``unknown``,
    not a write for its provider's "send"): guessing ``write`` would invent verification
    duties, guessing ``read`` would invent verifications. ``unknown`` tools are neither reads
@@ -162,11 +163,41 @@ WRITE_VERBS: frozenset[str] = frozenset(
         "drop",
         "truncate",
         "alter",
+        # leaving, undoing, changing a membership, subscription or account: writes too (not
+        # "rate", "join", "pin": nouns as often as verbs, "exchange_rate" is a read)
+        "leave",
+        "unshare",
+        "follow",
+        "unfollow",
+        "subscribe",
+        "unsubscribe",
+        "unstar",
+        "unlike",
+        "mute",
+        "unmute",
+        "reset",
+        "clear",
+        "purge",
+        "sell",
+        "upgrade",
+        "downgrade",
+        "respond",
+        "accept",
+        "decline",
+        "dismiss",
+        "vote",
     ]
 )
 AUTH_VERBS: frozenset[str] = frozenset(
     ["request", "authorize", "authorise", "authenticate", "login", "logon", "signin"]
 )
+AUTH_OBJECTS: frozenset[str] = frozenset(
+    ["privilege", "privileges", "permission", "permissions", "access", "token", "tokens", "scope", "scopes"]
+    + ["credential", "credentials", "authorization", "authorisation", "auth", "consent", "elevation"]
+)
+"""What an auth request asks for: ``request`` is an ``auth`` verb only before one of these
+(``request_privilege``); before anything else it asks for an effect (``request_return``):
+a ``write``."""
 AUTH_PHRASES: tuple[str, ...] = ("ask_for_privilege", "ask_for_permission", "log_in", "sign_in")
 HANDOFF_VERBS: frozenset[str] = frozenset(["transfer", "escalate", "handoff", "handover"])
 """Verbs of a hand-off; with a :data:`HANDOFF_TARGETS` token the tool is a ``handoff``."""
@@ -325,6 +356,8 @@ def _verb_kind(tokens: list[str]) -> tuple[ToolKind | None, int]:
     """The kind the first verb among the first :data:`VERB_POSITIONS` tokens says, and its
     index; ``(None, -1)`` without one."""
     for i, t in enumerate(tokens[:VERB_POSITIONS]):
+        if t == "request" and not any(o in AUTH_OBJECTS for o in tokens[i + 1 :]):
+            return ToolKind.WRITE, i
         if t in AUTH_VERBS:
             return ToolKind.AUTH, i
         if t in WRITE_VERBS:
