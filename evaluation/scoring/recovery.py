@@ -18,7 +18,7 @@ from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recove
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
-from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog
+from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog, classify_tool
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
@@ -61,7 +61,8 @@ def score_recovery(
     * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
       code (declared, or the tool the error names: :func:`names_remedy`) that the failing
       operation followed (:func:`_reattempted`: a later call of the same tool on matching
-      ids, or of an alternative, any number of calls later; a remedy alone, the failing call
+      ids, or of an alternative, any number of calls later; without a catalog, a cure the
+      error offers by name, :func:`offered_remedies`; a remedy alone, the failing call
       never made again, is no attempt), or calls a declared
       alternative (either direction; in an outside transcript also a related look-up,
       :func:`related`, or one that looks into a value the error named, :func:`looks_into`).
@@ -136,6 +137,8 @@ def score_recovery(
             continue
         # a remedy the agent called but no server knew (an invented tool) cures nothing
         remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
+        if outside and not remedies:
+            remedies = [r for r in offered_remedies(c, catalog) if r not in unknown_tools]
         injected = c.fault in ERROR_FAULT_KINDS and not (
             c.inferred and c.fault == FaultKind.AUTH_CHALLENGE and not remedies
         )
@@ -262,6 +265,42 @@ def _reattempted(
     if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
         return tried_related.first(_relation_keys(c), j, want) is not None
     return False
+
+
+TOOL_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
+"""A tool-shaped identifier in an error text (``system_authenticate``): snake case, two or
+more parts."""
+OFFERED_CURE_KINDS: dict[str, ToolKind] = {
+    ErrorCode.AUTH_REQUIRED: ToolKind.AUTH,
+    ErrorCode.PERMISSION_DENIED: ToolKind.AUTH,
+}
+"""Error code -> the kind a tool the error names must have to be its cure."""
+
+
+def offered_remedies(c: Call, catalog: Catalog) -> list[str]:
+    """For a transcript without a catalog: the cures the error of ``c`` offers by name (at most
+    8). An auth error that names a tool whose name says it authenticates ("call
+    system_authenticate first": :data:`OFFERED_CURE_KINDS`, kind by the name rules) offers that
+    tool (a rate limit needs none: a wait tool is its cure whatever is named). A tool the agent never
+    called is still a cure the server offered, so a retry after such an error is an attempt as
+    it is with the server's catalog; the error's own tool and tools of other shapes are none."""
+    if not c.error_text or c.code is None:
+        return []
+    want = OFFERED_CURE_KINDS.get(str(c.code))
+    if want is None:
+        return []
+    apps = catalog.known_apps()
+    out: list[str] = []
+    for m in TOOL_NAME_RE.finditer(c.error_text[:4000]):
+        name = m.group(0)
+        if name == c.tool.lower() or name in out:
+            continue
+        entry = classify_tool(name, known_apps=apps, default_app=c.entry.app)
+        if entry.kind == want:
+            out.append(name)
+        if len(out) >= 8:
+            break
+    return out
 
 
 def names_remedy(c: Call, d: Call) -> bool:
@@ -464,11 +503,14 @@ def _provider(tool: str) -> str | None:
 __all__ = [
     "DEFAULT_K",
     "NO_RETRY_RE",
+    "OFFERED_CURE_KINDS",
+    "TOOL_NAME_RE",
     "REFUSED_VALUE_RE",
     "RecoverableError",
     "inside_retry_after",
     "looks_into",
     "names_remedy",
+    "offered_remedies",
     "related",
     "LOOKUP_KINDS",
     "score_recovery",

@@ -28,6 +28,8 @@ Heuristic (:func:`classify_tool`), in order:
    first preposition (:data:`PREPOSITIONS`), without filler tokens (:data:`FILLER`), with
    aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and the last token made
    singular. No noun left: the family is ``<app>.<verb>`` (``block`` -> ``external.block``).
+   A write whose verb makes a record (:data:`PRODUCT_NOUNS`: ``book`` -> ``booking``) has
+   that record's family too (``book_flight``: ``<app>.flight`` and ``<app>.booking``).
 4. ``id_args`` is None: ids are then taken, call by call, from the arguments whose value
    has the shape of an id token (:func:`looks_like_id`: ``item_3f9``, ``mo_2``,
    ``user_AAA``, ``ord-aaaa1111``...), plus any argument whose name says it is one
@@ -182,6 +184,7 @@ WRITE_VERBS: frozenset[str] = frozenset(
         "upgrade",
         "downgrade",
         "respond",
+        "reserve",
         "accept",
         "decline",
         "dismiss",
@@ -223,6 +226,15 @@ PREPOSITIONS: frozenset[str] = frozenset(["from", "by", "for", "to", "of", "in",
 FILLER: frozenset[str] = frozenset(
     ["id", "ids", "info", "information", "details", "detail", "list", "all", "my", "the", "a", "an"]
 )
+PRODUCT_NOUNS: dict[str, str] = {
+    "book": "booking",
+    "reserve": "reservation",
+    "pay": "payment",
+    "subscribe": "subscription",
+    "invite": "invitation",
+}
+"""Write verb -> the record it makes (``book_flight`` makes a booking): a second resource family
+of a heuristic write, so a read of that record (``list_bookings``) reads the write back."""
 NOUN_ALIASES: dict[str, str] = {"uid": "user", "uids": "user", "msg": "message", "msgs": "message", "dm": "message"}
 ID_ARG_RE = re.compile(
     r"^(?:id|ids|uid|uids)$|_(?:id|ids|uid|uids)$"
@@ -463,11 +475,15 @@ def classify_tool(
     else:
         verb = named[verb_at] if 0 <= verb_at < len(named) else (joined or name)
         family = f"{app}.{verb}"
+    resources = [family]
+    product = PRODUCT_NOUNS.get(named[verb_at]) if kind == ToolKind.WRITE and 0 <= verb_at < len(named) else None
+    if product is not None and f"{app}.{product}" != family:
+        resources.append(f"{app}.{product}")
     return CatalogEntry(
         name=name,
         app=app,
         kind=kind,
-        resources=[family],
+        resources=resources,
         description=description or "",
         id_args=None,
         source="heuristic",

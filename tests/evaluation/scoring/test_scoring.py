@@ -293,6 +293,29 @@ def test_recovery_through_remedy(cat):
     assert (sc.writes, sc.verified_writes, sc.defeatism) == (1, 1, False)
 
 
+def test_without_a_catalog_an_auth_error_offers_the_cure_it_names():
+    # By hand: no catalog, no ledger; three identical updates, each auth_required saying "call
+    # system_authenticate first" (a tool the agent never called). The error names an auth tool:
+    # a remedy was offered, so each error is curable and a retry after one is an attempt, as
+    # with the server's catalog: 3 recoverable errors, 2 attempts (the last has no next call)
+    def failing(cure: str) -> dict:
+        msg = f"system_update_setting needs a fresh authentication: call {cure} first"
+        return S(
+            "system_update_setting",
+            {"key": "theme", "value": "dark"},
+            err="auth_required",
+            result={"error": {"code": "auth_required", "message": msg, "retryable": True}},
+        )
+
+    sc = score_episode(T([failing("system_authenticate")] * 3, "Dark mode is on."), Catalog())
+    assert (sc.recoverable_errors, sc.recovery_attempts) == (3, 2)
+    assert sc.recoverable_error_detail[0].remedies == ["system_authenticate"]
+    # a tool named that does not authenticate is no cure: an identical retry of a refusal is no attempt
+    other = score_episode(T([failing("system_get_settings")] * 3, "Dark mode is on."), Catalog())
+    assert other.recovery_attempts == 0
+    assert all(r.remedies == [] for r in other.recoverable_error_detail)
+
+
 def test_a_remedy_the_failing_call_never_followed_is_no_attempt(cat):
     # By hand (docs/design.md §7, "Recovery"): 1 send -> permission_denied (its catalog remedy
     # is request_privilege): 1 recoverable error; 2 request_privilege, the remedy; 3 a read of
@@ -632,6 +655,20 @@ def test_heuristic_classification():
         "resources": ["external.user"],
     }
     assert classify_tool("ask_for_privilege").kind == "auth"
+    # "request" asks for an auth grant only before what auth grants; else for an effect
+    assert classify_tool("system_request_privilege").kind == "auth"
+    assert classify_tool("request_access_token").kind == "auth"
+    assert classify_tool("shop_request_return").kind == "write"
+    # leaving, undoing, subscribing, resetting, selling: writes
+    for name in ("talk_leave_group", "office_unshare_file", "weather_unsubscribe_alerts", "git_reset", "sell_shares"):
+        assert classify_tool(name).kind == "write", name
+    # a nouns-as-often-as-verbs word is no write verb
+    assert classify_tool("exchange_rate").kind != "write"
+    # a write that makes a record has that record's family: a list of them reads it back
+    assert classify_tool("flights_book_flight", known_apps=["flights"]).resources == [
+        "flights.flight",
+        "flights.booking",
+    ]
     assert classify_tool("shop_checkout", known_apps=["shop"]).model_dump(include={"app", "kind", "resources"}) == {
         "app": "shop",
         "kind": "write",
