@@ -13,8 +13,10 @@ stages:
    "text": ...}`` (or ``input_text`` / ``output_text``) becomes its text; a content list
    becomes the text of its parts; a ``CallToolResult`` (an object with ``content`` and
    ``isError`` / ``structuredContent`` / ``meta``) becomes its content, and its ``isError``
-   is remembered (as is a content part's own ``"error": true``). Every layer is kept
-   (:class:`Peeled`).
+   is remembered (as is a content part's own ``"error": true``); an object whose only field
+   ``error`` is JSON text (pydantic-ai's ``{"error": "<the server's error JSON>"}``) becomes
+   that JSON, so the server's error code is kept (the wrapper, an outer layer, still says
+   "error" when the JSON inside does not). Every layer is kept (:class:`Peeled`).
 2. **Decide**, by named rules (:class:`~mcpgym.evaluation.records.error_rule.ErrorRule`),
    first match wins: an ``isError: true`` at any layer (``is_error``); then on the innermost
    layer the rules of :func:`mcpgym.evaluation.formats.detector.judge_value` (``error`` field,
@@ -160,6 +162,17 @@ def _is_call_result(v: dict[str, Any]) -> bool:
     return "content" in v and bool(RESULT_KEYS & set(v)) and isinstance(v.get("content"), (list, str))
 
 
+def _is_error_text_wrapper(v: Any) -> bool:
+    """``{"error": "<JSON text>"}`` and nothing else: how pydantic-ai hands an MCP error to the
+    model (the server's error object, serialised, under ``error``)."""
+    return (
+        isinstance(v, dict)
+        and len(v) == 1
+        and isinstance(v.get("error"), str)
+        and v["error"].lstrip().startswith(("{", "["))
+    )
+
+
 def peel(content: Any) -> Peeled:
     """Take the wrappers off a recorded result (module docstring, stage 1).
 
@@ -197,6 +210,11 @@ def peel(content: Any) -> Peeled:
                 nxt, parsed = text, False
             else:
                 nxt, parsed = inner, False
+        elif _is_error_text_wrapper(value):
+            ok, nxt = _parse_text(value["error"])
+            if not ok or not isinstance(nxt, (dict, list)):
+                break  # a plain message: the ``error`` field rule reads the wrapper itself
+            parsed = True
         elif isinstance(value, list) and value and all(isinstance(p, (dict, str)) for p in value):
             text = _parts_text(value)
             if text is None:

@@ -472,3 +472,14 @@ def test_a_call_sharing_only_the_repository_is_no_alternative(tmp_path: Path) ->
             {"role": "assistant", "content": "The file docs/a.md does not exist."}]  # fmt: skip
     err = _score(tmp_path, msgs, "openai").episodes[0].scores.recoverable_error_detail[0]
     assert err.attempt_step == 3  # the search for the missing path looks into it; the PR listing does not
+
+
+@pytest.mark.parametrize("content_of", [json.dumps, lambda v: v])
+def test_an_error_json_under_a_lone_error_field_is_peeled_and_keeps_its_code(content_of: Any) -> None:
+    # pydantic-ai hands an MCP error to the model as {"error": "<the error JSON as text>"}
+    inner = {"error": {"code": "auth_required", "message": "call system_authenticate first", "retryable": True}}
+    r = read_result(content_of({"error": json.dumps(inner)}))
+    assert (r.is_error, r.code, r.rule) == (True, "auth_required", ErrorRule.ERROR_FIELD)
+    # JSON inside that is no error object: the wrapper itself still says "error"
+    data = read_result(content_of({"error": json.dumps({"rows": [1]})}))
+    assert data.is_error is True and data.code is None
