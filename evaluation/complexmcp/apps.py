@@ -20,6 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from mcpgym.kernel.exceptions import ServiceError
+
 APP_NAMES: tuple[str, ...] = (
     "LightSystem",
     "LightTalk",
@@ -39,7 +41,7 @@ STOP_TIMEOUT = 10.0
 """Wall seconds an app has to exit after SIGTERM before it is killed."""
 
 
-class AppsError(RuntimeError):
+class AppsError(ServiceError, RuntimeError):
     """An app could not be started or did not answer in time; the message names it and its log."""
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcpgym.evaluation.complexmcp.apps import APP_NAMES
+from mcpgym.kernel.exceptions import ServiceError
 
 SOURCE_ENV = "MCPGYM_COMPLEXMCP_SOURCE"
 """The environment variable naming the ComplexMCP tree when ``--source`` is not given."""
@@ -49,7 +50,7 @@ VERSION_TIMEOUT = 60.0
 """Wall seconds the environment's python may take to report its versions."""
 
 
-class SetupError(RuntimeError):
+class SetupError(ServiceError, RuntimeError):
     """A setup that cannot be done or a folder that is not set up; the message says why and what to do."""
 
 

@@ -30,6 +30,7 @@ import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
 from mcpgym.evaluation.complexmcp.apps import APP_NAMES, SYSTEM_APP
+from mcpgym.kernel.exceptions import ServiceError
 
 SESSION_ARG = "session_id"
 """The argument every app tool takes, filled in by the gateway and never shown to the agent."""
@@ -39,7 +40,7 @@ APP_CALL_TIMEOUT = 60.0
 """Wall seconds one call to an app may take (login and logout included)."""
 
 
-class SessionError(RuntimeError):
+class SessionError(ServiceError, RuntimeError):
     """An app refused a login or logout, or did not answer in time; the message names the app."""
 
 

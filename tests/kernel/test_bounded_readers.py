@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -137,8 +138,23 @@ def test_stdio_answers_unreadable_lines_under_their_own_id() -> None:
         '{"jsonrpc":"2.0","id":9,"method":"ping"}',
     ]
     cmd = [sys.executable, "-c", "from mcpgym.evaluation.cli.app import main; main()", "serve", "--transport", "stdio"]
-    res = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60)
-    answers = [json.loads(line) for line in res.stdout.splitlines()]
+    # stdin stays open until every answer is read: at end of input the SDK's stdio server stops
+    # without answering what is still in flight, so closing it at once races the last answer.
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = threading.Timer(60, proc.kill)  # a server that never answers ends the reads (EOF)
+    deadline.start()
+    try:
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(len(lines))]  # one per line; the ping last
+    finally:
+        deadline.cancel()
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
     by_id = {json.dumps(a.get("id")): a for a in answers}
     assert "Unicode" in by_id["7"]["error"]["message"]
     assert "5,000 digits" in by_id['"r8"']["error"]["message"]

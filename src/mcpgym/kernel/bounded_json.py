@@ -18,6 +18,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
+from mcpgym.kernel.exceptions import InvalidValue
 from mcpgym.kernel.shorten import short_text
 
 MAX_JSON_DEPTH = 200
@@ -28,7 +29,7 @@ MAX_JSON_INT_DIGITS = 4300
 """Most digits of one integer (Python's own default limit for ``int(str)``)."""
 
 
-class JSONLimitError(ValueError):
+class JSONLimitError(InvalidValue):
     """JSON text that cannot be read: a syntax error, nesting deeper than :data:`MAX_JSON_DEPTH`,
     or an integer of more than :data:`MAX_JSON_INT_DIGITS` digits. ``str()`` is one line that
     starts with the input's name when one was given. ``reason`` is the message without it."""
