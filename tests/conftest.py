@@ -3,6 +3,7 @@
 import json as _json
 import os
 import secrets as _secrets
+import signal
 import subprocess as _subprocess
 import sys
 import tempfile
@@ -13,6 +14,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HYPOTHESIS_PROFILE", "ci")
+
+# A suite started in the background (`nohup python -m pytest &`) inherits SIGINT and SIGQUIT
+# ignored, and so would every server and run it spawns: a test that interrupts one would find it
+# deaf (shared/cases: "SIGINT ignored by inheritance"). The tests set the dispositions they need
+# instead: Python's own handler here, so that children start with the default one (a handler is
+# not inherited across exec; an ignored signal is).
+for _sig, _handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGQUIT, signal.SIG_DFL)):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, _handler)
 
 try:
     from hypothesis import HealthCheck, settings
