@@ -77,10 +77,13 @@ CSV_COLUMNS: tuple[str, ...] = (
     "cost_usd",
     "episode_id",
     "stop_reason",
+    "unfounded_refusal",
+    "unknown_kind_calls",
+    "error_rules",
 )
 """The CSV's columns, in order (stable: new columns are only ever appended; docs/exports.md
 describes each). List scores (``verification_skips``, ``precheck_skips``,
-``clarification_skips``, ``unconfirmed_writes``) are their counts."""
+``clarification_skips``, ``unconfirmed_writes``, ``error_rules``) are their counts."""
 
 CSV_HEADER_PREFIX = "run,agent,task_id,trial,"
 """How every CSV ``export`` writes begins (how ``--force`` knows an earlier one)."""
@@ -183,6 +186,7 @@ def episodes_csv(
             precheck_skips=len(sc.precheck_skips),
             clarification_skips=len(sc.clarification_skips),
             unconfirmed_writes=len(sc.unconfirmed_writes),
+            error_rules=len(sc.error_rules),
             tokens_input=sc.tokens.input if sc.tokens else None,
             tokens_output=sc.tokens.output if sc.tokens else None,
             cost_usd=cost,
