@@ -112,7 +112,10 @@ def test_resume_over_a_malformed_middle_line_names_it_and_keeps_the_run(tmp_path
     path.write_bytes(b'{"broken\n' + good)  # a whole line, not a torn tail: a crash cannot leave it
     before = path.read_bytes()
     code, out, err = cli(["run", "--out", str(run), *RESUME], monkeypatch, capsys)
-    one_error_line(code, err, "cannot resume", f"{path}:1")
+    # An older run's plain file comes without a manifest: such a run is not resumed at all (its
+    # plan is unknown, issue 36); the damaged compressed frames of a run with one are resumed
+    # in tests/reliability/test_damaged_runs.py.
+    one_error_line(code, err, "cannot be resumed", "no manifest.json")
     assert path.read_bytes() == before
     assert not (run / "manifest.json").exists()
 
@@ -145,7 +148,7 @@ BAD_BODIES = [
     ('{"seed": -1}', "seed"),
     ('{"apps": ["nosuch"]}', "nosuch"),
     ("[]", "must be a JSON object"),
-    ("{bad", "not valid JSON"),
+    ("{bad", "invalid JSON"),
 ]
 
 
