@@ -268,7 +268,7 @@ def _reattempted(
 
 
 TOOL_NAME_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w-])")
-"""A tool-shaped identifier in an error text (``system_authenticate``): snake case, two or
+"""A tool-shaped identifier in an error text (``vault_sign_in``): snake case, two or
 more parts."""
 OFFERED_CURE_KINDS: dict[str, ToolKind] = {
     ErrorCode.AUTH_REQUIRED: ToolKind.AUTH,
