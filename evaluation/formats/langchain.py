@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgym.evaluation.formats.common import EpisodeError, LoadResult
-from mcpgym.evaluation.formats.message_lists import Chat, load_message_lists, split_lists
+from mcpgym.evaluation.formats.message_lists import Chat, load_lists
 
 FORMAT = "langchain"
 ROLES: dict[str, str] = {
@@ -99,11 +99,11 @@ def messages_to_chat(messages: list[Any]) -> Chat:
 
 def load(path: str | Path) -> LoadResult:
     """Read a JSON or JSONL file of LangChain / LangGraph message dumps (module docstring)."""
-    return load_message_lists(
+    return load_lists(
         path,
         FORMAT,
-        lambda value, base, line: split_lists(value, base, line, is_message_list),
-        lambda ep: messages_to_chat(ep.items),
+        is_message_list,
+        messages_to_chat,
         "a LangChain message list (messages_to_dict or model_dump), or a LangGraph state with messages",
     )
 

@@ -83,6 +83,24 @@ def split_lists(
     return None
 
 
+def load_lists(
+    path: str | Path,
+    fmt: str,
+    is_list: Callable[[Any], bool],
+    to_chat: Callable[[list[Any]], Chat],
+    expected: str,
+) -> LoadResult:
+    """:func:`load_message_lists` for a format whose episode is one list of messages (``is_list``
+    says which lists are, :func:`split_lists` finds them) converted by ``to_chat(items)``."""
+    return load_message_lists(
+        path,
+        fmt,
+        lambda value, base, line: split_lists(value, base, line, is_list),
+        lambda ep: to_chat(ep.items),
+        expected,
+    )
+
+
 def load_message_lists(
     path: str | Path, fmt: str, split: Split, to_chat: Callable[[Found], Chat], expected: str
 ) -> LoadResult:
@@ -151,4 +169,4 @@ def load_message_lists(
     return result
 
 
-__all__ = ["Chat", "Found", "Split", "load_message_lists", "split_lists"]
+__all__ = ["Chat", "Found", "Split", "load_lists", "load_message_lists", "split_lists"]
