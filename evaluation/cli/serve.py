@@ -115,6 +115,7 @@ def serve(
         )
         return
     if transport is Transport.http:
+        from mcpgym.evaluation.run.served_rl import ServedRL
         from mcpgym.server.http_app import EpisodeDefaults
 
         # A built-in profile goes by name (the episode view shows it); a file's is loaded here,
@@ -131,6 +132,7 @@ def serve(
                 max_episodes=max_episodes,
                 idle_timeout=idle_timeout,
                 defaults=defaults,
+                rl=ServedRL(),  # /control/task-episodes and /control/episodes/{id}/reward
             )
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
