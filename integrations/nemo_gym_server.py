@@ -60,7 +60,7 @@ class McpgymResourcesServerConfig(BaseResourcesServerConfig):
         mcpgym_url: base URL of ``mcpgym serve --transport http`` (e.g. ``http://127.0.0.1:8765``).
         mcpgym_token: its control token. reward: the reward profile: ``outcome``, ``shaped``, or
             a mapping of mcpgym ``RewardProfile`` fields. faults: the fault profile of a seed
-            that names none (None: ``default``; a task's own profile wins). timeout: seconds
+            that names none (None: mcpgym's ``serve --faults``; a task's own profile wins). timeout: seconds
             each request to mcpgym may take. max_sessions: most seeded, unverified sessions held.
     """
 
@@ -302,7 +302,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--reward", default="outcome", help="outcome or shaped")
-    parser.add_argument("--faults", default=None, help="fault profile of seeds that name none (default: default)")
+    parser.add_argument(
+        "--faults", default=None, help="fault profile of seeds that name none (default: mcpgym serve's --faults)"
+    )
     args = parser.parse_args(argv)
     server = build(args.mcpgym_url, args.token, host=args.host, port=args.port, reward=args.reward, faults=args.faults)
     uvicorn.run(server.setup_webserver(), host=args.host, port=args.port, log_level="warning")

@@ -35,7 +35,8 @@ class TaskEpisodeRequest(BaseModel):
     Attributes:
         task: a task id (any suite). trial: 0-based trial; fixes the fault seed unless
             ``fault_seed`` is given. faults: a built-in fault profile name or an inline profile
-            (the task's own ``faults`` wins, as in ``mcpgym run``; None: ``default``).
+            (the task's own ``faults`` wins, as in ``mcpgym run``; None: the server's default,
+            ``serve --faults``, as for ``POST /control/episodes``).
         fault_seed: the fault seed itself (0 .. 2**63-1).
     """
 

@@ -37,7 +37,8 @@ class ServedRL:
 
     def episode_body(self, request: TaskEpisodeRequest) -> tuple[dict[str, Any], str]:
         """The ``POST /control/episodes`` body of the task's episode (world seed and apps the
-        task's; faults: the task's own, else the request's, else ``default``; fault seed
+        task's; faults: the task's own, else the request's, else the server's default
+        (``serve --faults``); fault seed
         ``fault_seed_for(task, trial)`` unless given), and the task's instruction.
 
         Raises:
@@ -48,13 +49,18 @@ class ServedRL:
         from mcpgym.tools.faults import FaultProfile, FaultProfileError
 
         task = self._task(request.task)
-        spec = task.faults or request.faults or "default"
-        try:
-            faults, _ = faults_payload(FaultProfile.model_validate(spec) if isinstance(spec, dict) else spec)
-        except (FaultProfileError, ValueError) as exc:
-            raise RLRefused(422, f"invalid field 'faults': {exc}"[:500]) from None
-        seed = registry.fault_seed_for(task, request.trial) if request.fault_seed is None else request.fault_seed
-        body = {"seed": task.seed, "apps": list(task.apps), "faults": faults, "fault_seed": seed}
+        body: dict[str, Any] = {"seed": task.seed, "apps": list(task.apps)}
+        spec = task.faults or request.faults
+        if spec is not None:  # else the server's own default (`serve --faults`), as for POST /control/episodes
+            try:
+                body["faults"], _ = faults_payload(
+                    FaultProfile.model_validate(spec) if isinstance(spec, dict) else spec
+                )
+            except (FaultProfileError, ValueError) as exc:
+                raise RLRefused(422, f"invalid field 'faults': {exc}"[:500]) from None
+        body["fault_seed"] = (
+            registry.fault_seed_for(task, request.trial) if request.fault_seed is None else request.fault_seed
+        )
         return body, str(task.instruction)
 
     def _gold_of(self, task: Any) -> dict[str, Any]:
