@@ -1,6 +1,6 @@
 """One rollout, one reward: the same actions through Gymnasium, OpenEnv's environment and a
 plain ``GymEpisode`` give the same reward number and breakdown under each built-in profile
-(the verifiers and NeMo Gym doors are not in this tree: docs/rl.md says why)."""
+(and NeMo Gym's resources server across its process boundary: the last test)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,31 @@ def test_serve_openenv_reward_option_gives_the_same_number_over_the_wire() -> No
     with openenv_server("--faults", "harsh", "--reward", "shaped", "--max-episodes", "2") as url:
         reward, breakdown = anyio.run(play, url)
     assert reward == pytest.approx(1.3) and breakdown["profile"]["name"] == "shaped"
+
+
+def test_one_rollout_has_the_same_reward_through_nemo_gym() -> None:
+    """NeMo Gym's client against ``integrations/nemo_gym_server.py`` (in ``.venv-nemo``, over a
+    real ``mcpgym serve``): the same actions give ``episode_reward``'s number and components
+    under each built-in profile, as the plain ``GymEpisode`` does."""
+    from tests.conftest import spawn_http_server
+    from tests.support.nemo_venv import nemo_python, run_driver
+
+    python = nemo_python()
+    actions = _actions()
+    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
+    for a in actions[:-1]:
+        direct.step(a["tool"], a["arguments"])
+    direct.finish(actions[-1]["final"])
+    proc, url, token = spawn_http_server("--faults", "harsh")
+    try:
+        for profile in ("outcome", "shaped"):
+            rollout = {"task": TASK, "fault_seed": SEED, "actions": actions[:-1], "final": actions[-1]["final"]}
+            job = {"mcpgym_url": url, "token": token, "reward": profile, "rollouts": [rollout]}
+            (got,) = run_driver(python, job)["rollouts"]
+            want = episode_reward(direct.trajectory(), profile)
+            assert got["verify"]["reward"] == want.total == pytest.approx(1.3 if profile == "shaped" else 1.0)
+            assert got["verify"]["reward_components"] == want.components()
+            assert got["verify"]["reward_breakdown"] == want.model_dump(mode="json")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
