@@ -5,7 +5,8 @@ Standalone on purpose: this module imports only NeMo Gym (``nemo-gym`` 0.4, whic
 (``.venv-nemo``) and talks to a ``mcpgym serve --transport http`` over HTTP: the process
 boundary that lets NeMo Gym's ``mcp<2`` and mcpgym's ``mcp>=2.3`` both be what they are. Load
 it by its path (``python integrations/nemo_gym_server.py --mcpgym-url URL --token T``, or
-``importlib`` on the file).
+``importlib`` on the file; it has no ``from __future__ import annotations``, so pydantic
+resolves its models without the module being in ``sys.modules``).
 
 - ``POST /seed_session`` (:class:`McpgymSeedSessionRequest`: ``task``, ``trial``, optionally
   ``faults`` and ``fault_seed``): ``POST /control/task-episodes`` on mcpgym makes the task's
@@ -28,8 +29,6 @@ already verified) is 400 "session not seeded"; one whose episode is gone on mcpg
 deleted, server restarted) is 410; mcpgym unreachable or timing out is 503/504. No reward is
 ever made up.
 """
-
-from __future__ import annotations
 
 import argparse
 import contextlib

@@ -132,3 +132,18 @@ def test_64_concurrent_rollouts_are_isolated_and_seeded(nemo, served) -> None:
         assert r["verify"]["reward"] == want.total and r["verify"]["reward_components"] == want.components()
     schedules = {json.dumps(r["results"], sort_keys=True) for r in rollouts}
     assert len(schedules) > ROLLOUTS // 4, "different seeds met different faults"
+
+
+def test_the_resources_server_imports_no_mcpgym() -> None:
+    """integrations/nemo_gym_server.py runs where mcpgym cannot be installed (mcp<2): its
+    imports are NeMo Gym's, FastAPI's, httpx, pydantic, omegaconf, uvicorn and the standard library."""
+    import ast
+    import sys
+
+    from tests.conftest import ROOT
+
+    tree = ast.parse((ROOT / "integrations" / "nemo_gym_server.py").read_text(encoding="utf-8"))
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    outside = names - set(sys.stdlib_module_names)
+    assert outside == {"fastapi", "httpx", "nemo_gym", "omegaconf", "pydantic", "uvicorn"}
