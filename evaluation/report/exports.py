@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.scores import AgentMetrics, EpisodeScores
 from mcpgym.evaluation.records.statistics import wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus
@@ -180,7 +181,7 @@ def episodes_csv(
             apps=";".join(sc.apps),
             fault_profile=traj.fault_profile,
             fault_seed=traj.fault_seed,
-            tools=tools,
+            tools=traj.condition.tools if traj.condition is not None else tools,
             status=sc.status.value,
             verification_skips=len(sc.verification_skips),
             precheck_skips=len(sc.precheck_skips),
@@ -245,10 +246,16 @@ def leaderboard_rows(
     condition: dict[str, str],
     prices: PriceTable | None = None,
 ) -> list[LeaderboardRow]:
-    """One :class:`LeaderboardRow` per agent of ``scores`` (the run's aggregates)."""
+    """One :class:`LeaderboardRow` per agent of ``scores`` (the run's aggregates): per agent and
+    condition in a run with condition axes (a row's ``condition`` is then its own, else the
+    run's ``condition``)."""
     rows = []
     for name, m in scores.items():
-        mine = [e for e in episodes if (e.agent or "external") == name and e.status != EpisodeStatus.ERRORED]
+        mine = [
+            e
+            for e in episodes
+            if condition_key(e.agent or "external", e.condition) == name and e.status != EpisodeStatus.ERRORED
+        ]
         rates = {}
         for key, num, den in RATE_FIELDS:
             d = m.episodes - m.errored_episodes if den == "__known_claims" else getattr(m, den)
@@ -259,8 +266,8 @@ def leaderboard_rows(
         total = sum(known) if known and len(known) == len(costs) else None
         rows.append(
             LeaderboardRow(
-                agent=name,
-                condition=condition,
+                agent=m.agent or name,
+                condition={"faults": m.condition.faults, "tools": m.condition.tools} if m.condition else condition,
                 episodes=m.episodes,
                 scored_episodes=m.scored_episodes,
                 errored_episodes=m.errored_episodes,
