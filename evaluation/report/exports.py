@@ -81,6 +81,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "unfounded_refusal",
     "unknown_kind_calls",
     "error_rules",
+    "condition",
 )
 """The CSV's columns, in order (stable: new columns are only ever appended; docs/exports.md
 describes each). List scores (``verification_skips``, ``precheck_skips``,
@@ -192,6 +193,7 @@ def episodes_csv(
             tokens_output=sc.tokens.output if sc.tokens else None,
             cost_usd=cost,
             stop_reason=traj.stop_reason,
+            condition=traj.condition.label if traj.condition is not None else None,
         )
         writer.writerow([_cell(row[name]) for name in CSV_COLUMNS])
     return buf.getvalue()
