@@ -55,7 +55,7 @@ def svg_line_chart(curve: Curve, figs: ConditionFigures) -> str:
         The ``<svg>`` element (every text escaped), with ``data-axis``, ``data-metric`` and
         ``data-fixed`` on it and ``data-agent``, ``data-x``, ``data-value`` on each point.
     """
-    left, right, top, bottom = 40, 14, 44, 34
+    left, right, top, bottom = 40, 14, 44, 40
     legend: list[tuple[float, int]] = []
     lx, row = float(left), 0
     for name in curve.series:
@@ -65,14 +65,15 @@ def svg_line_chart(curve: Curve, figs: ConditionFigures) -> str:
         legend.append((lx, row))
         lx += w
     plot_top = top + 16 * (row + 1)
-    missing = sorted(
-        {
-            f"{a} at {x}: {p.why}"
-            for a, pts in curve.series.items()
-            for x, p in zip(curve.x, pts, strict=True)
-            if p.value is None
-        }
-    )
+    gaps: dict[tuple[str, str], list[str]] = {}
+    for a, pts in curve.series.items():
+        for x, p in zip(curve.x, pts, strict=True):
+            if p.value is None:
+                gaps.setdefault((x, p.why), []).append(a)
+    missing = [
+        f"at {x}: {why} ({'every agent' if len(names) == len(curve.series) > 1 else ', '.join(names)})"
+        for (x, why), names in gaps.items()
+    ]
     empty = all(p.value is None for pts in curve.series.values() for p in pts)
     notes = [] if empty else missing[:3] + ([f"... and {len(missing) - 3} more"] if len(missing) > 3 else [])
     height = plot_top + PLOT_H + bottom + 13 * len(notes)
@@ -114,9 +115,9 @@ def svg_line_chart(curve: Curve, figs: ConditionFigures) -> str:
             f'<text x="{left - 5}" y="{coord(ty + 3)}" text-anchor="end" fill="#555">{label}</text>'
         )
     for i, value in enumerate(curve.x):
-        parts.append(
-            f'<text x="{coord(xpos(i))}" y="{y0 + 14}" text-anchor="middle">{escape(x_label(figs, curve.axis, value))}</text>'
-        )
+        name, _, count = x_label(figs, curve.axis, value).partition(" · ")
+        under = f'<tspan x="{coord(xpos(i))}" dy="11" fill="#555">{escape(count)}</tspan>' if count else ""
+        parts.append(f'<text x="{coord(xpos(i))}" y="{y0 + 13}" text-anchor="middle">{escape(name)}{under}</text>')
     parts.append(f'<line x1="{left}" x2="{WIDTH - right}" y1="{y0}" y2="{y0}" stroke="#333"/>')
     if empty:
         why = next((p.why for pts in curve.series.values() for p in pts if p.why), "not computable")
@@ -153,7 +154,7 @@ def svg_line_chart(curve: Curve, figs: ConditionFigures) -> str:
                 f'data-x="{escape(curve.x[i])}" data-value="{p.value:.6g}"><title>{escape(tip)}</title></circle>'
             )
     for n, line in enumerate(notes):
-        parts.append(f'<text x="{left - 30}" y="{y0 + 28 + 13 * n}" fill="#555">n/a: {escape(line)}</text>')
+        parts.append(f'<text x="{left - 30}" y="{y0 + 36 + 13 * n}" fill="#555">n/a {escape(line)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

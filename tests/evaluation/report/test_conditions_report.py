@@ -165,7 +165,7 @@ def test_a_point_that_cannot_be_computed_is_a_gap_never_zero() -> None:
     )
     svg = svg_line_chart(curve, figs)
     assert svg.count("<circle") == 1 and 'data-value="0.5"' in svg
-    assert "n/a: a at none: no recoverable error met" in svg and "<polyline" not in svg  # one point: no line
+    assert "n/a at none: no recoverable error met (a)" in svg and "<polyline" not in svg  # one point: no line
     empty = Curve(
         "faults", CurveMetric.tokens, None, ["none", "harsh"], {"a": [Point(None, why="no token counts")] * 2}
     )
