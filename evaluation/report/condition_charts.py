@@ -28,7 +28,7 @@ from mcpgym.evaluation.report.conditions import (
     unknown_note,
     x_label,
 )
-from mcpgym.evaluation.report.svg_style import PALETTE, coord
+from mcpgym.evaluation.report.svg_style import PALETTE, coord, legend_layout
 
 WIDTH, PLOT_H = 360, 150
 """A panel's width and plot height in pixels."""
@@ -56,14 +56,8 @@ def svg_line_chart(curve: Curve, figs: ConditionFigures) -> str:
         ``data-fixed`` on it and ``data-agent``, ``data-x``, ``data-value`` on each point.
     """
     left, right, top, bottom = 40, 14, 44, 40
-    legend: list[tuple[float, int]] = []
-    lx, row = float(left), 0
-    for name in curve.series:
-        w = 14 + len(name) * CHAR + 14
-        if lx + w > WIDTH - right and lx > left:
-            lx, row = float(left), row + 1
-        legend.append((lx, row))
-        lx += w
+    legend = legend_layout(list(curve.series), left, WIDTH - right, CHAR, 28)
+    row = legend[-1][1] if legend else 0
     plot_top = top + 16 * (row + 1)
     gaps: dict[tuple[str, str], list[str]] = {}
     for a, pts in curve.series.items():

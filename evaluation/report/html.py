@@ -34,7 +34,7 @@ from mcpgym.evaluation.report.run_report import (
     task_rows,
     text_call_warning,
 )
-from mcpgym.evaluation.report.svg_style import PALETTE, coord
+from mcpgym.evaluation.report.svg_style import PALETTE, coord, legend_layout
 from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
 from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS
 
@@ -78,14 +78,8 @@ def svg_bar_chart(
     group_w = max(len(series) * bar_width + 24, int(longest * char) + 14, 70)
     width = max(left + right + group_w * max(len(groups), 1), int(len(note) * char) + left + right, 360)
     group_w = max(group_w, (width - left - right) // max(len(groups), 1))  # spread groups over the width
-    legend: list[tuple[float, int]] = []  # (x, row) of each series' legend entry, wrapped to the width
-    lx, row = float(left), 0
-    for name in series:
-        w = 16 + len(name) * char + 18
-        if lx + w > width - right and lx > left:
-            lx, row = float(left), row + 1
-        legend.append((lx, row))
-        lx += w
+    legend = legend_layout(series, left, width - right, char, 34)  # (x, row) of each entry, wrapped
+    row = legend[-1][1] if legend else 0
     plot_top = top + 22 * (row + 1)
     total_h = plot_top + height + bottom + (16 if note else 0)
     y0 = plot_top + height

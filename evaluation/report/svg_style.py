@@ -11,4 +11,19 @@ def coord(x: float) -> str:
     return f"{x:.1f}"
 
 
-__all__ = ["PALETTE", "coord"]
+def legend_layout(names: list[str], left: float, right_edge: float, char: float, pad: float) -> list[tuple[float, int]]:
+    """The ``(x, row)`` of each legend entry, wrapped to rows that end before ``right_edge``:
+    an entry is ``pad`` pixels plus its name (``char`` pixels a character) wide; a row holds at
+    least one entry."""
+    out: list[tuple[float, int]] = []
+    lx, row = float(left), 0
+    for name in names:
+        w = pad + len(name) * char
+        if lx + w > right_edge and lx > left:
+            lx, row = float(left), row + 1
+        out.append((lx, row))
+        lx += w
+    return out
+
+
+__all__ = ["PALETTE", "coord", "legend_layout"]

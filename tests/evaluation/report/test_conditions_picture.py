@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 import struct
 import sys
@@ -31,6 +30,7 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.report.conditions import ConditionFigures, curves
 from mcpgym.evaluation.report.run_report import build_report
+from tests.evaluation.report.test_report_viewer import _require_browser
 from tests.support.cdp import Browser, find_chromium
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -120,15 +120,6 @@ def test_the_picture_is_of_this_runs_figures(picture_run: Path) -> None:
     assert hashlib.sha256(data).hexdigest() == record["png_sha256"], "conditions.png is not the recorded picture"
     assert list(png_size(data)) == [record["clip"]["width"], record["clip"]["height"]]
     assert record["command"] == COMMAND
-
-
-def _require_browser() -> str:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("MCPGYM_REQUIRE_BROWSER") == "1":
-            pytest.fail("MCPGYM_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium)")
-        pytest.skip("no chromium on PATH (.ci/run installs Debian's chromium)")
-    return exe
 
 
 def test_the_page_draws_the_recorded_panels(picture_run: Path, tmp_path: Path) -> None:
