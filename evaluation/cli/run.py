@@ -252,8 +252,14 @@ def _print_result(checked: Any, result: Any) -> None:
     )
     scored = sum(row.scored_episodes for row in result.scores.agents.values())
     errored_n = sum(row.errored_episodes for row in result.scores.agents.values())
+    axis = config.condition_axis()
+    setup = (
+        f"faults {config.faults}"
+        if axis is None
+        else f"{counted(len(axis.faults) * len(axis.tools), 'condition')} (faults {','.join(axis.faults)} x tools {','.join(axis.tools)})"
+    )
     title = (
-        f"{picked}{counted(len(checked.tasks), 'task')} x {counted(config.trials, 'trial')}, faults {config.faults}: "
+        f"{picked}{counted(len(checked.tasks), 'task')} x {counted(config.trials, 'trial')}, {setup}: "
         f"{counted(result.ran, 'episode')} run"
         + (f", {result.skipped} resumed" if result.skipped else "")
         + f" in {result.wall_seconds:.1f} s; {scored} scored, {errored_n} errored in all"

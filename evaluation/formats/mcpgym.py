@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from mcpgym.evaluation.formats.common import Episode, LoadResult, jsonl_lines, read_text
 from mcpgym.evaluation.formats.results import parse_arguments
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.snapshots import SnapshotStore
 from mcpgym.evaluation.records.trajectory import ToolCallStep, Trajectory, missing_line_field
 from mcpgym.kernel.validation_text import json_type, validation_line
@@ -47,7 +48,7 @@ def load(path: str | Path) -> LoadResult:
     if text is None:
         return result
     store = SnapshotStore(p.parent)
-    seen: dict[tuple[str, str, int], int] = {}
+    seen: dict[tuple[str, str, int, EpisodeCondition | None], int] = {}
     for lineno, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
@@ -69,10 +70,16 @@ def load(path: str | Path) -> LoadResult:
         except ValidationError as exc:
             result.problem(validation_line(exc, data), line=lineno, episode=label)
             continue
-        key = (traj.agent, traj.task_id if traj.task_id is not None else f"episode:{traj.episode_id}", traj.trial)
+        key = (
+            traj.agent,
+            traj.task_id if traj.task_id is not None else f"episode:{traj.episode_id}",
+            traj.trial,
+            traj.condition,
+        )
         if key in seen:
+            where = f", condition {key[3].label}" if key[3] is not None else ""
             result.problem(
-                f"a second record of agent {key[0]!r}, task {key[1]!r}, trial {key[2]} (first on line "
+                f"a second record of agent {key[0]!r}, task {key[1]!r}, trial {key[2]}{where} (first on line "
                 f"{seen[key]}): ignored, the first one counts",
                 line=lineno,
                 severity="warning",

@@ -133,7 +133,8 @@ class LLMAgent(Agent):
         limits: per-episode limits (:class:`LLMLimits`).
         retry: timeouts and retries of provider requests (:class:`RetryPolicy`).
         tool_exposure: the run's tool-exposure mode (``all``, ``task``, ``task+N``,
-            ``retrieval``; see :mod:`mcpgym.evaluation.llm.exposure`), recorded in ``describe()``.
+            ``retrieval``; see :mod:`mcpgym.evaluation.llm.exposure`), recorded in ``describe()``;
+            a comma-separated list in a run with a tools axis (each episode records its own).
         name: the agent's name in trajectories (default ``<provider>:<model>``).
         observer: called with provider events (retries) as dicts, e.g. for logging.
         extra_headers: more HTTP headers for every request.
@@ -176,7 +177,7 @@ class LLMAgent(Agent):
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         self.limits = limits or LLMLimits()
         self.retry = retry or RetryPolicy()
-        self.tool_exposure = parse_exposure(tool_exposure).mode
+        self.tool_exposure = ",".join(parse_exposure(m).mode for m in tool_exposure.split(","))
         self.name = name or f"{self.provider}:{self.model}"
         self.observer = observer
         self.extra_headers = dict(extra_headers or {})

@@ -11,6 +11,10 @@ It records (docs/design.md §6, "Runner"):
   put their model, provider, sampling settings, ``system_prompt_sha256`` and prompt template
   there, so two runs can be told apart. The hook must return JSON-able values;
 * ``fault_profile``: the run's profile with every rate and override, and where it came from;
+* ``conditions`` and ``fault_profiles``: only in a run with condition axes (``--faults A,B``,
+  ``--tools X,Y``; :mod:`mcpgym.evaluation.records.condition`): the values of each axis, and
+  every profile of the ``faults`` axis as ``fault_profile`` records one (``fault_profile`` is
+  then the first);
 * ``seeds``: per task, the world seed, the task's own fault profile when it sets one, and the
   fault seed of each trial;
 * ``concurrency``, ``episode_timeout`` (wall seconds), ``server`` (its URL and whether the
@@ -42,6 +46,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mcpgym.evaluation.records.condition import ConditionAxis
 from mcpgym.kernel.exceptions import FormatError
 from mcpgym.kernel.input_files import InputFileError, read_input_text
 from mcpgym.kernel.shorten import short
@@ -161,6 +166,8 @@ class Manifest(BaseModel):
     finished_at: str | None = None
     invocations: list[Invocation] = Field(default_factory=list)
     run_id: str | None = None
+    conditions: ConditionAxis | None = None
+    fault_profiles: list[dict[str, Any]] | None = None
 
     @field_validator("manifest_version", mode="before")
     @classmethod
@@ -225,6 +232,8 @@ def build_manifest(
     client: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
     command: list[str] | None = None,
+    conditions: ConditionAxis | None = None,
+    profiles: list[Any] | None = None,
 ) -> Manifest:
     """Build a new manifest (see the module docstring for the fields).
 
@@ -242,6 +251,9 @@ def build_manifest(
         client: how the runner's MCP client was set up (``mcp_mode``, ``validate_output``).
         settings: the run's resolved options (``RunConfig.recorded()``: no token).
         command: argv of the process (default ``sys.argv``).
+        conditions: the run's condition axes (None: a run without them; nothing is recorded).
+        profiles: with ``conditions``, the :class:`~mcpgym.tools.faults.FaultProfile` of each
+            value of its ``faults`` axis, in order.
     """
     tasks = list(tasks)
     seeds = {}
@@ -255,7 +267,11 @@ def build_manifest(
     from mcpgym.kernel.app import app_versions
 
     used = dict.fromkeys(app for t in tasks for app in (getattr(t, "apps", None) or []))
+    extra: dict[str, Any] = {}
+    if conditions is not None:
+        extra = {"conditions": conditions, "fault_profiles": [profile_entry(p) for p in profiles or []]}
     return Manifest(
+        **extra,
         manifest_version=MANIFEST_VERSION,
         versions={**versions(), "apps": app_versions(used)},
         suite=suite,
@@ -286,8 +302,23 @@ def merge_for_resume(old: Manifest, new: Manifest) -> Manifest:
 
     Raises:
         ValueError: when the fault profile differs (mixing profiles in one run would make
-            its scores meaningless; use another output directory).
+            its scores meaningless; use another output directory), or the condition axes
+            (``--faults A,B``, ``--tools X,Y``) or any of their profiles do.
     """
+    if old.conditions != new.conditions or (old.conditions and old.fault_profiles != new.fault_profiles):
+
+        def said(axis: ConditionAxis | None) -> str:
+            return (
+                "no condition axes"
+                if axis is None
+                else f"--faults {','.join(axis.faults)} --tools {','.join(axis.tools)}"
+            )
+
+        raise ValueError(
+            f"this run's conditions are {said(old.conditions)}; cannot resume it with {said(new.conditions)}"
+            + (" (same names, other rates)" if old.conditions == new.conditions else "")
+            + ": one run keeps one set of conditions (resume without --faults and --tools, or use another --out directory)"
+        )
     if old.fault_profile and old.fault_profile != new.fault_profile:
         raise ValueError(
             f"this run used fault profile {old.fault_profile.get('name')!r} with other rates; "

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.statistics import pass_k_table, rate, wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
@@ -230,7 +231,9 @@ class EpisodeFacts(ScorePart):
     ``heuristic_tools`` (tools the catalog did not know, classified by heuristic; each name
     shortened past 120 characters, :data:`mcpgym.kernel.shorten.EchoName`), ``error_rules``
     (for each error of an imported transcript, the reader's rule that made it one) and
-    ``unknown_kind_calls`` (calls whose kind stayed ``unknown``: neither reads nor writes)."""
+    ``unknown_kind_calls`` (calls whose kind stayed ``unknown``: neither reads nor writes) and
+    ``condition`` (the run's condition it was played at; None, and left out, in a run without
+    condition axes: :mod:`mcpgym.evaluation.records.condition`)."""
 
     episode_id: str = ""
     task_id: str | None = None
@@ -244,6 +247,7 @@ class EpisodeFacts(ScorePart):
     heuristic_tools: list[EchoName] = Field(default_factory=list)
     error_rules: list[ErrorRuleHit] = Field(default_factory=list)
     unknown_kind_calls: int = 0
+    condition: EpisodeCondition | None = Field(None, exclude_if=lambda v: v is None)
 
     @classmethod
     def aggregate(cls, episodes: Sequence[EpisodeScores]) -> MetricsPart:
@@ -713,11 +717,16 @@ class AgentMetrics(Metrics):
     a level are left out); ``by_app``: app -> metrics of the episodes counted under it (each
     app of the episode's task besides ``system``, or ``system`` for a system-only task; see
     :func:`mcpgym.evaluation.scoring.aggregate.counted_apps`). Both are None (and left out of the JSON) when the
-    aggregate was built without breakdowns.
+    aggregate was built without breakdowns. In a run with condition axes each row is one agent
+    in one condition (key ``NAME [faults=F, tools=T]``): ``agent`` is then the agent's name and
+    ``condition`` the :class:`~mcpgym.evaluation.records.condition.EpisodeCondition`; both None,
+    and left out, otherwise.
     """
 
     by_level: dict[str, Metrics] | None = Field(None, exclude_if=lambda v: v is None)
     by_app: dict[str, Metrics] | None = Field(None, exclude_if=lambda v: v is None)
+    agent: str | None = Field(None, exclude_if=lambda v: v is None)
+    condition: EpisodeCondition | None = Field(None, exclude_if=lambda v: v is None)
 
 
 class Scoreboard(BaseModel):

@@ -57,6 +57,7 @@ from mcpgym.evaluation.records.compressed import (
     damage_summary,
     read_run_file,
 )
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.snapshots import SnapshotStore, StoredStates
@@ -341,6 +342,9 @@ class Trajectory(BaseModel):
         scores: :class:`mcpgym.evaluation.records.scores.EpisodeScores`, once scored (written
             by the scorer; read back as written).
         metadata: anything else (model name, system-prompt hash, ``extra_checks``...).
+        condition: the run's condition the episode was played at (fault profile, tool
+            exposure: :class:`~mcpgym.evaluation.records.condition.EpisodeCondition`); None,
+            and left out of the line, in a run without condition axes.
         stored: in a compact line, where the three snapshots are (:class:`StoredStates`: shared
             snapshot files and the final state as a diff); :func:`iter_trajectories` fills the
             snapshots in from it and clears it. None in a self-contained line.
@@ -378,6 +382,7 @@ class Trajectory(BaseModel):
     scores: EpisodeScores | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stored: StoredStates | None = None
+    condition: EpisodeCondition | None = Field(None, exclude_if=lambda v: v is None)
 
     @property
     def answer(self) -> str:

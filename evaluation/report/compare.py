@@ -2,7 +2,8 @@
 
 :func:`build_comparison` reads each run directory's episode scores, checks that the runs share
 their conditions (task set, fault profile, tool exposure) unless the caller names the axis
-that differs, picks the pairs of contestants (an agent of a run, labelled ``agent@run``) and
+that differs, picks the pairs of contestants (an agent of a run, labelled ``agent@run``; in a
+run with condition axes an agent in one condition, ``agent [faults=F, tools=T]@run``) and
 computes, per pair and per task, the paired difference of success and of every behaviour score
 over the same (task, trial) episodes (:mod:`mcpgym.evaluation.scoring.paired`: paired bootstrap
 intervals, exact McNemar for success; docs/design.md §7, "Comparing runs").
@@ -20,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
@@ -124,12 +126,30 @@ def run_conditions(run_dir: Path, episodes: Sequence[EpisodeScores]) -> RunCondi
         return RunConditions(tasks=tasks)
     profile = manifest.fault_profile or {}
     settings: dict[str, Any] = manifest.invocations[0].settings if manifest.invocations else {}
+    if manifest.conditions is not None:  # condition axes: the run holds every profile of its axis
+        return RunConditions(
+            tasks=sorted(manifest.task_ids) or tasks,
+            faults=",".join(manifest.conditions.faults),
+            faults_key=json.dumps(manifest.fault_profiles, sort_keys=True),
+            tools=",".join(manifest.conditions.tools),
+        )
     return RunConditions(
         tasks=sorted(manifest.task_ids) or tasks,
         faults=str(profile.get("name", "unknown")) if profile else "unknown",
         faults_key=json.dumps(profile, sort_keys=True),
         tools=str(settings.get("tool_exposure") or "all"),
     )
+
+
+def contestant(e: EpisodeScores) -> str:
+    """The contestant an episode belongs to, before ``@run``: its agent, and its condition in a
+    run with condition axes (:func:`~mcpgym.evaluation.records.condition.condition_key`)."""
+    return condition_key(e.agent or "external", e.condition)
+
+
+def _conditions(episodes: Sequence[EpisodeScores]) -> dict[str, str]:
+    """Contestant -> its condition's label (empty in a run without axes)."""
+    return {contestant(e): e.condition.label if e.condition is not None else "" for e in episodes}
 
 
 def load_episodes(run_dir: Path) -> list[EpisodeScores]:
@@ -180,13 +200,16 @@ def check_conditions(runs: Sequence[ComparedRun], axes: Sequence[Axis]) -> None:
             )
 
 
-def choose_pairs(runs: Sequence[ComparedRun], baseline: str | None = None) -> list[tuple[str, str]]:
+def choose_pairs(
+    runs: Sequence[ComparedRun], baseline: str | None = None, conditions: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
     """The (A, B) contestant pairs to compare, as ``agent@run`` labels.
 
     ``baseline`` given: it against every other contestant. Else, with several runs: each agent
     that appears in several runs, its first run's against each later one's (a change of prompt,
     model or condition); when no agent name is shared, every pair of contestants of different
-    runs. One run: every pair of its agents.
+    runs. One run: every pair of its agents; in a run with condition axes (``conditions``:
+    contestant -> condition label), every pair of agents in the same condition.
 
     Raises:
         InputError: for a ``baseline`` that names no contestant, or nothing to compare.
@@ -211,7 +234,13 @@ def choose_pairs(runs: Sequence[ComparedRun], baseline: str | None = None) -> li
                 if contestants[i][0] != contestants[j][0]
             ]
     else:
-        pairs = [(labels[i], labels[j]) for i in range(len(labels)) for j in range(i + 1, len(labels))]
+        where = conditions or {}
+        pairs = [
+            (labels[i], labels[j])
+            for i in range(len(labels))
+            for j in range(i + 1, len(labels))
+            if where.get(contestants[i][1], "") == where.get(contestants[j][1], "")
+        ]
     if not pairs:
         raise InputError("nothing to compare: give two runs, or a run of two agents or more")
     return pairs
@@ -247,32 +276,35 @@ def build_comparison(
         raise InputError("a run directory is given twice")
     runs: list[ComparedRun] = []
     episodes: dict[str, list[EpisodeScores]] = {}
+    where: dict[str, str] = {}
     for label, d in zip(_labels(dirs), dirs, strict=True):
         eps = load_episodes(d)
         if not eps:
             raise ValueError(f"{d} holds no episode: nothing to compare")
-        agents = sorted({e.agent or "external" for e in eps})
+        agents = sorted({contestant(e) for e in eps})
         for agent in agents:
-            episodes[f"{agent}@{label}"] = [e for e in eps if (e.agent or "external") == agent]
+            episodes[f"{agent}@{label}"] = [e for e in eps if contestant(e) == agent]
         runs.append(ComparedRun(label=label, path=str(d), conditions=run_conditions(d, eps), agents=agents))
+        where = _conditions(eps)
     check_conditions(runs, axes)
     comp = Comparison(runs=runs, axes=list(axes))
-    for a, b in choose_pairs(runs, baseline):
+    for a, b in choose_pairs(runs, baseline, where if len(runs) == 1 else None):
         comp.comparisons.append(compare_contestants(a, b, episodes[a], episodes[b]))
     return comp
 
 
 def within_run(run_dir: Path, episodes: Sequence[EpisodeScores]) -> Comparison | None:
     """Every pair of one run's agents compared (the run report's "Paired comparison" section,
-    agents labelled ``agent@run``); None for a run of fewer than two agents."""
+    agents labelled ``agent@run``; in a run with condition axes, the pairs of agents in one
+    condition); None for a run of fewer than two agents."""
     label = _labels([run_dir])[0]
-    agents = sorted({e.agent or "external" for e in episodes})
-    if len(agents) < 2:
+    agents = sorted({contestant(e) for e in episodes})
+    if len({e.agent or "external" for e in episodes}) < 2:
         return None
     run = ComparedRun(label=label, path=str(run_dir), conditions=run_conditions(run_dir, episodes), agents=agents)
     comp = Comparison(runs=[run])
-    for a, b in choose_pairs([run]):
-        mine = [[e for e in episodes if f"{e.agent or 'external'}@{label}" == c] for c in (a, b)]
+    for a, b in choose_pairs([run], conditions=_conditions(episodes)):
+        mine = [[e for e in episodes if f"{contestant(e)}@{label}" == c] for c in (a, b)]
         comp.comparisons.append(compare_contestants(a, b, mine[0], mine[1]))
     return comp
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.scores import AgentMetrics, EpisodeScores
 from mcpgym.evaluation.records.statistics import wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus
@@ -80,6 +81,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "unfounded_refusal",
     "unknown_kind_calls",
     "error_rules",
+    "condition",
 )
 """The CSV's columns, in order (stable: new columns are only ever appended; docs/exports.md
 describes each). List scores (``verification_skips``, ``precheck_skips``,
@@ -180,7 +182,7 @@ def episodes_csv(
             apps=";".join(sc.apps),
             fault_profile=traj.fault_profile,
             fault_seed=traj.fault_seed,
-            tools=tools,
+            tools=traj.condition.tools if traj.condition is not None else tools,
             status=sc.status.value,
             verification_skips=len(sc.verification_skips),
             precheck_skips=len(sc.precheck_skips),
@@ -191,6 +193,7 @@ def episodes_csv(
             tokens_output=sc.tokens.output if sc.tokens else None,
             cost_usd=cost,
             stop_reason=traj.stop_reason,
+            condition=traj.condition.label if traj.condition is not None else None,
         )
         writer.writerow([_cell(row[name]) for name in CSV_COLUMNS])
     return buf.getvalue()
@@ -245,10 +248,16 @@ def leaderboard_rows(
     condition: dict[str, str],
     prices: PriceTable | None = None,
 ) -> list[LeaderboardRow]:
-    """One :class:`LeaderboardRow` per agent of ``scores`` (the run's aggregates)."""
+    """One :class:`LeaderboardRow` per agent of ``scores`` (the run's aggregates): per agent and
+    condition in a run with condition axes (a row's ``condition`` is then its own, else the
+    run's ``condition``)."""
     rows = []
     for name, m in scores.items():
-        mine = [e for e in episodes if (e.agent or "external") == name and e.status != EpisodeStatus.ERRORED]
+        mine = [
+            e
+            for e in episodes
+            if condition_key(e.agent or "external", e.condition) == name and e.status != EpisodeStatus.ERRORED
+        ]
         rates = {}
         for key, num, den in RATE_FIELDS:
             d = m.episodes - m.errored_episodes if den == "__known_claims" else getattr(m, den)
@@ -259,8 +268,8 @@ def leaderboard_rows(
         total = sum(known) if known and len(known) == len(costs) else None
         rows.append(
             LeaderboardRow(
-                agent=name,
-                condition=condition,
+                agent=m.agent or name,
+                condition={"faults": m.condition.faults, "tools": m.condition.tools} if m.condition else condition,
                 episodes=m.episodes,
                 scored_episodes=m.scored_episodes,
                 errored_episodes=m.errored_episodes,

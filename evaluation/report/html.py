@@ -14,6 +14,7 @@ from html import escape
 
 from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
 from mcpgym.evaluation.report.compare import comparison_html
+from mcpgym.evaluation.report.condition_charts import conditions_section
 from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
@@ -33,11 +34,9 @@ from mcpgym.evaluation.report.run_report import (
     task_rows,
     text_call_warning,
 )
+from mcpgym.evaluation.report.svg_style import PALETTE, coord, legend_layout
 from mcpgym.evaluation.report.viewer import VIEWER_CSS, VIEWER_JS, render_viewer
 from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS
-
-PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#8C6D31", "#000000")
-"""Series colours (Okabe-Ito, distinguishable with colour-vision deficiencies), then repeated."""
 
 Bar = tuple[float | None, list[float] | None]
 """A bar's value in [0, 1] (None: not applicable) and its optional ``[low, high]`` interval."""
@@ -47,8 +46,7 @@ HTML_HEADER = OWN_FILE_HEADERS["report.html"]
 """The start of every ``report.html`` mcpgym writes (how an existing one is known as ours)."""
 
 
-def _f(x: float) -> str:
-    return f"{x:.1f}"
+_f = coord
 
 
 def svg_bar_chart(
@@ -80,14 +78,8 @@ def svg_bar_chart(
     group_w = max(len(series) * bar_width + 24, int(longest * char) + 14, 70)
     width = max(left + right + group_w * max(len(groups), 1), int(len(note) * char) + left + right, 360)
     group_w = max(group_w, (width - left - right) // max(len(groups), 1))  # spread groups over the width
-    legend: list[tuple[float, int]] = []  # (x, row) of each series' legend entry, wrapped to the width
-    lx, row = float(left), 0
-    for name in series:
-        w = 16 + len(name) * char + 18
-        if lx + w > width - right and lx > left:
-            lx, row = float(left), row + 1
-        legend.append((lx, row))
-        lx += w
+    legend = legend_layout(series, left, width - right, char, 34)  # (x, row) of each entry, wrapped
+    row = legend[-1][1] if legend else 0
     plot_top = top + 22 * (row + 1)
     total_h = plot_top + height + bottom + (16 if note else 0)
     y0 = plot_top + height
@@ -216,7 +208,7 @@ h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid 
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem}
 th{background:#f4f4f4;text-align:center}td.r{text-align:right}td.l{text-align:left}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;font-size:.9rem}dt{font-weight:600}dd{margin:0}
-.charts{display:flex;flex-wrap:wrap;gap:1.5rem}.note{color:#555;font-size:.85rem;max-width:60rem}
+.charts{display:flex;flex-wrap:wrap;gap:1.5rem}.curves{gap:1rem}h3{font-size:1.05rem}h4{font-size:.95rem;margin-bottom:.2rem}.note{color:#555;font-size:.85rem;max-width:60rem}
 """.strip()
 
 
@@ -256,6 +248,7 @@ def render_html(report: Report) -> str:
         success_chart(report, "level"),
         success_chart(report, "app"),
         "</div>",
+        conditions_section(report.conditions, lambda h, r: _table(h, r)) if report.conditions is not None else "",
         "<h2>Success per level</h2>",
         _table(*level_rows(report)),
         "<h2>Success per app</h2>",

@@ -17,11 +17,19 @@ from typing import Any
 
 from mcpgym.evaluation.llm.flags import episode_flags
 from mcpgym.evaluation.llm.flags import text_call_warning as _text_call_warning
+from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.manifest import Manifest, read_manifest
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.compare import Comparison, comparison_markdown, within_run
+from mcpgym.evaluation.report.conditions import (
+    CONDITIONS_NOTE,
+    ConditionFigures,
+    condition_figures,
+    curve_rows,
+    unknown_note,
+)
 from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
@@ -71,11 +79,13 @@ def with_listed_agents(scores: Scoreboard, manifest: Manifest | None) -> Scorebo
     agent the run's manifest lists that wrote no episode (a run interrupted, or whose
     episodes of that agent could not be run), so that the comparison shows it, and
     :func:`pass_k_warning` names it, instead of leaving it out; agents sorted by name as in
-    ``scores.json``. ``scores`` itself is not changed."""
+    ``scores.json``. In a run with condition axes an agent with a row in any condition is
+    not absent. ``scores`` itself is not changed."""
     from mcpgym.evaluation.records.scores import AgentMetrics
 
     listed = [a.name for a in manifest.agents] if manifest is not None else []
-    absent = [name for name in listed if name not in scores.agents]
+    by_condition = {row.agent for row in scores.agents.values() if row.agent is not None}  # rows NAME [condition]
+    absent = [name for name in listed if name not in scores.agents and name not in by_condition]
     if not absent:
         return scores
     rows = {**scores.agents, **{name: AgentMetrics() for name in absent}}
@@ -269,6 +279,9 @@ class Report:
             damaged in place, named by number: :class:`~mcpgym.evaluation.records.compressed.DamagedFramesWarning`).
         comparison: every pair of the run's agents compared over the same (task, trial)
             episodes (:func:`mcpgym.evaluation.report.compare.within_run`); None for one agent.
+        conditions: the figures against the run's condition axes
+            (:func:`mcpgym.evaluation.report.conditions.condition_figures`); None for a run
+            without axes.
     """
 
     run_dir: Path
@@ -283,6 +296,7 @@ class Report:
     rescored: int = 0
     damaged: list[str] = field(default_factory=list)
     comparison: Comparison | None = None
+    conditions: ConditionFigures | None = None
 
     @property
     def agents(self) -> list[str]:
@@ -370,7 +384,7 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
         damaged=damaged,
     )
     for e in episodes:
-        name = e.agent or "external"
+        name = condition_key(e.agent or "external", e.condition)  # a row per agent and condition, as in scores.json
         report.statuses.setdefault(name, {}).setdefault(e.status, 0)
         report.statuses[name][e.status] += 1
         tid = e.task_id or f"episode:{e.episode_id}"
@@ -382,8 +396,10 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
             cell[0] += int(e.success)
             cell[1] += 1
     report.comparison = within_run(run, episodes)
+    if manifest is not None and manifest.conditions is not None:
+        report.conditions = condition_figures(manifest.conditions, report.scores, pairs)
     for t, _ in pairs:
-        name = t.agent or "external"
+        name = condition_key(t.agent or "external", t.condition)
         for flag in episode_flags(t):
             report.flags.setdefault(name, {}).setdefault(flag.value, 0)
             report.flags[name][flag.value] += 1
@@ -462,6 +478,18 @@ def run_facts(report: Report) -> list[tuple[str, str]]:
         ("Trials", str(m.trials if m.trials is not None else "–")),
         ("Agents", "; ".join(described) or ", ".join(report.agents)),
         ("Fault profile", profile),
+        *(
+            [
+                (
+                    "Conditions",
+                    f"faults {', '.join(m.conditions.faults)} x tools {', '.join(m.conditions.tools)}: "
+                    f"{counted(len(m.conditions.faults) * len(m.conditions.tools), 'condition')}, each episode in one "
+                    "(the fault profile above is the first; the charts are in the Conditions section)",
+                )
+            ]
+            if m.conditions is not None
+            else []
+        ),
         ("Episodes", _scored_fact(_episodes_fact(m, len(report.episodes)), report)),
         (
             "Versions",
@@ -687,6 +715,8 @@ def render_markdown(report: Report) -> str:
         ]
     else:
         out += ["None: every episode succeeded without defeatism, blind retries or impatience.", ""]
+    if report.conditions is not None:
+        out += conditions_markdown(report.conditions)
     if report.comparison is not None:
         out += [comparison_markdown(report.comparison)]
     out += ["The charts are in report.html.", ""]
@@ -706,6 +736,32 @@ def print_grids(console: Any, report: Report) -> None:
         return
     columns = [Column(h, justify="left" if i < 2 else "right", wrap=i >= 2) for i, h in enumerate(FAULT_KIND_HEADER)]
     print_table(console, columns, fault_kind_table(kinds), title="Faults by kind", notes=[FAULT_KIND_NOTE])
+    if report.conditions is not None:
+        console.print()
+        print_conditions(console, report.conditions)
+
+
+def conditions_markdown(figs: ConditionFigures) -> list[str]:
+    """The "Conditions" section of ``report.md``: each score against each axis, as tables."""
+    out = ["## Conditions", "", CONDITIONS_NOTE, ""]
+    note = unknown_note(figs)
+    if note:
+        out += [f"**{md_text(note)}**", ""]
+    for axis in ("faults", "tools"):
+        for title, header, rows in curve_rows(figs, axis):
+            out += [f"### {title}", "", md_table(header, rows), ""]
+    return out
+
+
+def print_conditions(console: Any, figs: ConditionFigures) -> None:
+    """Print each score against each condition axis (the tables of the report's curves)."""
+    note = unknown_note(figs)
+    for axis in ("faults", "tools"):
+        for title, header, rows in curve_rows(figs, axis):
+            columns = [Column(h, justify="left" if i < 2 else "right") for i, h in enumerate(header)]
+            print_table(console, columns, rows, title=title)
+            console.print()
+    console.print(CONDITIONS_NOTE + (f" {note}" if note else ""), markup=False)
 
 
 def write_report(run_dir: str | Path, *, rescore: bool = True, report: Report | None = None) -> tuple[Path, Path]:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 
 from mcpgym.evaluation.llm.local_model import DEFAULT_CONTEXT, DEFAULT_THREADS, MAX_CONTEXT, MAX_THREADS, MIN_CONTEXT
+from mcpgym.evaluation.records.condition import ConditionAxis
 from mcpgym.evaluation.records.manifest import Manifest, validation_message
 from mcpgym.evaluation.scoring.scorer import DEFAULT_K
 from mcpgym.kernel.exceptions import InvalidValue
@@ -173,11 +174,14 @@ class RunConfig(BaseModel):
         str,
         Flag(
             ("--faults",),
-            "Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins.",
+            "Fault profile: none, default, harsh, or a .toml/.json/.yaml file. A task's own profile wins. A comma-separated list (none,default,harsh) is a condition axis: every episode once per profile.",
             metavar="PROFILE",
         ),
         Resume(path="profile"),
-    ] = Field(default="default", description="The run's fault profile (a task's own wins).")
+    ] = Field(
+        default="default",
+        description="The run's fault profile (a task's own wins); a comma-separated list: one condition per profile.",
+    )
     out: Annotated[
         Path | None,
         Flag(("--out", "-o"), "Run directory (default: runs/run-<UTC time>).", metavar="DIR"),
@@ -230,12 +234,15 @@ class RunConfig(BaseModel):
         str,
         Flag(
             ("--tools",),
-            "Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds).",
+            "Tool exposure: all | task (the oracle's tools) | task+N (plus N seeded distractors) | retrieval (only search_tools, which unlocks what it finds). A comma-separated list (task,task+20,all) is a condition axis.",
             param="tools_mode",
             metavar="MODE",
         ),
         Resume(condition=Condition.every),
-    ] = Field(default="all", description="Which tools an episode exposes: all, task, task+N or retrieval.")
+    ] = Field(
+        default="all",
+        description="Which tools an episode exposes: all, task, task+N or retrieval; a comma-separated list: one condition per mode.",
+    )
     agent_options: Annotated[
         dict[str, Any],
         Flag(
@@ -388,10 +395,25 @@ class RunConfig(BaseModel):
     @field_validator("tool_exposure")
     @classmethod
     def _check_exposure(cls, value: str) -> str:
-        from mcpgym.evaluation.llm.exposure import parse_exposure
+        from mcpgym.evaluation.run.conditions import tool_values
 
-        parse_exposure(value)
+        tool_values(value)
         return value
+
+    @field_validator("faults")
+    @classmethod
+    def _check_fault_axis(cls, value: str) -> str:
+        from mcpgym.evaluation.run.conditions import axis_values
+
+        axis_values(value, "--faults")
+        return value
+
+    def condition_axis(self) -> ConditionAxis | None:
+        """The run's condition axes (:func:`mcpgym.evaluation.run.conditions.condition_axis`):
+        None when ``faults`` and ``tool_exposure`` each name one value."""
+        from mcpgym.evaluation.run.conditions import condition_axis
+
+        return condition_axis(self.faults, self.tool_exposure)
 
     @classmethod
     def build(cls, data: dict[str, Any]) -> RunConfig:
@@ -468,6 +490,8 @@ def _resolve(kind: str, value: Any, cwd: Path) -> Any:
             return value
         path = Path(value[7:])
         return value if path.is_absolute() else f"replay:{cwd / path}"
+    if kind == "profile" and "," in value:  # a condition axis: each profile file resolved
+        return ",".join(_resolve(kind, v.strip(), cwd) for v in value.split(","))
     path = Path(value)
     if kind == "profile" and path.suffix not in (".toml", ".json", ".yaml", ".yml"):
         return value  # a built-in profile's name

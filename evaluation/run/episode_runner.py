@@ -26,6 +26,7 @@ import anyio
 
 from mcpgym.evaluation.agents.base import record_refused_call
 from mcpgym.evaluation.llm.replies import raw_text
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import (
     MessageStep,
@@ -64,11 +65,13 @@ class AgentEntry:
 
 @dataclass
 class EpisodeJob:
-    """One (agent, task, trial) to run, with its fault set-up resolved.
+    """One (agent, task, trial[, condition]) to run, with its fault set-up resolved.
 
     Attributes:
         faults: the ``faults`` value sent to the control API (a built-in name or an inline
             profile object); profile_name: its name, recorded in the trajectory.
+        condition: the run's condition it is played at (None: a run without condition axes);
+            its ``tools`` is the episode's tool exposure, recorded in the trajectory.
     """
 
     agent: AgentEntry
@@ -77,11 +80,17 @@ class EpisodeJob:
     fault_seed: int
     faults: str | dict[str, Any]
     profile_name: str
+    condition: EpisodeCondition | None = None
 
     @property
     def label(self) -> str:
-        """``agent/task/trial N``, for messages."""
-        return f"{self.agent.name}/{self.task.id}/trial {self.trial}"
+        """``agent/task/trial N`` (and `` [faults=F, tools=T]`` in a condition), for messages."""
+        where = f" [{self.condition.label}]" if self.condition is not None else ""
+        return f"{self.agent.name}/{self.task.id}/trial {self.trial}{where}"
+
+    def tool_exposure(self, run_exposure: str) -> str:
+        """The episode's tool exposure: its condition's, else the run's ``run_exposure``."""
+        return self.condition.tools if self.condition is not None else run_exposure
 
 
 class HarnessFailure(MCPGymError):
@@ -422,7 +431,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         phases[name] = round(time.monotonic() - started - sum(phases.values()), 3)
 
     body = {"seed": task.seed, "apps": list(task.apps), "faults": job.faults, "fault_seed": job.fault_seed}
-    body.update(exposure_request(ctx.config.tool_exposure, task))
+    body.update(exposure_request(job.tool_exposure(ctx.config.tool_exposure), task))
     try:
         created = await ctx.control.create_episode(body)
     except (ServerError, InvalidValue) as exc:
@@ -538,6 +547,7 @@ async def run_episode(ctx: EpisodeContext, job: EpisodeJob) -> Trajectory:
         },
         user_turns=None if caller is not None else list(channel.turns),
     )
+    traj.condition = job.condition
     checks = traj.metadata["extra_checks"]
     try:  # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
         sc = await anyio.to_thread.run_sync(lambda: score_episode(traj, ctx.catalog, k=ctx.config.k, checks=checks))

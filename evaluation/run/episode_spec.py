@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure, run_episode
@@ -43,11 +44,12 @@ class EpisodeSpec(BaseModel):
     fault_seed: int = Field(ge=0)
     faults: str | dict[str, Any]
     profile_name: str
+    condition: EpisodeCondition | None = None
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """``(agent name, task id, trial)``: a run records each key once."""
-        return (self.agent_name, str(self.task.get("id", "")), self.trial)
+    def key(self) -> tuple[str, str, int, EpisodeCondition | None]:
+        """``(agent name, task id, trial, condition)``: a run records each key once."""
+        return (self.agent_name, str(self.task.get("id", "")), self.trial, self.condition)
 
 
 def spec_for(job: EpisodeJob) -> EpisodeSpec:
@@ -62,6 +64,7 @@ def spec_for(job: EpisodeJob) -> EpisodeSpec:
         fault_seed=job.fault_seed,
         faults=job.faults,
         profile_name=job.profile_name,
+        condition=job.condition,
     )
 
 
@@ -95,7 +98,7 @@ def job_from_spec(spec: EpisodeSpec | dict[str, Any], config: RunConfig) -> Epis
         raise HarnessFailure(
             f"agent spec {spec.agent!r} builds an agent named {entry.name!r} on this worker, not {spec.agent_name!r}"
         )
-    return EpisodeJob(entry, task, spec.trial, spec.fault_seed, spec.faults, spec.profile_name)
+    return EpisodeJob(entry, task, spec.trial, spec.fault_seed, spec.faults, spec.profile_name, spec.condition)
 
 
 async def run_spec(ctx: EpisodeContext, spec: EpisodeSpec | dict[str, Any]) -> Trajectory:

@@ -224,6 +224,7 @@ def plan(config: RunConfig) -> RunPlan:
         RunError: Ray is not installed for ``--executor ray``.
     """
     from mcpgym.evaluation.agents import SCRIPTED_AGENTS, make_agent
+    from mcpgym.evaluation.run.conditions import axis_values, conditions_of
     from mcpgym.tools.faults import load_profile
 
     if config.resume and config.out is None:
@@ -239,7 +240,8 @@ def plan(config: RunConfig) -> RunPlan:
     token = config.token or os.environ.get("MCPGYM_TOKEN")
     if config.server_url and not token:
         raise InputError("--server needs --token (or $MCPGYM_TOKEN)")
-    load_profile(config.faults)  # FaultProfileError (an InputError) names the profile
+    for profile in axis_values(config.faults, "--faults"):
+        load_profile(profile)  # FaultProfileError (an InputError) names the profile
     tasks, suite = select_tasks(config)
     if not tasks:
         files = config.task_files
@@ -247,11 +249,13 @@ def plan(config: RunConfig) -> RunPlan:
             "no tasks to run" + (f" (the file{'s hold' if len(files) > 1 else ' holds'} none)" if files else "")
         )
     specs = list(config.agents or SCRIPTED_AGENTS)
-    planned = len(tasks) * config.trials * len(specs)
+    conditions = len(conditions_of(config.condition_axis()))
+    planned = len(tasks) * config.trials * len(specs) * conditions
     if planned > MAX_EPISODES:
         raise InputError(
             f"{counted(len(tasks), 'task')} x {counted(config.trials, 'trial')} x {counted(len(specs), 'agent')} "
-            f"is {planned:,} episodes; "
+            + (f"x {counted(conditions, 'condition')} " if conditions > 1 else "")
+            + f"is {planned:,} episodes; "
             f"a run holds at most {MAX_EPISODES:,} (give fewer --trials, or split the run)"
         )
     local = [s for s in specs if s.partition(":")[0].strip().lower() == "local" and ":" in s]

@@ -30,6 +30,7 @@ from mcpgym.evaluation.records.compressed import (
     set_damage_aside,
     trajectories_file,
 )
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.manifest import MANIFEST_NAME
 from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory, TrajectoryRead, read_trajectories, read_trajectory_file
@@ -52,18 +53,19 @@ class RunError(RunDirectoryError, RuntimeError):
 
 
 class DuplicateRecordWarning(UserWarning):
-    """A run holds more than one record for one (agent, task, trial); the first one is kept."""
+    """A run holds more than one record for one (agent, task, trial, condition); the first one is kept."""
 
 
-def episode_key(t: Trajectory) -> tuple[str, str, int]:
-    """(agent, task id, trial): one episode of a run (an episode without a task: its episode id)."""
-    return (t.agent, t.task_id if t.task_id is not None else f"episode:{t.episode_id}", t.trial)
+def episode_key(t: Trajectory) -> tuple[str, str, int, EpisodeCondition | None]:
+    """(agent, task id, trial, condition): one episode of a run (an episode without a task: its
+    episode id; condition None in a run without condition axes)."""
+    return (t.agent, t.task_id if t.task_id is not None else f"episode:{t.episode_id}", t.trial, t.condition)
 
 
 def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
     """``trajs`` with the first record of each :func:`episode_key` only; a
     :class:`DuplicateRecordWarning` names the repeated episodes of ``source``."""
-    seen: set[tuple[str, str, int]] = set()
+    seen: set[tuple[str, str, int, EpisodeCondition | None]] = set()
     out, dupes = [], []
     for t in trajs:
         key = episode_key(t)
@@ -73,7 +75,9 @@ def dedupe(trajs: Iterable[Trajectory], source: str | Path) -> list[Trajectory]:
         seen.add(key)
         out.append(t)
     if dupes:
-        shown = ", ".join(f"{a}/{task}/trial {trial}" for a, task, trial in dupes[:5])
+        shown = ", ".join(
+            f"{a}/{task}/trial {trial}" + (f" [{c.label}]" if c is not None else "") for a, task, trial, c in dupes[:5]
+        )
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
         warnings.warn(
             DuplicateRecordWarning(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,6 +37,7 @@ from typing import Any
 
 import anyio
 
+from mcpgym.evaluation.records.condition import EpisodeCondition
 from mcpgym.evaluation.records.manifest import (
     MANIFEST_NAME,
     Manifest,
@@ -52,6 +53,7 @@ from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.snapshots import SnapshotStore
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import append_trajectory
+from mcpgym.evaluation.run.conditions import conditions_of
 from mcpgym.evaluation.run.config import DEFAULT_EPISODE_TIMEOUT, Executor, RunConfig
 from mcpgym.evaluation.run.episode_runner import AgentEntry, EpisodeContext, EpisodeJob, HarnessFailure
 from mcpgym.evaluation.run.executors import LocalExecutor, mcp_http_client
@@ -102,30 +104,44 @@ def plan_jobs(
     trials: int,
     run_faults: str | FaultProfile,
     fault_seed_for: Callable[[Any, int], int],
-    done: AbstractSet[tuple[str, str, int]] = frozenset(),
+    done: AbstractSet[tuple[str, str, int] | tuple[str, str, int, EpisodeCondition | None]] = frozenset(),
+    conditions: Sequence[EpisodeCondition | None] = (None,),
 ) -> list[EpisodeJob]:
-    """Every (agent, task, trial) not in ``done``, trial-major so that early results cover
-    every agent and task (a task's own ``faults`` beats the run's profile).
+    """Every (agent, task, trial, condition) not in ``done``, trial-major so that early results
+    cover every agent, task and condition (a task's own ``faults`` beats the run's profile).
+
+    Args:
+        run_faults: the run's profile in a run without conditions (``conditions`` ``(None,)``);
+            a condition's ``faults`` is its own profile.
+        done: the keys already written: ``(agent, task id, trial, condition)``; a 3-tuple
+            is the key of a run without conditions.
+        conditions: the run's conditions (:func:`mcpgym.evaluation.run.conditions.conditions_of`).
+            Every condition of (task, trial) has the trial's one fault seed: they are paired.
 
     Raises:
         mcpgym.tools.faults.FaultProfileError: for a bad run or task profile.
     """
-    run_payload, run_profile = faults_payload(run_faults)
-    per_task: dict[str, tuple[Any, str]] = {}
+    own: dict[str, tuple[Any, str]] = {}
     for t in tasks:
         if getattr(t, "faults", None):
             payload, prof = faults_payload(t.faults)
-            per_task[t.id] = (payload, prof.name)
-        else:
-            per_task[t.id] = (run_payload, run_profile.name)
+            own[t.id] = (payload, prof.name)
+    profiles: dict[EpisodeCondition | None, tuple[Any, str]] = {}
+    for c in conditions:
+        payload, prof = faults_payload(run_faults if c is None else c.faults)
+        profiles[c] = (payload, prof.name)
+    written = {k if len(k) == 4 else (*k, None) for k in done}
     jobs = []
     for trial in range(trials):
         for t in tasks:
-            for a in agents:
-                if (a.name, t.id, trial) in done:
-                    continue
-                payload, name = per_task[t.id]
-                jobs.append(EpisodeJob(a, t, trial, int(fault_seed_for(t, trial)), payload, name))
+            seed = int(fault_seed_for(t, trial))
+            for c in conditions:
+                run_profile = profiles[c]
+                for a in agents:
+                    if (a.name, t.id, trial, c) in written:
+                        continue
+                    payload, name = own.get(t.id, run_profile)
+                    jobs.append(EpisodeJob(a, t, trial, seed, payload, name, c))
     return jobs
 
 
@@ -275,11 +291,22 @@ def _run_locked(
     left_out = resume_left_out(old, [t.id for t in tasks], [a.name for a in agents], settings.trials) if old else None
     if left_out is not None:
         raise InputError(f"cannot resume {out}: {left_out}")
-    done = {(t.agent, t.task_id or "", t.trial) for t in existing}
-    jobs = plan_jobs(tasks, agents, settings.trials, settings.faults, fault_seed_for, done)
+    done = {(t.agent, t.task_id or "", t.trial, t.condition) for t in existing}
+    axis = settings.condition_axis()
+    conditions = conditions_of(axis)
+    jobs = plan_jobs(
+        tasks,
+        agents,
+        settings.trials,
+        settings.faults if axis is None else axis.faults[0],
+        fault_seed_for,
+        done,
+        conditions,
+    )
     # resumed: the episodes of this invocation's plan already written (not the run's others)
-    skipped = len(tasks) * len(agents) * settings.trials - len(jobs)
-    _, run_profile = faults_payload(settings.faults)
+    skipped = len(tasks) * len(agents) * settings.trials * len(conditions) - len(jobs)
+    profiles = [faults_payload(f)[1] for f in (axis.faults if axis is not None else [settings.faults])]
+    run_profile = profiles[0]
     pending = {j.task.id: j.task for j in jobs}
     fault_seeds = {t.id: [int(fault_seed_for(t, i)) for i in range(settings.trials)] for t in tasks}
 
@@ -324,6 +351,8 @@ def _run_locked(
             recovery_window=settings.k,
             client={"mcp_mode": settings.mcp_mode, "validate_output": settings.validate_output},
             settings=settings.recorded(),
+            conditions=axis,
+            profiles=profiles if axis is not None else None,
         )
         if old is not None:
             try:
@@ -432,7 +461,7 @@ async def _run_jobs(
 
     ``scores`` (the episodes already on disk) grows with every written episode and feeds the
     ``scores.json`` rewritten at most every 2 wall seconds during the run. A second result for
-    an (agent, task, trial) already written by this invocation is dropped, so an episode is
+    an (agent, task, trial, condition) already written by this invocation is dropped, so an episode is
     recorded once whatever an executor's retries do.
 
     Raises:
@@ -453,7 +482,7 @@ async def _run_jobs(
     store = SnapshotStore(out)  # initial and gold snapshots once per distinct state, finals as diffs
     traj_file = trajectories_file(out)  # zstd frames; an older run's plain file is resumed as it is
     written = 0
-    written_keys: set[tuple[str, str, int]] = set()
+    written_keys: set[tuple[str, str, int, EpisodeCondition | None]] = set()
     last_scores_write = -math.inf
     counts = {"ok": 0, "errored": 0, "limit": 0, "truncated": 0, "failed": 0}
 
@@ -486,7 +515,7 @@ async def _run_jobs(
                     counts["failed"] += 1
                     await anyio.to_thread.run_sync(executor.check)  # a gone server ends the run: one message
                 else:
-                    key = (traj.agent, traj.task_id or "", traj.trial)
+                    key = (traj.agent, traj.task_id or "", traj.trial, traj.condition)
                     if key not in written_keys:
                         written_keys.add(key)
                         line = await anyio.to_thread.run_sync(traj.compacted, store)

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.scores import AgentMetrics, EpisodeScores, Metrics, Scoreboard
 from mcpgym.evaluation.records.statistics import Z_95, pass_hat_k, pass_k_table, wilson_interval
 from mcpgym.evaluation.records.trajectory import Trajectory
@@ -69,7 +70,7 @@ def as_scores(
 
     Args:
         item: scores, a scores dict, or a trajectory (its ``scores`` when present, else it is
-            scored with ``catalog``).
+            scored with ``catalog``; its ``condition`` is the scores' too).
         catalog: needed for trajectories without scores.
         k: recovery window when scoring.
 
@@ -81,10 +82,14 @@ def as_scores(
         return item
     if isinstance(item, Trajectory):
         if item.scores is not None:
-            return item.scores
-        if catalog is None:
+            scored = item.scores
+        elif catalog is None:
             raise ValueError(f"trajectory {item.episode_id} has no scores and no catalog was given to score it")
-        return score_episode(item, catalog, k=k)
+        else:
+            scored = score_episode(item, catalog, k=k)
+        if item.condition is not None and scored.condition != item.condition:
+            scored = scored.model_copy(update={"condition": item.condition})
+        return scored
     return EpisodeScores.model_validate(item)
 
 
@@ -108,16 +113,19 @@ def aggregate(
 
     Returns:
         A :class:`Scoreboard`: agents sorted by name; an episode with an empty agent name
-        groups under ``external``. See :func:`metrics` and :class:`AgentMetrics`.
+        groups under ``external``; an episode with a ``condition`` groups under its agent and
+        condition (:func:`~mcpgym.evaluation.records.condition.condition_key`). See :func:`metrics` and :class:`AgentMetrics`.
     """
     groups: dict[str, list[EpisodeScores]] = defaultdict(list)
     for item in items:
         sc = as_scores(item, catalog, k)
-        groups[sc.agent or "external"].append(sc)
+        groups[condition_key(sc.agent or "external", sc.condition)].append(sc)
     out: dict[str, AgentMetrics] = {}
     for name in sorted(groups):
         eps = groups[name]
         row = AgentMetrics.model_validate(dict(metrics(eps)))
+        if eps[0].condition is not None:
+            row.agent, row.condition = eps[0].agent or "external", eps[0].condition
         if breakdowns:
             levels: dict[int, list[EpisodeScores]] = defaultdict(list)
             apps: dict[str, list[EpisodeScores]] = defaultdict(list)

@@ -63,6 +63,7 @@ def facts_part(ep: EpisodeInput) -> EpisodeFacts:
             if s.is_error and s.error_rule is not None and s.step is not None
         ],
         unknown_kind_calls=sum(c.entry.kind == ToolKind.UNKNOWN for c in ep.calls),
+        condition=t.condition,
     )
 
 

@@ -181,11 +181,14 @@ class Browser:
             params = {"type": kind, "key": key, "text": key if kind == "keyDown" else ""}
             self.send("Input.dispatchKeyEvent", params, session=True)
 
-    def screenshot(self, path: Path, full_page: bool = False) -> Path:
-        """Save a PNG of the viewport (or the whole page) to ``path``."""
+    def screenshot(self, path: Path, full_page: bool = False, clip: dict[str, float] | None = None) -> Path:
+        """Save a PNG of the viewport (or the whole page; or the page's region ``clip``:
+        ``{"x", "y", "width", "height"}`` in CSS pixels of the document) to ``path``."""
         params: dict[str, Any] = {"format": "png"}
-        if full_page:
+        if full_page or clip is not None:
             params["captureBeyondViewport"] = True
+        if clip is not None:
+            params["clip"] = {**clip, "scale": 1}
         data = self.send("Page.captureScreenshot", params, session=True)["data"]
         path.write_bytes(base64.b64decode(data))
         return path

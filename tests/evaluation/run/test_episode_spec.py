@@ -39,7 +39,7 @@ def test_jobs_round_trip_through_json() -> None:
         )
         assert back.task == job.task and back.task is not job.task
         assert type(back.agent.agent) is type(job.agent.agent) and back.agent.agent is not job.agent.agent
-        assert EpisodeSpec.model_validate(wire).key == (job.agent.name, job.task.id, job.trial)
+        assert EpisodeSpec.model_validate(wire).key == (job.agent.name, job.task.id, job.trial, None)
 
 
 def test_an_inline_fault_profile_travels_whole() -> None:
