@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.scores import EpisodeScores
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.paired import (
@@ -132,9 +133,10 @@ def run_conditions(run_dir: Path, episodes: Sequence[EpisodeScores]) -> RunCondi
     )
 
 
-def load_episodes(run_dir: Path) -> list[EpisodeScores]:
+def load_episodes(run_dir: Path, trajectories: Sequence[Trajectory] | None = None) -> list[EpisodeScores]:
     """A run's episode scores as stored in its lines (lines without scores are scored with the
-    built-in catalog and the run's recovery window, as ``mcpgym report`` does).
+    built-in catalog and the run's recovery window, as ``mcpgym report`` does). ``trajectories``:
+    the run's lines when the caller has read them already (``load_run(run_dir, states=False)``).
 
     Raises:
         FileNotFoundError: not a run directory. ValueError: a run without episodes.
@@ -146,13 +148,14 @@ def load_episodes(run_dir: Path) -> list[EpisodeScores]:
     problem = run_dir_problem(run_dir)
     if problem is not None:
         raise FileNotFoundError(problem)
-    trajs = load_run(run_dir, states=False)
+    trajs = load_run(run_dir, states=False) if trajectories is None else trajectories
     if trajs and all(t.scores is not None for t in trajs):
         return [t.scores for t in trajs if t.scores is not None]
     return build_report(run_dir, rescore=False).episodes
 
 
-def _labels(paths: Sequence[Path]) -> list[str]:
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """Each run's label: its folder's name, or its path when two folders share a name."""
     names = [p.resolve().name or str(p) for p in paths]
     return [str(p) if names.count(n) > 1 else n for p, n in zip(paths, names, strict=True)]
 
@@ -247,7 +250,7 @@ def build_comparison(
         raise InputError("a run directory is given twice")
     runs: list[ComparedRun] = []
     episodes: dict[str, list[EpisodeScores]] = {}
-    for label, d in zip(_labels(dirs), dirs, strict=True):
+    for label, d in zip(run_labels(dirs), dirs, strict=True):
         eps = load_episodes(d)
         if not eps:
             raise ValueError(f"{d} holds no episode: nothing to compare")
@@ -265,7 +268,7 @@ def build_comparison(
 def within_run(run_dir: Path, episodes: Sequence[EpisodeScores]) -> Comparison | None:
     """Every pair of one run's agents compared (the run report's "Paired comparison" section,
     agents labelled ``agent@run``); None for a run of fewer than two agents."""
-    label = _labels([run_dir])[0]
+    label = run_labels([run_dir])[0]
     agents = sorted({e.agent or "external" for e in episodes})
     if len(agents) < 2:
         return None
@@ -488,6 +491,7 @@ __all__ = [
     "pair_note",
     "pair_title",
     "print_comparison_table",
+    "run_labels",
     "run_conditions",
     "task_rows",
     "verdict_text",
