@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import http.client
-import os
 import subprocess
 import sys
 import tarfile
@@ -28,7 +27,7 @@ from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.shorten import MAX_NAME_CHARS, short_name
 from tests.conftest import ROOT
-from tests.support.cdp import Browser, find_chromium
+from tests.support.cdp import Browser, require_browser
 from tests.support.run_dirs import write_run_dir
 
 RECORDED = ROOT / "tests" / "data" / "recorded_run" / "smoke-scripted.tar.gz"
@@ -268,17 +267,8 @@ def test_check_renders_every_page_and_fails_on_a_damaged_run(runs):
     assert bad.returncode == 1 and "garbage cannot be shown: damaged" in bad.stderr
 
 
-def _require_browser() -> str:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("MCPGYM_REQUIRE_BROWSER") == "1":
-            pytest.fail("MCPGYM_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium)")
-        pytest.skip("no chromium on PATH (.ci/run installs Debian's chromium)")
-    return exe
-
-
 def test_run_list_to_compare_to_episode_in_headless_chromium(server: BrowserServer, tmp_path: Path):
-    exe = _require_browser()
+    exe = require_browser()
     with Browser(exe) as b:
         b.open(server.url, 1280)
         assert b.errors == []
