@@ -1,7 +1,7 @@
 """The ``mcpgym`` command line: the typer application, its root options, and :func:`main`.
 
 One module per command, each a thin adapter over a Python API: :mod:`.serve`, :mod:`.tools`,
-:mod:`.run`, :mod:`.score`, :mod:`.compare`, :mod:`.export`, :mod:`.report`, :mod:`.play`, :mod:`.cat`,
+:mod:`.run`, :mod:`.score`, :mod:`.compare`, :mod:`.view`, :mod:`.export`, :mod:`.report`, :mod:`.play`, :mod:`.cat`,
 :mod:`.tasks` and ``proxy`` (:mod:`mcpgym.evaluation.proxy.command`); what they share is in
 :mod:`.common` and :mod:`.style`. Errors are handled in one place: a command raises an
 :class:`~mcpgym.kernel.exceptions.MCPGymError`, the command group (:class:`.style.MCPGymGroup`)
@@ -28,6 +28,7 @@ from mcpgym.evaluation.cli.serve import serve
 from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup, message, one_line
 from mcpgym.evaluation.cli.tasks import tasks
 from mcpgym.evaluation.cli.tools import tools
+from mcpgym.evaluation.cli.view import view
 from mcpgym.evaluation.complexmcp.command import complexmcp_app as _complexmcp_app
 from mcpgym.evaluation.proxy.command import proxy as _proxy_command
 
@@ -75,6 +76,7 @@ app.command()(score)
 app.command()(export)
 app.command()(report)
 app.command()(compare)
+app.command()(view)
 app.command()(play)
 app.command()(cat)
 app.command()(tasks)

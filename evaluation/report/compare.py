@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from mcpgym.evaluation.records.condition import condition_key
 from mcpgym.evaluation.records.scores import EpisodeScores
+from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.markdown_text import md_table, md_text
 from mcpgym.evaluation.report.tables import Column, print_table
 from mcpgym.evaluation.scoring.paired import (
@@ -152,9 +153,10 @@ def _conditions(episodes: Sequence[EpisodeScores]) -> dict[str, str]:
     return {contestant(e): e.condition.label if e.condition is not None else "" for e in episodes}
 
 
-def load_episodes(run_dir: Path) -> list[EpisodeScores]:
+def load_episodes(run_dir: Path, trajectories: Sequence[Trajectory] | None = None) -> list[EpisodeScores]:
     """A run's episode scores as stored in its lines (lines without scores are scored with the
-    built-in catalog and the run's recovery window, as ``mcpgym report`` does).
+    built-in catalog and the run's recovery window, as ``mcpgym report`` does). ``trajectories``:
+    the run's lines when the caller has read them already (``load_run(run_dir, states=False)``).
 
     Raises:
         FileNotFoundError: not a run directory. ValueError: a run without episodes.
@@ -166,13 +168,14 @@ def load_episodes(run_dir: Path) -> list[EpisodeScores]:
     problem = run_dir_problem(run_dir)
     if problem is not None:
         raise FileNotFoundError(problem)
-    trajs = load_run(run_dir, states=False)
+    trajs = load_run(run_dir, states=False) if trajectories is None else trajectories
     if trajs and all(t.scores is not None for t in trajs):
         return [t.scores for t in trajs if t.scores is not None]
     return build_report(run_dir, rescore=False).episodes
 
 
-def _labels(paths: Sequence[Path]) -> list[str]:
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """Each run's label: its folder's name, or its path when two folders share a name."""
     names = [p.resolve().name or str(p) for p in paths]
     return [str(p) if names.count(n) > 1 else n for p, n in zip(paths, names, strict=True)]
 
@@ -277,7 +280,7 @@ def build_comparison(
     runs: list[ComparedRun] = []
     episodes: dict[str, list[EpisodeScores]] = {}
     where: dict[str, str] = {}
-    for label, d in zip(_labels(dirs), dirs, strict=True):
+    for label, d in zip(run_labels(dirs), dirs, strict=True):
         eps = load_episodes(d)
         if not eps:
             raise ValueError(f"{d} holds no episode: nothing to compare")
@@ -297,7 +300,7 @@ def within_run(run_dir: Path, episodes: Sequence[EpisodeScores]) -> Comparison |
     """Every pair of one run's agents compared (the run report's "Paired comparison" section,
     agents labelled ``agent@run``; in a run with condition axes, the pairs of agents in one
     condition); None for a run of fewer than two agents."""
-    label = _labels([run_dir])[0]
+    label = run_labels([run_dir])[0]
     agents = sorted({contestant(e) for e in episodes})
     if len({e.agent or "external" for e in episodes}) < 2:
         return None
@@ -520,6 +523,7 @@ __all__ = [
     "pair_note",
     "pair_title",
     "print_comparison_table",
+    "run_labels",
     "run_conditions",
     "task_rows",
     "verdict_text",

@@ -436,7 +436,7 @@ def render_viewer(pairs: list[tuple[Trajectory, EpisodeScores]]) -> str:
         '<p class="note">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next/previous episode, '
         "<kbd>/</kbd> filters. Flags come from the scorer; recovery windows span the "
         f"{counted(pairs[0][1].recovery_window if pairs else 3, 'call')} after a recoverable error.</p>{note}"
-        '<form id="filters" class="filters" onsubmit="return false">'
+        '<form id="filters" class="filters">'
         f'<label>Agent <select id="f-agent"><option value="">all</option>{_options(agents)}</select></label>'
         f'<label>Task <select id="f-task"><option value="">all</option>{_options(tasks)}</select></label>'
         '<label>Outcome <select id="f-outcome"><option value="">all</option>'
@@ -522,6 +522,7 @@ VIEWER_JS = """
     var i=v.findIndex(function(a){return a.dataset.ep===current;});
     var j=Math.max(0,Math.min(v.length-1,(i<0?0:i+d))); show(v[j].dataset.ep,true);
   }
+  document.getElementById('filters').addEventListener('submit',function(e){e.preventDefault();});
   links.forEach(function(a){a.addEventListener('click',function(e){e.preventDefault();show(a.dataset.ep,false);
     history.replaceState(null,'','#'+a.dataset.ep);});});
   Object.keys(f).forEach(function(k){f[k].addEventListener('change',apply);});

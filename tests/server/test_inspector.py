@@ -202,3 +202,17 @@ def test_the_readme_npx_function_runs_the_inspector_with_the_wheels_node(inspect
         ["bash", "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=INSPECTOR_DIR
     )
     check_list(out)
+
+
+def test_the_readme_pins_the_inspector_version_the_tests_install():
+    """The README's ``npx -y @modelcontextprotocol/inspector@VERSION`` lines name the version
+    tests/support/inspector/package.json installs (the one these tests run)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pinned = json.loads((INSPECTOR_DIR / "package.json").read_text())["dependencies"]["@modelcontextprotocol/inspector"]
+    lines = [line for line in readme.splitlines() if "npx" in line and "@modelcontextprotocol/inspector" in line]
+    assert len(lines) == 3, lines
+    for line in lines:
+        m = re.search(r"npx -y @modelcontextprotocol/inspector@(\S+) --cli", line)
+        assert m and m.group(1) == pinned, line

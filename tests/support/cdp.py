@@ -35,6 +35,18 @@ def find_chromium() -> str | None:
     return None
 
 
+def require_browser() -> str:
+    """The Chromium to test with; skips without one, or fails when ``MCPGYM_REQUIRE_BROWSER=1`` (CI)."""
+    import pytest
+
+    exe = find_chromium()
+    if exe is None:
+        if os.environ.get("MCPGYM_REQUIRE_BROWSER") == "1":
+            pytest.fail("MCPGYM_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium)")
+        pytest.skip("no chromium on PATH (.ci/run installs Debian's chromium)")
+    return exe
+
+
 class Browser:
     """One headless Chromium with one page, attached over a DevTools pipe.
 

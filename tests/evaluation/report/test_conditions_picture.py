@@ -30,8 +30,7 @@ from typer.testing import CliRunner
 from mcpgym.evaluation.cli.app import app
 from mcpgym.evaluation.report.conditions import ConditionFigures, curves
 from mcpgym.evaluation.report.run_report import build_report
-from tests.evaluation.report.test_report_viewer import _require_browser
-from tests.support.cdp import Browser, find_chromium
+from tests.support.cdp import Browser, find_chromium, require_browser
 
 ROOT = Path(__file__).resolve().parents[3]
 PICTURE = ROOT / "docs" / "images" / "conditions.png"
@@ -123,7 +122,7 @@ def test_the_picture_is_of_this_runs_figures(picture_run: Path) -> None:
 
 
 def test_the_page_draws_the_recorded_panels(picture_run: Path, tmp_path: Path) -> None:
-    exe = _require_browser()
+    exe = require_browser()
     record = json.loads(RECORD.read_text())
     shown = screenshot(picture_run, tmp_path / "conditions.png", exe)
     assert shown["errors"] == []

@@ -8,7 +8,6 @@ test is skipped, unless ``MCPGYM_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where
 
 from __future__ import annotations
 
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,7 +21,7 @@ from mcpgym.evaluation.scoring.scorer import score_episode
 from mcpgym.evaluation.scoring.tool_catalog import Catalog
 from mcpgym.kernel.world import World
 from mcpgym.tools.invoke import ToolInvoker
-from tests.support.cdp import Browser, find_chromium
+from tests.support.cdp import Browser, require_browser
 
 ITEM = "item-0101"
 TASK = "shop.two_card_games"
@@ -183,17 +182,8 @@ def test_report_is_self_contained_and_prose_is_left_aligned(report_html: Path):
     assert re.search(r'<td class="r">\d+%', text)
 
 
-def _require_browser() -> str:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("MCPGYM_REQUIRE_BROWSER") == "1":
-            pytest.fail("MCPGYM_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium)")
-        pytest.skip("no chromium on PATH (.ci/run installs Debian's chromium)")
-    return exe
-
-
 def test_viewer_in_headless_chromium(report_html: Path, tmp_path: Path):
-    exe = _require_browser()
+    exe = require_browser()
     url = report_html.resolve().as_uri()
     with Browser(exe) as b:
         b.open(url, 1280)
