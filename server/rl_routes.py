@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.control_models import MAX_SEED, EpisodeCreated
 from mcpgym.server.episode import Episode
 
@@ -101,7 +102,7 @@ class EpisodeReward(BaseModel):
     success: bool | None
 
 
-class RLRefused(Exception):
+class RLRefused(MCPGymError):
     """A hook refuses a request: ``status`` (404, 409, 422) and the one-line reason."""
 
     def __init__(self, status: int, message: str) -> None:
