@@ -7,8 +7,13 @@ the trajectories (as ``mcpgym report`` does) and checks that every row of the tw
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -92,17 +97,6 @@ def _unpack(tarball, dest):
     return run_dir
 
 
-def _paired_models():
-    """scripts/paired_models.py, imported from its file (scripts/ is no package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("paired_models", ROOT / "scripts" / "paired_models.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _section(title: str) -> str:
     return DOC.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
@@ -111,40 +105,99 @@ def _rows(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.startswith("| ") and not line.startswith("|---")]
 
 
+def _table(text: str, header: str) -> list[str]:
+    """The rows (header included) of the table of ``text`` whose header line starts with ``header``."""
+    return _rows(header + text.split(header, 1)[1].split("\n\n", 1)[0])
+
+
 @pytest.fixture(scope="module")
 def runs_15b(tmp_path_factory: pytest.TempPathFactory):
-    """Both unpacked run directories: (0.5B dir, 1.5B dir, the 1.5B report's markdown)."""
+    """Both unpacked run directories: (0.5B dir, 1.5B dir, the 1.5B report's markdown, its Report)."""
     from mcpgym.evaluation.report.run_report import build_report, render_markdown
 
     small = _unpack(TARBALL, tmp_path_factory.mktemp("b05"))
     large = _unpack(TARBALL_15B, tmp_path_factory.mktemp("b15"))
-    return small, large, render_markdown(build_report(large))
+    report = build_report(large)
+    return small, large, render_markdown(report), report
 
 
 def test_every_figure_row_of_the_15b_run_is_its_report(runs_15b) -> None:
-    _, _, markdown = runs_15b
+    _, _, markdown, _ = runs_15b
     report_rows = {line.strip() for line in markdown.splitlines()}
     rows = [r for r in _rows(_section("Figures: the 1.5B run")) if not r.startswith("| Agent")]
     assert len(rows) == 8, "two tables of four agents each"
     for row in rows:
         assert row in report_rows, f"docs/baselines.md row not in the 1.5B run's report: {row}"
+    assert "- **Episodes**: 288 run, 287 scored, 1 errored" in markdown
 
 
-def test_the_paired_comparison_and_the_cost_table_are_the_runs(runs_15b) -> None:
-    small, large, _ = runs_15b
-    paired = _paired_models()
-    a, b = paired.episodes_of(small, MODEL), paired.episodes_of(large, MODEL_15B)
-    table = _rows(paired.markdown(paired.compare(a, b)))
-    assert _rows(_section("The two models, paired").split("\n\n| Model |", 1)[0]) == table
-    cost = _rows(paired.cost_table([(MODEL, a), (MODEL_15B, b)]))
-    assert all(row in _rows(_section("The two models, paired")) for row in cost)
+def test_the_15b_prose_counts(runs_15b) -> None:
+    """The counts "The 1.5B run" quotes are the run's: trials, the errored episode, pass^k, the
+    successes, the unfounded refusals, the one-call episodes and the removed leftovers."""
+    from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep
+    from mcpgym.evaluation.run.run_dir import load_run
+
+    _, large, _, report = runs_15b
+    prose = " ".join(_section("The 1.5B run (issue 38)").split() + _section("Figures: the 1.5B run").split())
+    assert "All 288 planned episodes of the 1.5B run ran" in prose
+    errored = [e for e in report.episodes if e.status == "errored"]
+    assert [(e.agent, e.task_id, e.trial) for e in errored] == [(MODEL_15B, "stocks.portfolio_value", 1)]
+    pass_k = report.scores.agents[MODEL_15B].pass_k
+    assert "3" not in pass_k and f"pass^2 is {pass_k['2']:.2f} (pass^1 {pass_k['1']:.2f})" in prose
+    scored = [e for e in report.episodes if e.agent == MODEL_15B and e.status != "errored"]
+    assert f"succeeds in {sum(bool(e.success) for e in scored)} of {len(scored)} scored episodes" in prose
+    unfounded = [e for e in scored if e.unfounded_refusal]
+    assert all(e.success for e in unfounded) and f"all {len(unfounded)} carry the flag" in prose
+    assert f"{len(unfounded)} of the {sum(bool(e.success) for e in scored)} successes are infeasible" in prose
+    trajectories = [t for t in load_run(large, states=False) if t.agent == MODEL_15B and t.status != "errored"]
+    said = sum(bool((t.final_message or "").strip()) for t in trajectories)
+    one_call = sum(sum(isinstance(s, ToolCallStep) for s in t.steps) == 1 for t in trajectories)
+    assert f"{said} of its {len(trajectories)} scored episodes end with a final message" in prose
+    assert f"{one_call} make exactly one tool call" in prose
+    removed = [s for t in trajectories for s in t.steps if isinstance(s, MessageStep) and s.removed_text]
+    with_removed = sum(any(isinstance(s, MessageStep) and s.removed_text for s in t.steps) for t in trajectories)
+    assert f"{len(removed)} model turns in {with_removed} episodes had content that was only leftover" in prose
+    manifest = json.loads((large / "manifest.json").read_text(encoding="utf-8"))
+    assert len(manifest["invocations"]) == 5 and "The manifest holds five invocations" in prose
+    threads = [i["command"][i["command"].index("--model-threads") + 1] for i in manifest["invocations"]]
+    assert threads == ["2", "1", "1", "2", "1"]
 
 
-def test_the_mcnemar_rule_by_hand() -> None:
-    paired = _paired_models()
-    # 5 discordant pairs, all one way: 2 * (1/2)^5 = 0.0625 (the issue's p = 0.06)
-    assert paired.mcnemar_exact(0, 5) == pytest.approx(0.0625)
-    assert paired.mcnemar_exact(3, 3) == 1.0 and paired.mcnemar_exact(0, 0) == 1.0
+def _compare_block() -> list[str]:
+    """The command lines of the shell block under "The two models, paired"."""
+    from tests.docs.test_doc_blocks import FENCE, commands
+
+    (block,) = [m.group("body") for m in FENCE.finditer(_section("The two models, paired"))]
+    return commands(block)
+
+
+def test_the_paired_comparison_and_the_cost_table_are_the_commands_output(tmp_path: Path) -> None:
+    """Run the section's command lines as written, from a directory holding the repository's docs/
+    and scripts/ (``mcpgym`` as ``python -m mcpgym.evaluation.cli``, ``python`` as this
+    interpreter), and check that the section's tables and McNemar line are their output."""
+    (tmp_path / "docs").symlink_to(ROOT / "docs")
+    (tmp_path / "scripts").symlink_to(ROOT / "scripts")
+    lines = _compare_block()
+    assert [line.split()[0] for line in lines] == ["mkdir", "tar", "tar", "mcpgym", "python"]
+    outputs = []
+    for line in lines:
+        argv = shlex.split(line)
+        if argv[0] == "mcpgym":
+            argv = [sys.executable, "-m", "mcpgym.evaluation.cli", *argv[1:]]
+        elif argv[0] == "python":
+            argv = [sys.executable, *argv[1:]]
+        out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, (line, out.stdout[-1500:], out.stderr[-1500:])
+        outputs.append(out.stdout)
+    compare_md = (tmp_path / "runs" / "baselines" / "compare" / "compare.md").read_text(encoding="utf-8")
+    pair = compare_md.split(f"### B = {MODEL_15B}@baseline-qwen2.5-coder-1.5b vs A = {MODEL}@", 1)[1]
+    pair_head, pair_rest = pair.split("\n\n| Task |", 1)[0].split("\n\n", 1)
+    assert "70 (task, trial) pairs, 2 left out" in pair_head
+    section = _section("The two models, paired")
+    assert _table(section, "| Metric |") == _rows(pair_rest)
+    mcnemar = [line for line in pair_rest.splitlines() if line.startswith("Success: exact McNemar")]
+    assert len(mcnemar) == 1 and mcnemar[0] in section
+    assert _table(section, "| Agent | Episodes |") == _rows(outputs[-1])
 
 
 def test_the_claim_labels_agree_as_docs_labelling_says(runs_15b) -> None:
@@ -152,7 +205,7 @@ def test_the_claim_labels_agree_as_docs_labelling_says(runs_15b) -> None:
     claims_done and is_non_language over the same messages of both runs."""
     import importlib.util
 
-    small, large, _ = runs_15b
+    small, large, _, _ = runs_15b
     spec = importlib.util.spec_from_file_location("claims_labels", ROOT / "scripts" / "claims_labels.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
