@@ -91,7 +91,7 @@ def tool_call_in_text(text: str, tool_names: Iterable[str] | None = None) -> boo
     return False
 
 
-def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[EpisodeFlag]:
+def episode_flags(traj: Any, tool_names: Iterable[str] | None = None, scores: Any = None) -> list[EpisodeFlag]:
     """The flags of one trajectory (a :class:`~mcpgym.evaluation.records.trajectory.Trajectory`), in
     :class:`EpisodeFlag` order. ``errored`` episodes get none: the model gave no final reply.
 
@@ -101,7 +101,8 @@ def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[Ep
     ``completed`` and the final message is blank; ``non_language_final_message`` when the
     status is ``completed`` and the final message is non-blank with no language
     (:func:`~mcpgym.evaluation.scoring.claims.is_non_language`); ``unfounded_refusal`` when the
-    trajectory's scores say so."""
+    episode's scores say so: ``scores`` when given (a report's scores of this version, which may
+    differ from those stored in an older line), else the trajectory's stored ones."""
     status = getattr(traj, "status", "completed")
     if status == "errored":
         return []
@@ -115,7 +116,8 @@ def episode_flags(traj: Any, tool_names: Iterable[str] | None = None) -> list[Ep
         out.append(EpisodeFlag.TRUNCATED)
     if status == "completed" and final.strip() and is_non_language(final) and EpisodeFlag.TOOL_CALLS_AS_TEXT not in out:
         out.append(EpisodeFlag.NON_LANGUAGE_FINAL_MESSAGE)
-    if getattr(getattr(traj, "scores", None), "unfounded_refusal", False) is True:
+    judged = scores if scores is not None else getattr(traj, "scores", None)
+    if getattr(judged, "unfounded_refusal", False) is True:
         out.append(EpisodeFlag.UNFOUNDED_REFUSAL)
     return out
 

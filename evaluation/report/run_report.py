@@ -398,9 +398,9 @@ def build_report(run_dir: str | Path, *, rescore: bool = True) -> Report:
     report.comparison = within_run(run, episodes)
     if manifest is not None and manifest.conditions is not None:
         report.conditions = condition_figures(manifest.conditions, report.scores, pairs)
-    for t, _ in pairs:
+    for t, sc in pairs:  # flags from this version's scores, not those stored in an older line
         name = condition_key(t.agent or "external", t.condition)
-        for flag in episode_flags(t):
+        for flag in episode_flags(t, scores=sc):
             report.flags.setdefault(name, {}).setdefault(flag.value, 0)
             report.flags[name][flag.value] += 1
     return report

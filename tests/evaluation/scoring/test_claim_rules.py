@@ -188,6 +188,24 @@ def test_a_refusal_after_no_successful_read_is_unfounded():
     assert EpisodeFlag.UNFOUNDED_REFUSAL in flags
 
 
+def test_the_flag_follows_the_scores_given_not_those_stored_in_an_older_line():
+    """A report rescoring an older line (stored before ``unfounded_refusal`` existed) flags it by
+    the scores of this version (docs/baselines.md: the 0.5B run's defeatist)."""
+    made_up = ToolCallStep(
+        step=1,
+        tool="weather_add_location",
+        arguments={"location": "loc-999"},
+        is_error=True,
+        error_code="not_found",
+        result={"error": {"code": "not_found", "message": "no location loc-999"}},
+    )
+    fresh = score_episode(infeasible(made_up), CATALOG)
+    stale = fresh.model_copy(update={"unfounded_refusal": False})
+    old_line = infeasible(made_up).model_copy(update={"scores": stale})
+    assert EpisodeFlag.UNFOUNDED_REFUSAL not in episode_flags(old_line)
+    assert EpisodeFlag.UNFOUNDED_REFUSAL in episode_flags(old_line, scores=fresh)
+
+
 def test_a_refusal_after_a_read_that_could_show_why_is_founded():
     looked = ToolCallStep(
         step=1, tool="weather_list_locations", arguments={"query": "casablanca"}, result={"locations": [], "count": 0}
