@@ -9,7 +9,10 @@ Pages (every one rendered here, in Python; every value HTML-escaped, every name 
 - ``/compare?run=I&run=J[&axis=A]``: the paired comparison of the selected runs, built and
   rendered by :mod:`mcpgym.evaluation.report.compare` (``build_comparison`` and
   ``comparison_html``, as ``mcpgym compare`` does; a refusal is shown as its message).
-- ``/run/I``: one run: its facts, agents and condition charts (a run of one condition says so).
+- ``/run/I``: one run: its facts, agents and, for a run with condition axes, the report's
+  "Conditions" section (:func:`mcpgym.evaluation.report.html.conditions_html`: the same curves
+  and tables as its ``report.html``, from the same :class:`~mcpgym.evaluation.report.run_report.Report`;
+  a run of one condition says so).
 - ``/run/I/episodes``: the run's episodes in the existing trajectory viewer
   (:func:`mcpgym.evaluation.report.viewer.render_viewer`).
 - ``/static/style.css``, ``/static/viewer.js``: the report's styles and the viewer's script.
@@ -38,12 +41,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mcpgym.evaluation.records.condition import ConditionAxis, EpisodeCondition
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.report.compare import Comparison
-from mcpgym.evaluation.report.run_list import ConditionChart, RunSummary, summarize_runs
+from mcpgym.evaluation.report.conditions import ConditionFigures
+from mcpgym.evaluation.report.run_list import RunSummary, summarize_runs
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.kernel.exceptions import InputError, MCPGymError
-from mcpgym.kernel.shorten import cap_message, short_name, short_text
+from mcpgym.kernel.shorten import MAX_NAME_CHARS, cap_message, short_name, short_text
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 """The only addresses ``mcpgym view`` binds to."""
@@ -260,7 +265,7 @@ class ResultsBrowser:
             )
             episodes = f"{r.episodes}" + (f" ({r.errored} errored)" if r.errored else "")
             cond = ", ".join(f"{k} {v}" for k, v in r.condition.items())
-            axes = ", ".join(sorted({c.axis for c in r.charts}))
+            axes = "; ".join(f"{axis}: {', '.join(short_name(v) for v in values)}" for axis, values in r.axes.items())
             rows.append(
                 f"<tr><td>{pick}</td><td>{name}</td><td>{escape(', '.join(a.agent for a in r.agents))}</td>"
                 f"<td>{r.tasks}</td><td>{escape(episodes)}</td><td>{success}</td>"
@@ -331,9 +336,32 @@ class ResultsBrowser:
             f'<a href="/compare?run={i}">Compare this run\'s agents</a></p>'
             '<h2>Agents</h2><div class="scroll"><table><thead><tr><th>Agent</th><th>Episodes</th><th>Scored</th>'
             f"<th>Errored</th><th>Success [95% CI]</th></tr></thead><tbody>{agent_rows}</tbody></table></div>"
-            f'<h2 id="conditions">Conditions</h2>{conditions_html(r)}'
+            f"{self._conditions_html(i, r)}"
         )
         return _html(200, f"Run {r.label}", body)
+
+    def _conditions_html(self, i: int, r: RunSummary) -> str:
+        """The run page's "Conditions" section: the report's own (its figures built by
+        :func:`~mcpgym.evaluation.report.run_report.build_report`, names shortened), the note
+        that a run of one condition has no curve, or why the curves cannot be drawn."""
+        from mcpgym.evaluation.report.html import conditions_html
+
+        head = '<h2 id="conditions">Conditions</h2>'
+        if r.conditions is None:
+            fixed = ", ".join(f"{k} {v}" for k, v in r.condition.items())
+            return (
+                f'{head}<p class="note" id="one-condition">One condition ({escape(short_name(fixed))}): nothing to '
+                "draw against an axis. A run of several fault profiles or tool exposures (mcpgym run --faults "
+                "none,harsh) draws each score against them here; separate runs of one condition each are compared "
+                "on the run list (may differ in faults/tools).</p>"
+            )
+        try:
+            figs = self._report(i).conditions
+            if figs is None:
+                raise ValueError("the run's manifest lists condition axes, but its report has no condition figures")
+            return conditions_html(bounded_figures(figs))
+        except (MCPGymError, ValueError, OSError) as exc:
+            return f'{head}<p class="error" id="conditions-error">The condition curves cannot be drawn: {escape(cap_message(str(exc)))}</p>'
 
     def _report(self, i: int) -> Any:
         from mcpgym.evaluation.report.run_report import build_report
@@ -401,32 +429,30 @@ class ResultsBrowser:
         return _html(200, "Comparison", body)
 
 
-def conditions_html(run: RunSummary) -> str:
-    """The run's condition charts (one SVG per axis and metric), or the note that the run has
-    one condition and so no curve."""
-    if not run.charts:
-        fixed = ", ".join(f"{k} {v}" for k, v in run.condition.items())
-        return (
-            f'<p class="note" id="one-condition">One condition ({escape(short_name(fixed))}): nothing to draw '
-            "against an axis. A run of several fault profiles or tool exposures draws each score against them "
-            "here; separate runs of one condition each are compared on the run list (may differ in faults/tools).</p>"
-        )
-    return '<div class="charts">' + "".join(condition_chart_svg(c) for c in run.charts) + "</div>"
+def bounded_figures(figs: ConditionFigures) -> ConditionFigures:
+    """A copy of ``figs`` whose agents, axis values and task ids are shortened
+    (:func:`~mcpgym.kernel.shorten.short_name`); every figure is left as computed.
 
+    Raises:
+        ValueError: when two agents, or two values of an axis, are the same once shortened (their
+            figures would be drawn as one).
+    """
+    agents = [short_name(a) for a in figs.agents]
+    faults = [short_name(v) for v in figs.axis.faults]
+    tools = [short_name(v) for v in figs.axis.tools]
+    for what, names in (("agents", agents), ("fault profiles", faults), ("tool exposures", tools)):
+        if len(set(names)) < len(names):
+            raise ValueError(f"two {what} of this run have the same name once shortened to {MAX_NAME_CHARS} characters")
 
-def condition_chart_svg(chart: ConditionChart) -> str:
-    """One condition chart: the metric per value of the axis (groups), one bar per agent,
-    interval whiskers where the metric has one (:func:`mcpgym.evaluation.report.html.svg_bar_chart`)."""
-    from mcpgym.evaluation.report.html import svg_bar_chart
+    def cond(c: EpisodeCondition) -> EpisodeCondition:
+        return EpisodeCondition(faults=short_name(c.faults), tools=short_name(c.tools))
 
-    values = {(c.value, c.agent): (c.rate, c.ci95) for c in chart.cells}
-    note = "Whiskers: 95% Wilson interval. " if any(c.ci95 for c in chart.cells) else ""
-    return svg_bar_chart(
-        f"{chart.label} by {chart.axis}",
-        chart.values,
-        chart.agents,
-        values,
-        note=note + "n/a: not defined under that condition (e.g. no recoverable error met).",
+    return ConditionFigures(
+        axis=ConditionAxis(faults=faults, tools=tools),
+        agents=agents,
+        points={(short_name(a), cond(c), m): p for (a, c, m), p in figs.points.items()},
+        tools_listed={short_name(t): n for t, n in figs.tools_listed.items()},
+        unknown_tasks=[short_name(t) for t in figs.unknown_tasks],
     )
 
 
@@ -592,6 +618,5 @@ __all__ = [
     "bounded_comparison",
     "bounded_episode",
     "check_pages",
-    "condition_chart_svg",
-    "conditions_html",
+    "bounded_figures",
 ]

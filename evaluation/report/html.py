@@ -15,6 +15,7 @@ from html import escape
 from mcpgym.evaluation.records.scores import AgentMetrics, Metrics
 from mcpgym.evaluation.report.compare import comparison_html
 from mcpgym.evaluation.report.condition_charts import conditions_section
+from mcpgym.evaluation.report.conditions import ConditionFigures
 from mcpgym.evaluation.report.fault_kinds import FAULT_KIND_HEADER, FAULT_KIND_NOTE, fault_kind_rows, fault_kind_table
 from mcpgym.evaluation.report.run_report import (
     AGENTS_LEGEND,
@@ -201,6 +202,13 @@ def _table(header: list[str], rows: list[list[str]], first_left: bool = True) ->
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
+def conditions_html(figs: ConditionFigures) -> str:
+    """The "Conditions" section of ``report.html`` (and of ``mcpgym view``'s run page): the
+    curves of :func:`~mcpgym.evaluation.report.condition_charts.conditions_section` with
+    their tables in this page's table style."""
+    return conditions_section(figs, _table)
+
+
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
 .scroll{overflow-x:auto;max-width:100%}svg{max-width:100%;height:auto}
@@ -248,7 +256,7 @@ def render_html(report: Report) -> str:
         success_chart(report, "level"),
         success_chart(report, "app"),
         "</div>",
-        conditions_section(report.conditions, lambda h, r: _table(h, r)) if report.conditions is not None else "",
+        conditions_html(report.conditions) if report.conditions is not None else "",
         "<h2>Success per level</h2>",
         _table(*level_rows(report)),
         "<h2>Success per app</h2>",
@@ -275,4 +283,4 @@ def render_html(report: Report) -> str:
     )
 
 
-__all__ = ["PALETTE", "behaviour_chart", "render_html", "success_chart", "svg_bar_chart"]
+__all__ = ["PALETTE", "behaviour_chart", "conditions_html", "render_html", "success_chart", "svg_bar_chart"]

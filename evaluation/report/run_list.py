@@ -1,5 +1,4 @@
-"""The runs ``mcpgym view`` lists: one :class:`RunSummary` per run directory, and the
-per-condition figures of a run.
+"""The runs ``mcpgym view`` lists: one :class:`RunSummary` per run directory.
 
 :func:`summarize_run` reads a run directory (read-only, never repaired) into its list row:
 agents, tasks, episodes, each agent's success with its 95% Wilson interval (the aggregates of
@@ -8,12 +7,11 @@ fault profile. A run that cannot be read is a row all the same, with ``problem``
 missing or non-run directory, a file that is not a trajectory file, frames damaged so that no
 episode is left ("damaged", never "holds no episode"), an empty file, a bad manifest.
 
-Conditions (the small interface the condition charts are drawn through): an episode's
-condition is the run's fixed one (fault profile and tool exposure from its manifest) updated by
-whatever the episode records itself (a ``condition`` mapping, axis -> value, on its scores or
-trajectory, as a run with condition axes writes it). :func:`condition_charts` groups a run's
-episodes per axis whose value varies and aggregates each (agent, value) group with the same
-``compute_scores``; a run of one condition has no chart (:attr:`RunSummary.charts` empty).
+A run with condition axes (``mcpgym run --faults none,harsh``) keeps them in its manifest
+(:attr:`RunSummary.conditions`, :class:`~mcpgym.evaluation.records.condition.ConditionAxis`);
+its agents' rows are then one per agent and condition, as in ``scores.json``. The curves drawn
+against those axes are the report's own (:mod:`mcpgym.evaluation.report.conditions`, drawn by
+:mod:`mcpgym.evaluation.report.condition_charts`), which the browser's run page shows.
 """
 
 from __future__ import annotations
@@ -21,20 +19,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from mcpgym.evaluation.records.condition import ConditionAxis
 from mcpgym.evaluation.records.scores import EpisodeScores
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.kernel.shorten import EchoName, cap_message
-
-CHART_METRICS: tuple[tuple[str, str | None, str], ...] = (
-    ("success_rate", "success_ci95", "Success"),
-    ("recovery_rate", None, "Recovery"),
-)
-"""(aggregate field, its interval field or None, label) of each score drawn against a condition axis."""
 
 
 class AgentSummary(BaseModel):
@@ -50,28 +42,6 @@ class AgentSummary(BaseModel):
     success_ci95: list[float] | None = None
 
 
-class ConditionCell(BaseModel):
-    """One agent under one value of an axis: the metric's rate (None: not defined, e.g. no
-    recoverable error met), its interval when the metric has one, and the episodes behind it."""
-
-    agent: EchoName
-    value: EchoName
-    rate: float | None = None
-    ci95: list[float] | None = None
-    episodes: int = Field(ge=0)
-
-
-class ConditionChart(BaseModel):
-    """A score drawn against one condition axis, per agent (a saturation or fault-profile curve)."""
-
-    axis: EchoName
-    metric: str
-    label: str
-    values: list[EchoName]
-    agents: list[EchoName]
-    cells: list[ConditionCell] = Field(default_factory=list)
-
-
 class RunSummary(BaseModel):
     """A run as the browser's run list shows it.
 
@@ -80,8 +50,12 @@ class RunSummary(BaseModel):
         label: the folder's name (the path when two names collide). path: as given.
         problem: why the run cannot be shown (None: it can). damaged: what was left out of a
             readable run's trajectory file. date: the manifest's ``started_at`` (None: unknown).
-        condition: the run's fixed condition (``faults``, ``tools``). charts: per-condition
-            figures (empty for a run of one condition).
+        condition: the run's fault profile and tool exposure (``faults``, ``tools``; a run with
+            condition axes lists each axis's values, comma-separated). conditions: the run's
+            condition axes from its manifest (None: a run of one condition).
+        agents: one row per agent, or per agent and condition in a run with condition axes
+            (named as ``scores.json`` names them,
+            :func:`~mcpgym.evaluation.records.condition.condition_key`).
     """
 
     index: int = Field(ge=0)
@@ -96,62 +70,22 @@ class RunSummary(BaseModel):
     episodes: int = Field(0, ge=0)
     errored: int = Field(0, ge=0)
     agents: list[AgentSummary] = Field(default_factory=list)
-    charts: list[ConditionChart] = Field(default_factory=list)
+    conditions: ConditionAxis | None = None
 
     @property
     def ok(self) -> bool:
         """Whether the run can be shown (no problem)."""
         return self.problem is None
 
-
-def episode_condition(episode: EpisodeScores | Any, fixed: dict[str, str]) -> dict[str, str]:
-    """The condition ``episode`` was played under: ``fixed`` (the run's) updated by the
-    ``condition`` mapping the episode records, if any (a field or an extra of its scores)."""
-    own = getattr(episode, "condition", None)
-    if own is None:
-        extra = getattr(episode, "model_extra", None) or {}
-        own = extra.get("condition")
-    out = dict(fixed)
-    if isinstance(own, dict):
-        out.update({str(k): str(v) for k, v in own.items()})
-    return out
-
-
-def condition_charts(episodes: Sequence[EpisodeScores], fixed: dict[str, str]) -> list[ConditionChart]:
-    """One chart per (axis whose value varies across ``episodes``, metric of
-    :data:`CHART_METRICS`): per agent and value, the aggregate of that group's episodes
-    (:func:`~mcpgym.evaluation.run.run_dir.compute_scores`). Values keep their first-seen order
-    (the order the run gave its axis). Empty when every episode shares one condition."""
-    from mcpgym.evaluation.run.run_dir import compute_scores
-
-    conds = [episode_condition(e, fixed) for e in episodes]
-    axes = [a for a in dict.fromkeys(k for c in conds for k in c) if len({c.get(a, "") for c in conds}) > 1]
-    charts = []
-    for axis in axes:
-        values = list(dict.fromkeys(c.get(axis, "") for c in conds))
-        agents = sorted({e.agent or "external" for e in episodes})
-        groups = {
-            v: compute_scores([e for e, c in zip(episodes, conds, strict=True) if c.get(axis, "") == v]).agents
-            for v in values
-        }
-        for key, ci_key, label in CHART_METRICS:
-            chart = ConditionChart(axis=axis, metric=key, label=label, values=values, agents=agents)
-            for v in values:
-                for name in agents:
-                    m = groups[v].get(name)
-                    if m is None:
-                        continue
-                    chart.cells.append(
-                        ConditionCell(
-                            agent=name,
-                            value=v,
-                            rate=getattr(m, key, None),
-                            ci95=getattr(m, ci_key, None) if ci_key else None,
-                            episodes=m.episodes,
-                        )
-                    )
-            charts.append(chart)
-    return charts
+    @property
+    def axes(self) -> dict[str, list[str]]:
+        """The condition axes along which the run varies (more than one value), axis -> its
+        values in the run's order: ``{"faults": ["none", "harsh"]}``; empty for a run of one
+        condition."""
+        if self.conditions is None:
+            return {}
+        both = {"faults": self.conditions.faults, "tools": self.conditions.tools}
+        return {axis: values for axis, values in both.items() if len(values) > 1}
 
 
 def read_episodes(run_dir: Path) -> tuple[list[EpisodeScores], list[str]]:
@@ -220,7 +154,7 @@ def summarize_run(index: int, label: str, run_dir: Path) -> RunSummary:
         )
         for name, m in board.agents.items()
     ]
-    row.charts = condition_charts(episodes, row.condition)
+    row.conditions = manifest.conditions if manifest is not None else None
     return row
 
 
@@ -233,13 +167,8 @@ def summarize_runs(paths: Sequence[Path]) -> list[RunSummary]:
 
 
 __all__ = [
-    "CHART_METRICS",
     "AgentSummary",
-    "ConditionCell",
-    "ConditionChart",
     "RunSummary",
-    "condition_charts",
-    "episode_condition",
     "read_episodes",
     "summarize_run",
     "summarize_runs",

@@ -1,7 +1,9 @@
-"""``mcpgym view``: the run list, comparison, condition charts and episode pages over HTTP on
-loopback; the hostile cases (a foreign Host header, path traversal, a damaged or empty run,
+"""``mcpgym view``: the run list, comparison, condition curves and episode pages over HTTP on
+loopback; a real run with condition axes (``--faults none,harsh --tools task,all``) whose run
+page draws the curves of its ``report.html`` (the same section, checked against a hand count of
+its episodes); the hostile cases (a foreign Host header, path traversal, a damaged or empty run,
 huge names, other methods); read-only; and a headless Chromium clicking run list -> compare ->
-episode under the page's own Content-Security-Policy.
+episode and to the condition curves under the page's own Content-Security-Policy.
 
 The browser test needs Chromium (Debian's ``chromium``; ``.ci/run`` installs it). Without it the
 test is skipped, unless ``MCPGYM_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where it fails.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import re
 import subprocess
 import sys
 import tarfile
@@ -19,10 +22,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from mcpgym.evaluation.report.browser import CSP, BrowserServer, ResultsBrowser, check_pages
+from mcpgym.evaluation.cli.app import app
+from mcpgym.evaluation.records.condition import ConditionAxis, EpisodeCondition
+from mcpgym.evaluation.report.browser import CSP, BrowserServer, ResultsBrowser, bounded_figures, check_pages
 from mcpgym.evaluation.report.compare import build_comparison, comparison_html
-from mcpgym.evaluation.report.run_list import condition_charts, summarize_runs
+from mcpgym.evaluation.report.conditions import CurveMetric, condition_figures
+from mcpgym.evaluation.report.html import conditions_html
+from mcpgym.evaluation.report.run_list import summarize_runs
+from mcpgym.evaluation.run.run_dir import compute_scores, load_run
 from mcpgym.evaluation.scoring.scorer import EpisodeScores
 from mcpgym.kernel.exceptions import InputError
 from mcpgym.kernel.shorten import MAX_NAME_CHARS, short_name
@@ -32,6 +41,8 @@ from tests.support.run_dirs import write_run_dir
 
 RECORDED = ROOT / "tests" / "data" / "recorded_run" / "smoke-scripted.tar.gz"
 HUGE = "agent-" + "x" * 5000
+FAULTS, TOOLS = ["none", "harsh"], ["task", "all"]
+"""The condition axes of the real run (:func:`_conditions_run`)."""
 
 
 def _scores(agent: str, task: str, trial: int, success: bool, **extra: object) -> EpisodeScores:
@@ -59,6 +70,17 @@ def _recorded(path: Path) -> Path:
     return path
 
 
+def _conditions_run(out: Path) -> Path:
+    """A real ``mcpgym run`` of the three scripted agents over two smoke tasks, one trial, with
+    the condition axes :data:`FAULTS` x :data:`TOOLS` (24 episodes)."""
+    args = ["run", "--task", "system.dark_mode", "--task", "shop.buy_sold_out_mouse", "--trials", "1", "--quiet"]
+    result = CliRunner().invoke(
+        app, [*args, "--faults", ",".join(FAULTS), "--tools", ",".join(TOOLS), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
 def _tree_digest(root: Path) -> str:
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
@@ -72,7 +94,8 @@ def _tree_digest(root: Path) -> str:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two copies of the recorded smoke run (three scripted agents), a hand-made run whose agent
-    and task have 5,000-character names, an empty run, a run of garbage bytes, a missing one."""
+    and task have 5,000-character names, an empty run, a run of garbage bytes, a missing one,
+    and a real run with condition axes."""
     root = tmp_path_factory.mktemp("view")
     out = {"a": _recorded(root / "smoke-a"), "b": _recorded(root / "smoke-b")}
     out["huge"] = write_run_dir(
@@ -86,10 +109,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / "zstd-garbage" / "trajectories.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"garbage" * 10)
     out |= {k: root / k for k in ("empty", "garbage", "zstd-garbage")}
     out["missing"] = root / "missing"
+    out["conditions"] = _conditions_run(root / "conditions")
     return out
 
 
-ORDER = ("a", "b", "huge", "empty", "garbage", "zstd-garbage", "missing")
+ORDER = ("a", "b", "huge", "empty", "garbage", "zstd-garbage", "missing", "conditions")
+COND = ORDER.index("conditions")
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +145,7 @@ def test_the_run_list_has_a_row_per_run_and_an_error_row_for_each_unreadable_one
     careful = a.agents[0]
     assert careful.success_rate is not None and careful.success_ci95 is not None
     assert careful.success_ci95[0] <= careful.success_rate <= careful.success_ci95[1]
-    assert a.condition["faults"] == "default" and a.charts == []  # one condition: no chart
+    assert a.condition["faults"] == "default" and a.conditions is None and a.axes == {}  # one condition: no curve
     problems = {k: r.problem for k, r in zip(ORDER, rows, strict=True)}
     assert problems["empty"] and "holds no episode" in problems["empty"]
     assert problems["garbage"] and problems["garbage"].startswith("damaged:")
@@ -130,21 +155,91 @@ def test_the_run_list_has_a_row_per_run_and_an_error_row_for_each_unreadable_one
     assert rows[2].ok and all(len(x.agent) <= MAX_NAME_CHARS for x in rows[2].agents)
 
 
-def test_condition_charts_draw_each_score_per_agent_against_the_axis():
-    eps = []
-    for profile, wins in (("none", (True, True)), ("harsh", (True, False))):
-        for trial, won in enumerate(wins):
-            for agent in ("careful", "defeatist"):
-                e = _scores(agent, "t.a", trial, won if agent == "careful" else False)
-                eps.append(e.model_copy(update={"condition": {"faults": profile}}))
-    charts = condition_charts(eps, {"faults": "default", "tools": "all"})
-    assert [(c.axis, c.metric) for c in charts] == [("faults", "success_rate"), ("faults", "recovery_rate")]
-    success = {(c.value, c.agent): (c.rate, c.episodes) for c in charts[0].cells}
-    assert charts[0].values == ["none", "harsh"]  # the run's order, not sorted
-    assert success[("none", "careful")] == (1.0, 2) and success[("harsh", "careful")] == (0.5, 2)
-    assert success[("harsh", "defeatist")] == (0.0, 2)
-    assert all(c.rate is None for c in charts[1].cells)  # no recoverable error met: not defined, not 0
-    assert condition_charts(eps[:2], {"faults": "default"}) == []  # one condition
+def _curves(html: str) -> list[str]:
+    return re.findall(r'<svg[^>]*class="curve".*?</svg>', html, flags=re.S)
+
+
+def _section(html: str) -> str:
+    """The "Conditions" section of a page: from its heading to the next ``<h2`` or ``</body>``."""
+    part = html[html.index('<h2 id="conditions">') :]
+    return part[: min(i for i in (part.find("<h2", 5), part.find("</body>"), len(part)) if i >= 0)].strip()
+
+
+def test_a_run_with_condition_axes_lists_its_axes_from_the_manifest(runs, server: BrowserServer):
+    row = summarize_runs([runs["conditions"]])[0]
+    assert row.ok and row.conditions == ConditionAxis(faults=FAULTS, tools=TOOLS)
+    assert row.axes == {"faults": FAULTS, "tools": TOOLS} and row.episodes == 24
+    # one row per agent and condition, as scores.json has them
+    assert len(row.agents) == 3 * 4 and row.agents[0].agent == "careful [faults=harsh, tools=all]"
+    status, _, body = _get(server, "/")
+    assert status == 200 and "faults: none, harsh; tools: task, all" in body
+    assert body.count("<td>one condition</td>") == 3  # the smoke runs and the huge run
+
+
+def test_the_run_page_draws_the_curves_of_the_runs_report(runs, server: BrowserServer):
+    """The run page's Conditions section is report.html's, and each drawn point is a hand
+    count of its condition's episodes."""
+    run = runs["conditions"]
+    status, headers, body = _get(server, f"/run/{COND}")
+    assert status == 200 and headers["Content-Security-Policy"] == CSP
+    section = _section(body)
+    assert section == _section((run / "report.html").read_text())  # the same figures, drawn the same way
+    assert "<script" not in section and "style=" not in section  # inline SVG that the strict CSP allows
+    svgs = _curves(section)
+    assert len(svgs) == 2 * len(TOOLS) + 3 * len(FAULTS)  # success, recovery x tools; success, errors, tokens x faults
+    by = {}
+    for t in load_run(run, states=False):
+        assert t.condition is not None and t.scores is not None
+        by.setdefault((t.agent, t.condition), []).append(t.scores)
+    drawn = 0
+    for svg in svgs:
+        axis = re.search(r'data-axis="(\w+)"', svg).group(1)
+        metric = CurveMetric(re.search(r'data-metric="(\w+)"', svg).group(1))
+        other = re.search(r'data-fixed="\w+=([^"]+)"', svg).group(1)
+        points = re.findall(r'data-agent="([^"]+)" data-x="([^"]+)" data-value="([^"]+)"', svg)
+        if metric is CurveMetric.tokens:
+            assert points == [] and "not computable:" in svg  # scripted agents report no tokens: a gap, not 0
+        for agent, x, value in points:
+            cond = (
+                EpisodeCondition(faults=x, tools=other) if axis == "faults" else EpisodeCondition(faults=other, tools=x)
+            )
+            mine = by[(agent, cond)]
+            assert len(mine) == 2
+            if metric is CurveMetric.success:
+                want = sum(bool(e.success) for e in mine) / len(mine)
+            elif metric is CurveMetric.recovery:
+                want = sum(e.recoveries for e in mine) / sum(e.recoverable_errors for e in mine)
+            else:
+                continue
+            assert abs(float(value) - want) < 1e-5, (agent, cond, metric)
+            drawn += 1
+    assert drawn >= 3 * 4  # every agent's success in every condition at least
+    # no recoverable error without faults: that recovery point is a gap, never drawn as 0
+    recovery = [s for s in svgs if 'data-metric="recovery"' in s]
+    assert recovery and all('data-x="none"' not in s for s in recovery)
+
+
+def test_condition_figures_are_shortened_for_the_page():
+    long_agent = HUGE + "-b"
+    eps = [
+        _scores(agent, "t.a", trial, won).model_copy(update={"condition": EpisodeCondition(faults=f, tools="all")})
+        for agent in (HUGE, long_agent, "bot")
+        for f, won in (("none", True), ("harsh", False))
+        for trial in (0, 1)
+    ]
+    axis = ConditionAxis(faults=["none", "harsh"], tools=["all"])
+    figs = condition_figures(axis, compute_scores(eps), [])
+    short = bounded_figures(figs)
+    assert short.agents == [short_name(a) for a in figs.agents] and len(set(short.agents)) == 3
+    assert sorted(p.value for p in short.points.values() if p.value is not None) == sorted(
+        p.value for p in figs.points.values() if p.value is not None
+    )
+    html = conditions_html(short)
+    assert "x" * (MAX_NAME_CHARS + 1) not in html and short_name(HUGE) in html
+    assert html.count('data-agent="bot"') == 2  # success at none and harsh (no recovery point: none met)
+    twins = ConditionAxis(faults=["a" * 200 + "1" + "z" * 200, "a" * 200 + "2" + "z" * 200], tools=["all"])
+    with pytest.raises(ValueError, match="same name once shortened"):
+        bounded_figures(condition_figures(twins, compute_scores([]), []))
 
 
 def test_pages_over_http_with_their_security_headers(server: BrowserServer, runs):
@@ -176,7 +271,7 @@ def test_hostile_requests(server: BrowserServer):
         "/run/0/../../../etc/passwd",
         "/static/../../pyproject.toml",
         "/run/%2e%2e/%2e%2e/etc/passwd",
-        "/run/7",
+        "/run/8",
         "/run/99999999999",
         "/run/-1",
         "//etc/passwd",
@@ -304,5 +399,14 @@ def test_run_list_to_compare_to_episode_in_headless_chromium(server: BrowserServ
         assert b.eval("document.querySelectorAll('.episode:not([hidden]) li.step').length") > 0
         b.screenshot(tmp_path / "view-episode.png")
         b.open(server.url + "run/0", 390, 844, mobile=True)
+        assert b.eval("document.documentElement.scrollWidth") <= 390
+        # a run with condition axes: its page draws the report's curves under the strict CSP
+        b.open(server.url + f"run/{COND}", 1280)
+        assert b.eval("document.querySelectorAll('#conditions ~ .curves svg.curve').length") == 10
+        sizes = b.eval("Array.from(document.querySelectorAll('svg.curve')).map(s => s.getBoundingClientRect().width)")
+        assert len(sizes) == 10 and all(w > 300 for w in sizes), sizes
+        assert b.eval("document.querySelectorAll('svg.curve circle[data-value]').length") > 0
+        b.screenshot(tmp_path / "view-conditions.png")
+        b.open(server.url + f"run/{COND}", 390, 844, mobile=True)
         assert b.eval("document.documentElement.scrollWidth") <= 390
     assert b.errors == []  # no console error, no CSP violation
