@@ -34,7 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.server.proxy.plan import Action, ProxiedTool, ProxyFaultPlan
-from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamSpec
+from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamFailure, UpstreamSpec
 
 MAX_LOGGED_TEXT = 2_000
 """Characters of an upstream text block kept in the call log (the agent gets the whole answer)."""
@@ -336,7 +336,7 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             plan.settle(decision, params.arguments, failure=err)
             outcome = ("raise", exc)
         except UpstreamError as exc:
-            code = ErrorCode.TIMEOUT if "within" in str(exc) else ErrorCode.UNAVAILABLE
+            code = ErrorCode.TIMEOUT if exc.failure is UpstreamFailure.TIMEOUT else ErrorCode.UNAVAILABLE
             session.upstream_failed(str(exc))
             err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == ErrorCode.TIMEOUT)
             plan.settle(decision, params.arguments, failure=err)
