@@ -206,6 +206,13 @@ class LineWriter:
             self._broken()
             raise anyio.BrokenResourceError from exc
 
+    def buffered(self) -> int:
+        """Bytes written and not yet taken by the peer's end of the pipe (the transport's buffer)."""
+        try:
+            return int(self._writer.transport.get_write_buffer_size())
+        except (AttributeError, RuntimeError):
+            return 0
+
     def write_line(self, data: bytes) -> None:
         """Write ``data`` (one whole line, newline included) without waiting: the transport
         buffers what the peer has not read yet.

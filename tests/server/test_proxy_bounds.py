@@ -9,13 +9,19 @@ answer, a flood of notifications). Memory is the proxy process's resident set re
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
+from tests.conftest import ROOT
 from tests.support.proxy_helpers import proxy_params, recorded, text_of
 from tests.support.proxy_upstream import BROKEN_SHAPES
 
@@ -46,3 +52,134 @@ async def test_a_broken_upstream_answer_is_unavailable_at_once(tmp_path, mode):
     assert [s["error_code"] for s in line["steps"]] == ["unavailable"] * len(BROKEN_SHAPES) + [None]
     assert line["status"] == "errored" and "broke the protocol" in line["stop_reason"]
     assert line["ledger"] == []
+
+
+def _status(pid: int, field: str) -> int:
+    """A ``/proc/PID/status`` figure in KiB (``VmRSS``: resident now, ``VmHWM``: its peak)."""
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith(field + ":"):
+            return int(row.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+class RawClient:
+    """A handshake-era client on the proxy's own pipes, reading only when told to (a slow
+    client is one that does not call :meth:`read_until` for a while)."""
+
+    def __init__(self, record: Path, notes: Path, *options: str) -> None:
+        params = proxy_params(record, "--faults", "none", *options, upstream=[*UPSTREAM, str(notes)])
+        self.proc = subprocess.Popen(
+            [params.command, *params.args],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.notifications: dict[str, int] = {}
+        self._buffer = b""
+        self._next = 0
+
+    def send(self, method: str, params: dict | None = None, *, notify: bool = False) -> int:
+        """Write one request (or notification) line; its id."""
+        self._next += 1
+        msg = {"jsonrpc": "2.0", "method": method, **({} if notify else {"id": self._next})}
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({**msg, **({"params": params} if params else {})}).encode() + b"\n")
+        self.proc.stdin.flush()
+        return self._next
+
+    def read_until(self, rid: int, deadline: float = 120) -> dict:
+        """Read lines until the answer to ``rid`` (notifications counted by method); that answer."""
+        assert self.proc.stdout is not None
+        stop = time.monotonic() + deadline
+        while time.monotonic() < stop:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                msg = json.loads(line)
+                if "method" in msg:
+                    self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
+                elif msg.get("id") == rid:
+                    return msg
+            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                assert chunk, "the proxy closed its stdout"
+                self._buffer += chunk
+        raise AssertionError(f"no answer to request {rid} within {deadline} s")
+
+    def start(self) -> None:
+        """Initialise and list the tools."""
+        info = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        self.read_until(self.send("initialize", info))
+        self.send("notifications/initialized", notify=True)
+        self.read_until(self.send("tools/list"))
+
+    def call(self, name: str, arguments: dict) -> int:
+        """Send a ``tools/call``; its id."""
+        return self.send("tools/call", {"name": name, "arguments": arguments})
+
+    def close(self) -> str:
+        """End the session (stdin closed); the proxy's stderr."""
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+        return self.proc.stderr.read().decode()
+
+
+FLOOD = 40_000
+"""Notifications in one flood (the issue's count)."""
+MAX_RELISTINGS = 400
+"""Re-listings a flood may cause (the 40,000 arrive faster than one listing answers)."""
+
+
+def test_a_flood_of_tool_list_changes_is_relisted_coalesced(tmp_path):
+    """40,000 ``notifications/tools/list_changed`` start a handful of re-listings, never more
+    than one at a time (before: 40,000 listings and +670 MB); the session goes on."""
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    client = RawClient(record, notes)
+    client.start()
+    before = _status(client.proc.pid, "VmRSS")
+    answer = client.read_until(client.call("flood", {"method": "notifications/tools/list_changed", "count": FLOOD}))
+    assert answer["result"]["content"][0]["text"] == f"flooded {FLOOD}"
+    after = client.read_until(client.call("note_read", {"name": "missing"}))
+    assert after["result"]["content"][0]["text"] == "no note missing"
+    grown = _status(client.proc.pid, "VmHWM") - before
+    client.close()
+    (line,) = recorded(record)
+    notices = line["metadata"]["proxy"]["notifications"]
+    assert notices["tools_list_changed"] == FLOOD
+    assert 1 <= notices["relistings"] <= MAX_RELISTINGS, notices
+    # each re-listing tells the client once (the last may come after the client stopped reading)
+    assert 1 <= client.notifications.get("notifications/tools/list_changed", 0) <= notices["relistings"]
+    print(f"relistings {notices['relistings']}, proxy grew {grown} KiB")
+    assert grown < 64 * 1024, f"the proxy grew {grown} KiB"
+
+
+def test_log_messages_to_a_client_that_does_not_read_are_bounded_and_counted(tmp_path):
+    """40,000 log notifications of 256 characters to a client that reads nothing while they
+    come: the proxy holds at most ``MAX_CLIENT_BUFFER`` of them and drops the rest, counted in
+    the recording and on stderr; every one is either delivered or counted (before: +484 MB)."""
+    from mcpgym.server.proxy.server import MAX_CLIENT_BUFFER
+
+    notes, record = tmp_path / "notes", tmp_path / "rec"
+    notes.mkdir()
+    client = RawClient(record, notes)
+    client.start()
+    before = _status(client.proc.pid, "VmRSS")
+    flood = client.call("flood", {"method": "notifications/message", "count": FLOOD, "size": 256})
+    deadline = time.monotonic() + 120
+    while not (notes / "flood.done").exists():  # the upstream wrote them all; the client read none
+        assert time.monotonic() < deadline, "the flood did not end within 120 s"
+        time.sleep(0.2)
+    assert client.read_until(flood)["result"]["content"][0]["text"] == f"flooded {FLOOD}"
+    grown = _status(client.proc.pid, "VmHWM") - before
+    stderr = client.close()
+    (line,) = recorded(record)
+    dropped = line["metadata"]["proxy"]["notifications"]["dropped_log_messages"]
+    delivered = client.notifications.get("notifications/message", 0)
+    assert delivered + dropped == FLOOD and dropped > 0 and delivered > 0, (delivered, dropped)
+    assert delivered * 256 < 4 * MAX_CLIENT_BUFFER  # what the pipe and the buffer held, no more
+    assert f"dropped {dropped} log_messages" in stderr
+    print(f"delivered {delivered}, dropped {dropped}, proxy grew {grown} KiB")
+    assert grown < 64 * 1024, f"the proxy grew {grown} KiB"

@@ -7,7 +7,7 @@ Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_writ
 user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``
 (never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers),
 ``rpc_error`` (answers a JSON-RPC error), ``broken_answer`` (answers with a line that breaks the
-protocol, then nothing), and ``request_id`` (the JSON-RPC id its call came with).
+protocol, then nothing), ``flood`` (a burst of notifications), and ``request_id`` (the JSON-RPC id its call came with).
 A resource ``note://readme`` and a prompt ``greet`` let the proxy show it passes them through.
 """
 
@@ -115,6 +115,17 @@ def build(folder: Path) -> MCPServer:
         _to_wire(body.replace('"NUMBER"', "9" * 5000) + "\n")
         await anyio.sleep_forever()
         return "never"
+
+    @server.tool(annotations=READ, structured_output=False)
+    def flood(method: str, count: int, size: int = 0) -> str:
+        """Write ``count`` notifications ``method`` (``notifications/message``: a log message
+        of ``size`` characters) straight to stdout, then touch ``flood.done`` and answer."""
+        params = {"level": "info", "data": "x" * size} if method == "notifications/message" else None
+        line = json.dumps({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}) + "\n"
+        for start in range(0, count, 1000):
+            _to_wire(line * min(1000, count - start))
+        (folder / "flood.done").write_text(str(count))
+        return f"flooded {count}"
 
     @server.tool(annotations=READ, structured_output=False)
     def request_id(ctx: Context) -> str:
