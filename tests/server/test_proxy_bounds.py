@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ import pytest
 from mcp import Client
 
 from tests.conftest import ROOT
-from tests.support.proxy_helpers import proxy_params, recorded, text_of
+from tests.support.proxy_helpers import profile_file, proxy_params, recorded, text_of
 from tests.support.proxy_upstream import BROKEN_SHAPES
 
 UPSTREAM = [sys.executable, "-m", "tests.support.proxy_upstream"]
@@ -63,11 +64,13 @@ def _status(pid: int, field: str) -> int:
 
 
 class RawClient:
-    """A handshake-era client on the proxy's own pipes, reading only when told to (a slow
-    client is one that does not call :meth:`read_until` for a while)."""
+    """A handshake-era client on the proxy's own pipes (``upstream``: the loopback server on
+    ``notes`` unless given; ``options``: ``--faults none`` unless given), reading only when told
+    to (a slow client is one that does not call :meth:`read_until` for a while)."""
 
-    def __init__(self, record: Path, notes: Path, *options: str) -> None:
-        params = proxy_params(record, "--faults", "none", *options, upstream=[*UPSTREAM, str(notes)])
+    def __init__(self, record: Path, notes: Path | None, *options: str, upstream: list[str] | None = None) -> None:
+        command = upstream if upstream is not None else [*UPSTREAM, str(notes)]
+        params = proxy_params(record, *(options or ("--faults", "none")), upstream=command)
         self.proc = subprocess.Popen(
             [params.command, *params.args],
             cwd=ROOT,
@@ -183,3 +186,69 @@ def test_log_messages_to_a_client_that_does_not_read_are_bounded_and_counted(tmp
     assert f"dropped {dropped} log_messages" in stderr
     print(f"delivered {delivered}, dropped {dropped}, proxy grew {grown} KiB")
     assert grown < 64 * 1024, f"the proxy grew {grown} KiB"
+
+
+GIT_SERVER = shutil.which("mcp-server-git")
+BIG = 2**20
+"""Characters of the file each stale-read test read shows (1 MiB)."""
+
+
+def _git_repo(folder: Path) -> Path:
+    """A repository whose one commit holds ``big.txt`` (:data:`BIG` characters) and ``a.txt``."""
+    folder.mkdir()
+    (folder / "big.txt").write_text(("0123456789abcde\n" * (BIG // 16))[:BIG])
+    (folder / "a.txt").write_text("v1\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=folder, check=True)
+    return folder
+
+
+def _read_big_300_times(client: RawClient, repo: Path) -> int:
+    """300 ``git_show`` reads of 1 MiB, each under other arguments (``HEAD~0~0...:big.txt``);
+    the proxy's resident memory after them minus before, in KiB."""
+    before = _status(client.proc.pid, "VmRSS")
+    for i in range(300):
+        answer = client.read_until(
+            client.call("git_show", {"repo_path": str(repo), "revision": f"HEAD{'~0' * i}:big.txt"})
+        )
+        assert len(answer["result"]["content"][0]["text"]) >= BIG, answer
+    return _status(client.proc.pid, "VmRSS") - before
+
+
+@pytest.mark.skipif(GIT_SERVER is None, reason="mcp-server-git is not installed (pip install -e '.[dev]' installs it)")
+def test_read_answers_are_kept_only_for_stale_reads_and_then_capped(tmp_path):
+    """In front of ``mcp-server-git``: 300 reads of 1 MiB under ``--faults none`` keep nothing
+    (before: every answer, +291 MB); under a profile that injects ``stale_read`` into the tool,
+    at most ``MAX_STALE_BYTES`` are kept, and a stale read is still shown when its tool's
+    answer changed."""
+    from mcpgym.server.proxy.plan import MAX_STALE_BYTES
+
+    repo = _git_repo(tmp_path / "repo")
+    none = RawClient(
+        tmp_path / "rec-none", None, "--faults", "none", upstream=[str(GIT_SERVER), "--repository", str(repo)]
+    )
+    none.start()
+    kept_none = _read_big_300_times(none, repo)
+    none.close()
+    assert kept_none < 24 * 1024, f"--faults none kept {kept_none} KiB"
+
+    stale = profile_file(tmp_path, "stale", {"tools": {"git_show": {"stale_read": 1.0}}})
+    client = RawClient(
+        tmp_path / "rec-stale", None, "--faults", stale, upstream=[str(GIT_SERVER), "--repository", str(repo)]
+    )
+    client.start()
+    kept_stale = _read_big_300_times(client, repo)
+    shown = []
+    for version in ("v2", "v3", "v4"):  # a.txt changes between reads of HEAD:a.txt
+        (repo / "a.txt").write_text(f"{version}\n")
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qam", version], cwd=repo, check=True
+        )
+        answer = client.read_until(client.call("git_show", {"repo_path": str(repo), "revision": "HEAD:a.txt"}))
+        shown.append((version, answer["result"]["content"][0]["text"].strip()))
+    client.close()
+    assert kept_stale < 3 * MAX_STALE_BYTES // 1024, f"a stale_read profile kept {kept_stale} KiB"
+    print(f"kept under --faults none: {kept_none} KiB; under stale_read: {kept_stale} KiB; shown {shown}")
+    assert any(seen != version for version, seen in shown), shown  # an older answer was shown
+    (line,) = recorded(tmp_path / "rec-stale")
+    assert [e["kind"] for e in line["ledger"]] and {e["kind"] for e in line["ledger"]} == {"stale_read"}
