@@ -278,6 +278,8 @@ def trajectory_of(
     those are listed in ``metadata.proxy.undelivered`` as ``{"step", "tool"}``), the ledger is
     the plan's (without the undelivered calls' entries); ``status`` is the session's (``errored`` with
     the upstream's failure as ``stop_reason`` when the upstream crashed or hung).
+    ``metadata.proxy.notifications`` (when the upstream sent any the proxy counts) holds
+    ``session.notices``: list changes received, re-listings made, messages dropped for a slow client.
     """
     plan = session.plan
     undelivered = set(session.undelivered)
@@ -308,6 +310,7 @@ def trajectory_of(
                     if undelivered
                     else {}
                 ),
+                **({"notifications": dict(sorted(session.notices.items()))} if session.notices else {}),
             },
             **(metadata or {}),
         },

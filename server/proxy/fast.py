@@ -48,14 +48,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import serialize_server_result
 
 from mcpgym.kernel.errors import ErrorCode, ToolError
-from mcpgym.server.proxy.lines import LineWriter
+from mcpgym.server.proxy.lines import LineWriter, answered_id
 from mcpgym.server.proxy.plan import Action, Decision
 from mcpgym.server.proxy.server import MAX_TOOL_NAME, ProxySession, _error_result, _InFlight
-from mcpgym.server.proxy.upstream import _is_closed, _is_timeout, _why
+from mcpgym.server.proxy.upstream import UpstreamFailure, _is_closed, _is_timeout, _why
 
 ID_PREFIX = "mcpgym-fast-"
 """Prefix of the request ids the fast path gives the upstream."""
 _ID_MARK = b'"' + ID_PREFIX.encode()
+TIMEOUT, CLOSED, BROKEN = UpstreamFailure.TIMEOUT, UpstreamFailure.CLOSED, UpstreamFailure.BROKEN
 _METHOD_MARK = b'"tools/call"'
 
 
@@ -159,6 +160,8 @@ class FastCalls:
         """A line from the client: True when it was a ``tools/call`` taken by the fast path."""
         if not self.enabled or self.upstream is None or _METHOD_MARK not in line:
             return False
+        if b"\\ud" in line or b"\\uD" in line:  # a surrogate escape (maybe lone, no UTF-8): the SDK path judges it
+            return False
         try:
             msg = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError):
@@ -180,7 +183,7 @@ class FastCalls:
             # the SDK path's answer to a call after the upstream's end, without waiting
             ctx = CallContext(None, client_id, "")
             gone = _Call(client_id, name, arguments, decision, _InFlight(ctx=ctx, send=None, receive=None))
-            self._fail(gone, upstream.failure or f"the upstream closed the connection during {gone.what}")
+            self._fail(gone, upstream.failure or f"the upstream closed the connection during {gone.what}", CLOSED)
             return True
         if decision.action is Action.REFUSE:
             settled = plan.settle(decision, arguments)
@@ -196,7 +199,8 @@ class FastCalls:
         try:
             self.upstream.write_line(json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._fail(call, self.session.upstream.failure or f"the upstream closed the connection during {call.what}")
+            gone_why = self.session.upstream.failure or f"the upstream closed the connection during {call.what}"
+            self._fail(call, gone_why, CLOSED)
             return True
         timeout = self.session.upstream.spec.call_timeout
         call.timer = asyncio.get_running_loop().call_later(timeout, self._timed_out, upstream_id)
@@ -211,8 +215,15 @@ class FastCalls:
             return False
         try:
             msg = json.loads(line, parse_constant=_no_constant)
-        except (ValueError, RecursionError):
-            return False
+        except (ValueError, RecursionError) as exc:
+            # no JSON Python reads whole (an integer of 5,000 digits...): still an answer when
+            # it carries a fast call's id, and then a broken one, answered at once
+            broken = self._pending.pop(rid, None) if isinstance(rid := answered_id(line), str) else None
+            if broken is None:
+                return False
+            self._done(broken)
+            self._fail(broken, f"the upstream's answer to {broken.what} broke the protocol: {_why(exc)}", BROKEN)
+            return True
         if not isinstance(msg, dict) or "method" in msg:  # a request of the upstream's own: its ids are its own
             return False
         upstream_id = msg.get("id")
@@ -220,9 +231,12 @@ class FastCalls:
         if call is None:
             return False
         self._done(call)
-        error = msg.get("error")
-        if "result" not in msg and isinstance(error, dict):
-            self._upstream_error(call, error)
+        if msg.get("jsonrpc") != "2.0" or ("result" not in msg and "error" not in msg):
+            shape = f"jsonrpc {msg.get('jsonrpc')!r}" if msg.get("jsonrpc") != "2.0" else "neither result nor error"
+            self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {shape}", BROKEN)
+            return True
+        if "error" in msg:  # as the SDK's parser reads it: an error answer, even beside a result
+            self._upstream_error(call, msg["error"])
             return True
         self._settle(call, msg.get("result"))
         return True
@@ -235,7 +249,9 @@ class FastCalls:
             self._done(call)
             if not self._closed:
                 self._fail(
-                    call, self.session.upstream.failure or f"the upstream closed the connection during {call.what}"
+                    call,
+                    self.session.upstream.failure or f"the upstream closed the connection during {call.what}",
+                    CLOSED,
                 )
 
     def _timed_out(self, upstream_id: str) -> None:
@@ -244,7 +260,7 @@ class FastCalls:
             self._done(call)
             timeout = self.session.upstream.spec.call_timeout
             self._cancel_upstream(upstream_id, f"no answer within {timeout:g} s")
-            self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s")
+            self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s", TIMEOUT)
 
     def _cancel_upstream(self, upstream_id: str, reason: str) -> None:
         """Tell the upstream a request is abandoned (the SDK client's courtesy ``notifications/cancelled``:
@@ -265,32 +281,33 @@ class FastCalls:
         version = self._context.protocol_version
         try:
             answer = types.CallToolResult.model_validate(result, by_name=False)
-            wire = serialize_server_result("tools/call", version, result)
-        except Exception as exc:  # noqa: BLE001 - any invalid answer is reported as on the SDK path
-            self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {_why(exc)}")
+            wire = _line(call.client_id, {"result": serialize_server_result("tools/call", version, result)})
+        except Exception as exc:  # noqa: BLE001 - any invalid answer (a lone surrogate too) is reported as on the SDK path
+            self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {_why(exc)}", BROKEN)
             return
         settled = self.session.plan.settle(call.decision, call.arguments, answer)
         if settled.error is not None:
             sent = self._answer(call.client_id, _error_result(settled.error))
         elif settled.answer is answer:
-            sent = self._write(call.client_id, {"result": wire})
+            sent = self._send(wire)
         else:
             sent = self._answer(call.client_id, settled.answer)
         self._delivered(call.decision.step, sent)
 
-    def _upstream_error(self, call: _Call, error: dict[str, Any]) -> None:
+    def _upstream_error(self, call: _Call, error: Any) -> None:
         """An upstream JSON-RPC error answer: passed on with its code, message and data."""
         try:
             data = types.ErrorData.model_validate(error, by_name=False)
         except Exception as exc:  # noqa: BLE001
-            self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {_why(exc)}")
+            self._fail(call, f"the upstream's answer to {call.what} broke the protocol: {_why(exc)}", BROKEN)
             return
         answered = MCPError(data.code, data.message, data.data)
         if _is_timeout(answered):
             timeout = self.session.upstream.spec.call_timeout
-            self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s")
+            self._fail(call, f"the upstream did not answer {call.what} within {timeout:g} s", TIMEOUT)
         elif _is_closed(answered):
-            self._fail(call, self.session.upstream.failure or f"the upstream closed the connection during {call.what}")
+            gone = self.session.upstream.failure or f"the upstream closed the connection during {call.what}"
+            self._fail(call, gone, CLOSED)
         else:
             code = ErrorCode.INVALID_ARGUMENT if data.code == types.INVALID_PARAMS else ErrorCode.UNAVAILABLE
             failure = ToolError(code, f"upstream error {data.code}: {data.message}")
@@ -300,9 +317,10 @@ class FastCalls:
             )
             self._delivered(call.decision.step, sent)
 
-    def _fail(self, call: _Call, why: str) -> None:
-        """The upstream gave no answer: the SDK path's tool error, logged, session errored."""
-        code = ErrorCode.TIMEOUT if "within" in why else ErrorCode.UNAVAILABLE
+    def _fail(self, call: _Call, why: str, failure: UpstreamFailure) -> None:
+        """The upstream gave no usable answer: the SDK path's tool error (``timeout`` for
+        :attr:`UpstreamFailure.TIMEOUT`, else ``unavailable``), logged, session errored."""
+        code = ErrorCode.TIMEOUT if failure is UpstreamFailure.TIMEOUT else ErrorCode.UNAVAILABLE
         self.session.upstream_failed(why)
         err = ToolError(code, f"mcpgym proxy: {why}", retryable=code == ErrorCode.TIMEOUT)
         self.session.plan.settle(call.decision, call.arguments, failure=err)
@@ -331,10 +349,23 @@ class FastCalls:
     def _write(self, client_id: int | str, body: dict[str, Any]) -> bool:
         """Write one answer to the client; False when it could not be written (the client is
         gone: it misses the answer, and the caller marks the call undelivered)."""
+        return self._send(_line(client_id, body))
+
+    def _send(self, line: bytes) -> bool:
+        """Write one whole line to the client (see :meth:`_write`)."""
         assert self.downstream is not None
-        line = json.dumps({"jsonrpc": "2.0", "id": client_id, **body}, ensure_ascii=False, separators=(",", ":"))
         try:
-            self.downstream.write_line(line.encode() + b"\n")
+            self.downstream.write_line(line)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         return True
+
+
+def _line(client_id: int | str, body: dict[str, Any]) -> bytes:
+    """One JSON-RPC answer line under ``client_id``.
+
+    Raises:
+        UnicodeEncodeError: when ``body`` holds a lone surrogate (it cannot be UTF-8).
+    """
+    text = json.dumps({"jsonrpc": "2.0", "id": client_id, **body}, ensure_ascii=False, separators=(",", ":"))
+    return text.encode() + b"\n"

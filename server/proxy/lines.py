@@ -16,7 +16,10 @@ subprocess upstream (:mod:`mcpgym.server.proxy.upstream_stdio`).
 from __future__ import annotations
 
 import asyncio
+import json
+import secrets
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -24,6 +27,11 @@ from mcp.shared.message import SessionMessage
 
 MAX_LINE_BYTES = 16 * 2**20
 """Longest message line read (a longer one is read as a parse error and skipped)."""
+_MAX_INT_DIGITS = 4300
+_BROKEN_KEY = "mcpgym_broken_answer"
+_BROKEN_MARK = secrets.token_hex(16)
+"""This process's mark on the error :func:`parse_answer_line` makes of a broken answer (an
+upstream cannot forge it: it never sees it)."""
 
 
 def parse_line(line: bytes) -> SessionMessage | Exception:
@@ -34,6 +42,52 @@ def parse_line(line: bytes) -> SessionMessage | Exception:
     except Exception as exc:  # noqa: BLE001 - a bad line is handed on as a value, as the SDK does
         return exc
     return SessionMessage(message)
+
+
+def answered_id(line: bytes) -> str | int | None:
+    """The request id a line that is no valid JSON-RPC message still answers: the ``id`` (a
+    string or an integer) of a JSON object without a ``method`` (an answer, however broken: no
+    ``result`` nor ``error``, both, a wrong ``jsonrpc``, a lone surrogate, an integer of more
+    than 4,300 digits elsewhere in it). None for anything else (not JSON, an array, a request
+    or notification). Bounded: integers past 4,300 digits are never converted, nesting past
+    Python's recursion limit is no answer."""
+
+    def bounded_int(text: str) -> object:
+        return int(text) if len(text.lstrip("-")) <= _MAX_INT_DIGITS else None
+
+    try:
+        data = json.loads(line.decode("utf-8", errors="replace"), parse_int=bounded_int)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or "method" in data:
+        return None
+    rid = data.get("id")
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def parse_answer_line(line: bytes) -> SessionMessage | Exception:
+    """:func:`parse_line` for the upstream's lines: a broken answer (:func:`answered_id` finds
+    the request it answers) becomes a JSON-RPC error answer to that request, marked as made
+    here (:func:`broken_answer_reason` reads the mark), so that the request fails at once
+    instead of waiting out its deadline; any other bad line is its parse error, as before."""
+    parsed = parse_line(line)
+    if not isinstance(parsed, Exception):
+        return parsed
+    rid = answered_id(line)
+    if rid is None:
+        return parsed
+    why = " ".join(f"{type(parsed).__name__}: {parsed}".split())[:300]
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=why, data={_BROKEN_KEY: _BROKEN_MARK})
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+
+
+def broken_answer_reason(error: Any) -> str | None:
+    """Why the upstream's answer was broken, when ``error`` (an ``ErrorData``) is one that
+    :func:`parse_answer_line` made; None for an error the upstream sent itself."""
+    data = getattr(error, "data", None)
+    if isinstance(data, dict) and data.get(_BROKEN_KEY) == _BROKEN_MARK:
+        return str(getattr(error, "message", ""))
+    return None
 
 
 class _Closed(Exception):
@@ -53,6 +107,8 @@ class LineReader:
         intercept: ``line -> bool`` seen first for every line; True: it took the line (it is
             not parsed nor returned). It must not raise (:mod:`mcpgym.server.proxy.fast`).
         on_end: called once when the input ends (end of file, or :meth:`close`).
+        parse: ``line -> message or parse error`` (:func:`parse_line`; the upstream's side
+            uses :func:`parse_answer_line`).
     """
 
     def __init__(
@@ -60,11 +116,13 @@ class LineReader:
         reader: asyncio.StreamReader,
         intercept: Callable[[bytes], bool] | None = None,
         on_end: Callable[[], None] | None = None,
+        parse: Callable[[bytes], SessionMessage | Exception] = parse_line,
     ) -> None:
         self._reader = reader
         self._closed = False
         self.intercept = intercept
         self.on_end = on_end
+        self._parse = parse
 
     async def receive(self) -> SessionMessage | Exception:
         """The next message (or its parse error).
@@ -80,7 +138,7 @@ class LineReader:
             except _Closed:
                 raise anyio.EndOfStream from None
             except ValueError:  # past MAX_LINE_BYTES: asyncio dropped what it had read
-                return parse_line(b"\xef\xbf\xbd line too long")
+                return self._parse(b"\xef\xbf\xbd line too long")
             except (ConnectionError, OSError):
                 self.close()
                 raise anyio.EndOfStream from None
@@ -88,7 +146,7 @@ class LineReader:
                 self.close()
                 raise anyio.EndOfStream
             if self.intercept is None or not self.intercept(line):
-                return parse_line(line)
+                return self._parse(line)
 
     def close(self) -> None:
         """End the stream: a waiting or later ``receive`` ends as at end of input."""
@@ -147,6 +205,13 @@ class LineWriter:
         except (ConnectionError, OSError, RuntimeError) as exc:
             self._broken()
             raise anyio.BrokenResourceError from exc
+
+    def buffered(self) -> int:
+        """Bytes written and not yet taken by the peer's end of the pipe (the transport's buffer)."""
+        try:
+            return int(self._writer.transport.get_write_buffer_size())
+        except (AttributeError, RuntimeError):
+            return 0
 
     def write_line(self, data: bytes) -> None:
         """Write ``data`` (one whole line, newline included) without waiting: the transport

@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -142,6 +142,13 @@ class Settled:
     answer: Any = None
 
 
+MAX_STALE_ENTRIES = 256
+"""Read answers a session keeps for stale reads, at most (the oldest kept is let go first)."""
+MAX_STALE_BYTES = 8 * 2**20
+"""Characters of text, data and structured content those answers hold together, at most; an
+answer larger than this alone is not kept."""
+
+
 @dataclass
 class _State:
     schedule: ToolSchedule | None = None
@@ -149,7 +156,23 @@ class _State:
     blocked_until: int = 0
     needs_auth: bool = False
     met_down: bool = False
-    answers: dict[str, Any] = field(default_factory=dict)
+    keeps_answers: bool = False
+    """The profile can inject ``stale_read`` into this tool: its answers are kept (capped)."""
+
+
+def answer_size(answer: Any) -> int:
+    """What a kept answer costs, in characters: its content blocks' ``text``, ``data`` and
+    ``blob`` and its structured content as JSON (an estimate the caps are counted in)."""
+    size = 0
+    for block in getattr(answer, "content", None) or ():
+        for attr in ("text", "data", "blob"):
+            value = getattr(block, attr, None) or getattr(getattr(block, "resource", None), attr, None)
+            if isinstance(value, str):
+                size += len(value)
+    structured = getattr(answer, "structured_content", None)
+    if structured is not None:
+        size += len(json.dumps(structured, default=repr))
+    return size + 64
 
 
 Describe = Callable[[Any], tuple[bool, str | None, Any]]
@@ -185,6 +208,8 @@ class ProxyFaultPlan:
         self.now = 0
         self._steps = 0
         self._state: dict[str, _State] = {}
+        self._kept: dict[tuple[str, str], tuple[Any, int]] = {}
+        self._kept_size = 0
 
     def set_tools(self, tools: Mapping[str, ProxiedTool]) -> None:
         """Take the upstream's classified tools (at start, and after a ``list_changed``).
@@ -237,6 +262,10 @@ class ProxyFaultPlan:
             if tool is not None and not tool.fault_exempt and self.profile.enabled:
                 schedule_kind = tool.kind if tool.kind in FAULT_KINDS_OF_KIND else "read"
                 st.schedule = ToolSchedule(self.profile, self.fault_seed, name, tool.app, schedule_kind)
+                st.keeps_answers = (
+                    FaultKind.STALE_READ in FAULT_KINDS_OF_KIND.get(tool.kind, NEVER_FORWARDED)
+                    and self.profile.rate(name, tool.app, FaultKind.STALE_READ) > 0
+                )
         n = st.calls
         st.calls += 1
         made = Decision(step=step, tool=name, call_index=n, action=Action.FORWARD, time=self.now)
@@ -315,13 +344,32 @@ class ProxyFaultPlan:
             kind = decision.fault
             assert kind is not None, "a withheld answer has its fault kind"
             return self._log(decision, arguments, FAULTS[kind].error(decision.tool), None, kind, FAULTS[kind].applied)
-        if decision.action is Action.STALE or (tool is not None and tool.kind == ToolKind.READ):
-            key = _key(arguments)
-            older = st.answers.get(key)
-            st.answers[key] = answer
+        if st.keeps_answers:
+            older = self._keep((decision.tool, _key(arguments)), answer)
             if decision.action is Action.STALE and older is not None and not is_error and self._differs(older, answer):
                 return self._log(decision, arguments, None, older, decision.fault, None)
         return self._log(decision, arguments, None, answer, None, None)
+
+    def _keep(self, key: tuple[str, str], answer: Any) -> Any:
+        """Keep ``answer`` as the latest for ``key`` (tool, arguments) and return the one it
+        replaces (None: none kept). Capped at :data:`MAX_STALE_ENTRIES` answers and
+        :data:`MAX_STALE_BYTES` characters: the oldest kept go first."""
+        older = self._kept.pop(key, None)
+        if older is not None:
+            self._kept_size -= older[1]
+        size = answer_size(answer)
+        if size <= MAX_STALE_BYTES:
+            self._kept[key] = (answer, size)
+            self._kept_size += size
+        while self._kept and (len(self._kept) > MAX_STALE_ENTRIES or self._kept_size > MAX_STALE_BYTES):
+            _, dropped = self._kept.pop(next(iter(self._kept)))
+            self._kept_size -= dropped
+        return older[0] if older is not None else None
+
+    @property
+    def kept_answers(self) -> tuple[int, int]:
+        """``(answers, characters)`` kept for stale reads now (see :meth:`_keep`)."""
+        return len(self._kept), self._kept_size
 
     def _differs(self, older: Any, answer: Any) -> bool:
         return self.describe(older)[2] != self.describe(answer)[2]

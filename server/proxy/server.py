@@ -34,7 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpgym.kernel.errors import ErrorCode, ToolError
 from mcpgym.server.proxy.plan import Action, ProxiedTool, ProxyFaultPlan
-from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamSpec
+from mcpgym.server.proxy.upstream import Callbacks, Upstream, UpstreamError, UpstreamFailure, UpstreamSpec
 
 MAX_LOGGED_TEXT = 2_000
 """Characters of an upstream text block kept in the call log (the agent gets the whole answer)."""
@@ -43,6 +43,12 @@ MAX_TOOL_NAME = 128
 refused with JSON-RPC -32602, logged under its first 128 characters, and never reaches the upstream."""
 MAX_LOGGED_BLOCKS = 8
 """Content blocks of one upstream answer kept in the call log."""
+MAX_CLIENT_BUFFER = 2**20
+"""Bytes written towards the client and not read by it yet past which an upstream notification
+(a log message, a list change, a resource update) is dropped and counted instead of sent."""
+MAX_PENDING_NOTIFICATIONS = 16
+"""Upstream notifications on their way to the client at once, at most (the rest are dropped
+and counted): a client that does not read holds at most these and :data:`MAX_CLIENT_BUFFER`."""
 
 Classify = Callable[[types.Tool], ProxiedTool]
 """Upstream tool -> what the fault plan knows of it (the evaluation layer's classifier)."""
@@ -133,6 +139,12 @@ class ProxySession:
         client_name: the downstream client's ``clientInfo.name``, when it sent one.
         fast: the session's :class:`~mcpgym.server.proxy.fast.FastCalls` (stdio upstream and
             client), or None.
+        client_writer: the :class:`~mcpgym.server.proxy.lines.LineWriter` towards the client
+            (None: the SDK's transport; then only the count of notifications in flight bounds them).
+        notices: counts of what the upstream announced and the proxy did or dropped for it
+            (``tools_list_changed`` received, ``relistings`` made, ``dropped_<kind>`` messages
+            not sent to a client too slow to read them); recorded under
+            ``metadata.proxy.notifications``.
     """
 
     upstream: Upstream
@@ -149,6 +161,11 @@ class ProxySession:
     fast: Any = None
     request_steps: dict[tuple[str, Any], list[int]] = field(default_factory=dict)
     undelivered: list[int] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)
+    client_writer: Any = None
+    _sending: int = 0
+    _relisting: bool = False
+    _relist_again: bool = False
 
     def note_request(self, request_id: Any, step: int) -> None:
         """Remember that the client's request ``request_id`` is the call of call-log ``step``."""
@@ -189,11 +206,55 @@ class ProxySession:
                 break
         return tools
 
+    def relist_soon(self, downstream: Any) -> None:
+        """The upstream's tools changed: re-list them, coalesced. At most one listing is in
+        flight and one pending: a change announced while a listing runs is covered by one
+        more listing after it, however many were announced (counted in :attr:`notices`)."""
+        self.notices["tools_list_changed"] = self.notices.get("tools_list_changed", 0) + 1
+        if self._relisting:
+            self._relist_again = True
+            return
+        if self.task_group is not None:
+            self._relisting = True
+            self.task_group.start_soon(self._relist_while_changed, downstream)
+
+    async def _relist_while_changed(self, downstream: Any) -> None:
+        try:
+            while True:
+                self._relist_again = False
+                await self._relist(downstream)
+                if not self._relist_again:
+                    return
+        finally:
+            self._relisting = False
+
     async def _relist(self, downstream: Any) -> None:
         """Take the upstream's new tool list and tell the client its list changed."""
+        self.notices["relistings"] = self.notices.get("relistings", 0) + 1
         with contextlib.suppress(Exception):
             self.take_tools(await self.list_all_tools())
-            await downstream.send_tool_list_changed()
+            await self.notify_client("tools_list_changed", downstream.send_tool_list_changed)
+
+    async def notify_client(self, kind: str, send: Callable[[], Awaitable[Any]]) -> None:
+        """Send one upstream notification to the client with ``send()``, unless the client is
+        too slow: more than :data:`MAX_CLIENT_BUFFER` bytes unread, or
+        :data:`MAX_PENDING_NOTIFICATIONS` notifications already waiting. Then it is dropped and
+        counted in ``notices["dropped_<kind>"]`` (the upstream is never held up: it reads on).
+        A client that is gone misses it without a word, as before."""
+        buffered = self.client_writer.buffered() if self.client_writer is not None else 0
+        if self._sending >= MAX_PENDING_NOTIFICATIONS or buffered > MAX_CLIENT_BUFFER:
+            self.notices[f"dropped_{kind}"] = self.notices.get(f"dropped_{kind}", 0) + 1
+            return
+        self._sending += 1
+        try:
+            with contextlib.suppress(Exception):
+                await send()
+        finally:
+            self._sending -= 1
+
+    def dropped(self) -> int:
+        """Upstream notifications dropped for a slow client so far."""
+        return sum(n for k, n in self.notices.items() if k.startswith("dropped_"))
 
     def callbacks(self) -> Callbacks:
         """The callbacks that carry the upstream's requests and notifications downstream."""
@@ -222,9 +283,10 @@ class ProxySession:
             )
 
         async def logging(params: types.LoggingMessageNotificationParams) -> None:
-            if self.downstream is not None:
-                with contextlib.suppress(Exception):
-                    await self.downstream.send_log_message(params.level, params.data, params.logger)
+            if (session := self.downstream) is not None:
+                await self.notify_client(
+                    "log_messages", lambda: session.send_log_message(params.level, params.data, params.logger)
+                )
 
         async def message(item: Any) -> None:
             session = self.downstream
@@ -238,14 +300,14 @@ class ProxySession:
                 if isinstance(root, types.ToolListChangedNotification):
                     # listed in a task of its own: the handler runs in the connection's receive
                     # loop, which must go on to read the listing's answer
-                    if self.task_group is not None:
-                        self.task_group.start_soon(self._relist, session)
+                    self.relist_soon(session)
                 elif isinstance(root, types.ResourceListChangedNotification):
-                    await session.send_resource_list_changed()
+                    await self.notify_client("resources_list_changed", session.send_resource_list_changed)
                 elif isinstance(root, types.PromptListChangedNotification):
-                    await session.send_prompt_list_changed()
+                    await self.notify_client("prompts_list_changed", session.send_prompt_list_changed)
                 elif isinstance(root, types.ResourceUpdatedNotification):
-                    await session.send_resource_updated(root.params.uri)
+                    uri = root.params.uri
+                    await self.notify_client("resource_updates", lambda: session.send_resource_updated(uri))
 
         return Callbacks(elicitation=elicitation, sampling=sampling, logging=logging, message=message)
 
@@ -336,7 +398,7 @@ def build_proxy_server(session: ProxySession, name: str = "mcpgym-proxy", versio
             plan.settle(decision, params.arguments, failure=err)
             outcome = ("raise", exc)
         except UpstreamError as exc:
-            code = ErrorCode.TIMEOUT if "within" in str(exc) else ErrorCode.UNAVAILABLE
+            code = ErrorCode.TIMEOUT if exc.failure is UpstreamFailure.TIMEOUT else ErrorCode.UNAVAILABLE
             session.upstream_failed(str(exc))
             err = ToolError(code, f"mcpgym proxy: {exc}", retryable=code == ErrorCode.TIMEOUT)
             plan.settle(decision, params.arguments, failure=err)
@@ -496,6 +558,11 @@ async def serve_proxy_stdio(
         ended = True
         if session.upstream.failure and session.status != "errored" and not session.upstream.closing:
             session.upstream_failed(session.upstream.failure)
+        if session.dropped():
+            counts = ", ".join(
+                f"{n} {k[len('dropped_') :]}" for k, n in session.notices.items() if k.startswith("dropped_")
+            )
+            print(f"mcpgym proxy: the client read too slowly: dropped {counts} from the upstream", file=sys.stderr)
         on_end(session)
 
     try:
@@ -512,6 +579,7 @@ async def serve_proxy_stdio(
                 tg.start_soon(_stop_on_signal, serving, session)
                 async with pipe_stdio() as pipes, contextlib.AsyncExitStack() as stack:
                     read, write = pipes if pipes else await stack.enter_async_context(stdio_server())
+                    session.client_writer = pipes[1] if pipes else None
                     if pipes and session.fast is not None:
                         session.fast.downstream = pipes[1]
                         pipes[0].intercept = session.fast.from_client

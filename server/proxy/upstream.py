@@ -9,6 +9,7 @@ the upstream has a deadline: connecting (``connect_timeout``) and every request
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ import mcp_types as types
 from pydantic import BaseModel, Field, model_validator
 
 from mcpgym.kernel.exceptions import ServiceError
+from mcpgym.server.proxy.lines import broken_answer_reason
 
 DEFAULT_CONNECT_TIMEOUT = 60.0
 """Wall seconds to start the upstream and finish its initialisation."""
@@ -57,8 +59,27 @@ class UpstreamSpec(BaseModel):
         return self.url if self.url is not None else " ".join(self.command or [])
 
 
+class UpstreamFailure(enum.Enum):
+    """How a request to the upstream failed (what the client is told: ``timeout`` or ``unavailable``)."""
+
+    TIMEOUT = "timeout"
+    """No answer within ``call_timeout``: the call may have applied (a retryable ``timeout``)."""
+    CLOSED = "closed"
+    """The upstream is gone (crashed, closed its pipe, never started): ``unavailable``."""
+    BROKEN = "broken"
+    """The upstream answered, but the answer breaks the protocol: ``unavailable``, at once."""
+
+
 class UpstreamError(ServiceError):
-    """The upstream could not be reached or stopped answering; the message says how."""
+    """The upstream could not be reached or stopped answering; the message says how.
+
+    Attributes:
+        failure: which way it failed (:class:`UpstreamFailure`), never read from the message.
+    """
+
+    def __init__(self, message: str, failure: UpstreamFailure = UpstreamFailure.CLOSED) -> None:
+        super().__init__(message)
+        self.failure = failure
 
 
 class Callbacks(BaseModel):
@@ -159,9 +180,11 @@ class Upstream:
         with anyio.move_on_after(self.spec.connect_timeout):
             await self._ready.wait()
         if self.client is None:
+            if self.failure is not None:
+                raise UpstreamError(self.failure)
             raise UpstreamError(
-                self.failure
-                or f"the upstream {self.spec.describe()!r} did not initialise within {self.spec.connect_timeout:g} s"
+                f"the upstream {self.spec.describe()!r} did not initialise within {self.spec.connect_timeout:g} s",
+                UpstreamFailure.TIMEOUT,
             )
 
     def close(self) -> None:
@@ -197,6 +220,7 @@ class Upstream:
             raise UpstreamError(self.failure or "the upstream is not connected")
         result: Any = None
         failed: str | None = None
+        kind = UpstreamFailure.CLOSED
         timeout = self.spec.call_timeout
         # one cancel scope per request, its deadline the call timeout; run() cancels every
         # waiting scope when the connection ends (no watcher task per request)
@@ -207,23 +231,25 @@ class Upstream:
                 result = await call(client.session)
         except MCPError as exc:
             if _is_timeout(exc):
-                failed = f"the upstream did not answer {what} within {timeout:g} s"
+                failed, kind = f"the upstream did not answer {what} within {timeout:g} s", UpstreamFailure.TIMEOUT
             elif _is_closed(exc):
                 failed = self.failure or f"the upstream closed the connection during {what}"
+            elif (broken := broken_answer_reason(exc.error)) is not None:
+                failed, kind = f"the upstream's answer to {what} broke the protocol: {broken}", UpstreamFailure.BROKEN
             else:
                 raise  # the upstream's own JSON-RPC error answer
         except Exception as exc:  # noqa: BLE001 - a broken answer is reported, never raised
-            failed = f"the upstream's answer to {what} broke the protocol: {_why(exc)}"
+            failed, kind = f"the upstream's answer to {what} broke the protocol: {_why(exc)}", UpstreamFailure.BROKEN
         finally:
             self._waiting.discard(scope)
         if scope.cancelled_caught and not self._done.is_set():
-            failed = f"the upstream did not answer {what} within {timeout:g} s"
+            failed, kind = f"the upstream did not answer {what} within {timeout:g} s", UpstreamFailure.TIMEOUT
         if failed is None and result is None and not self._done.is_set():
-            failed = f"no answer to {what}"
+            failed, kind = f"no answer to {what}", UpstreamFailure.BROKEN
         if self._done.is_set() and result is None:
-            failed = self.failure or f"the upstream closed the connection during {what}"
+            failed, kind = self.failure or f"the upstream closed the connection during {what}", UpstreamFailure.CLOSED
         if failed is not None:
-            raise UpstreamError(failed)
+            raise UpstreamError(failed, kind)
         return result
 
 

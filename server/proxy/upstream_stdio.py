@@ -24,7 +24,7 @@ from typing import Protocol
 
 import anyio
 
-from mcpgym.server.proxy.lines import MAX_LINE_BYTES, LineReader, LineWriter
+from mcpgym.server.proxy.lines import MAX_LINE_BYTES, LineReader, LineWriter, parse_answer_line
 
 EXIT_GRACE = 2.0
 """Wall seconds the upstream has to exit once its stdin is closed (the SDK's grace period)."""
@@ -130,7 +130,7 @@ async def subprocess_stdio(
         limit=MAX_LINE_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
-    reader = LineReader(process.stdout)
+    reader = LineReader(process.stdout, parse=parse_answer_line)
     writer = LineWriter(process.stdin, reader)
     if tap is not None:
         reader.intercept, reader.on_end = tap.from_upstream, tap.upstream_ended

@@ -6,12 +6,14 @@
 Tools (annotated): ``note_read`` / ``note_write`` (files in DIR), ``confirm_write`` (asks the
 user by elicitation first), ``authenticate`` (not annotated), and the hostile ones: ``crash`` (the process exits), ``hang``
 (never answers), ``garbage`` (writes a line that is no JSON-RPC message to stdout, then answers),
-``rpc_error`` (answers a JSON-RPC error), and ``request_id`` (the JSON-RPC id its call came with).
+``rpc_error`` (answers a JSON-RPC error), ``broken_answer`` (answers with a line that breaks the
+protocol, then nothing), ``flood`` (a burst of notifications), and ``request_id`` (the JSON-RPC id its call came with).
 A resource ``note://readme`` and a prompt ``greet`` let the proxy show it passes them through.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -24,6 +26,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
+BROKEN_SHAPES: dict[str, dict] = {
+    "bad_result": {"result": {"content": "finished within budget"}},  # content is no list (and says "within")
+    "no_result": {},  # neither result nor error
+    "bad_error": {"error": {"code": "x", "message": 3}},
+    "huge_integer": {"result": {"content": [], "n": "NUMBER"}},  # an integer of 5,000 digits
+    "lone_surrogate": {"result": {"content": [{"type": "text", "text": "\ud800"}]}},
+    "no_jsonrpc": {"result": {"content": []}},  # the "jsonrpc" member is taken out
+}
+"""Answers of the ``broken_answer`` tool: each breaks the protocol a different way."""
+
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 
@@ -32,6 +44,17 @@ class Confirm(BaseModel):
     """The elicitation form: does the user confirm?"""
 
     ok: bool
+
+
+_WIRE: list[int] = []
+"""A duplicate of the process's stdout taken before the SDK's stdio transport diverts fd 1 to stderr."""
+
+
+def _to_wire(text: str) -> None:
+    """Write ``text`` on the MCP pipe itself, past the SDK (which diverts ``sys.stdout``)."""
+    data = text.encode("utf-8", "surrogatepass")
+    while data:
+        data = data[os.write(_WIRE[0], data) :]
 
 
 def build(folder: Path) -> MCPServer:
@@ -80,9 +103,29 @@ def build(folder: Path) -> MCPServer:
     @server.tool(annotations=READ, structured_output=False)
     def garbage() -> str:
         """Write a non-message line to stdout, then answer."""
-        sys.stdout.write("this is not JSON-RPC {{{\n")
-        sys.stdout.flush()
+        _to_wire("this is not JSON-RPC {{{\n")
         return "answered after garbage"
+
+    @server.tool(annotations=READ, structured_output=False)
+    async def broken_answer(shape: str, ctx: Context) -> str:
+        """Answer this call with a line that breaks the protocol (``shape``, one of
+        :data:`BROKEN_SHAPES`), written straight to stdout, then never answer properly."""
+        envelope = {} if shape == "no_jsonrpc" else {"jsonrpc": "2.0"}
+        body = json.dumps({**envelope, "id": ctx.request_id, **BROKEN_SHAPES[shape]})
+        _to_wire(body.replace('"NUMBER"', "9" * 5000) + "\n")
+        await anyio.sleep_forever()
+        return "never"
+
+    @server.tool(annotations=READ, structured_output=False)
+    def flood(method: str, count: int, size: int = 0) -> str:
+        """Write ``count`` notifications ``method`` (``notifications/message``: a log message
+        of ``size`` characters) straight to stdout, then touch ``flood.done`` and answer."""
+        params = {"level": "info", "data": "x" * size} if method == "notifications/message" else None
+        line = json.dumps({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}) + "\n"
+        for start in range(0, count, 1000):
+            _to_wire(line * min(1000, count - start))
+        (folder / "flood.done").write_text(str(count))
+        return f"flooded {count}"
 
     @server.tool(annotations=READ, structured_output=False)
     def request_id(ctx: Context) -> str:
@@ -112,6 +155,7 @@ def main() -> None:
     folder = Path(sys.argv[1])
     server = build(folder)
     if "--http" not in sys.argv:
+        _WIRE.append(os.dup(1))
         server.run("stdio")
         return
     import uvicorn
