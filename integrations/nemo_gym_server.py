@@ -1,7 +1,7 @@
 """A NeMo Gym resources server whose rollouts are mcpgym episodes (docs/rl.md, "NeMo Gym").
 
 Standalone on purpose: this module imports only NeMo Gym (``nemo-gym`` 0.4, which needs
-``mcp<2``), FastAPI, httpx and pydantic, never mcpgym, so it runs in a venv of its own
+``mcp<2``), FastAPI, pydantic and the HTTP stack NeMo Gym itself uses (aiohttp, orjson), never mcpgym, so it runs in a venv of its own
 (``.venv-nemo``) and talks to a ``mcpgym serve --transport http`` over HTTP: the process
 boundary that lets NeMo Gym's ``mcp<2`` and mcpgym's ``mcp>=2.3`` both be what they are. Load
 it by its path (``python integrations/nemo_gym_server.py --mcpgym-url URL --token T``, or
@@ -19,8 +19,13 @@ resolves its models without the module being in ``sys.modules``).
   message is the final message; ``POST /control/episodes/{id}/reward`` on mcpgym ends, judges
   and rewards the episode with mcpgym's one reward function under the server's profile; the
   answer (:class:`McpgymVerifyResponse`) has ``reward`` (the total) and ``reward_components``
-  (``{term: signed contribution, "process": sum}``) and the whole breakdown. The episode is
-  then deleted on mcpgym and the session forgotten.
+  (``{term: signed contribution, "process": sum}``) and the whole breakdown. The same request
+  asks mcpgym to delete the episode once it is rewarded (``"delete": true``), and the session is
+  forgotten.
+
+Two requests to mcpgym per rollout, over one kept-alive aiohttp connection pool per server (the
+client NeMo Gym's own servers use; docs/performance.md, ``nemo_gym_seed_verify``, has what each
+costs).
 
 Refusals are FastAPI ``HTTPException`` answers, as NeMo Gym's own resources servers give
 (``{"detail": ...}``): a seed mcpgym refuses keeps mcpgym's status (422 unknown task or bad
@@ -32,9 +37,11 @@ ever made up.
 
 import argparse
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import aiohttp
+import orjson
 from fastapi import FastAPI, HTTPException, Request
 from nemo_gym.base_resources_server import (
     BaseResourcesServerConfig,
@@ -155,14 +162,27 @@ def final_message(response: Any) -> str:
     return last
 
 
-def _mcpgym_error(answer: httpx.Response, what: str) -> HTTPException:
+@dataclass(frozen=True)
+class _Answer:
+    """One answer of mcpgym: its status, its ``Retry-After`` header (or None) and its body."""
+
+    status: int
+    retry_after: str | None
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON (``orjson.JSONDecodeError``, a ``ValueError``, when it is not)."""
+        return orjson.loads(self.body)
+
+
+def _mcpgym_error(answer: _Answer, what: str) -> HTTPException:
     """mcpgym's refusal as the HTTPException this server answers (its status, its one line)."""
     try:
         said = str(answer.json().get("error", ""))[:500]
-    except ValueError:
-        said = answer.text[:500]
-    headers = {"Retry-After": answer.headers["retry-after"]} if "retry-after" in answer.headers else None
-    return HTTPException(status_code=answer.status_code, detail=f"mcpgym refused {what}: {said}", headers=headers)
+    except (ValueError, AttributeError):
+        said = answer.body[:500].decode("utf-8", "replace")
+    headers = {"Retry-After": answer.retry_after} if answer.retry_after is not None else None
+    return HTTPException(status_code=answer.status, detail=f"mcpgym refused {what}: {said}", headers=headers)
 
 
 class McpgymResourcesServer(SimpleResourcesServer):
@@ -171,7 +191,7 @@ class McpgymResourcesServer(SimpleResourcesServer):
 
     config: McpgymResourcesServerConfig
     _seeded: dict[str, _Seeded] = PrivateAttr(default_factory=dict)
-    _http: httpx.AsyncClient | None = PrivateAttr(default=None)
+    _http: aiohttp.ClientSession | None = PrivateAttr(default=None)
 
     def setup_webserver(self) -> FastAPI:
         """NeMo Gym's routes (``/seed_session``, ``/verify``, ``/aggregate_metrics``); the HTTP
@@ -180,31 +200,38 @@ class McpgymResourcesServer(SimpleResourcesServer):
         app.router.add_event_handler("shutdown", self.aclose)
         return app
 
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(
-                base_url=self.config.mcpgym_url.rstrip("/"),
+    def _client(self) -> aiohttp.ClientSession:
+        """The one HTTP client to mcpgym (made on first use, in the server's event loop): a
+        kept-alive pool of at most 256 connections, each request bounded by ``timeout``."""
+        if self._http is None or self._http.closed:
+            self._http = aiohttp.ClientSession(
                 headers={"Authorization": f"Bearer {self.config.mcpgym_token}"},
-                timeout=httpx.Timeout(self.config.timeout),
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=256),
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout),
+                connector=aiohttp.TCPConnector(limit=256, keepalive_timeout=15.0),
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._http
 
     async def aclose(self) -> None:
         """Close the HTTP client to mcpgym."""
         if self._http is not None:
-            await self._http.aclose()
+            await self._http.close()
             self._http = None
 
-    async def _mcpgym(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
-        """One request to mcpgym; 503 when it cannot be reached, 504 when it times out."""
+    async def _mcpgym(self, method: str, path: str, body: dict[str, Any] | None = None) -> _Answer:
+        """One request to mcpgym (``body`` as JSON); 503 when it cannot be reached, 504 when it
+        does not answer within ``timeout``."""
+        url = self.config.mcpgym_url.rstrip("/") + path
+        data = None if body is None else orjson.dumps(body)
+        headers = None if body is None else {"Content-Type": "application/json"}
         try:
-            return await self._client().request(method, path, json=body)
-        except httpx.TimeoutException:
+            async with self._client().request(method, url, data=data, headers=headers) as answer:
+                return _Answer(answer.status, answer.headers.get("Retry-After"), await answer.read())
+        except TimeoutError:  # aiohttp's timeouts (ServerTimeoutError too) are TimeoutErrors
             raise HTTPException(
                 504, f"mcpgym did not answer {method} {path} within {self.config.timeout:g} s"
             ) from None
-        except httpx.TransportError as exc:
+        except aiohttp.ClientError as exc:
             raise HTTPException(503, f"mcpgym unreachable at {self.config.mcpgym_url}: {exc}"[:500]) from None
 
     async def seed_session(self, request: Request, body: McpgymSeedSessionRequest) -> McpgymSeedSessionResponse:
@@ -223,7 +250,7 @@ class McpgymResourcesServer(SimpleResourcesServer):
         faults = body.faults if body.faults is not None else self.config.faults
         wanted = {"task": body.task, "trial": body.trial, "faults": faults, "fault_seed": body.fault_seed}
         answer = await self._mcpgym("POST", "/control/task-episodes", wanted)
-        if answer.status_code != 201:
+        if answer.status != 201:
             raise _mcpgym_error(answer, f"the seed of task {body.task[:200]!r}")
         made = answer.json()
         self._seeded[session] = _Seeded(episode_id=made["episode_id"], task=made["task"], trial=made["trial"])
@@ -248,15 +275,18 @@ class McpgymResourcesServer(SimpleResourcesServer):
         seeded = self._seeded.pop(request.session[SESSION_ID_KEY], None)
         if seeded is None:
             raise HTTPException(400, "session not seeded: call /seed_session first (or it was verified already)")
-        wanted = {"final_message": final_message(body.response), "reward": self.config.reward}
+        wanted = {"final_message": final_message(body.response), "reward": self.config.reward, "delete": True}
         try:
             answer = await self._mcpgym("POST", f"/control/episodes/{seeded.episode_id}/reward", wanted)
-        finally:  # the rollout is over whatever the answer: its episode is freed
+        except HTTPException:  # not answered (503, 504): its episode is freed if mcpgym can be reached
             with contextlib.suppress(HTTPException):
                 await self._mcpgym("DELETE", f"/control/episodes/{seeded.episode_id}")
-        if answer.status_code == 404:
+            raise
+        if answer.status == 404:
             raise HTTPException(410, f"episode {seeded.episode_id} is gone on mcpgym (expired, deleted or restarted)")
-        if answer.status_code != 200:
+        if answer.status != 200:  # mcpgym deletes a refused episode too; a 422 body never reached that
+            with contextlib.suppress(HTTPException):
+                await self._mcpgym("DELETE", f"/control/episodes/{seeded.episode_id}")
             raise _mcpgym_error(answer, f"the reward of episode {seeded.episode_id}")
         got = answer.json()
         return McpgymVerifyResponse(

@@ -400,10 +400,12 @@ def create_app(
         try:
             task, trial = task_of(ep, body)
             # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
-            out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
+            out: Response = answer(await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body)))
         except RLRefused as exc:
-            return problem(exc.status, str(exc))
-        return answer(out)
+            out = problem(exc.status, str(exc))
+        if body.delete and store.delete(ep.episode_id):  # rewarded or refused: its episode ends either way
+            await end_episode(ep, EpisodeEnd.DELETED)
+        return out
 
     async def ledger(request: Request) -> Response:
         ep = episode_or_404(request)

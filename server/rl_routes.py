@@ -7,7 +7,9 @@ a task, and the reward of a finished episode (docs/design.md §5, docs/rl.md "Ne
 - ``POST /control/episodes/{id}/reward``: :class:`RewardRequest` -> :class:`EpisodeReward`:
   the episode ended with the agent's final message, judged and scored as ``mcpgym run`` does,
   and rewarded by the one reward function (``mcpgym.evaluation.scoring.reward.episode_reward``)
-  under a named profile. The episode stays live (``DELETE`` it when done).
+  under a named profile. The episode stays live (``DELETE`` it when done), unless the request
+  says ``"delete": true``: then it is deleted once the reward (or the hooks' refusal) is
+  answered, so a trainer's verify is one round trip.
 
 The server layer knows no tasks and no judge: what these routes need of them comes through an
 :class:`RLHooks` (``mcpgym serve`` passes :mod:`mcpgym.evaluation.run.served_rl`'s). A server
@@ -71,6 +73,8 @@ class RewardRequest(BaseModel):
             ``shaped``, or a mapping of ``RewardProfile`` fields (a server reads no files a
             request names). task, trial: needed only for an episode not made by
             ``/control/task-episodes`` (then its seed and apps must be the task's).
+        delete: delete the episode once this request is answered (rewarded, or refused with
+            409 or 422 by the task, judge or profile; False: it stays live until ``DELETE``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -79,6 +83,7 @@ class RewardRequest(BaseModel):
     reward: str | dict[str, Any] | None = None
     task: str | None = Field(None, min_length=1, max_length=200)
     trial: int | None = Field(None, ge=0, le=MAX_SEED, strict=True)
+    delete: bool = Field(False, strict=True)
 
 
 class EpisodeReward(BaseModel):

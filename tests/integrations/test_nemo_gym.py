@@ -10,9 +10,11 @@ Needs ``.venv-nemo`` (tests/support/nemo_venv.py: skips saying how to make it, f
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from mcpgym.evaluation.agents import make_agent
@@ -81,6 +83,9 @@ def test_seed_tools_verify_through_nemo_gyms_client(nemo, served) -> None:
     )
     assert verify["success"] is True and verify["reward_breakdown"]["profile"]["name"] == "shaped"
     assert verify["response"]["output"][0]["content"][0]["text"] == final  # NeMo Gym's request comes back
+    # the verify's one request to mcpgym ("delete": true) freed the episode
+    gone = httpx.get(f"{url}/control/episodes/{seed['episode_id']}", headers={"Authorization": f"Bearer {token}"})
+    assert gone.status_code == 404
 
 
 def test_refused_seeds_and_lost_sessions_are_nemo_gym_errors(nemo) -> None:
@@ -113,6 +118,15 @@ def test_refused_seeds_and_lost_sessions_are_nemo_gym_errors(nemo) -> None:
     assert full["seed"]["status"] == 429 and "episode limit reached" in full["seed"]["detail"]
 
 
+def test_an_unreachable_mcpgym_is_a_503(nemo) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    job = {"mcpgym_url": url, "token": "t", "rollouts": [{"task": TASK}]}
+    (got,) = run_driver(nemo, job)["rollouts"]
+    assert got["seed"]["status"] == 503 and got["seed"]["detail"].startswith(f"mcpgym unreachable at {url}: ")
+
+
 def test_64_concurrent_rollouts_are_isolated_and_seeded(nemo, served) -> None:
     url, token = served
     lone = {seed: careful(seed) for seed in set(SEEDS)}
@@ -136,7 +150,8 @@ def test_64_concurrent_rollouts_are_isolated_and_seeded(nemo, served) -> None:
 
 def test_the_resources_server_imports_no_mcpgym() -> None:
     """integrations/nemo_gym_server.py runs where mcpgym cannot be installed (mcp<2): its
-    imports are NeMo Gym's, FastAPI's, httpx, pydantic, omegaconf, uvicorn and the standard library."""
+    imports are NeMo Gym's, FastAPI's, aiohttp and orjson (NeMo Gym's HTTP stack), pydantic,
+    omegaconf, uvicorn and the standard library."""
     import ast
     import sys
 
@@ -146,4 +161,4 @@ def test_the_resources_server_imports_no_mcpgym() -> None:
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     outside = names - set(sys.stdlib_module_names)
-    assert outside == {"fastapi", "httpx", "nemo_gym", "omegaconf", "pydantic", "uvicorn"}
+    assert outside == {"aiohttp", "fastapi", "nemo_gym", "omegaconf", "orjson", "pydantic", "uvicorn"}

@@ -16,8 +16,10 @@ tools with the MCP SDK's streamable-HTTP client, ``/verify``; at most ``concurre
 its own session cookie) and prints one JSON object: ``{"rollouts": [{"seed": answer | {"status",
 "detail"}, "results": [tool results], "verify": answer | {"status", "detail"}}]}``. With ``bench``,
 it instead measures seed+verify pairs per second (no tool calls) against this server and against
-NeMo Gym's example resources server ``example_session_state_mgmt``, alternating, and prints
-``{"bench": {"mcpgym": rate, "example": rate}}``.
+NeMo Gym's example resources server ``example_session_state_mgmt``, pair by pair in turn, and
+prints ``{"bench": {"ratios": [per round], "mcpgym": rate, "example": rate, "direct": {"requests": ms,
+"empty": ms}}}``
+(``direct``: mcpgym's two requests of a pair, and an empty request, timed straight from aiohttp).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import importlib.util
 import json
 import socket
+import statistics
 import sys
 import threading
 import time
@@ -170,34 +173,83 @@ async def play(job: dict[str, Any], client: ServerClient) -> list[dict[str, Any]
         return list(await asyncio.gather(*(one(s) for s in job["rollouts"])))
 
 
-async def pairs_per_second(
-    client: ServerClient, name: str, seed: dict[str, Any], check: dict[str, Any], seconds: float
-) -> float:
-    """seed_session + verify pairs per wall second, one after another, for ``seconds``."""
-    body, done, start = verify_body("done") | check, 0, time.perf_counter()
+async def one_pair(client: ServerClient, name: str, seed: dict[str, Any], body: dict[str, Any]) -> float:
+    """One seed_session + verify pair on server ``name``: its wall seconds."""
+    start = time.perf_counter()
+    s = await client.post(server_name=name, url_path="/seed_session", json=seed)
+    assert s.ok, await s.read()
+    v = await client.post(server_name=name, url_path="/verify", json=body, cookies=s.cookies)
+    assert v.ok, await v.read()
+    await v.read()
+    return time.perf_counter() - start
+
+
+async def interleaved_round(
+    client: ServerClient, seeds: dict[str, dict[str, Any]], bodies: dict[str, dict[str, Any]], seconds: float
+) -> dict[str, float]:
+    """Pairs per second of each server over ``seconds`` of wall time, pair by pair in turn (so
+    both meet the same load at the same moments): ``{name: pairs / seconds spent on them}``."""
+    spent = dict.fromkeys(seeds, 0.0)
+    done = dict.fromkeys(seeds, 0)
+    start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        s = await client.post(server_name=name, url_path="/seed_session", json=seed)
-        assert s.ok, await s.read()
-        v = await client.post(server_name=name, url_path="/verify", json=body, cookies=s.cookies)
-        assert v.ok, await v.read()
-        await v.read()
-        done += 1
-    return done / (time.perf_counter() - start)
+        for name in seeds:
+            spent[name] += await one_pair(client, name, seeds[name], bodies[name])
+            done[name] += 1
+    return {name: done[name] / spent[name] for name in seeds}
 
 
-async def bench(job: dict[str, Any], client: ServerClient) -> dict[str, float]:
-    """Both servers' rates, alternating rounds (module docstring); the best round of each."""
+async def direct_ms(job: dict[str, Any], seconds: float) -> dict[str, float]:
+    """Milliseconds, straight to mcpgym over one kept-alive aiohttp session as the resources
+    server holds: ``requests`` the pair's two requests (task episode; reward with delete),
+    ``empty`` an empty round trip (``GET /health``); each the mean over ``seconds``."""
+    import aiohttp
+
+    headers = {"Authorization": f"Bearer {job['token']}"}
+    base, task = job["mcpgym_url"].rstrip("/"), job["bench"]["task"]
+    out: dict[str, float] = {}
+    async with aiohttp.ClientSession(headers=headers) as http:
+
+        async def pair() -> None:
+            async with http.post(f"{base}/control/task-episodes", json={"task": task, "trial": 0}) as made:
+                assert made.status == 201, await made.read()
+                eid = (await made.json())["episode_id"]
+            wanted = {"final_message": "done", "delete": True}
+            async with http.post(f"{base}/control/episodes/{eid}/reward", json=wanted) as got:
+                assert got.status == 200, await got.read()
+                await got.read()
+
+        async def empty() -> None:
+            async with http.get(f"{base}/health") as got:
+                await got.read()
+
+        for name, step in (("requests", pair), ("empty", empty)):
+            done, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                await step()
+                done += 1
+            out[name] = (time.perf_counter() - start) / done * 1e3
+    return out
+
+
+async def bench(job: dict[str, Any], client: ServerClient) -> dict[str, Any]:
+    """Both servers' rates, pair by pair in turn (module docstring), in ``rounds`` rounds:
+    ``{"ratios": [mcpgym / example per round], "mcpgym", "example": median rates, "direct": the
+    best round of :func:`direct_ms` (what mcpgym's share of a pair costs)}``."""
     aiohttp_client()
-    rates: dict[str, list[float]] = {"mcpgym": [], "example": []}
     seeds = {"mcpgym": {"task": job["bench"]["task"], "trial": 0}, "example": {"initial_count": 0}}
-    checks: dict[str, dict[str, Any]] = {"mcpgym": {}, "example": {"expected_count": 0}}
-    for name in ("mcpgym", "example"):  # warm both (first requests, first world of the task)
-        await pairs_per_second(client, name, seeds[name], checks[name], 0.3)
+    bodies = {"mcpgym": verify_body("done"), "example": verify_body("done") | {"expected_count": 0}}
+    await interleaved_round(client, seeds, bodies, 0.3)  # warm both (first requests, first world)
+    rounds: list[dict[str, float]] = []
+    direct: list[dict[str, float]] = []
     for _ in range(int(job["bench"].get("rounds", 3))):
-        for name in ("mcpgym", "example"):
-            rate = await pairs_per_second(client, name, seeds[name], checks[name], job["bench"]["seconds"])
-            rates[name].append(rate)
-    return {name: max(r) for name, r in rates.items()}
+        rounds.append(await interleaved_round(client, seeds, bodies, job["bench"]["seconds"]))
+        direct.append(await direct_ms(job, job["bench"]["seconds"] / 4))
+    return {
+        "ratios": [r["mcpgym"] / r["example"] for r in rounds],
+        **{name: statistics.median(r[name] for r in rounds) for name in seeds},
+        "direct": {k: min(d[k] for d in direct) for k in direct[0]},
+    }
 
 
 def main() -> None:
