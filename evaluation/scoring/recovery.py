@@ -1,5 +1,6 @@
 """Recovery (docs/design.md §7, "Recovery"): each recoverable error, whether an attempt that
-could overcome it followed within K calls, and whether the failing call's goal was reached.
+could overcome it followed (any number of calls later while the episode lasts, unless a window
+K caps it), and whether the failing call's goal was reached.
 
 :func:`score_recovery` is the rule; the helpers say what counts as an attempt in a
 transcript without a catalog (:func:`names_remedy`, :func:`related`, :func:`looks_into`) and
@@ -48,7 +49,7 @@ def score_recovery(
     calls: list[Call],
     catalog: Catalog,
     *,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
     timeout_read_recovers: bool = True,
     status: str = "completed",
     outside: bool = False,
@@ -58,7 +59,8 @@ def score_recovery(
     * Recoverable error: an error step that was an injected fault (ledger, call log, or -
       without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
       auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
+    * Attempt: a later call (any number of calls later: no fixed window, as people judge,
+      docs/labelling.md; with ``k``, one of the next ``k`` calls) retries the same tool, calls a remedy for that
       code (declared, or the tool the error names: :func:`names_remedy`) that the failing
       operation followed (:func:`_reattempted`: a later call of the same tool on matching
       ids, or of an alternative, any number of calls later; without a catalog, a cure the
@@ -88,15 +90,17 @@ def score_recovery(
       The tool did its work and answered, so the obstacle was overcome; what the answer
       means for the task is the outcome's business. A refusal answered by another refusal is
       not recovered (docs/design.md §7, "Recovery").
-    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
-      ``k`` calls after the error.
+    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``): with no
+      window, every error of such an episode (the agent's chance to attempt ran until the
+      cut); with ``k``, an error fewer than ``k`` calls before the end.
 
     Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
     §7, "Recovery").
 
     Args:
         calls: the resolved calls. catalog: remedies and alternatives.
-        k: the recovery window, in tool calls (>= 1). status: the episode's status.
+        k: the recovery window, in tool calls (>= 1); ``None`` (the default): no window.
+            status: the episode's status.
     """
     out: list[RecoverableError] = []
     n = len(calls)
@@ -166,7 +170,7 @@ def score_recovery(
         goal = (c.tool, *alts)
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
-        for j in range(i + 1, min(n, i + 1 + k)):
+        for j in range(i + 1, n if k is None else min(n, i + 1 + k)):
             d = calls[j]
             if _unknown_tool(d):
                 continue  # a tool that does not exist overcomes nothing
@@ -223,7 +227,7 @@ def score_recovery(
                 attempt=attempt,
                 attempt_step=attempt_step,
                 recovered_step=recovered_step,
-                cut_short=status != "completed" and i + k >= n,
+                cut_short=status != "completed" and (k is None or i + k >= n),
                 blind_retry_steps=blind,
                 curable=curable,
             )
