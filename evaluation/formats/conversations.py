@@ -17,6 +17,7 @@ any of these shapes, as tau-bench and most harnesses store them:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,44 @@ cut by the harness."""
 REPEATED_HANDOFFS = 2
 """Identical hand-off calls at the end of a conversation from which on the hand-off did not
 end it: the agent kept handing off until the harness's step limit cut it (status ``limit``)."""
+HARNESS_TEXTS: tuple[tuple[re.Pattern[str], EpisodeStatus, str], ...] = (
+    (
+        re.compile(
+            r"\s*(?:error:\s*)?(?:timeout,?\s*)?no response (?:was )?(?:received )?from (?:the )?(?:llm|model)[\s.!]*",
+            re.IGNORECASE,
+        ),
+        EpisodeStatus.ERRORED,
+        "the harness got no answer from the model",
+    ),
+    (
+        re.compile(r"\s*agent stopped due to (?:iteration limit or time limit|max iterations)[\s.!]*", re.IGNORECASE),
+        EpisodeStatus.LIMIT,
+        "the harness's step or time limit cut the episode",
+    ),
+)
+"""Texts a harness writes itself where the agent's final answer would be, each matched against
+the whole last assistant message (a model's answer that merely begins so is no harness text),
+with the status it shows and why: "Error: Timeout, no response from LLM" (MCP-Universe's agent
+when the model call failed: ``errored``); "Agent stopped due to iteration limit or time limit."
+and "Agent stopped due to max iterations." (LangChain's ``AgentExecutor`` at its
+``max_iterations``: ``limit``). Neither is a final message to judge."""
+HARNESS_TEXT_MAX = 200
+"""Longest last message compared with :data:`HARNESS_TEXTS`, in characters."""
+
+
+def harness_text(text: str) -> tuple[EpisodeStatus, str] | None:
+    """``(status, reason)`` when ``text`` is a harness's own text in place of a final answer
+    (:data:`HARNESS_TEXTS`), else None. An empty or blank text is the model's turn that gave
+    nothing (no words, no call): ``errored``, the model call failed."""
+    if not text.strip():
+        return EpisodeStatus.ERRORED, "the agent's last turn is empty: the model gave no answer"
+    if len(text) > HARNESS_TEXT_MAX:
+        return None
+    for pattern, status, why in HARNESS_TEXTS:
+        if pattern.fullmatch(text):
+            return status, f"{why}: {text.strip()}"
+    return None
+
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
@@ -275,7 +314,11 @@ def conversation_trajectory(
     message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for
     an answer that never came; the agent's earlier text is no final message. A hand-off made
     :data:`REPEATED_HANDOFFS` times or more in a row at the end did not end the episode (the
-    harness let it go on): the agent repeated it until the step limit, status ``limit``.
+    harness let it go on): the agent repeated it until the step limit, status ``limit``. A
+    last assistant message that is the harness's own text (:func:`harness_text`: "Error:
+    Timeout, no response from LLM", LangChain's "Agent stopped due to iteration limit or time
+    limit.") or empty is no answer: the status that text shows (``errored`` for an empty turn),
+    no final message.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
@@ -284,7 +327,11 @@ def conversation_trajectory(
         if answered
         else (EpisodeStatus.LIMIT, "the conversation ends without a final answer")
     )
-    if user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
+    harness = harness_text(final) if answered else None
+    if harness is not None:
+        answered, final = False, ""
+        status, stop_reason = harness
+    elif user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
         answered, final = False, ""
         status, stop_reason = EpisodeStatus.LIMIT, "the conversation ends on a user turn nobody answered"
     elif not answered and last_call is not None:
@@ -324,6 +371,7 @@ __all__ = [
     "convert_episode",
     "Conversation",
     "find_conversations",
+    "harness_text",
     "load_conversations",
     "tool_descriptions",
     "tool_names",

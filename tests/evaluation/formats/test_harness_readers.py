@@ -257,6 +257,72 @@ def test_user_markers_end_a_chat_conversation_completed(tmp_path: Path, marker: 
     assert _score(tmp_path, msgs, "openai").episodes[0].scores.status == "completed"
 
 
+def _one_call_then(fmt: str, final: str) -> Any:
+    """1 get_order answers, then a last assistant turn whose text is ``final``, in ``fmt``."""
+    args, answer = {"order_id": "o-12"}, '{"id": "o-12", "state": "shipped"}'
+    ask = "Where is order o-12?"
+    if fmt == "openai":
+        return [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": json.dumps(args)}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": answer},
+            {"role": "assistant", "content": final},
+        ]  # fmt: skip
+    if fmt == "anthropic":
+        return [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "get_order", "input": args}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": answer}]},
+            {"role": "assistant", "content": [{"type": "text", "text": final}]},
+        ]  # fmt: skip
+    if fmt == "responses":
+        return [
+            {"role": "user", "content": ask},
+            {"type": "function_call", "call_id": "c1", "name": "get_order", "arguments": json.dumps(args)},
+            {"type": "function_call_output", "call_id": "c1", "output": answer},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": final}]},
+        ]
+    if fmt == "langchain":
+        return [
+            {"type": "human", "content": ask},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "get_order", "args": args, "id": "c1", "type": "tool_call"}]},
+            {"type": "tool", "content": answer, "tool_call_id": "c1", "name": "get_order", "status": "success"},
+            {"type": "ai", "content": final, "tool_calls": []},
+        ]  # fmt: skip
+    assert fmt == "pydantic-ai"
+    return [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": ask}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "get_order", "args": args, "tool_call_id": "c1"}]},
+        {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "get_order", "content": answer, "tool_call_id": "c1"}]},
+        {"kind": "response", "parts": [{"part_kind": "text", "content": final}]},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("final", "status", "judged"),
+    [
+        ("Error: Timeout, no response from LLM", "errored", None),
+        ("no response from the model", "errored", None),
+        ("", "errored", None),
+        ("  ", "errored", None),
+        ("Agent stopped due to iteration limit or time limit.", "limit", None),
+        ("Agent stopped due to max iterations.", "limit", None),
+        ("No response from the model was needed: the order o-12 is shipped.", "completed", False),
+        ("The agent stopped due to max iterations last time; order o-12 is shipped.", "completed", False),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses", "langchain", "pydantic-ai"])
+def test_a_harness_text_or_an_empty_turn_as_the_last_message_is_no_answer(
+    tmp_path: Path, fmt: str, final: str, status: str, judged: bool | None
+) -> None:
+    # 1 get_order answers; then the harness writes its own text where the answer would be, or
+    # the model's last turn is empty: no final message to judge (false_success null); the
+    # status the harness text shows (errored: the model gave no answer; limit: the step limit)
+    sc = _score(tmp_path, _one_call_then(fmt, final), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.status, sc.false_success, sc.defeatism) == (1, status, judged, False)
+
+
 def test_a_hand_off_repeated_until_the_step_limit_is_limit(tmp_path: Path) -> None:
     def conv(n: int) -> list[dict[str, Any]]:
         msgs: list[dict[str, Any]] = [{"role": "user", "content": "Help"}]

@@ -291,10 +291,10 @@ class FirstContactRecord(BaseModel):
     rebuilt by scripts/fetch_first_contact.py (no licence to commit them)."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["mcpmark-community", "toolathlon"]
+    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce"]
     file: str
-    format: Literal["auto"]
-    episode: Literal[0]
+    format: Literal["auto", "openai"]
+    episode: int
     path: str
     labels: Labels
     notes: str
@@ -304,11 +304,13 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     records = [
         FirstContactRecord.model_validate_json(x) for x in FIRST_CONTACT.read_text(encoding="utf-8").splitlines()
     ]
-    assert {s: sum(r.source == s for r in records) for s in ("mcpmark-community", "toolathlon")} == {
+    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce")
+    assert {s: sum(r.source == s for r in records) for s in sources} == {
         "mcpmark-community": 22,
         "toolathlon": 20,
+        "mcp-universe-salesforce": 21,
     }
-    assert len({r.file for r in records}) == len(records)
+    assert len({(r.file, r.episode) for r in records}) == len(records)
     for r in records:
         lab = r.labels
         assert lab.errors <= lab.calls and lab.verification_skips <= lab.writes, r.file
@@ -322,9 +324,24 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
         repo = fc.SOURCES[r.source][0].replace("/", "+")
         (src / repo / r.path).parent.mkdir(parents=True, exist_ok=True)
         (src / repo / r.path).write_text(json.dumps({"file": r.file}), encoding="utf-8")
+    # MCP-Universe's trajectory files, converted into one file of chat conversations: one
+    # trajectory per file, a tool step (Python-repr arguments, a long result) and a thought
+    paths, _ = fc.CONVERTED["mcp-universe-salesforce"]
+    for n, path in enumerate(paths):
+        step = {"tool_name": "list_services", "action_input": "{'name': 'sdb'}", "llm_response": "look",
+                "tool_result": "x" * 2500}  # fmt: skip
+        traj = {"trajectory_id": f"t{n}", "question": "q", "answer": "a", "steps": [step, {"llm_response": "done"}]}
+        (src / "mcp-universe+mcp-universe.github.io" / path).write_text(json.dumps({"trajectories": [traj]}))
     out = tmp_path / "out"
     assert fc.main([str(out), "--source-dir", str(src)]) == 0
     assert json.loads((out / records[3].file).read_text())["file"] == records[3].file
     written = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
     assert [w["file"] for w in written] == [r.file for r in records] and "path" not in written[0]
+    conv = json.loads((out / "mcp_universe_salesforce.json").read_text())
+    assert [c["source_file"] for c in conv] == list(paths)
+    msgs = conv[0]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant", "assistant"]
+    assert msgs[1]["tool_calls"][0]["function"] == {"name": "list_services", "arguments": '{"name": "sdb"}'}
+    assert msgs[2]["content"].endswith(" ...[trimmed 500 chars]") and len(msgs[2]["content"]) < 2100
+    assert (msgs[3]["content"], msgs[4]["content"]) == ("done", "a")
     assert fc.main([str(out), "--source-dir", str(src)]) == 2  # never overwrites
