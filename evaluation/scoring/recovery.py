@@ -19,7 +19,7 @@ from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recove
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
-from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog, classify_tool
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, classify_tool
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
@@ -134,6 +134,7 @@ def score_recovery(
             answers.add((f"{d.tool}|{d.code}",), j, d.ids)
             codes_of[d.tool].add(str(d.code))
     refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
+    refused_before = _values_refused_before(calls, outside)
     for i, c in enumerate(calls):
         if not c.ok and not (outside and c.carries_data):
             refused_by_tool[c.tool].pending.append(c)
@@ -186,7 +187,8 @@ def score_recovery(
             ) and _reattempted(c, j, goal, want, tried, tried_related, outside)
             how = (
                 "retry"
-                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
+                if d.tool == c.tool
+                and (injected or _changed(c, d, refused, refused_values, any_ids, refused_before[j] - refused_values))
                 else "remedy"
                 if remedy
                 else "alternative"
@@ -333,8 +335,8 @@ def related(c: Call, d: Call) -> bool:
     tool for the same goal) when both are tools known only by name, both look things up
     (``read`` or ``unknown`` kind: a write's alternative is declared, never guessed), ``d``
     is no call of a tool that does not exist, and they share a resource family, the provider a ToolBench name gives
-    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the read
-    verb their names start with (another search), or an argument value (another carrier's
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the search
+    verb their names start with (:data:`SEARCH_VERBS`: another search), or an argument value (another carrier's
     tracker asked for the same tracking number)."""
     if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
         return False
@@ -369,9 +371,19 @@ def _paths(values: frozenset[str]) -> set[str]:
     return {v for v in values if "/" in v or "\\" in v}
 
 
+SEARCH_VERBS: frozenset[str] = frozenset(
+    {"search", "find", "query", "lookup", "discover", "browse", "retrieve", "retrieval"}
+)
+"""Read verbs that name a search: two tools whose names start with the same one look for
+something (another search for what the failed search looked for). The other read verbs
+(``get``, ``list``, ``read``, ``fetch``...) start the name of nearly every tool of a server:
+sharing one says nothing about the goal (``get_webpage`` is no alternative to a failed
+``get_channels``)."""
+
+
 def _verb(tool: str) -> str | None:
     first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
-    return first if first in READ_VERBS else None
+    return first if first in SEARCH_VERBS else None
 
 
 LOOKUP_KINDS: frozenset[ToolKind] = frozenset({ToolKind.READ, ToolKind.UNKNOWN})
@@ -447,8 +459,12 @@ def _leaves(value: Any) -> set[str]:
     return out
 
 
-REFUSED_VALUE_RE = r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid)"
-"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"..."""
+REFUSED_VALUE_RE = (
+    r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?"
+    r"(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid|does not match)"
+)
+"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"
+/ "does not match" (Python's "time data '2023-11-14T09:00:00' does not match format ...")."""
 
 
 class _Refused:
@@ -468,14 +484,37 @@ class _Refused:
         return key in self.keys
 
 
-def _changed(c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool) -> bool:
+def _changed(
+    c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool, earlier: frozenset[str]
+) -> bool:
     """``d``, a retry of the refused ``c``, changes what was refused: arguments not refused
-    before, on the same resource (any after a wrong reference), dropping a refused value."""
+    before, on the same resource (any after a wrong reference), dropping a value ``c``'s error
+    refused as such (``refused_values``), and holding none that an earlier error of the tool
+    refused (``earlier``: a retry that goes back to a value already refused repeats that
+    refusal, docs/labelling.md "recovery_attempts")."""
+    leaves = _leaves(d.arguments)
     return (
         d.args_key not in refused
         and (any_ids or ids_match(c.ids, d.ids))
-        and not (refused_values and refused_values <= _leaves(d.arguments))
+        and not (refused_values and refused_values <= leaves)
+        and not (earlier & leaves)
     )
+
+
+def _values_refused_before(calls: list[Call], outside: bool) -> list[frozenset[str]]:
+    """Per call, the argument values that earlier errors of the same tool refused as such
+    (:data:`REFUSED_VALUE_RE`; an injected fault refuses no value, and inside mcpgym's own
+    episodes only refusals do)."""
+    running: dict[str, frozenset[str]] = defaultdict(frozenset)
+    out: list[frozenset[str]] = []
+    for c in calls:
+        out.append(running[c.tool])
+        if c.ok or (c.fault in ERROR_FAULT_KINDS and not outside):
+            continue
+        values = {v for v in _leaves(c.arguments) if v in c.error_text and _refused_value(v, c.error_text)}
+        if values:
+            running[c.tool] = running[c.tool] | values
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
