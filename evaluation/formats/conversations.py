@@ -8,8 +8,9 @@ any of these shapes, as tau-bench and most harnesses store them:
 * an object with the messages under ``messages``, ``traj`` (tau-bench), ``trajectory`` or
   ``conversation``, optionally with ``task_id``, ``trial``, ``reward`` (tau-bench; kept in
   the trajectory's metadata, not used as success), ``agent`` / ``model`` (the agent name),
-  ``episode_id`` / ``id`` and ``tools`` (tool definitions: their descriptions feed the
-  heuristic classifier); or a list of such objects;
+  ``episode_id`` / ``id``, ``tools`` (tool definitions: their descriptions feed the
+  heuristic classifier) and ``error`` (the harness's own error on the run record, AgentDojo's:
+  a cut transcript with one is ``errored``, :func:`harness_failed`); or a list of such objects;
 * JSON Lines whose lines are single messages: consecutive message lines form one
   conversation.
 """
@@ -240,10 +241,28 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
         converted = convert_episode(result, convert, conv.messages, rec, meta, episode_id, conv.label, conv.line)
         if converted is not None:
-            result.add(Episode(label=conv.label, trajectory=converted[0], line=conv.line, warnings=converted[1]))
+            traj = harness_failed(converted[0], rec.get("error"))
+            result.add(Episode(label=conv.label, trajectory=traj, line=conv.line, warnings=converted[1]))
     if not result.episodes and not result.problems:
         result.problem("no conversations in the file", severity="warning")
     return result
+
+
+RUN_ERROR_MAX = 500
+"""Longest run-record error text kept in a stop reason, in characters."""
+
+
+def harness_failed(traj: Trajectory, error: Any) -> Trajectory:
+    """``traj`` as its run record says it ended: a transcript the harness cut (``limit``: it
+    stops on a tool result or a user turn) whose record carries the harness's own error (a
+    non-empty ``error`` string beside the messages, as AgentDojo's run files store "Skipping
+    task user_task_30 due to context_length_exceeded") ended because the harness failed:
+    status ``errored``, the error (cut to :data:`RUN_ERROR_MAX`) its stop reason. Any other
+    episode is returned unchanged (an agent that answered ended the episode itself)."""
+    if traj.status != EpisodeStatus.LIMIT or not isinstance(error, str) or not error.strip():
+        return traj
+    why = f"the harness failed: {error.strip()[:RUN_ERROR_MAX]}"
+    return traj.model_copy(update={"status": EpisodeStatus.ERRORED, "stop_reason": why})
 
 
 def convert_episode(
@@ -371,6 +390,7 @@ __all__ = [
     "convert_episode",
     "Conversation",
     "find_conversations",
+    "harness_failed",
     "harness_text",
     "load_conversations",
     "tool_descriptions",

@@ -610,3 +610,26 @@ def test_another_get_tool_is_no_alternative_to_a_failed_get(tmp_path: Path, fmt:
              ("search_files", {"query": "dentist appointment"}, '[{"id": "f-1"}]')]  # fmt: skip
     sc = _score(tmp_path, _conversation(fmt, steps, "Found it."), fmt, name="s.json").episodes[0].scores
     assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("error", "answered", "status"),
+    [
+        ("Skipping task user_task_30 due to context_length_exceeded", False, "errored"),
+        (None, False, "limit"),
+        ("", False, "limit"),
+        ("Skipping task user_task_30 due to context_length_exceeded", True, "completed"),
+    ],
+)
+def test_a_cut_transcript_whose_run_record_names_an_error_is_errored(
+    tmp_path: Path, fmt: str, error: str | None, answered: bool, status: str
+) -> None:
+    # the record keeps the harness's own error beside the messages (AgentDojo's run files);
+    # a transcript that stops on a tool result was cut by that failure; one the agent
+    # answered ended by the agent, whatever the record says
+    msgs = _one_call_then(fmt, "Order o-12 is shipped.")
+    record = {"messages": msgs if answered else msgs[:-1], "error": error}
+    sc = _score(tmp_path, [record], fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.status) == (1, status)
+    assert sc.false_success is (False if answered else None)

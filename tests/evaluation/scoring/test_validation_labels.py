@@ -96,7 +96,7 @@ def answered_calls(name: str, ep: dict) -> tuple[int, int]:
 
 def ending(name: str, ep: dict) -> str:
     """How a transcript ends: 'handoff', 'finish', 'give_up', 'final', 'cut' or 'failed' (the run
-    record says the harness failed: AgentDojo's top-level ``error``, kept as ``run_error``)."""
+    record says the harness failed: AgentDojo's top-level ``error``)."""
     if name == "tau_bench_airline.json":
         last = ep["traj"][-1]
         if last["role"] == "tool":
@@ -108,7 +108,7 @@ def ending(name: str, ep: dict) -> str:
             return "cut"
         return "give_up" if "give_up_and_restart" in call.get("arguments", "") else "finish"
     if name in CHAT_FILES:
-        if ep.get("run_error"):
+        if ep.get("error"):
             return "failed"
         last = ep["messages"][-1]
         return "final" if last["role"] == "assistant" and not last.get("tool_calls") else "cut"
