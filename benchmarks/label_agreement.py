@@ -8,7 +8,7 @@ public sources nobody here wrote. ``labels.jsonl`` has one line per episode::
      "episode" (0-based position in the file), "labels": {FIELD: value}, "notes"}
 
 Each file is scored with :func:`mcpgym.evaluation.formats.score_files` in its format
-(default settings: the recovery window K = 3, the built-in catalog a format implies) and
+(default settings: no recovery window, the built-in catalog a format implies) and
 every (episode, field) pair is compared through :data:`FIELD_MAP`, the one mapping of label
 fields onto mcpgym's score fields. The figure is the share of pairs where mcpgym equals the
 label, in percent (target at least 98% overall, :data:`TARGET`, and at least 95% on every

@@ -129,7 +129,7 @@ def _rate_metrics() -> list[Metric]:
 
 
 @scorer(metrics=_rate_metrics())
-def mcpgym_scorer(k: int = DEFAULT_K) -> Scorer:
+def mcpgym_scorer(k: int | None = DEFAULT_K) -> Scorer:
     """Judge and score the sample's episode (module docstring); ``k``: the recovery window."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -148,7 +148,12 @@ def mcpgym_scorer(k: int = DEFAULT_K) -> Scorer:
 
 
 def judge(
-    record: dict[str, Any], messages: list[Any], *, sample_id: Any = None, epoch: int | None = None, k: int = DEFAULT_K
+    record: dict[str, Any],
+    messages: list[Any],
+    *,
+    sample_id: Any = None,
+    epoch: int | None = None,
+    k: int | None = DEFAULT_K,
 ) -> EpisodeScores:
     """Scores of a sample's episode: its ``record`` (the store's ``mcpgym`` entry) and its
     Inspect ``messages``, as ``mcpgym score --format inspect`` scores the log
@@ -307,7 +312,7 @@ def mcpgym_task(
     token: str | None = None,
     tool_exposure: str = "all",
     message_limit: int | None = 100,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
 ) -> Task:
     """An Inspect ``Task`` of mcpgym tasks (module docstring); an Inspect ``@task``, so
     ``inspect eval mcpgym/mcpgym_task -T trials=3`` runs it too.
@@ -324,7 +329,7 @@ def mcpgym_task(
             ``$MCPGYM_TOKEN``); server None: one started for this process.
         tool_exposure: ``all`` | ``task`` | ``task+N`` | ``retrieval``.
         message_limit: Inspect's message limit per sample (>= 1, or None: no limit).
-        k: the scorer's recovery window, in tool calls (>= 1).
+        k: the scorer's recovery window, in tool calls (>= 1); None (the default): no window.
 
     Raises:
         KeyError: an unknown suite, or a task id not in the suite. ValueError: trials, k or
@@ -361,7 +366,7 @@ def _build_task(
     token: str | None,
     tool_exposure: str,
     message_limit: int | None,
-    k: int,
+    k: int | None,
 ) -> Task:
     """The checks and the ``Task`` of :func:`mcpgym_task` (same arguments and errors)."""
     from mcpgym.evaluation.llm.exposure import parse_exposure
@@ -370,7 +375,7 @@ def _build_task(
     from mcpgym.evaluation.tasks import load_tasks
 
     trials = _whole("trials", trials, at_least=1)
-    k = _whole("k", k, at_least=1)
+    k = None if k is None else _whole("k", k, at_least=1)
     if message_limit is not None:
         message_limit = _whole("message_limit", message_limit, at_least=1)
     wanted = _task_ids(tasks)

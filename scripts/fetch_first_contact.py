@@ -1,6 +1,6 @@
 """Rebuild the first-contact validation sources whose transcripts are not committed (issue 35).
 
-Two of the three public sources labelled blind for issue 35 publish no licence, so their
+Three of the five public sources labelled blind for issue 35 publish no licence, so their
 transcripts stay out of the repository; their hand labels are committed in
 ``tests/data/validation/first_contact/labels.jsonl`` (one line per episode, with the source
 file's ``path``). This script downloads each labelled transcript from GitHub at the pinned
@@ -15,9 +15,15 @@ measures mcpgym's agreement on them (docs/labelling.md, "First contact"):
   SDK runs (``RunResult.to_input_list()``) of Claude Sonnet 4 / 4.5 on real GitHub, Notion and
   Postgres MCP servers (``mcp_servers/<service>/<server>/run-1/<task>/messages.json``);
 * ``toolathlon``: WaitHZ/toolathlon-traj-website at ``3bf7d62``, Toolathlon trajectories of
-  Claude Sonnet 4.5 and DeepSeek V3.2 on real MCP servers (``trajs/<model>_<task>.json``).
+  Claude Sonnet 4.5 and DeepSeek V3.2 on real MCP servers (``trajs/<model>_<task>.json``);
+* ``mcp-universe-salesforce``: mcp-universe/mcp-universe.github.io at ``7eb7931``, GPT-5 in
+  MCP-Universe's ReAct agent and Cursor 1.5.11 on Salesforce's AIOps MCP servers
+  (``salesforce/assets/*_data.json``, :data:`CONVERTED`): stored as trajectory steps no format
+  reads, so its three files are converted into one file of OpenAI chat conversations
+  (:func:`mcp_universe_conversations`, the labeller's conversion: the labels count its
+  messages).
 
-The third source, LiveMCPBench (Apache-2.0), is committed as
+LiveMCPBench (Apache-2.0), is committed as
 ``tests/data/validation/livemcpbench_claude.json`` (its records in label order, as stored).
 
 Usage: ``python scripts/fetch_first_contact.py OUT_DIR [--source-dir DIR]``: with
@@ -28,9 +34,12 @@ files are never overwritten (the script exits 2 naming them).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -39,12 +48,93 @@ LABELS = ROOT / "tests" / "data" / "validation" / "first_contact" / "labels.json
 SOURCES: dict[str, tuple[str, str]] = {
     "mcpmark-community": ("eval-sys/mcpmark-community-experiments", "92db83e36c6da2691141a0698f137665aa0116fe"),
     "toolathlon": ("WaitHZ/toolathlon-traj-website", "3bf7d62c650019de4508278a4637a3ca369c6a90"),
+    "mcp-universe-salesforce": ("mcp-universe/mcp-universe.github.io", "7eb7931d8e934928682a50a0738b7db9f5f40eb6"),
 }
 """Source name -> (GitHub repository, pinned commit)."""
 TIMEOUT_S = 60.0
 """Deadline of each download, seconds."""
 MAX_BYTES = 5_000_000
-"""Largest transcript downloaded (the biggest labelled one is under 200 kB)."""
+"""Largest file downloaded (the biggest, MCP-Universe's GPT-5 trajectories, is 2.4 MB)."""
+
+
+RESULT_TRIM = 2000
+"""MCP-Universe tool results longer than this many characters are cut to it and end with
+`` ...[trimmed N chars]`` (the labeller's conversion; every error text is in the first 200)."""
+
+
+def _trimmed(value: Any) -> str:
+    text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= RESULT_TRIM else text[:RESULT_TRIM] + f" ...[trimmed {len(text) - RESULT_TRIM} chars]"
+
+
+def _arguments(value: Any) -> str:
+    # GPT-5's files store the arguments as a Python repr, Cursor's as a dict
+    if value is None:
+        return "{}"
+    if isinstance(value, dict):
+        return json.dumps(value)
+    try:
+        return json.dumps(ast.literal_eval(value))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return json.dumps({"_raw": value})
+
+
+def mcp_universe_conversations(files: dict[str, bytes]) -> bytes:
+    """MCP-Universe's trajectory files (path -> bytes, in :data:`CONVERTED` order) as one JSON
+    list of ``{"messages", "source_file", "trajectory_id", "trace_id"}``, the messages in the
+    OpenAI chat form: the ``question`` as the user's; per step with a ``tool_name`` an assistant
+    message (its ``llm_response``, one tool call ``call_<trajectory_id>_<n>`` with
+    ``action_input`` as JSON) and the ``tool`` answer (:data:`RESULT_TRIM`); a step without a
+    tool, its ``llm_response`` as assistant text; last the ``answer`` verbatim as the assistant's.
+
+    Raises:
+        ValueError: a file that is not JSON; KeyError: one without ``trajectories``.
+    """
+    out = []
+    for path, data in files.items():
+        for t in json.loads(data)["trajectories"]:
+            msgs: list[dict[str, Any]] = [{"role": "user", "content": t["question"]}]
+            n = 0
+            for step in t["steps"]:
+                if step.get("tool_name"):
+                    n += 1
+                    cid = f"call_{t['trajectory_id']}_{n}"
+                    call = {"name": step["tool_name"], "arguments": _arguments(step.get("action_input"))}
+                    msgs.append(
+                        {
+                            "role": "assistant",
+                            "content": step.get("llm_response") or None,
+                            "tool_calls": [{"id": cid, "type": "function", "function": call}],
+                        }
+                    )
+                    msgs.append({"role": "tool", "tool_call_id": cid, "content": _trimmed(step.get("tool_result"))})
+                elif step.get("llm_response"):
+                    msgs.append({"role": "assistant", "content": step["llm_response"]})
+            answer = t.get("answer")
+            msgs.append({"role": "assistant", "content": answer if isinstance(answer, str) else json.dumps(answer)})
+            out.append(
+                {
+                    "messages": msgs,
+                    "source_file": path,
+                    "trajectory_id": t["trajectory_id"],
+                    "trace_id": t.get("trace_id"),
+                }
+            )
+    return json.dumps(out, indent=1).encode("utf-8")
+
+
+CONVERTED: dict[str, tuple[tuple[str, ...], Callable[[dict[str, bytes]], bytes]]] = {
+    "mcp-universe-salesforce": (
+        (
+            "salesforce/assets/gpt_5_no_trans_traj_data.json",
+            "salesforce/assets/gpt_5_trajectories_data.json",
+            "salesforce/assets/cursor_trajectories_data.json",
+        ),
+        mcp_universe_conversations,
+    ),
+}
+"""Sources stored in no format mcpgym reads: source -> (its files, in order; the conversion of
+their bytes into the one labelled file, every record of the source naming that ``file``)."""
 
 
 def fetch(repo: str, commit: str, path: str, source_dir: Path | None) -> bytes:
@@ -78,17 +168,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     records = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
     out: Path = args.out_dir
-    targets = [out / r["file"] for r in records] + [out / "labels.jsonl"]
+    targets = [out / f for f in dict.fromkeys(r["file"] for r in records)] + [out / "labels.jsonl"]
     existing = [str(t) for t in targets if t.exists()]
     if existing:
         print(f"refusing to overwrite: {', '.join(existing[:5])}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
     for r in records:
+        if (out / r["file"]).exists():  # a converted file, written for an earlier record of its source
+            continue
         repo, commit = SOURCES[r["source"]]
+        paths, convert = CONVERTED.get(r["source"], ((r["path"],), None))
         try:
-            data = fetch(repo, commit, r["path"], args.source_dir)
-        except (httpx.HTTPError, OSError, ValueError) as exc:
+            got = {p: fetch(repo, commit, p, args.source_dir) for p in paths}
+            data = convert(got) if convert is not None else got[r["path"]]
+        except (httpx.HTTPError, OSError, ValueError, KeyError) as exc:
             print(f"{r['source']} {r['path']}: {exc}", file=sys.stderr)
             return 2
         (out / r["file"]).write_bytes(data)
@@ -96,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "labels.jsonl").write_text(
         "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
     )
-    print(f"wrote {len(records)} transcripts and labels.jsonl to {out}")
+    print(f"wrote the transcripts of {len(records)} labelled episodes and labels.jsonl to {out}")
     return 0
 
 

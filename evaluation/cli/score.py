@@ -28,7 +28,7 @@ def run_score(
     as_json: bool = False,
     out: IO[str] | None = None,
     *,
-    k: int = 3,
+    k: int | None = None,
     strict: bool = False,
     err: IO[str] | None = None,
 ) -> int:
@@ -115,7 +115,10 @@ def score(
         help='Print {"agents": aggregates, "episodes": [...], "tools": [...], "problems": [...]} as JSON.',
     ),
     k: int | None = typer.Option(
-        None, min=1, metavar="N", help="Recovery window in tool calls (default: the run's, else 3)."
+        None,
+        min=1,
+        metavar="N",
+        help="Cap the recovery window at N tool calls (default: the run's, else no window: an attempt may come any number of calls later).",
     ),
     strict: bool = typer.Option(
         False,
@@ -148,7 +151,6 @@ def score(
             manifests = [read_manifest(p) for p in paths if p.is_dir()]
             windows = {m.recovery_window for m in manifests if m is not None} - {None}
             k = windows.pop() if len(windows) == 1 else DEFAULT_K
-        assert k is not None
         code = run_score([str(p) for p in paths], fmt, catalog, as_json, k=k, strict=strict)
     except MCPGymError:
         raise

@@ -8,8 +8,9 @@ any of these shapes, as tau-bench and most harnesses store them:
 * an object with the messages under ``messages``, ``traj`` (tau-bench), ``trajectory`` or
   ``conversation``, optionally with ``task_id``, ``trial``, ``reward`` (tau-bench; kept in
   the trajectory's metadata, not used as success), ``agent`` / ``model`` (the agent name),
-  ``episode_id`` / ``id`` and ``tools`` (tool definitions: their descriptions feed the
-  heuristic classifier); or a list of such objects;
+  ``episode_id`` / ``id``, ``tools`` (tool definitions: their descriptions feed the
+  heuristic classifier) and ``error`` (the harness's own error on the run record, AgentDojo's:
+  a cut transcript with one is ``errored``, :func:`harness_failed`); or a list of such objects;
 * JSON Lines whose lines are single messages: consecutive message lines form one
   conversation.
 """
@@ -17,6 +18,7 @@ any of these shapes, as tau-bench and most harnesses store them:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,44 @@ cut by the harness."""
 REPEATED_HANDOFFS = 2
 """Identical hand-off calls at the end of a conversation from which on the hand-off did not
 end it: the agent kept handing off until the harness's step limit cut it (status ``limit``)."""
+HARNESS_TEXTS: tuple[tuple[re.Pattern[str], EpisodeStatus, str], ...] = (
+    (
+        re.compile(
+            r"\s*(?:error:\s*)?(?:timeout,?\s*)?no response (?:was )?(?:received )?from (?:the )?(?:llm|model)[\s.!]*",
+            re.IGNORECASE,
+        ),
+        EpisodeStatus.ERRORED,
+        "the harness got no answer from the model",
+    ),
+    (
+        re.compile(r"\s*agent stopped due to (?:iteration limit or time limit|max iterations)[\s.!]*", re.IGNORECASE),
+        EpisodeStatus.LIMIT,
+        "the harness's step or time limit cut the episode",
+    ),
+)
+"""Texts a harness writes itself where the agent's final answer would be, each matched against
+the whole last assistant message (a model's answer that merely begins so is no harness text),
+with the status it shows and why: "Error: Timeout, no response from LLM" (MCP-Universe's agent
+when the model call failed: ``errored``); "Agent stopped due to iteration limit or time limit."
+and "Agent stopped due to max iterations." (LangChain's ``AgentExecutor`` at its
+``max_iterations``: ``limit``). Neither is a final message to judge."""
+HARNESS_TEXT_MAX = 200
+"""Longest last message compared with :data:`HARNESS_TEXTS`, in characters."""
+
+
+def harness_text(text: str) -> tuple[EpisodeStatus, str] | None:
+    """``(status, reason)`` when ``text`` is a harness's own text in place of a final answer
+    (:data:`HARNESS_TEXTS`), else None. An empty or blank text is the model's turn that gave
+    nothing (no words, no call): ``errored``, the model call failed."""
+    if not text.strip():
+        return EpisodeStatus.ERRORED, "the agent's last turn is empty: the model gave no answer"
+    if len(text) > HARNESS_TEXT_MAX:
+        return None
+    for pattern, status, why in HARNESS_TEXTS:
+        if pattern.fullmatch(text):
+            return status, f"{why}: {text.strip()}"
+    return None
+
 
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
@@ -201,10 +241,28 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
         converted = convert_episode(result, convert, conv.messages, rec, meta, episode_id, conv.label, conv.line)
         if converted is not None:
-            result.add(Episode(label=conv.label, trajectory=converted[0], line=conv.line, warnings=converted[1]))
+            traj = harness_failed(converted[0], rec.get("error"))
+            result.add(Episode(label=conv.label, trajectory=traj, line=conv.line, warnings=converted[1]))
     if not result.episodes and not result.problems:
         result.problem("no conversations in the file", severity="warning")
     return result
+
+
+RUN_ERROR_MAX = 500
+"""Longest run-record error text kept in a stop reason, in characters."""
+
+
+def harness_failed(traj: Trajectory, error: Any) -> Trajectory:
+    """``traj`` as its run record says it ended: a transcript the harness cut (``limit``: it
+    stops on a tool result or a user turn) whose record carries the harness's own error (a
+    non-empty ``error`` string beside the messages, as AgentDojo's run files store "Skipping
+    task user_task_30 due to context_length_exceeded") ended because the harness failed:
+    status ``errored``, the error (cut to :data:`RUN_ERROR_MAX`) its stop reason. Any other
+    episode is returned unchanged (an agent that answered ended the episode itself)."""
+    if traj.status != EpisodeStatus.LIMIT or not isinstance(error, str) or not error.strip():
+        return traj
+    why = f"the harness failed: {error.strip()[:RUN_ERROR_MAX]}"
+    return traj.model_copy(update={"status": EpisodeStatus.ERRORED, "stop_reason": why})
 
 
 def convert_episode(
@@ -275,7 +333,11 @@ def conversation_trajectory(
     message is the user's with no stop marker (:data:`USER_STOP_MARKERS`): the user waits for
     an answer that never came; the agent's earlier text is no final message. A hand-off made
     :data:`REPEATED_HANDOFFS` times or more in a row at the end did not end the episode (the
-    harness let it go on): the agent repeated it until the step limit, status ``limit``.
+    harness let it go on): the agent repeated it until the step limit, status ``limit``. A
+    last assistant message that is the harness's own text (:func:`harness_text`: "Error:
+    Timeout, no response from LLM", LangChain's "Agent stopped due to iteration limit or time
+    limit.") or empty is no answer: the status that text shows (``errored`` for an empty turn),
+    no final message.
     """
     answered = last_assistant is not None and last_assistant[0] > last_result_at and not last_assistant[2]
     final = last_assistant[1] if answered and last_assistant is not None else ""
@@ -284,7 +346,11 @@ def conversation_trajectory(
         if answered
         else (EpisodeStatus.LIMIT, "the conversation ends without a final answer")
     )
-    if user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
+    harness = harness_text(final) if answered else None
+    if harness is not None:
+        answered, final = False, ""
+        status, stop_reason = harness
+    elif user_last is not None and not any(m in user_last for m in USER_STOP_MARKERS):
         answered, final = False, ""
         status, stop_reason = EpisodeStatus.LIMIT, "the conversation ends on a user turn nobody answered"
     elif not answered and last_call is not None:
@@ -324,6 +390,8 @@ __all__ = [
     "convert_episode",
     "Conversation",
     "find_conversations",
+    "harness_failed",
+    "harness_text",
     "load_conversations",
     "tool_descriptions",
     "tool_names",

@@ -111,7 +111,7 @@ class ScoreReport(BaseModel):
         problems: malformed input (file, line or episode, what is wrong) and warnings.
         catalog: the ``--catalog`` file or built-in catalog name, if any (``complexmcp``
             when ComplexMCP files were scored without ``--catalog``).
-        recovery_window: K, the recovery window in tool calls.
+        recovery_window: K, the recovery window in tool calls (None: no window, the default).
         scorability: how much of the input could be read and how its tools were
             classified (:class:`~mcpgym.evaluation.formats.scorability.Scorability`), with
             the loud warnings ``--strict`` turns into a failing exit code.
@@ -127,7 +127,7 @@ class ScoreReport(BaseModel):
     inferred_faults: int = 0
     problems: list[Problem] = Field(default_factory=list)
     catalog: str | None = None
-    recovery_window: int = DEFAULT_K
+    recovery_window: int | None = DEFAULT_K
     scorability: Scorability = Field(default_factory=Scorability)
     format_mismatches: list[str] = Field(
         default_factory=list,
@@ -273,7 +273,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
 
 
 def score_files(
-    paths: Iterable[str | Path], fmt: str = "auto", catalog_path: str | Path | None = None, *, k: int = DEFAULT_K
+    paths: Iterable[str | Path], fmt: str = "auto", catalog_path: str | Path | None = None, *, k: int | None = DEFAULT_K
 ) -> ScoreReport:
     """Score trajectory files recorded elsewhere (or by mcpgym) without re-running anything.
 
@@ -292,14 +292,14 @@ def score_files(
 
     Raises:
         ValueError: for an unknown ``fmt``, a ``fmt`` other than ``auto`` / ``mcpgym`` given
-            with a run directory (:func:`check_format_applies`), ``k < 1``, or an unreadable /
+            with a run directory (:func:`check_format_applies`), ``k < 1`` (None: no window), or an unreadable /
             invalid catalog.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {short(fmt)}; expected one of {', '.join(FORMATS)}")
     paths = list(paths)
     check_format_applies(paths, fmt)
-    if k < 1:
+    if k is not None and k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
     loaded: list[LoadResult] = []
     rows: list[FileReport] = []

@@ -228,7 +228,7 @@ def build_manifest(
     episode_timeout: float,
     server_url: str,
     server_spawned: bool,
-    recovery_window: int,
+    recovery_window: int | None,
     client: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
     command: list[str] | None = None,

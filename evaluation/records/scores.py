@@ -36,8 +36,11 @@ from mcpgym.evaluation.records.statistics import pass_k_table, rate, wilson_inte
 from mcpgym.evaluation.records.status import EpisodeStatus, TokenUsage
 from mcpgym.kernel.shorten import EchoName
 
-DEFAULT_K = 3
-"""Tool calls after a recoverable error within which a recovery attempt must start (the recovery window)."""
+DEFAULT_K: int | None = None
+"""The recovery window: tool calls after a recoverable error within which a recovery attempt must
+start. ``None`` (the default, the rule of docs/design.md §7 and docs/labelling.md): no fixed
+window, an attempt may come any number of calls later while the episode lasts; an ``int``
+(``mcpgym score --k N``) caps it."""
 
 
 # -- detail records ----------------------------------------------------------------------------
@@ -412,7 +415,9 @@ class RecoveryMetrics(MetricsPart):
     """Recovery pooled over the episodes."""
 
     recoverable_errors: int = Field(0, ge=0, description="Recoverable errors met.")
-    recovery_attempts: int = Field(0, ge=0, description="Recoverable errors followed by an attempt within K calls.")
+    recovery_attempts: int = Field(
+        0, ge=0, description="Recoverable errors followed by an attempt (within K calls when a window is set)."
+    )
     recoveries: int = Field(0, ge=0, description="Recoverable errors later recovered.")
     recovery_attempt_rate: float | None = Field(None, description="recovery_attempts / recoverable_errors.")
     recovery_rate: float | None = Field(None, description="recoveries / recoverable_errors.")
@@ -427,12 +432,13 @@ class Recovery(ScorePart):
     recoverable_errors: int = 0
     recovery_attempts: int = 0
     recoveries: int = 0
-    recovery_window: int = DEFAULT_K
+    recovery_window: int | None = DEFAULT_K
     recoverable_error_detail: list[RecoverableError] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, errors: list[RecoverableError], k: int) -> Recovery:
-        """The counts of ``errors`` (each error with an attempt, each recovered) in a window of ``k`` calls."""
+    def of(cls, errors: list[RecoverableError], k: int | None) -> Recovery:
+        """The counts of ``errors`` (each error with an attempt, each recovered); ``k``: the
+        window they were scored with (``None``: no window)."""
         return cls(
             recoverable_errors=len(errors),
             recovery_attempts=sum(r.attempt is not None for r in errors),

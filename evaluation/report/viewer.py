@@ -92,6 +92,12 @@ def _pretty(value: Any) -> str:
     return text
 
 
+def _window_words(k: int | None) -> str:
+    """The recovery window in words: ``"3 calls"``; ``"calls up to the attempt"`` with no window
+    (``k`` None, the default: docs/design.md §7, "Recovery")."""
+    return counted(k, "call") if k is not None else "calls up to the attempt"
+
+
 def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
     """The steps of ``traj`` with the scorer's findings (``sc``) attached to their steps."""
     skips = set(sc.verification_skips)
@@ -103,7 +109,8 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
     impatient = {s for w in sc.impatience_detail for s in w.steps}
     windows: dict[int, list[int]] = {}
     for r in sc.recoverable_error_detail:
-        for s in range(r.step + 1, r.step + sc.recovery_window + 1):
+        end = r.step + sc.recovery_window + 1 if sc.recovery_window is not None else (r.attempt_step or r.step) + 1
+        for s in range(r.step + 1, end):
             windows.setdefault(s, []).append(r.step)
     out = []
     for pos, raw in enumerate(traj.steps, start=1):
@@ -169,9 +176,8 @@ def step_views(traj: Trajectory, sc: EpisodeScores) -> list[StepView]:
             if r.attempt:
                 what += f"; attempt: {r.attempt} at step {r.attempt_step}"
             else:
-                what += f"; no attempt within {counted(sc.recovery_window, 'call')}" + (
-                    " (cut short)" if r.cut_short else ""
-                )
+                within = counted(sc.recovery_window, "call") if sc.recovery_window is not None else "the episode"
+                what += f"; no attempt within {within}" + (" (cut short)" if r.cut_short else "")
             what += f"; recovered at step {r.recovered_step}" if r.recovered_step else "; not recovered"
             view.flags.append(("recovered" if r.recovered_step else "not_recovered", what))
         out.append(view)
@@ -435,7 +441,7 @@ def render_viewer(pairs: list[tuple[Trajectory, EpisodeScores]]) -> str:
         '<section id="viewer" aria-label="Trajectory viewer"><h2>Trajectories</h2>'
         '<p class="note">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next/previous episode, '
         "<kbd>/</kbd> filters. Flags come from the scorer; recovery windows span the "
-        f"{counted(pairs[0][1].recovery_window if pairs else 3, 'call')} after a recoverable error.</p>{note}"
+        f"{_window_words(pairs[0][1].recovery_window if pairs else None)} after a recoverable error.</p>{note}"
         '<form id="filters" class="filters">'
         f'<label>Agent <select id="f-agent"><option value="">all</option>{_options(agents)}</select></label>'
         f'<label>Task <select id="f-task"><option value="">all</option>{_options(tasks)}</select></label>'

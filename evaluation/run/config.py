@@ -374,7 +374,9 @@ class RunConfig(BaseModel):
             min=1,
         ),
     ] = Field(default=None, ge=1, description="Ray actors to start.")
-    k: int = Field(default=DEFAULT_K, ge=1, description="The scorer's recovery window (tool calls).")
+    k: int | None = Field(
+        default=DEFAULT_K, ge=1, description="The scorer's recovery window (tool calls); None: no window (the default)."
+    )
     mcp_mode: str = Field(
         default="auto",
         description="mcp.Client connect mode: auto (discover, newest protocol) or legacy (initialize handshake). "

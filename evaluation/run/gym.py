@@ -94,7 +94,7 @@ class GymEpisode:
     """
 
     def __init__(
-        self, task: Any, episode: Any, *, trial: int, agent_name: str, gold: dict[str, Any], k: int = DEFAULT_K
+        self, task: Any, episode: Any, *, trial: int, agent_name: str, gold: dict[str, Any], k: int | None = DEFAULT_K
     ) -> None:
         """Prefer :meth:`create`. ``episode`` is a :class:`mcpgym.server.episode.Episode`."""
         self.task = task
@@ -136,7 +136,7 @@ class GymEpisode:
         fault_seed: int | None = None,
         agent_name: str = "agent",
         tool_exposure: str = "all",
-        k: int = DEFAULT_K,
+        k: int | None = DEFAULT_K,
         gold: dict[str, Any] | None = None,
     ) -> GymEpisode:
         """A fresh episode of ``task``.

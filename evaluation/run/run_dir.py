@@ -191,7 +191,10 @@ def _order(s: EpisodeScores) -> tuple[str, str, int, str]:
 
 
 def compute_scores(
-    items: Iterable[Trajectory | EpisodeScores | dict[str, Any]], *, catalog: Catalog | None = None, k: int = DEFAULT_K
+    items: Iterable[Trajectory | EpisodeScores | dict[str, Any]],
+    *,
+    catalog: Catalog | None = None,
+    k: int | None = DEFAULT_K,
 ) -> Scoreboard:
     """``scores.json`` (as a :class:`Scoreboard`): :func:`mcpgym.evaluation.scoring.aggregate.aggregate`
     over the episodes, sorted by (agent, task, trial, episode id) first so that the result does
@@ -229,7 +232,9 @@ def load_paths(paths: Iterable[str | Path]) -> list[Trajectory]:
     return out
 
 
-def rescore(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K) -> tuple[list[EpisodeScores], int]:
+def rescore(
+    trajs: Iterable[Trajectory], catalog: Catalog, *, k: int | None = DEFAULT_K
+) -> tuple[list[EpisodeScores], int]:
     """Score every trajectory again (checks from its ``metadata["extra_checks"]``).
 
     Returns:

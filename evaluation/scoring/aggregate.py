@@ -64,7 +64,7 @@ def counted_apps(apps: Iterable[str], shared: Iterable[str] | None = None) -> li
 
 
 def as_scores(
-    item: EpisodeScores | Trajectory | dict[str, Any], catalog: Catalog | None = None, k: int = DEFAULT_K
+    item: EpisodeScores | Trajectory | dict[str, Any], catalog: Catalog | None = None, k: int | None = DEFAULT_K
 ) -> EpisodeScores:
     """Return the :class:`EpisodeScores` of ``item``.
 
@@ -97,7 +97,7 @@ def aggregate(
     items: Iterable[EpisodeScores | Trajectory | dict[str, Any]],
     *,
     catalog: Catalog | None = None,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
     breakdowns: bool = True,
 ) -> Scoreboard:
     """Aggregate per agent, with breakdowns by level and by app (docs/design.md §7, "Aggregates").

@@ -206,7 +206,7 @@ def score_defeatism(
     errors: list[RecoverableError],
     final_message: str,
     *,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
     claimed: bool = False,
     refusal: RefusalMatch | None | Literal[False] = False,
 ) -> Defeatism:
@@ -225,7 +225,7 @@ def score_defeatism(
 
     Args:
         errors: :func:`score_recovery`'s result. final_message: the agent's last message.
-        k: the recovery window (named in the reason). claimed: the final message claims the
+        k: the recovery window (named in the reason; None: no window). claimed: the final message claims the
             task done. refusal: :func:`~mcpgym.evaluation.scoring.refusal.match_refusal` of the
             final message when the caller matched it already (False: match it here).
     """
@@ -241,9 +241,11 @@ def score_defeatism(
         r = unrecovered[0]
         out.defeatism = True
         tried = "no recovery attempt" if r.attempt is None else f"a {r.attempt} at step {r.attempt_step}"
+        if k is not None:
+            tried += f" within {counted(k, 'call')}"
         out.defeatism_reason = (
             f"declared the task impossible (pattern {refusal.pattern!r}) while the recoverable "
-            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried} within {counted(k, 'call')})"
+            f"{r.code} error at step {r.step} ({r.tool}) stayed unrecovered ({tried})"
         )
     return out
 

@@ -1,5 +1,6 @@
 """Recovery (docs/design.md §7, "Recovery"): each recoverable error, whether an attempt that
-could overcome it followed within K calls, and whether the failing call's goal was reached.
+could overcome it followed (any number of calls later while the episode lasts, unless a window
+K caps it), and whether the failing call's goal was reached.
 
 :func:`score_recovery` is the rule; the helpers say what counts as an attempt in a
 transcript without a catalog (:func:`names_remedy`, :func:`related`, :func:`looks_into`) and
@@ -18,7 +19,7 @@ from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recove
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
-from mcpgym.evaluation.scoring.tool_catalog import READ_VERBS, Catalog, classify_tool
+from mcpgym.evaluation.scoring.tool_catalog import Catalog, classify_tool
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import FaultKind
 from mcpgym.kernel.spec import ToolKind
@@ -48,7 +49,7 @@ def score_recovery(
     calls: list[Call],
     catalog: Catalog,
     *,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
     timeout_read_recovers: bool = True,
     status: str = "completed",
     outside: bool = False,
@@ -58,7 +59,8 @@ def score_recovery(
     * Recoverable error: an error step that was an injected fault (ledger, call log, or -
       without a ledger - inferred from codes transient/rate_limited/timeout/unavailable/
       auth_required), or whose code has a remedy for that tool in the catalog.
-    * Attempt: one of the next ``k`` calls retries the same tool, calls a remedy for that
+    * Attempt: a later call (any number of calls later: no fixed window, as people judge,
+      docs/labelling.md; with ``k``, one of the next ``k`` calls) retries the same tool, calls a remedy for that
       code (declared, or the tool the error names: :func:`names_remedy`) that the failing
       operation followed (:func:`_reattempted`: a later call of the same tool on matching
       ids, or of an alternative, any number of calls later; without a catalog, a cure the
@@ -88,15 +90,17 @@ def score_recovery(
       The tool did its work and answered, so the obstacle was overcome; what the answer
       means for the task is the outcome's business. A refusal answered by another refusal is
       not recovered (docs/design.md §7, "Recovery").
-    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``) fewer than
-      ``k`` calls after the error.
+    * ``cut_short``: the harness stopped the episode (``status`` not ``completed``): with no
+      window, every error of such an episode (the agent's chance to attempt ran until the
+      cut); with ``k``, an error fewer than ``k`` calls before the end.
 
     Rates: attempts / recoverable errors and recoveries / recoverable errors (docs/design.md
     §7, "Recovery").
 
     Args:
         calls: the resolved calls. catalog: remedies and alternatives.
-        k: the recovery window, in tool calls (>= 1). status: the episode's status.
+        k: the recovery window, in tool calls (>= 1); ``None`` (the default): no window.
+            status: the episode's status.
     """
     out: list[RecoverableError] = []
     n = len(calls)
@@ -130,6 +134,7 @@ def score_recovery(
             answers.add((f"{d.tool}|{d.code}",), j, d.ids)
             codes_of[d.tool].add(str(d.code))
     refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
+    refused_before = _values_refused_before(calls, outside)
     for i, c in enumerate(calls):
         if not c.ok and not (outside and c.carries_data):
             refused_by_tool[c.tool].pending.append(c)
@@ -166,7 +171,7 @@ def score_recovery(
         goal = (c.tool, *alts)
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
-        for j in range(i + 1, min(n, i + 1 + k)):
+        for j in range(i + 1, n if k is None else min(n, i + 1 + k)):
             d = calls[j]
             if _unknown_tool(d):
                 continue  # a tool that does not exist overcomes nothing
@@ -182,7 +187,8 @@ def score_recovery(
             ) and _reattempted(c, j, goal, want, tried, tried_related, outside)
             how = (
                 "retry"
-                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
+                if d.tool == c.tool
+                and (injected or _changed(c, d, refused, refused_values, any_ids, refused_before[j] - refused_values))
                 else "remedy"
                 if remedy
                 else "alternative"
@@ -223,7 +229,7 @@ def score_recovery(
                 attempt=attempt,
                 attempt_step=attempt_step,
                 recovered_step=recovered_step,
-                cut_short=status != "completed" and i + k >= n,
+                cut_short=status != "completed" and (k is None or i + k >= n),
                 blind_retry_steps=blind,
                 curable=curable,
             )
@@ -329,8 +335,8 @@ def related(c: Call, d: Call) -> bool:
     tool for the same goal) when both are tools known only by name, both look things up
     (``read`` or ``unknown`` kind: a write's alternative is declared, never guessed), ``d``
     is no call of a tool that does not exist, and they share a resource family, the provider a ToolBench name gives
-    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the read
-    verb their names start with (another search), or an argument value (another carrier's
+    after ``_for_`` (``search_shows_for_streaming`` / ``get_genres_for_streaming``), the search
+    verb their names start with (:data:`SEARCH_VERBS`: another search), or an argument value (another carrier's
     tracker asked for the same tracking number)."""
     if d.tool == c.tool or c.entry.source != "heuristic" or d.entry.source != "heuristic":
         return False
@@ -365,9 +371,19 @@ def _paths(values: frozenset[str]) -> set[str]:
     return {v for v in values if "/" in v or "\\" in v}
 
 
+SEARCH_VERBS: frozenset[str] = frozenset(
+    {"search", "find", "query", "lookup", "discover", "browse", "retrieve", "retrieval"}
+)
+"""Read verbs that name a search: two tools whose names start with the same one look for
+something (another search for what the failed search looked for). The other read verbs
+(``get``, ``list``, ``read``, ``fetch``...) start the name of nearly every tool of a server:
+sharing one says nothing about the goal (``get_webpage`` is no alternative to a failed
+``get_channels``)."""
+
+
 def _verb(tool: str) -> str | None:
     first = re.split(r"[^a-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", tool).lower())[0]
-    return first if first in READ_VERBS else None
+    return first if first in SEARCH_VERBS else None
 
 
 LOOKUP_KINDS: frozenset[ToolKind] = frozenset({ToolKind.READ, ToolKind.UNKNOWN})
@@ -443,8 +459,12 @@ def _leaves(value: Any) -> set[str]:
     return out
 
 
-REFUSED_VALUE_RE = r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid)"
-"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"..."""
+REFUSED_VALUE_RE = (
+    r"\W{{0,3}}{}\W+(?:is\s+|was\s+)?"
+    r"(?:not available|unavailable|not found|does not exist|doesn't exist|invalid|not valid|does not match)"
+)
+"""A value the error refuses as such: the value, then "not available" / "not found" / "invalid"
+/ "does not match" (Python's "time data '2023-11-14T09:00:00' does not match format ...")."""
 
 
 class _Refused:
@@ -464,14 +484,37 @@ class _Refused:
         return key in self.keys
 
 
-def _changed(c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool) -> bool:
+def _changed(
+    c: Call, d: Call, refused: _Refused, refused_values: set[str], any_ids: bool, earlier: frozenset[str]
+) -> bool:
     """``d``, a retry of the refused ``c``, changes what was refused: arguments not refused
-    before, on the same resource (any after a wrong reference), dropping a refused value."""
+    before, on the same resource (any after a wrong reference), dropping a value ``c``'s error
+    refused as such (``refused_values``), and holding none that an earlier error of the tool
+    refused (``earlier``: a retry that goes back to a value already refused repeats that
+    refusal, docs/labelling.md "recovery_attempts")."""
+    leaves = _leaves(d.arguments)
     return (
         d.args_key not in refused
         and (any_ids or ids_match(c.ids, d.ids))
-        and not (refused_values and refused_values <= _leaves(d.arguments))
+        and not (refused_values and refused_values <= leaves)
+        and not (earlier & leaves)
     )
+
+
+def _values_refused_before(calls: list[Call], outside: bool) -> list[frozenset[str]]:
+    """Per call, the argument values that earlier errors of the same tool refused as such
+    (:data:`REFUSED_VALUE_RE`; an injected fault refuses no value, and inside mcpgym's own
+    episodes only refusals do)."""
+    running: dict[str, frozenset[str]] = defaultdict(frozenset)
+    out: list[frozenset[str]] = []
+    for c in calls:
+        out.append(running[c.tool])
+        if c.ok or (c.fault in ERROR_FAULT_KINDS and not outside):
+            continue
+        values = {v for v in _leaves(c.arguments) if v in c.error_text and _refused_value(v, c.error_text)}
+        if values:
+            running[c.tool] = running[c.tool] | values
+    return out
 
 
 @functools.lru_cache(maxsize=1024)

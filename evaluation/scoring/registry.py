@@ -62,7 +62,7 @@ class EpisodeInput:
     catalog: Catalog
     calls: list[Call]
     counted: list[int]
-    k: int
+    k: int | None
     checks: Iterable[Any] | None = None
     timeout_read_recovers: bool = True
     _results: dict[type[ScorePart], ScorePart] = field(default_factory=dict)

@@ -71,7 +71,7 @@ def score_episode(
     traj: Trajectory,
     catalog: Catalog,
     *,
-    k: int = DEFAULT_K,
+    k: int | None = DEFAULT_K,
     checks: Iterable[ExtraCheck | dict[str, Any]] | None = None,
     timeout_read_recovers: bool = True,
     unscored_families: frozenset[str] = UNSCORED_FAMILIES,
@@ -85,7 +85,7 @@ def score_episode(
         traj: the trajectory.
         catalog: tool metadata; unknown tools are classified heuristically (listed in
             ``heuristic_tools``).
-        k: the recovery window, in tool calls (>= 1).
+        k: the recovery window, in tool calls (>= 1); None (the default): no window.
         checks: task-defined checks on the final message; None = ``traj.metadata
             ["extra_checks"]`` if present.
         timeout_read_recovers: a read matching a timed-out call is a recovery attempt (and
@@ -98,7 +98,7 @@ def score_episode(
     Raises:
         ValueError: for ``k < 1``; snapshot restore errors propagate from the judge.
     """
-    if k < 1:
+    if k is not None and k < 1:
         raise ValueError(f"the recovery window k must be >= 1, got {k}")
     calls = resolve_calls(traj, catalog)
     ep = EpisodeInput(
@@ -113,7 +113,9 @@ def score_episode(
     return EpisodeScores.compose([ep.result(part) for part in EpisodeScores.parts()])
 
 
-def score_trajectories(trajs: Iterable[Trajectory], catalog: Catalog, *, k: int = DEFAULT_K) -> list[EpisodeScores]:
+def score_trajectories(
+    trajs: Iterable[Trajectory], catalog: Catalog, *, k: int | None = DEFAULT_K
+) -> list[EpisodeScores]:
     """Score each trajectory with :func:`score_episode` (same ``catalog`` and ``k``)."""
     return [score_episode(t, catalog, k=k) for t in trajs]
 

@@ -189,6 +189,16 @@ WRITE_VERBS: frozenset[str] = frozenset(
         "decline",
         "dismiss",
         "vote",
+        # moving a booking or an event in time, re-doing or undoing a payment, (de)activating
+        "schedule",
+        "reschedule",
+        "rebook",
+        "refund",
+        "renew",
+        "register",
+        "activate",
+        "deactivate",
+        "unassign",
     ]
 )
 AUTH_VERBS: frozenset[str] = frozenset(

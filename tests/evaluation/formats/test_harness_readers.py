@@ -257,6 +257,72 @@ def test_user_markers_end_a_chat_conversation_completed(tmp_path: Path, marker: 
     assert _score(tmp_path, msgs, "openai").episodes[0].scores.status == "completed"
 
 
+def _one_call_then(fmt: str, final: str) -> Any:
+    """1 get_order answers, then a last assistant turn whose text is ``final``, in ``fmt``."""
+    args, answer = {"order_id": "o-12"}, '{"id": "o-12", "state": "shipped"}'
+    ask = "Where is order o-12?"
+    if fmt == "openai":
+        return [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": json.dumps(args)}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": answer},
+            {"role": "assistant", "content": final},
+        ]  # fmt: skip
+    if fmt == "anthropic":
+        return [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "get_order", "input": args}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": answer}]},
+            {"role": "assistant", "content": [{"type": "text", "text": final}]},
+        ]  # fmt: skip
+    if fmt == "responses":
+        return [
+            {"role": "user", "content": ask},
+            {"type": "function_call", "call_id": "c1", "name": "get_order", "arguments": json.dumps(args)},
+            {"type": "function_call_output", "call_id": "c1", "output": answer},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": final}]},
+        ]
+    if fmt == "langchain":
+        return [
+            {"type": "human", "content": ask},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "get_order", "args": args, "id": "c1", "type": "tool_call"}]},
+            {"type": "tool", "content": answer, "tool_call_id": "c1", "name": "get_order", "status": "success"},
+            {"type": "ai", "content": final, "tool_calls": []},
+        ]  # fmt: skip
+    assert fmt == "pydantic-ai"
+    return [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": ask}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "get_order", "args": args, "tool_call_id": "c1"}]},
+        {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "get_order", "content": answer, "tool_call_id": "c1"}]},
+        {"kind": "response", "parts": [{"part_kind": "text", "content": final}]},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("final", "status", "judged"),
+    [
+        ("Error: Timeout, no response from LLM", "errored", None),
+        ("no response from the model", "errored", None),
+        ("", "errored", None),
+        ("  ", "errored", None),
+        ("Agent stopped due to iteration limit or time limit.", "limit", None),
+        ("Agent stopped due to max iterations.", "limit", None),
+        ("No response from the model was needed: the order o-12 is shipped.", "completed", False),
+        ("The agent stopped due to max iterations last time; order o-12 is shipped.", "completed", False),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses", "langchain", "pydantic-ai"])
+def test_a_harness_text_or_an_empty_turn_as_the_last_message_is_no_answer(
+    tmp_path: Path, fmt: str, final: str, status: str, judged: bool | None
+) -> None:
+    # 1 get_order answers; then the harness writes its own text where the answer would be, or
+    # the model's last turn is empty: no final message to judge (false_success null); the
+    # status the harness text shows (errored: the model gave no answer; limit: the step limit)
+    sc = _score(tmp_path, _one_call_then(fmt, final), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.status, sc.false_success, sc.defeatism) == (1, status, judged, False)
+
+
 def test_a_hand_off_repeated_until_the_step_limit_is_limit(tmp_path: Path) -> None:
     def conv(n: int) -> list[dict[str, Any]]:
         msgs: list[dict[str, Any]] = [{"role": "user", "content": "Help"}]
@@ -383,6 +449,10 @@ def test_answers_that_only_mention_errors_are_successes(content: Any) -> None:
         ("API-patch-page", "write"),
         ("API-retrieve-a-page", "read"),
         ("merge_pull_request", "write"),
+        ("reschedule_calendar_event", "write"),
+        ("schedule_transaction", "write"),
+        ("get_schedule", "read"),
+        ("refund_order", "write"),
         ("post_database_query", "read"),
         ("post_page", "write"),
         ("google_calendar-create_event", "write"),
@@ -483,3 +553,83 @@ def test_an_error_json_under_a_lone_error_field_is_peeled_and_keeps_its_code(con
     # JSON inside that is no error object: the wrapper itself still says "error"
     data = read_result(content_of({"error": json.dumps({"rows": [1]})}))
     assert data.is_error is True and data.code is None
+
+
+def _conversation(fmt: str, steps: list[tuple[str, dict[str, Any], str]], final: str) -> list[dict[str, Any]]:
+    """One conversation of ``steps`` (tool, arguments, result text), then ``final``, in ``fmt``."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "Do it."}]
+    for i, (name, args, result) in enumerate(steps):
+        if fmt == "openai":
+            call = {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            out += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": result}]  # fmt: skip
+        elif fmt == "anthropic":
+            out += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": name, "input": args}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": result}]}]  # fmt: skip
+        else:
+            out += [{"type": "function_call", "call_id": f"c{i}", "name": name, "arguments": json.dumps(args)},
+                    {"type": "function_call_output", "call_id": f"c{i}", "output": result}]  # fmt: skip
+    if fmt == "responses":
+        out.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": final}]})
+    else:
+        out.append({"role": "assistant", "content": final if fmt == "openai" else [{"type": "text", "text": final}]})
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_retry_going_back_to_a_value_already_refused_is_no_attempt(tmp_path: Path, fmt: str) -> None:
+    # 1 refuses start '2024-05-20T10:00'; 2 changes it (an attempt for 1, refused too); 3 goes
+    # back to 1's refused value with another argument added: no attempt for 2 (docs/labelling.md)
+    def ev(start: str, **more: str) -> dict[str, Any]:
+        return {"title": "Dentist", "start_time": start, **more}
+
+    def refusal(start: str) -> str:
+        return f"ValueError: time data '{start}' does not match format '%Y-%m-%d %H:%M'"
+
+    steps = [
+        ("create_calendar_event", ev("2024-05-20T10:00"), refusal("2024-05-20T10:00")),
+        ("create_calendar_event", ev("2024-05-20T10:00Z"), refusal("2024-05-20T10:00Z")),
+        ("create_calendar_event", ev("2024-05-20T10:00", location="Main St"), refusal("2024-05-20T10:00")),
+    ]
+    sc = _score(tmp_path, _conversation(fmt, steps, "I could not add the event."), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.error_calls, sc.recovery_attempts, sc.recoveries) == (3, 3, 1, 0)
+    fixed = [*steps[:2], ("create_calendar_event", ev("2024-05-20 10:00"), '{"id": "ev-1"}')]
+    sc = _score(tmp_path, _conversation(fmt, fixed, "Added."), fmt, name="fixed.json").episodes[0].scores
+    assert (sc.recovery_attempts, sc.recoveries) == (2, 2)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_another_get_tool_is_no_alternative_to_a_failed_get(tmp_path: Path, fmt: str) -> None:
+    # get_channels fails (its own wrong argument, the same call repeated); get_webpage shares
+    # only the verb "get": no alternative. A second search tool is another search (related).
+    err = "TypeError: get_channels() got an unexpected keyword argument 'properties'"
+    steps = [("get_channels", {"properties": {}}, err), ("get_webpage", {"url": "www.informations.com"}, "News.")]
+    sc = _score(tmp_path, _conversation(fmt, steps, "Posted."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
+    steps = [("search_emails", {"query": "dentist"}, "Error: search index unavailable"),
+             ("search_files", {"query": "dentist appointment"}, '[{"id": "f-1"}]')]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Found it."), fmt, name="s.json").episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("error", "answered", "status"),
+    [
+        ("Skipping task user_task_30 due to context_length_exceeded", False, "errored"),
+        (None, False, "limit"),
+        ("", False, "limit"),
+        ("Skipping task user_task_30 due to context_length_exceeded", True, "completed"),
+    ],
+)
+def test_a_cut_transcript_whose_run_record_names_an_error_is_errored(
+    tmp_path: Path, fmt: str, error: str | None, answered: bool, status: str
+) -> None:
+    # the record keeps the harness's own error beside the messages (AgentDojo's run files);
+    # a transcript that stops on a tool result was cut by that failure; one the agent
+    # answered ended by the agent, whatever the record says
+    msgs = _one_call_then(fmt, "Order o-12 is shipped.")
+    record = {"messages": msgs if answered else msgs[:-1], "error": error}
+    sc = _score(tmp_path, [record], fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.status) == (1, status)
+    assert sc.false_success is (False if answered else None)

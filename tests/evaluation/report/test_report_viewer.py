@@ -141,7 +141,10 @@ def test_scorer_findings_are_placed_at_their_steps():
         "recoverable error (transient); attempt: retry at step 3; recovered at step 3",
     ]
     assert "blind retry of step 4 (duplicated the write)" in labels[5]
-    assert views[3].window == [2] and views[5].window == [2, 4]  # recovery windows of k=3 calls
+    # no recovery window (the default): an error's window spans the calls up to its attempt
+    assert views[3].window == [2] and views[5].window == [4] and views[4].window == []
+    capped = step_views(traj, score_episode(traj, Catalog.from_apps(), k=3))
+    assert {v.step: v.window for v in capped if v.step}[5] == [2, 4]  # windows of k=3 calls
     assert sc.verification_skips and all("verification skip" in " ".join(labels[s]) for s in sc.verification_skips)
     diff = state_diff(traj, sc)
     assert diff is not None

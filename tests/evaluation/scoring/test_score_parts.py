@@ -79,7 +79,7 @@ def test_the_scores_are_the_parts_the_rules_returned() -> None:
     from mcpgym.evaluation.scoring.calls import resolve_calls
 
     calls = resolve_calls(t, cat)
-    ep = EpisodeInput(t, cat, calls, counted_writes(calls), 3)
+    ep = EpisodeInput(t, cat, calls, counted_writes(calls), None)
     for part in EpisodeScores.parts():
         mine = {name: getattr(sc, name) for name in part.model_fields}
         assert mine == dict(ep.result(part)), part.__name__

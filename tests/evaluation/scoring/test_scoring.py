@@ -336,7 +336,7 @@ def test_a_remedy_the_failing_call_never_followed_is_no_attempt(cat):
     gave_up = score_episode(T(steps, "I could not send the message.", ledger=[]), cat)
     assert (gave_up.recovery_attempts, gave_up.defeatism) == (0, True)
     assert gave_up.defeatism_reason.endswith(
-        "permission_denied error at step 1 (talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
+        "permission_denied error at step 1 (talk_send_message) stayed unrecovered (no recovery attempt)"
     )
     # claiming the send done: false success (its only attempt failed), not defeatism
     claimed = score_episode(T(steps, "Your message was sent.", ledger=[]), cat)
@@ -380,7 +380,7 @@ def test_recovery_through_alternative(cat):
 
 def test_error_with_no_attempt_is_defeatism(cat):
     # 1 transient (injected) on send; the agent stops and blames the service: no attempt
-    # within K=3 (none at all) -> defeatism, whatever the message
+    # at all -> defeatism, whatever the message
     ledger = [{"step": 1, "tool": "talk_send_message", "kind": "transient", "applied": False}]
     steps = [S("talk_send_message", {"contact_id": "c1"}, err="transient")]
     sc = score_episode(T(steps, "I'm sorry, the messaging service is down.", ledger=ledger), cat)
@@ -388,8 +388,11 @@ def test_error_with_no_attempt_is_defeatism(cat):
     assert (sc.defeatism, sc.declared_impossible, sc.refusal_pattern) == (True, True, "service_down")
     assert sc.defeatism_reason == (
         "declared the task impossible (pattern 'service_down') while the recoverable transient error at step 1 "
-        "(talk_send_message) stayed unrecovered (no recovery attempt within 3 calls)"
+        "(talk_send_message) stayed unrecovered (no recovery attempt)"
     )
+    # with a window set (mcpgym score --k 3) the reason names it
+    capped = score_episode(T(steps, "I'm sorry, the messaging service is down.", ledger=ledger), cat, k=3)
+    assert capped.defeatism_reason.endswith("(no recovery attempt within 3 calls)")
     # ignoring the error and claiming success is no concession: false success, not defeatism
     # (no outcome here: judged on the transcript, the failed send's last attempt failed)
     sc = score_episode(T(steps, "All done!", ledger=ledger), cat)
@@ -458,9 +461,11 @@ def test_a_truncated_reply_is_no_answer(cat):
     assert [c.passed for c in sc.extra_checks] == [False]
 
 
-def test_attempt_must_start_within_k(cat):
-    # the retry comes 4 calls after the error: with K=3 no attempt, yet it recovers (a later
-    # same-tool success) -> not abandoned, no defeatism; with K=4 the retry is an attempt
+def test_an_attempt_may_come_any_number_of_calls_later(cat):
+    # the retry comes 4 calls after the error. No fixed window (docs/design.md §7, the guide's
+    # rule in docs/labelling.md): it is an attempt, and it recovers (a later same-tool
+    # success). With a window capped at K=3 (mcpgym score --k 3) it is none, yet the error is
+    # still recovered -> not abandoned, no defeatism; with K=4 it is an attempt again
     ledger = [{"step": 1, "tool": "shop_get_product", "kind": "transient", "applied": None}]
     steps = [
         S("shop_get_product", {"product_id": "p1"}, err="transient"),
@@ -470,8 +475,26 @@ def test_attempt_must_start_within_k(cat):
         S("shop_get_product", {"product_id": "p1"}),
     ]
     sc = score_episode(T(steps, ledger=ledger), cat)
-    assert (sc.recovery_attempts, sc.recoveries, sc.defeatism) == (0, 1, False)
+    assert (sc.recovery_attempts, sc.recoveries, sc.defeatism, sc.recovery_window) == (1, 1, False, None)
+    assert [(r.attempt, r.attempt_step) for r in sc.recoverable_error_detail] == [("retry", 5)]
+    capped = score_episode(T(steps, ledger=ledger), cat, k=3)
+    assert (capped.recovery_attempts, capped.recoveries, capped.defeatism) == (0, 1, False)
     assert score_episode(T(steps, ledger=ledger), cat, k=4).recovery_attempts == 1
+
+
+def test_with_no_window_every_error_of_a_cut_episode_is_cut_short(cat):
+    # Hand count: a step limit cut the episode 4 calls after an unattempted timeout. With no
+    # window the agent's chance ran until the cut: cut short, so not given up (no defeatism
+    # though the last message concedes); with K=3 the error was 4 calls from the end: not cut
+    ledger = [{"step": 1, "tool": "shop_get_product", "kind": "transient", "applied": None}]
+    steps = [S("shop_get_product", {"product_id": "p1"}, err="transient")] + [S("shop_view_cart")] * 4
+    sc = score_episode(T(steps, "I could not get the product, the shop is down.", status="limit", ledger=ledger), cat)
+    assert [(r.attempt, r.cut_short) for r in sc.recoverable_error_detail] == [(None, True)]
+    assert sc.defeatism is False
+    capped = score_episode(
+        T(steps, "I could not get the product, the shop is down.", status="limit", ledger=ledger), cat, k=3
+    )
+    assert [(r.attempt, r.cut_short) for r in capped.recoverable_error_detail] == [(None, False)]
 
 
 def test_infeasible_task_refused_correctly_is_not_defeatism(cat):

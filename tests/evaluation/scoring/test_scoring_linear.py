@@ -292,6 +292,21 @@ def old_score_recovery(
         blind: list[int] = []
         want = set() if any_ids else set(c.ids)
 
+        def earlier(j: int, refused_values: set[str] = refused_values) -> frozenset[str]:
+            # values earlier errors of the tool refused as such (a forward scan), less c's own
+            return (
+                frozenset(
+                    v
+                    for m in range(j)
+                    if calls[m].tool == calls[j].tool
+                    and not calls[m].ok
+                    and not (calls[m].fault in ERROR_FAULT_KINDS and not outside)
+                    for v in _leaves(calls[m].arguments)
+                    if v in calls[m].error_text and _refused_value(v, calls[m].error_text)
+                )
+                - refused_values
+            )
+
         for j in range(i + 1, min(n, i + 1 + k)):
             d = calls[j]
             if _unknown_tool(d):
@@ -301,7 +316,7 @@ def old_score_recovery(
                 continue
             how = (
                 "retry"
-                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids))
+                if d.tool == c.tool and (injected or _changed(c, d, refused, refused_values, any_ids, earlier(j)))
                 else "remedy"
                 if (d.tool in remedies or (c.code == "rate_limited" and is_wait(d)) or (outside and names_remedy(c, d)))
                 and _old_reattempted(calls, c, j, want, alts, outside)

@@ -30,9 +30,12 @@ FILES = {
     "toolbench_answers.json": ("toolbench", "openai"),
     "complexmcp_human.jsonl": ("complexmcp", "complexmcp"),
     "livemcpbench_claude.json": ("livemcpbench", "openai"),
+    "agentdojo_none.json": ("agentdojo", "openai"),
 }
 ORIGINAL = ("tau-bench", "toolbench", "complexmcp")
-"""The sources of issue 24's set; LiveMCPBench came with issue 35 (first contact)."""
+"""The sources of issue 24's set; LiveMCPBench and AgentDojo came with issue 35 (first contact)."""
+CHAT_FILES = ("livemcpbench_claude.json", "agentdojo_none.json")
+"""Committed first-contact sources converted to OpenAI chat messages (``messages``)."""
 Status = Trajectory.model_fields["status"].annotation  # the trajectory's own closed set
 
 
@@ -55,7 +58,7 @@ class LabelRecord(BaseModel):
     """One line of labels.jsonl."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["tau-bench", "toolbench", "complexmcp", "livemcpbench"]
+    source: Literal["tau-bench", "toolbench", "complexmcp", "livemcpbench", "agentdojo"]
     file: str
     format: Literal["openai", "anthropic", "complexmcp", "mcp-log"]
     episode: int = Field(ge=0)
@@ -84,7 +87,7 @@ def answered_calls(name: str, ep: dict) -> tuple[int, int]:
     if name == "toolbench_answers.json":  # the closing Finish is the end marker, never answered
         made = sum(1 for m in ep["messages"] if m.get("function_call") and m["function_call"]["name"] != "Finish")
         return made, sum(1 for m in ep["messages"] if m["role"] == "function")
-    if name == "livemcpbench_claude.json":
+    if name in CHAT_FILES:
         made = sum(len(m.get("tool_calls") or []) for m in ep["messages"] if m["role"] == "assistant")
         return made, sum(1 for m in ep["messages"] if m["role"] == "tool")
     blocks = len(re.findall(r"</tool>\s*<response>", ep["output"]))
@@ -92,7 +95,8 @@ def answered_calls(name: str, ep: dict) -> tuple[int, int]:
 
 
 def ending(name: str, ep: dict) -> str:
-    """How a transcript ends: 'handoff', 'finish', 'give_up', 'final' or 'cut'."""
+    """How a transcript ends: 'handoff', 'finish', 'give_up', 'final', 'cut' or 'failed' (the run
+    record says the harness failed: AgentDojo's top-level ``error``)."""
     if name == "tau_bench_airline.json":
         last = ep["traj"][-1]
         if last["role"] == "tool":
@@ -103,7 +107,9 @@ def ending(name: str, ep: dict) -> str:
         if call.get("name") != "Finish":
             return "cut"
         return "give_up" if "give_up_and_restart" in call.get("arguments", "") else "finish"
-    if name == "livemcpbench_claude.json":
+    if name in CHAT_FILES:
+        if ep.get("error"):
+            return "failed"
         last = ep["messages"][-1]
         return "final" if last["role"] == "assistant" and not last.get("tool_calls") else "cut"
     return "final" if ep["output"].rstrip().endswith("[END]") else "cut"
@@ -138,8 +144,9 @@ def test_status_and_final_message_labels_follow_how_the_transcript_ends():
     episodes = load_episodes()
     for r in load_records():
         end = ending(r.file, episodes[r.file][r.episode])
-        assert r.labels.status == ("limit" if end == "cut" else "completed"), (r.file, r.episode, end)
-        if end in ("handoff", "cut"):
+        want = {"cut": "limit", "failed": "errored"}.get(end, "completed")
+        assert r.labels.status == want, (r.file, r.episode, end)
+        if end in ("handoff", "cut", "failed"):
             assert r.labels.false_success is None and not r.labels.defeatism, (r.file, r.episode)
         if end == "give_up":
             assert r.labels.false_success is False, (r.file, r.episode)
@@ -149,8 +156,19 @@ def test_the_guide_states_the_figures_of_the_set():
     every, episodes = load_records(), load_episodes()
     guide = GUIDE.read_text(encoding="utf-8")
     per_source = {s: sum(1 for r in every if r.source == s) for s, _ in FILES.values()}
-    assert per_source == {"tau-bench": 25, "toolbench": 21, "complexmcp": 16, "livemcpbench": 20}
-    new = [r for r in every if r.source not in ORIGINAL]
+    assert per_source == {"tau-bench": 25, "toolbench": 21, "complexmcp": 16, "livemcpbench": 20, "agentdojo": 22}
+    dojo = [r for r in every if r.source == "agentdojo"]
+    assert (
+        sum(r.labels.calls for r in dojo),
+        sum(r.labels.errors for r in dojo),
+        sum(r.labels.writes for r in dojo),
+    ) == (
+        104,
+        42,
+        17,
+    )
+    assert "AgentDojo's 22 episodes hold 104 calls, 42 errors and 17 writes" in " ".join(guide.split())
+    new = [r for r in every if r.source == "livemcpbench"]
     assert (sum(r.labels.calls for r in new), sum(r.labels.errors for r in new), sum(r.labels.writes for r in new)) == (
         188,
         35,
@@ -291,10 +309,10 @@ class FirstContactRecord(BaseModel):
     rebuilt by scripts/fetch_first_contact.py (no licence to commit them)."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["mcpmark-community", "toolathlon"]
+    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce"]
     file: str
-    format: Literal["auto"]
-    episode: Literal[0]
+    format: Literal["auto", "openai"]
+    episode: int
     path: str
     labels: Labels
     notes: str
@@ -304,11 +322,13 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     records = [
         FirstContactRecord.model_validate_json(x) for x in FIRST_CONTACT.read_text(encoding="utf-8").splitlines()
     ]
-    assert {s: sum(r.source == s for r in records) for s in ("mcpmark-community", "toolathlon")} == {
+    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce")
+    assert {s: sum(r.source == s for r in records) for s in sources} == {
         "mcpmark-community": 22,
         "toolathlon": 20,
+        "mcp-universe-salesforce": 21,
     }
-    assert len({r.file for r in records}) == len(records)
+    assert len({(r.file, r.episode) for r in records}) == len(records)
     for r in records:
         lab = r.labels
         assert lab.errors <= lab.calls and lab.verification_skips <= lab.writes, r.file
@@ -322,9 +342,24 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
         repo = fc.SOURCES[r.source][0].replace("/", "+")
         (src / repo / r.path).parent.mkdir(parents=True, exist_ok=True)
         (src / repo / r.path).write_text(json.dumps({"file": r.file}), encoding="utf-8")
+    # MCP-Universe's trajectory files, converted into one file of chat conversations: one
+    # trajectory per file, a tool step (Python-repr arguments, a long result) and a thought
+    paths, _ = fc.CONVERTED["mcp-universe-salesforce"]
+    for n, path in enumerate(paths):
+        step = {"tool_name": "list_services", "action_input": "{'name': 'sdb'}", "llm_response": "look",
+                "tool_result": "x" * 2500}  # fmt: skip
+        traj = {"trajectory_id": f"t{n}", "question": "q", "answer": "a", "steps": [step, {"llm_response": "done"}]}
+        (src / "mcp-universe+mcp-universe.github.io" / path).write_text(json.dumps({"trajectories": [traj]}))
     out = tmp_path / "out"
     assert fc.main([str(out), "--source-dir", str(src)]) == 0
     assert json.loads((out / records[3].file).read_text())["file"] == records[3].file
     written = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
     assert [w["file"] for w in written] == [r.file for r in records] and "path" not in written[0]
+    conv = json.loads((out / "mcp_universe_salesforce.json").read_text())
+    assert [c["source_file"] for c in conv] == list(paths)
+    msgs = conv[0]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant", "assistant"]
+    assert msgs[1]["tool_calls"][0]["function"] == {"name": "list_services", "arguments": '{"name": "sdb"}'}
+    assert msgs[2]["content"].endswith(" ...[trimmed 500 chars]") and len(msgs[2]["content"]) < 2100
+    assert (msgs[3]["content"], msgs[4]["content"]) == ("done", "a")
     assert fc.main([str(out), "--source-dir", str(src)]) == 2  # never overwrites
