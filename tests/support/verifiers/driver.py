@@ -2,7 +2,7 @@
 virtual environment (``.venv-vf/bin/python tests/support/verifiers/driver.py CONFIG_JSON``).
 
 CONFIG_JSON: ``{"url", "token", "model_url", "model", "tasks", "trials", "rollouts",
-"faults", "fault_seed", "reward", "max_concurrent"}``. Prints one JSON object: ``{"rollouts":
+"faults", "fault_seed", "reward", "tools", "max_turns", "max_concurrent"}``. Prints one JSON object: ``{"rollouts":
 [{"task_id", "trial", "reward", "ok", "errors", "mcpgym", "messages"}], "seconds"}``, one
 rollout per (task, trial) x ``rollouts`` (verifiers' ``-r``), in plan order.
 
@@ -36,6 +36,8 @@ async def main(config: dict) -> dict:
         url=config["url"],
         token=config["token"],
         fault_seed=config.get("fault_seed"),
+        tools=config.get("tools", "all"),
+        max_turns=config.get("max_turns", 30),
     )
     ctx = ModelContext(
         client=vf.EvalClientConfig(base_url=config["model_url"], api_key_var="MCPGYM_DRIVER_KEY"),
