@@ -1,6 +1,6 @@
 """One rollout, one reward: the same actions through Gymnasium, OpenEnv's environment and a
 plain ``GymEpisode`` give the same reward number and breakdown under each built-in profile
-(the verifiers and NeMo Gym doors are not in this tree: docs/rl.md says why)."""
+(verifiers: its own test below, through the real package in its own venv)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,44 @@ def test_serve_openenv_reward_option_gives_the_same_number_over_the_wire() -> No
     with openenv_server("--faults", "harsh", "--reward", "shaped", "--max-episodes", "2") as url:
         reward, breakdown = anyio.run(play, url)
     assert reward == pytest.approx(1.3) and breakdown["profile"]["name"] == "shaped"
+
+
+@pytest.mark.parametrize("profile", ["outcome", "shaped"])
+def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
+    """The same rollout through verifiers (its real package in ``.venv-vf``, the model a replay
+    of the same actions, the episode on ``mcpgym serve --rollouts``) gets the number
+    ``GymEpisode``, Gymnasium and OpenEnv give (the test above)."""
+    from mcpgym.benchmarks.replay_model import ReplayModel
+    from mcpgym.evaluation.tasks import get_task
+    from tests.support.servers import spawn_server
+    from tests.support.verifiers import drive, verifiers_python
+
+    python = verifiers_python()
+    actions = _actions()
+    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
+    for a in actions[:-1]:
+        direct.step(a["tool"], a["arguments"])
+    direct.finish(actions[-1]["final"])
+    want = episode_reward(direct.trajectory(), profile)
+
+    server = spawn_server("--rollouts")
+    try:
+        with ReplayModel({get_task(TASK).instruction: actions}) as model:
+            got = drive(
+                python,
+                url=server.url,
+                token=server.token,
+                model_url=model.url,
+                tasks=[TASK],
+                faults="harsh",
+                fault_seed=SEED,
+                reward=profile,
+            )
+    finally:
+        server.stop()
+    [rollout] = got["rollouts"]
+    assert rollout["ok"], rollout["errors"]
+    assert rollout["reward"] == want.total == pytest.approx(1.3 if profile == "shaped" else 1.0)
+    strip = lambda d: {k: v for k, v in d.items() if k != "profile"}  # noqa: E731
+    assert strip(rollout["mcpgym"]["reward"]) == strip(want.model_dump(mode="json"))
+    assert rollout["mcpgym"]["reward"]["profile"]["name"] == profile
