@@ -56,6 +56,9 @@ performance issue):
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 - ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
   ``outcome`` (the same rollouts, interleaved); at least 0.9x.
+- ``nemo_gym_seed_verify``: NeMo Gym ``/seed_session`` + ``/verify`` pairs per second through its
+  own client against mcpgym's resources server / against its example resources server; at least
+  0.9x (unavailable without ``.venv-nemo``).
 - ``local_generation``: the local model's generated tokens per second with 2 llama.cpp threads /
   with 1 (prompt tokens per second of both in the details); reported, it chose
   ``DEFAULT_THREADS`` (unavailable without ``mcpgym[local-model]``).
@@ -83,6 +86,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.local_generation import local_generation
+    from mcpgym.benchmarks.nemo_gym import nemo_gym_seed_verify
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rl_reward import shaped_reward_rollouts
@@ -123,6 +127,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
         "shaped_reward_rollouts": shaped_reward_rollouts,
+        "nemo_gym_seed_verify": nemo_gym_seed_verify,
         "local_generation": local_generation,
     }
 
@@ -155,6 +160,7 @@ FIGURES: tuple[str, ...] = (
     "gymnasium_step",
     "openenv_step",
     "shaped_reward_rollouts",
+    "nemo_gym_seed_verify",
     "local_generation",
 )
 """Every figure's name, in table order."""

@@ -100,6 +100,8 @@ class Episode:
         wait_scopes: cancel scopes of the waits on the client in progress (:meth:`end_waits`).
         ended: why the episode ended while a call waited on the client (:class:`EpisodeEnd`),
             else None.
+        plays: ``(task id, trial)`` of an episode made from a task
+            (``POST /control/task-episodes``, :mod:`mcpgym.server.rl_routes`), else None.
     """
 
     episode_id: str
@@ -120,6 +122,7 @@ class Episode:
     input_states: InputStates = field(default_factory=lambda: InputStates(DEFAULT_WAIT_LIMIT))
     wait_scopes: set[anyio.CancelScope] = field(default_factory=set)
     ended: EpisodeEnd | None = None
+    plays: tuple[str, int] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     park_listener: weakref.ref[Any] | None = None
     """A weak reference to an object whose ``episode_parked()`` is called after :meth:`park`

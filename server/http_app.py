@@ -9,6 +9,8 @@ Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.con
 - ``GET /control/episodes/{id}/snapshot`` | ``/calls`` | ``/ledger`` | ``/initial``.
 - ``GET /control/episodes/{id}/final`` -> ``{"calls", "ledger", "snapshot"}`` at one instant.
 - ``DELETE /control/episodes/{id}`` -> 204.
+- ``POST /control/task-episodes`` and ``POST /control/episodes/{id}/reward``: a task's episode
+  and a finished episode's reward, for RL trainers (:mod:`mcpgym.server.rl_routes`).
 - ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
 - ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
   128-bit episode id is the capability).
@@ -26,7 +28,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -70,6 +72,7 @@ from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
 from mcpgym.server.request_ids import RequestIdRemapper
+from mcpgym.server.rl_routes import RewardRequest, RLHooks, RLRefused, TaskEpisodeCreated, TaskEpisodeRequest, task_of
 from mcpgym.server.session_version import opening_version, session_version_governs
 from mcpgym.tools.faults import FaultProfileError
 
@@ -97,6 +100,9 @@ MAX_SESSIONS_PER_EPISODE = 8
 """Most MCP sessions open at once on one episode: an opening past it ends the episode's oldest
 session (clients such as the MCP Inspector CLI leave theirs open), so that one episode's URL
 cannot take every session the server holds."""
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class EpisodeDefaults(BaseModel):
@@ -158,6 +164,7 @@ def create_app(
     expire_every: float = 30.0,
     max_request_body: int = 4 * 1024 * 1024,
     defaults: EpisodeDefaults | None = None,
+    rl: RLHooks | None = None,
 ) -> Starlette:
     """Build the ASGI app: control API + one streamable-HTTP MCP endpoint per episode.
 
@@ -169,6 +176,8 @@ def create_app(
         max_request_body: largest MCP request body in bytes (larger -> 413).
         defaults: what a ``POST /control/episodes`` body leaves out (default: seed 0, apps
             system and shop, no faults).
+        rl: tasks, judge and reward for ``/control/task-episodes`` and
+            ``/control/episodes/{id}/reward`` (:mod:`mcpgym.server.rl_routes`; None: both 501).
 
     Raises:
         ValueError: for an empty token.
@@ -341,6 +350,60 @@ def create_app(
                 )
             )
         return Response(body, media_type="application/json")
+
+    async def json_body(request: Request, model: type[M]) -> M | Response:
+        """The request's body as ``model``, or the refusal (413, 400, 422) to send."""
+        raw = await read_capped(request, MAX_CONTROL_BODY)
+        if raw is None:
+            return problem(413, f"request body too large (at most {MAX_CONTROL_BODY} bytes)")
+        try:
+            data = load_json(raw or b"{}", "body")
+        except (JSONLimitError, UnicodeDecodeError) as exc:
+            return problem(400, f"body is not acceptable JSON: {getattr(exc, 'reason', exc)}")
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            return problem(422, body_error(data, exc))
+
+    async def task_episode(request: Request) -> Response:
+        if rl is None:
+            return problem(501, "this server has no tasks (start it with `mcpgym serve --transport http`)")
+        body = await json_body(request, TaskEpisodeRequest)
+        if isinstance(body, Response):
+            return body
+        try:
+            fields, instruction = rl.episode_body(body)
+        except RLRefused as exc:
+            return problem(exc.status, str(exc))
+        await expire_idle()
+        episode = create_from(fields)
+        if isinstance(episode, Response):
+            return episode
+        episode.plays = (body.task, body.trial)
+        base = str(request.base_url).rstrip("/")
+        url = f"{base}/episodes/{episode.episode_id}/mcp"
+        made = TaskEpisodeCreated(
+            **dict(episode.view()), mcp_url=url, task=body.task, trial=body.trial, instruction=instruction
+        )
+        return answer(made, 201)
+
+    async def episode_reward(request: Request) -> Response:
+        ep = episode_or_404(request)
+        if ep is None:
+            return problem(404, "no such episode")
+        if rl is None:
+            return problem(501, "this server scores no rewards (start it with `mcpgym serve --transport http`)")
+        body = await json_body(request, RewardRequest)
+        if isinstance(body, Response):
+            return body
+        hooks = rl
+        try:
+            task, trial = task_of(ep, body)
+            # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
+            out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
+        except RLRefused as exc:
+            return problem(exc.status, str(exc))
+        return answer(out)
 
     async def ledger(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -766,6 +829,8 @@ def create_app(
         Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
         Route("/control/episodes/{episode_id}/final", guard(final), methods=["GET"]),
+        Route("/control/task-episodes", guard(task_episode), methods=["POST"]),
+        Route("/control/episodes/{episode_id}/reward", guard(episode_reward), methods=["POST"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

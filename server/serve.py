@@ -228,6 +228,7 @@ def serve_http(
     expire_every: float | None = None,
     defaults: EpisodeDefaults | None = None,
     wrap_app: Callable[[Starlette, str], Starlette] | None = None,
+    rl: Any = None,
 ) -> None:
     """Run the HTTP server (control API + per-episode MCP endpoints) until interrupted.
 
@@ -240,6 +241,8 @@ def serve_http(
         expire_every: wall seconds between expiry sweeps (default: a quarter of
             ``idle_timeout``, at most 30 s and at least 0.05 s), so an idle episode is gone
             within 1.25 x ``idle_timeout``.
+        rl: the :class:`mcpgym.server.rl_routes.RLHooks` of the task-episode and reward routes
+            (None: they answer 501).
 
     Raises:
         OSError: when the port cannot be bound.
@@ -252,7 +255,7 @@ def serve_http(
     store = EpisodeStore(max_episodes=max_episodes, idle_timeout=idle_timeout)
     if expire_every is None:
         expire_every = sweep_interval(idle_timeout)
-    app = create_app(token, store=store, host=host, expire_every=expire_every, defaults=defaults)
+    app = create_app(token, store=store, host=host, expire_every=expire_every, defaults=defaults, rl=rl)
     if wrap_app is not None:
         app = wrap_app(app, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -122,6 +122,7 @@ def serve(
     if rollouts and (openenv or transport is not Transport.http):
         raise InputError("--rollouts needs --transport http (and no --openenv)")
     if transport is Transport.http:
+        from mcpgym.evaluation.run.served_rl import ServedRL
         from mcpgym.server.http_app import EpisodeDefaults
 
         # A built-in profile goes by name (the episode view shows it); a file's is loaded here,
@@ -139,6 +140,7 @@ def serve(
                 idle_timeout=idle_timeout,
                 defaults=defaults,
                 wrap_app=_plugin("rollouts") if rollouts else None,
+                rl=ServedRL(),  # /control/task-episodes and /control/episodes/{id}/reward
             )
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -1,6 +1,6 @@
 """One rollout, one reward: the same actions through Gymnasium, OpenEnv's environment and a
 plain ``GymEpisode`` give the same reward number and breakdown under each built-in profile
-(verifiers: its own test below, through the real package in its own venv)."""
+(verifiers and NeMo Gym: their own tests below, through the real packages in their own venvs)."""
 
 from __future__ import annotations
 
@@ -121,3 +121,31 @@ def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
     strip = lambda d: {k: v for k, v in d.items() if k != "profile"}  # noqa: E731
     assert strip(rollout["mcpgym"]["reward"]) == strip(want.model_dump(mode="json"))
     assert rollout["mcpgym"]["reward"]["profile"]["name"] == profile
+
+
+def test_one_rollout_has_the_same_reward_through_nemo_gym() -> None:
+    """NeMo Gym's client against ``integrations/nemo_gym_server.py`` (in ``.venv-nemo``, over a
+    real ``mcpgym serve``): the same actions give ``episode_reward``'s number and components
+    under each built-in profile, as the plain ``GymEpisode`` does."""
+    from tests.conftest import spawn_http_server
+    from tests.support.nemo_venv import nemo_python, run_driver
+
+    python = nemo_python()
+    actions = _actions()
+    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
+    for a in actions[:-1]:
+        direct.step(a["tool"], a["arguments"])
+    direct.finish(actions[-1]["final"])
+    proc, url, token = spawn_http_server("--faults", "harsh")
+    try:
+        for profile in ("outcome", "shaped"):
+            rollout = {"task": TASK, "fault_seed": SEED, "actions": actions[:-1], "final": actions[-1]["final"]}
+            job = {"mcpgym_url": url, "token": token, "reward": profile, "rollouts": [rollout]}
+            (got,) = run_driver(python, job)["rollouts"]
+            want = episode_reward(direct.trajectory(), profile)
+            assert got["verify"]["reward"] == want.total == pytest.approx(1.3 if profile == "shaped" else 1.0)
+            assert got["verify"]["reward_components"] == want.components()
+            assert got["verify"]["reward_breakdown"] == want.model_dump(mode="json")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
