@@ -5,14 +5,15 @@ behaviour scores through the one reward (:func:`mcpgym.evaluation.scoring.reward
 The process boundary (docs/rl.md, "verifiers"): verifiers 0.4 pins ``mcp==2.0.0`` and mcpgym
 needs ``mcp>=2.3``, so verifiers lives in a virtual environment of its own (``.venv-vf``, with
 mcpgym installed there by ``pip install --no-deps -e .``) and this module imports only the
-standard library, httpx, pydantic, verifiers and :mod:`mcpgym.integrations.rollout_models`
-(pydantic only): never the MCP SDK mcpgym uses, nor a module that pulls it in
-(``tests/integrations/test_verifiers_env.py`` checks). The episodes live in a
-``mcpgym serve --transport http --rollouts`` process (mcpgym's own venv) reached over HTTP:
+standard library, httpx, pydantic, verifiers and the control API's wire models
+(:mod:`mcpgym.server.rl_models`: pydantic and mcpgym's kernel): never the MCP SDK mcpgym uses,
+nor a module that pulls it in (``tests/integrations/test_verifiers_env.py`` checks). The
+episodes live in a ``mcpgym serve --transport http`` process (mcpgym's own venv), reached over
+the control API's routes for trainers (:mod:`mcpgym.server.rl_routes`, the NeMo Gym door's too):
 
-- the taskset (:class:`McpgymTaskset`) lists the tasks (``GET /rollouts/tasks``) and makes one
+- the taskset (:class:`McpgymTaskset`) lists the tasks (``GET /control/tasks``) and makes one
   verifiers task per (task, trial), ``trials`` of them per mcpgym task;
-- a rollout's :meth:`McpgymTask.setup` creates its episode (``POST /rollouts``): world seed the
+- a rollout's :meth:`McpgymTask.setup` creates its episode (``POST /control/task-episodes``): world seed the
   task's, fault seed ``fault_seed_for(task, trial)`` (or the fixed ``fault_seed``), the fault
   profile (a task's own wins) and tool exposure as in ``mcpgym run``; a verifiers group
   (``-r N``) repeats one (task, trial): the same world and faults, the model's samples differ;
@@ -22,8 +23,9 @@ standard library, httpx, pydantic, verifiers and :mod:`mcpgym.integrations.rollo
   verifiers' own record); it ends when the model answers without a tool call or after
   ``max_turns`` model turns;
 - the reward (:meth:`McpgymTask.mcpgym`, a ``@vf.reward``) asks the server for the finished
-  episode's reward (``POST /rollouts/{id}/reward``, the final message being the model's last
-  reply): the same number ``mcpgym run`` and every other door give; the breakdown's terms are
+  episode's reward (``POST /control/episodes/{id}/reward``, the final message being the model's
+  last reply; the episode is deleted with it): the same number ``mcpgym run`` and every other
+  door give; the breakdown's terms are
   recorded as metrics (``reward_<term>``) and the judge's scores (``success``, ``recall``...),
   and the breakdown, the scores and the seeds are in ``trace.info["mcpgym"]``.
 
@@ -45,12 +47,12 @@ from pydantic import Field
 from verifiers.v1.harnesses.utils.mcp import mcp_client
 from verifiers.v1.runtimes import ProgramResult
 
-from mcpgym.integrations.rollout_models import CreateRollout, FinishRollout, RolloutCreated, RolloutReward, RolloutTasks
+from mcpgym.server.rl_models import EpisodeReward, RewardRequest, TaskEpisodeCreated, TaskEpisodeRequest, TaskList
 
 TASKSET_ID = "mcpgym-verifiers"
 """The verifiers taskset id (``vf-eval mcpgym-verifiers``; module ``mcpgym_verifiers``)."""
 URL_ENV = "MCPGYM_URL"
-"""Environment variable with the ``mcpgym serve --rollouts`` base URL (the default of ``url``)."""
+"""Environment variable with the ``mcpgym serve --transport http`` base URL (the default of ``url``)."""
 TOKEN_ENV = "MCPGYM_TOKEN"
 """Environment variable with its control token (the default of ``token``)."""
 MAX_TOOL_TEXT = 100_000
@@ -61,7 +63,7 @@ class McpgymTaskConfig(vf.TaskConfig):
     """What every rollout of the taskset shares (``--env.taskset.task.*``)."""
 
     url: str = Field(default_factory=lambda: os.environ.get(URL_ENV, ""))
-    """Base URL of ``mcpgym serve --transport http --rollouts`` (default ``$MCPGYM_URL``)."""
+    """Base URL of ``mcpgym serve --transport http`` (default ``$MCPGYM_URL``)."""
     token: str = Field(default_factory=lambda: os.environ.get(TOKEN_ENV, ""), repr=False)
     """Its control token (default ``$MCPGYM_TOKEN``)."""
     faults: str = "default"
@@ -107,7 +109,7 @@ class McpgymState(vf.State):
 
 def _client(config: McpgymTaskConfig) -> httpx.AsyncClient:
     if not config.url:
-        raise ValueError(f"no mcpgym server: set --env.taskset.task.url or ${URL_ENV} (mcpgym serve --rollouts)")
+        raise ValueError(f"no mcpgym server: set --env.taskset.task.url or ${URL_ENV} (mcpgym serve --transport http)")
     return httpx.AsyncClient(
         base_url=config.url.rstrip("/"),
         headers={"Authorization": f"Bearer {config.token}"},
@@ -130,30 +132,34 @@ class McpgymTask(vf.Task[McpgymData, McpgymState, McpgymTaskConfig]):
     """One rollout of an mcpgym task: its own episode, its reward from the server."""
 
     async def setup(self, trace: vf.Trace, runtime: Any) -> None:
-        """Create the rollout's episode (``POST /rollouts``) and keep it on ``trace.state``.
+        """Create the rollout's episode (``POST /control/task-episodes``) and keep it on ``trace.state``.
 
         Raises:
             RuntimeError: the server refused (unknown task, bad profile, episode cap reached).
         """
         config = self.config
-        body = CreateRollout(
-            task_id=self.data.task_id,
+        body = TaskEpisodeRequest(
+            task=self.data.task_id,
             trial=self.data.trial,
             faults=config.faults,
             fault_seed=config.fault_seed,
             tools=config.tools,
         )
         async with _client(config) as http:
-            answer = _checked(await http.post("/rollouts", content=body.model_dump_json()), "create rollout")
-        made = RolloutCreated.model_validate_json(answer.content)
+            answer = _checked(
+                await http.post("/control/task-episodes", content=body.model_dump_json(exclude_none=True)),
+                "create the task's episode",
+            )
+        made = TaskEpisodeCreated.model_validate_json(answer.content)
         state = trace.state
         state.episode_id, state.mcp_url = made.episode_id, made.mcp_url
-        state.world_seed, state.fault_seed, state.faults = made.world_seed, made.fault_seed, made.faults
+        state.world_seed, state.fault_seed, state.faults = made.seed, made.fault_seed, made.faults
 
     @vf.reward(weight=1.0)
     async def mcpgym(self, trace: vf.Trace) -> float:
-        """The finished episode's reward (``POST /rollouts/{id}/reward``): ``episode_reward``'s
-        total under the configured profile; terms and scores are recorded as metrics.
+        """The finished episode's reward (``POST /control/episodes/{id}/reward``, which then
+        deletes the episode): ``episode_reward``'s total under the configured profile; terms
+        and scores are recorded as metrics.
 
         Raises:
             RuntimeError: no episode (setup failed) or the server could not reward it (e.g. the
@@ -162,13 +168,14 @@ class McpgymTask(vf.Task[McpgymData, McpgymState, McpgymTaskConfig]):
         state = trace.state
         if not state.episode_id:
             raise RuntimeError("this rollout has no mcpgym episode (its setup failed)")
-        body = FinishRollout(final_message=trace.last_reply, reward=self.config.reward)
+        body = RewardRequest(final_message=trace.last_reply, reward=self.config.reward, steps=True, delete=True)
         async with _client(self.config) as http:
             answer = _checked(
-                await http.post(f"/rollouts/{state.episode_id}/reward", content=body.model_dump_json()), "reward"
+                await http.post(f"/control/episodes/{state.episode_id}/reward", content=body.model_dump_json()),
+                "reward",
             )
-        got = RolloutReward.model_validate_json(answer.content)
-        for term in got.reward.get("terms", []):
+        got = EpisodeReward.model_validate_json(answer.content)
+        for term in got.breakdown.get("terms", []):
             trace.record_metric(f"reward_{term['name']}", float(term["contribution"]))
         for name, value in got.scores.items():
             if isinstance(value, (bool, int, float)) and not isinstance(value, str):
@@ -181,17 +188,12 @@ class McpgymTask(vf.Task[McpgymData, McpgymState, McpgymTaskConfig]):
             "fault_seed": state.fault_seed,
             "faults": state.faults,
             "calls": got.calls,
-            "reward": got.reward,
+            "reward": got.breakdown,
+            "components": got.components,
             "scores": got.scores,
-            "steps": [_step_view(s) for s in got.trajectory.get("steps", [])],
+            "steps": [s.model_dump(mode="json") for s in got.steps or []],
         }
         return got.total
-
-
-def _step_view(step: dict[str, Any]) -> dict[str, Any]:
-    """A trajectory step as the rollout's metadata keeps it (what was called, what came back)."""
-    keys = ("kind", "tool", "arguments", "is_error", "error_code", "step")
-    return {k: step[k] for k in keys if k in step}
 
 
 class McpgymTaskset(vf.Taskset[McpgymTask, McpgymTasksetConfig]):
@@ -211,23 +213,25 @@ class McpgymTaskset(vf.Taskset[McpgymTask, McpgymTasksetConfig]):
         ]
         task_config = config.task
         if not task_config.url:
-            raise ValueError(f"no mcpgym server: set --env.taskset.task.url or ${URL_ENV} (mcpgym serve --rollouts)")
+            raise ValueError(
+                f"no mcpgym server: set --env.taskset.task.url or ${URL_ENV} (mcpgym serve --transport http)"
+            )
         with httpx.Client(
             base_url=task_config.url.rstrip("/"),
             headers={"Authorization": f"Bearer {task_config.token}"},
             timeout=task_config.request_timeout,
         ) as http:
-            answer = _checked(http.get("/rollouts/tasks", params=params), "list tasks")
-        listed = RolloutTasks.model_validate_json(answer.content)
+            answer = _checked(http.get("/control/tasks", params=params), "list tasks")
+        listed = TaskList.model_validate_json(answer.content)
         for trial in range(config.trials):
             for t in listed.tasks:
                 yield McpgymTask(
                     McpgymData(
-                        id=f"{t.task_id}#{trial}",
-                        name=t.task_id,
+                        id=f"{t.task}#{trial}",
+                        name=t.task,
                         prompt=t.instruction,
                         system_prompt=listed.system_prompt,
-                        task_id=t.task_id,
+                        task_id=t.task,
                         trial=trial,
                     ),
                     task_config,
@@ -240,6 +244,9 @@ class McpgymHarnessConfig(vf.HarnessConfig):
     id: str = TASKSET_ID
     max_turns: int = Field(30, ge=1, le=1000)
     """Most model turns in one rollout (a turn past it is not asked for)."""
+    connect_timeout: float = Field(30.0, gt=0, le=600)
+    """Seconds to connect to the episode's MCP endpoint (verifiers' own default, 5 s, is too
+    short for 64 rollouts starting at once on a loaded host)."""
 
 
 class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
@@ -273,9 +280,23 @@ class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
         system, prompt = self.resolve_prompt(data)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt if isinstance(prompt, str) else data.prompt_text})
+        try:
+            await self._play(ctx, urls, endpoint, secret, messages)
+        except BaseExceptionGroup as group:  # the MCP client's task group: name the cause, not the group
+            raise RuntimeError(f"mcpgym episode {getattr(state, 'episode_id', '')}: {_leaf(group)}") from group
+        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+    async def _play(
+        self, ctx: Any, urls: list[str], endpoint: str, secret: str, messages: list[dict[str, Any]]
+    ) -> None:
+        """The chat loop over the episode's MCP sessions (:meth:`launch`)."""
         async with AsyncExitStack() as stack:
             sessions = [
-                await stack.enter_async_context(mcp_client({"url": u, "timeout": self.config.tool_timeout}))
+                await stack.enter_async_context(
+                    mcp_client(
+                        {"url": u, "timeout": self.config.tool_timeout, "connect_timeout": self.config.connect_timeout}
+                    )
+                )
                 for u in urls
             ]
             owner, tools = await _list_tools(sessions)
@@ -290,7 +311,14 @@ class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
                     break
                 for call in calls:
                     messages.append(await _run_call(call, owner))
-        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+def _leaf(group: BaseExceptionGroup) -> str:
+    """``type: message`` of the first exception inside ``group`` (nested groups opened)."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+        inner = inner.exceptions[0]
+    return f"{type(inner).__name__}: {str(inner)[:500]}"
 
 
 async def _list_tools(sessions: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -366,7 +394,7 @@ def load_environment(
     fault_seed: int | None = None,
     max_turns: int = 30,
 ) -> vf.Env:
-    """A verifiers environment over an ``mcpgym serve --transport http --rollouts`` server.
+    """A verifiers environment over an ``mcpgym serve --transport http`` server.
 
     Args:
         suite, tasks: which mcpgym tasks (``tasks``: only these ids). faults: fault profile.

@@ -14,14 +14,12 @@ import os
 import secrets
 import socket
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
-from starlette.applications import Starlette
 
 from mcpgym.kernel.world import template
 from mcpgym.server.episode import Episode, EpisodeStore
@@ -227,21 +225,18 @@ def serve_http(
     log_level: str = "warning",
     expire_every: float | None = None,
     defaults: EpisodeDefaults | None = None,
-    wrap_app: Callable[[Starlette, str], Starlette] | None = None,
     rl: Any = None,
 ) -> None:
     """Run the HTTP server (control API + per-episode MCP endpoints) until interrupted.
 
     Args:
-        wrap_app: called with the app and the control token before serving, returns the app
-            to serve (a layer above the server adds routes: ``mcpgym serve --rollouts``).
         defaults: seed, apps, faults, fault seed and retrieval mode of an episode whose
             ``POST /control/episodes`` body leaves them out.
         idle_timeout: wall seconds after which an unused episode expires.
         expire_every: wall seconds between expiry sweeps (default: a quarter of
             ``idle_timeout``, at most 30 s and at least 0.05 s), so an idle episode is gone
             within 1.25 x ``idle_timeout``.
-        rl: the :class:`mcpgym.server.rl_routes.RLHooks` of the task-episode and reward routes
+        rl: the :class:`mcpgym.server.rl_routes.RLHooks` of the task list, task-episode and reward routes
             (None: they answer 501).
 
     Raises:
@@ -256,8 +251,6 @@ def serve_http(
     if expire_every is None:
         expire_every = sweep_interval(idle_timeout)
     app = create_app(token, store=store, host=host, expire_every=expire_every, defaults=defaults, rl=rl)
-    if wrap_app is not None:
-        app = wrap_app(app, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on accepted sockets whose proto says TCP;
     # with the default proto 0, Nagle's algorithm meets the client's delayed ACK and every

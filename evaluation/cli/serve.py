@@ -73,11 +73,6 @@ def serve(
         "--openenv",
         help="Serve OpenEnv's reset/step/state instead of MCP: over the WebSocket /ws, one episode per client session, up to --max-episodes at once (HTTP /reset only shows an episode's start, HTTP /step answers 409: OpenEnv's HTTP endpoints keep no episode); needs mcpgym[openenv].",
     ),
-    rollouts: bool = typer.Option(
-        False,
-        "--rollouts",
-        help="With --transport http: also serve the rollout API (/rollouts: task episodes seeded as mcpgym run seeds them, and the reward of a finished one) for trainers in other processes, such as the verifiers environment (docs/rl.md).",
-    ),
     reward: str | None = typer.Option(
         None,
         metavar="PROFILE",
@@ -119,8 +114,6 @@ def serve(
             reward=reward or "outcome",
         )
         return
-    if rollouts and (openenv or transport is not Transport.http):
-        raise InputError("--rollouts needs --transport http (and no --openenv)")
     if transport is Transport.http:
         from mcpgym.evaluation.run.served_rl import ServedRL
         from mcpgym.server.http_app import EpisodeDefaults
@@ -139,8 +132,7 @@ def serve(
                 max_episodes=max_episodes,
                 idle_timeout=idle_timeout,
                 defaults=defaults,
-                wrap_app=_plugin("rollouts") if rollouts else None,
-                rl=ServedRL(),  # /control/task-episodes and /control/episodes/{id}/reward
+                rl=ServedRL(),  # /control/tasks, /control/task-episodes, /control/episodes/{id}/reward
             )
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -148,16 +140,6 @@ def serve(
     anyio.run(
         lambda: serve_stdio(seed=seed, apps=apps, faults=faults, fault_seed=fault_seed, search_tools=search_tools)
     )
-
-
-def _plugin(name: str) -> Any:
-    """The ``mcpgym.serve`` entry point ``name`` (an integration above this layer), loaded."""
-    from importlib.metadata import entry_points
-
-    found = [ep for ep in entry_points(group="mcpgym.serve") if ep.name == name]
-    if not found:
-        raise InputError(f"no {name} server is installed (the mcpgym.serve entry point {name!r}); reinstall mcpgym")
-    return found[0].load()
 
 
 def _serve_openenv(**options: Any) -> None:

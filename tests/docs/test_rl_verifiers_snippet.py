@@ -1,6 +1,6 @@
 """docs/rl.md's verifiers Python snippet runs as written in the verifiers venv (``.venv-vf``;
 the block is marked not-run for tests/docs/test_doc_blocks.py, which runs blocks in mcpgym's
-venv), against ``mcpgym serve --rollouts`` and a scripted model on loopback."""
+venv), against ``mcpgym serve --transport http`` and a scripted model on loopback."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_the_verifiers_snippet_runs_in_the_verifiers_venv(tmp_path) -> None:
     block = text.split(MARK, 1)[1].split("\n```", 1)[0]
     (tmp_path / "snippet.py").write_text(block, encoding="utf-8")
     task = get_task("system.dark_mode")
-    server = spawn_server("--rollouts")
+    server = spawn_server()
     try:
         with ReplayModel({task.instruction: scripted_actions(task.id)}) as model:
             env = {

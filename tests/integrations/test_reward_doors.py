@@ -85,7 +85,7 @@ def test_serve_openenv_reward_option_gives_the_same_number_over_the_wire() -> No
 @pytest.mark.parametrize("profile", ["outcome", "shaped"])
 def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
     """The same rollout through verifiers (its real package in ``.venv-vf``, the model a replay
-    of the same actions, the episode on ``mcpgym serve --rollouts``) gets the number
+    of the same actions, the episode on ``mcpgym serve --transport http``) gets the number
     ``GymEpisode``, Gymnasium and OpenEnv give (the test above)."""
     from mcpgym.benchmarks.replay_model import ReplayModel
     from mcpgym.evaluation.tasks import get_task
@@ -100,7 +100,7 @@ def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
     direct.finish(actions[-1]["final"])
     want = episode_reward(direct.trajectory(), profile)
 
-    server = spawn_server("--rollouts")
+    server = spawn_server()
     try:
         with ReplayModel({get_task(TASK).instruction: actions}) as model:
             got = drive(

@@ -1,5 +1,5 @@
 """The verifiers door, driven by the real verifiers package (0.4, from PyPI) in its own venv
-(``.venv-vf``: tests/support/verifiers) against one ``mcpgym serve --transport http --rollouts``,
+(``.venv-vf``: tests/support/verifiers) against one ``mcpgym serve --transport http``,
 the model a stateless scripted one on loopback (:mod:`mcpgym.benchmarks.replay_model`) or the
 local model (``mcpgym[local-model]``).
 
@@ -39,7 +39,7 @@ def python() -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[HttpServer]:
-    srv = spawn_server("--rollouts", "--max-episodes", "200")
+    srv = spawn_server("--max-episodes", "200")
     try:
         yield srv
     finally:
@@ -207,8 +207,10 @@ def test_the_module_verifiers_imports_stays_off_mcpgyms_mcp_stack(python: str) -
     assert probe.returncode == 0, probe.stderr[-2000:]
     mcp_version, loaded = json.loads(probe.stdout.strip().splitlines()[-1])
     assert mcp_version == "2.0.0"
-    allowed = {"mcpgym", "mcpgym.integrations", "mcpgym.integrations.rollout_models"}
-    allowed |= {"mcpgym.integrations.verifiers_env", "mcpgym_verifiers"}
+    # the control API's wire models (pydantic, over the kernel's and the call log's types): no MCP SDK
+    allowed = {"mcpgym", "mcpgym.server", "mcpgym.server.control_models", "mcpgym.server.rl_models"}
+    allowed |= {"mcpgym.tools", "mcpgym.tools.faults", "mcpgym.tools.invoke"}
+    allowed |= {"mcpgym.integrations", "mcpgym.integrations.verifiers_env", "mcpgym_verifiers"}
     assert {m for m in loaded if not m.startswith("mcpgym.kernel")} == allowed
 
 
