@@ -104,4 +104,24 @@ class ReplayModel:
         self._server.server_close()
 
 
-__all__ = ["MAX_BODY", "ReplayModel", "reply_to"]
+def careful_script(task_id: str) -> list[dict[str, Any]]:
+    """The careful agent's actions on ``task_id`` with faults off (trial 0), the final message
+    last: what a :class:`ReplayModel` answers, turn by turn (the verifiers tests and benchmark)."""
+    import anyio
+
+    from mcpgym.evaluation.agents import AgentContext, make_agent
+    from mcpgym.evaluation.agents.base import CallResult
+    from mcpgym.evaluation.run.gym import GymEpisode
+
+    ep = GymEpisode.create(task_id, faults="none")
+    actions: list[dict[str, Any]] = []
+
+    async def call(name: str, arguments: Any = None) -> CallResult:
+        actions.append({"tool": name, "arguments": arguments or {}})
+        return ep.step(name, arguments)
+
+    result = anyio.run(lambda: make_agent("careful").run(ep.task, ep.tools, call, AgentContext(trial=0)))
+    return [*actions, {"final": result.final_message}]
+
+
+__all__ = ["MAX_BODY", "ReplayModel", "careful_script", "reply_to"]

@@ -70,20 +70,7 @@ def drive(python: str, **config: Any) -> dict[str, Any]:
 
 
 def scripted_actions(task_id: str) -> list[dict[str, Any]]:
-    """The careful agent's actions on ``task_id`` with faults off (trial 0), the final message
-    last: what the replay model (:mod:`mcpgym.benchmarks.replay_model`) answers, turn by turn."""
-    import anyio
+    """The careful agent's actions on ``task_id`` (:func:`mcpgym.benchmarks.replay_model.careful_script`)."""
+    from mcpgym.benchmarks.replay_model import careful_script
 
-    from mcpgym.evaluation.agents import AgentContext, make_agent
-    from mcpgym.evaluation.agents.base import CallResult
-    from mcpgym.evaluation.run.gym import GymEpisode
-
-    ep = GymEpisode.create(task_id, faults="none")
-    actions: list[dict[str, Any]] = []
-
-    async def call(name: str, arguments: Any = None) -> CallResult:
-        actions.append({"tool": name, "arguments": arguments or {}})
-        return ep.step(name, arguments)
-
-    result = anyio.run(lambda: make_agent("careful").run(ep.task, ep.tools, call, AgentContext(trial=0)))
-    return [*actions, {"final": result.final_message}]
+    return careful_script(task_id)
