@@ -35,13 +35,19 @@ def _actions() -> list[dict]:
     return [json.loads(a) for a in recorded_actions()]
 
 
-@pytest.mark.parametrize("profile", ["outcome", "shaped"])
-def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
-    actions = _actions()
+def _played(actions: list[dict]) -> GymEpisode:
+    """The plain ``GymEpisode`` of :data:`TASK` (harsh faults, :data:`SEED`) after ``actions``."""
     direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
     for a in actions[:-1]:
         direct.step(a["tool"], a["arguments"])
     direct.finish(actions[-1]["final"])
+    return direct
+
+
+@pytest.mark.parametrize("profile", ["outcome", "shaped"])
+def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
+    actions = _actions()
+    direct = _played(actions)
     want = episode_reward(direct.trajectory(), profile)
 
     env = gymnasium.make(gymnasium_env.ENV_ID, task=TASK, faults="harsh", reward=profile)
@@ -94,10 +100,7 @@ def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
 
     python = verifiers_python()
     actions = _actions()
-    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
-    for a in actions[:-1]:
-        direct.step(a["tool"], a["arguments"])
-    direct.finish(actions[-1]["final"])
+    direct = _played(actions)
     want = episode_reward(direct.trajectory(), profile)
 
     server = spawn_server()
@@ -132,10 +135,7 @@ def test_one_rollout_has_the_same_reward_through_nemo_gym() -> None:
 
     python = nemo_python()
     actions = _actions()
-    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
-    for a in actions[:-1]:
-        direct.step(a["tool"], a["arguments"])
-    direct.finish(actions[-1]["final"])
+    direct = _played(actions)
     proc, url, token = spawn_http_server("--faults", "harsh")
     try:
         for profile in ("outcome", "shaped"):
