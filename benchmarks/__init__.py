@@ -56,6 +56,9 @@ performance issue):
 - ``openenv_step``: an OpenEnv step over its WebSocket / the same call over MCP; at most 1x.
 - ``shaped_reward_rollouts``: Gymnasium rollouts per second with the ``shaped`` reward / with
   ``outcome`` (the same rollouts, interleaved); at least 0.9x.
+- ``verifiers_rollouts``: verifiers rollouts per second with a zero-latency scripted model through
+  mcpgym's environment (an episode per rollout) / through verifiers' own tool environment with as
+  many no-op tools and the same turn count; at least 0.9x (unavailable without ``.venv-vf``).
 - ``nemo_gym_seed_verify``: NeMo Gym ``/seed_session`` + ``/verify`` pairs per second through its
   own client against mcpgym's resources server / against its example resources server; at least
   0.9x (unavailable without ``.venv-nemo``).
@@ -98,6 +101,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.tool_kinds import tool_kinds
     from mcpgym.benchmarks.trajectory_bytes import full_run_bytes, trajectory_bytes
     from mcpgym.benchmarks.transport import http_round_trip, stdio_round_trip
+    from mcpgym.benchmarks.verifiers_rollouts import verifiers_rollouts
 
     return {
         "stdio_round_trip": stdio_round_trip,
@@ -127,6 +131,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "gymnasium_step": gymnasium_step,
         "openenv_step": openenv_step,
         "shaped_reward_rollouts": shaped_reward_rollouts,
+        "verifiers_rollouts": verifiers_rollouts,
         "nemo_gym_seed_verify": nemo_gym_seed_verify,
         "local_generation": local_generation,
     }
@@ -160,6 +165,7 @@ FIGURES: tuple[str, ...] = (
     "gymnasium_step",
     "openenv_step",
     "shaped_reward_rollouts",
+    "verifiers_rollouts",
     "nemo_gym_seed_verify",
     "local_generation",
 )

@@ -9,8 +9,9 @@ Routes (docs/design.md §5; the bodies are the models of :mod:`mcpgym.server.con
 - ``GET /control/episodes/{id}/snapshot`` | ``/calls`` | ``/ledger`` | ``/initial``.
 - ``GET /control/episodes/{id}/final`` -> ``{"calls", "ledger", "snapshot"}`` at one instant.
 - ``DELETE /control/episodes/{id}`` -> 204.
-- ``POST /control/task-episodes`` and ``POST /control/episodes/{id}/reward``: a task's episode
-  and a finished episode's reward, for RL trainers (:mod:`mcpgym.server.rl_routes`).
+- ``GET /control/tasks``, ``POST /control/task-episodes`` and ``POST /control/episodes/{id}/reward``:
+  the tasks, a task's episode and a finished episode's reward, for RL trainers
+  (:mod:`mcpgym.server.rl_routes`).
 - ``GET /health`` (no token) -> ``{"status": "ok", "episodes": n}``.
 - ``/episodes/{id}/mcp``: the episode's MCP endpoint (streamable HTTP; no control token, the
   128-bit episode id is the capability).
@@ -72,7 +73,8 @@ from mcpgym.server.event_store import BoundedEventStore
 from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
 from mcpgym.server.request_ids import RequestIdRemapper
-from mcpgym.server.rl_routes import RewardRequest, RLHooks, RLRefused, TaskEpisodeCreated, TaskEpisodeRequest, task_of
+from mcpgym.server.rl_models import RewardRequest, TaskEpisodeCreated, TaskEpisodeRequest
+from mcpgym.server.rl_routes import RLHooks, RLRefused, task_of
 from mcpgym.server.session_version import opening_version, session_version_governs
 from mcpgym.tools.faults import FaultProfileError
 
@@ -177,7 +179,8 @@ def create_app(
         defaults: what a ``POST /control/episodes`` body leaves out (default: seed 0, apps
             system and shop, no faults).
         rl: tasks, judge and reward for ``/control/task-episodes`` and
-            ``/control/episodes/{id}/reward`` (:mod:`mcpgym.server.rl_routes`; None: both 501).
+            ``/control/episodes/{id}/reward``, and the task list ``/control/tasks``
+            (:mod:`mcpgym.server.rl_routes`; None: they answer 501).
 
     Raises:
         ValueError: for an empty token.
@@ -365,6 +368,17 @@ def create_app(
         except ValidationError as exc:
             return problem(422, body_error(data, exc))
 
+    async def task_list(request: Request) -> Response:
+        if rl is None:
+            return problem(501, "this server has no tasks (start it with `mcpgym serve --transport http`)")
+        suite = request.query_params.get("suite") or "core"
+        hooks = rl
+        try:
+            listed = await anyio.to_thread.run_sync(lambda: hooks.tasks(suite, request.query_params.getlist("task")))
+        except RLRefused as exc:
+            return problem(exc.status, str(exc))
+        return answer(listed)
+
     async def task_episode(request: Request) -> Response:
         if rl is None:
             return problem(501, "this server has no tasks (start it with `mcpgym serve --transport http`)")
@@ -400,12 +414,16 @@ def create_app(
         try:
             task, trial = task_of(ep, body)
             # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
-            out: Response = answer(await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body)))
+            out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
         except RLRefused as exc:
-            out = problem(exc.status, str(exc))
-        if body.delete and store.delete(ep.episode_id):  # rewarded or refused: its episode ends either way
+            refused = problem(exc.status, str(exc))
+            if body.delete and store.delete(ep.episode_id):  # refused: its episode ends all the same
+                await end_episode(ep, EpisodeEnd.DELETED)
+            return refused
+        if body.delete and store.delete(ep.episode_id):
             await end_episode(ep, EpisodeEnd.DELETED)
-        return out
+            out = out.model_copy(update={"deleted": True})
+        return answer(out)
 
     async def ledger(request: Request) -> Response:
         ep = episode_or_404(request)
@@ -831,6 +849,7 @@ def create_app(
         Route("/control/episodes/{episode_id}/calls", guard(calls), methods=["GET"]),
         Route("/control/episodes/{episode_id}/ledger", guard(ledger), methods=["GET"]),
         Route("/control/episodes/{episode_id}/final", guard(final), methods=["GET"]),
+        Route("/control/tasks", guard(task_list), methods=["GET"]),
         Route("/control/task-episodes", guard(task_episode), methods=["POST"]),
         Route("/control/episodes/{episode_id}/reward", guard(episode_reward), methods=["POST"]),
     ]

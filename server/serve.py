@@ -236,7 +236,7 @@ def serve_http(
         expire_every: wall seconds between expiry sweeps (default: a quarter of
             ``idle_timeout``, at most 30 s and at least 0.05 s), so an idle episode is gone
             within 1.25 x ``idle_timeout``.
-        rl: the :class:`mcpgym.server.rl_routes.RLHooks` of the task-episode and reward routes
+        rl: the :class:`mcpgym.server.rl_routes.RLHooks` of the task list, task-episode and reward routes
             (None: they answer 501).
 
     Raises:

@@ -132,7 +132,7 @@ def serve(
                 max_episodes=max_episodes,
                 idle_timeout=idle_timeout,
                 defaults=defaults,
-                rl=ServedRL(),  # /control/task-episodes and /control/episodes/{id}/reward
+                rl=ServedRL(),  # /control/tasks, /control/task-episodes, /control/episodes/{id}/reward
             )
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

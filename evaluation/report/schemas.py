@@ -11,8 +11,8 @@ regenerate with ``python -m mcpgym.evaluation.report.schemas docs/schemas``:
   It is the schema of what this mcpgym *reads* (validation mode: fields with a default may be
   missing), so the manifests of older runs validate too;
 - ``control-*.schema.json``: the control API's request and answer bodies
-  (:mod:`mcpgym.server.control_models`, and :mod:`mcpgym.server.rl_routes` for
-  ``control-task-episode*`` and ``control-reward*``; ``control-call-record`` and ``control-ledger-entry`` are
+  (:mod:`mcpgym.server.control_models`, and :mod:`mcpgym.server.rl_models` for
+  ``control-task*`` and ``control-reward*``; ``control-call-record`` and ``control-ledger-entry`` are
   one element of the ``/calls`` and ``/ledger`` answers). The request's is in validation mode
   (what the server accepts), the answers' in serialization mode (what the server writes).
 """
@@ -31,7 +31,7 @@ from mcpgym.evaluation.records.scores import Scoreboard
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.run.config import RunConfig
 from mcpgym.server import control_models as control
-from mcpgym.server import rl_routes
+from mcpgym.server import rl_models
 from mcpgym.tools.invoke import CallRecord, LedgerEntry
 
 
@@ -62,10 +62,11 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "control-call-record.schema.json": CallRecord,
     "control-ledger-entry.schema.json": LedgerEntry,
     "control-episode-final.schema.json": control.EpisodeFinal,
-    "control-task-episode.schema.json": rl_routes.TaskEpisodeRequest,
-    "control-task-episode-created.schema.json": rl_routes.TaskEpisodeCreated,
-    "control-reward-request.schema.json": rl_routes.RewardRequest,
-    "control-reward.schema.json": rl_routes.EpisodeReward,
+    "control-task-episode.schema.json": rl_models.TaskEpisodeRequest,
+    "control-task-episode-created.schema.json": rl_models.TaskEpisodeCreated,
+    "control-reward-request.schema.json": rl_models.RewardRequest,
+    "control-reward.schema.json": rl_models.EpisodeReward,
+    "control-tasks.schema.json": rl_models.TaskList,
 }
 """File name under ``docs/schemas/`` -> the model whose JSON it describes."""
 

@@ -1,5 +1,6 @@
 """The tasks, judge and reward behind ``mcpgym serve``'s RL routes
-(:mod:`mcpgym.server.rl_routes`): a task's episode body, and a finished episode's reward.
+(:mod:`mcpgym.server.rl_routes`): the task list, a task's episode body, and a finished
+episode's reward.
 
 A served episode is rewarded exactly as an in-process one: it is adopted by a
 :class:`mcpgym.evaluation.run.gym.GymEpisode` (the same trajectory builder and scorer as
@@ -15,7 +16,16 @@ import threading
 from typing import Any
 
 from mcpgym.server.episode import Episode
-from mcpgym.server.rl_routes import EpisodeReward, RewardRequest, RLRefused, TaskEpisodeRequest
+from mcpgym.server.rl_models import (
+    MAX_TASKS_LISTED,
+    EpisodeReward,
+    RewardRequest,
+    RewardStep,
+    TaskEpisodeRequest,
+    TaskInfo,
+    TaskList,
+)
+from mcpgym.server.rl_routes import RLRefused
 
 
 class ServedRL:
@@ -35,16 +45,46 @@ class ServedRL:
         except KeyError:
             raise RLRefused(422, f"unknown task {task_id[:200]!r}") from None
 
+    def tasks(self, suite: str, ids: list[str]) -> TaskList:
+        """The tasks of ``suite`` (or those ``ids`` name, in that order), with the system
+        prompt of mcpgym's LLM agents.
+
+        Raises:
+            RLRefused: 422 for an unknown suite or task, or more than ``MAX_TASKS_LISTED``.
+        """
+        from mcpgym.evaluation import tasks as registry
+        from mcpgym.evaluation.llm.agent import DEFAULT_SYSTEM_PROMPT
+
+        try:
+            chosen = [self._task(t) for t in ids] if ids else registry.load_tasks(suite)
+        except (KeyError, ValueError) as exc:
+            raise RLRefused(422, str(exc)[:500]) from None
+        if len(chosen) > MAX_TASKS_LISTED:
+            raise RLRefused(422, f"{len(chosen)} tasks: at most {MAX_TASKS_LISTED} per listing; name them with task=")
+        listed = [
+            TaskInfo(
+                task=t.id,
+                instruction=t.instruction,
+                apps=list(t.apps),
+                world_seed=t.seed,
+                level=getattr(t, "level", None),
+            )
+            for t in chosen
+        ]
+        return TaskList(tasks=listed, system_prompt=DEFAULT_SYSTEM_PROMPT)
+
     def episode_body(self, request: TaskEpisodeRequest) -> tuple[dict[str, Any], str]:
         """The ``POST /control/episodes`` body of the task's episode (world seed and apps the
         task's; faults: the task's own, else the request's, else the server's default
         (``serve --faults``); fault seed
-        ``fault_seed_for(task, trial)`` unless given), and the task's instruction.
+        ``fault_seed_for(task, trial)`` unless given; the tool exposure of ``mcpgym run
+        --tools``), and the task's instruction.
 
         Raises:
-            RLRefused: 422 for an unknown task or fault profile.
+            RLRefused: 422 for an unknown task, fault profile or tool exposure.
         """
         from mcpgym.evaluation import tasks as registry
+        from mcpgym.evaluation.run.episode_runner import exposure_request
         from mcpgym.evaluation.run.runner import faults_payload
         from mcpgym.tools.faults import FaultProfile, FaultProfileError
 
@@ -61,6 +101,10 @@ class ServedRL:
         body["fault_seed"] = (
             registry.fault_seed_for(task, request.trial) if request.fault_seed is None else request.fault_seed
         )
+        try:
+            body |= exposure_request(request.tools or "all", task)
+        except ValueError as exc:
+            raise RLRefused(422, f"invalid field 'tools': {exc}"[:500]) from None
         return body, str(task.instruction)
 
     def _gold_of(self, task: Any) -> dict[str, Any]:
@@ -102,10 +146,22 @@ class ServedRL:
             gym = GymEpisode(the_task, episode, trial=trial, agent_name="served", gold=gold)
             episode.park_listener = listener
             gym.finish(request.final_message)
+        trajectory = gym.trajectory()
         try:
-            breakdown = episode_reward(gym.trajectory(), profile)
+            breakdown = episode_reward(trajectory, profile)
         except RewardUnavailable as exc:
             raise RLRefused(409, str(exc)[:500]) from None
+        calls = trajectory.tool_calls
+        steps = (
+            [
+                RewardStep(
+                    step=s.step, tool=s.tool, arguments=s.arguments, is_error=s.is_error, error_code=s.error_code
+                )
+                for s in calls
+            ]
+            if request.steps
+            else None
+        )
         return EpisodeReward(
             episode_id=episode.episode_id,
             task=task,
@@ -114,4 +170,7 @@ class ServedRL:
             components=breakdown.components(),
             breakdown=breakdown.model_dump(mode="json"),
             success=gym.scores.success,
+            scores=gym.scores.model_dump(mode="json"),
+            calls=len(calls),
+            steps=steps,
         )

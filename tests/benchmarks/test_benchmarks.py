@@ -70,6 +70,10 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
             assert row["value"] is None and "not installed" in row["note"], row
             assert os.environ.get("MCPGYM_REQUIRE_MODEL") != "1", row["note"]
             continue
+        if name == "verifiers_rollouts" and not row["available"]:  # no .venv-vf (docs/rl.md)
+            assert row["value"] is None and "verifiers venv" in row["note"], row
+            assert os.environ.get("MCPGYM_REQUIRE_VERIFIERS") != "1", row["note"]
+            continue
         if name == "nemo_gym_seed_verify" and not row["available"]:  # no .venv-nemo (docs/rl.md)
             assert row["value"] is None and "NeMo Gym venv" in row["note"], row
             assert os.environ.get("MCPGYM_REQUIRE_NEMO") != "1", row["note"]
@@ -92,6 +96,7 @@ def test_tiny_run_reports_every_figure_with_a_numeric_value_and_target(tiny_run)
     assert rows["episode_memory"]["target"] == 0.25 and rows["episode_memory"]["unit"] == "MiB"
     assert rows["http_concurrency"]["target"] == 0 and rows["http_concurrency"]["value"] == 0
     assert rows["scoring_throughput"]["target"] == 50_000 and rows["scoring_throughput"]["op"] == ">="
+    assert rows["verifiers_rollouts"]["target"] == 0.9 and rows["verifiers_rollouts"]["op"] == ">="
     assert rows["nemo_gym_seed_verify"]["target"] == 0.9 and rows["nemo_gym_seed_verify"]["op"] == ">="
     # label_agreement: the share of agreeing (episode, field) pairs, counted by hand from its details
     agree = rows["label_agreement"]

@@ -1,6 +1,6 @@
 """One rollout, one reward: the same actions through Gymnasium, OpenEnv's environment and a
 plain ``GymEpisode`` give the same reward number and breakdown under each built-in profile
-(and NeMo Gym's resources server across its process boundary: the last test)."""
+(verifiers and NeMo Gym: their own tests below, through the real packages in their own venvs)."""
 
 from __future__ import annotations
 
@@ -35,13 +35,19 @@ def _actions() -> list[dict]:
     return [json.loads(a) for a in recorded_actions()]
 
 
-@pytest.mark.parametrize("profile", ["outcome", "shaped"])
-def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
-    actions = _actions()
+def _played(actions: list[dict]) -> GymEpisode:
+    """The plain ``GymEpisode`` of :data:`TASK` (harsh faults, :data:`SEED`) after ``actions``."""
     direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
     for a in actions[:-1]:
         direct.step(a["tool"], a["arguments"])
     direct.finish(actions[-1]["final"])
+    return direct
+
+
+@pytest.mark.parametrize("profile", ["outcome", "shaped"])
+def test_one_rollout_has_one_reward_through_every_door(profile: str) -> None:
+    actions = _actions()
+    direct = _played(actions)
     want = episode_reward(direct.trajectory(), profile)
 
     env = gymnasium.make(gymnasium_env.ENV_ID, task=TASK, faults="harsh", reward=profile)
@@ -82,6 +88,44 @@ def test_serve_openenv_reward_option_gives_the_same_number_over_the_wire() -> No
     assert reward == pytest.approx(1.3) and breakdown["profile"]["name"] == "shaped"
 
 
+@pytest.mark.parametrize("profile", ["outcome", "shaped"])
+def test_the_verifiers_door_gives_the_same_reward(profile: str) -> None:
+    """The same rollout through verifiers (its real package in ``.venv-vf``, the model a replay
+    of the same actions, the episode on ``mcpgym serve --transport http``) gets the number
+    ``GymEpisode``, Gymnasium and OpenEnv give (the test above)."""
+    from mcpgym.benchmarks.replay_model import ReplayModel
+    from mcpgym.evaluation.tasks import get_task
+    from tests.support.servers import spawn_server
+    from tests.support.verifiers import drive, verifiers_python
+
+    python = verifiers_python()
+    actions = _actions()
+    direct = _played(actions)
+    want = episode_reward(direct.trajectory(), profile)
+
+    server = spawn_server()
+    try:
+        with ReplayModel({get_task(TASK).instruction: actions}) as model:
+            got = drive(
+                python,
+                url=server.url,
+                token=server.token,
+                model_url=model.url,
+                tasks=[TASK],
+                faults="harsh",
+                fault_seed=SEED,
+                reward=profile,
+            )
+    finally:
+        server.stop()
+    [rollout] = got["rollouts"]
+    assert rollout["ok"], rollout["errors"]
+    assert rollout["reward"] == want.total == pytest.approx(1.3 if profile == "shaped" else 1.0)
+    strip = lambda d: {k: v for k, v in d.items() if k != "profile"}  # noqa: E731
+    assert strip(rollout["mcpgym"]["reward"]) == strip(want.model_dump(mode="json"))
+    assert rollout["mcpgym"]["reward"]["profile"]["name"] == profile
+
+
 def test_one_rollout_has_the_same_reward_through_nemo_gym() -> None:
     """NeMo Gym's client against ``integrations/nemo_gym_server.py`` (in ``.venv-nemo``, over a
     real ``mcpgym serve``): the same actions give ``episode_reward``'s number and components
@@ -91,10 +135,7 @@ def test_one_rollout_has_the_same_reward_through_nemo_gym() -> None:
 
     python = nemo_python()
     actions = _actions()
-    direct = GymEpisode.create(TASK, faults="harsh", fault_seed=SEED)
-    for a in actions[:-1]:
-        direct.step(a["tool"], a["arguments"])
-    direct.finish(actions[-1]["final"])
+    direct = _played(actions)
     proc, url, token = spawn_http_server("--faults", "harsh")
     try:
         for profile in ("outcome", "shaped"):

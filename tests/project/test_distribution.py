@@ -59,10 +59,14 @@ def wheel(tmp_path_factory) -> Path:
     return found
 
 
-def test_the_wheel_has_one_top_level_name(wheel):
+def test_the_wheel_has_its_two_top_level_names(wheel):
+    """mcpgym, and mcpgym_verifiers: the module verifiers' loader imports for the taskset
+    ``mcpgym-verifiers`` (a taskset id names a top-level module), which only re-exports it."""
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"mcpgym", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
+    dist_info = f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"
+    assert tops == {"mcpgym", "mcpgym_verifiers", dist_info}
+    assert [n for n in names if n.startswith("mcpgym_verifiers/")] == ["mcpgym_verifiers/__init__.py"]
     assert "mcpgym/kernel/spec.py" in names and "mcpgym/server/mcp_server.py" in names
     assert sum(n.startswith("mcpgym/evaluation/tasks/data/") and n.endswith(".yaml") for n in names) >= 10
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
@@ -78,7 +82,8 @@ def test_the_installed_wheel_serves_the_public_api_outside_the_repository(wheel,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert sorted(p.name for p in site.iterdir() if p.name != "bin" and not p.name.endswith(".dist-info")) == ["mcpgym"]
+    installed = sorted(p.name for p in site.iterdir() if p.name != "bin" and not p.name.endswith(".dist-info"))
+    assert installed == ["mcpgym", "mcpgym_verifiers"]
     code = (
         "import json, mcpgym, mcpgym.server.mcp_server as s\n"
         "from mcpgym import App, AppState, tool, ToolError, VOLATILE, World, check_app\n"
