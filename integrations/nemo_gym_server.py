@@ -284,7 +284,7 @@ class McpgymResourcesServer(SimpleResourcesServer):
             raise
         if answer.status == 404:
             raise HTTPException(410, f"episode {seeded.episode_id} is gone on mcpgym (expired, deleted or restarted)")
-        if answer.status != 200:  # mcpgym deletes a refused episode too; a 422 body never reached that
+        if answer.status != 200:  # mcpgym keeps a refused episode (and a 422 body never reached it): free it
             with contextlib.suppress(HTTPException):
                 await self._mcpgym("DELETE", f"/control/episodes/{seeded.episode_id}")
             raise _mcpgym_error(answer, f"the reward of episode {seeded.episode_id}")

@@ -415,11 +415,8 @@ def create_app(
             task, trial = task_of(ep, body)
             # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
             out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
-        except RLRefused as exc:
-            refused = problem(exc.status, str(exc))
-            if body.delete and store.delete(ep.episode_id):  # refused: its episode ends all the same
-                await end_episode(ep, EpisodeEnd.DELETED)
-            return refused
+        except RLRefused as exc:  # refused: the episode is kept, so a corrected request can follow
+            return problem(exc.status, str(exc))
         if body.delete and store.delete(ep.episode_id):
             await end_episode(ep, EpisodeEnd.DELETED)
             out = out.model_copy(update={"deleted": True})

@@ -70,9 +70,9 @@ class RewardRequest(BaseModel):
             request names). task, trial: needed only for an episode not made by
             ``/control/task-episodes`` (then its seed and apps must be the task's).
         steps: also answer the episode's tool calls (:class:`RewardStep`, in order).
-        delete: delete the episode once this request is answered, rewarded or refused (409 or
-            422 by the task, judge or profile): the ``DELETE`` a trainer would send next; the
-            episode's MCP session is ended as a ``DELETE`` ends it.
+        delete: delete the episode once rewarded (the ``DELETE`` a trainer would send next;
+            the episode's MCP session is ended as a ``DELETE`` ends it). A refused request
+            (409 or 422 by the task, judge or profile) keeps the episode either way.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -11,8 +11,8 @@ verifiers and NeMo Gym doors use them). The wire models are :mod:`mcpgym.server.
   the episode ended with the agent's final message, judged and scored as ``mcpgym run`` does,
   and rewarded by the one reward function (``mcpgym.evaluation.scoring.reward.episode_reward``)
   under a named profile. The episode stays live (``DELETE`` it when done) unless the request
-  says ``"delete": true``: then it is deleted once the reward (or the hooks' refusal) is
-  answered, so a trainer's verify is one round trip; ``steps`` adds its tool calls to the answer.
+  says ``"delete": true``: then it is deleted once rewarded, so a trainer's verify is one
+  round trip (a refused request keeps it, for a corrected one or a ``DELETE``); ``steps`` adds its tool calls to the answer.
 
 The server layer knows no tasks and no judge: what these routes need of them comes through an
 :class:`RLHooks` (``mcpgym serve`` passes :mod:`mcpgym.evaluation.run.served_rl`'s). A server
