@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli.common import console, finite_number, given
-from mcpgym.evaluation.cli.style import DEBUG
+from mcpgym.evaluation.cli.style import DEBUG, INTERRUPT_SAID
 from mcpgym.evaluation.run.config import Executor, Flag, RunConfig
 from mcpgym.kernel.exceptions import InputError, RunDirectoryError
 from mcpgym.kernel.wording import counted
@@ -217,6 +217,7 @@ def run(**flags: Any) -> None:
         raise RunDirectoryError(dir_path_problem(Path(out), "--out", exc) or f"--out {out}: {exc}") from None
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
+        INTERRUPT_SAID["said"] = True
         raise typer.Exit(130) from None
     _print_result(checked, result)
 
