@@ -3,6 +3,7 @@ and :mod:`mcpgym.evaluation.report.exports` (CSV, leaderboard JSON)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -70,7 +71,7 @@ def export(
         "(columns: docs/exports.md); leaderboard: JSON per agent and condition (rates with intervals, "
         "pass^k, tokens, cost).",
     ),
-    out: Path | None = typer.Option(
+    out: str | None = typer.Option(  # a str: a Path would drop the trailing / that names a folder
         None,
         "--out",
         "-o",
@@ -111,8 +112,10 @@ def export(
     problem = run_dir_problem(run_dir)
     if problem is not None:
         raise InputError(problem)
-    to_stdout = out is not None and str(out) == STDOUT
-    target = out or run_dir / EXPORT_FILE_NAMES[fmt.value]
+    to_stdout = out is not None and out == STDOUT
+    if out is not None and not to_stdout and out.endswith(("/", os.sep)):
+        raise InputError(f"--out {out} names a folder (it ends with /): give a file name (or - for standard output)")
+    target = Path(out) if out else run_dir / EXPORT_FILE_NAMES[fmt.value]
     if not to_stdout:
         unwritable = _unwritable(target) or _other_run_file(target, fmt)
         if unwritable is not None:
