@@ -15,13 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli_runs import mcpgym_process
+
 ARGS = ["run", "--task", "system.dark_mode", "--agent", "careful", "--trials", "1", "--faults", "none", "-q"]
-
-
-def _mcpgym(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("mcpgym")
-    assert exe
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def _interrupt_when(out: Path, name: str) -> tuple[int, str]:
@@ -49,9 +45,9 @@ def test_a_run_interrupted_at_its_start_can_be_run_again_into_the_same_out(tmp_p
     assert not (out / "scores.json").exists() or planned, "a scores.json written before the run's plan"
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    again = _mcpgym(*ARGS, "-o", str(copy), *(["--resume"] if planned else []))  # what the interrupt said to do
+    again = mcpgym_process(*ARGS, "-o", str(copy), *(["--resume"] if planned else []))  # what the interrupt said to do
     assert again.returncode == 0, again.stderr
-    resumed = _mcpgym(*ARGS, "-o", str(out), "--resume")
+    resumed = mcpgym_process(*ARGS, "-o", str(out), "--resume")
     if resumed.returncode != 0:  # a run dir with files but no plan: refused, saying what to do
         assert not planned and resumed.returncode == 2 and "has no manifest.json" in resumed.stderr, resumed.stderr
         assert "Start it again with the options it was started with" in resumed.stderr
