@@ -9,9 +9,18 @@
 * :mod:`.common`: the console and "was this option given"; :mod:`.style`: help formatting,
   error lines and the ``--debug`` switch shared by every command.
 
-``python -m mcpgym.evaluation.cli`` runs :func:`main` (:mod:`.__main__`).
+``python -m mcpgym.evaluation.cli`` runs :func:`main` (:mod:`.__main__`). A Ctrl-C while this
+package is imported (the console script's start-up) prints ``interrupted`` and exits 130, like
+an interrupt of any command (``main`` guards what follows); ``import mcpgym`` imports nothing
+heavy, so no traceback is printed from mcpgym's first line on.
 """
 
-from mcpgym.evaluation.cli.app import app, main
+import sys
+
+try:
+    from mcpgym.evaluation.cli.app import app, main
+except KeyboardInterrupt:  # Ctrl-C while the command line is imported (about 2 s): one line, exit 130
+    sys.stderr.write("interrupted\n")
+    raise SystemExit(130) from None
 
 __all__ = ["app", "main"]

@@ -25,7 +25,7 @@ from mcpgym.evaluation.cli.report import report
 from mcpgym.evaluation.cli.run import run
 from mcpgym.evaluation.cli.score import score
 from mcpgym.evaluation.cli.serve import serve
-from mcpgym.evaluation.cli.style import DEBUG, MCPGymGroup, message, one_line
+from mcpgym.evaluation.cli.style import DEBUG, INTERRUPT_SAID, INTERRUPTED, MCPGymGroup, message, one_line
 from mcpgym.evaluation.cli.tasks import tasks
 from mcpgym.evaluation.cli.tools import tools
 from mcpgym.evaluation.cli.view import view
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     Every user error (a bad option value, a missing file, an unwritable path: click usage
     errors and ``OSError``) is one line on stderr, ``error: ...``, with exit code 2; any other
     exception is one line with exit code 1 and a pointer to ``--debug``, which shows the
-    traceback instead. Exits via ``SystemExit`` with the command's exit code.
+    traceback instead; an interrupt (Ctrl-C) is one line, ``interrupted``, exit 130. Exits via
+    ``SystemExit`` with the command's exit code.
     """
     from typer import _click as click  # Typer 0.29 vendors click: its exceptions are these
 
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     try:
         code = command.main(args, prog_name="mcpgym", standalone_mode=False)
+        if code == INTERRUPTED and not INTERRUPT_SAID["said"]:  # typer turns Ctrl-C into exit 130, silently
+            typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
     except click.exceptions.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help())
         code = 0
@@ -145,10 +148,10 @@ def main(argv: list[str] | None = None) -> None:
         code = 0
     except typer.Abort:
         typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
-        code = 130
+        code = INTERRUPTED
     except KeyboardInterrupt:
         typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
-        code = 130
+        code = INTERRUPTED
     except OSError as exc:
         if DEBUG["on"]:
             raise

@@ -23,7 +23,10 @@ def compare(
         None, "--baseline", metavar="AGENT@RUN", help="Compare this contestant against every other one."
     ),
     out: Path | None = typer.Option(
-        None, "--out", metavar="DIR", help="Also write compare.md and compare.html into DIR."
+        None,
+        "--out",
+        metavar="DIR",
+        help="Also write compare.md and compare.html into DIR (not inside a run directory).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
@@ -40,6 +43,8 @@ def compare(
 
     from mcpgym.evaluation.report.compare import Axis, build_comparison, print_comparison_table, write_comparison
 
+    if out is not None:
+        _refuse_a_run_directory(out)
     try:
         axes = [Axis(a) for a in axis]
     except ValueError:
@@ -57,6 +62,28 @@ def compare(
     if out is not None:
         md, html = write_comparison(comp, out)
         typer.echo(f"wrote {md} and {html}", err=as_json)
+
+
+def _refuse_a_run_directory(out: Path) -> None:
+    """Refuse ``--out`` inside a directory of ``mcpgym run`` or ``mcpgym proxy`` (it or a folder
+    above it carries mcpgym's marker): a run directory holds only what its run writes, so a
+    comparison there would stand in the way of that run's ``--force`` (which deletes only what
+    it proves its own, never a user's comparison).
+
+    Raises:
+        InputError: ``out`` is or is inside such a directory (nothing is written).
+    """
+    from mcpgym.evaluation.run.run_owner import directory_kind
+
+    where = out.absolute()
+    for folder in (where, *where.parents):
+        kind = directory_kind(folder) if folder.is_dir() else None
+        if kind is not None:
+            inside = "is" if folder == where else f"is inside {folder}, which is"
+            raise InputError(
+                f"--out {out} {inside} a {kind} directory of mcpgym's: it holds only what its {kind} writes, "
+                "and a comparison there would block its --force; give --out another folder (e.g. beside it)"
+            )
 
 
 __all__ = ["compare"]

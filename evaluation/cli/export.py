@@ -3,6 +3,7 @@ and :mod:`mcpgym.evaluation.report.exports` (CSV, leaderboard JSON)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -44,6 +45,22 @@ def _unwritable(target: Path) -> str | None:
     return None
 
 
+def _other_run_file(target: Path, fmt: ExportFormat) -> str | None:
+    """Why ``target`` may not hold a ``fmt`` export, or None: its name is that of another of a
+    run directory's files (``report.md``, ``episodes.csv`` for a leaderboard...). Written
+    there, the export would read as that file, and ``--force`` or ``mcpgym run --force`` would
+    take it for mcpgym's or refuse it as foreign; so the name is refused wherever it is."""
+    from mcpgym.evaluation.run.run_owner import EXPORT_FILE_NAMES, RUN_FILE_NAMES
+
+    own = EXPORT_FILE_NAMES[fmt.value]
+    if target.name in RUN_FILE_NAMES and target.name != own:
+        return (
+            f"--out {target}: {target.name} is the name of another run file of mcpgym's; "
+            f"name a {fmt.value} export otherwise (its default name is {own})"
+        )
+    return None
+
+
 def export(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (from `mcpgym run`)."),
     fmt: ExportFormat = typer.Option(
@@ -54,7 +71,7 @@ def export(
         "(columns: docs/exports.md); leaderboard: JSON per agent and condition (rates with intervals, "
         "pass^k, tokens, cost).",
     ),
-    out: Path | None = typer.Option(
+    out: str | None = typer.Option(  # a str: a Path would drop the trailing / that names a folder
         None,
         "--out",
         "-o",
@@ -95,10 +112,12 @@ def export(
     problem = run_dir_problem(run_dir)
     if problem is not None:
         raise InputError(problem)
-    to_stdout = out is not None and str(out) == STDOUT
-    target = out or run_dir / EXPORT_FILE_NAMES[fmt.value]
+    to_stdout = out is not None and out == STDOUT
+    if out is not None and not to_stdout and out.endswith(("/", os.sep)):
+        raise InputError(f"--out {out} names a folder (it ends with /): give a file name (or - for standard output)")
+    target = Path(out) if out else run_dir / EXPORT_FILE_NAMES[fmt.value]
     if not to_stdout:
-        unwritable = _unwritable(target)
+        unwritable = _unwritable(target) or _other_run_file(target, fmt)
         if unwritable is not None:
             raise InputError(unwritable)
         if (target.exists() or target.is_symlink()) and not force:
@@ -149,10 +168,11 @@ def _export_table(
         InputError: a bad price table, a run without episodes, a file in the way that mcpgym
             did not write (nothing is overwritten).
     """
+    from mcpgym.evaluation.records.atomic import write_atomic
     from mcpgym.evaluation.records.manifest import read_manifest
     from mcpgym.evaluation.report import exports
     from mcpgym.evaluation.report.run_report import build_report
-    from mcpgym.evaluation.run.run_owner import OWN_FILE_HEADERS, ForeignContentError, replace_own_file
+    from mcpgym.evaluation.run.run_owner import ForeignContentError, replace_own_file
 
     table = exports.load_prices(prices) if prices is not None else None
     try:
@@ -176,13 +196,11 @@ def _export_table(
         sys.stdout.write(text)
         sys.stdout.flush()
         return n
-    assert OWN_FILE_HEADERS.get(target.name, header) == header  # run_owner knows the same start
     try:
         if force:
             replace_own_file(target, text, header)
         else:
-            with target.open("x", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            write_atomic(target, text.encode("utf-8"), prefix=f".{target.name}.", suffix=".tmp", exclusive=True)
     except ForeignContentError as exc:
         raise InputError(f"{exc} (nothing was overwritten)") from None
     except FileExistsError:

@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from mcpgym.evaluation.cli.common import console, finite_number, given
-from mcpgym.evaluation.cli.style import DEBUG
+from mcpgym.evaluation.cli.style import DEBUG, INTERRUPT_SAID
 from mcpgym.evaluation.run.config import Executor, Flag, RunConfig
 from mcpgym.kernel.exceptions import InputError, RunDirectoryError
 from mcpgym.kernel.wording import counted
@@ -113,16 +113,18 @@ def interrupt_message(out: Path) -> str:
 
     Names ``trajectories.jsonl`` only when it holds a finished episode, and ``scores.json``
     only when it was written; a run stopped before its first episode says so (its directory
-    can be used again as it is).
+    can be used again as it is; ``--resume`` is named only once the manifest, the run's plan,
+    was written: without it a resume is refused).
     """
+    from mcpgym.evaluation.records.manifest import MANIFEST_NAME
     from mcpgym.evaluation.run.run_dir import trajectories_file
 
     traj = trajectories_file(out)
     has_lines = traj.is_file() and bool(traj.read_bytes().strip())
     if not has_lines:
+        resume = f" (or --resume --out {out})" if (out / MANIFEST_NAME).is_file() else ""  # no plan: no resume
         return (
-            f"interrupted before any episode finished: nothing to keep in {out}; "
-            f"run again with the same --out (or --resume --out {out})"
+            f"interrupted before any episode finished: nothing to keep in {out}; run again with the same --out{resume}"
         )
     files = [str(traj)] + [str(out / name) for name in ("scores.json",) if (out / name).is_file()]
     return f"interrupted: the finished episodes are in {' and '.join(files)}; continue with --resume --out {out}"
@@ -217,6 +219,7 @@ def run(**flags: Any) -> None:
         raise RunDirectoryError(dir_path_problem(Path(out), "--out", exc) or f"--out {out}: {exc}") from None
     except KeyboardInterrupt:
         typer.secho(interrupt_message(out), fg=typer.colors.YELLOW, err=True)
+        INTERRUPT_SAID["said"] = True
         raise typer.Exit(130) from None
     _print_result(checked, result)
 

@@ -15,10 +15,13 @@ from typing import IO
 
 import typer
 
-from mcpgym.evaluation.formats.score import FORMATS, ScoreReport, score_files
+from mcpgym.evaluation.formats.score import FORMATS, RUN_DIRECTORY, EpisodeReport, ScoreReport, score_files
+from mcpgym.evaluation.records.manifest import MANIFEST_NAME
+from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.report.score_text import render_text
 from mcpgym.kernel.exceptions import InputError, MCPGymError
 from mcpgym.kernel.shorten import short
+from mcpgym.kernel.wording import counted
 
 
 def run_score(
@@ -38,7 +41,11 @@ def run_score(
     the scorability warnings are also written to ``err`` (stderr), so they are never silent.
 
     Returns:
-        The exit code: 0 when every file was read cleanly, 1 when some input was malformed
+        The exit code: 0 when every file was read cleanly, 1 when some input was malformed,
+        when success cannot be computed for most episodes read from the run directories of
+        ``mcpgym run`` (a
+        warning on ``err`` says how many episodes are left n/a whatever the input: a foreign
+        transcript carries no world states, so its success is n/a by nature, never an exit),
         (what could be scored is still printed) or, with ``strict``, when the scorability
         summary carries a warning (most call blocks failed to parse, most tools guessed, a
         file read in a format that finds no call while another finds some), 2 when nothing
@@ -64,9 +71,43 @@ def run_score(
         return 1  # read in the wrong format: the fix is named, whether or not anything scored
     if not report.episodes:
         return 2
+    unjudged = _unknown_success(report.episodes)
+    if unjudged is not None:
+        (err or sys.stderr).write(f"WARNING: {unjudged}\n")
+    if _mostly_unjudged(report):
+        return 1  # a run directory records the states success needs: most of them missing is a fault
     if strict and report.scorability.warnings:
         return 1
     return 0 if report.ok else 1
+
+
+def _unknown_success(episodes: list[EpisodeReport]) -> str | None:
+    """The warning when some of ``episodes`` has a success that could not be computed
+    (``success`` None on an episode that did not error), naming how many and the first reason
+    (``outcome_unavailable``); None when every one was judged. Their success is then n/a
+    (docs/design.md: a figure that cannot be computed is n/a with a warning naming it)."""
+    spoke = [ep for ep in episodes if ep.scores.status != EpisodeStatus.ERRORED]
+    unknown = [ep for ep in spoke if ep.scores.success is None]
+    if not unknown:
+        return None
+    reasons = [ep.scores.outcome_unavailable for ep in unknown if ep.scores.outcome_unavailable]
+    why = short(reasons[0]) if reasons else "no world states in the input"
+    return (
+        f"success cannot be computed for {len(unknown)} of the {counted(len(spoke), 'episode')} ({why}): "
+        "their success is n/a"
+    )
+
+
+def _mostly_unjudged(report: ScoreReport) -> bool:
+    """True when success is unknown for most (more than half, the rule by which a run of mostly
+    errored episodes exits 1) of the episodes read from the directories of ``mcpgym run`` (a
+    run directory with its ``manifest.json``), which always records the states success needs.
+    Foreign transcripts and proxy sessions carry none: their success is n/a by nature."""
+    runs = {
+        f.file for f in report.files if f.reason == RUN_DIRECTORY and (Path(f.file).parent / MANIFEST_NAME).is_file()
+    }
+    spoke = [ep for ep in report.episodes if ep.file in runs and ep.scores.status != EpisodeStatus.ERRORED]
+    return 2 * sum(ep.scores.success is None for ep in spoke) > len(spoke) > 0
 
 
 def unreadable_message(report: ScoreReport, fmt: str, paths: list[str]) -> str | None:
@@ -133,7 +174,9 @@ def score(
     blocks that failed, tools classified vs guessed).
 
     Exit code 0: every input read cleanly; 1: some input was malformed (the rest is still
-    scored and printed), or --strict and the scorability summary warns; 2: nothing could be
+    scored and printed), or --strict and the scorability summary warns, or success cannot
+    be computed for most episodes of the run directories of `mcpgym run` (a warning names how many
+    episodes are n/a whenever any is, whatever the input); 2: nothing could be
     scored, a PATH does not exist (one error line, nothing read), or with --format auto no
     format reads a tool call from the files (the error names the formats tried).
     """

@@ -34,6 +34,13 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.kernel.shorten import cap_message
 
+INTERRUPTED = 130
+"""The exit code of an interrupted command (128 + SIGINT, as a shell reports it)."""
+
+INTERRUPT_SAID = {"said": False}
+"""Whether a command already said on stderr that it was interrupted (``mcpgym run`` names the
+files kept and how to go on); :func:`mcpgym.evaluation.cli.main` then adds no line of its own."""
+
 DEBUG = {"on": False}
 """Whether ``--debug`` was given anywhere on the command line (set by
 :func:`mcpgym.evaluation.cli.main`, which takes the flag out before click parses the rest)."""

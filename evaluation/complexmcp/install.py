@@ -98,6 +98,50 @@ def check_source(source: Path) -> None:
         )
 
 
+def refuse_linked_folder(folder: Path) -> None:
+    """Raise :class:`SetupError` when ``folder`` (``--dir``) or one of its entries is a
+    symbolic link: setup's writes would land where it points. The error names it."""
+    if folder.is_symlink():
+        raise SetupError(f"--dir {folder} is a symbolic link; give the folder itself (setup follows no link)")
+    if folder.is_dir():
+        for entry in folder.iterdir():
+            if entry.is_symlink():
+                raise SetupError(f"{entry} is a symbolic link; setup follows no link: give --dir a new folder")
+
+
+def refuse_linked_source(source: Path) -> None:
+    """Raise :class:`SetupError` when the source's ``requirements.txt`` or any file or folder
+    under its ``software/`` and ``benchmark/`` is a symbolic link: copying it would copy
+    whatever it points to (a user's private files, say) into the apps' tree. The error names
+    the first link found and what to do."""
+    found = [source / "requirements.txt"] if (source / "requirements.txt").is_symlink() else []
+    for part in ("software", "benchmark"):
+        for root, dirs, files in os.walk(source / part):
+            found += [Path(root) / n for n in (*dirs, *files) if (Path(root) / n).is_symlink()]
+            if found:
+                break
+        if found:
+            break
+    if found:
+        raise SetupError(
+            f"the ComplexMCP tree holds a symbolic link, {found[0]} (setup copies no link: it would copy "
+            "what the link points to); replace it with the file itself, or give --source a tree without links"
+        )
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, a file that must not exist yet: opened with ``O_EXCL`` and
+    ``O_NOFOLLOW``, so a link put there is refused (:class:`SetupError`), never written through."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        raise SetupError(
+            f"{path} appeared while setting up (a link or a file of another's); nothing was written"
+        ) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def pins(requirements: Path) -> dict[str, str]:
     """``name==version`` lines of a requirements file, as lower-case name -> version."""
     found: dict[str, str] = {}
@@ -124,11 +168,13 @@ class SetupFolder:
         """The setup in ``folder``.
 
         Raises:
-            SetupError: no finished setup there (no record, an invalid one, or its venv or
-                tree gone), naming the command that makes one.
+            SetupError: no finished setup there (no record, a record that is a symbolic link,
+                an invalid one, or its venv or tree gone), naming the command that makes one.
         """
         path = folder / RECORD
         hint = f"run: mcpgym complexmcp setup --dir {folder}"
+        if path.is_symlink():
+            raise SetupError(f"{path} is a symbolic link, not mcpgym's setup record (no link is followed); {hint}")
         try:
             record = SetupRecord.model_validate_json(path.read_text(encoding="utf-8"))
         except OSError:
@@ -166,17 +212,20 @@ def setup(folder: Path, source: Path | None = None, *, echo: object = print) -> 
         The finished :class:`SetupFolder`.
 
     Raises:
-        SetupError: a source that is no ComplexMCP tree, a folder holding other things, or a
+        SetupError: a source that is no ComplexMCP tree, a symbolic link in the source's
+            files or as ``folder`` or its entries (:func:`refuse_linked_folder`, :func:`refuse_linked_source`), a folder holding other things, or a
             pip that failed or overran :data:`PIP_TIMEOUT` (the message ends with pip's last
             output).
     """
     say = echo if callable(echo) else print
+    refuse_linked_folder(folder)
     if (folder / RECORD).exists():
         done = SetupFolder.open(folder)
         say(f"{folder} is set up already (apps from {done.record.source}); nothing to do")
         return done
     src = (source or default_source()).resolve()
     check_source(src)
+    refuse_linked_source(src)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise SetupError(f"{folder} exists and holds other things; give --dir a new or empty folder")
     if folder.resolve().is_relative_to(src):
@@ -210,6 +259,6 @@ def setup(folder: Path, source: Path | None = None, *, echo: object = print) -> 
         raise SetupError(f"pip could not install the apps' packages: {tail[-600:]}")
     versions = _versions(python)
     record = SetupRecord(source=str(src), versions=versions)
-    (folder / RECORD).write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    _write_new(folder / RECORD, record.model_dump_json(indent=1) + "\n")
     say(f"set up: {folder} ({', '.join(f'{k} {v}' for k, v in versions.items())})")
     return SetupFolder.open(folder)

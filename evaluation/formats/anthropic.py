@@ -112,12 +112,13 @@ def trajectory_from_messages(
         ``(trajectory, warnings)``; warnings name what was left out.
 
     Raises:
-        EpisodeError: a message that is not an object, or a ``tool_use`` block without a
-            name.
+        EpisodeError: a message that is not an object (a ``tool_use`` / ``mcp_tool_use``
+            block without a name is counted in ``invalid_calls``, with a warning naming its message).
     """
     calls: list[dict[str, Any]] = []
     by_id: dict[Any, list[dict[str, Any]]] = {}  # id -> its calls, in order (an id may be repeated)
     warnings: list[str] = []
+    malformed = 0  # call blocks without a name (Trajectory.invalid_calls)
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
@@ -144,7 +145,9 @@ def trajectory_from_messages(
             for b in blocks:
                 if _is(b, "tool_use", MCP_USE):
                     if not isinstance(b.get("name"), str) or not b["name"]:
-                        raise EpisodeError(f"message {i}: a {b['type']} block without a name")
+                        malformed += 1  # kept as a malformed call: counted, never silently dropped
+                        warnings.append(f"message {i}: a {b['type']} block without a name; counted as a malformed call")
+                        continue
                     call = {
                         "id": id_key(b.get("id")),
                         "name": b["name"],
@@ -202,6 +205,7 @@ def trajectory_from_messages(
         last_call=(calls[-1]["name"], parse_arguments(calls[-1]["input"])[0], calls[-1]["text"]) if calls else None,
         user_last=user_last,
     )
+    traj.invalid_calls += malformed
     return traj, warnings
 
 

@@ -322,7 +322,8 @@ def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
     Args:
         replace: replace an existing ``out`` when it is an earlier export of mcpgym's
             (:func:`written_by_export`), through a temporary file and ``os.replace`` (``mcpgym
-            export --force``); a new ``out`` is always created exclusively.
+            export --force``); a new ``out`` is always created exclusively. Either way the
+            file is written whole or not at all (:func:`~mcpgym.evaluation.records.atomic.write_atomic`).
 
     Raises:
         FileExistsError: ``out`` exists, and ``replace`` is not given or ``out`` is not an
@@ -341,11 +342,8 @@ def write_atif(trajs: Any, out: str | Path, *, replace: bool = False) -> int:
             "document carrying mcpgym's record); move it away or choose another --out (nothing was overwritten)"
         )
     lines = atif_lines(trajs)
-    if exists:
-        write_atomic(target, "".join(lines).encode("utf-8"), prefix=f".{target.name}.", suffix=".tmp")
-    else:
-        with target.open("x", encoding="utf-8") as fh:
-            fh.writelines(lines)
+    data = "".join(lines).encode("utf-8")
+    write_atomic(target, data, prefix=f".{target.name}.", suffix=".tmp", exclusive=not exists)
     return len(lines)
 
 

@@ -79,13 +79,14 @@ def messages_to_chat(messages: list[Any]) -> Chat:
                     "type": "function",
                     "function": {"name": c.get("name"), "arguments": c.get("args", {})},
                 }
-                for c in f.get("tool_calls") or []
                 if isinstance(c, dict)
+                else c  # not an object: the chat reader counts it as a malformed call, with a warning
+                for c in f.get("tool_calls") or []
             ]
             if not calls:
                 kw = f.get("additional_kwargs")
                 listed = kw.get("tool_calls") if isinstance(kw, dict) else None
-                calls = [c for c in listed or [] if isinstance(c, dict)]
+                calls = list(listed or [])
             if calls:
                 msg["tool_calls"] = calls
         elif role == "tool":

@@ -96,7 +96,8 @@ def trajectory_from_messages(
         results for unknown call ids, unknown roles).
 
     Raises:
-        EpisodeError: a message that is not an object, or a tool call without a name.
+        EpisodeError: a message that is not an object (a tool call without a name is counted
+            in ``invalid_calls``, with a warning naming its message and position).
     """
     from mcpgym.evaluation.formats.responses import is_item, items_to_chat
 
@@ -111,6 +112,7 @@ def trajectory_from_messages(
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
     user_last: str | None = None  # the last message's text when a user wrote it
     call: _Call | None
+    malformed = 0  # tool calls without a usable function name (Trajectory.invalid_calls)
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
@@ -124,13 +126,15 @@ def trajectory_from_messages(
             if isinstance(m.get("function_call"), dict):
                 raw_calls = [*raw_calls, {"id": None, "function": m["function_call"]}]
             last_assistant = (i, content_text(m.get("content")), bool(raw_calls))
-            for tc in raw_calls:
+            for j, tc in enumerate(raw_calls, start=1):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 if fn is None and isinstance(tc, dict) and "name" in tc:
                     fn = tc  # flat {"id", "name", "arguments"} (tau2-bench style)
                 name = fn.get("name") if isinstance(fn, dict) else None
                 if not isinstance(fn, dict) or not isinstance(name, str) or not name:
-                    raise EpisodeError(f"message {i}: a tool call without a function name")
+                    malformed += 1  # kept as a malformed call: counted, never silently dropped
+                    warnings.append(f"message {i}: tool call {j} has no function name; counted as a malformed call")
+                    continue
                 args, ok = parse_arguments(
                     fn.get("arguments"), warnings=warnings, where=f"message {i}: the call of {name}"
                 )
@@ -190,6 +194,7 @@ def trajectory_from_messages(
         user_last=user_last,
         repeated_handoffs=_trailing_repeats(calls),
     )
+    traj.invalid_calls += malformed
     return traj, warnings
 
 

@@ -56,6 +56,10 @@ every reader of :data:`~mcpgym.evaluation.formats.detect.READERS`, in order. A n
 reader module plus its row in ``READERS`` (with its content marker, to be sniffed)."""
 
 
+RUN_DIRECTORY = "run directory"
+"""The :class:`FileReport` ``reason`` of a file read as a run directory's trajectories."""
+
+
 class FileReport(BaseModel):
     """One input file: its format (and how it was chosen), episodes scored, problems."""
 
@@ -236,7 +240,7 @@ def load_file(path: str | Path, fmt: str = "auto") -> tuple[LoadResult, FileRepo
             file=res.file,
             format="mcpgym",
             detected=False,
-            reason="run directory",
+            reason=RUN_DIRECTORY,
             episodes=len(res.episodes),
             problems=len(res.problems),
         )
@@ -410,7 +414,7 @@ def format_mismatch(res: LoadResult, row: FileReport) -> tuple[str, str] | None:
     other format; if one finds calls, ``(file, warning)`` naming the format that fits (the
     most calls wins). None when the format found calls, or no other format does better.
     ``--strict`` turns the warning into exit 1 (it joins the scorability warnings)."""
-    if row.format is None or row.reason == "run directory" or _calls_in(res) > 0 or not Path(res.file).is_file():
+    if row.format is None or row.reason == RUN_DIRECTORY or _calls_in(res) > 0 or not Path(res.file).is_file():
         return None
     best: tuple[int, str] | None = None
     for name, loader in LOADERS.items():

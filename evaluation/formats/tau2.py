@@ -74,9 +74,13 @@ def simulation_to_chat(run: dict[str, Any]) -> Chat:
                 {"role": "tool", "tool_call_id": cid, "content": m.get("content"), "error": m.get("error") is True}
             )
         elif role in ("assistant", "user"):
-            calls = [c for c in m.get("tool_calls") or [] if isinstance(c, dict)]
-            mine = [c for c in calls if c.get("requestor", role) == "assistant" and role == "assistant"]
-            user_calls.update(str(c.get("id")) for c in calls if c not in mine)
+            calls = list(m.get("tool_calls") or [])  # a call that is no object: counted as malformed downstream
+            mine = [
+                c
+                for c in calls
+                if role == "assistant" and (not isinstance(c, dict) or c.get("requestor", role) == "assistant")
+            ]
+            user_calls.update(str(c.get("id")) for c in calls if c not in mine and isinstance(c, dict))
             msg: dict[str, Any] = {"role": role, "content": m.get("content") or ""}
             if mine:
                 msg["tool_calls"] = [
@@ -85,6 +89,8 @@ def simulation_to_chat(run: dict[str, Any]) -> Chat:
                         "type": "function",
                         "function": {"name": c.get("name"), "arguments": c.get("arguments")},
                     }
+                    if isinstance(c, dict)
+                    else c
                     for c in mine
                 ]
             if role == "user" and not msg["content"] and calls:

@@ -22,7 +22,6 @@ and the classification to ``OUT/catalog.json`` (:mod:`mcpgym.evaluation.proxy.re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.judge import ExtraCheck
+from mcpgym.kernel.bounded_json import load_json
+from mcpgym.kernel.input_files import load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.shorten import short_text
 from mcpgym.kernel.validation_text import validation_line
 from mcpgym.kernel.wording import counted
@@ -91,13 +92,15 @@ def load_proxy_tasks(path: str | Path) -> list[ProxyTask]:
 
     Raises:
         ValueError: naming the file, the task (index and id) and the field, for unreadable
-            YAML/JSON, a task that does not validate, or two tasks with one id.
+            YAML/JSON (a key given twice in one object too), a task that does not validate, or two tasks with one id.
     """
     p = Path(path)
     try:
-        raw = p.read_text(encoding="utf-8")
-        data = json.loads(raw) if p.suffix == ".json" else yaml.safe_load(raw)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raw = read_input_text(p, what="task file")
+        data = load_json(raw, unique_keys=True) if p.suffix == ".json" else load_yaml(raw)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{p}: cannot read the task file: {yaml_error_text(exc)}") from None
+    except (OSError, ValueError) as exc:
         raise ValueError(f"{p}: cannot read the task file: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("tasks"), list):
         data = data["tasks"]

@@ -11,14 +11,20 @@ from pathlib import Path
 from mcpgym.kernel.input_files import NOFOLLOW, SYMLINK_REFUSED
 
 
-def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> None:
+def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str, exclusive: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file named ``<prefix><random><suffix>`` in the
     same folder, fsynced and then moved over ``path`` with ``os.replace``: a killed process
     leaves the old file or the new one, never half of one. The temporary file is removed when
     anything fails (the run-directory ownership rules name these temporary names as ours). The file gets
     the mode a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600.
 
+    Args:
+        exclusive: ``path`` must not exist: the whole file is linked into place (``os.link``,
+            which never replaces), so a new file is as atomic as a replaced one and a file
+            that appeared meanwhile is never overwritten.
+
     Raises:
+        FileExistsError: ``exclusive`` and ``path`` exists (nothing was written there).
         OSError: when the folder or the file cannot be written.
     """
     p = Path(path)
@@ -29,10 +35,29 @@ def write_atomic(path: str | Path, data: bytes, *, prefix: str, suffix: str) -> 
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, p)
+        if exclusive:
+            _link_new(tmp, p)
+        else:
+            os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _link_new(tmp: str, path: Path) -> None:
+    """Put the whole file ``tmp`` at ``path``, which must not exist: a hard link, then ``tmp``
+    removed; where the file system has no hard links, ``os.replace`` after a check that
+    ``path`` is still missing."""
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        if path.exists() or path.is_symlink():
+            raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def open_append(path: str | Path) -> int:

@@ -29,7 +29,9 @@ from mcpgym.evaluation.records.scores import AgentMetrics, EpisodeScores
 from mcpgym.evaluation.records.statistics import wilson_interval
 from mcpgym.evaluation.records.status import EpisodeStatus
 from mcpgym.evaluation.records.trajectory import Trajectory
+from mcpgym.kernel.bounded_json import load_json
 from mcpgym.kernel.exceptions import InputError
+from mcpgym.kernel.input_files import load_yaml, read_input_text, yaml_error_text
 from mcpgym.kernel.shorten import short
 
 CSV_COLUMNS: tuple[str, ...] = (
@@ -123,19 +125,17 @@ def load_prices(path: str | Path) -> PriceTable:
 
     Raises:
         InputError: a missing or unreadable file, or one that is not a price table (the
-            message names the file and the field).
+            message names the file and the field); a key given twice (named).
     """
     p = Path(path)
+    text = read_input_text(p, what="--prices")  # bounded; a FIFO or a folder is refused by name
+    is_yaml = p.suffix in (".yaml", ".yml")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--prices {short(str(p))}: cannot be read ({exc})") from None
-    try:
-        data = yaml.safe_load(text) if p.suffix in (".yaml", ".yml") else json.loads(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise InputError(
-            f"--prices {short(str(p))}: not {'YAML' if p.suffix in ('.yaml', '.yml') else 'JSON'} ({exc})"
-        ) from None
+        data = load_yaml(text) if is_yaml else load_json(text, unique_keys=True)
+    except yaml.YAMLError as exc:
+        raise InputError(f"--prices {short(str(p))}: not usable YAML ({yaml_error_text(exc)})") from None
+    except ValueError as exc:
+        raise InputError(f"--prices {short(str(p))}: not usable JSON ({exc})") from None
     try:
         return PriceTable.model_validate(data)
     except ValidationError as exc:
@@ -156,22 +156,36 @@ def episode_cost(sc: EpisodeScores, prices: PriceTable | None) -> tuple[float | 
     return (sc.tokens.input * price.input_per_million + sc.tokens.output * price.output_per_million) / 1e6, None
 
 
-def _cell(value: Any) -> str:
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection"):
+a text cell that starts with one is written with a ``'`` before it (docs/exports.md)."""
+
+
+def csv_cell(value: Any) -> str:
+    """One CSV cell: empty for None, ``true`` / ``false``, a float by its ``repr``, an integer
+    as is; any other value as text, prefixed with ``'`` when it starts with one of
+    :data:`FORMULA_STARTS` (a task id, an agent name or a stop reason from a transcript
+    ``=HYPERLINK(...)`` is shown, never run, by a spreadsheet). Numbers mcpgym computed
+    (``-0.5``) are not prefixed: they are numbers, not formulas."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def episodes_csv(
     pairs: Sequence[tuple[Trajectory, EpisodeScores]], run: str, tools: str, prices: PriceTable | None = None
 ) -> str:
-    """The CSV text: :data:`CSV_COLUMNS` then one row per episode (empty cell: unknown)."""
+    """The CSV text: :data:`CSV_COLUMNS` then one row per episode (empty cell: unknown; every
+    cell through :func:`csv_cell`, so none starts as a formula)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv.writer(buf, lineterminator="\r\n")  # RFC 4180: a CR or LF inside a cell is then quoted
     writer.writerow(CSV_COLUMNS)
     for traj, sc in pairs:
         cost, _ = episode_cost(sc, prices)
@@ -195,7 +209,7 @@ def episodes_csv(
             stop_reason=traj.stop_reason,
             condition=traj.condition.label if traj.condition is not None else None,
         )
-        writer.writerow([_cell(row[name]) for name in CSV_COLUMNS])
+        writer.writerow([csv_cell(row[name]) for name in CSV_COLUMNS])
     return buf.getvalue()
 
 
@@ -296,12 +310,14 @@ def leaderboard_json(rows: list[LeaderboardRow], run: str) -> str:
 __all__ = [
     "CSV_COLUMNS",
     "CSV_HEADER_PREFIX",
+    "FORMULA_STARTS",
     "LEADERBOARD_HEADER",
     "LeaderboardRow",
     "Price",
     "PriceTable",
     "RATE_FIELDS",
     "RateEntry",
+    "csv_cell",
     "episode_cost",
     "episodes_csv",
     "leaderboard_json",

@@ -397,9 +397,12 @@ def _run_locked(
     finally:
         if server is not None:
             server.stop()
-        # Also after an interrupt: scores.json always matches the lines on disk.
-        final_scores = compute_scores(load_run(out, states=False))
-        write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
+        # Also after an interrupt: scores.json always matches the lines on disk. Before the
+        # manifest there are no lines, and a scores.json would be a file the next run into this
+        # --out must not take as its own (a run's early files are its server's log alone).
+        if (out / MANIFEST_NAME).is_file():
+            final_scores = compute_scores(load_run(out, states=False))
+            write_json_atomic(out / SCORES, final_scores.model_dump(mode="json"))
         if finished and manifest is not None:
             if executor is not None and manifest.invocations:
                 manifest.invocations[-1].executor = executor.describe()

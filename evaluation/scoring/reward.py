@@ -128,20 +128,24 @@ def load_profile(spec: str | Path | dict[str, Any] | RewardProfile | None) -> Re
 
 
 def _read_mapping(path: Path) -> Any:
-    """A profile file's mapping (by suffix: .toml, .yaml/.yml, else JSON)."""
+    """A profile file's mapping (by suffix: .toml, .yaml/.yml, else JSON), read bounded, a key
+    given twice refused (ValueError naming the file)."""
+    import yaml
+
+    from mcpgym.kernel.bounded_json import load_json
+    from mcpgym.kernel.input_files import load_yaml, read_input_text, yaml_error_text
+
     try:
-        raw = path.read_text(encoding="utf-8")[:1_000_000]
+        raw = read_input_text(path, what="reward profile", limit=1_000_000)
         if path.suffix == ".toml":
             import tomllib
 
-            return tomllib.loads(raw)
+            return tomllib.loads(raw)  # TOML itself refuses a key given twice
         if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            return yaml.safe_load(raw)
-        import json
-
-        return json.loads(raw)
+            return load_yaml(raw)
+        return load_json(raw, unique_keys=True)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"cannot read reward profile {str(path)[:200]}: {yaml_error_text(exc)}"[:500]) from None
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read reward profile {str(path)[:200]}: {exc}"[:500]) from None
 

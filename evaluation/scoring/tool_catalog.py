@@ -614,11 +614,11 @@ class Catalog:
             ValueError: naming the file for invalid JSON, a bad row (one that is not an object,
                 a field of the wrong type) or two rows for one tool, and for a file that is
                 missing, unreadable, not a regular file, over 16 MiB, not UTF-8, nested more
-                than 200 levels deep or holding an integer of more than 4,300 digits.
+                than 200 levels deep, holding an integer of more than 4,300 digits or a key given twice.
         """
         p = Path(path)
         try:
-            data = load_json(read_input_text(p), str(p))  # bounded: depth, digits
+            data = load_json(read_input_text(p), str(p), unique_keys=True)  # bounded: depth, digits, a key twice
         except InputFileError as exc:
             raise ValueError(f"{p}: cannot read the catalog: {exc.reason}") from None
         except JSONLimitError as exc:

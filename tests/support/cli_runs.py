@@ -3,6 +3,8 @@ command, and the arguments of the smallest real run (one scripted episode agains
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,11 @@ def one_episode_args(server: tuple[str, str], out: Path, *extra: str) -> list[st
         str(out),
         *extra,
     ]
+
+
+def mcpgym_process(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``mcpgym`` console script with ``args`` in ``cwd`` (a process of its
+    own, as a user runs it); its exit code, stdout and stderr, within ``timeout`` seconds."""
+    exe = shutil.which("mcpgym")
+    assert exe, "the mcpgym console script is installed with the package"
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd)

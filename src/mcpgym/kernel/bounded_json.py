@@ -67,30 +67,55 @@ def check_json_depth(text: str | bytes, where: str = "", limit: int = MAX_JSON_D
         raise JSONLimitError(where, f"JSON nested more than {limit} levels deep (arrays or objects within each other)")
 
 
-def load_json(text: str | bytes, where: str = "", *, limit: int | None = MAX_JSON_DEPTH) -> Any:
+def load_json(
+    text: str | bytes, where: str = "", *, limit: int | None = MAX_JSON_DEPTH, unique_keys: bool = False
+) -> Any:
     """``json.loads(text)`` with its bounds made errors.
 
     Args:
         text: the JSON text. where: the input's name for the message (``tasks.json``,
             ``body field 'faults'``, ``line 3``). limit: deepest nesting accepted (None: only
             Python's own recursion limit, for a hot reader of records mcpgym wrote).
+            unique_keys: refuse an object that gives one key twice (a file the user wrote,
+            where ``json`` would silently keep the last value).
 
     Raises:
         JSONLimitError: invalid JSON (with line and column), nesting past ``limit``, an integer
-            of more than 4,300 digits.
+            of more than 4,300 digits, a key given twice in one object (``unique_keys``; the
+            message names the key).
     """
     if limit is not None:
         check_json_depth(text, where, limit)
     if _LONG_DIGITS.search(text if isinstance(text, str) else bytes(text).decode("latin-1")):
         _refuse_long_integer(text, where)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_object) if unique_keys else json.loads(text)
+    except _DuplicateKey as exc:
+        raise JSONLimitError(where, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise JSONLimitError(where, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise JSONLimitError(where, "JSON nested too deeply to read") from None
     except ValueError as exc:  # int(str) past sys.get_int_max_str_digits(), bytes that are not UTF-8
         raise JSONLimitError(where, f"invalid JSON: {exc}") from None
+
+
+class _DuplicateKey(ValueError):
+    """One object of a user's file gives the same key twice (``key`` names it)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"the key {short_text(key, 80)!r} is given twice in one object (remove one)")
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: the object, or :class:`_DuplicateKey` for a key given twice."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 _LONG_DIGITS = re.compile(rf"\d{{{MAX_JSON_INT_DIGITS + 1}}}")

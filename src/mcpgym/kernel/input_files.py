@@ -279,9 +279,26 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _MAX_INT_DIGITS = 4300
 
 
+def _refuse_repeated_key(node: yaml.MappingNode, where: str) -> None:
+    """Refuse a mapping that gives one key twice (PyYAML keeps the last silently), naming the
+    key, its field and the line of the second one. Merge keys (``<<``) may repeat."""
+    seen: set[str] = set()
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.value == "<<":
+            continue
+        if key.value in seen:
+            field = f" in field {short_text(where, 80)!r}" if where else ""
+            raise YamlLimitError(
+                f"the key {short_text(key.value, 80)!r} is given twice{field} "
+                f"(again at line {key.start_mark.line + 1}; remove one)"
+            )
+        seen.add(key.value)
+
+
 def _check_long_integers(root: yaml.Node) -> None:
     """Refuse an integer scalar of more than 4,300 digits (Python's ``int(str)`` limit, whose
-    own error names no file or field) before any object is built, naming its field and line.
+    own error names no file or field) and a mapping that gives one key twice
+    (:func:`_refuse_repeated_key`) before any object is built, naming its field and line.
     Iterative: the graph's depth costs no recursion."""
     stack: list[tuple[yaml.Node, str]] = [(root, "")]
     seen: set[int] = set()
@@ -300,6 +317,7 @@ def _check_long_integers(root: yaml.Node) -> None:
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node.value))
         elif isinstance(node, yaml.MappingNode):
+            _refuse_repeated_key(node, where)
             for key, value in node.value:
                 name = key.value if isinstance(key, yaml.ScalarNode) else "?"
                 stack.append((key, where))
@@ -318,8 +336,8 @@ def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
 
     Raises:
         yaml.YAMLError: for a syntax error (with ``problem_mark``), or a :class:`YamlLimitError`
-            when the document expands past ``max_nodes``, holds a recursive alias or an integer
-            of more than 4,300 digits (naming its field and line).
+            when the document expands past ``max_nodes``, holds a recursive alias, an integer
+            of more than 4,300 digits or a key given twice in one mapping (naming its field and line).
     """
     loader = _YAML_LOADER(text)
     try:

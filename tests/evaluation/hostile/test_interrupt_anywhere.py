@@ -1,0 +1,37 @@
+"""Ctrl-C (SIGINT) at any moment of a ``mcpgym`` command, from its first imports on, prints one
+line, ``interrupted``, and exits 130: never a Python traceback (the hostile pass of issue 36
+found one while the command line was still being imported)."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+# Seconds after start: the command line's imports (about 2 s), then the command. The first
+# ~0.05 s are Python's own start-up and pip's two-line console script, before any line of mcpgym.
+DELAYS = (0.1, 0.2, 0.3, 0.6, 1.0, 1.5)
+
+
+@pytest.mark.parametrize("command", [["tasks"], ["tools", "--app", "shop"]])
+def test_an_interrupt_at_any_moment_is_one_line_and_exit_130(command: list[str]) -> None:
+    exe = shutil.which("mcpgym")
+    assert exe, "the mcpgym console script is installed with the package"
+    seen = []
+    for delay in DELAYS:
+        proc = subprocess.Popen([exe, *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        if proc.poll() is not None:
+            continue  # done before the interrupt: nothing to check at this delay
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, (delay, err)
+        if proc.returncode == 130:
+            assert err.strip().splitlines() == ["interrupted"], (delay, err)
+            seen.append(delay)
+        else:  # only once the command is done: then it may exit as it ends
+            assert proc.returncode in (0, -signal.SIGINT), (delay, proc.returncode, err)
+    assert seen, "no delay interrupted the command"
