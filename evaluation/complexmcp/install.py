@@ -99,10 +99,13 @@ def check_source(source: Path) -> None:
 
 
 def refuse_linked_folder(folder: Path) -> None:
-    """Raise :class:`SetupError` when ``folder`` (``--dir``) or one of its entries is a
-    symbolic link: setup's writes would land where it points. The error names it."""
-    if folder.is_symlink():
-        raise SetupError(f"--dir {folder} is a symbolic link; give the folder itself (setup follows no link)")
+    """Raise :class:`SetupError` when one of ``folder``'s entries is a symbolic link (setup's
+    writes would land where it points, somewhere the user never named), or when ``folder``
+    (``--dir``) itself is a link to no directory (dangling, or a file). A ``--dir`` that links
+    to a directory is the user's own name for that directory and is used as it. The error names
+    the link."""
+    if folder.is_symlink() and not folder.is_dir():
+        raise SetupError(f"--dir {folder} is a symbolic link to no directory; give the folder itself")
     if folder.is_dir():
         for entry in folder.iterdir():
             if entry.is_symlink():

@@ -49,14 +49,20 @@ def test_a_link_in_the_source_tree_is_refused_and_nothing_is_copied(tmp_path: Pa
         assert not folder.exists() or not any(folder.iterdir()), "copied before the refusal"
 
 
-def test_dir_as_a_link_or_a_planted_record_link_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_dir_as_a_dangling_link_or_a_planted_record_link_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A --dir linking to a directory is the user's own name for it (tests/evaluation/complexmcp's
+    docs test sets up through one); a --dir linking to nothing or to a file, and any link among
+    the folder's entries, is refused and nothing is written through it."""
     src = _tree(tmp_path / "src")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    as_link = tmp_path / "setup-link"
-    as_link.symlink_to(elsewhere, target_is_directory=True)
-    code, err = _setup(as_link, src, monkeypatch, capsys)
-    assert code == 1 and "is a symbolic link" in err and list(elsewhere.iterdir()) == [], err
+    for target in (tmp_path / "gone", tmp_path / "a-file"):
+        if target.name == "a-file":
+            target.write_text("mine\n")
+        as_link = tmp_path / f"setup-link-{target.name}"
+        as_link.symlink_to(target)
+        code, err = _setup(as_link, src, monkeypatch, capsys)
+        assert code == 1 and "is a symbolic link to no directory" in err, err
+        assert not (tmp_path / "gone").exists()
+    assert (tmp_path / "a-file").read_text() == "mine\n"
     planted = tmp_path / "setup-planted"
     planted.mkdir()
     (planted / RECORD).symlink_to(tmp_path / "nowhere.json")  # a dangling link: a write would follow it
