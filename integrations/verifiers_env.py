@@ -284,7 +284,8 @@ class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
         """Play the rollout to its end (module docstring) and return a success result.
 
         Raises:
-            RuntimeError: the model endpoint failed or answered no message.
+            RuntimeError: the model endpoint failed or answered no message, or the episode's MCP
+                session or HTTP client failed (the message names the episode and the error's type).
         """
         state = trace.state
         urls = [state.mcp_url] if getattr(state, "mcp_url", "") else list(mcp_urls.values())
@@ -295,6 +296,10 @@ class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
             await self._play(ctx, urls, endpoint, secret, messages)
         except BaseExceptionGroup as group:  # the MCP client's task group: name the cause, not the group
             raise RuntimeError(f"mcpgym episode {getattr(state, 'episode_id', '')}: {_leaf(group)}") from group
+        except Exception as exc:  # an httpx timeout's own text is often empty: name its type too
+            raise RuntimeError(
+                f"mcpgym episode {getattr(state, 'episode_id', '')}: {type(exc).__name__}: {str(exc)[:500]}"
+            ) from exc
         return ProgramResult(exit_code=0, stdout="", stderr="")
 
     async def _play(
