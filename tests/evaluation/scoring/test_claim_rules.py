@@ -173,8 +173,9 @@ def infeasible(*steps: ToolCallStep, feasible: bool | None = False) -> Trajector
     return Trajectory(episode_id="e", agent="a", steps=list(steps), final_message=REFUSAL, ledger=[], feasible=feasible)
 
 
-def test_a_refusal_after_no_successful_read_is_unfounded():
-    made_up = ToolCallStep(
+def _made_up_write() -> ToolCallStep:
+    """A write to a made-up id, refused ``not_found``: no read showed why the task is impossible."""
+    return ToolCallStep(
         step=1,
         tool="weather_add_location",
         arguments={"location": "loc-999"},
@@ -182,6 +183,10 @@ def test_a_refusal_after_no_successful_read_is_unfounded():
         error_code="not_found",
         result={"error": {"code": "not_found", "message": "no location loc-999"}},
     )
+
+
+def test_a_refusal_after_no_successful_read_is_unfounded():
+    made_up = _made_up_write()
     scores = score_episode(infeasible(made_up), CATALOG)
     assert scores.declared_impossible and scores.unfounded_refusal
     flags = episode_flags(infeasible(made_up).model_copy(update={"scores": scores}))
@@ -191,14 +196,7 @@ def test_a_refusal_after_no_successful_read_is_unfounded():
 def test_the_flag_follows_the_scores_given_not_those_stored_in_an_older_line():
     """A report rescoring an older line (stored before ``unfounded_refusal`` existed) flags it by
     the scores of this version (docs/baselines.md: the 0.5B run's defeatist)."""
-    made_up = ToolCallStep(
-        step=1,
-        tool="weather_add_location",
-        arguments={"location": "loc-999"},
-        is_error=True,
-        error_code="not_found",
-        result={"error": {"code": "not_found", "message": "no location loc-999"}},
-    )
+    made_up = _made_up_write()
     fresh = score_episode(infeasible(made_up), CATALOG)
     stale = fresh.model_copy(update={"unfounded_refusal": False})
     old_line = infeasible(made_up).model_copy(update={"scores": stale})
