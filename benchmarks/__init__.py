@@ -43,6 +43,9 @@ performance issue):
 - ``label_agreement``: the share of (episode, field) pairs where ``mcpgym score`` equals the
   hand labels of the validation set (``tests/data/validation``, docs/labelling.md); at least
   98% overall and 95% on every field. Its baseline is the hand labels, not a timing.
+- ``labeller_agreement``: the same comparison on the pairs two blind labellers agree on
+  (``second_labels.jsonl`` beside ``labels.jsonl``); same targets; its baseline is the two
+  labellers' agreement with each other (docs/labelling.md, "A second labeller").
 - ``run_file_read``: CPU seconds to read a ``full`` run's 10,656 compressed trajectory lines
   (zstd frames, frame by frame), with 1,332 / 2,664 / 5,328 frames for the slope (ratio: per
   frame at 10,656 / at 1,332); at most 1 s (issue 36).
@@ -88,6 +91,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.inprocess import episode_memory, invoker_call_path, world_creation
     from mcpgym.benchmarks.integrations import gymnasium_step, openenv_step
     from mcpgym.benchmarks.label_agreement import label_agreement
+    from mcpgym.benchmarks.labeller_agreement import labeller_agreement
     from mcpgym.benchmarks.local_generation import local_generation
     from mcpgym.benchmarks.nemo_gym import nemo_gym_seed_verify
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
@@ -124,6 +128,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "proxy_overhead_noop": proxy_overhead_noop,
         "complexmcp_replay": complexmcp_replay,
         "label_agreement": label_agreement,
+        "labeller_agreement": labeller_agreement,
         "run_file_read": run_file_read,
         "server_truth": server_truth,
         "server_truth_no_catalog": server_truth_no_catalog,
@@ -158,6 +163,7 @@ FIGURES: tuple[str, ...] = (
     "proxy_overhead_noop",
     "complexmcp_replay",
     "label_agreement",
+    "labeller_agreement",
     "run_file_read",
     "server_truth",
     "server_truth_no_catalog",

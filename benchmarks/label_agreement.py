@@ -89,6 +89,25 @@ def read_labels(folder: Path) -> list[dict[str, Any]]:
     return out
 
 
+def score_labelled(folder: Path, labels: list[dict[str, Any]]) -> dict[tuple[str, str], list[Any]]:
+    """Score every file the label records name, once per (file, format).
+
+    Returns:
+        ``{(file, format): [EpisodeScores of each episode, in file order]}``.
+
+    Raises:
+        OSError: a labelled file that cannot be read. Whatever
+            :func:`mcpgym.evaluation.formats.score_files` raises for a file it refuses.
+    """
+    from mcpgym.evaluation.formats import score_files
+
+    scored: dict[tuple[str, str], list[Any]] = {}
+    for key in sorted({(r["file"], r["format"]) for r in labels}):
+        report = score_files([folder / key[0]], key[1])
+        scored[key] = [ep.scores for ep in report.episodes]
+    return scored
+
+
 def compare(folder: Path) -> dict[str, Any]:
     """Score every labelled file and compare field by field (module docstring).
 
@@ -100,13 +119,8 @@ def compare(folder: Path) -> dict[str, Any]:
     Raises:
         ValueError: a labelled episode the file does not give (the message names it).
     """
-    from mcpgym.evaluation.formats import score_files
-
     labels = read_labels(folder)
-    scored: dict[tuple[str, str], list[Any]] = {}
-    for key in sorted({(r["file"], r["format"]) for r in labels}):
-        report = score_files([folder / key[0]], key[1])
-        scored[key] = [ep.scores for ep in report.episodes]
+    scored = score_labelled(folder, labels)
     pairs: dict[str, list[bool]] = defaultdict(list)
     by_source: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     episodes_of: dict[str, int] = defaultdict(int)
@@ -199,4 +213,13 @@ def label_agreement(settings: Settings) -> Figure:
     )
 
 
-__all__ = ["FIELD_MAP", "FIELD_TARGET", "TARGET", "compare", "label_agreement", "read_labels", "validation_dir"]
+__all__ = [
+    "FIELD_MAP",
+    "FIELD_TARGET",
+    "TARGET",
+    "compare",
+    "label_agreement",
+    "read_labels",
+    "score_labelled",
+    "validation_dir",
+]

@@ -1,0 +1,100 @@
+"""The ``labeller_agreement`` benchmark row (benchmarks/labeller_agreement.py) over a small
+validation folder of our own (the two episodes of test_label_agreement.py), counted by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcpgym.benchmarks.harness import Settings
+from mcpgym.benchmarks.label_agreement import VALIDATION_ENV
+from mcpgym.benchmarks.labeller_agreement import SECOND_LABELS, compare_labellers, labeller_agreement
+from tests.benchmarks.test_label_agreement import _folder, _label
+
+# what mcpgym says of the two episodes (counted by hand in test_label_agreement.py)
+EP0 = dict(
+    status="completed",
+    calls=2,
+    errors=1,
+    writes=0,
+    verification_skips=0,
+    recovery_attempts=0,
+    recovered=0,
+    defeatism=False,
+    false_success=None,
+)
+EP1 = dict(
+    status="completed",
+    calls=1,
+    errors=0,
+    writes=1,
+    verification_skips=1,
+    recovery_attempts=0,
+    recovered=0,
+    defeatism=False,
+    false_success=False,
+)
+
+
+def _second(folder: Path, records: list[dict]) -> None:
+    (folder / SECOND_LABELS).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_consensus_inter_labeller_and_each_labeller_counted_by_hand(tmp_path):
+    # first labeller: episode 1 writes 2 (wrong); second: episode 1 writes 1 (right) and
+    # episode 0 recovery_attempts 1 (wrong). So the labellers split on 2 of 18 pairs; on the
+    # 16 consensus pairs mcpgym agrees on all 16. Both labellers share one wrong label on
+    # purpose too: episode 0 defeatism True, so consensus is 15 of 16.
+    first0, first1 = dict(EP0, defeatism=True), dict(EP1, writes=2)
+    second0, second1 = dict(EP0, defeatism=True, recovery_attempts=1), dict(EP1)
+    folder = _folder(tmp_path, [_label(0, **first0), _label(1, **first1)])
+    _second(
+        folder,
+        [
+            {"file": "conv.json", "episode": 0, "labels": second0},
+            {"file": "conv.json", "episode": 1, "labels": second1},
+        ],
+    )
+    res = compare_labellers(folder)
+    assert res["episodes"] == 2
+    assert (res["inter"]["pairs"], res["inter"]["agree"]) == (18, 16)
+    assert (res["consensus"]["pairs"], res["consensus"]["agree"]) == (16, 15)
+    assert res["consensus"]["per_field"]["defeatism"] == {"pairs": 2, "agree": 1, "share": 50.0}
+    assert res["mcpgym_vs_first"]["agree"] == 16 and res["mcpgym_vs_second"]["agree"] == 16
+    split = {(d["episode"], d["field"]): (d["first"], d["second"], d["mcpgym"]) for d in res["labeller_disagreements"]}
+    assert split == {(0, "recovery_attempts"): (0, 1, 0), (1, "writes"): (2, 1, 1)}
+    assert [(d["episode"], d["field"]) for d in res["consensus_disagreements"]] == [(0, "defeatism")]
+
+
+def test_row_reads_the_consensus_and_fails_a_field_under_target(tmp_path, monkeypatch):
+    folder = _folder(tmp_path, [_label(0, **dict(EP0, defeatism=True)), _label(1, **EP1)])
+    _second(folder, [{"file": "conv.json", "episode": 0, "labels": dict(EP0, defeatism=True)}])
+    monkeypatch.setenv(VALIDATION_ENV, str(folder))
+    fig = labeller_agreement(Settings.for_mode("tiny"))
+    assert fig.available and fig.value == pytest.approx(100 * 8 / 9, abs=0.05)
+    assert fig.details["failed_subtargets"] == {"defeatism": 0.0}
+    assert fig.details["inter_labeller_share"] == 100.0 and "100.0%" in fig.baseline
+
+
+def test_row_unavailable_without_second_labels(tmp_path, monkeypatch):
+    folder = _folder(tmp_path, [_label(0, **EP0)])
+    monkeypatch.setenv(VALIDATION_ENV, str(folder))
+    fig = labeller_agreement(Settings.for_mode("tiny"))
+    assert not fig.available and fig.value is None and SECOND_LABELS in fig.note
+
+
+@pytest.mark.parametrize(
+    ("record", "said"),
+    [
+        ({"file": "conv.json", "episode": 1, "labels": {"calls": 1}}, "has no first label"),
+        ({"file": "conv.json", "episode": 0, "labels": {"calls": 2, "vibes": 3}}, "'vibes' is not a first label"),
+        ({"file": "conv.json", "labels": {"calls": 2}}, "missing episode"),
+    ],
+)
+def test_bad_second_labels_are_errors_naming_them(tmp_path, record, said):
+    folder = _folder(tmp_path, [_label(0, **EP0)])
+    _second(folder, [record])
+    with pytest.raises(ValueError, match=said):
+        compare_labellers(folder)
