@@ -8,8 +8,12 @@ mcpgym's scores. For every (episode, field) pair labelled twice:
 
 - the **inter-labeller agreement** is the share of pairs where the two labels are equal (the
   row's baseline: the agreement two people reach by the guide);
-- the **consensus** is the pairs where they are equal; the figure is the share of consensus
-  pairs where mcpgym equals them, in percent (target at least 98% overall,
+- the **gold label** of a pair is the two labels where they are equal; where they differ, a
+  third blind labeller (``third_labels.jsonl``, labelling only those pairs) decides when it
+  sides with one of them; a pair the third label does not resolve (none given, or a third
+  value) has no gold label and is counted apart (``details["unresolved"]``);
+- the figure is the share of gold pairs where mcpgym equals the gold label, in percent
+  (target at least 98% overall,
   :data:`~mcpgym.benchmarks.label_agreement.TARGET`, and at least 95% on every field,
   :data:`~mcpgym.benchmarks.label_agreement.FIELD_TARGET`, the targets of issue 35);
 - ``details`` also has mcpgym against each labeller alone and every pair where the labellers
@@ -39,17 +43,19 @@ from mcpgym.benchmarks.label_agreement import (
 
 SECOND_LABELS = "second_labels.jsonl"
 """The second labeller's file, beside ``labels.jsonl`` in a validation folder."""
+THIRD_LABELS = "third_labels.jsonl"
+"""The third labeller's file (only the pairs the first two split on), optional."""
 
 
-def read_second_labels(folder: Path) -> list[dict[str, Any]]:
-    """The records of ``folder/second_labels.jsonl`` (``file``, ``episode``, ``labels``; the
-    ``format`` is the first label's).
+def read_second_labels(folder: Path, name: str = SECOND_LABELS) -> list[dict[str, Any]]:
+    """The records of ``folder/<name>`` (``second_labels.jsonl`` or ``third_labels.jsonl``:
+    ``file``, ``episode``, ``labels``; the ``format`` is the first label's).
 
     Raises:
         FileNotFoundError: without the file. ValueError: naming the line of a record that is
             not JSON or lacks ``file`` / ``episode`` / ``labels``.
     """
-    path = folder / SECOND_LABELS
+    path = folder / name
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -65,6 +71,10 @@ def read_second_labels(folder: Path) -> list[dict[str, Any]]:
     return out
 
 
+_NONE = object()
+"""No third label for a pair."""
+
+
 def _share(agree: int, pairs: int) -> float:
     return round(100 * agree / pairs, 1) if pairs else 0.0
 
@@ -73,9 +83,10 @@ def compare_labellers(folder: Path) -> dict[str, Any]:
     """Compare the two labellers and mcpgym on every episode labelled twice (module docstring).
 
     Returns:
-        ``{"episodes", "inter": {"pairs", "agree", "share", "per_field"}, "consensus": {...},
-        "mcpgym_vs_first": {...}, "mcpgym_vs_second": {...}, "labeller_disagreements": [...],
-        "consensus_disagreements": [...]}``; each ``{...}`` has ``pairs``, ``agree``, ``share``
+        ``{"episodes", "inter": {"pairs", "agree", "share", "per_field"}, "consensus": {...}
+        (mcpgym against the gold labels), "mcpgym_vs_first": {...}, "mcpgym_vs_second": {...},
+        "labeller_disagreements": [...] (with the third label or None), "consensus_disagreements":
+        [...] (mcpgym against gold), "unresolved": pairs without a gold label}``; each ``{...}`` has ``pairs``, ``agree``, ``share``
         (percent) and ``per_field`` (``{field: {"pairs", "agree", "share"}}``).
 
     Raises:
@@ -87,12 +98,17 @@ def compare_labellers(folder: Path) -> dict[str, Any]:
     for rec in second:
         if (rec["file"], rec["episode"]) not in first:
             raise ValueError(f"{SECOND_LABELS}: {rec['file']} episode {rec['episode']} has no first label")
+    third: dict[tuple[str, int], dict[str, Any]] = {}
+    if (folder / THIRD_LABELS).is_file():
+        for rec in read_second_labels(folder, THIRD_LABELS):
+            third.setdefault((rec["file"], rec["episode"]), {}).update(rec["labels"])
     twice = [first[(r["file"], r["episode"])] for r in second]
     scored = score_labelled(folder, twice)
     tallies: dict[str, dict[str, list[int]]] = {
         k: defaultdict(lambda: [0, 0]) for k in ("inter", "consensus", "mcpgym_vs_first", "mcpgym_vs_second")
     }
     split, missed = [], []
+    unresolved = 0
     for rec, r1 in zip(second, twice, strict=True):
         eps = scored[(r1["file"], r1["format"])]
         if not 0 <= r1["episode"] < len(eps):
@@ -113,13 +129,18 @@ def compare_labellers(folder: Path) -> dict[str, Any]:
             for name, same in (("inter", a == b), ("mcpgym_vs_first", got == a), ("mcpgym_vs_second", got == b)):
                 tallies[name][field][0] += same
                 tallies[name][field][1] += 1
+            gold = a
             if a != b:
-                split.append({**where, "first": a, "second": b, "mcpgym": got})
-                continue
-            tallies["consensus"][field][0] += got == a
+                c = third.get((r1["file"], r1["episode"]), {}).get(field, _NONE)
+                split.append({**where, "first": a, "second": b, "third": None if c is _NONE else c, "mcpgym": got})
+                if c is _NONE or c not in (a, b):
+                    unresolved += 1
+                    continue
+                gold = c
+            tallies["consensus"][field][0] += got == gold
             tallies["consensus"][field][1] += 1
-            if got != a:
-                missed.append({**where, "labels": a, "mcpgym": got})
+            if got != gold:
+                missed.append({**where, "labels": gold, "mcpgym": got})
 
     def summary(t: dict[str, list[int]]) -> dict[str, Any]:
         agree, pairs = sum(v[0] for v in t.values()), sum(v[1] for v in t.values())
@@ -131,11 +152,12 @@ def compare_labellers(folder: Path) -> dict[str, Any]:
         **{name: summary(t) for name, t in tallies.items()},
         "labeller_disagreements": split,
         "consensus_disagreements": missed,
+        "unresolved": unresolved,
     }
 
 
 def labeller_agreement(settings: Settings) -> Figure:
-    """Figure: the share of pairs two blind labellers agree on where mcpgym agrees too.
+    """Figure: the share of gold-labelled pairs (module docstring) where mcpgym agrees.
 
     The same in every mode (scoring the twice-labelled episodes takes about a second).
     Unavailable, saying why, when the validation folder has no ``second_labels.jsonl``; a
@@ -143,7 +165,7 @@ def labeller_agreement(settings: Settings) -> Figure:
     (``details["failed_subtargets"]``).
     """
     folder = validation_dir()
-    title = "behaviour scores vs the labels two blind labellers agree on"
+    title = "behaviour scores vs two blind labellers (a third deciding where they differ)"
     if not (folder / SECOND_LABELS).is_file():
         return Figure(
             name="labeller_agreement",
@@ -170,8 +192,9 @@ def labeller_agreement(settings: Settings) -> Figure:
         details={
             "episodes": res["episodes"],
             "pairs": res["inter"]["pairs"],
-            "consensus_pairs": cons["pairs"],
-            "consensus_agree": cons["agree"],
+            "gold_pairs": cons["pairs"],
+            "unresolved": res["unresolved"],
+            "gold_agree": cons["agree"],
             "per_field": {f: v["share"] for f, v in cons["per_field"].items()},
             "inter_labeller": {f: v["share"] for f, v in res["inter"]["per_field"].items()},
             "inter_labeller_share": res["inter"]["share"],
@@ -186,4 +209,4 @@ def labeller_agreement(settings: Settings) -> Figure:
     )
 
 
-__all__ = ["SECOND_LABELS", "compare_labellers", "labeller_agreement", "read_second_labels"]
+__all__ = ["SECOND_LABELS", "THIRD_LABELS", "compare_labellers", "labeller_agreement", "read_second_labels"]

@@ -45,9 +45,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ROOT / "tests" / "data" / "validation" / "first_contact" / "labels.jsonl"
-SECOND_LABELS = LABELS.with_name("second_labels.jsonl")
-"""The second blind labeller's labels of the same episodes (docs/labelling.md, "A second
-labeller"), copied beside ``labels.jsonl`` when present."""
+MORE_LABELS = (LABELS.with_name("second_labels.jsonl"), LABELS.with_name("third_labels.jsonl"))
+"""The second blind labeller's labels of the same episodes and the third's of the pairs the
+first two split on (docs/labelling.md, "A second labeller"), copied beside ``labels.jsonl``
+when present."""
 SOURCES: dict[str, tuple[str, str]] = {
     "mcpmark-community": ("eval-sys/mcpmark-community-experiments", "92db83e36c6da2691141a0698f137665aa0116fe"),
     "toolathlon": ("WaitHZ/toolathlon-traj-website", "3bf7d62c650019de4508278a4637a3ca369c6a90"),
@@ -171,9 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     records = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
     out: Path = args.out_dir
-    second = SECOND_LABELS.read_text(encoding="utf-8") if SECOND_LABELS.is_file() else None
+    more = {p.name: p.read_text(encoding="utf-8") for p in MORE_LABELS if p.is_file()}
     targets = [out / f for f in dict.fromkeys(r["file"] for r in records)] + [out / "labels.jsonl"]
-    targets += [out / SECOND_LABELS.name] if second is not None else []
+    targets += [out / name for name in more]
     existing = [str(t) for t in targets if t.exists()]
     if existing:
         print(f"refusing to overwrite: {', '.join(existing[:5])}", file=sys.stderr)
@@ -195,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "labels.jsonl").write_text(
         "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
     )
-    if second is not None:  # the second labeller's labels of the same episodes (docs/labelling.md)
-        (out / SECOND_LABELS.name).write_text(second, encoding="utf-8")
+    for name, text in more.items():  # the second and third labellers' (docs/labelling.md)
+        (out / name).write_text(text, encoding="utf-8")
     print(f"wrote the transcripts of {len(records)} labelled episodes and labels.jsonl to {out}")
     return 0
 

@@ -10,7 +10,7 @@ import pytest
 
 from mcpgym.benchmarks.harness import Settings
 from mcpgym.benchmarks.label_agreement import VALIDATION_ENV
-from mcpgym.benchmarks.labeller_agreement import SECOND_LABELS, compare_labellers, labeller_agreement
+from mcpgym.benchmarks.labeller_agreement import SECOND_LABELS, THIRD_LABELS, compare_labellers, labeller_agreement
 from tests.benchmarks.test_label_agreement import _folder, _label
 
 # what mcpgym says of the two episodes (counted by hand in test_label_agreement.py)
@@ -38,8 +38,8 @@ EP1 = dict(
 )
 
 
-def _second(folder: Path, records: list[dict]) -> None:
-    (folder / SECOND_LABELS).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+def _second(folder: Path, records: list[dict], name: str = SECOND_LABELS) -> None:
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 
 def test_consensus_inter_labeller_and_each_labeller_counted_by_hand(tmp_path):
@@ -66,6 +66,37 @@ def test_consensus_inter_labeller_and_each_labeller_counted_by_hand(tmp_path):
     split = {(d["episode"], d["field"]): (d["first"], d["second"], d["mcpgym"]) for d in res["labeller_disagreements"]}
     assert split == {(0, "recovery_attempts"): (0, 1, 0), (1, "writes"): (2, 1, 1)}
     assert [(d["episode"], d["field"]) for d in res["consensus_disagreements"]] == [(0, "defeatism")]
+
+
+def test_a_third_label_decides_a_split_pair_only_when_it_sides_with_one(tmp_path):
+    # the two labellers split on episode 1 writes (2 / 1) and episode 0 recovery_attempts
+    # (0 / 1); the third says writes 2 (sides with the first: gold 2, mcpgym 1 is wrong) and
+    # recovery_attempts 5 (sides with neither: unresolved, out of the figure)
+    folder = _folder(tmp_path, [_label(0, **EP0), _label(1, **dict(EP1, writes=2))])
+    _second(
+        folder,
+        [
+            {"file": "conv.json", "episode": 0, "labels": dict(EP0, recovery_attempts=1)},
+            {"file": "conv.json", "episode": 1, "labels": EP1},
+        ],
+    )
+    _second(
+        folder,
+        [
+            {"file": "conv.json", "episode": 1, "labels": {"writes": 2}},
+            {"file": "conv.json", "episode": 0, "labels": {"recovery_attempts": 5}},
+        ],
+        THIRD_LABELS,
+    )
+    res = compare_labellers(folder)
+    assert res["unresolved"] == 1
+    assert (res["consensus"]["pairs"], res["consensus"]["agree"]) == (17, 16)
+    assert res["consensus"]["per_field"]["writes"] == {"pairs": 2, "agree": 1, "share": 50.0}
+    assert [(d["episode"], d["field"], d["labels"], d["mcpgym"]) for d in res["consensus_disagreements"]] == [
+        (1, "writes", 2, 1)
+    ]
+    thirds = {(d["episode"], d["field"]): d["third"] for d in res["labeller_disagreements"]}
+    assert thirds == {(0, "recovery_attempts"): 5, (1, "writes"): 2}
 
 
 def test_row_reads_the_consensus_and_fails_a_field_under_target(tmp_path, monkeypatch):
