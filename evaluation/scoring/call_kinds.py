@@ -127,7 +127,8 @@ SQL_SHAPE_RE = re.compile(
     r"|with\s+(?:recursive\s+)?\w+\s*(?:\([^)]*\)\s*)?as\s*\(|explain\b|show\s+\w+|describe\s+\w+|insert\s+into\b"
     r"|update\s+\S+\s+set\b|delete\s+from\b|merge\s+into\b|truncate\b|copy\s+\S+\s+(?:from|to)\b"
     r"|(?:create|alter|drop)\s+(?:or\s+replace\s+)?(?:unique\s+)?(?:temp(?:orary)?\s+)?(?:materialized\s+)?"
-    r"(?:table|index|view|function|procedure|trigger|schema|policy|role|user|extension|type|sequence|database|rule)\b"
+    r"(?:table|index|view|function|procedure|(?:constraint\s+|event\s+)?trigger|schema|policy|role|user|extension"
+    r"|type|sequence|database|rule|domain|aggregate)\b"
     r"|(?:grant|revoke)\s+\w+|comment\s+on\b|vacuum\b|reindex\b|refresh\s+materialized\b|do\s+\$)",
     re.I | re.S,
 )

@@ -633,3 +633,44 @@ def test_a_cut_transcript_whose_run_record_names_an_error_is_errored(
     sc = _score(tmp_path, [record], fmt).episodes[0].scores
     assert (sc.tool_calls, sc.status) == (1, status)
     assert sc.false_success is (False if answered else None)
+
+
+_GUARD_SQL = (
+    "CREATE OR REPLACE FUNCTION check_total() RETURNS TRIGGER AS $$ BEGIN IF NEW.total < 0 THEN "
+    "RAISE EXCEPTION 'Negative order total for order %', NEW.id; END IF; RETURN NEW; END; $$ LANGUAGE plpgsql;"
+)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_an_error_the_agent_provoked_to_test_its_own_guard_is_no_recoverable_error(tmp_path: Path, fmt: str) -> None:
+    # 1 creates a guard raising 'Negative order total for order %'; 2 an UPDATE the guard
+    # refuses with that text (the agent's test: an error call, but the answer it wanted, not a
+    # recoverable error); 3 an ordinary UPDATE that succeeds: no attempt, no recovery owed
+    steps = [
+        ("execute_sql", {"sql": _GUARD_SQL}, "No results"),
+        ("execute_sql", {"sql": "UPDATE orders SET total = -5 WHERE id = 7;"},
+         "Error: Negative order total for order 7\nCONTEXT: PL/pgSQL function check_total()"),
+        ("execute_sql", {"sql": "UPDATE orders SET total = 5 WHERE id = 7;"}, "[]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "The guard works."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 0, 0, 0)
+    # the same refusal with a text the agent's calls never raised is an obstacle: retried, recovered
+    other = [steps[0], (steps[1][0], steps[1][1], "Error: deadlock detected"), steps[2]]
+    sc = _score(tmp_path, _conversation(fmt, other, "Done."), fmt, name="other.json").episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_call_whose_own_comment_says_it_should_fail_is_a_provoked_error(tmp_path: Path, fmt: str) -> None:
+    # 1 a DELETE the foreign key refuses, commented "(should fail)": the agent's test; 2 the
+    # same DELETE without the comment and refused alike: an ordinary error, 3 retried and done
+    steps = [
+        ("execute_sql", {"sql": "-- Test: deleting a referenced customer should fail\nDELETE FROM customers WHERE id = 1;"},
+         "Error: update or delete on table customers violates foreign key constraint"),
+        ("execute_sql", {"sql": "DELETE FROM customers WHERE id = 2;"},
+         "Error: update or delete on table customers violates foreign key constraint"),
+        ("execute_sql", {"sql": "DELETE FROM orders WHERE customer_id = 2; DELETE FROM customers WHERE id = 2;"}, "[]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Customer 2 removed."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors) == (2, 1)
+    assert [e.step for e in sc.recoverable_error_detail] == [2]
