@@ -86,7 +86,7 @@ _SQL_WRITE_RE = re.compile(
 )
 _SQL_TABLES_RE = re.compile(
     r"\b(?:from|join|into|update|table(?:\s+if\s+(?:not\s+)?exists)?|view|index\s+\S+\s+on)\s+"
-    r"((?:\"[^\"]+\"|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|[A-Za-z_][\w$]*))?)",
+    r"((?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)){0,2})",
     re.I,
 )
 SHELL_WRITE_RE = re.compile(
@@ -172,7 +172,7 @@ def sql_tables(sql: str) -> list[str]:
     ``TABLE``), lowercased, schema prefix and quotes dropped, in order."""
     out: list[str] = []
     for m in _SQL_TABLES_RE.finditer(sql):
-        name = m.group(1).split(".")[-1].strip('"').lower()
+        name = m.group(1).strip("`").split(".")[-1].strip('"`').lower()
         if name not in out and name not in ("select", "lateral", "only", "unnest"):
             out.append(name)
     return out

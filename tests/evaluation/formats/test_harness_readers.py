@@ -674,3 +674,37 @@ def test_a_call_whose_own_comment_says_it_should_fail_is_a_provoked_error(tmp_pa
     sc = _score(tmp_path, _conversation(fmt, steps, "Customer 2 removed."), fmt).episodes[0].scores
     assert (sc.error_calls, sc.recoverable_errors) == (2, 1)
     assert [e.step for e in sc.recoverable_error_detail] == [2]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_later_read_that_shows_the_written_object_verifies_it(tmp_path: Path, fmt: str) -> None:
+    # 1 create_directory /data/reports_2024 and 2 a shell mkdir of /data/invoices_q3: a
+    # directory_tree (a tool of unknown kind, another family) shows both: verified; 3 CREATE
+    # INDEX idx_orders_customer, then 4 a table schema listing it: verified; 5 write_file
+    # notes_draft.txt, 6 a listing that shows only other files: 1 skip (step 5)
+    tree = json.dumps([{"name": "reports_2024", "type": "directory"}, {"name": "invoices_q3", "type": "directory"}])
+    steps = [
+        ("create_directory", {"path": "/data/reports_2024"}, "Successfully created directory /data/reports_2024"),
+        ("run_command", {"command": "cd /data && mkdir -p invoices_q3"}, "Command completed with return code: 0"),
+        ("execute_sql", {"sql": "CREATE INDEX idx_orders_customer ON orders (customer_id);"}, "No results"),
+        ("get_table_schema", {"tableName": "orders"}, '{"indexes": ["orders_pkey", "idx_orders_customer"]}'),
+        ("write_file", {"path": "/data/notes_draft.txt", "content": "x"}, "Successfully wrote to /data/notes_draft.txt"),
+        ("directory_tree", {"path": "/data"}, tree),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "All set up."), fmt).episodes[0].scores
+    assert (sc.writes, sc.verification_skips) == (4, [5])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_an_id_in_another_objects_listing_or_an_echo_verifies_nothing(tmp_path: Path, fmt: str) -> None:
+    # 1 appends children to block b-7f3a91c2 (its object: the children); 2 lists the parent,
+    # whose result shows b-7f3a91c2 but not the new children: no verification. 3 creates table
+    # audit_log_2024; 4 a SELECT of constants echoing that name in its own text: no verification
+    steps = [
+        ("patch_block_children", {"block_id": "b-7f3a91c2", "children": [{"text": "Go"}]}, '{"object": "list"}'),
+        ("get_block_children", {"block_id": "p-0001"}, '{"results": [{"id": "b-7f3a91c2", "has_children": true}]}'),
+        ("execute_sql", {"sql": "CREATE TABLE audit_log_2024 (id int);"}, "No results"),
+        ("execute_sql", {"sql": "SELECT 'created audit_log_2024' AS summary;"}, "[{'summary': 'created audit_log_2024'}]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
+    assert (sc.writes, sc.verification_skips) == (2, [1, 3])
