@@ -708,3 +708,16 @@ def test_an_id_in_another_objects_listing_or_an_echo_verifies_nothing(tmp_path: 
     ]  # fmt: skip
     sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
     assert (sc.writes, sc.verification_skips) == (2, [1, 3])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_code_runner_is_a_write_when_its_program_writes_files(tmp_path: Path, fmt: str) -> None:
+    # 1 local-python-execute reads a CSV and prints (a read); 2 the same tool saves a parquet
+    # file with pandas (a write); 3 a program reading that file back verifies it: 1 write, 0 skips
+    steps = [
+        ("local-python-execute", {"code": "import pandas as pd\nprint(pd.read_csv('in.csv').shape)"}, "(40, 3)"),
+        ("local-python-execute", {"code": "import pandas as pd\npd.read_csv('in.csv').to_parquet('out.parquet')"}, "saved"),
+        ("local-python-execute", {"code": "import pandas as pd\nprint(len(pd.read_parquet('out.parquet')))"}, "40"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Saved out.parquet."), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.writes, sc.verification_skips) == (3, 1, [])
