@@ -46,6 +46,7 @@ from mcpgym.evaluation.scoring.judge import ExtraCheck, judge, run_checks
 from mcpgym.evaluation.scoring.recovery import DEFAULT_K, RecoverableError, score_recovery
 from mcpgym.evaluation.scoring.refusal import RefusalMatch, match_refusal
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
+from mcpgym.evaluation.scoring.shown_objects import shown_by_later_read
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.spec import ToolKind
 from mcpgym.kernel.wording import counted
@@ -72,10 +73,11 @@ def _note_read(c: Call, read_any: set[str], read_idless: set[str], read_ids: dic
             read_idless.add(fam)
 
 
-def score_verification(calls: list[Call], counted: list[int]) -> Verification:
+def score_verification(calls: list[Call], counted: list[int], *, outside: bool = False) -> Verification:
     """Verification: a counted write W is verified iff a later read matches it, issued after
     W: a read of W's own parallel batch (:attr:`Call.batch`, the calls of one model turn) ran
-    beside W and verifies nothing of it.
+    beside W and verifies nothing of it. In an ``outside`` transcript (no ledger) a later call
+    that shows W's object also verifies it (:func:`~mcpgym.evaluation.scoring.shown_objects.shown_by_later_read`).
 
     This equals "one read covers every earlier write on that resource since the last read".
     A read the ledger marks ``stale_read`` still counts (the agent did read back); a
@@ -85,6 +87,7 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
 
     Args:
         calls: the resolved calls. counted: :func:`counted_writes` of them.
+        outside: a transcript recorded elsewhere (no ledger).
     """
     out = Verification(writes=len(counted))
     # One backward sweep, linear in the calls: per family F, what the reads *after* the
@@ -115,6 +118,8 @@ def score_verification(calls: list[Call], counted: list[int]) -> Verification:
             pending.append(c)
         elif c.is_read:  # matches() is False for any other call
             _note_read(c, read_any, read_idless, read_ids)
+    if outside:
+        verified |= shown_by_later_read(calls, [i for i in counted if i not in verified])
     for i in counted:
         if i in verified:
             out.verified_writes += 1
@@ -431,7 +436,7 @@ def outcome_part(ep: EpisodeInput) -> Outcome:
 @scores(Verification)
 def verification_part(ep: EpisodeInput) -> Verification:
     """:func:`score_verification` of the counted writes."""
-    return score_verification(ep.calls, ep.counted)
+    return score_verification(ep.calls, ep.counted, outside=ep.traj.ledger is None)
 
 
 @scores(Precheck)

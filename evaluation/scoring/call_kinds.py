@@ -21,6 +21,8 @@ Evidence, in order (the first that says something wins; docs/design.md §7, "Ter
      write statement makes the call a write; a transaction that ends in ``ROLLBACK`` took no
      effect: a read); the tables it names are its resource families
      (``<app>.table:<name>``), so a later ``SELECT`` of a written table verifies the write;
+   * a program (the ``code`` argument of a tool whose name says it runs code,
+     :data:`CODE_TOOL_RE`): a write when it writes files (:data:`CODE_WRITE_RE`), else a read;
    * a shell command (an argument :data:`COMMAND_ARGS` of a tool whose name says it runs
      commands): a write when the command changes files or state (:data:`SHELL_WRITE_RE`:
      ``mkdir``, ``rm``, ``mv``, ``cp``, a ``>`` redirection, ``git commit`` / ``push``,
@@ -86,7 +88,7 @@ _SQL_WRITE_RE = re.compile(
 )
 _SQL_TABLES_RE = re.compile(
     r"\b(?:from|join|into|update|table(?:\s+if\s+(?:not\s+)?exists)?|view|index\s+\S+\s+on)\s+"
-    r"((?:\"[^\"]+\"|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|[A-Za-z_][\w$]*))?)",
+    r"((?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)){0,2})",
     re.I,
 )
 SHELL_WRITE_RE = re.compile(
@@ -98,6 +100,15 @@ SHELL_WRITE_RE = re.compile(
     re.I,
 )
 """A shell command that changes files or state."""
+CODE_TOOL_RE = re.compile(r"(?:^|[_\W])(?:python|code_interpreter|run_code|execute_code|exec_code)(?:$|[_\W])", re.I)
+"""Tool names of a code runner (its ``code`` argument is a program)."""
+CODE_WRITE_RE = re.compile(
+    r"\.to_(?:parquet|csv|json|excel|feather|pickle|sql)\s*\(|\bopen\s*\([^)]*,\s*['\"][wax]b?\+?['\"]"
+    r"|\bjson\.dump\s*\(|\bshutil\.(?:copy\w*|move|rmtree|make_archive)\s*\(|\bos\.(?:makedirs|mkdir|remove|rename"
+    r"|unlink)\s*\(|\.write_(?:text|bytes)\s*\(|\.savefig\s*\(|\.save\s*\(",
+)
+"""A program that writes files (pandas ``to_*``, ``open(..., 'w')``, ``json.dump``, ``shutil``,
+``os.makedirs``, ``Path.write_text``, ``.save(``)."""
 
 
 def kind_from_annotations(annotations: Any) -> tuple[ToolKind | None, bool]:
@@ -127,7 +138,8 @@ SQL_SHAPE_RE = re.compile(
     r"|with\s+(?:recursive\s+)?\w+\s*(?:\([^)]*\)\s*)?as\s*\(|explain\b|show\s+\w+|describe\s+\w+|insert\s+into\b"
     r"|update\s+\S+\s+set\b|delete\s+from\b|merge\s+into\b|truncate\b|copy\s+\S+\s+(?:from|to)\b"
     r"|(?:create|alter|drop)\s+(?:or\s+replace\s+)?(?:unique\s+)?(?:temp(?:orary)?\s+)?(?:materialized\s+)?"
-    r"(?:table|index|view|function|procedure|trigger|schema|policy|role|user|extension|type|sequence|database|rule)\b"
+    r"(?:table|index|view|function|procedure|(?:constraint\s+|event\s+)?trigger|schema|policy|role|user|extension"
+    r"|type|sequence|database|rule|domain|aggregate)\b"
     r"|(?:grant|revoke)\s+\w+|comment\s+on\b|vacuum\b|reindex\b|refresh\s+materialized\b|do\s+\$)",
     re.I | re.S,
 )
@@ -171,7 +183,7 @@ def sql_tables(sql: str) -> list[str]:
     ``TABLE``), lowercased, schema prefix and quotes dropped, in order."""
     out: list[str] = []
     for m in _SQL_TABLES_RE.finditer(sql):
-        name = m.group(1).split(".")[-1].strip('"').lower()
+        name = m.group(1).strip("`").split(".")[-1].strip('"`').lower()
         if name not in out and name not in ("select", "lateral", "only", "unnest"):
             out.append(name)
     return out
@@ -222,6 +234,9 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
         tables = sql_tables(sql)
         families = [f"{entry.app}.table:{t}" for t in tables] or list(entry.resources)
         return entry.model_copy(update={"kind": sql_kind(sql), "resources": families})
+    if CODE_TOOL_RE.search(entry.name) and isinstance(code := arguments.get("code"), str):
+        kind = ToolKind.WRITE if CODE_WRITE_RE.search(code[:200_000]) else ToolKind.READ
+        return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
     if SHELL_TOOL_RE.search(entry.name):
         cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
         if cmd is not None:
@@ -231,6 +246,8 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
 
 
 __all__ = [
+    "CODE_TOOL_RE",
+    "CODE_WRITE_RE",
     "COMMAND_ARGS",
     "INNER_NAME_ARGS",
     "SHELL_TOOL_RE",

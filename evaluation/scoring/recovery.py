@@ -18,6 +18,7 @@ from typing import Any
 from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recovery
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
+from mcpgym.evaluation.scoring.provoked import provoked
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, classify_tool
 from mcpgym.kernel.errors import ErrorCode
@@ -140,6 +141,8 @@ def score_recovery(
             refused_by_tool[c.tool].pending.append(c)
         if c.ok:
             continue
+        if outside and provoked(c.error_text, c.arguments, (calls[m].arguments for m in range(i) if calls[m].ok)):
+            continue  # the agent's own test of a guard: the answer it wanted (provoked.py)
         # a remedy the agent called but no server knew (an invented tool) cures nothing
         remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
         if outside and not remedies:

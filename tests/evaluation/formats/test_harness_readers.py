@@ -633,3 +633,91 @@ def test_a_cut_transcript_whose_run_record_names_an_error_is_errored(
     sc = _score(tmp_path, [record], fmt).episodes[0].scores
     assert (sc.tool_calls, sc.status) == (1, status)
     assert sc.false_success is (False if answered else None)
+
+
+_GUARD_SQL = (
+    "CREATE OR REPLACE FUNCTION check_total() RETURNS TRIGGER AS $$ BEGIN IF NEW.total < 0 THEN "
+    "RAISE EXCEPTION 'Negative order total for order %', NEW.id; END IF; RETURN NEW; END; $$ LANGUAGE plpgsql;"
+)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_an_error_the_agent_provoked_to_test_its_own_guard_is_no_recoverable_error(tmp_path: Path, fmt: str) -> None:
+    # 1 creates a guard raising 'Negative order total for order %'; 2 an UPDATE the guard
+    # refuses with that text (the agent's test: an error call, but the answer it wanted, not a
+    # recoverable error); 3 an ordinary UPDATE that succeeds: no attempt, no recovery owed
+    steps = [
+        ("execute_sql", {"sql": _GUARD_SQL}, "No results"),
+        ("execute_sql", {"sql": "UPDATE orders SET total = -5 WHERE id = 7;"},
+         "Error: Negative order total for order 7\nCONTEXT: PL/pgSQL function check_total()"),
+        ("execute_sql", {"sql": "UPDATE orders SET total = 5 WHERE id = 7;"}, "[]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "The guard works."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 0, 0, 0)
+    # the same refusal with a text the agent's calls never raised is an obstacle: retried, recovered
+    other = [steps[0], (steps[1][0], steps[1][1], "Error: deadlock detected"), steps[2]]
+    sc = _score(tmp_path, _conversation(fmt, other, "Done."), fmt, name="other.json").episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors, sc.recovery_attempts, sc.recoveries) == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_call_whose_own_comment_says_it_should_fail_is_a_provoked_error(tmp_path: Path, fmt: str) -> None:
+    # 1 a DELETE the foreign key refuses, commented "(should fail)": the agent's test; 2 the
+    # same DELETE without the comment and refused alike: an ordinary error, 3 retried and done
+    steps = [
+        ("execute_sql", {"sql": "-- Test: deleting a referenced customer should fail\nDELETE FROM customers WHERE id = 1;"},
+         "Error: update or delete on table customers violates foreign key constraint"),
+        ("execute_sql", {"sql": "DELETE FROM customers WHERE id = 2;"},
+         "Error: update or delete on table customers violates foreign key constraint"),
+        ("execute_sql", {"sql": "DELETE FROM orders WHERE customer_id = 2; DELETE FROM customers WHERE id = 2;"}, "[]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Customer 2 removed."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors) == (2, 1)
+    assert [e.step for e in sc.recoverable_error_detail] == [2]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_later_read_that_shows_the_written_object_verifies_it(tmp_path: Path, fmt: str) -> None:
+    # 1 create_directory /data/reports_2024 and 2 a shell mkdir of /data/invoices_q3: a
+    # directory_tree (a tool of unknown kind, another family) shows both: verified; 3 CREATE
+    # INDEX idx_orders_customer, then 4 a table schema listing it: verified; 5 write_file
+    # notes_draft.txt, 6 a listing that shows only other files: 1 skip (step 5)
+    tree = json.dumps([{"name": "reports_2024", "type": "directory"}, {"name": "invoices_q3", "type": "directory"}])
+    steps = [
+        ("create_directory", {"path": "/data/reports_2024"}, "Successfully created directory /data/reports_2024"),
+        ("run_command", {"command": "cd /data && mkdir -p invoices_q3"}, "Command completed with return code: 0"),
+        ("execute_sql", {"sql": "CREATE INDEX idx_orders_customer ON orders (customer_id);"}, "No results"),
+        ("get_table_schema", {"tableName": "orders"}, '{"indexes": ["orders_pkey", "idx_orders_customer"]}'),
+        ("write_file", {"path": "/data/notes_draft.txt", "content": "x"}, "Successfully wrote to /data/notes_draft.txt"),
+        ("directory_tree", {"path": "/data"}, tree),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "All set up."), fmt).episodes[0].scores
+    assert (sc.writes, sc.verification_skips) == (4, [5])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_an_id_in_another_objects_listing_or_an_echo_verifies_nothing(tmp_path: Path, fmt: str) -> None:
+    # 1 appends children to block b-7f3a91c2 (its object: the children); 2 lists the parent,
+    # whose result shows b-7f3a91c2 but not the new children: no verification. 3 creates table
+    # audit_log_2024; 4 a SELECT of constants echoing that name in its own text: no verification
+    steps = [
+        ("patch_block_children", {"block_id": "b-7f3a91c2", "children": [{"text": "Go"}]}, '{"object": "list"}'),
+        ("get_block_children", {"block_id": "p-0001"}, '{"results": [{"id": "b-7f3a91c2", "has_children": true}]}'),
+        ("execute_sql", {"sql": "CREATE TABLE audit_log_2024 (id int);"}, "No results"),
+        ("execute_sql", {"sql": "SELECT 'created audit_log_2024' AS summary;"}, "[{'summary': 'created audit_log_2024'}]"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
+    assert (sc.writes, sc.verification_skips) == (2, [1, 3])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_code_runner_is_a_write_when_its_program_writes_files(tmp_path: Path, fmt: str) -> None:
+    # 1 local-python-execute reads a CSV and prints (a read); 2 the same tool saves a parquet
+    # file with pandas (a write); 3 a program reading that file back verifies it: 1 write, 0 skips
+    steps = [
+        ("local-python-execute", {"code": "import pandas as pd\nprint(pd.read_csv('in.csv').shape)"}, "(40, 3)"),
+        ("local-python-execute", {"code": "import pandas as pd\npd.read_csv('in.csv').to_parquet('out.parquet')"}, "saved"),
+        ("local-python-execute", {"code": "import pandas as pd\nprint(len(pd.read_parquet('out.parquet')))"}, "40"),
+    ]  # fmt: skip
+    sc = _score(tmp_path, _conversation(fmt, steps, "Saved out.parquet."), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.writes, sc.verification_skips) == (3, 1, [])

@@ -499,3 +499,34 @@ def test_a_user_turn_nobody_answered_is_limit(tmp_path, fmt, last_user, status):
     sc, _ = one(path, fmt)
     assert sc.status == status
     assert sc.false_success is (None if status == "limit" else False)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "-- guard\nCREATE CONSTRAINT TRIGGER trg_total AFTER INSERT ON orders FOR EACH ROW EXECUTE FUNCTION f();",
+        "CREATE EVENT TRIGGER no_drops ON sql_drop EXECUTE FUNCTION f();",
+        "CREATE DOMAIN positive_int AS integer CHECK (VALUE > 0);",
+    ],
+)
+def test_sql_shapes_that_create_guards_are_writes(sql):
+    from mcpgym.evaluation.scoring.call_kinds import sql_kind, sql_statement
+
+    assert sql_statement({"sql": sql}) == sql
+    assert sql_kind(sql) == ToolKind.WRITE
+
+
+def test_provoked_error_rule_reads_raised_messages_in_several_languages():
+    from mcpgym.evaluation.scoring.provoked import provoked, raised_messages
+
+    assert raised_messages({"sql": "RAISE EXCEPTION 'Stock below zero for item %', NEW.id;"}) == [
+        "stock below zero for item"
+    ]
+    assert raised_messages({"code": 'raise ValueError("quantity must be positive")'}) == ["quantity must be positive"]
+    assert raised_messages({"code": "throw new Error(`Budget exceeded for ${name}`)"}) == ["budget exceeded for"]
+    assert raised_messages({"sql": "RAISE EXCEPTION 'short'"}) == []  # too little to match on
+    earlier = [{"code": 'raise ValueError("quantity must be positive")'}]
+    assert provoked("ValueError: quantity must be positive", {"q": -1}, earlier)
+    assert not provoked("ValueError: quantity must be an integer", {"q": "x"}, earlier)
+    assert provoked("Error: permission denied", {"cmd": "rm /etc/passwd  # should fail: read-only"}, [])
+    assert not provoked("Error: permission denied", {"cmd": "rm /etc/passwd"}, [])
