@@ -63,8 +63,10 @@ performance issue):
   mcpgym's environment (an episode per rollout) / through verifiers' own tool environment with as
   many no-op tools and the same turn count; at least 0.9x (unavailable without ``.venv-vf``).
 - ``nemo_gym_seed_verify``: NeMo Gym ``/seed_session`` + ``/verify`` pairs per second through its
-  own client against mcpgym's resources server / against its example resources server; at least
-  0.9x (unavailable without ``.venv-nemo``).
+  own client against mcpgym's resources server / against its example resources server, one pair
+  at a time; reported (unavailable without ``.venv-nemo``).
+- ``nemo_gym_seed_verify_concurrent``: the same with 16 pairs in flight and each resources server
+  in its own process (a trainer's throughput); at least 0.9x (unavailable without ``.venv-nemo``).
 - ``local_generation``: the local model's generated tokens per second with 2 llama.cpp threads /
   with 1 (prompt tokens per second of both in the details); reported, it chose
   ``DEFAULT_THREADS`` (unavailable without ``mcpgym[local-model]``).
@@ -93,7 +95,7 @@ def figure_functions() -> dict[str, FigureFn]:
     from mcpgym.benchmarks.label_agreement import label_agreement
     from mcpgym.benchmarks.labeller_agreement import labeller_agreement
     from mcpgym.benchmarks.local_generation import local_generation
-    from mcpgym.benchmarks.nemo_gym import nemo_gym_seed_verify
+    from mcpgym.benchmarks.nemo_gym import nemo_gym_seed_verify, nemo_gym_seed_verify_concurrent
     from mcpgym.benchmarks.proxy import proxy_overhead, proxy_overhead_noop
     from mcpgym.benchmarks.ray_overhead import ray_overhead
     from mcpgym.benchmarks.rl_reward import shaped_reward_rollouts
@@ -138,6 +140,7 @@ def figure_functions() -> dict[str, FigureFn]:
         "shaped_reward_rollouts": shaped_reward_rollouts,
         "verifiers_rollouts": verifiers_rollouts,
         "nemo_gym_seed_verify": nemo_gym_seed_verify,
+        "nemo_gym_seed_verify_concurrent": nemo_gym_seed_verify_concurrent,
         "local_generation": local_generation,
     }
 
@@ -173,6 +176,7 @@ FIGURES: tuple[str, ...] = (
     "shaped_reward_rollouts",
     "verifiers_rollouts",
     "nemo_gym_seed_verify",
+    "nemo_gym_seed_verify_concurrent",
     "local_generation",
 )
 """Every figure's name, in table order."""

@@ -74,7 +74,7 @@ from mcpgym.server.mcp_server import build_server
 from mcpgym.server.request_body import read_whole_body, replay_body
 from mcpgym.server.request_ids import RequestIdRemapper
 from mcpgym.server.rl_models import RewardRequest, TaskEpisodeCreated, TaskEpisodeRequest
-from mcpgym.server.rl_routes import RLHooks, RLRefused, task_of
+from mcpgym.server.rl_routes import RLHooks, RLRefused, reward_inline, task_of
 from mcpgym.server.session_version import opening_version, session_version_governs
 from mcpgym.tools.faults import FaultProfileError
 
@@ -413,8 +413,10 @@ def create_app(
         hooks = rl
         try:
             task, trial = task_of(ep, body)
-            # the judge is CPU work: off the event loop, so other episodes' I/O goes on meanwhile
-            out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
+            if reward_inline(ep):  # a small episode's judge costs less than a thread's hop
+                out = hooks.reward(ep, task, trial, body)
+            else:  # a large one's is CPU work: off the event loop, so other episodes' I/O goes on
+                out = await anyio.to_thread.run_sync(lambda: hooks.reward(ep, task, trial, body))
         except RLRefused as exc:  # refused: the episode is kept, so a corrected request can follow
             return problem(exc.status, str(exc))
         if body.delete and store.delete(ep.episode_id):

@@ -13,6 +13,9 @@ verifiers and NeMo Gym doors use them). The wire models are :mod:`mcpgym.server.
   under a named profile. The episode stays live (``DELETE`` it when done) unless the request
   says ``"delete": true``: then it is deleted once rewarded, so a trainer's verify is one
   round trip (a refused request keeps it, for a corrected one or a ``DELETE``); ``steps`` adds its tool calls to the answer.
+  The judge and reward of an episode of at most :data:`INLINE_REWARD_CALLS` tool calls run on
+  the event loop (:func:`reward_inline`); a larger one's in a worker thread, so that a long
+  judge does not hold up other episodes' MCP traffic.
 
 The server layer knows no tasks and no judge: what these routes need of them comes through an
 :class:`RLHooks` (``mcpgym serve`` passes :mod:`mcpgym.evaluation.run.served_rl`'s). A server
@@ -28,6 +31,22 @@ from typing import Any, Protocol
 from mcpgym.kernel.exceptions import MCPGymError
 from mcpgym.server.episode import Episode
 from mcpgym.server.rl_models import EpisodeReward, RewardRequest, TaskEpisodeRequest, TaskList
+
+INLINE_REWARD_CALLS = 32
+"""Most tool calls an episode may hold for its reward to be computed on the event loop.
+
+A worker thread's hop (``anyio.to_thread.run_sync``) costs more than the reward of a small
+episode: 0.5-0.8 ms a request on a loaded 2-vCPU machine, around a 0.3-0.6 ms judge and
+reward of a one-app episode with a few calls (docs/performance.md, ``nemo_gym_seed_verify``).
+The judge's and the process rewards' work grows with the call log, so past this size the
+hop is the smaller cost and the loop stays free for other episodes' MCP calls meanwhile."""
+
+
+def reward_inline(episode: Episode) -> bool:
+    """True when ``episode``'s reward should run on the event loop: at most
+    :data:`INLINE_REWARD_CALLS` tool calls in its log, and its lock free (a call or another
+    reward in a worker thread holding it would block the loop until done)."""
+    return episode.invoker.call_count <= INLINE_REWARD_CALLS and not episode.lock.locked()
 
 
 class RLRefused(MCPGymError):
@@ -53,7 +72,8 @@ class RLHooks(Protocol):
 
     def reward(self, episode: Episode, task: str, trial: int, request: RewardRequest) -> EpisodeReward:
         """The reward of ``episode`` playing ``task``/``trial``, ended with ``request``'s final
-        message. Runs in a worker thread. Raises :class:`RLRefused`."""
+        message. Runs on the event loop for a small episode (:func:`reward_inline`), else in
+        a worker thread. Raises :class:`RLRefused`."""
         ...
 
 

@@ -304,6 +304,7 @@ class ToolInvoker:
         self.specs: dict[str, ToolSpec] = _specs_of(tuple(world.apps.app_class(name) for name in world.apps))
         self._calls: list[CallRecord] | None = []
         self._parked_calls: str | None = None  # the call log as JSON text while parked
+        self._parked_count = 0  # how many records that text holds
         self.ledger: list[LedgerEntry] = []
         self.hidden: AbstractSet[str] = frozenset()
         """Tools of the world that this episode does not expose: called, they are unknown."""
@@ -334,6 +335,12 @@ class ToolInvoker:
     def calls(self, value: list[CallRecord]) -> None:
         self._calls, self._parked_calls = value, None
 
+    @property
+    def call_count(self) -> int:
+        """How many records the call log holds, without reading a parked log back (a cheap
+        size of the episode, e.g. for choosing where to judge it)."""
+        return self._parked_count if self._calls is None else len(self._calls)
+
     def park(self) -> bool:
         """Keep the call log as JSON text (one string, which the garbage collector does not
         track) until it is next read, and the per-tool fault state as tuples until the next
@@ -357,6 +364,7 @@ class ToolInvoker:
             text = _CALL_LOG.dump_json(self._calls).decode("utf-8")
         except (PydanticSerializationError, UnicodeDecodeError):
             return False
+        self._parked_count = len(self._calls)
         self._calls, self._parked_calls = None, text
         return True
 

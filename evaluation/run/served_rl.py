@@ -120,7 +120,8 @@ class ServedRL:
 
     def reward(self, episode: Episode, task: str, trial: int, request: RewardRequest) -> EpisodeReward:
         """The reward of ``episode`` as task ``task``'s trial ``trial``, ended with the request's
-        final message, under the request's profile (worker thread; the episode's lock is held
+        final message, under the request's profile (on the event loop or in a worker thread,
+        :func:`mcpgym.server.rl_routes.reward_inline`; the episode's lock is held
         while its trajectory is read).
 
         Raises:

@@ -16,7 +16,9 @@ from mcp import Client
 from mcpgym.evaluation.run.gym import GymEpisode
 from mcpgym.evaluation.scoring.reward import episode_reward
 from mcpgym.evaluation.tasks import fault_seed_for, get_task
+from mcpgym.server.episode import Episode
 from mcpgym.server.rl_models import EpisodeReward, TaskEpisodeCreated, TaskList
+from mcpgym.server.rl_routes import INLINE_REWARD_CALLS, reward_inline
 from tests.support.servers import HttpServer, spawn_server
 
 TASK = "system.dark_mode"
@@ -65,6 +67,42 @@ def test_a_task_episode_is_seeded_as_mcpgym_run_and_rewarded_as_gym_episode(serv
     scores = ep.trajectory().scores.model_dump(mode="json")
     own = {"episode_id", "agent"}  # the episode's own id and the agent's name differ; nothing else
     assert {k: v for k, v in got.scores.items() if k not in own} == {k: v for k, v in scores.items() if k not in own}
+
+
+def test_a_large_episode_is_rewarded_as_gym_episode_too(server: HttpServer) -> None:
+    """Past ``INLINE_REWARD_CALLS`` calls the reward runs in a worker thread, not on the event
+    loop (``reward_inline``); its number is the same as ``GymEpisode``'s for the same calls."""
+    calls = INLINE_REWARD_CALLS + 3
+    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http:
+        made = TaskEpisodeCreated.model_validate(
+            http.post("/control/task-episodes", json={"task": TASK, "trial": 1, "faults": "harsh"}).json()
+        )
+
+        async def play() -> None:
+            async with Client(made.mcp_url) as client:
+                for _ in range(calls):
+                    await client.call_tool("system_get_settings", {})
+
+        anyio.run(play)
+        body = {"final_message": "Done.", "reward": "shaped", "delete": True}
+        got = EpisodeReward.model_validate(http.post(f"/control/episodes/{made.episode_id}/reward", json=body).json())
+    ep = GymEpisode.create(TASK, trial=1, faults="harsh")
+    for _ in range(calls):
+        ep.step("system_get_settings", {})
+    ep.finish("Done.")
+    want = episode_reward(ep.trajectory(), "shaped")
+    assert got.calls == calls and got.deleted
+    assert got.total == want.total and got.components == want.components()
+
+
+def test_only_a_small_episode_with_its_lock_free_is_rewarded_on_the_event_loop() -> None:
+    ep = Episode.create(5, ["system"], "none")
+    assert reward_inline(ep)
+    with ep.lock:  # a call or a reward holding it in a worker thread: the loop must not wait on it
+        assert not reward_inline(ep)
+    for _ in range(INLINE_REWARD_CALLS + 1):
+        ep.call("system_get_settings", {})
+    assert not reward_inline(ep)
 
 
 def test_without_steps_or_delete_the_answer_is_short_and_the_episode_stays(server: HttpServer) -> None:

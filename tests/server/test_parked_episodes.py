@@ -99,6 +99,17 @@ def test_a_call_running_keeps_its_episode_from_being_parked() -> None:
     assert ep.park() is True
 
 
+def test_a_parked_call_log_is_counted_without_being_read_back() -> None:
+    """``call_count`` (the size the control API's reward route chooses its thread by) is the
+    log's length, parked or not, and reading it leaves a parked log parked."""
+    ep = Episode.create(5, ["system"], "none")
+    for _ in range(3):
+        ep.call("system_get_wallet_balance", {})
+    assert ep.park() is True and ep.invoker._calls is None
+    assert ep.invoker.call_count == 3 and ep.invoker._calls is None
+    assert len(ep.invoker.calls) == 3 == ep.invoker.call_count
+
+
 def _tracked_per_episode(hot: int, monkeypatch, n: int = 20) -> float:
     """Objects the garbage collector tracks per live episode of ``(42, all)`` after two calls
     (a read and a write to ``shop``), with ``hot`` episodes kept hot; what existed before (the

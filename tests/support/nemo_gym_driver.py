@@ -20,6 +20,11 @@ NeMo Gym's example resources server ``example_session_state_mgmt``, pair by pair
 prints ``{"bench": {"ratios": [per round], "mcpgym": rate, "example": rate, "direct": {"requests": ms,
 "empty": ms}}}``
 (``direct``: mcpgym's two requests of a pair, and an empty request, timed straight from aiohttp).
+With ``bench.concurrent`` (``{"sessions": int, "seconds": float, "rounds": int}``) it measures
+instead pairs per second with ``sessions`` pairs in flight, each resources server in its own
+uvicorn process (as ``ng_run`` runs them; this file with ``--serve NAME PORT URL TOKEN``), one
+round of each in turn (the order alternating), and prints ``{"bench": {"ratios": [...],
+"mcpgym": rate, "example": rate, "cpu_ms": {process: CPU ms per pair}}}``.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -252,9 +259,135 @@ async def bench(job: dict[str, Any], client: ServerClient) -> dict[str, Any]:
     }
 
 
+async def concurrent_round(
+    client: ServerClient, name: str, seed: dict, body: dict, sessions: int, seconds: float
+) -> float:
+    """Pairs per wall second on server ``name`` with ``sessions`` pairs in flight for ``seconds``
+    (each its own session; the pairs begun before the end are waited for and counted)."""
+    done = 0
+    start = time.perf_counter()
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() - start < seconds:
+            await one_pair(client, name, seed, body)
+            done += 1
+
+    await asyncio.gather(*(worker() for _ in range(sessions)))
+    return done / (time.perf_counter() - start)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (every thread; /proc/<pid>/stat)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def concurrent_bench(job: dict[str, Any], client: ServerClient, pids: dict[str, int]) -> dict[str, Any]:
+    """Both servers' rates with ``sessions`` in flight, round by round in turn (module
+    docstring), and each process's CPU milliseconds per pair over the rounds of its server."""
+    aiohttp_client()
+    conc = job["bench"]["concurrent"]
+    sessions, seconds = int(conc["sessions"]), float(conc["seconds"])
+    seeds = {"mcpgym": {"task": job["bench"]["task"], "trial": 0}, "example": {"initial_count": 0}}
+    bodies = {"mcpgym": verify_body("done"), "example": verify_body("done") | {"expected_count": 0}}
+    for name in seeds:  # warm both
+        await concurrent_round(client, name, seeds[name], bodies[name], sessions, 0.3)
+    rates: dict[str, list[float]] = {name: [] for name in seeds}
+    cpu: dict[str, float] = {}
+    pairs = dict.fromkeys(seeds, 0.0)
+    watched = {"client": os.getpid(), **pids}
+    for r in range(int(conc["rounds"])):
+        for name in seeds if r % 2 == 0 else reversed(list(seeds)):
+            before = {k: cpu_seconds(p) for k, p in watched.items()}
+            rate = await concurrent_round(client, name, seeds[name], bodies[name], sessions, seconds)
+            rates[name].append(rate)
+            pairs[name] += rate * seconds
+            for k, p in watched.items():
+                key = f"{k}@{name}"
+                cpu[key] = cpu.get(key, 0.0) + cpu_seconds(p) - before[k]
+    per_pair = {
+        key: round(spent / pairs[key.split("@")[1]] * 1e3, 3)
+        for key, spent in cpu.items()
+        if key.split("@")[0] in ("client", key.split("@")[1], "mcpgym_serve")
+        and not (key.startswith("mcpgym_serve") and key.endswith("@example"))
+    }
+    return {
+        "ratios": [m / e for m, e in zip(rates["mcpgym"], rates["example"], strict=True)],
+        **{name: statistics.median(rates[name]) for name in seeds},
+        "cpu_ms": per_pair,
+    }
+
+
+def serve(name: str, port: int, url: str, token: str) -> None:
+    """``--serve NAME PORT URL TOKEN``: serve one resources server (``mcpgym`` or ``example``)
+    with uvicorn in this process until terminated."""
+    if name == "mcpgym":
+        app = load_server_module().build(url, token, port=port).setup_webserver()
+    else:
+        from resources_servers.example_session_state_mgmt.app import (
+            StatefulCounterResourcesServer,
+            StatefulCounterResourcesServerConfig,
+        )
+
+        cfg = StatefulCounterResourcesServerConfig(host="127.0.0.1", port=port, entrypoint="app.py", name=name)
+        app = StatefulCounterResourcesServer(config=cfg, server_client=client_for({name: port})).setup_webserver()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def spawn_servers(job: dict[str, Any]) -> tuple[dict[str, int], list[subprocess.Popen]]:
+    """Both resources servers, each in its own process on a free port; returns once both
+    accept connections (30 s at most)."""
+    ports = {"mcpgym": free_port(), "example": free_port()}
+    procs = [
+        subprocess.Popen([sys.executable, __file__, "--serve", n, str(p), job["mcpgym_url"], job["token"]])
+        for n, p in ports.items()
+    ]
+    deadline = time.monotonic() + 30
+    for port in ports.values():
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    for p in procs:
+                        p.kill()
+                    raise RuntimeError("a resources server process did not start within 30 s") from None
+                time.sleep(0.05)
+    return ports, procs
+
+
+def main_concurrent(job: dict[str, Any]) -> None:
+    """The concurrent measurement (module docstring): servers in processes of their own."""
+    ports, procs = spawn_servers(job)
+    pids = {name: p.pid for name, p in zip(ports, procs, strict=True)}
+    if job.get("mcpgym_pid"):
+        pids["mcpgym_serve"] = int(job["mcpgym_pid"])
+    try:
+        print(json.dumps({"bench": asyncio.run(concurrent_bench(job, client_for(ports), pids))}))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 def main() -> None:
-    """Read the job on stdin, play or measure it, print the JSON answer."""
+    """Read the job on stdin, play or measure it, print the JSON answer (or ``--serve``)."""
+    if sys.argv[1:2] == ["--serve"]:
+        name, port, url, token = sys.argv[2:6]
+        serve(name, int(port), url, token)
+        return
     job = json.loads(sys.stdin.read())
+    if (job.get("bench") or {}).get("concurrent"):
+        main_concurrent(job)
+        return
     module = load_server_module()
     ports = {"mcpgym": free_port()}
     server = module.build(job["mcpgym_url"], job["token"], port=ports["mcpgym"], reward=job.get("reward", "outcome"))
