@@ -5,7 +5,8 @@ behaviour scores through the one reward (:func:`mcpgym.evaluation.scoring.reward
 The process boundary (docs/rl.md, "verifiers"): verifiers 0.4 pins ``mcp==2.0.0`` and mcpgym
 needs ``mcp>=2.3``, so verifiers lives in a virtual environment of its own (``.venv-vf``, with
 mcpgym installed there by ``pip install --no-deps -e .``) and this module imports only the
-standard library, httpx, pydantic, verifiers and the control API's wire models
+standard library, httpx, pydantic, verifiers (with the MCP SDK and httpx2 it pins, for the
+rollouts' MCP sessions) and the control API's wire models
 (:mod:`mcpgym.server.rl_models`: pydantic and mcpgym's kernel): never the MCP SDK mcpgym uses,
 nor a module that pulls it in (``tests/integrations/test_verifiers_env.py`` checks). The
 episodes live in a ``mcpgym serve --transport http`` process (mcpgym's own venv), reached over
@@ -17,6 +18,8 @@ the control API's routes for trainers (:mod:`mcpgym.server.rl_routes`, the NeMo 
   task's, fault seed ``fault_seed_for(task, trial)`` (or the fixed ``fault_seed``), the fault
   profile (a task's own wins) and tool exposure as in ``mcpgym run``; a verifiers group
   (``-r N``) repeats one (task, trial): the same world and faults, the model's samples differ;
+- the rollouts of one eval (one event loop) share their HTTP clients: the control API's, the
+  model interception's, and the one under every rollout's own MCP session (:func:`_pooled`);
 - the harness (:class:`McpgymHarness`, the taskset's default) plays the episode in process:
   the episode's MCP tools are the model's OpenAI tool schemas, each tool call goes to the
   episode's MCP URL, every model call goes through verifiers' interception (so the trace is
