@@ -5,7 +5,8 @@ behaviour scores through the one reward (:func:`mcpgym.evaluation.scoring.reward
 The process boundary (docs/rl.md, "verifiers"): verifiers 0.4 pins ``mcp==2.0.0`` and mcpgym
 needs ``mcp>=2.3``, so verifiers lives in a virtual environment of its own (``.venv-vf``, with
 mcpgym installed there by ``pip install --no-deps -e .``) and this module imports only the
-standard library, httpx, pydantic, verifiers and the control API's wire models
+standard library, httpx, pydantic, verifiers (with the MCP SDK and httpx2 it pins, for the
+rollouts' MCP sessions) and the control API's wire models
 (:mod:`mcpgym.server.rl_models`: pydantic and mcpgym's kernel): never the MCP SDK mcpgym uses,
 nor a module that pulls it in (``tests/integrations/test_verifiers_env.py`` checks). The
 episodes live in a ``mcpgym serve --transport http`` process (mcpgym's own venv), reached over
@@ -17,6 +18,8 @@ the control API's routes for trainers (:mod:`mcpgym.server.rl_routes`, the NeMo 
   task's, fault seed ``fault_seed_for(task, trial)`` (or the fixed ``fault_seed``), the fault
   profile (a task's own wins) and tool exposure as in ``mcpgym run``; a verifiers group
   (``-r N``) repeats one (task, trial): the same world and faults, the model's samples differ;
+- the rollouts of one eval (one event loop) share their HTTP clients: the control API's, the
+  model interception's, and the one under every rollout's own MCP session (:func:`_pooled`);
 - the harness (:class:`McpgymHarness`, the taskset's default) plays the episode in process:
   the episode's MCP tools are the model's OpenAI tool schemas, each tool call goes to the
   episode's MCP URL, every model call goes through verifiers' interception (so the trace is
@@ -36,17 +39,19 @@ In Python: :func:`load_environment`.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
 import ssl
-from contextlib import AsyncExitStack
-from typing import Any
+import weakref
+from collections.abc import Callable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from typing import Any, TypeVar
 
 import httpx
 import verifiers.v1 as vf
 from pydantic import Field
-from verifiers.v1.harnesses.utils.mcp import mcp_client
 from verifiers.v1.runtimes import ProgramResult
 
 from mcpgym.server.rl_models import EpisodeReward, RewardRequest, TaskEpisodeCreated, TaskEpisodeRequest, TaskList
@@ -112,19 +117,75 @@ class McpgymState(vf.State):
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """One TLS context for every client this module makes: httpx builds a new one per client
-    otherwise (loading the CA bundle, about 50 ms of CPU), and a rollout makes three clients."""
+    otherwise (loading the CA bundle, 20-50 ms of CPU)."""
     return ssl.create_default_context()
 
 
+_ClientT = TypeVar("_ClientT")
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+"""The HTTP clients of each running event loop, by what they are for (:func:`_pooled`)."""
+
+
+def _pooled(key: tuple[Any, ...], make: Callable[[], _ClientT]) -> _ClientT:
+    """The running event loop's client for ``key``, made by ``make`` the first time (or again
+    once closed). Every rollout of an eval runs on one loop, so its rollouts share the clients,
+    their TLS context and their kept-alive connections instead of making, connecting and closing
+    a client per request (an httpx client per request cost about 2.5 ms of CPU a rollout, an
+    MCP session's own httpx2 client 22 ms). An httpx client belongs to the loop it first ran on:
+    the pool is per loop, and goes with it."""
+    pool = _POOLS.setdefault(asyncio.get_running_loop(), {})
+    client = pool.get(key)
+    if client is None or client.is_closed:
+        client = pool[key] = make()
+    return client
+
+
 def _client(config: McpgymTaskConfig) -> httpx.AsyncClient:
+    """The loop's shared client for the control API of ``config``'s server (kept alive between
+    rollouts; connections bounded by the concurrent rollouts, verifiers' own limit).
+
+    Raises:
+        ValueError: no server URL configured.
+    """
     if not config.url:
         raise ValueError(f"no mcpgym server: set --env.taskset.task.url or ${URL_ENV} (mcpgym serve --transport http)")
-    return httpx.AsyncClient(
-        base_url=config.url.rstrip("/"),
-        headers={"Authorization": f"Bearer {config.token}"},
-        timeout=config.request_timeout,
-        verify=_tls(),
+    return _pooled(
+        ("control", config.url.rstrip("/"), config.token, config.request_timeout),
+        lambda: httpx.AsyncClient(
+            base_url=config.url.rstrip("/"),
+            headers={"Authorization": f"Bearer {config.token}"},
+            timeout=config.request_timeout,
+            verify=_tls(),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+        ),
     )
+
+
+@asynccontextmanager
+async def _mcp_session(url: str, timeout: float, connect_timeout: float) -> Any:
+    """An MCP client session on ``url`` (the MCP SDK verifiers pins, its streamable HTTP
+    transport), over the loop's shared httpx2 client (:func:`_pooled`) instead of a new one per
+    session as verifiers' own ``mcp_client`` makes (same timeouts and redirects; as there, a
+    failure while closing is suppressed, so closing noise cannot fail a finished rollout)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = _pooled(
+        ("mcp", timeout, connect_timeout),
+        lambda: httpx2.AsyncClient(
+            follow_redirects=True,
+            timeout=httpx2.Timeout(timeout, connect=connect_timeout),
+            verify=_tls(),
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64),
+        ),
+    )
+    stack = AsyncExitStack()
+    try:
+        yield await stack.enter_async_context(Client(streamable_http_client(url, http_client=http)))
+    finally:
+        with suppress(Exception):
+            await stack.aclose()
 
 
 def _checked(response: httpx.Response, what: str) -> httpx.Response:
@@ -155,11 +216,10 @@ class McpgymTask(vf.Task[McpgymData, McpgymState, McpgymTaskConfig]):
             fault_seed=config.fault_seed,
             tools=config.tools,
         )
-        async with _client(config) as http:
-            answer = _checked(
-                await http.post("/control/task-episodes", content=body.model_dump_json(exclude_none=True)),
-                "create the task's episode",
-            )
+        answer = _checked(
+            await _client(config).post("/control/task-episodes", content=body.model_dump_json(exclude_none=True)),
+            "create the task's episode",
+        )
         made = TaskEpisodeCreated.model_validate_json(answer.content)
         state = trace.state
         state.episode_id, state.mcp_url = made.episode_id, made.mcp_url
@@ -179,11 +239,12 @@ class McpgymTask(vf.Task[McpgymData, McpgymState, McpgymTaskConfig]):
         if not state.episode_id:
             raise RuntimeError("this rollout has no mcpgym episode (its setup failed)")
         body = RewardRequest(final_message=trace.last_reply, reward=self.config.reward, steps=True, delete=True)
-        async with _client(self.config) as http:
-            answer = _checked(
-                await http.post(f"/control/episodes/{state.episode_id}/reward", content=body.model_dump_json()),
-                "reward",
-            )
+        answer = _checked(
+            await _client(self.config).post(
+                f"/control/episodes/{state.episode_id}/reward", content=body.model_dump_json()
+            ),
+            "reward",
+        )
         got = EpisodeReward.model_validate_json(answer.content)
         for term in got.breakdown.get("terms", []):
             trace.record_metric(f"reward_{term['name']}", float(term["contribution"]))
@@ -308,21 +369,20 @@ class McpgymHarness(vf.Harness[McpgymHarnessConfig]):
         """The chat loop over the episode's MCP sessions (:meth:`launch`)."""
         async with AsyncExitStack() as stack:
             sessions = [
-                await stack.enter_async_context(
-                    mcp_client(
-                        {"url": u, "timeout": self.config.tool_timeout, "connect_timeout": self.config.connect_timeout}
-                    )
-                )
+                await stack.enter_async_context(_mcp_session(u, self.config.tool_timeout, self.config.connect_timeout))
                 for u in urls
             ]
             owner, tools = await _list_tools(sessions)
-            http = await stack.enter_async_context(
-                httpx.AsyncClient(
-                    headers={"Authorization": f"Bearer {secret}"}, timeout=self.config.tool_timeout, verify=_tls()
-                )
+            http = _pooled(
+                ("model", self.config.tool_timeout),
+                lambda: httpx.AsyncClient(
+                    timeout=self.config.tool_timeout,
+                    verify=_tls(),
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                ),
             )
             for _turn in range(self.config.max_turns):
-                reply = await _chat(http, endpoint, ctx.model, messages, tools)
+                reply = await _chat(http, endpoint, secret, ctx.model, messages, tools)
                 messages.append(reply)
                 calls = reply.get("tool_calls") or []
                 if not calls:
@@ -360,13 +420,21 @@ async def _list_tools(sessions: list[Any]) -> tuple[dict[str, Any], list[dict[st
 
 
 async def _chat(
-    http: httpx.AsyncClient, endpoint: str, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    http: httpx.AsyncClient,
+    endpoint: str,
+    secret: str,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """One chat completion through the interception; the assistant message as a chat dict."""
+    """One chat completion through the interception (``secret``: the rollout's bearer secret);
+    the assistant message as a chat dict."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
         body |= {"tools": tools, "tool_choice": "auto"}
-    answer = await http.post(f"{endpoint.rstrip('/')}/chat/completions", json=body)
+    answer = await http.post(
+        f"{endpoint.rstrip('/')}/chat/completions", json=body, headers={"Authorization": f"Bearer {secret}"}
+    )
     if not answer.is_success:
         raise RuntimeError(f"model endpoint: HTTP {answer.status_code}: {answer.text[:500]}")
     choices = answer.json().get("choices") or []

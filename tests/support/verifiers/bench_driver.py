@@ -2,11 +2,14 @@
 (``.venv-vf/bin/python tests/support/verifiers/bench_driver.py CONFIG_JSON``).
 
 CONFIG_JSON: ``{"url", "token", "model_url", "task", "tools", "max_turns", "rollouts",
-"concurrency", "rounds"}``. Times, in alternating rounds, ``rollouts`` whole verifiers rollouts
-(``concurrency`` at once) of mcpgym's environment (one mcpgym episode each: created, played,
-rewarded, deleted) and of the baseline taskset ``mcpgym-noop-bench`` (:mod:`mcpgym_noop_bench`:
-verifiers' own toolset of as many no-op tools, the same harness, model and turn count). Prints
-``{"mcpgym": [rollouts/s per round], "noop": [...], "errors": [...]}``.
+"concurrency", "rounds"}``. Times ``rounds`` rounds; a round is one batch of ``rollouts`` whole
+verifiers rollouts (``concurrency`` at once) of mcpgym's environment (one mcpgym episode each:
+created, played, rewarded, deleted) and one of the baseline taskset ``mcpgym-noop-bench``
+(:mod:`mcpgym_noop_bench`: verifiers' own toolset of as many no-op tools, the same harness, model
+and turn count), back to back, the side that goes first alternating from round to round (so a
+load that rises or falls across a round weighs on both sides alike). Prints
+``{"mcpgym": [rollouts/s per round], "noop": [...], "ratios": [mcpgym/noop per round],
+"errors": [...]}``.
 """
 
 from __future__ import annotations
@@ -65,12 +68,14 @@ async def main(config: dict[str, Any]) -> dict[str, Any]:
     async with ours.serving(), noop.serving():
         await _rate(ours, ctx, 2, 2)  # warm both (imports, first connections)
         await _rate(noop, ctx, 2, 2)
-        for _ in range(config["rounds"]):
-            for name, env in (("mcpgym", ours), ("noop", noop)):
+        for round_ in range(config["rounds"]):
+            sides = [("mcpgym", ours), ("noop", noop)]
+            for name, env in sides if round_ % 2 == 0 else sides[::-1]:
                 rate, errs = await _rate(env, ctx, config["rollouts"], config["concurrency"])
                 rates[name].append(rate)
                 errors += errs
-    return {**rates, "errors": errors[:5]}
+    ratios = [ours_rate / noop_rate for ours_rate, noop_rate in zip(rates["mcpgym"], rates["noop"], strict=True)]
+    return {**rates, "ratios": ratios, "errors": errors[:5]}
 
 
 if __name__ == "__main__":
