@@ -129,3 +129,21 @@ def test_bad_second_labels_are_errors_naming_them(tmp_path, record, said):
     _second(folder, [record])
     with pytest.raises(ValueError, match=said):
         compare_labellers(folder)
+
+
+def test_the_committed_labels_and_the_quoted_figures_are_the_measured_ones():
+    """The committed second and third labels name first-labelled episodes with every field,
+    and docs/labelling.md / docs/performance.md quote what ``compare_labellers`` measures on
+    the committed folder (a claim a test checks)."""
+    from mcpgym.benchmarks.label_agreement import FIELD_MAP, validation_dir
+    from tests.conftest import ROOT
+
+    folder = validation_dir()
+    res = compare_labellers(folder)
+    assert res["episodes"] == 42 and res["inter"]["pairs"] == 42 * len(FIELD_MAP)
+    cons, inter = res["consensus"], res["inter"]
+    quoted = f"**{cons['share']:.1f}%** ({cons['agree']} of {cons['pairs']}; labellers {inter['share']:.1f}%)"
+    assert quoted in (ROOT / "docs" / "labelling.md").read_text(encoding="utf-8")
+    perf = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert f"{cons['share']:.1f}% of the gold pairs ({cons['agree']} of {cons['pairs']})" in perf
+    assert f"agree with each other on {inter['share']:.1f}%" in perf
