@@ -9,33 +9,14 @@ from pathlib import Path
 import pytest
 
 from mcpgym.benchmarks.harness import Settings
-from mcpgym.benchmarks.label_agreement import VALIDATION_ENV
+from mcpgym.benchmarks.label_agreement import FIELD_MAP, VALIDATION_ENV
 from mcpgym.benchmarks.labeller_agreement import SECOND_LABELS, THIRD_LABELS, compare_labellers, labeller_agreement
 from tests.benchmarks.test_label_agreement import _folder, _label
 
-# what mcpgym says of the two episodes (counted by hand in test_label_agreement.py)
-EP0 = dict(
-    status="completed",
-    calls=2,
-    errors=1,
-    writes=0,
-    verification_skips=0,
-    recovery_attempts=0,
-    recovered=0,
-    defeatism=False,
-    false_success=None,
-)
-EP1 = dict(
-    status="completed",
-    calls=1,
-    errors=0,
-    writes=1,
-    verification_skips=1,
-    recovery_attempts=0,
-    recovered=0,
-    defeatism=False,
-    false_success=False,
-)
+# what mcpgym says of the two episodes (counted by hand in test_label_agreement.py), field by
+# field in FIELD_MAP's order
+EP0 = dict(zip(FIELD_MAP, ("completed", 2, 1, 0, 0, 0, 0, False, None), strict=True))
+EP1 = dict(zip(FIELD_MAP, ("completed", 1, 0, 1, 1, 0, 0, False, False), strict=True))
 
 
 def _second(folder: Path, records: list[dict], name: str = SECOND_LABELS) -> None:
@@ -135,7 +116,7 @@ def test_the_committed_labels_and_the_quoted_figures_are_the_measured_ones():
     """The committed second and third labels name first-labelled episodes with every field,
     and docs/labelling.md / docs/performance.md quote what ``compare_labellers`` measures on
     the committed folder (a claim a test checks)."""
-    from mcpgym.benchmarks.label_agreement import FIELD_MAP, validation_dir
+    from mcpgym.benchmarks.label_agreement import validation_dir
     from tests.conftest import ROOT
 
     folder = validation_dir()
