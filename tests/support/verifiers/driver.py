@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from importlib.metadata import version
+from typing import Any
 
 
 async def main(config: dict) -> dict:
@@ -60,7 +61,7 @@ async def main(config: dict) -> dict:
                 "trial": slot.task.data.trial,
                 "ok": episode.ok,
                 "reward": trace.reward if trace is not None else None,
-                "errors": [e.message for e in episode.errors] + ([e.message for e in trace.errors] if trace else []),
+                "errors": [_said(e) for e in episode.errors] + ([_said(e) for e in trace.errors] if trace else []),
                 "mcpgym": trace.info.get("mcpgym") if trace is not None else None,
                 "metrics": dict(trace.metrics) if trace is not None else {},
                 "messages": len(trace.messages) if trace is not None else 0,
@@ -68,6 +69,13 @@ async def main(config: dict) -> dict:
         )
     loaded = sorted(m for m in sys.modules if m.startswith("mcpgym"))
     return {"rollouts": out, "seconds": seconds, "mcp_version": version("mcp"), "mcpgym_modules": loaded}
+
+
+def _said(error: Any) -> str:
+    """A verifiers error as one line: its type, its message and its traceback's last line (a
+    timeout's own message is often empty)."""
+    tail = (getattr(error, "traceback", None) or "").strip().splitlines()[-1:]
+    return f"{error.type}: {error.message}" + (f" [{tail[0][:300]}]" if tail else "")
 
 
 if __name__ == "__main__":
