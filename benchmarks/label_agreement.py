@@ -66,14 +66,17 @@ def validation_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parent.parent / "tests" / "data" / "validation"
 
 
-def read_labels(folder: Path) -> list[dict[str, Any]]:
-    """The label records of ``folder/labels.jsonl``.
+def read_labels(
+    folder: Path, name: str = "labels.jsonl", required: tuple[str, ...] = ("file", "format", "episode", "labels")
+) -> list[dict[str, Any]]:
+    """The label records of ``folder/<name>`` (``labels.jsonl``; the other labellers' files
+    name their ``required`` keys).
 
     Raises:
         FileNotFoundError: without the file. ValueError: naming the line of a record that is
-            not JSON or lacks ``file`` / ``format`` / ``episode`` / ``labels``.
+            not JSON or lacks one of ``required``.
     """
-    path = folder / "labels.jsonl"
+    path = folder / name
     out = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -82,11 +85,31 @@ def read_labels(folder: Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except ValueError as exc:
             raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
-        missing = [k for k in ("file", "format", "episode", "labels") if k not in rec]
+        missing = [k for k in required if k not in rec]
         if missing:
             raise ValueError(f"{path}:{n}: missing {', '.join(missing)}")
         out.append(rec)
     return out
+
+
+def unavailable(name: str, title: str, folder: Path, file: str) -> Figure:
+    """The figure ``name`` when ``folder`` has no ``file`` to compare (says which and how to
+    name another folder)."""
+    return Figure(
+        name=name,
+        title=title,
+        value=None,
+        unit="% pairs",
+        target=TARGET,
+        op=">=",
+        available=False,
+        note=f"no {file} in {folder} (set {VALIDATION_ENV})",
+    )
+
+
+def under_target(per_field: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The fields whose ``share`` is under :data:`FIELD_TARGET`: ``{field: share}``."""
+    return {f: v["share"] for f, v in per_field.items() if v["share"] < FIELD_TARGET}
 
 
 def score_labelled(folder: Path, labels: list[dict[str, Any]]) -> dict[tuple[str, str], list[Any]]:
@@ -177,18 +200,9 @@ def label_agreement(settings: Settings) -> Figure:
     folder = validation_dir()
     title = "behaviour scores vs hand labels on real agents' transcripts"
     if not (folder / "labels.jsonl").is_file():
-        return Figure(
-            name="label_agreement",
-            title=title,
-            value=None,
-            unit="% pairs",
-            target=TARGET,
-            op=">=",
-            available=False,
-            note=f"no labels.jsonl in {folder} (set {VALIDATION_ENV})",
-        )
+        return unavailable("label_agreement", title, folder, "labels.jsonl")
     res = compare(folder)
-    low = {f: v["share"] for f, v in res["per_field"].items() if v["share"] < FIELD_TARGET}
+    low = under_target(res["per_field"])
     return Figure(
         name="label_agreement",
         title=title,
@@ -221,5 +235,7 @@ __all__ = [
     "label_agreement",
     "read_labels",
     "score_labelled",
+    "under_target",
+    "unavailable",
     "validation_dir",
 ]

@@ -25,7 +25,6 @@ it), never a silent skip; so is a second label for a field the first labels lack
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -35,9 +34,10 @@ from mcpgym.benchmarks.label_agreement import (
     FIELD_MAP,
     FIELD_TARGET,
     TARGET,
-    VALIDATION_ENV,
     read_labels,
     score_labelled,
+    unavailable,
+    under_target,
     validation_dir,
 )
 
@@ -55,20 +55,7 @@ def read_second_labels(folder: Path, name: str = SECOND_LABELS) -> list[dict[str
         FileNotFoundError: without the file. ValueError: naming the line of a record that is
             not JSON or lacks ``file`` / ``episode`` / ``labels``.
     """
-    path = folder / name
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
-        missing = [k for k in ("file", "episode", "labels") if k not in rec]
-        if missing:
-            raise ValueError(f"{path}:{n}: missing {', '.join(missing)}")
-        out.append(rec)
-    return out
+    return read_labels(folder, name, ("file", "episode", "labels"))
 
 
 _NONE = object()
@@ -167,19 +154,10 @@ def labeller_agreement(settings: Settings) -> Figure:
     folder = validation_dir()
     title = "behaviour scores vs two blind labellers (a third deciding where they differ)"
     if not (folder / SECOND_LABELS).is_file():
-        return Figure(
-            name="labeller_agreement",
-            title=title,
-            value=None,
-            unit="% pairs",
-            target=TARGET,
-            op=">=",
-            available=False,
-            note=f"no {SECOND_LABELS} in {folder} (set {VALIDATION_ENV})",
-        )
+        return unavailable("labeller_agreement", title, folder, SECOND_LABELS)
     res = compare_labellers(folder)
     cons = res["consensus"]
-    low = {f: v["share"] for f, v in cons["per_field"].items() if v["share"] < FIELD_TARGET}
+    low = under_target(cons["per_field"])
     return Figure(
         name="labeller_agreement",
         title=title,
