@@ -120,6 +120,16 @@ def main(argv: list[str] | None = None) -> None:
     traceback instead; an interrupt (Ctrl-C) is one line, ``interrupted``, exit 130. Exits via
     ``SystemExit`` with the command's exit code.
     """
+    try:
+        code = _main(argv)
+    except KeyboardInterrupt:  # in the setup, while typer builds the command, or in a handler below
+        typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
+        code = INTERRUPTED
+    raise SystemExit(code)
+
+
+def _main(argv: list[str] | None) -> int:
+    """:func:`main`'s work: run the command and return its exit code, each error as one line."""
     from typer import _click as click  # Typer 0.29 vendors click: its exceptions are these
 
     _escape_unencodable_output()
@@ -127,8 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     DEBUG["on"] = "--debug" in args  # accepted anywhere: `mcpgym run ... --debug` too
     args = [a for a in args if a != "--debug"]
-    command = typer.main.get_command(app)
     try:
+        command = typer.main.get_command(app)
         code = command.main(args, prog_name="mcpgym", standalone_mode=False)
         if code == INTERRUPTED and not INTERRUPT_SAID["said"]:  # typer turns Ctrl-C into exit 130, silently
             typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
@@ -168,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         code = 1
-    raise SystemExit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
 
 
 __all__ = ["app", "main"]

@@ -35,3 +35,52 @@ def test_an_interrupt_at_any_moment_is_one_line_and_exit_130(command: list[str])
         else:  # only once the command is done: then it may exit as it ends
             assert proc.returncode in (0, -signal.SIGINT), (delay, proc.returncode, err)
     assert seen, "no delay interrupted the command"
+
+
+def test_an_interrupt_while_typer_builds_the_command_is_one_line(monkeypatch, capsys) -> None:
+    """CI once sent the SIGINT while typer was building the command from the functions' type
+    hints, before ``main``'s handlers: the traceback reached the user."""
+    import typer
+
+    from mcpgym.evaluation.cli import main
+
+    def interrupted(_app: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer.main, "get_command", interrupted)
+    with pytest.raises(SystemExit) as exc:
+        main(["tasks"])
+    assert exc.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["interrupted"]
+
+
+FINALIZER_INTERRUPTED = """
+import gc, sys
+from mcpgym.evaluation.cli import main
+
+class Finalized:
+    def __del__(self):
+        raise KeyboardInterrupt  # what a SIGINT landing inside a finalizer looks like
+
+def command():
+    Finalized()  # collected at once: Python cannot raise from __del__ and calls the unraisable hook
+    for _ in range(10_000_000):  # the interrupt is raised again here, in the main thread
+        pass
+    print("not interrupted")
+
+from mcpgym.evaluation.cli import app
+app.command(name="finalized")(command)
+main(["finalized"])
+"""
+
+
+def test_an_interrupt_inside_a_finalizer_is_one_line_and_exit_130() -> None:
+    """A Ctrl-C inside a finalizer (CI saw "Exception ignored in: ... KeyboardInterrupt" with a
+    traceback) is raised again in the main thread: one line, ``interrupted``, exit 130."""
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", FINALIZER_INTERRUPTED], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "not interrupted" not in proc.stdout
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert proc.stderr.strip().splitlines() == ["interrupted"], proc.stderr
