@@ -26,8 +26,9 @@ Heuristic (:func:`classify_tool`), in order:
    nor writes and are counted in the scorability summary.
 3. Resource family: ``<app>.<noun>``, the noun being the tokens after the verb, cut at the
    first preposition (:data:`PREPOSITIONS`), without filler tokens (:data:`FILLER`), with
-   aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and the last token made
-   singular. No noun left: the family is ``<app>.<verb>`` (``block`` -> ``external.block``).
+   aliases (:data:`NOUN_ALIASES`, e.g. ``uid`` -> ``user``) and every token made
+   singular (``get_stations_code_in_city`` and ``get_station_code_by_names`` look up one
+   resource). No noun left: the family is ``<app>.<verb>`` (``block`` -> ``external.block``).
    A write whose verb makes a record (:data:`PRODUCT_NOUNS`: ``book`` -> ``booking``) has
    that record's family too (``book_flight``: ``<app>.flight`` and ``<app>.booking``).
 4. ``id_args`` is None: ids are then taken, call by call, from the arguments whose value
@@ -480,7 +481,7 @@ def classify_tool(
             continue
         noun.append(NOUN_ALIASES.get(t, t))
     if noun:
-        noun[-1] = _singular(noun[-1])
+        noun = [_singular(t) for t in noun]  # stations_code and station_code name one resource
         family = f"{app}.{'_'.join(noun)}"
     else:
         verb = named[verb_at] if 0 <= verb_at < len(named) else (joined or name)

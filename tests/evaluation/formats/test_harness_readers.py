@@ -721,3 +721,18 @@ def test_a_code_runner_is_a_write_when_its_program_writes_files(tmp_path: Path, 
     ]  # fmt: skip
     sc = _score(tmp_path, _conversation(fmt, steps, "Saved out.parquet."), fmt).episodes[0].scores
     assert (sc.tool_calls, sc.writes, sc.verification_skips) == (3, 1, [])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_look_up_of_the_same_resource_in_another_number_is_an_alternative(tmp_path: Path, fmt: str) -> None:
+    # get-stations-code-in-city fails; get-station-code-by-names looks up the same resource
+    # (station code: every noun token singular), so it is an alternative and recovers it
+    # (toolathlon train-ticket-plan, both labellers). get-tickets, another resource, is none.
+    failed = ("rail-get-stations-code-in-city", {"city": "Qufu"}, "Error: City not found.")
+    steps = [failed, ("rail-get-station-code-by-names", {"stationNames": "Qufu East"}, '{"code": "QAK"}')]
+    sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
+    steps = [failed, ("rail-get-tickets", {"fromStation": "VNP", "date": "2025-10-23"}, "G159 17:05")]
+    sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt, name="o.json").episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
+    assert classify_tool("get_stations_code_in_city").resources == classify_tool("get_station_code").resources
