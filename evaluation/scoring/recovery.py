@@ -10,6 +10,7 @@ when a retry is blind (:func:`inside_retry_after`). Defeatism, which reads these
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections import defaultdict
@@ -54,6 +55,7 @@ def score_recovery(
     timeout_read_recovers: bool = True,
     status: str = "completed",
     outside: bool = False,
+    instruction: str | None = None,
 ) -> list[RecoverableError]:
     """Recovery: each recoverable error, whether an attempt followed and whether it was recovered.
 
@@ -91,6 +93,11 @@ def score_recovery(
       The tool did its work and answered, so the obstacle was overcome; what the answer
       means for the task is the outcome's business. A refusal answered by another refusal is
       not recovered (docs/design.md §7, "Recovery").
+    * The next item of the user's list is no retry and recovers nothing: after a refusal, a
+      call of the same tool that swaps the refused object for another one the task's
+      instruction names (:func:`next_listed_item`: "collect repos 1, 1000, 1000000", repo 1000
+      not found, then repo 1000000) moves on to another goal; it does not get past the error
+      (docs/labelling.md, "recovery_attempts": the next item of a loop is no attempt).
     * ``cut_short``: the harness stopped the episode (``status`` not ``completed``): with no
       window, every error of such an episode (the agent's chance to attempt ran until the
       cut); with ``k``, an error fewer than ``k`` calls before the end.
@@ -102,6 +109,8 @@ def score_recovery(
         calls: the resolved calls. catalog: remedies and alternatives.
         k: the recovery window, in tool calls (>= 1); ``None`` (the default): no window.
             status: the episode's status.
+        instruction: the task's instruction (the user's first message), whose words name
+            the items of a list the agent walks (:func:`next_listed_item`); None: none.
     """
     out: list[RecoverableError] = []
     n = len(calls)
@@ -134,6 +143,11 @@ def score_recovery(
         if not d.ok and d.fault not in ERROR_FAULT_KINDS and not d.invalid:
             answers.add((f"{d.tool}|{d.code}",), j, d.ids)
             codes_of[d.tool].add(str(d.code))
+    listed = _words(instruction) if instruction else frozenset()
+    ok_by_tool: dict[str, list[int]] = defaultdict(list)  # tool -> positions of its successes
+    for j, d in enumerate(calls):
+        if d.ok:
+            ok_by_tool[d.tool].append(j)
     refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
     refused_before = _values_refused_before(calls, outside)
     for i, c in enumerate(calls):
@@ -181,6 +195,8 @@ def score_recovery(
             if d.tool == c.tool and not d.ok and inside_retry_after(calls, i, j):
                 blind.append(d.step)  # a blind retry: it did not wait as the error asked
                 continue
+            if listed and not injected and d.tool == c.tool and next_listed_item(c, d, listed):
+                continue  # the next item of the user's list: another goal, no retry
             # a remedy counts only when the failing operation was attempted again after it:
             # a remedy alone addresses the cause, it does not get past the error
             remedy = (
@@ -219,6 +235,14 @@ def score_recovery(
         if outside and c.entry.source == "heuristic" and c.entry.kind == ToolKind.WRITE:
             later = next((j for j in range(i + 1, n) if calls[j].ok and same_object_write(c, calls[j])), None)
             found = earliest(found, later)
+        if (
+            found is not None
+            and listed
+            and not injected
+            and calls[found].tool == c.tool
+            and next_listed_item(c, calls[found], listed)
+        ):
+            found = _past_listed_items(c, found, ok_by_tool[c.tool], calls, listed)
         if found is not None:
             recovered_step = calls[found].step
         out.append(
@@ -250,6 +274,7 @@ def recovery_part(ep: EpisodeInput) -> Recovery:
         timeout_read_recovers=ep.timeout_read_recovers,
         status=ep.traj.status,
         outside=ep.traj.ledger is None,
+        instruction=ep.traj.instruction,
     )
     return Recovery.of(errors, ep.k)
 
@@ -529,6 +554,48 @@ def _refused_value(value: str, error_text: str) -> bool:
     return _refused_value_re(value).search(error_text) is not None
 
 
+WORD_RE = re.compile(r"[^\W_]+")
+"""A word: letters and digits (``repositories/1000`` is ``repositories``, ``1000``)."""
+MAX_LISTED_SCAN = 64
+"""At most this many later successes of a tool are passed over as next items of the user's
+list when looking for the call that recovered an error (scoring stays linear in the calls)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text``, lowercased (:data:`WORD_RE`)."""
+    return frozenset(WORD_RE.findall(text.lower()))
+
+
+def _argument_words(c: Call) -> frozenset[str]:
+    return frozenset(w for v in _leaves(c.arguments) for w in WORD_RE.findall(v))
+
+
+def next_listed_item(c: Call, d: Call, listed: frozenset[str]) -> bool:
+    """``d``, a later call of ``c``'s tool, swaps ``c``'s object for another item the task's
+    instruction names: the words ``d``'s arguments drop from ``c``'s and the words they add are
+    all words of the instruction (``listed``), and neither set is empty. "Collect repos 1, 1000,
+    1000000": ``repositories/1000`` refused, then ``repositories/1000000`` is the next item of
+    the user's list, not another try at 1000. A corrected reference (a typo, an id the agent
+    looked up) brings a word the user never wrote."""
+    a, b = _argument_words(c), _argument_words(d)
+    dropped, added = a - b, b - a
+    return bool(dropped) and bool(added) and dropped <= listed and added <= listed
+
+
+def _past_listed_items(
+    c: Call, found: int, successes: list[int], calls: list[Call], listed: frozenset[str]
+) -> int | None:
+    """The first success of ``c``'s tool from position ``found`` on that is not the next item
+    of the user's list (:func:`next_listed_item`), looking at most :data:`MAX_LISTED_SCAN` of
+    them; None when each of those is."""
+    at = bisect.bisect_left(successes, found)
+    for j in successes[at : at + MAX_LISTED_SCAN]:
+        if not next_listed_item(c, calls[j], listed):
+            return j
+    return None
+
+
 def looks_into(named: set[str], d: Call) -> bool:
     """``d`` looks into what a refusal named: a look-up (``read`` or ``unknown`` kind) whose
     arguments hold a value the error named (a search for flights on the date "flight HAT030
@@ -556,6 +623,7 @@ __all__ = [
     "inside_retry_after",
     "looks_into",
     "names_remedy",
+    "next_listed_item",
     "offered_remedies",
     "related",
     "LOOKUP_KINDS",

@@ -736,3 +736,27 @@ def test_a_look_up_of_the_same_resource_in_another_number_is_an_alternative(tmp_
     sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt, name="o.json").episodes[0].scores
     assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
     assert classify_tool("get_stations_code_in_city").resources == classify_tool("get_station_code").resources
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_the_next_item_of_the_users_list_is_no_retry(tmp_path: Path, fmt: str) -> None:
+    # The user lists repos 1, 1000 and 1000000; repositories/1000 is not found and the agent
+    # moves on to 1000000 (toolathlon git-milestone, both labellers: no attempt, not
+    # recovered). A corrected reference, a word the user never wrote, is a retry.
+    def fetch(repo: str) -> tuple[str, dict[str, Any], str]:
+        url = f"https://api.github.com/repositories/{repo}"
+        return (
+            "fetch_json",
+            {"url": url},
+            f"Failed to fetch {url}: HTTP error: 404" if repo == "1000" else '{"id": 1}',
+        )
+
+    def scores(steps: list[tuple[str, dict[str, Any], str]], name: str) -> Any:
+        conv = _conversation(fmt, steps, "Saved the repos that exist.")
+        conv[0]["content"] = "Collect the repos with ids 1, 1000 and 1000000 into repos.json."
+        return _score(tmp_path, conv, fmt, name=name).episodes[0].scores
+
+    sc = scores([fetch("1"), fetch("1000"), fetch("1000000")], "listed.json")
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
+    sc = scores([fetch("1"), fetch("1000"), fetch("1000000"), fetch("1001")], "corrected.json")
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
