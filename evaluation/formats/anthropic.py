@@ -183,7 +183,7 @@ def trajectory_from_messages(
         if res is None:
             warnings.append(f"message {c['where']}: the call of {c['name']} (id {c['id']!r}) has no result; left out")
             continue
-        r = read_result(res.get("content"), flag=res.get("is_error") is True)
+        r = read_result(res.get("content"), flag=res.get("is_error") is True, tool=c["name"])
         args, ok = parse_arguments(
             c["input"], warnings=warnings, where=f"message {c['where']}: the call of {c['name']}"
         )

@@ -197,7 +197,7 @@ def _conversation(doc: Any, episode_id: str) -> tuple[Trajectory, list[str]]:
             continue
         flag = (res.extra or {}).get("is_error")
         content = res.content if isinstance(res.content, str) else json.dumps(res.content, default=str)
-        r = read_result(content, flag=flag if isinstance(flag, bool) else None)
+        r = read_result(content, flag=flag if isinstance(flag, bool) else None, tool=name)
         code = (res.extra or {}).get("error_code") or r.code
         made = make_step(len(steps) + 1, name, args, is_error=r.is_error, code=code, result=r.result, rule=r.rule)
         if per_step[at] > 1:

@@ -247,6 +247,42 @@ occurred while running the tool``, ``Input validation error: ...``, a Python tra
 https://api.github.com/...: 404``)."""
 
 
+ERROR_HEADING_RE = re.compile(r"^\s*#{1,6}\s*error\s*:?\s*$", re.IGNORECASE)
+"""A first line that is a Markdown heading ``Error`` (``### Error``, as the Playwright MCP
+server answers a failed call)."""
+COMMAND_FAILURE_RE = re.compile(
+    r"^(?:traceback \(most recent call last\)|(?:[a-z_]\w*\.)*[a-z_]\w*(?:error|exception): "
+    r"|.*: command not found\s*$|.*\bno such file or directory\s*$|.*can't open file .*\[errno \d+\]"
+    r"|.*\bno module named \S+\s*$|.*unexpected eof while looking for matching|.*syntax error near unexpected token"
+    r"|.*: permission denied\s*$|\W{0,3}✗|python was not found|error: |fatal: |npm err!|e: unable to)"
+    r"|\"error\"\s*:\s*\{\s*\"code\"\s*:\s*[45]\d\d\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A line of a shell or code runner's output showing the command failed (rule
+``command_failure``): a Python traceback or exception line (``ModuleNotFoundError: ...``,
+``SyntaxError: ...``), ``bash: gh: command not found``, ``cd: x: No such file or directory``,
+``python: can't open file ... [Errno 2]``, ``python: No module named markitdown``, bash's
+``unexpected EOF while looking for matching``, ``Permission denied``, a CLI's failure mark (``✗ page.evaluate: ...``), an
+``error:`` / ``fatal:`` / ``npm ERR!`` line, or an HTTP error object a CLI printed after its
+log lines (``{"error": {"code": 400, ...}}``). Only a runner's output is read so: a file's
+content that shows a traceback is no failure of the read."""
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+COMMAND_RUNNER_RE = re.compile(
+    r"(?:^|[_\W])(?:bash|shell|sh|zsh|terminal|run_command|execute_command|run_shell|exec|cmd|powershell"
+    r"|python|run_python|code_interpreter|execute_code|exec_code|run_code)(?:$|[_\W])",
+    re.IGNORECASE,
+)
+"""Tool names of a shell or code runner, whose output :data:`COMMAND_FAILURE_RE` reads (the
+Playwright MCP server's ``browser_run_code`` runs code in a page and answers ``### Error``)."""
+
+
+def command_failure(text: str) -> str | None:
+    """The line of a runner's output that shows the command failed (:data:`COMMAND_FAILURE_RE`,
+    ANSI colours removed, the first 4,000 characters read), or None."""
+    m = COMMAND_FAILURE_RE.search(_ANSI_RE.sub("", text[:4000]))
+    return m.group(0).strip()[:200] if m else None
+
+
 ERROR_TAG_RE = re.compile(r"^\s*<error>(?!\s*content truncated)", re.IGNORECASE)
 """A text that opens with an ``<error>`` element (the fetch server's ``<error>Page failed to be
 simplified from HTML</error>``); its truncation notice (``<error>Content truncated...``) is no
@@ -274,6 +310,8 @@ def text_result_error(text: str, *, prefix: bool = True) -> tuple[str | None, st
         return guess_error_code(body), body.strip()[:500], ErrorRule.ERROR_TEXT
     if ERROR_TAG_RE.match(text) or SHORT_ERROR_RE.match(text):
         return guess_error_code(text), text.strip()[:500], ErrorRule.ERROR_TEXT
+    if ERROR_HEADING_RE.match(text.lstrip().split("\n", 1)[0]):
+        return guess_error_code(text), text.strip()[:500], ErrorRule.ERROR_HEADING
     if prefix and ERROR_PREFIX_RE.match(text):
         return guess_error_code(text), text.strip()[:500], ErrorRule.ERROR_PREFIX
     m = FAILURE_TEXT_RE.search(text[:4000])
@@ -395,6 +433,10 @@ def text_error(message: str, code: str | None = None) -> tuple[bool, str | None,
 
 
 __all__ = [
+    "COMMAND_FAILURE_RE",
+    "COMMAND_RUNNER_RE",
+    "ERROR_HEADING_RE",
+    "command_failure",
     "ERROR_BODY_KEYS",
     "ERROR_MESSAGE_RE",
     "HTML_ERROR_RE",

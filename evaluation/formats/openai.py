@@ -172,7 +172,7 @@ def trajectory_from_messages(
         if not c.answered:
             warnings.append(f"message {c.where}: the call of {c.name} (id {c.id!r}) has no result; left out")
             continue
-        r = read_result(c.content, flag=c.error_flag)
+        r = read_result(c.content, flag=c.error_flag, tool=c.name)
         code = "invalid_argument" if r.is_error and not c.ok_args else r.code
         step = make_step(
             len(steps) + 1, c.name, c.arguments, is_error=r.is_error, code=code, result=r.result, rule=r.rule

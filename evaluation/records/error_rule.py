@@ -48,6 +48,14 @@ class ErrorRule(StrEnum):
     ERROR_TEXT = "error_text"
     """A text that reports a failure in a harness's or server's words (``failed to get file:
     404``, ``MCP error -32602: ...``, ``An error occurred while running the tool``)."""
+    ERROR_HEADING = "error_heading"
+    """A text whose first line is a Markdown heading ``Error`` (``### Error``: the Playwright MCP
+    server's failed call)."""
+    COMMAND_FAILURE = "command_failure"
+    """The output of a shell or code runner (``bash``, ``run_command``, ``python``) that shows
+    the command failed on a line of its own: a Python traceback or exception line, ``command
+    not found``, ``No such file or directory``, a CLI's ``✗`` / ``error:`` / ``fatal:`` line,
+    an HTTP error object printed by a CLI."""
     BROKEN_JSON = "broken_json"
     """JSON cut short whose readable part shows an error status, ``success: false`` or an
     ``error`` field."""

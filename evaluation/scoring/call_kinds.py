@@ -26,7 +26,11 @@ Evidence, in order (the first that says something wins; docs/design.md §7, "Ter
    * a shell command (an argument :data:`COMMAND_ARGS` of a tool whose name says it runs
      commands): a write when the command changes files or state (:data:`SHELL_WRITE_RE`:
      ``mkdir``, ``rm``, ``mv``, ``cp``, a ``>`` redirection, ``git commit`` / ``push``,
-     ``kubectl apply`` / ``delete`` / ``scale``...), else a read.
+     ``kubectl apply`` / ``delete`` / ``scale``...; a command-line client's write subcommand,
+     :data:`CLI_WRITE_RE`: ``gws gmail users drafts create``; an inline program that writes
+     files, :data:`CODE_WRITE_RE`: ``python -c "...to_excel(..."``), else a read;
+   * a screenshot that saves a file (:data:`SCREENSHOT_RE` with a :data:`FILE_ARGS`
+     argument): a write.
 4. The name rules (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`: a namespace
    prefix, REST-wrapper names read as verb + resource + action, verbs).
 
@@ -100,6 +104,20 @@ SHELL_WRITE_RE = re.compile(
     re.I,
 )
 """A shell command that changes files or state."""
+CLI_WRITE_RE = re.compile(
+    r"(?:^|[;&|(]\s*)(?!(?:grep|rg|ag|echo|printf|cat|less|head|tail|ls|find|man|which|awk|sed|jq|help)\b)"
+    r"[\w.-]+(?:\s+[a-z][\w.-]*){0,3}\s+(?:create|delete|insert|update|upload|send|trash|patch"
+    r"|remove|publish|deploy|merge|close|archive)(?=\s|$)",
+    re.I,
+)
+"""A command-line client's write subcommand (``gws gmail users drafts create``, ``gh pr merge``,
+``aws s3api delete-object`` is not one: the verb must be a word of its own, among the first
+five words of a command; a text tool's argument, ``grep create notes.txt``, is none)."""
+SCREENSHOT_RE = re.compile(r"screenshot", re.I)
+"""Tool names that take a screenshot: a read of the page, a write when it saves a file
+(:data:`FILE_ARGS`: the Playwright MCP server's ``browser_take_screenshot`` with ``filename``)."""
+FILE_ARGS: tuple[str, ...] = ("filename", "path", "file_path", "filePath", "output_path", "save_path")
+"""Arguments naming the file a call saves."""
 CODE_TOOL_RE = re.compile(r"(?:^|[_\W])(?:python|code_interpreter|run_code|execute_code|exec_code)(?:$|[_\W])", re.I)
 """Tool names of a code runner (its ``code`` argument is a program)."""
 CODE_WRITE_RE = re.compile(
@@ -240,12 +258,20 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
     if SHELL_TOOL_RE.search(entry.name):
         cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
         if cmd is not None:
-            kind = ToolKind.WRITE if SHELL_WRITE_RE.search(cmd) else ToolKind.READ
+            writes = SHELL_WRITE_RE.search(cmd) or CLI_WRITE_RE.search(cmd) or CODE_WRITE_RE.search(cmd[:200_000])
+            kind = ToolKind.WRITE if writes else ToolKind.READ
             return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
+    if entry.kind == ToolKind.UNKNOWN and SCREENSHOT_RE.search(entry.name):
+        saved = any(isinstance(arguments.get(k), str) and arguments[k].strip() for k in FILE_ARGS)
+        if saved:
+            return entry.model_copy(update={"kind": ToolKind.WRITE})
     return entry
 
 
 __all__ = [
+    "CLI_WRITE_RE",
+    "FILE_ARGS",
+    "SCREENSHOT_RE",
     "CODE_TOOL_RE",
     "CODE_WRITE_RE",
     "COMMAND_ARGS",

@@ -414,6 +414,7 @@ def test_auto_refuses_what_is_no_transcript_naming_the_formats_tried(tmp_path: P
         ("Tool git-log not found in agent Assistant", None, ErrorRule.ERROR_TEXT),
         ('{"status": 500, "message": "upstre', None, ErrorRule.BROKEN_JSON),
         ("it did not work out", True, ErrorRule.FORMAT_FLAG),
+        ("### Error\nError: page._evaluateFunction: Execution context was destroyed", None, ErrorRule.ERROR_HEADING),
         (
             "meta=None content=[TextContent(type='text', text='{\"content\": [], \"isError\": true}', annotations=None)] isError=False",
             None,
@@ -438,6 +439,43 @@ def test_each_error_rule_fires_and_is_named(content: Any, flag: bool | None, rul
 )
 def test_answers_that_only_mention_errors_are_successes(content: Any) -> None:
     assert read_result(content).is_error is False
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        'Python 3.13.2\r\nTraceback (most recent call last):\r\n  File "<string>", line 1\r\nModuleNotFoundError: x',
+        '  File "<string>", line 1\r\n    for i in x: print(i)\r\nSyntaxError: invalid syntax\r\n',
+        "/usr/bin/bash: line 1: gh: command not found\n",
+        "/usr/bin/bash: line 1: cd: D:Adu: No such file or directory\n",
+        "python.exe: can't open file 'pack.py': [Errno 2] No such file or directory\r\n",
+        "C:\\Python313\\python.exe: No module named markitdown\r\n",
+        "/usr/bin/bash: -c: line 56: unexpected EOF while looking for matching `''\n",
+        "\x1b[31m✗\x1b[0m page.evaluate: TypeError: Cannot read properties of null (reading '0')",
+        'Using keyring backend: keyring\n{\n  "error": {\n    "code": 400,\n    "message": "userId is missing"\n  }\n}',
+        "Unpacked a.docx (16 XML files)\r\nerror: pack failed\r\n",
+    ],
+)
+def test_a_failed_command_in_a_runners_output_is_an_error_only_there(output: str) -> None:
+    # The output of bash (opencode's runs, skill-vs-mcp source 6) shows the failure on a line of
+    # its own; the same text read from a file is the file's content, no failure of the read.
+    for tool in ("bash", "terminal-run_command", "python_exec"):
+        r = read_result(output, tool=tool)
+        assert (r.is_error, r.rule) == (True, ErrorRule.COMMAND_FAILURE), tool
+    assert read_result(output, tool="read_file").is_error is False
+    assert read_result(output).is_error is False
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Resolved 30 packages in 1.12s\nwarning: Failed to hardlink files; falling back to full copy.",
+        "Total students: 165\r\nFailed students count: 69\r\n",
+        "src/app.py:12: raise ValueError: bad input",  # grep's hit, not a failure
+    ],
+)
+def test_a_runners_output_that_only_mentions_failure_is_a_success(output: str) -> None:
+    assert read_result(output, tool="bash").is_error is False
 
 
 # -- tool kinds without a catalog ---------------------------------------------------------------------------
@@ -480,6 +518,11 @@ def test_name_rules(name: str, kind: str) -> None:
         ("execute-tool", {"server_name": "fs", "tool_name": "write_file", "params": {"path": "/a"}}, "write"),
         ("terminal-run_command", {"command": "ls -la /workspace"}, "read"),
         ("terminal-run_command", {"command": "mkdir -p /workspace/out && echo hi > /workspace/out/a.txt"}, "write"),
+        ("bash", {"command": "gws gmail users drafts create --params '{}' --json '{}'"}, "write"),
+        ("bash", {"command": "grep -n create notes.txt"}, "read"),
+        ("bash", {"command": "python -c \"import pandas as pd; df.to_excel('out.xlsx')\""}, "write"),
+        ("playwright_browser_take_screenshot", {"filename": "eval-hn-thread.png", "fullPage": True}, "write"),
+        ("playwright_browser_take_screenshot", {"fullPage": True}, "unknown"),
     ],
 )
 def test_call_level_kinds(tool: str, args: dict[str, Any], kind: str) -> None:
@@ -760,3 +803,17 @@ def test_the_next_item_of_the_users_list_is_no_retry(tmp_path: Path, fmt: str) -
     assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
     sc = scores([fetch("1"), fetch("1000"), fetch("1000000"), fetch("1001")], "corrected.json")
     assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_failed_command_and_an_error_heading_in_each_format(tmp_path: Path, fmt: str) -> None:
+    # opencode's bash and the Playwright MCP server (source 6): the failure is in the text only.
+    steps = [
+        ("bash", {"command": "gh api repos/o/r"}, "/usr/bin/bash: line 1: gh: command not found\n"),
+        ("read", {"filePath": "notes.md"}, "1: gh: command not found\n"),  # a file's content
+        ("playwright_browser_evaluate", {"function": "() => 1"}, "### Error\nError: Execution context was destroyed"),
+        ("playwright_browser_take_screenshot", {"filename": "shot.png"}, "### Result\n- [Screenshot](shot.png)"),
+    ]
+    sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
+    assert (sc.tool_calls, sc.error_calls, sc.writes) == (4, 2, 1)
+    assert [(h.step, h.rule) for h in sc.error_rules] == [(1, "command_failure"), (3, "error_heading")]
