@@ -22,13 +22,15 @@ Evidence, in order (the first that says something wins; docs/design.md §7, "Ter
      effect: a read); the tables it names are its resource families
      (``<app>.table:<name>``), so a later ``SELECT`` of a written table verifies the write;
    * a program (the ``code`` argument of a tool whose name says it runs code,
-     :data:`CODE_TOOL_RE`): a write when it writes files (:data:`CODE_WRITE_RE`), else a read;
+     :data:`CODE_TOOL_RE`): a write when it writes files (:data:`CODE_WRITE_RE`) or saves a
+     screenshot (:data:`SCREENSHOT_SAVE_RE`), else a read;
    * a shell command (an argument :data:`COMMAND_ARGS` of a tool whose name says it runs
      commands): a write when the command changes files or state (:data:`SHELL_WRITE_RE`:
      ``mkdir``, ``rm``, ``mv``, ``cp``, a ``>`` redirection, ``git commit`` / ``push``,
      ``kubectl apply`` / ``delete`` / ``scale``...; a command-line client's write subcommand,
      :data:`CLI_WRITE_RE`: ``gws gmail users drafts create``; an inline program that writes
-     files, :data:`CODE_WRITE_RE`: ``python -c "...to_excel(..."``), else a read;
+     files, :data:`CODE_WRITE_RE`: ``python -c "...to_excel(..."``; a saved screenshot,
+     :data:`SCREENSHOT_SAVE_RE`), else a read; a quoted ``>`` is no redirection;
    * a screenshot that saves a file (:data:`SCREENSHOT_RE` with a :data:`FILE_ARGS`
      argument): a write.
 4. The name rules (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`: a namespace
@@ -113,6 +115,14 @@ CLI_WRITE_RE = re.compile(
 """A command-line client's write subcommand (``gws gmail users drafts create``, ``gh pr merge``,
 ``aws s3api delete-object`` is not one: the verb must be a word of its own, among the first
 five words of a command; a text tool's argument, ``grep create notes.txt``, is none)."""
+QUOTED_RE = re.compile(r"\"(?:\\.|[^\"\\])*\"|'[^']*'")
+"""A quoted string of a shell command (its ``>`` is text, no redirection)."""
+SCREENSHOT_SAVE_RE = re.compile(
+    r"\.screenshot\s*\(\s*\{[^}]*\bpath\s*:|\b(?:screenshot|ss)\s+(?:-o\s+)?[\w./\\~-]+\.(?:png|jpe?g|webp|pdf)\b",
+    re.I,
+)
+"""A program or command that saves a screenshot to a file (``page.screenshot({path: ...})``,
+``agent-browser screenshot shot.png``, ``pinchtab ss -o shot.png``)."""
 SCREENSHOT_RE = re.compile(r"screenshot", re.I)
 """Tool names that take a screenshot: a read of the page, a write when it saves a file
 (:data:`FILE_ARGS`: the Playwright MCP server's ``browser_take_screenshot`` with ``filename``)."""
@@ -253,12 +263,19 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
         families = [f"{entry.app}.table:{t}" for t in tables] or list(entry.resources)
         return entry.model_copy(update={"kind": sql_kind(sql), "resources": families})
     if CODE_TOOL_RE.search(entry.name) and isinstance(code := arguments.get("code"), str):
-        kind = ToolKind.WRITE if CODE_WRITE_RE.search(code[:200_000]) else ToolKind.READ
+        writes = CODE_WRITE_RE.search(code[:200_000]) or SCREENSHOT_SAVE_RE.search(code[:200_000])
+        kind = ToolKind.WRITE if writes else ToolKind.READ
         return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
     if SHELL_TOOL_RE.search(entry.name):
         cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
         if cmd is not None:
-            writes = SHELL_WRITE_RE.search(cmd) or CLI_WRITE_RE.search(cmd) or CODE_WRITE_RE.search(cmd[:200_000])
+            bare = QUOTED_RE.sub('""', cmd[:200_000])  # a quoted ">" is a CSS selector or text, no redirection
+            writes = (
+                SHELL_WRITE_RE.search(bare)
+                or CLI_WRITE_RE.search(bare)
+                or CODE_WRITE_RE.search(cmd[:200_000])
+                or SCREENSHOT_SAVE_RE.search(cmd[:200_000])
+            )
             kind = ToolKind.WRITE if writes else ToolKind.READ
             return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
     if entry.kind == ToolKind.UNKNOWN and SCREENSHOT_RE.search(entry.name):
@@ -271,7 +288,9 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
 __all__ = [
     "CLI_WRITE_RE",
     "FILE_ARGS",
+    "QUOTED_RE",
     "SCREENSHOT_RE",
+    "SCREENSHOT_SAVE_RE",
     "CODE_TOOL_RE",
     "CODE_WRITE_RE",
     "COMMAND_ARGS",

@@ -523,6 +523,15 @@ def test_name_rules(name: str, kind: str) -> None:
         ("bash", {"command": "python -c \"import pandas as pd; df.to_excel('out.xlsx')\""}, "write"),
         ("playwright_browser_take_screenshot", {"filename": "eval-hn-thread.png", "fullPage": True}, "write"),
         ("playwright_browser_take_screenshot", {"fullPage": True}, "unknown"),
+        ("bash", {"command": "agent-browser eval \"document.querySelectorAll('ol > li').length\""}, "read"),
+        ("bash", {"command": 'echo "a > b" > notes.txt'}, "write"),
+        ("bash", {"command": "pinchtab ss -o react-contributors.png --tab t1"}, "write"),
+        (
+            "playwright_browser_run_code",
+            {"code": "async (page) => { await page.screenshot({path: 'a.png'}); }"},
+            "write",
+        ),
+        ("playwright_browser_run_code", {"code": "async (page) => page.title()"}, "read"),
     ],
 )
 def test_call_level_kinds(tool: str, args: dict[str, Any], kind: str) -> None:
