@@ -309,7 +309,7 @@ class FirstContactRecord(BaseModel):
     rebuilt by scripts/fetch_first_contact.py (no licence to commit them)."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce"]
+    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp"]
     file: str
     format: Literal["auto", "openai"]
     episode: int
@@ -322,11 +322,12 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     records = [
         FirstContactRecord.model_validate_json(x) for x in FIRST_CONTACT.read_text(encoding="utf-8").splitlines()
     ]
-    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce")
+    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp")
     assert {s: sum(r.source == s for r in records) for s in sources} == {
         "mcpmark-community": 22,
         "toolathlon": 20,
         "mcp-universe-salesforce": 21,
+        "skill-vs-mcp": 21,
     }
     assert len({(r.file, r.episode) for r in records}) == len(records)
     for r in records:
@@ -350,8 +351,36 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
                 "tool_result": "x" * 2500}  # fmt: skip
         traj = {"trajectory_id": f"t{n}", "question": "q", "answer": "a", "steps": [step, {"llm_response": "done"}]}
         (src / "mcp-universe+mcp-universe.github.io" / path).write_text(json.dumps({"trajectories": [traj]}))
+    # skill-vs-mcp's opencode event logs and task files: a step with text and two calls (one
+    # failed, one long result), a run-level error (left out), a last step that ends with nothing
+    opencode = src / "aniruddha-chaudhari+skill-vs-mcp-benchmarks"
+    for path in fc.CONVERTED["skill-vs-mcp"][0]:
+        (opencode / path).parent.mkdir(parents=True, exist_ok=True)
+        if path.endswith(".json"):
+            ids = {"_".join(p.split("/")[-2].split("_")[:3]) for p in fc.OPENCODE_RUNS}
+            tasks = [{"id": i, "prompt": f"do {i}", "outputFiles": ["out.png"]} for i in sorted(ids)]
+            (opencode / path).write_text(json.dumps({"tasks": tasks}), encoding="utf-8")
+            continue
+        events = [
+            {"type": "text", "part": {"messageID": "m1", "text": "Looking."}},
+            {"type": "tool_use", "part": {"messageID": "m1", "tool": "bash", "state": {
+                "status": "error", "input": {"command": "gh api x"}, "error": "Error: gh not found"}}},
+            {"type": "tool_use", "part": {"messageID": "m1", "tool": "read", "state": {
+                "status": "completed", "input": {"filePath": "a.md"}, "output": "y" * 2500}}},
+            {"type": "error", "error": {"name": "APIError", "data": {"message": "Bad Request"}}},
+            {"type": "step_finish", "part": {"messageID": "m2", "reason": "stop"}},
+        ]  # fmt: skip
+        (opencode / path).write_text("\n".join(json.dumps(e) for e in events) + "\n", encoding="utf-8")
     out = tmp_path / "out"
     assert fc.main([str(out), "--source-dir", str(src)]) == 0
+    runs = json.loads((out / "skill_vs_mcp_opencode.json").read_text(encoding="utf-8"))
+    assert [r["id"] for r in runs] == list(fc.OPENCODE_RUNS)
+    msgs = runs[0]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert msgs[0]["content"].startswith("do EVAL_HN_001") and msgs[0]["content"].endswith("  - out.png")
+    assert [c["id"] for c in msgs[1]["tool_calls"]] == ["c1", "c2"] and msgs[1]["content"] == "Looking."
+    assert (msgs[2]["content"], len(msgs[3]["content"])) == ("Error: gh not found", 2000)
+    assert msgs[4] == {"role": "assistant", "content": ""}
     assert json.loads((out / records[3].file).read_text())["file"] == records[3].file
     written = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
     assert [w["file"] for w in written] == [r.file for r in records] and "path" not in written[0]
