@@ -47,7 +47,8 @@ _SHELL_ARGS = ("command", "cmd", "script", "commands")
 
 
 def _last(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
+    """The last component of a path, ``/`` or ``\\`` (a Windows path) separated."""
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1]
 
 
 def _clean(value: str) -> str:
@@ -67,11 +68,28 @@ def _add(out: set[str], value: str) -> None:
 
 def acted_on(c: Call) -> frozenset[str]:
     """The identifying argument values of call ``c`` (and a path's last component), lowercased:
-    the object it acts on (:func:`~mcpgym.evaluation.scoring.calls.object_values`)."""
+    the object it acts on (:func:`~mcpgym.evaluation.scoring.calls.object_values`); for a shell
+    command, also the files it names (:func:`command_paths`: ``python analyze.py`` runs the
+    script written before, ``ls out/report.xlsx`` lists the file)."""
     out: set[str] = set()
     for v in object_values(c.arguments):
         _add(out, v)
+    args = c.arguments if isinstance(c.arguments, dict) else {}
+    for k in _SHELL_ARGS:
+        if isinstance(cmd := args.get(k), str):
+            for token in command_paths(cmd):
+                _add(out, token)
     return frozenset(out)
+
+
+COMMAND_PATH_RE = re.compile(r"(?<![\w$-])(?:[\w.~:-]+[/\\])*[\w-]+\.[A-Za-z]\w{0,5}(?![\w/\\-])")
+"""A file named in a shell command (a name with an extension, with or without its folders)."""
+
+
+def command_paths(cmd: str) -> list[str]:
+    """The files a shell command names (:data:`COMMAND_PATH_RE`, first 20,000 characters):
+    what running, listing or printing it acts on."""
+    return [m.group(0) for m in COMMAND_PATH_RE.finditer(cmd[:20_000])]
 
 
 def object_names(c: Call) -> frozenset[str]:
@@ -145,7 +163,9 @@ def shown_by_later_read(calls: list[Call], unverified: list[int]) -> set[int]:
 
 
 __all__ = [
+    "COMMAND_PATH_RE",
     "acted_on",
+    "command_paths",
     "MIN_NAME",
     "OUTPUT_ARG_RE",
     "SHELL_TARGET_RE",

@@ -826,3 +826,19 @@ def test_a_failed_command_and_an_error_heading_in_each_format(tmp_path: Path, fm
     sc = _score(tmp_path, _conversation(fmt, steps, "Done."), fmt).episodes[0].scores
     assert (sc.tool_calls, sc.error_calls, sc.writes) == (4, 2, 1)
     assert [(h.step, h.rule) for h in sc.error_rules] == [(1, "command_failure"), (3, "error_heading")]
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_running_or_listing_a_written_file_verifies_it_windows_paths_too(tmp_path: Path, fmt: str) -> None:
+    # opencode on Windows (source 6): write D:\p\tools\analyze.py, then `python analyze.py`
+    # runs what was written; `ls out\report.xlsx` lists the file. A command naming another file
+    # verifies nothing.
+    def steps(check: str) -> list[tuple[str, dict[str, Any], str]]:
+        return [
+            ("write", {"filePath": "D:\\p\\tools\\analyze.py", "content": "print(1)"}, "Wrote file successfully."),
+            ("bash", {"command": check}, "1"),
+        ]
+
+    for check, skips in (("python tools/analyze.py", 0), ("cd D:\\p && python analyze.py", 0), ("python other.py", 1)):
+        sc = _score(tmp_path, _conversation(fmt, steps(check), "Done."), fmt, name=f"{skips}{len(check)}.json")
+        assert (sc.episodes[0].scores.writes, len(sc.episodes[0].scores.verification_skips)) == (1, skips), check
