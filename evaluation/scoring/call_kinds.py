@@ -33,6 +33,9 @@ Evidence, in order (the first that says something wins; docs/design.md §7, "Ter
      :data:`SCREENSHOT_SAVE_RE`), else a read; a quoted ``>`` is no redirection;
    * a screenshot that saves a file (:data:`SCREENSHOT_RE` with a :data:`FILE_ARGS`
      argument): a write.
+   A successful call's result can say more (:func:`classify_result`): a runner's output
+   reporting a write (``Created slide11.xml``, ``Unpacked a.pptx (65 XML files)``), a
+   screenshot linking the file it saved.
 4. The name rules (:func:`mcpgym.evaluation.scoring.tool_catalog.classify_tool`: a namespace
    prefix, REST-wrapper names read as verb + resource + action, verbs).
 
@@ -225,6 +228,35 @@ def _inner_name(arguments: dict[str, Any]) -> str | None:
     return None
 
 
+WRITE_REPORT_RE = re.compile(
+    r"^[ \t]*(?:successfully\s+)?(?:created|wrote|written|saved|unpacked|exported)[ \t]+\S"
+    r"|^[\w .-]{0,40}\b(?:written|created|saved|exported) (?:to|in|at)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A runner's output that reports what it wrote, at the start of a line of its own (``Created
+slide11.xml from ...``, ``Unpacked a.pptx (65 XML files)``, ``Files written to C:/tmp/``; a
+commit message's "Generated with ..." footer is none)."""
+SAVED_FILE_RE = re.compile(r"\]\([^)\n]+\.(?:png|jpe?g|webp|pdf)\)", re.IGNORECASE)
+"""A result that links the file it saved (the Playwright MCP server's ``[Screenshot of
+viewport](C:\\...\\page.png)``)."""
+
+
+def classify_result(entry: CatalogEntry, result: Any) -> CatalogEntry:
+    """The entry of one successful call of a tool known only by the name rules, refined by its
+    result: a shell or code runner's read whose output reports a write (:data:`WRITE_REPORT_RE`),
+    or a screenshot whose result links the file it saved (:data:`SAVED_FILE_RE`), is a write;
+    else ``entry`` itself."""
+    if entry.source != "heuristic" or not isinstance(result, str):
+        return entry
+    text = result[:2000]
+    if entry.kind == ToolKind.READ and (SHELL_TOOL_RE.search(entry.name) or CODE_TOOL_RE.search(entry.name)):
+        if WRITE_REPORT_RE.search(text):
+            return entry.model_copy(update={"kind": ToolKind.WRITE})
+    if entry.kind == ToolKind.UNKNOWN and SCREENSHOT_RE.search(entry.name) and SAVED_FILE_RE.search(text):
+        return entry.model_copy(update={"kind": ToolKind.WRITE})
+    return entry
+
+
 def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
     """The entry of one call of a tool known only by the name rules, refined by its arguments
     (module docstring, rule 3); the tool's own entry when the arguments say nothing.
@@ -301,7 +333,10 @@ __all__ = [
     "SQL_SHAPE_RE",
     "SQL_READ",
     "SQL_WRITE",
+    "WRITE_REPORT_RE",
+    "SAVED_FILE_RE",
     "classify_call",
+    "classify_result",
     "kind_from_annotations",
     "sql_kind",
     "sql_statement",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
-from mcpgym.evaluation.scoring.call_kinds import classify_call, kind_from_annotations
+from mcpgym.evaluation.scoring.call_kinds import classify_call, classify_result, kind_from_annotations
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
@@ -175,6 +175,8 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
         entry, fams = entries[tool]
         if entry.source == "heuristic":  # the call's arguments may say more (call_kinds rule 3)
             refined = classify_call(entry, s.arguments)
+            if not is_error:
+                refined = classify_result(refined, s.result)
             if refined is not entry:
                 entry, fams, tool = refined, frozenset(refined.resources), refined.name
         row = ledger.get(step) if ledger else None

@@ -842,3 +842,28 @@ def test_running_or_listing_a_written_file_verifies_it_windows_paths_too(tmp_pat
     for check, skips in (("python tools/analyze.py", 0), ("cd D:\\p && python analyze.py", 0), ("python other.py", 1)):
         sc = _score(tmp_path, _conversation(fmt, steps(check), "Done."), fmt, name=f"{skips}{len(check)}.json")
         assert (sc.episodes[0].scores.writes, len(sc.episodes[0].scores.verification_skips)) == (1, skips), check
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "result", "kind"),
+    [
+        ("bash", {"command": "python add_slide.py deck/ slide2.xml"}, "Created slide11.xml from slide2.xml", "write"),
+        ("bash", {"command": "python unpack.py a.pptx out/"}, "Unpacked a.pptx (65 XML files)", "write"),
+        ("bash", {"command": "python report.py"}, "Rows: 12\r\nSaved outputs/report.xlsx", "write"),
+        ("bash", {"command": "git show --no-patch abc"}, "Fix it\n\n\U0001f916 Generated with Claude Code", "read"),
+        ("bash", {"command": "python report.py"}, "Rows: 12", "read"),
+        (
+            "playwright_browser_take_screenshot",
+            {"type": "png"},
+            "### Result\n- [Screenshot of viewport](C:\\t\\page.png)",
+            "write",
+        ),
+        ("playwright_browser_take_screenshot", {"type": "png"}, "### Result\nno file", "unknown"),
+    ],  # fmt: skip
+)
+def test_a_result_that_reports_a_write_makes_the_call_one(
+    tool: str, args: dict[str, Any], result: str, kind: str
+) -> None:
+    from mcpgym.evaluation.scoring.call_kinds import classify_result
+
+    assert classify_result(classify_call(classify_tool(tool), args), result).kind == kind
