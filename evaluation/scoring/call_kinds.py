@@ -249,9 +249,9 @@ def classify_result(entry: CatalogEntry, result: Any) -> CatalogEntry:
     if entry.source != "heuristic" or not isinstance(result, str):
         return entry
     text = result[:2000]
-    if entry.kind == ToolKind.READ and (SHELL_TOOL_RE.search(entry.name) or CODE_TOOL_RE.search(entry.name)):
-        if WRITE_REPORT_RE.search(text):
-            return entry.model_copy(update={"kind": ToolKind.WRITE})
+    runner = SHELL_TOOL_RE.search(entry.name) or CODE_TOOL_RE.search(entry.name)
+    if entry.kind == ToolKind.READ and runner and WRITE_REPORT_RE.search(text):
+        return entry.model_copy(update={"kind": ToolKind.WRITE})
     if entry.kind == ToolKind.UNKNOWN and SCREENSHOT_RE.search(entry.name) and SAVED_FILE_RE.search(text):
         return entry.model_copy(update={"kind": ToolKind.WRITE})
     return entry
