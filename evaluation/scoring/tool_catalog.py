@@ -98,6 +98,13 @@ READ_VERBS: frozenset[str] = frozenset(
         "retrieval",
     ]
 )
+AGENT_NOTE_NAMES: frozenset[str] = frozenset(
+    {"todowrite", "todo_write", "todoread", "todo_read", "sequentialthinking", "sequential_thinking"}
+)
+"""Names (whole, or the last token of a namespaced name) of the tools an agent keeps its own
+notes with (Claude Code's ``TodoWrite``, opencode's ``todowrite``, the ``sequentialthinking``
+server): like ``think``, a read of nothing in the world, never a write (docs/labelling.md,
+"writes"). A to-do app's ``create_todo_item`` is a write."""
 WRITE_VERBS: frozenset[str] = frozenset(
     [
         "send",
@@ -450,6 +457,8 @@ def classify_tool(
     action = _action_part(toks)
     if joined in END_NAMES or _namespaced_end(name):
         kind, verb_at = ToolKind.END, 0
+    elif joined in AGENT_NOTE_NAMES or toks[-1:] and toks[-1] in AGENT_NOTE_NAMES:
+        kind, verb_at = ToolKind.READ, 0  # the agent's own to-do list or thoughts, like think
     elif _is_handoff(toks):
         kind = ToolKind.HANDOFF
         verb_at = next((i for i, t in enumerate(toks) if t in HANDOFF_VERBS or t == "hand"), 0)

@@ -497,6 +497,9 @@ def test_a_runners_output_that_only_mentions_failure_is_a_success(output: str) -
         ("mcp__github__create_issue", "write"),
         ("local-claim_done", "end"),
         ("api_tracking_for_pack_send", "unknown"),
+        ("TodoWrite", "read"),  # the agent's own to-do list (Claude Code, opencode's todowrite)
+        ("mcp__sequential-thinking__sequentialthinking", "read"),
+        ("create_todo_item", "write"),  # a to-do app's
         ("execute_action", "unknown"),
     ],  # fmt: skip
 )
