@@ -98,6 +98,8 @@ def score_recovery(
       instruction names (:func:`next_listed_item`: "collect repos 1, 1000, 1000000", repo 1000
       not found, then repo 1000000) moves on to another goal; it does not get past the error
       (docs/labelling.md, "recovery_attempts": the next item of a loop is no attempt).
+    * The calls issued together with the failing one (its batch: one model turn's parallel
+      calls) were made before its answer came: none of them is an attempt or a recovery.
     * ``cut_short``: the harness stopped the episode (``status`` not ``completed``): with no
       window, every error of such an episode (the agent's chance to attempt ran until the
       cut); with ``k``, an error fewer than ``k`` calls before the end.
@@ -144,6 +146,7 @@ def score_recovery(
             answers.add((f"{d.tool}|{d.code}",), j, d.ids)
             codes_of[d.tool].add(str(d.code))
     listed = _words(instruction) if instruction else frozenset()
+    batch_end = _batch_ends(calls)
     ok_by_tool: dict[str, list[int]] = defaultdict(list)  # tool -> positions of its successes
     for j, d in enumerate(calls):
         if d.ok:
@@ -188,7 +191,10 @@ def score_recovery(
         goal = (c.tool, *alts)
         attempt = attempt_step = recovered_step = None
         blind: list[int] = []
-        for j in range(i + 1, n if k is None else min(n, i + 1 + k)):
+        # the calls issued together with the failing one (one model turn) came before its
+        # answer: none of them can be an attempt or a recovery
+        after = batch_end[i]
+        for j in range(after + 1, n if k is None else min(n, i + 1 + k)):
             d = calls[j]
             if _unknown_tool(d):
                 continue  # a tool that does not exist overcomes nothing
@@ -222,18 +228,18 @@ def score_recovery(
         # "a later call that recovered it", found by index, not by a forward scan
         # (mcpgym.evaluation.scoring.call_index: scoring stays linear in the calls)
         found = earliest(
-            achieved.first(goal, i, want),
-            data.first(goal, i, want),  # flagged, yet answered with data
-            answers.first([f"{c.tool}|{code}" for code in codes_of[c.tool] if code != str(c.code)], i, want)
+            achieved.first(goal, after, want),
+            data.first(goal, after, want),  # flagged, yet answered with data
+            answers.first([f"{c.tool}|{code}" for code in codes_of[c.tool] if code != str(c.code)], after, want)
             if injected or remedies
             else None,
-            reads.first(c.families, i, c.ids) if timeout_read and c.applied is True else None,
+            reads.first(c.families, after, c.ids) if timeout_read and c.applied is True else None,
         )
         if outside and c.entry.source == "heuristic" and c.entry.kind in LOOKUP_KINDS:
             keys = _relation_keys(c)
-            found = earliest(found, achieved_related.first(keys, i, want), data_related.first(keys, i, want))
+            found = earliest(found, achieved_related.first(keys, after, want), data_related.first(keys, after, want))
         if outside and c.entry.source == "heuristic" and c.entry.kind == ToolKind.WRITE:
-            later = next((j for j in range(i + 1, n) if calls[j].ok and same_object_write(c, calls[j])), None)
+            later = next((j for j in range(after + 1, n) if calls[j].ok and same_object_write(c, calls[j])), None)
             found = earliest(found, later)
         if (
             found is not None
@@ -277,6 +283,17 @@ def recovery_part(ep: EpisodeInput) -> Recovery:
         instruction=ep.traj.instruction,
     )
     return Recovery.of(errors, ep.k)
+
+
+def _batch_ends(calls: list[Call]) -> list[int]:
+    """Per call, the position of the last call of its batch (the calls one model turn issued
+    together, :attr:`Call.batch`; a call of no batch is its own)."""
+    ends = list(range(len(calls)))
+    for j in range(len(calls) - 2, -1, -1):
+        b = calls[j].batch
+        if b is not None and calls[j + 1].batch == b:
+            ends[j] = ends[j + 1]
+    return ends
 
 
 def _reattempted(

@@ -870,3 +870,33 @@ def test_a_result_that_reports_a_write_makes_the_call_one(
     from mcpgym.evaluation.scoring.call_kinds import classify_result
 
     assert classify_result(classify_call(classify_tool(tool), args), result).kind == kind
+
+
+def test_a_call_issued_with_the_failing_one_is_no_attempt_nor_recovery(tmp_path: Path) -> None:
+    # opencode runs a turn's calls together (source 6's labellers: an attempt comes from a
+    # later turn, after the agent saw the error): C2, parallel to the failed C1, is neither.
+    def call(i: int, url: str) -> dict[str, Any]:
+        return {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "fetch_page", "arguments": json.dumps({"url": url})},
+        }
+
+    def answer(i: int, text: str) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": f"c{i}", "content": text}
+
+    msgs = [
+        {"role": "user", "content": "Get the thread."},
+        {"role": "assistant", "content": None, "tool_calls": [call(1, "https://x.org/a"), call(2, "https://x.org/b")]},
+        answer(1, "Error: page not found"),
+        answer(2, "<html>thread</html>"),
+        {"role": "assistant", "content": "Here it is."},
+    ]
+    sc = _score(tmp_path, msgs, "openai").episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 0, 0)
+    msgs[4:4] = [
+        {"role": "assistant", "content": None, "tool_calls": [call(3, "https://x.org/a2")]},
+        answer(3, "<html>a</html>"),
+    ]
+    sc = _score(tmp_path, msgs, "openai", name="later.json").episodes[0].scores
+    assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)

