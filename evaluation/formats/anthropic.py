@@ -45,7 +45,7 @@ from mcpgym.evaluation.formats.common import (
     LoadResult,
     id_key,
 )
-from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.conversations import answer_beside_notes, conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import (
@@ -123,6 +123,7 @@ def trajectory_from_messages(
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
     user_last: str | None = None  # the last message's text when a user wrote it (no tool result)
+    note_answer: str | None = None  # an answer given beside note calls only (answer_beside_notes)
     for i, m in enumerate(messages, start=1):
         if not isinstance(m, dict):
             raise EpisodeError(f"message {i} is not an object (got {type(m).__name__})")
@@ -131,13 +132,21 @@ def trajectory_from_messages(
         if role != "system":
             spoke = role == "user" and not any(_is(b, "tool_result", MCP_RESULT) for b in blocks)
             user_last = _text(blocks) if spoke else None
+            if spoke:
+                note_answer = None
         if role == "assistant":
             # MCP connector results sit in this message: what follows the last one is the
             # model's answer to them, and a connector call without a result after it is pending
             last_mcp = max((j for j, b in enumerate(blocks) if _is(b, MCP_RESULT)), default=-1)
+            uses = [b for b in blocks if _is(b, "tool_use", MCP_USE)]
+            text, note_answer = answer_beside_notes(
+                _text(blocks[last_mcp + 1 :]),
+                [b["name"] if isinstance(b.get("name"), str) else None for b in uses],
+                note_answer,
+            )
             last_assistant = (
                 i,
-                _text(blocks[last_mcp + 1 :]),
+                text,
                 any(_is(b, "tool_use") for b in blocks) or any(_is(b, MCP_USE) for b in blocks[last_mcp + 1 :]),
             )
             if last_mcp >= 0:

@@ -88,6 +88,27 @@ def harness_text(text: str) -> tuple[EpisodeStatus, str] | None:
     return None
 
 
+def answer_beside_notes(text: str, call_names: list[str | None], pending: str | None) -> tuple[str, str | None]:
+    """One assistant turn's text for the final message, and what the next turn inherits: an
+    answer given beside the agent's own note calls only (opencode's ``todowrite``, Claude
+    Code's ``TodoWrite``: :func:`~mcpgym.evaluation.scoring.tool_catalog.is_agent_note`) is the
+    final message when the next and last turn is empty (the run closed after the to-do update).
+
+    Args:
+        text: the turn's text. call_names: the names of its tool calls (None: no usable name).
+        pending: what the previous assistant turn passed on (None: nothing).
+
+    Returns:
+        ``(text, pending)``: the text to take for this turn, and what to pass to the next.
+    """
+    from mcpgym.evaluation.scoring.tool_catalog import is_agent_note
+
+    if not text.strip() and not call_names and pending is not None:
+        return pending, None
+    only_notes = bool(call_names) and all(n is not None and is_agent_note(n) for n in call_names)
+    return text, text if text.strip() and only_notes else None
+
+
 CONVERSATION_KEYS: tuple[str, ...] = ("messages", "traj", "trajectory", "conversation")
 """Keys under which a record keeps its message list, tried in this order."""
 

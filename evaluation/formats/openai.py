@@ -51,7 +51,7 @@ from mcpgym.evaluation.formats.common import (
     LoadResult,
     id_key,
 )
-from mcpgym.evaluation.formats.conversations import conversation_trajectory, load_conversations
+from mcpgym.evaluation.formats.conversations import answer_beside_notes, conversation_trajectory, load_conversations
 from mcpgym.evaluation.formats.endings import ending_kind
 from mcpgym.evaluation.formats.layers import read_result
 from mcpgym.evaluation.formats.results import (
@@ -74,6 +74,15 @@ class _Call:
         self.content: Any = None
         self.answered = False
         self.error_flag = False
+
+
+def _call_name(tc: Any) -> str | None:
+    """The function name of one raw tool call (``{"function": {"name"}}`` or flat ``{"name"}``)."""
+    if not isinstance(tc, dict):
+        return None
+    fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+    name = fn.get("name")
+    return name if isinstance(name, str) else None
 
 
 def trajectory_from_messages(
@@ -110,6 +119,7 @@ def trajectory_from_messages(
     instruction: str | None = None
     last_result_at = -1
     last_assistant: tuple[int, str, bool] | None = None  # (message, text, made tool calls)
+    note_answer: str | None = None  # the text of an assistant turn whose only calls were note tools
     user_last: str | None = None  # the last message's text when a user wrote it
     call: _Call | None
     malformed = 0  # tool calls without a usable function name (Trajectory.invalid_calls)
@@ -119,13 +129,18 @@ def trajectory_from_messages(
         role = m.get("role")
         if role not in ("system", "developer"):
             user_last = content_text(m.get("content")) if role == "user" else None
+        if role == "user":
+            note_answer = None
         if role == "assistant":
             raw_calls = m.get("tool_calls") or []
             if not isinstance(raw_calls, list):
                 raise EpisodeError(f"message {i}: tool_calls must be a list")
             if isinstance(m.get("function_call"), dict):
                 raw_calls = [*raw_calls, {"id": None, "function": m["function_call"]}]
-            last_assistant = (i, content_text(m.get("content")), bool(raw_calls))
+            text, note_answer = answer_beside_notes(
+                content_text(m.get("content")), [_call_name(tc) for tc in raw_calls], note_answer
+            )
+            last_assistant = (i, text, bool(raw_calls))
             for j, tc in enumerate(raw_calls, start=1):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 if fn is None and isinstance(tc, dict) and "name" in tc:

@@ -105,6 +105,15 @@ AGENT_NOTE_NAMES: frozenset[str] = frozenset(
 notes with (Claude Code's ``TodoWrite``, opencode's ``todowrite``, the ``sequentialthinking``
 server): like ``think``, a read of nothing in the world, never a write (docs/labelling.md,
 "writes"). A to-do app's ``create_todo_item`` is a write."""
+
+
+def is_agent_note(tool: str) -> bool:
+    """``tool`` is one the agent keeps its own notes with (:data:`AGENT_NOTE_NAMES`, whole or
+    as the last token of a namespaced name)."""
+    toks = _tokens(tool)
+    return "_".join(toks) in AGENT_NOTE_NAMES or (bool(toks) and toks[-1] in AGENT_NOTE_NAMES)
+
+
 WRITE_VERBS: frozenset[str] = frozenset(
     [
         "send",
@@ -457,7 +466,7 @@ def classify_tool(
     action = _action_part(toks)
     if joined in END_NAMES or _namespaced_end(name):
         kind, verb_at = ToolKind.END, 0
-    elif joined in AGENT_NOTE_NAMES or toks[-1:] and toks[-1] in AGENT_NOTE_NAMES:
+    elif is_agent_note(name):
         kind, verb_at = ToolKind.READ, 0  # the agent's own to-do list or thoughts, like think
     elif _is_handoff(toks):
         kind = ToolKind.HANDOFF

@@ -900,3 +900,33 @@ def test_a_call_issued_with_the_failing_one_is_no_attempt_nor_recovery(tmp_path:
     ]
     sc = _score(tmp_path, msgs, "openai", name="later.json").episodes[0].scores
     assert (sc.error_calls, sc.recovery_attempts, sc.recoveries) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+@pytest.mark.parametrize(("beside", "status"), [("todowrite", "completed"), ("fetch_page", "errored")])
+def test_an_answer_beside_a_todo_update_then_an_empty_turn_is_the_final_message(
+    tmp_path: Path, fmt: str, beside: str, status: str
+) -> None:
+    # opencode (source 6, episode 10): the answer comes with a todowrite call, then an empty
+    # turn closes the run: completed with that answer. Beside a real call, the empty last turn
+    # is still no answer (errored).
+    answer = "Unread: 12. Top sender domain: github.com."
+    conv = _conversation(fmt, [("gws_list", {"q": "is:unread"}, '{"count": 12}')], "")
+    conv = conv[:-1]  # replace the final message: the answer beside a call, then an empty turn
+    if fmt == "openai":
+        call = {"id": "n1", "type": "function", "function": {"name": beside, "arguments": "{}"}}
+        conv += [{"role": "assistant", "content": answer, "tool_calls": [call]},
+                 {"role": "tool", "tool_call_id": "n1", "content": "ok"}, {"role": "assistant", "content": ""}]  # fmt: skip
+    elif fmt == "anthropic":
+        conv += [{"role": "assistant", "content": [{"type": "text", "text": answer},
+                                                   {"type": "tool_use", "id": "n1", "name": beside, "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "n1", "content": "ok"}]},
+                 {"role": "assistant", "content": []}]  # fmt: skip
+    else:
+        conv += [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]},
+                 {"type": "function_call", "call_id": "n1", "name": beside, "arguments": "{}"},
+                 {"type": "function_call_output", "call_id": "n1", "output": "ok"},
+                 {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ""}]}]  # fmt: skip
+    sc = _score(tmp_path, conv, fmt).episodes[0].scores
+    assert sc.status == status
+    assert (sc.false_success is None) == (status == "errored")
