@@ -80,7 +80,8 @@ def _call_name(tc: Any) -> str | None:
     """The function name of one raw tool call (``{"function": {"name"}}`` or flat ``{"name"}``)."""
     if not isinstance(tc, dict):
         return None
-    fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+    inner = tc.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else tc
     name = fn.get("name")
     return name if isinstance(name, str) else None
 
