@@ -22,9 +22,11 @@ stages:
    layer the rules of :func:`mcpgym.evaluation.formats.detector.judge_value` (``error`` field,
    ToolBench envelopes, envelope statuses, ``success: false``, HTTP statuses, REST error
    bodies, nested error objects, small error-message bodies, HTML error pages, HTTP status
-   lines, ``Error...`` text, failure reports in words, JSON cut short); then the same rules on
-   the outer layers (an error stated by a wrapper); then the harness's own flag
-   (``format_flag``). Anything else is a success, whose result is the innermost value.
+   lines, a Markdown ``Error`` heading, ``Error...`` text, failure reports in words, JSON cut
+   short); then the same rules on the outer layers (an error stated by a wrapper); then the
+   harness's own flag (``format_flag``); last, for a shell or code runner's text output (the
+   reader names the tool), a failed command on a line of its own (``command_failure``).
+   Anything else is a success, whose result is the innermost value.
 
 The rule that fired is returned (:class:`Reading`) and stored on the step
 (``ToolCallStep.error_rule``).
