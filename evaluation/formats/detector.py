@@ -267,13 +267,6 @@ COMMAND_FAILURE_RE = re.compile(
 log lines (``{"error": {"code": 400, ...}}``). Only a runner's output is read so: a file's
 content that shows a traceback is no failure of the read."""
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-COMMAND_RUNNER_RE = re.compile(
-    r"(?:^|[_\W])(?:bash|shell|sh|zsh|terminal|run_command|execute_command|run_shell|exec|cmd|powershell"
-    r"|python|run_python|code_interpreter|execute_code|exec_code|run_code)(?:$|[_\W])",
-    re.IGNORECASE,
-)
-"""Tool names of a shell or code runner, whose output :data:`COMMAND_FAILURE_RE` reads (the
-Playwright MCP server's ``browser_run_code`` runs code in a page and answers ``### Error``)."""
 
 
 def command_failure(text: str) -> str | None:
@@ -434,7 +427,6 @@ def text_error(message: str, code: str | None = None) -> tuple[bool, str | None,
 
 __all__ = [
     "COMMAND_FAILURE_RE",
-    "COMMAND_RUNNER_RE",
     "ERROR_HEADING_RE",
     "command_failure",
     "ERROR_BODY_KEYS",

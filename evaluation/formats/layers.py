@@ -240,14 +240,15 @@ def read_result(content: Any, *, flag: bool | None = None, tool: str | None = No
         flag: the format's own error flag (True: the harness says the call failed; False or
             None: the content decides).
         tool: the called tool's name, when the reader knows it: the output of a shell or code
-            runner (:data:`~mcpgym.evaluation.formats.detector.COMMAND_RUNNER_RE`) that the
+            runner (:func:`~mcpgym.evaluation.scoring.call_kinds.is_runner`) that the
             other rules pass is read last for a failed command (rule ``command_failure``).
 
     Returns:
         A :class:`Reading` (rules and their order: the module docstring, stage 2).
     """
-    from mcpgym.evaluation.formats.detector import COMMAND_RUNNER_RE, command_failure, judge_value, text_error
+    from mcpgym.evaluation.formats.detector import command_failure, judge_value, text_error
     from mcpgym.evaluation.formats.results import error_payload, guess_error_code
+    from mcpgym.evaluation.scoring.call_kinds import is_runner
 
     peeled = peel(content)
     if peeled.is_error_flag:
@@ -268,7 +269,7 @@ def read_result(content: Any, *, flag: bool | None = None, tool: str | None = No
     if flag:
         is_err, code, payload = text_error(_text_of(peeled.value).strip())
         return Reading(is_err, code, payload, ErrorRule.FORMAT_FLAG)
-    if tool is not None and COMMAND_RUNNER_RE.search(tool) and isinstance(peeled.value, str):
+    if tool is not None and is_runner(tool) and isinstance(peeled.value, str):
         line = command_failure(peeled.value)
         if line is not None:
             code = guess_error_code(line)

@@ -76,14 +76,13 @@ class _Call:
         self.error_flag = False
 
 
-def _call_name(tc: Any) -> str | None:
-    """The function name of one raw tool call (``{"function": {"name"}}`` or flat ``{"name"}``)."""
-    if not isinstance(tc, dict):
-        return None
-    inner = tc.get("function")
-    fn: dict[str, Any] = inner if isinstance(inner, dict) else tc
-    name = fn.get("name")
-    return name if isinstance(name, str) else None
+def _function_of(tc: Any) -> dict[str, Any] | None:
+    """The function object of one raw tool call: ``{"function": {...}}``, or the call itself when
+    flat (``{"id", "name", "arguments"}``, tau2-bench style); None when it has neither."""
+    fn = tc.get("function") if isinstance(tc, dict) else None
+    if fn is None and isinstance(tc, dict) and "name" in tc:
+        fn = tc
+    return fn if isinstance(fn, dict) else None
 
 
 def trajectory_from_messages(
@@ -139,15 +138,13 @@ def trajectory_from_messages(
             if isinstance(m.get("function_call"), dict):
                 raw_calls = [*raw_calls, {"id": None, "function": m["function_call"]}]
             text, note_answer = answer_beside_notes(
-                content_text(m.get("content")), [_call_name(tc) for tc in raw_calls], note_answer
+                content_text(m.get("content")), [(_function_of(tc) or {}).get("name") for tc in raw_calls], note_answer
             )
             last_assistant = (i, text, bool(raw_calls))
             for j, tc in enumerate(raw_calls, start=1):
-                fn = tc.get("function") if isinstance(tc, dict) else None
-                if fn is None and isinstance(tc, dict) and "name" in tc:
-                    fn = tc  # flat {"id", "name", "arguments"} (tau2-bench style)
-                name = fn.get("name") if isinstance(fn, dict) else None
-                if not isinstance(fn, dict) or not isinstance(name, str) or not name:
+                fn = _function_of(tc)
+                name = fn.get("name") if fn is not None else None
+                if fn is None or not isinstance(name, str) or not name:
                     malformed += 1  # kept as a malformed call: counted, never silently dropped
                     warnings.append(f"message {i}: tool call {j} has no function name; counted as a malformed call")
                     continue

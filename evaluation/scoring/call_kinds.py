@@ -58,7 +58,8 @@ SQL_ARGS: tuple[str, ...] = ("sql", "query", "statement", "sql_query", "command"
 COMMAND_ARGS: tuple[str, ...] = ("command", "cmd", "script", "commands")
 """Arguments holding a shell command."""
 SHELL_TOOL_RE = re.compile(
-    r"(?:^|[_\W])(?:run_command|execute_command|shell|bash|terminal|exec|run_shell|cmd)(?:$|[_\W])", re.I
+    r"(?:^|[_\W])(?:run_command|execute_command|shell|bash|zsh|sh|powershell|terminal|exec|run_shell|cmd)(?:$|[_\W])",
+    re.I,
 )
 """Tool names of a shell-command runner."""
 SQL_READ = ("select", "with", "explain", "show", "describe", "desc", "values", "table", "pragma")
@@ -241,6 +242,12 @@ SAVED_FILE_RE = re.compile(r"\]\([^)\n]+\.(?:png|jpe?g|webp|pdf)\)", re.IGNORECA
 viewport](C:\\...\\page.png)``)."""
 
 
+def is_runner(tool: str) -> bool:
+    """``tool``'s name says it runs shell commands or code (:data:`SHELL_TOOL_RE`,
+    :data:`CODE_TOOL_RE`): its output is the command's, failures included."""
+    return bool(SHELL_TOOL_RE.search(tool) or CODE_TOOL_RE.search(tool))
+
+
 def classify_result(entry: CatalogEntry, result: Any) -> CatalogEntry:
     """The entry of one successful call of a tool known only by the name rules, refined by its
     result: a shell or code runner's read whose output reports a write (:data:`WRITE_REPORT_RE`),
@@ -249,8 +256,7 @@ def classify_result(entry: CatalogEntry, result: Any) -> CatalogEntry:
     if entry.source != "heuristic" or not isinstance(result, str):
         return entry
     text = result[:2000]
-    runner = SHELL_TOOL_RE.search(entry.name) or CODE_TOOL_RE.search(entry.name)
-    if entry.kind == ToolKind.READ and runner and WRITE_REPORT_RE.search(text):
+    if entry.kind == ToolKind.READ and is_runner(entry.name) and WRITE_REPORT_RE.search(text):
         return entry.model_copy(update={"kind": ToolKind.WRITE})
     if entry.kind == ToolKind.UNKNOWN and SCREENSHOT_RE.search(entry.name) and SAVED_FILE_RE.search(text):
         return entry.model_copy(update={"kind": ToolKind.WRITE})
@@ -337,6 +343,7 @@ __all__ = [
     "SAVED_FILE_RE",
     "classify_call",
     "classify_result",
+    "is_runner",
     "kind_from_annotations",
     "sql_kind",
     "sql_statement",

@@ -148,9 +148,10 @@ def score_recovery(
     listed = _words(instruction) if instruction else frozenset()
     batch_end = _batch_ends(calls)
     ok_by_tool: dict[str, list[int]] = defaultdict(list)  # tool -> positions of its successes
-    for j, d in enumerate(calls):
-        if d.ok:
-            ok_by_tool[d.tool].append(j)
+    if listed:  # only the next-item rule reads them
+        for j, d in enumerate(calls):
+            if d.ok:
+                ok_by_tool[d.tool].append(j)
     refused_by_tool: dict[str, _Refused] = defaultdict(_Refused)  # arguments refused so far, per tool
     refused_before = _values_refused_before(calls, outside)
     for i, c in enumerate(calls):
