@@ -9,8 +9,10 @@ any of these shapes, as tau-bench and most harnesses store them:
   ``conversation``, optionally with ``task_id``, ``trial``, ``reward`` (tau-bench; kept in
   the trajectory's metadata, not used as success), ``agent`` / ``model`` (the agent name),
   ``episode_id`` / ``id``, ``tools`` (tool definitions: their descriptions feed the
-  heuristic classifier) and ``error`` (the harness's own error on the run record, AgentDojo's:
-  a cut transcript with one is ``errored``, :func:`harness_failed`); or a list of such objects;
+  heuristic classifier), ``error`` (the harness's own error on the run record, AgentDojo's:
+  a cut transcript with one is ``errored``, :func:`harness_failed`) and ``cwd`` (the agent's
+  working directory, as Claude Code's session logs record it; kept in the metadata); or a list
+  of such objects;
 * JSON Lines whose lines are single messages: consecutive message lines form one
   conversation.
 """
@@ -259,6 +261,7 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
         listed = tool_names(rec.get("tools"))
         if listed:
             meta["tools"] = listed  # the tools the agent had (false success: a write never made)
+        meta.update(record_meta(rec))
         episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{conv.label}"
         converted = convert_episode(result, convert, conv.messages, rec, meta, episode_id, conv.label, conv.line)
         if converted is not None:
@@ -267,6 +270,18 @@ def load_conversations(path: str | Path, fmt: str, convert: Converter) -> LoadRe
     if not result.episodes and not result.problems:
         result.problem("no conversations in the file", severity="warning")
     return result
+
+
+CWD_MAX = 1000
+"""Longest working directory kept in the metadata, in characters."""
+
+
+def record_meta(rec: dict[str, Any]) -> dict[str, Any]:
+    """What a conversation's record says beside its messages that scoring reads: ``cwd``, the
+    agent's working directory (Claude Code's session logs record it; a ``mkdir -p`` of it is no
+    write), cut to :data:`CWD_MAX` characters. Empty when the record says nothing."""
+    cwd = rec.get("cwd")
+    return {"cwd": cwd[:CWD_MAX]} if isinstance(cwd, str) and cwd else {}
 
 
 RUN_ERROR_MAX = 500
@@ -409,6 +424,7 @@ __all__ = [
     "CONVERSATION_KEYS",
     "conversation_trajectory",
     "convert_episode",
+    "record_meta",
     "Conversation",
     "find_conversations",
     "harness_failed",

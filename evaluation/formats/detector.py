@@ -70,10 +70,12 @@ HTML_ERROR_RE = re.compile(
 )
 """An HTML page returned as a result whose title is an HTTP error (``<title>Forbidden</title>``)."""
 HTTP_STATUS_LINE_RE = re.compile(
-    r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\b(?:\s+[A-Za-z][\w '-]*)?\s*(?:$|[:.\n-])"
+    r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\b(?:[ ]+[A-Za-z][\w '-]*)?[ ]*(?:$|[:.\n-])"
     r"|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
 )
-"""A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``)."""
+"""A text result that is an HTTP error status line (``404 Not Found``, ``HTTP/1.1 503 ...``). The
+code and its reason are separated by spaces: ``540<TAB>return nil`` is line 540 of a numbered file
+listing (Claude Code's ``Read``), no status."""
 _BROKEN_STATUS_RE = re.compile(r"""['"](?:status|status_code|statusCode|http_status)['"]\s*:\s*['"]?([45]\d\d)\b""")
 _BROKEN_FALSE_RE = re.compile(r"""['"](?:success|ok)['"]\s*:\s*(?:false|False)\b""")
 _BROKEN_ENVELOPE_RE = re.compile(r"""^\s*\{\s*"error"\s*:\s*"([^"]+)"\s*,\s*"response"\s*:\s*"(.+)""", re.DOTALL)
@@ -254,7 +256,8 @@ COMMAND_FAILURE_RE = re.compile(
     r"^(?:traceback \(most recent call last\)|(?:[a-z_]\w*\.)*[a-z_]\w*(?:error|exception): "
     r"|.*: command not found\s*$|.*\bno such file or directory\s*$|.*can't open file .*\[errno \d+\]"
     r"|.*\bno module named \S+\s*$|.*unexpected eof while looking for matching|.*syntax error near unexpected token"
-    r"|.*: permission denied\s*$|\W{0,3}✗|python was not found|error: |fatal: |npm err!|e: unable to)"
+    r"|.*: permission denied\.?\s*$|\W{0,3}✗|python was not found|error: |fatal: |npm err!|e: unable to"
+    r"|[a-z][\w.-]*(?: [\w.-]+){0,3} not found: )"
     r"|\"error\"\s*:\s*\{\s*\"code\"\s*:\s*[45]\d\d\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -263,17 +266,30 @@ COMMAND_FAILURE_RE = re.compile(
 ``SyntaxError: ...``), ``bash: gh: command not found``, ``cd: x: No such file or directory``,
 ``python: can't open file ... [Errno 2]``, ``python: No module named markitdown``, bash's
 ``unexpected EOF while looking for matching``, ``Permission denied``, a CLI's failure mark (``✗ page.evaluate: ...``), an
-``error:`` / ``fatal:`` / ``npm ERR!`` line, or an HTTP error object a CLI printed after its
+``error:`` / ``fatal:`` / ``npm ERR!`` line, a CLI's ``<thing> not found: ...`` (``repository not
+found: repo not found: name="tonic"``), or an HTTP error object a CLI printed after its
 log lines (``{"error": {"code": 400, ...}}``). Only a runner's output is read so: a file's
-content that shows a traceback is no failure of the read."""
+content that shows a traceback is no failure of the read. A probe's answer is no failure either
+(:data:`PROBE_LINE_RE`)."""
+PROBE_LINE_RE = re.compile(r"^\s*(?:ls|find|bfs|stat|test|which|file|du|tree): ", re.IGNORECASE | re.MULTILINE)
+"""A line of a command that asks whether a path is there (``ls: cannot access 'x/node_modules': No
+such file or directory``, ``find: '/root': Permission denied``): its "no" is the answer asked
+for, never the command's failure. Both labellers of the seventh first-contact source read an
+``ls`` loop probing for ``node_modules`` and ``find`` lines about directories the agent did not
+target so (docs/labelling.md)."""
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def command_failure(text: str) -> str | None:
     """The line of a runner's output that shows the command failed (:data:`COMMAND_FAILURE_RE`,
-    ANSI colours removed, the first 4,000 characters read), or None."""
-    m = COMMAND_FAILURE_RE.search(_ANSI_RE.sub("", text[:4000]))
-    return m.group(0).strip()[:200] if m else None
+    ANSI colours removed, the first 4,000 characters read; a probe's line,
+    :data:`PROBE_LINE_RE`, is skipped), or None."""
+    text = _ANSI_RE.sub("", text[:4000])
+    for m in COMMAND_FAILURE_RE.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1  # the line the match is on
+        if not PROBE_LINE_RE.match(text, start):
+            return m.group(0).strip()[:200]
+    return None
 
 
 ERROR_TAG_RE = re.compile(r"^\s*<error>(?!\s*content truncated)", re.IGNORECASE)
@@ -434,6 +450,7 @@ __all__ = [
     "HTML_ERROR_RE",
     "HTTP_STATUS_CODES",
     "HTTP_STATUS_LINE_RE",
+    "PROBE_LINE_RE",
     "MESSAGE_KEYS",
     "STATUS_KEYS",
     "WRAPPER_KEYS",

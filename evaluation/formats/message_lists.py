@@ -116,7 +116,7 @@ def load_message_lists(
         A :class:`LoadResult`; an episode that cannot be converted is a problem naming it, the
         others are kept. A file with no episode at all is an error (never a silent zero).
     """
-    from mcpgym.evaluation.formats.conversations import convert_episode, tool_descriptions
+    from mcpgym.evaluation.formats.conversations import convert_episode, record_meta, tool_descriptions
     from mcpgym.evaluation.formats.openai import trajectory_from_messages
 
     p = Path(path)
@@ -133,7 +133,7 @@ def load_message_lists(
             continue
         for ep in found:
             rec = ep.record
-            meta: dict[str, Any] = {"format": fmt, "file": str(path), "episode": ep.label}
+            meta: dict[str, Any] = {"format": fmt, "file": str(path), "episode": ep.label, **record_meta(rec)}
             episode_id = meta_str(rec.get("episode_id")) or meta_str(rec.get("id")) or f"{p.name}:{ep.label}"
             try:
                 chat = to_chat(ep)

@@ -101,15 +101,24 @@ _SQL_TABLES_RE = re.compile(
     r"((?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:\"[^\"]+\"|`[^`]+`|[A-Za-z_][\w$]*)){0,2})",
     re.I,
 )
+COMMAND_START = (
+    r"(?:(?:^|[;&|(`]|\$\()\s*(?:(?:sudo|xargs|nohup|time|env|command)\s+(?:-\S+\s+)*)?"
+    r"|\s-exec\s+|\b(?:do|then|else)\s+)"
+)
+"""Where a shell command word stands: a line's or a pipeline's start, after ``;``, ``&&``, ``|``,
+``(``, a backquote or ``$(``, after ``sudo`` / ``xargs`` (and their flags), ``-exec``, ``do``,
+``then``, ``else``. ``for ln in 1 2`` names no ``ln`` command."""
 SHELL_WRITE_RE = re.compile(
-    r"(?:^|[;&|(]\s*|\s)(?:mkdir|rm|rmdir|mv|cp|touch|tee|ln|chmod|chown|dd|truncate|install|unzip|tar\s+-?x"
-    r"|git\s+(?:commit|push|add|checkout|merge|rebase|reset|tag|branch\s+-[dD])|kubectl\s+(?:apply|create|delete|scale"
+    COMMAND_START + r"(?:mkdir|rm|rmdir|mv|cp|touch|tee|ln|chmod|chown|dd|truncate|install|unzip|tar\s+-?x)\b"
+    r"|(?:^|[;&|(]\s*|\s)(?:git\s+(?:commit|push|add|checkout|merge|rebase|reset|tag|branch\s+-[dD])|kubectl\s+(?:apply|create|delete|scale"
     r"|patch|edit|rollout|set|label|annotate|expose|replace)|helm\s+(?:install|upgrade|uninstall|rollback)"
     r"|docker\s+(?:run|rm|build|push)|pip\s+install|npm\s+install|apt(?:-get)?\s+install|sed\s+-i|curl\s+.*-X\s*(?:POST|PUT|PATCH|DELETE))\b"
     r"|\s>{1,2}\s*[\w./~$\"'-]",
-    re.I,
+    re.I | re.M,
 )
-"""A shell command that changes files or state."""
+"""A shell command that changes files or state: a file command at a command's start
+(:data:`COMMAND_START`), a client's write (``git commit``, ``kubectl apply``, ``pip install``)
+anywhere, or a redirection into a file."""
 CLI_WRITE_RE = re.compile(
     r"(?:^|[;&|(]\s*)(?!(?:grep|rg|ag|echo|printf|cat|less|head|tail|ls|find|man|which|awk|sed|jq|help)\b)"
     r"[\w.-]+(?:\s+[a-z][\w.-]*){0,3}\s+(?:create|delete|insert|update|upload|send|trash|patch"
@@ -323,8 +332,45 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
     return entry
 
 
+MKDIR_ONLY_RE = re.compile(r"\A\s*mkdir\s+(?:-p|--parents)\s+([^;&|<>`$()\n]+?)\s*\Z")
+"""A shell command that is only ``mkdir -p DIR...`` (the directories, split on spaces)."""
+
+
+def mkdir_of_existing(arguments: Any, earlier: list[str], cwd: Any = None) -> bool:
+    """True when a shell call's command is only ``mkdir -p`` of directories that exist already:
+    each is the harness's working directory or one of its parents, or an earlier successful call
+    named it as a path or a path's parent (``ls /workspace``, ``Read /workspace/a.go``).
+    ``mkdir -p`` of a directory that exists changes nothing, so the call is no write. The four
+    labellers of the seventh first-contact source read ``mkdir -p /workspace`` in Claude Code
+    runs whose working directory was ``/workspace`` so (docs/labelling.md).
+
+    Args:
+        arguments: the call's arguments (its command under a :data:`COMMAND_ARGS` key).
+        earlier: the canonical JSON of each earlier successful call's arguments.
+        cwd: the working directory the transcript records (Claude Code's ``cwd``), if any.
+    """
+    if not isinstance(arguments, dict):
+        return False
+    cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
+    m = MKDIR_ONLY_RE.match(cmd[:2000]) if cmd is not None else None
+    if m is None:
+        return False
+    dirs = [d.strip("'\"").rstrip("/") for d in m.group(1).split()]
+    if not dirs or any(not d or d.startswith("-") for d in dirs):
+        return False
+    home = cwd.rstrip("/") + "/" if isinstance(cwd, str) and cwd.startswith("/") else None
+    return all(
+        (home is not None and home.startswith(d + "/"))
+        or any(re.search(re.escape(d) + r"(?:/|[\"\s]|\Z)", t) for t in earlier)
+        for d in dirs
+    )
+
+
 __all__ = [
+    "MKDIR_ONLY_RE",
+    "mkdir_of_existing",
     "CLI_WRITE_RE",
+    "COMMAND_START",
     "FILE_ARGS",
     "QUOTED_RE",
     "SCREENSHOT_RE",

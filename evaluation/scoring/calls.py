@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgym.evaluation.records.trajectory import MessageStep, ToolCallStep, Trajectory
-from mcpgym.evaluation.scoring.call_kinds import classify_call, classify_result, kind_from_annotations
+from mcpgym.evaluation.scoring.call_kinds import (
+    classify_call,
+    classify_result,
+    kind_from_annotations,
+    mkdir_of_existing,
+)
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, CatalogEntry, is_wait_entry
 from mcpgym.kernel.errors import ErrorCode
 from mcpgym.kernel.fault_kinds import ERROR_FAULT_KINDS as FAULT_ERROR_KINDS
@@ -144,6 +149,11 @@ def _strings(value: Any) -> set[str]:
     return set()
 
 
+EARLIER_CHARS = 4000
+"""How much of each earlier successful call's arguments (canonical JSON, characters) the
+``mkdir -p`` rule searches for a directory's path."""
+
+
 def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
     """Resolve each step's catalog entry, fault, applied flag, families and ids.
 
@@ -169,6 +179,8 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
     out = []
     no_ledger = traj.ledger is None
     batches = _batches(traj)
+    earlier: list[str] = []  # the arguments of the successful calls so far (mkdir_of_existing)
+    cwd = traj.metadata.get("cwd") if isinstance(traj.metadata, dict) else None
     for s in logged:
         tool, is_error, code = s.tool, s.is_error, s.error_code
         step = s.step or 0  # a server call always has its call-log number
@@ -177,8 +189,12 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             refined = classify_call(entry, s.arguments)
             if not is_error:
                 refined = classify_result(refined, s.result)
+            if refined.kind == ToolKind.WRITE and mkdir_of_existing(s.arguments, earlier, cwd):
+                refined = refined.model_copy(update={"kind": ToolKind.READ})  # it changed nothing
             if refined is not entry:
                 entry, fams, tool = refined, frozenset(refined.resources), refined.name
+        if no_ledger and not is_error:
+            earlier.append(args_key(s.arguments)[:EARLIER_CHARS])
         row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None

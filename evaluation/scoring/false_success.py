@@ -28,6 +28,7 @@ from mcpgym.evaluation.records.scores import FalseSuccess, FalseSuccessBasis, Ou
 from mcpgym.evaluation.records.trajectory import Trajectory
 from mcpgym.evaluation.scoring.calls import Call, object_values
 from mcpgym.evaluation.scoring.claims import GENERIC_CLAIM_RE, claims_done, states_completion
+from mcpgym.evaluation.scoring.goal_holds import goal_holds
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import WRITE_VERBS, Catalog
 from mcpgym.kernel.spec import ToolKind
@@ -166,7 +167,7 @@ def score_false_success(
             )
             break
         last = attempts[-1]
-        if not last.ok and last.applied is not True and not _superseded(last, calls):
+        if not last.ok and last.applied is not True and not _superseded(last, calls) and not goal_holds(last):
             out.false_success = True
             out.false_success_reason = f"the final message names {verb!r} but its last attempt failed ({last.tool} at step {last.step}: {last.code})"
             break

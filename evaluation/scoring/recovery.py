@@ -19,6 +19,7 @@ from typing import Any
 from mcpgym.evaluation.records.scores import DEFAULT_K, RecoverableError, Recovery
 from mcpgym.evaluation.scoring.call_index import KeyedCalls, earliest
 from mcpgym.evaluation.scoring.calls import ERROR_FAULT_KINDS, Call, ids_match, is_wait, matches, object_values
+from mcpgym.evaluation.scoring.goal_holds import goal_holds
 from mcpgym.evaluation.scoring.provoked import provoked
 from mcpgym.evaluation.scoring.registry import EpisodeInput, scores
 from mcpgym.evaluation.scoring.tool_catalog import Catalog, classify_tool
@@ -161,6 +162,8 @@ def score_recovery(
             continue
         if outside and provoked(c.error_text, c.arguments, (calls[m].arguments for m in range(i) if calls[m].ok)):
             continue  # the agent's own test of a guard: the answer it wanted (provoked.py)
+        if outside and goal_holds(c):
+            continue  # a create refused because its object exists: nothing to overcome (goal_holds.py)
         # a remedy the agent called but no server knew (an invented tool) cures nothing
         remedies = [r for r in catalog.remedies_for(c.tool, c.code) if r not in unknown_tools]
         if outside and not remedies:

@@ -334,9 +334,14 @@ def _id_shaped(value: Any) -> bool:
     return looks_like_id(value)
 
 
-def _tokens(text: str) -> list[str]:
+def name_tokens(text: str) -> list[str]:
+    """The lower-case word tokens of a tool name (camelCase split: ``createDataset`` ->
+    ``["create", "dataset"]``)."""
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
     return [t for t in re.split(r"[^A-Za-z0-9]+", text.lower()) if t]
+
+
+_tokens = name_tokens
 
 
 def _singular(word: str) -> str:
@@ -387,7 +392,7 @@ def _description_kind(description: str | None) -> ToolKind | None:
 def _namespaced_end(name: str) -> bool:
     """A namespaced end call (``local-claim_done``: the name after its last namespace
     separator is in :data:`END_NAMES`)."""
-    parts = _NAMESPACE_SEP_RE.split(name)
+    parts = NAMESPACE_SEP_RE.split(name)
     return len(parts) > 1 and "_".join(_tokens(parts[-1])) in END_NAMES
 
 
@@ -417,7 +422,9 @@ def _rest_kind(method: str, rest: list[str]) -> ToolKind:
     return ToolKind.WRITE
 
 
-_NAMESPACE_SEP_RE = re.compile(r"__|[-.:/]")
+NAMESPACE_SEP_RE = re.compile(r"__|[-.:/]")
+"""What separates a server's namespace from its tool's own name (``google-cloud-bigquery_create_dataset``,
+``github__create_issue``, ``notion:get-page``)."""
 
 
 def _namespaced(name: str, action: list[str]) -> list[list[str]]:
@@ -427,7 +434,7 @@ def _namespaced(name: str, action: list[str]) -> list[list[str]]:
     ``_`` that follows the last ``-`` (``google-cloud-bigquery_run_query``: the server's
     name holds the hyphens)."""
     out = [action]
-    for m in _NAMESPACE_SEP_RE.finditer(name):
+    for m in NAMESPACE_SEP_RE.finditer(name):
         out.append(_action_part(_tokens(name[m.end() :])))
     last = name.rfind("-")
     if last >= 0 and "_" in name[last:]:
@@ -764,6 +771,8 @@ def installed_catalog() -> Catalog:
 
 
 __all__ = [
+    "NAMESPACE_SEP_RE",
+    "name_tokens",
     "AUTH_PHRASES",
     "AUTH_VERBS",
     "Catalog",

@@ -478,6 +478,32 @@ def test_a_runners_output_that_only_mentions_failure_is_a_success(output: str) -
     assert read_result(output, tool="bash").is_error is False
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        # a probe's "no" is the answer asked for (source 7: an ls loop probing for node_modules)
+        "lodash:\nls: cannot access '/workspace/lodash/node_modules': No such file or directory\njest:\n",
+        "bfs: error: /workspace/.task: Permission denied.\n/workspace/jest/yarn.lock\n",
+        "find: '/root/.cache': Permission denied\n./src/a.py\n",
+    ],
+)
+def test_a_probes_no_in_a_runners_output_is_an_answer(output: str) -> None:
+    assert read_result(output, tool="Bash").is_error is False
+    # the same line from a command that is no probe is the command's failure
+    failed = output.replace("ls: cannot access", "cd:").replace("bfs: error:", "cp: error:").replace("find:", "cat:")
+    assert read_result(failed, tool="Bash").is_error is True
+
+
+def test_a_clis_thing_not_found_line_is_a_failure_and_a_numbered_listing_no_status() -> None:
+    out = 'repository not found: repo not found: name="tonic"\n---\n## Query 1: ok'
+    r = read_result(out, tool="Bash")
+    assert (r.is_error, r.rule) == (True, ErrorRule.COMMAND_FAILURE)
+    # Claude Code's Read shows a file with line numbers: line 540 is no "540" status line
+    for listing in ("540\t\treturn nil\n541\t}\n", "405\t  peerDependencies:\n406\t    x\n"):
+        assert read_result(listing, tool="Read").is_error is False
+    assert read_result("503 Service Unavailable", tool="Read").rule == ErrorRule.HTTP_STATUS_LINE
+
+
 # -- tool kinds without a catalog ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "kind"),
@@ -529,6 +555,13 @@ def test_name_rules(name: str, kind: str) -> None:
         ("bash", {"command": "agent-browser eval \"document.querySelectorAll('ol > li').length\""}, "read"),
         ("bash", {"command": 'echo "a > b" > notes.txt'}, "write"),
         ("bash", {"command": "pinchtab ss -o react-contributors.png --tab t1"}, "write"),
+        # a file command counts only where a command stands: "for ln in" names no ln
+        ("Bash", {"command": "for ln in 1022 1523; do\n  awk -v t=$ln 'NR==t {print}' yarn.lock\ndone"}, "read"),
+        ("Bash", {"command": "grep -rn 'rm -rf' scripts/ | head"}, "read"),
+        ("Bash", {"command": "find . -name '*.pyc' -exec rm {} +"}, "write"),
+        ("Bash", {"command": "ls *.log | xargs -0 rm"}, "write"),
+        ("Bash", {"command": "for f in *.md; do cp $f /bak/; done"}, "write"),
+        ("Bash", {"command": "ls -la\n  mv old.txt new.txt"}, "write"),
         (
             "playwright_browser_run_code",
             {"code": "async (page) => { await page.screenshot({path: 'a.png'}); }"},
@@ -930,3 +963,51 @@ def test_an_answer_beside_a_todo_update_then_an_empty_turn_is_the_final_message(
     sc = _score(tmp_path, conv, fmt).episodes[0].scores
     assert sc.status == status
     assert (sc.false_success is None) == (status == "errored")
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_a_create_refused_because_its_object_exists_owes_no_recovery(tmp_path: Path, fmt: str) -> None:
+    # 1 creates a dataset the server says exists (409 Already Exists); 2 loads into it: the goal
+    # of 1 held, so 1 is an error but no recoverable one, and "created the dataset" is no false
+    # success (docs/labelling.md, toolathlon t18)
+    steps = [
+        ("warehouse-bq_create_dataset", {"dataset_id": "sales"},
+         "Error creating dataset: 409 POST https://bq.example/v2/datasets: Already Exists: Dataset p:sales"),
+        ("warehouse-bq_run_query", {"query": "SELECT 1 FROM `sales.t`"}, "Query executed successfully. Rows: 1"),
+    ]  # fmt: skip
+    final = "I created the dataset sales and checked the table."
+    sc = _score(tmp_path, _conversation(fmt, steps, final), fmt).episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors, sc.recovery_attempts, sc.false_success) == (1, 0, 0, False)
+    # mkdir's "File exists" too; an update refused because a name exists is an obstacle
+    mk = [("mkdir", {"path": "/tmp/out"}, "Error: EEXIST: File exists, mkdir '/tmp/out'"), steps[1]]
+    sc = _score(tmp_path, _conversation(fmt, mk, final), fmt, name="mk.json").episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors) == (1, 0)
+    rename = [("update_dataset", {"dataset_id": "sales", "name": "q1"}, "Error: 409 name q1 already exists"), steps[1]]
+    sc = _score(tmp_path, _conversation(fmt, rename, "I renamed it."), fmt, name="rn.json").episodes[0].scores
+    assert (sc.error_calls, sc.recoverable_errors) == (1, 1)
+
+
+def _mkdir_then_write(fmt: str, mkdir: str, first: tuple[str, dict[str, Any], str] | None) -> list[dict[str, Any]]:
+    steps = [first] if first else []
+    steps += [("Bash", {"command": mkdir}, ""), ("Write", {"file_path": "/workspace/out/r.md", "content": "x"}, "ok")]
+    return _conversation(fmt, steps, "Report written.")
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "responses"])
+def test_mkdir_p_of_a_directory_that_exists_is_no_write(tmp_path: Path, fmt: str) -> None:
+    # mkdir -p of the working directory (the transcript's cwd) or of a directory an earlier call
+    # worked in changes nothing: no write, so nothing to verify (source 7: mkdir -p /workspace)
+    conv = _mkdir_then_write(fmt, "mkdir -p /workspace", None)
+    sc = _score(tmp_path, conv, fmt, name="plain.json").episodes[0].scores
+    assert (sc.writes, len(sc.verification_skips)) == (2, 2)  # nothing says /workspace exists
+    sc = _score(tmp_path, {"messages": conv, "cwd": "/workspace"}, fmt, name="cwd.json").episodes[0].scores
+    assert (sc.writes, len(sc.verification_skips)) == (1, 1)
+    seen = ("Bash", {"command": "ls /workspace/out"}, "a.md")
+    sc = _score(tmp_path, _mkdir_then_write(fmt, "mkdir -p /workspace/out", seen), fmt, name="seen.json").episodes[0]
+    assert sc.scores.writes == 1
+    # a new directory, or mkdir with more in the command, is a write
+    sc = _score(tmp_path, _mkdir_then_write(fmt, "mkdir -p /workspace/new", seen), fmt, name="new.json").episodes[0]
+    assert sc.scores.writes == 2
+    both = "mkdir -p /workspace/out && touch /workspace/out/b"
+    sc = _score(tmp_path, _mkdir_then_write(fmt, both, seen), fmt, name="both.json").episodes[0]
+    assert sc.scores.writes == 2
