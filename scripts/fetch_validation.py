@@ -16,6 +16,10 @@ script rebuilds them, or converts every episode, from the sources at pinned comm
   ``complexmcp_human.jsonl`` (``seed``, ``query``, ``apps``, ``level``, ``tool_cnt`` and the
   decoded transcript ``output``), ``--format complexmcp``. Needs ``pyarrow``
   (``pip install pyarrow``).
+* EnterpriseBench (Apache-2.0, sjarmak/EnterpriseBench): 20 Claude Code runs on the
+  Sourcegraph MCP server, ``results/.../agent_trace.jsonl`` (Claude Code's session log, one
+  content block a line) -> ``enterprisebench_claude_code.json``, Anthropic Messages
+  conversations read by ``--format anthropic`` (:func:`convert_enterprisebench`).
 
 Usage: ``python scripts/fetch_validation.py OUT_DIR [--all] [--source-dir DIR]``. Without
 ``--source-dir`` the files are downloaded from GitHub (raw.githubusercontent.com) with
@@ -54,6 +58,36 @@ TAU_PATH = "historical_trajectories/gpt-4o-airline.json"
 TOOLBENCH_REPO, TOOLBENCH_COMMIT = "OpenBMB/ToolBench", "d56fdd89faf8c91fa135090b212bb9057ee5cfc2"
 CMCP_REPO, CMCP_COMMIT = "AIDC-AI/complex-mcp", "570c75b8995091ede54f42860b70f2946073dad1"
 CMCP_PATH = "benchmark/data/data.parquet"
+
+EB_REPO, EB_COMMIT = "sjarmak/EnterpriseBench", "75fe1cc4870ff8692bc26e60b0a8044a0fff4422"
+EB_RUNS: list[str] = [
+    "results/mcp_batch/api-contract-grpc-metadata-001_mcp_only",
+    "results/mcp_batch/cal-drift-flask-config-001_mcp_only",
+    "results/mcp_batch/cal-err-flask-blueprint-001_mcp_only",
+    "results/mcp_batch/dep-traversal-001_mcp_only",
+    "results/mcp_batch_v2/dep-traversal-001_hybrid",
+    "results/mcp_batch_v3/dep-traversal-001_hybrid",
+    "results/mcp_batch_v4/cal-drift_hybrid",
+    "results/mcp_batch_v5/incident_hybrid",
+    "results/mcp_batch_v6/dep-traversal_hybrid",
+    "results/smoke_mcp_v4",
+    "results/studies/rryas-headline-v2-cli-compliance-canary/runs/api-contract-dual-envoy-istio-001/cli/rep1/attempt1",
+    "results/studies/rryas-headline-v5/runs/dep-graph-tri-tokio-hyper-tonic-001/cli/rep1/attempt1",
+    "results/studies/rryas-headline-v5/runs/dep-graph-tri-tokio-hyper-tonic-001/mcp_only/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-001/baseline/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-001/cli/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-001/mcp_only/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-002/baseline/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-002/cli/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-002/mcp_only/rep1/attempt1",
+    "results/studies/rryas-headline-v6/runs/dep-traversal-004/cli/rep1/attempt1",
+]
+"""The labelled EnterpriseBench run folders, in episode order (each holds ``agent_trace.jsonl``
+and, but for one, ``results.json``)."""
+EB_TRIM = 2000
+"""Characters kept of a long EnterpriseBench tool result (then `` ...[trimmed N chars]``)."""
+EB_RECORD_KEYS = ("phase", "error", "failure_class")
+"""``results.json`` fields kept beside the messages when set (the run's own record)."""
 
 TAU_SELECTION: list[int] = [
     0, 1, 2, 3, 4, 11, 13, 15, 28, 32, 33, 38, 52, 58, 63, 70, 73, 109, 111, 113, 150, 163, 170, 173, 196,
@@ -227,8 +261,74 @@ def convert_complexmcp(src: Source, everything: bool) -> list[dict[str, Any]]:
     return out
 
 
+def _eb_trim(text: str) -> str:
+    return text if len(text) <= EB_TRIM else f"{text[:EB_TRIM]} ...[trimmed {len(text) - EB_TRIM} chars]"
+
+
+def _eb_result(block: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool_result`` block with its text (a string or text parts) trimmed, ``is_error`` kept."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return {**block, "content": _eb_trim(content)}
+    parts = [
+        {**p, "text": _eb_trim(p.get("text", ""))} if isinstance(p, dict) and p.get("type") == "text" else p
+        for p in content or []
+    ]
+    return {**block, "content": parts}
+
+
+def claude_code_messages(log: str) -> tuple[list[dict[str, Any]], str | None]:
+    """Claude Code's session log (JSON Lines, one content block a line) as Anthropic messages:
+    the lines of one assistant message (same ``message.id``) merged, consecutive user lines (the
+    tool results) merged, thinking blocks dropped; and the session's ``cwd``."""
+    msgs: list[dict[str, Any]] = []
+    cwd, current = None, None
+    for line in log.splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if d.get("type") not in ("user", "assistant"):
+            continue  # queue-operation, last-prompt: the CLI's bookkeeping
+        cwd = cwd or d.get("cwd")
+        m = d.get("message") or {}
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        blocks = [
+            _eb_result(b) if b.get("type") == "tool_result" else b
+            for b in blocks
+            if b.get("type") not in ("thinking", "redacted_thinking")
+        ]
+        role = d["type"]
+        if msgs and msgs[-1]["role"] == role and (role == "user" or m.get("id") == current):
+            msgs[-1]["content"].extend(blocks)
+        elif blocks:
+            msgs.append({"role": role, "content": blocks})
+        if role == "assistant":
+            current = m.get("id")
+    return [x for x in msgs if x["content"]], cwd
+
+
+def convert_enterprisebench(src: Source, everything: bool) -> list[dict[str, Any]]:
+    """EnterpriseBench's labelled runs as ``{"messages", "cwd", phase / error / failure_class}``
+    (results over :data:`EB_TRIM` characters trimmed; ``--all`` changes nothing: the selection
+    is every run the labels name)."""
+    out = []
+    for run in EB_RUNS:
+        messages, cwd = claude_code_messages(src.read(EB_REPO, EB_COMMIT, f"{run}/agent_trace.jsonl").decode("utf-8"))
+        conv: dict[str, Any] = {"messages": messages}
+        if cwd:
+            conv["cwd"] = cwd
+        try:
+            record = json.loads(src.read(EB_REPO, EB_COMMIT, f"{run}/results.json"))
+        except (OSError, httpx.HTTPError):
+            record = {}  # one run has no results.json
+        conv.update({k: record[k] for k in EB_RECORD_KEYS if record.get(k)})
+        out.append(conv)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write the three validation files into OUT_DIR; exit 2 if one exists already."""
+    """Write the four validation files into OUT_DIR; exit 2 if one exists already."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--all", action="store_true", help="every episode, untrimmed, not the labelled selection")
@@ -238,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "tau_bench_airline.json": convert_tau,
         "toolbench_answers.json": convert_toolbench,
         "complexmcp_human.jsonl": convert_complexmcp,
+        "enterprisebench_claude_code.json": convert_enterprisebench,
     }
     existing = [n for n in targets if (args.out_dir / n).exists()]
     if existing:

@@ -31,11 +31,16 @@ FILES = {
     "complexmcp_human.jsonl": ("complexmcp", "complexmcp"),
     "livemcpbench_claude.json": ("livemcpbench", "openai"),
     "agentdojo_none.json": ("agentdojo", "openai"),
+    "enterprisebench_claude_code.json": ("enterprisebench", "anthropic"),
 }
 ORIGINAL = ("tau-bench", "toolbench", "complexmcp")
 """The sources of issue 24's set; LiveMCPBench and AgentDojo came with issue 35 (first contact)."""
 CHAT_FILES = ("livemcpbench_claude.json", "agentdojo_none.json")
 """Committed first-contact sources converted to OpenAI chat messages (``messages``)."""
+ANTHROPIC_FILES = ("enterprisebench_claude_code.json",)
+"""Committed first-contact sources as Anthropic Messages (``messages`` of content blocks)."""
+EB_COUNTS = (572, 30, 33)
+"""EnterpriseBench's hand counts: calls, errors, writes (the first labeller's)."""
 Status = Trajectory.model_fields["status"].annotation  # the trajectory's own closed set
 
 
@@ -58,7 +63,7 @@ class LabelRecord(BaseModel):
     """One line of labels.jsonl."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["tau-bench", "toolbench", "complexmcp", "livemcpbench", "agentdojo"]
+    source: Literal["tau-bench", "toolbench", "complexmcp", "livemcpbench", "agentdojo", "enterprisebench"]
     file: str
     format: Literal["openai", "anthropic", "complexmcp", "mcp-log"]
     episode: int = Field(ge=0)
@@ -90,6 +95,9 @@ def answered_calls(name: str, ep: dict) -> tuple[int, int]:
     if name in CHAT_FILES:
         made = sum(len(m.get("tool_calls") or []) for m in ep["messages"] if m["role"] == "assistant")
         return made, sum(1 for m in ep["messages"] if m["role"] == "tool")
+    if name in ANTHROPIC_FILES:
+        blocks = [b for m in ep["messages"] for b in m["content"]]
+        return sum(b["type"] == "tool_use" for b in blocks), sum(b["type"] == "tool_result" for b in blocks)
     blocks = len(re.findall(r"</tool>\s*<response>", ep["output"]))
     return blocks, sum(sum(v.values()) for v in ep["tool_cnt"].values())  # ComplexMCP's own count
 
@@ -112,6 +120,12 @@ def ending(name: str, ep: dict) -> str:
             return "failed"
         last = ep["messages"][-1]
         return "final" if last["role"] == "assistant" and not last.get("tool_calls") else "cut"
+    if name in ANTHROPIC_FILES:
+        if ep.get("failure_class"):
+            return "failed"
+        last = ep["messages"][-1]
+        answered = last["role"] == "assistant" and all(b["type"] == "text" for b in last["content"])
+        return "final" if answered else "cut"
     return "final" if ep["output"].rstrip().endswith("[END]") else "cut"
 
 
@@ -156,7 +170,15 @@ def test_the_guide_states_the_figures_of_the_set():
     every, episodes = load_records(), load_episodes()
     guide = GUIDE.read_text(encoding="utf-8")
     per_source = {s: sum(1 for r in every if r.source == s) for s, _ in FILES.values()}
-    assert per_source == {"tau-bench": 25, "toolbench": 21, "complexmcp": 16, "livemcpbench": 20, "agentdojo": 22}
+    assert per_source == {
+        "tau-bench": 25, "toolbench": 21, "complexmcp": 16, "livemcpbench": 20, "agentdojo": 22, "enterprisebench": 20,
+    }  # fmt: skip
+    eb = [r for r in every if r.source == "enterprisebench"]
+    eb_counts = (sum(r.labels.calls for r in eb), sum(r.labels.errors for r in eb), sum(r.labels.writes for r in eb))
+    assert eb_counts == EB_COUNTS
+    assert "EnterpriseBench's 20 episodes hold {} calls, {} errors and {} writes".format(*EB_COUNTS) in " ".join(
+        guide.split()
+    )
     dojo = [r for r in every if r.source == "agentdojo"]
     assert (
         sum(r.labels.calls for r in dojo),
