@@ -278,34 +278,16 @@ def _eb_result(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def claude_code_messages(log: str) -> tuple[list[dict[str, Any]], str | None]:
-    """Claude Code's session log (JSON Lines, one content block a line) as Anthropic messages:
-    the lines of one assistant message (same ``message.id``) merged, consecutive user lines (the
-    tool results) merged, thinking blocks dropped; and the session's ``cwd``."""
-    msgs: list[dict[str, Any]] = []
-    cwd, current = None, None
-    for line in log.splitlines():
-        if not line.strip():
-            continue
-        d = json.loads(line)
-        if d.get("type") not in ("user", "assistant"):
-            continue  # queue-operation, last-prompt: the CLI's bookkeeping
-        cwd = cwd or d.get("cwd")
-        m = d.get("message") or {}
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        blocks = [
-            _eb_result(b) if b.get("type") == "tool_result" else b
-            for b in blocks
-            if b.get("type") not in ("thinking", "redacted_thinking")
-        ]
-        role = d["type"]
-        if msgs and msgs[-1]["role"] == role and (role == "user" or m.get("id") == current):
-            msgs[-1]["content"].extend(blocks)
-        elif blocks:
-            msgs.append({"role": role, "content": blocks})
-        if role == "assistant":
-            current = m.get("id")
-    return [x for x in msgs if x["content"]], cwd
+    """Claude Code's session log as Anthropic messages, as ``--format claude-code`` reads it
+    (:func:`mcpgym.evaluation.formats.claude_code.session_messages`: the lines of one message
+    merged, thinking blocks dropped), each ``tool_result``'s text trimmed; and the session's ``cwd``."""
+    from mcpgym.evaluation.formats.claude_code import is_line, session_messages
+
+    lines = [d for d in (json.loads(x) for x in log.splitlines() if x.strip()) if is_line(d)]
+    messages, _ = session_messages(lines)
+    for m in messages:
+        m["content"] = [_eb_result(b) if b.get("type") == "tool_result" else b for b in m["content"]]
+    return messages, next((d["cwd"] for d in lines if isinstance(d.get("cwd"), str)), None)
 
 
 def convert_enterprisebench(src: Source, everything: bool) -> list[dict[str, Any]]:

@@ -10,6 +10,9 @@ Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
 * ``complexmcp`` (:mod:`.complexmcp`): ComplexMCP text transcripts;
 * ``atif`` (:mod:`.atif`): ATIF trajectories (read, and written by ``mcpgym export``);
 * ``inspect`` (:mod:`.inspect_log`): Inspect AI ``.eval`` logs;
+* ``responses``, ``tau2``, ``langchain``, ``pydantic-ai`` (:mod:`.responses`, :mod:`.tau2`,
+  :mod:`.langchain`, :mod:`.pydantic_ai`): what those harnesses store;
+* ``claude-code`` (:mod:`.claude_code`): Claude Code's session logs;
 * ``auto`` (:mod:`.detect`): sniffed from extension and content.
 
 Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport` (what

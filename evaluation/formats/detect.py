@@ -25,6 +25,8 @@ Rules of ``auto``, in order:
                    or ``content`` (``model_dump``)
    ``responses``   an item of ``type`` ``function_call``, ``function_call_output``,
                    ``mcp_call`` or ``mcp_list_tools`` (OpenAI Responses API, Agents SDK runs)
+   ``claude-code`` a line of ``type`` ``user`` / ``assistant`` with ``message`` and
+                   ``sessionId`` (a Claude Code session log)
    ``anthropic``   a content block of ``type`` ``tool_use``, ``tool_result``,
                    ``mcp_tool_use`` or ``mcp_tool_result``
    ``openai``      a message with ``tool_calls``, ``tool_call_id`` or ``function_call``
@@ -97,6 +99,12 @@ def _langchain(v: dict[str, Any]) -> bool:
     return v.get("type") in ("ai", "tool", "AIMessage", "ToolMessage") and is_message(v)
 
 
+def _claude_code(v: dict[str, Any]) -> bool:
+    from mcpgym.evaluation.formats.claude_code import is_line
+
+    return is_line(v)
+
+
 def _pydantic_ai(v: dict[str, Any]) -> bool:
     return v.get("kind") in ("request", "response") and isinstance(v.get("parts"), list)
 
@@ -135,6 +143,7 @@ READERS: tuple[Reader, ...] = (
     Reader("tau2", _F + "tau2", _tau2),
     Reader("langchain", _F + "langchain", _langchain),
     Reader("pydantic-ai", _F + "pydantic_ai", _pydantic_ai),
+    Reader("claude-code", _F + "claude_code", _claude_code),
 )
 """Every reader, in ``--format`` order."""
 
@@ -149,6 +158,7 @@ PRIORITY: tuple[str, ...] = (
     "pydantic-ai",
     "langchain",
     "responses",
+    "claude-code",
     "anthropic",
     "openai",
     "complexmcp",

@@ -186,6 +186,7 @@ def test_formats_list_matches_the_cli():
         "tau2",
         "langchain",
         "pydantic-ai",
+        "claude-code",
     )
 
 
@@ -624,8 +625,8 @@ def test_unknown_and_missing_files_do_not_stop_the_others(tmp_path):
     assert problem_texts(report) == [
         f"{DATA / 'complexmcp_catalog.json'}: error: cannot tell the format (no marker of any format in the "
         "content; tried mcpgym, openai, anthropic, complexmcp, mcp-log, atif, inspect, responses, tau2, langchain, "
-        "pydantic-ai); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect|responses|tau2|langchain"
-        "|pydantic-ai",
+        "pydantic-ai, claude-code); pass --format mcpgym|openai|anthropic|complexmcp|mcp-log|atif|inspect|responses"
+        "|tau2|langchain|pydantic-ai|claude-code",
         f"{missing}: error: file not found",
     ]
     # an explicit format reads a missing file as a problem too

@@ -117,7 +117,30 @@ def _tau2() -> dict[str, Any]:
             "termination_reason": "user_stop", "messages": msgs}]}  # fmt: skip
 
 
+def _claude_code() -> list[dict[str, Any]]:
+    """The episode as Claude Code logs it: one content block a line, bookkeeping lines between."""
+    base = {"sessionId": "s-1", "cwd": "/work", "isSidechain": False}
+
+    def line(kind: str, block: Any, mid: str | None = None) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": kind, "content": block if isinstance(block, str) else [block]}
+        if mid:
+            msg.update(id=mid, model="claude-sonnet-4-6")
+        return {**base, "type": kind, "message": msg}
+
+    out = [{"type": "queue-operation", "operation": "enqueue", "sessionId": "s-1"}, line("user", "Rename the page.")]
+    answers = [json.dumps(ERR_BODY), json.dumps(OK_PAGE), json.dumps({**OK_PAGE, "title": "Q3"}), json.dumps(OK_PAGE)]
+    calls = [("get_page", {"page_id": "p-0001"}), ("get_page", {"page_id": "p-0001"}),
+             ("update_page", {"page_id": "p-0001", "title": "Q3"}), ("get_page", {"page_id": "p-0001"})]  # fmt: skip
+    for i, ((name, args), ans) in enumerate(zip(calls, answers, strict=True)):
+        out.append(line("assistant", {"type": "thinking", "thinking": "", "signature": "x"}, f"m{i}"))
+        out.append(line("assistant", {"type": "tool_use", "id": f"c{i}", "name": name, "input": args}, f"m{i}"))
+        out.append(line("user", {"type": "tool_result", "tool_use_id": f"c{i}", "content": ans}))
+    out.append(line("assistant", {"type": "text", "text": "I updated the page."}, "m9"))
+    return out
+
+
 CASES = {
+    "claude-code": _claude_code,
     "responses": _responses_items,
     "langchain-dict": lambda: _langchain(True),
     "langchain-dump": lambda: _langchain(False),
@@ -125,7 +148,7 @@ CASES = {
     "pydantic-ai": _pydantic_ai,
     "tau2": _tau2,
 }
-FORMAT_OF = {"responses": "responses", "langchain-dict": "langchain", "langchain-dump": "langchain",
+FORMAT_OF = {"claude-code": "claude-code", "responses": "responses", "langchain-dict": "langchain", "langchain-dump": "langchain",
              "langgraph-state": "langchain", "pydantic-ai": "pydantic-ai", "tau2": "tau2"}  # fmt: skip
 
 

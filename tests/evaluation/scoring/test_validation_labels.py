@@ -414,3 +414,33 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     assert msgs[2]["content"].endswith(" ...[trimmed 500 chars]") and len(msgs[2]["content"]) < 2100
     assert (msgs[3]["content"], msgs[4]["content"]) == ("done", "a")
     assert fc.main([str(out), "--source-dir", str(src)]) == 2  # never overwrites
+
+
+def test_the_enterprisebench_converter_merges_claude_code_lines_and_keeps_the_run_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fv = _fetch_module()
+    run = "results/r1"
+    base = {"sessionId": "s", "cwd": "/workspace", "isSidechain": False}
+    long = "y" * (fv.EB_TRIM + 5)
+    lines = [
+        {"type": "queue-operation", "sessionId": "s"},
+        {**base, "type": "user", "message": {"role": "user", "content": "task"}},
+        {**base, "type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "thinking"}]}},
+        {**base, "type": "assistant",
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}},
+        {**base, "type": "user",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": long, "is_error": True}]}},
+        {**base, "type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+    ]  # fmt: skip
+    folder = tmp_path / "sjarmak+EnterpriseBench" / run
+    folder.mkdir(parents=True)
+    (folder / "agent_trace.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (folder / "results.json").write_text(json.dumps({"phase": "complete", "error": "", "score": 1}), encoding="utf-8")
+    monkeypatch.setattr(fv, "EB_RUNS", [run])
+    (conv,) = fv.convert_enterprisebench(fv.Source(tmp_path), False)
+    assert conv["cwd"] == "/workspace" and conv["phase"] == "complete" and "error" not in conv and "score" not in conv
+    assert [m["role"] for m in conv["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert conv["messages"][1]["content"] == [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]
+    result = conv["messages"][2]["content"][0]
+    assert result["is_error"] is True and result["content"] == "y" * fv.EB_TRIM + " ...[trimmed 5 chars]"

@@ -1,0 +1,142 @@
+"""Format ``claude-code``: Claude Code's session logs (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Claude Code writes one JSON object a line: ``{"type": "user" | "assistant", "message": <a
+Messages-API message>, "sessionId", "uuid", "parentUuid", "cwd", "isSidechain", "timestamp",
+...}``, and lines of its own bookkeeping (``queue-operation``, ``summary``, ``last-prompt``,
+``system``, ``file-history-snapshot``: skipped). One assistant message is spread over several
+lines, one content block each, that share ``message.id``; each tool result is a ``user`` line
+of its own. EnterpriseBench stores its runs this way (``agent_trace.jsonl``; docs/labelling.md,
+"The seventh source").
+
+Conversion rules:
+
+* One episode per ``sessionId`` (a file normally holds one session), its lines in file order.
+* A sub-agent's lines (``isSidechain: true``) are left out: what the main agent saw of them is
+  its ``Task`` / ``Agent`` call's result (a warning counts the lines left out).
+* The lines of one assistant message are merged (same ``message.id``), so the ``tool_use`` blocks
+  of one model turn form one batch; consecutive ``user`` lines are merged (the results of those
+  calls); ``thinking`` blocks are dropped. The merged conversation is read by the ``anthropic``
+  rules (:func:`mcpgym.evaluation.formats.anthropic.trajectory_from_messages`): ``is_error`` of
+  each ``tool_result`` makes it an error, else the layered result reader decides.
+* The agent is the first assistant line's ``message.model``; the session's ``cwd`` is kept in
+  the metadata (a ``mkdir -p`` of it is no write: :func:`mcpgym.evaluation.scoring.call_kinds.mkdir_of_existing`).
+* A session whose last assistant line is Claude Code's report of a failed API call
+  (``isApiErrorMessage: true``, "API Error: 400 ...") ended because the provider failed: status
+  ``errored``, that text its stop reason, and no final message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from mcpgym.evaluation.formats.anthropic import trajectory_from_messages
+from mcpgym.evaluation.formats.common import Episode, LoadResult, meta_str, read_json_records, read_text
+from mcpgym.evaluation.formats.conversations import RUN_ERROR_MAX, convert_episode, record_meta
+from mcpgym.evaluation.records.status import EpisodeStatus
+
+FORMAT = "claude-code"
+MESSAGE_TYPES = frozenset(["user", "assistant"])
+"""Line types that carry a message; every other type is Claude Code's bookkeeping."""
+DROPPED_BLOCKS = frozenset(["thinking", "redacted_thinking"])
+"""Content blocks left out of the conversation (the model's hidden reasoning)."""
+
+
+def is_line(v: Any) -> bool:
+    """True for a Claude Code session-log line that carries a message (``auto`` uses it)."""
+    return (
+        isinstance(v, dict)
+        and isinstance(v.get("type"), str)
+        and v["type"] in MESSAGE_TYPES
+        and isinstance(v.get("message"), dict)
+        and "sessionId" in v
+    )
+
+
+def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The Messages-API conversation of one session's lines (module docstring), and how many
+    sub-agent lines were left out.
+
+    Args:
+        lines: the session's message lines (:func:`is_line`), in file order.
+    """
+    msgs: list[dict[str, Any]] = []
+    current: Any = None  # message.id of the assistant message being merged
+    sidechain = 0
+    for d in lines:
+        if d.get("isSidechain") is True:
+            sidechain += 1
+            continue
+        m = d["message"]
+        content = m.get("content")
+        if isinstance(content, str):
+            blocks: list[Any] = [{"type": "text", "text": content}]
+        else:
+            blocks = list(content) if isinstance(content, list) else []
+        blocks = [b for b in blocks if not (isinstance(b, dict) and str(b.get("type")) in DROPPED_BLOCKS)]
+        role = d["type"]
+        merge = bool(msgs) and msgs[-1]["role"] == role and (role == "user" or m.get("id") == current)
+        if merge:
+            msgs[-1]["content"].extend(blocks)
+        elif blocks:
+            msgs.append({"role": role, "content": blocks})
+        if role == "assistant":
+            current = m.get("id")
+    return [x for x in msgs if x["content"]], sidechain
+
+
+def _api_error(lines: list[dict[str, Any]]) -> str | None:
+    """The text of the session's last assistant line when Claude Code wrote it to report a failed
+    API call (``isApiErrorMessage``), else None."""
+    last = next((d for d in reversed(lines) if d["type"] == "assistant" and d.get("isSidechain") is not True), None)
+    if last is None or last.get("isApiErrorMessage") is not True:
+        return None
+    content = last["message"].get("content")
+    texts = [b.get("text", "") for b in content if isinstance(b, dict)] if isinstance(content, list) else [content]
+    return " ".join(t for t in texts if isinstance(t, str)).strip() or "API error"
+
+
+def load(path: str | Path) -> LoadResult:
+    """Read a Claude Code session log (module docstring; JSON Lines, or one JSON array of its
+    lines); lines that are no message are skipped, a file without one is a problem (never a
+    silent zero)."""
+    p = Path(path)
+    result = LoadResult(file=str(path), format=FORMAT)
+    text = read_text(p, result)
+    if text is None:
+        return result
+    records, _ = read_json_records(p, text, result)
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    first_line: dict[str, int | None] = {}
+    for line, record in records:
+        for value in record if isinstance(record, list) else [record]:  # JSON Lines, or a JSON array of lines
+            if is_line(value):
+                sid = meta_str(value.get("sessionId")) or "session"
+                sessions.setdefault(sid, []).append(value)
+                first_line.setdefault(sid, line)
+    for sid, lines in sessions.items():
+        messages, sidechain = session_messages(lines)
+        model = next((d["message"].get("model") for d in lines if d["type"] == "assistant"), None)
+        cwd = next((d["cwd"] for d in lines if isinstance(d.get("cwd"), str)), None)
+        rec: dict[str, Any] = {"model": model, "cwd": cwd}
+        meta: dict[str, Any] = {"format": FORMAT, "file": str(path), "episode": sid, "session": sid, **record_meta(rec)}
+        converted = convert_episode(
+            result, trajectory_from_messages, messages, rec, meta, f"{p.name}:{sid}", sid, first_line[sid]
+        )
+        if converted is None:
+            continue
+        traj, warnings = converted
+        if sidechain:
+            warnings.append(f"{sidechain} sub-agent line(s) left out (isSidechain): the main agent saw their result")
+        failed = _api_error(lines)
+        if failed is not None:
+            why = f"the provider failed: {failed[:RUN_ERROR_MAX]}"
+            traj = traj.model_copy(update={"status": EpisodeStatus.ERRORED, "stop_reason": why, "final_message": ""})
+        result.add(Episode(label=sid, trajectory=traj, line=first_line[sid], warnings=warnings))
+    if not result.episodes and not result.problems:
+        result.problem("no Claude Code message line in the file (expected lines with type, message and sessionId)")
+    return result
+
+
+__all__ = ["DROPPED_BLOCKS", "FORMAT", "MESSAGE_TYPES", "is_line", "load", "session_messages"]
