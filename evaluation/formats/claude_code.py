@@ -1,12 +1,19 @@
-"""Format ``claude-code``: Claude Code's session logs (``~/.claude/projects/<project>/<session>.jsonl``).
+"""Format ``claude-code``: Claude Code's session logs and its ``stream-json`` output.
 
-Claude Code writes one JSON object a line: ``{"type": "user" | "assistant", "message": <a
-Messages-API message>, "sessionId", "uuid", "parentUuid", "cwd", "isSidechain", "timestamp",
-...}``, and lines of its own bookkeeping (``queue-operation``, ``summary``, ``last-prompt``,
-``system``, ``file-history-snapshot``: skipped). One assistant message is spread over several
-lines, one content block each, that share ``message.id``; each tool result is a ``user`` line
-of its own. EnterpriseBench stores its runs this way (``agent_trace.jsonl``; docs/labelling.md,
-"The seventh source").
+Claude Code writes one JSON object a line, in two forms:
+
+* its session log (``~/.claude/projects/<project>/<session>.jsonl``): ``{"type": "user" |
+  "assistant", "message": <a Messages-API message>, "sessionId", "uuid", "parentUuid", "cwd",
+  "isSidechain", "timestamp", ...}``, and lines of its own bookkeeping (``queue-operation``,
+  ``summary``, ``last-prompt``, ``system``, ``file-history-snapshot``: skipped). EnterpriseBench
+  stores its runs this way (``agent_trace.jsonl``; docs/labelling.md, "The seventh source");
+* ``claude -p --output-format stream-json --verbose`` (what headless runs and Harbor's
+  ``claude-code.txt`` keep): the same message lines keyed ``session_id``, a sub-agent's lines
+  marked by ``parent_tool_use_id``, a first ``{"type": "system", "subtype": "init", "cwd",
+  "model", "tools"}`` line and a last ``{"type": "result", "subtype", "is_error", "result"}`` line.
+
+One assistant message is spread over several lines, one content block each, that share
+``message.id``; each tool result is a ``user`` line of its own.
 
 Conversion rules:
 
@@ -22,7 +29,10 @@ Conversion rules:
   the metadata (a ``mkdir -p`` of it is no write: :func:`mcpgym.evaluation.scoring.call_kinds.mkdir_of_existing`).
 * A session whose last assistant line is Claude Code's report of a failed API call
   (``isApiErrorMessage: true``, "API Error: 400 ...") ended because the provider failed: status
-  ``errored``, that text its stop reason, and no final message.
+  ``errored``, that text its stop reason, and no final message. A ``stream-json`` result line
+  says how the run ended: ``error_max_turns`` is ``limit`` (the harness's turn limit), another
+  ``error_*`` subtype or ``is_error: true`` is ``errored``; the init line's ``tools`` are the
+  tools the agent had (false success: a named write never attempted).
 """
 
 from __future__ import annotations
@@ -43,15 +53,31 @@ DROPPED_BLOCKS = frozenset(["thinking", "redacted_thinking"])
 """Content blocks left out of the conversation (the model's hidden reasoning)."""
 
 
+SESSION_KEYS = ("sessionId", "session_id")
+"""Where a line names its session: the session log's key, then ``stream-json``'s."""
+
+
+def session_of(v: Any) -> str | None:
+    """The session a Claude Code line belongs to (:data:`SESSION_KEYS`), or None."""
+    if not isinstance(v, dict):
+        return None
+    return next((meta_str(v[k]) for k in SESSION_KEYS if meta_str(v.get(k)) is not None), None)
+
+
 def is_line(v: Any) -> bool:
-    """True for a Claude Code session-log line that carries a message (``auto`` uses it)."""
+    """True for a Claude Code line that carries a message, in either form (``auto`` uses it)."""
     return (
         isinstance(v, dict)
         and isinstance(v.get("type"), str)
         and v["type"] in MESSAGE_TYPES
         and isinstance(v.get("message"), dict)
-        and "sessionId" in v
+        and session_of(v) is not None
     )
+
+
+def _sub_agent(d: dict[str, Any]) -> bool:
+    """A sub-agent's line: ``isSidechain`` (session log) or a ``parent_tool_use_id`` (stream-json)."""
+    return d.get("isSidechain") is True or isinstance(d.get("parent_tool_use_id"), str)
 
 
 def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -65,7 +91,7 @@ def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, An
     current: Any = None  # message.id of the assistant message being merged
     sidechain = 0
     for d in lines:
-        if d.get("isSidechain") is True:
+        if _sub_agent(d):
             sidechain += 1
             continue
         m = d["message"]
@@ -89,7 +115,7 @@ def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, An
 def _api_error(lines: list[dict[str, Any]]) -> str | None:
     """The text of the session's last assistant line when Claude Code wrote it to report a failed
     API call (``isApiErrorMessage``), else None."""
-    last = next((d for d in reversed(lines) if d["type"] == "assistant" and d.get("isSidechain") is not True), None)
+    last = next((d for d in reversed(lines) if d["type"] == "assistant" and not _sub_agent(d)), None)
     if last is None or last.get("isApiErrorMessage") is not True:
         return None
     content = last["message"].get("content")
@@ -97,10 +123,25 @@ def _api_error(lines: list[dict[str, Any]]) -> str | None:
     return " ".join(t for t in texts if isinstance(t, str)).strip() or "API error"
 
 
+def _run_end(result_line: dict[str, Any] | None) -> tuple[EpisodeStatus, str] | None:
+    """How a ``stream-json`` result line says the run ended, when not by the agent's answer:
+    ``(limit, why)`` for the turn limit, ``(errored, why)`` for another error; None for success."""
+    if result_line is None:
+        return None
+    subtype = str(result_line.get("subtype") or "")
+    text = result_line.get("result")
+    said = f": {text.strip()[:RUN_ERROR_MAX]}" if isinstance(text, str) and text.strip() else ""
+    if subtype == "error_max_turns":
+        return EpisodeStatus.LIMIT, "the harness's turn limit (error_max_turns)"
+    if subtype.startswith("error") or result_line.get("is_error") is True:
+        return EpisodeStatus.ERRORED, f"the run failed ({subtype or 'is_error'}){said}"
+    return None
+
+
 def load(path: str | Path) -> LoadResult:
-    """Read a Claude Code session log (module docstring; JSON Lines, or one JSON array of its
-    lines); lines that are no message are skipped, a file without one is a problem (never a
-    silent zero)."""
+    """Read a Claude Code session log or ``stream-json`` output (module docstring; JSON Lines,
+    or one JSON array of its lines); lines that are no message are skipped, a file without one
+    is a problem (never a silent zero)."""
     p = Path(path)
     result = LoadResult(file=str(path), format=FORMAT)
     text = read_text(p, result)
@@ -109,34 +150,66 @@ def load(path: str | Path) -> LoadResult:
     records, _ = read_json_records(p, text, result)
     sessions: dict[str, list[dict[str, Any]]] = {}
     first_line: dict[str, int | None] = {}
+    init: dict[str, dict[str, Any]] = {}
+    ends: dict[str, dict[str, Any]] = {}
     for line, record in records:
         for value in record if isinstance(record, list) else [record]:  # JSON Lines, or a JSON array of lines
+            sid = session_of(value)
+            if sid is None:
+                continue
             if is_line(value):
-                sid = meta_str(value.get("sessionId")) or "session"
                 sessions.setdefault(sid, []).append(value)
                 first_line.setdefault(sid, line)
+            elif value.get("type") == "system" and value.get("subtype") == "init":
+                init.setdefault(sid, value)
+            elif value.get("type") == "result":
+                ends[sid] = value
     for sid, lines in sessions.items():
-        messages, sidechain = session_messages(lines)
-        model = next((d["message"].get("model") for d in lines if d["type"] == "assistant"), None)
-        cwd = next((d["cwd"] for d in lines if isinstance(d.get("cwd"), str)), None)
-        rec: dict[str, Any] = {"model": model, "cwd": cwd}
-        meta: dict[str, Any] = {"format": FORMAT, "file": str(path), "episode": sid, "session": sid, **record_meta(rec)}
-        converted = convert_episode(
-            result, trajectory_from_messages, messages, rec, meta, f"{p.name}:{sid}", sid, first_line[sid]
-        )
-        if converted is None:
-            continue
-        traj, warnings = converted
-        if sidechain:
-            warnings.append(f"{sidechain} sub-agent line(s) left out (isSidechain): the main agent saw their result")
-        failed = _api_error(lines)
-        if failed is not None:
-            why = f"the provider failed: {failed[:RUN_ERROR_MAX]}"
-            traj = traj.model_copy(update={"status": EpisodeStatus.ERRORED, "stop_reason": why, "final_message": ""})
-        result.add(Episode(label=sid, trajectory=traj, line=first_line[sid], warnings=warnings))
+        _add_session(result, p, sid, lines, first_line[sid], init.get(sid, {}), ends.get(sid))
     if not result.episodes and not result.problems:
-        result.problem("no Claude Code message line in the file (expected lines with type, message and sessionId)")
+        result.problem("no Claude Code message line in the file (expected lines with type, message and a session id)")
     return result
 
 
-__all__ = ["DROPPED_BLOCKS", "FORMAT", "MESSAGE_TYPES", "is_line", "load", "session_messages"]
+def _add_session(
+    result: LoadResult,
+    p: Path,
+    sid: str,
+    lines: list[dict[str, Any]],
+    line: int | None,
+    init: dict[str, Any],
+    end: dict[str, Any] | None,
+) -> None:
+    """Convert one session's lines into an episode of ``result`` (a conversion that fails is a
+    problem naming the session)."""
+    messages, sidechain = session_messages(lines)
+    model = next((d["message"].get("model") for d in lines if d["type"] == "assistant"), None) or init.get("model")
+    cwd = next((d["cwd"] for d in lines if isinstance(d.get("cwd"), str)), None) or init.get("cwd")
+    rec: dict[str, Any] = {"model": model, "cwd": cwd}
+    meta: dict[str, Any] = {"format": FORMAT, "file": str(p), "episode": sid, "session": sid, **record_meta(rec)}
+    tools = [t for t in init.get("tools") or [] if isinstance(t, str)]
+    if tools:
+        meta["tools"] = tools
+    converted = convert_episode(result, trajectory_from_messages, messages, rec, meta, f"{p.name}:{sid}", sid, line)
+    if converted is None:
+        return
+    traj, warnings = converted
+    if sidechain:
+        warnings.append(f"{sidechain} sub-agent line(s) left out: the main agent saw their result")
+    failed = _api_error(lines)
+    ended = (EpisodeStatus.ERRORED, f"the provider failed: {failed[:RUN_ERROR_MAX]}") if failed else _run_end(end)
+    if ended is not None:
+        traj = traj.model_copy(update={"status": ended[0], "stop_reason": ended[1], "final_message": ""})
+    result.add(Episode(label=sid, trajectory=traj, line=line, warnings=warnings))
+
+
+__all__ = [
+    "DROPPED_BLOCKS",
+    "FORMAT",
+    "MESSAGE_TYPES",
+    "SESSION_KEYS",
+    "is_line",
+    "load",
+    "session_messages",
+    "session_of",
+]

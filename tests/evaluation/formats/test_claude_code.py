@@ -103,3 +103,34 @@ def test_a_file_of_bookkeeping_lines_only_is_a_problem_never_an_empty_score(tmp_
     loaded, _ = load_file(path, "claude-code")
     assert loaded.episodes == []
     assert any("no Claude Code message line" in p.message for p in loaded.problems)
+
+
+def _stream(end: dict[str, Any]) -> list[dict[str, Any]]:
+    """The session as ``claude -p --output-format stream-json --verbose`` prints it: session_id,
+    an init line, a sub-agent's line marked by parent_tool_use_id, a result line."""
+    out: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init", "session_id": "r-1", "cwd": "/workspace", "model": "claude-opus-4-5",
+         "tools": ["Bash", "Read", "Write"], "mcp_servers": []},
+    ]  # fmt: skip
+    for x in _session():
+        if "message" not in x:
+            continue
+        y = {k: v for k, v in x.items() if k not in ("sessionId", "cwd", "isSidechain", "version")}
+        y.update(session_id="r-1", parent_tool_use_id="t9" if x.get("isSidechain") else None)
+        out.append(y)
+    return [*out, {"type": "result", "session_id": "r-1", "num_turns": 6, **end}]
+
+
+def test_stream_json_output_reads_as_the_session_log_and_its_result_line_ends_it(tmp_path: Path) -> None:
+    ok = _write(tmp_path, _stream({"subtype": "success", "is_error": False, "result": "I wrote it."}), "ok.txt")
+    assert detect_format(ok)[0] == "claude-code"
+    sc = score_files([ok]).episodes[0].scores
+    log = score_files([_write(tmp_path, _session())]).episodes[0].scores
+    keep = {"status", "tool_calls", "error_calls", "writes", "verification_skips", "recovery_attempts", "recoveries"}
+    assert sc.model_dump(include=keep) == log.model_dump(include=keep)
+    assert sc.agent == "claude-sonnet-4-6"  # the assistant lines' model
+    capped = _write(tmp_path, _stream({"subtype": "error_max_turns", "is_error": True}), "capped.txt")
+    assert score_files([capped]).episodes[0].scores.status == "limit"
+    broke = _write(tmp_path, _stream({"subtype": "error_during_execution", "is_error": True}), "broke.txt")
+    sc = score_files([broke]).episodes[0].scores
+    assert (sc.status, sc.false_success) == ("errored", None)
