@@ -18,6 +18,8 @@ One assistant message is spread over several lines, one content block each, that
 Conversion rules:
 
 * One episode per ``sessionId`` (a file normally holds one session), its lines in file order.
+* A user line recording a local slash command or its output (``<command-name>/exit``,
+  ``<local-command-stdout>``: :data:`LOCAL_COMMAND_RE`) is no message to the agent: left out.
 * A sub-agent's lines (``isSidechain: true``) are left out: what the main agent saw of them is
   its ``Task`` / ``Agent`` call's result (a warning counts the lines left out).
 * The lines of one assistant message are merged (same ``message.id``), so the ``tool_use`` blocks
@@ -37,6 +39,7 @@ Conversion rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -96,6 +99,8 @@ def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, An
             continue
         m = d["message"]
         content = m.get("content")
+        if d["type"] == "user" and _local_command(content):
+            continue  # Claude Code's record of a local slash command, no message to the agent
         if isinstance(content, str):
             blocks: list[Any] = [{"type": "text", "text": content}]
         else:
@@ -110,6 +115,20 @@ def session_messages(lines: Iterable[dict[str, Any]]) -> tuple[list[dict[str, An
         if role == "assistant":
             current = m.get("id")
     return [x for x in msgs if x["content"]], sidechain
+
+
+LOCAL_COMMAND_RE = re.compile(r"^\s*<(?:local-command-(?:stdout|stderr|caveat)|command-(?:name|message|args))>")
+"""The start of a ``user`` line with which Claude Code records a local slash command (``/exit``,
+``/clear``) or its output: ``<command-name>/exit</command-name>``, ``<local-command-stdout>See
+ya!</local-command-stdout>``, the caveat telling the model not to respond to them. No message to
+the agent: a session the user left with ``/exit`` after the agent's answer ended with that answer."""
+
+
+def _local_command(content: Any) -> bool:
+    """True for the content of a user line that records a local command (:data:`LOCAL_COMMAND_RE`)."""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        content = content[0].get("text")
+    return isinstance(content, str) and LOCAL_COMMAND_RE.match(content) is not None
 
 
 def _api_error(lines: list[dict[str, Any]]) -> str | None:

@@ -254,7 +254,7 @@ ERROR_HEADING_RE = re.compile(r"^\s*#{1,6}\s*error\s*:?\s*$", re.IGNORECASE)
 server answers a failed call)."""
 COMMAND_FAILURE_RE = re.compile(
     r"^(?:traceback \(most recent call last\)|(?:[a-z_]\w*\.)*[a-z_]\w*(?:error|exception): "
-    r"|.*: command not found\s*$|.*\bno such file or directory\s*$|.*can't open file .*\[errno \d+\]"
+    r"|.*: command not found\s*$|(?:zsh: |\(eval\):\d+: )?command not found: \S+\s*$|.*\bno such file or directory\s*$|.*can't open file .*\[errno \d+\]"
     r"|.*\bno module named \S+\s*$|.*unexpected eof while looking for matching|.*syntax error near unexpected token"
     r"|.*: permission denied\.?\s*$|\W{0,3}✗|python was not found|error: |fatal: |npm err!|e: unable to"
     r"|[a-z][\w.-]*(?: [\w.-]+){0,3} not found: )"
@@ -263,7 +263,7 @@ COMMAND_FAILURE_RE = re.compile(
 )
 """A line of a shell or code runner's output showing the command failed (rule
 ``command_failure``): a Python traceback or exception line (``ModuleNotFoundError: ...``,
-``SyntaxError: ...``), ``bash: gh: command not found``, ``cd: x: No such file or directory``,
+``SyntaxError: ...``), ``bash: gh: command not found`` (zsh's ``command not found: gh``, ``(eval):1: command not found: gh``), ``cd: x: No such file or directory``,
 ``python: can't open file ... [Errno 2]``, ``python: No module named markitdown``, bash's
 ``unexpected EOF while looking for matching``, ``Permission denied``, a CLI's failure mark (``✗ page.evaluate: ...``), an
 ``error:`` / ``fatal:`` / ``npm ERR!`` line, a CLI's ``<thing> not found: ...`` (``repository not

@@ -134,3 +134,19 @@ def test_stream_json_output_reads_as_the_session_log_and_its_result_line_ends_it
     broke = _write(tmp_path, _stream({"subtype": "error_during_execution", "is_error": True}), "broke.txt")
     sc = score_files([broke]).episodes[0].scores
     assert (sc.status, sc.false_success) == ("errored", None)
+
+
+def test_local_slash_commands_after_the_answer_are_no_unanswered_user_turn(tmp_path: Path) -> None:
+    # the user leaves with /exit after the agent's answer: Claude Code records the command, its
+    # output and a caveat as user lines; the session still ended with the agent's answer
+    tail = [
+        _line("user", "<local-command-caveat>Caveat: DO NOT respond to these messages</local-command-caveat>",
+              isMeta=True),
+        _line("user", "<command-name>/exit</command-name>\n<command-message>exit</command-message>"),
+        _line("user", [{"type": "text", "text": "<local-command-stdout>See ya!</local-command-stdout>"}]),
+    ]  # fmt: skip
+    sc = score_files([_write(tmp_path, _session() + tail)]).episodes[0].scores
+    assert (sc.status, sc.false_success) == ("completed", False)
+    # a real message from the user after the answer is still a turn nobody answered
+    sc = score_files([_write(tmp_path, [*_session(), _line("user", "And the tests?")], "more.jsonl")]).episodes[0]
+    assert sc.scores.status == "limit"

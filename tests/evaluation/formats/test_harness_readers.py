@@ -521,6 +521,8 @@ def test_a_clis_thing_not_found_line_is_a_failure_and_a_numbered_listing_no_stat
     out = 'repository not found: repo not found: name="tonic"\n---\n## Query 1: ok'
     r = read_result(out, tool="Bash")
     assert (r.is_error, r.rule) == (True, ErrorRule.COMMAND_FAILURE)
+    for zsh in ("(eval):1: command not found: br\nbr not available", "zsh: command not found: gh\n"):
+        assert read_result(zsh, tool="Bash").rule == ErrorRule.COMMAND_FAILURE
     # Claude Code's Read shows a file with line numbers: line 540 is no "540" status line
     for listing in ("540\t\treturn nil\n541\t}\n", "405\t  peerDependencies:\n406\t    x\n"):
         assert read_result(listing, tool="Read").is_error is False
