@@ -27,7 +27,11 @@ measures mcpgym's agreement on them (docs/labelling.md, "First contact"):
   (``salesforce/assets/*_data.json``, :data:`CONVERTED`): stored as trajectory steps no format
   reads, so its three files are converted into one file of OpenAI chat conversations
   (:func:`mcp_universe_conversations`, the labeller's conversion: the labels count its
-  messages).
+  messages);
+* ``claude-code-github``: Claude Code session logs people committed to their own repositories
+  (SkogAI/claude's ``~/.claude`` copy, two Solana hackathon repositories'
+  ``claude-session.jsonl``), read as stored by ``--format claude-code``. Its episodes come from
+  several repositories: each label record names its own ``repo`` and ``commit``.
 
 LiveMCPBench (Apache-2.0), is committed as
 ``tests/data/validation/livemcpbench_claude.json`` (its records in label order, as stored).
@@ -310,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in records:
         if (out / r["file"]).exists():  # a converted file, written for an earlier record of its source
             continue
-        repo, commit = SOURCES[r["source"]]
+        repo, commit = (r["repo"], r["commit"]) if "repo" in r else SOURCES[r["source"]]
         paths, convert = CONVERTED.get(r["source"], ((r["path"],), None))
         try:
             got = {p: fetch(repo, commit, p, args.source_dir) for p in paths}
@@ -319,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['source']} {r['path']}: {exc}", file=sys.stderr)
             return 2
         (out / r["file"]).write_bytes(data)
-    lines = [{k: v for k, v in r.items() if k != "path"} for r in records]
+    lines = [{k: v for k, v in r.items() if k not in ("path", "repo", "commit")} for r in records]
     (out / "labels.jsonl").write_text(
         "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8"
     )

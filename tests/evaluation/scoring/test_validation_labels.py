@@ -331,11 +331,13 @@ class FirstContactRecord(BaseModel):
     rebuilt by scripts/fetch_first_contact.py (no licence to commit them)."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp"]
+    source: Literal["mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp", "claude-code-github"]
     file: str
-    format: Literal["auto", "openai"]
+    format: Literal["auto", "openai", "claude-code"]
     episode: int
     path: str
+    repo: str | None = None  # a source whose episodes come from several repositories names each one's
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
     labels: Labels
     notes: str
 
@@ -344,13 +346,15 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     records = [
         FirstContactRecord.model_validate_json(x) for x in FIRST_CONTACT.read_text(encoding="utf-8").splitlines()
     ]
-    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp")
+    sources = ("mcpmark-community", "toolathlon", "mcp-universe-salesforce", "skill-vs-mcp", "claude-code-github")
     assert {s: sum(r.source == s for r in records) for s in sources} == {
         "mcpmark-community": 22,
         "toolathlon": 20,
         "mcp-universe-salesforce": 21,
         "skill-vs-mcp": 21,
+        "claude-code-github": 12,
     }
+    assert all((r.repo is None) == (r.commit is None) == (r.source != "claude-code-github") for r in records)
     assert len({(r.file, r.episode) for r in records}) == len(records)
     for r in records:
         lab = r.labels
@@ -362,7 +366,7 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     spec.loader.exec_module(fc)
     src = tmp_path / "src"
     for r in records:
-        repo = fc.SOURCES[r.source][0].replace("/", "+")
+        repo = (r.repo or fc.SOURCES[r.source][0]).replace("/", "+")
         (src / repo / r.path).parent.mkdir(parents=True, exist_ok=True)
         (src / repo / r.path).write_text(json.dumps({"file": r.file}), encoding="utf-8")
     # MCP-Universe's trajectory files, converted into one file of chat conversations: one
@@ -405,7 +409,8 @@ def test_the_first_contact_labels_are_well_formed_and_rebuild_from_local_sources
     assert msgs[4] == {"role": "assistant", "content": ""}
     assert json.loads((out / records[3].file).read_text())["file"] == records[3].file
     written = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
-    assert [w["file"] for w in written] == [r.file for r in records] and "path" not in written[0]
+    assert [w["file"] for w in written] == [r.file for r in records]
+    assert not any({"path", "repo", "commit"} & set(w) for w in written)
     conv = json.loads((out / "mcp_universe_salesforce.json").read_text())
     assert [c["source_file"] for c in conv] == list(paths)
     msgs = conv[0]["messages"]
