@@ -12,7 +12,7 @@ Formats (one module each; each ``load(path) -> LoadResult`` turns a file into
 * ``inspect`` (:mod:`.inspect_log`): Inspect AI ``.eval`` logs;
 * ``responses``, ``tau2``, ``langchain``, ``pydantic-ai`` (:mod:`.responses`, :mod:`.tau2`,
   :mod:`.langchain`, :mod:`.pydantic_ai`): what those harnesses store;
-* ``claude-code`` (:mod:`.claude_code`): Claude Code's session logs;
+* ``claude-code`` (:mod:`.claude_code`): Claude Code's session logs and ``stream-json`` output;
 * ``auto`` (:mod:`.detect`): sniffed from extension and content.
 
 Front door (:mod:`.score`): :func:`score_files` -> :class:`ScoreReport` (what

@@ -20,7 +20,7 @@ Conversion rules:
 * One episode per ``sessionId`` (a file normally holds one session), its lines in file order.
 * A user line recording a local slash command or its output (``<command-name>/exit``,
   ``<local-command-stdout>``: :data:`LOCAL_COMMAND_RE`) is no message to the agent: left out.
-* A sub-agent's lines (``isSidechain: true``) are left out: what the main agent saw of them is
+* A sub-agent's lines (``isSidechain: true``, or a ``parent_tool_use_id``) are left out: what the main agent saw of them is
   its ``Task`` / ``Agent`` call's result (a warning counts the lines left out).
 * The lines of one assistant message are merged (same ``message.id``), so the ``tool_use`` blocks
   of one model turn form one batch; consecutive ``user`` lines are merged (the results of those
