@@ -78,6 +78,35 @@ def is_line(v: Any) -> bool:
     )
 
 
+def _json_type(v: Any) -> str:
+    """The JSON name of a value's type (``null``, ``number``, ``string``, ...)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    return {int: "number", float: "number", str: "string", list: "list", dict: "object"}.get(type(v), type(v).__name__)
+
+
+def _malformed(v: Any) -> str | None:
+    """Why a record cannot be a Claude Code line, when it looks like none (a JSON value that is no
+    object) or like a broken one (a message line whose ``message``, ``content`` or session id has
+    the wrong type); None for a line to read or skip. A broken line is a problem naming its line,
+    never dropped without a word."""
+    if not isinstance(v, dict):
+        return f"a JSON {_json_type(v)}, not an object"
+    if v.get("type") not in ("user", "assistant"):
+        return None  # bookkeeping (queue-operation, summary, system, result, ...)
+    if not isinstance(v.get("message"), dict):
+        return f"its message is a {_json_type(v.get('message'))}, not an object"
+    content = v["message"].get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        return f"its message content is a {_json_type(content)}, not text or a list of blocks"
+    keys = [k for k in SESSION_KEYS if k in v]
+    if keys and session_of(v) is None:
+        return f"its {keys[0]} is a {_json_type(v[keys[0]])}, not a string"
+    return None
+
+
 def _sub_agent(d: dict[str, Any]) -> bool:
     """A sub-agent's line: ``isSidechain`` (session log) or a ``parent_tool_use_id`` (stream-json)."""
     return d.get("isSidechain") is True or isinstance(d.get("parent_tool_use_id"), str)
@@ -173,6 +202,10 @@ def load(path: str | Path) -> LoadResult:
     ends: dict[str, dict[str, Any]] = {}
     for line, record in records:
         for value in record if isinstance(record, list) else [record]:  # JSON Lines, or a JSON array of lines
+            why = _malformed(value)
+            if why is not None:
+                result.problem(f"not a Claude Code line: {why}", line=line)
+                continue
             sid = session_of(value)
             if sid is None:
                 continue
@@ -184,6 +217,12 @@ def load(path: str | Path) -> LoadResult:
             elif value.get("type") == "result":
                 ends[sid] = value
     for sid, lines in sessions.items():
+        if sid in init and sid not in ends:
+            result.problem(
+                f"session {sid}: the stream-json output ends without its result line (the run was cut short)",
+                line=first_line[sid],
+                severity="warning",
+            )
         _add_session(result, p, sid, lines, first_line[sid], init.get(sid, {}), ends.get(sid))
     if not result.episodes and not result.problems:
         result.problem("no Claude Code message line in the file (expected lines with type, message and a session id)")

@@ -150,3 +150,20 @@ def test_local_slash_commands_after_the_answer_are_no_unanswered_user_turn(tmp_p
     # a real message from the user after the answer is still a turn nobody answered
     sc = score_files([_write(tmp_path, [*_session(), _line("user", "And the tests?")], "more.jsonl")]).episodes[0]
     assert sc.scores.status == "limit"
+
+
+def test_broken_lines_are_problems_naming_their_line_and_a_cut_stream_warns(tmp_path: Path) -> None:
+    lines = _session()
+    broken = [42, None, {**lines[3], "message": "hello"}, {**lines[5], "message": {"role": "user", "content": 7}},
+              {**lines[1], "sessionId": ["s-1"]}]  # fmt: skip
+    path = _write(tmp_path, [*lines[:3], *broken, *lines[3:]], "broken.jsonl")
+    loaded, _ = load_file(path, "claude-code")
+    said = {(p.line, p.message) for p in loaded.problems if p.severity == "error"}
+    assert {line for line, _ in said} == {4, 5, 6, 7, 8}
+    assert any("its message is a string" in m for _, m in said) and any("sessionId is a list" in m for _, m in said)
+    assert any("content is a number" in m for _, m in said) and any("a JSON null" in m for _, m in said)
+    assert len(loaded.episodes) == 1  # the good lines are still read
+    cut = _stream({"subtype": "success"})[:-1]  # the process died before its result line
+    loaded, _ = load_file(_write(tmp_path, cut, "cut.jsonl"), "claude-code")
+    assert any(p.severity == "warning" and "ends without its result line" in p.message for p in loaded.problems)
+    assert not any(p.severity == "error" for p in loaded.problems)
