@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgym.evaluation.records.error_rule import ErrorRule
+from mcpgym.kernel import ast_parse
 
 MAX_LAYERS = 6
 """Wrapper layers peeled at most (a deeper result keeps its innermost layer as text)."""
@@ -119,7 +120,7 @@ def parse_result_repr(text: str) -> dict[str, Any] | None:
     # the printed fields are separated by spaces: make them keyword arguments of one call
     source = "f(" + _REPR_FIELD_RE.sub(lambda m: f", {m.group(1)}=", " " + body).lstrip(", ") + ")"
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = ast_parse.parse_expression(source)  # one thread at a time (CPython 3.11)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     call = tree.body

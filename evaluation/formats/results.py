@@ -13,7 +13,6 @@ internal errors become injected-fault codes).
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Iterable
@@ -22,6 +21,7 @@ from typing import Any
 from mcpgym.evaluation.records.error_rule import ErrorRule
 from mcpgym.evaluation.records.trajectory import ToolCallStep
 from mcpgym.evaluation.scoring.scorer import INFERRED_FAULTS
+from mcpgym.kernel import ast_parse
 from mcpgym.kernel.errors import ERROR_CODES, ErrorCode
 
 ERROR_TEXT_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -227,7 +227,7 @@ def parse_result_text(text: str) -> tuple[bool, Any]:
     s = text.strip()
     if s[:1] in ("{", "[") and len(s) < 1_000_000:
         try:
-            value = ast.literal_eval(s)
+            value = ast_parse.literal_eval(s)  # one thread at a time (CPython 3.11)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return False, text
         return True, json.loads(json.dumps(value, default=str))  # tuples -> lists, sets/bytes -> str

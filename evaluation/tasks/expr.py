@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import ast
 import operator
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgym.evaluation.tasks.errors import EvalError, ExprError
 from mcpgym.evaluation.tasks.functions import FUNCTIONS
+from mcpgym.kernel import ast_parse
 
 MAX_SEQUENCE = 10_000
 """Longest list or string an expression may build by repetition (``*``)."""
@@ -94,11 +94,6 @@ _ALLOWED: tuple[type, ...] = (
     *_CMPOPS,
     *_UNARY,
 )
-
-_PARSE_LOCK = threading.Lock()
-"""``ast.parse`` one thread at a time: CPython 3.11's parser can fail with "SystemError: AST
-constructor recursion depth mismatch" when threads parse at once (seen once in CI, loading
-task templates in a benchmark's threads)."""
 
 
 @dataclass(frozen=True)
@@ -196,8 +191,7 @@ def compile_expr(source: str) -> Expr:
     if len(source) > 2_000:
         raise ExprError("an expression may have at most 2000 characters")
     try:
-        with _PARSE_LOCK:
-            tree = ast.parse(source.strip(), mode="eval")
+        tree = ast_parse.parse_expression(source.strip())  # one thread at a time (CPython 3.11)
     except SyntaxError as exc:
         raise ExprError(f"invalid expression {source!r}: {exc.msg}") from None
     free: set[str] = set()
