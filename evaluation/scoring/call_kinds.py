@@ -46,6 +46,7 @@ summary.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from mcpgym.evaluation.scoring.tool_catalog import CatalogEntry, classify_tool
@@ -314,7 +315,7 @@ def classify_call(entry: CatalogEntry, arguments: Any) -> CatalogEntry:
         kind = ToolKind.WRITE if writes else ToolKind.READ
         return entry.model_copy(update={"kind": kind, "resources": [f"{entry.app}.files"]})
     if SHELL_TOOL_RE.search(entry.name):
-        cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
+        cmd = command_of(arguments)
         if cmd is not None:
             bare = QUOTED_RE.sub('""', cmd[:200_000])  # a quoted ">" is a CSS selector or text, no redirection
             writes = (
@@ -336,7 +337,14 @@ MKDIR_ONLY_RE = re.compile(r"\A\s*mkdir\s+(?:-p|--parents)\s+([^;&|<>`$()\n]+?)\
 """A shell command that is only ``mkdir -p DIR...`` (the directories, split on spaces)."""
 
 
-def mkdir_of_existing(arguments: Any, earlier: list[str], cwd: Any = None) -> bool:
+def command_of(arguments: Any) -> str | None:
+    """The shell command a runner call's arguments hold (under a :data:`COMMAND_ARGS` key), or None."""
+    if not isinstance(arguments, dict):
+        return None
+    return next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
+
+
+def mkdir_of_existing(arguments: Any, earlier: Iterable[str], cwd: Any = None) -> bool:
     """True when a shell call's command is only ``mkdir -p`` of directories that exist already:
     each is the harness's working directory or one of its parents, or an earlier successful call
     named it as a path or a path's parent (``ls /workspace``, ``Read /workspace/a.go``).
@@ -346,12 +354,11 @@ def mkdir_of_existing(arguments: Any, earlier: list[str], cwd: Any = None) -> bo
 
     Args:
         arguments: the call's arguments (its command under a :data:`COMMAND_ARGS` key).
-        earlier: the canonical JSON of each earlier successful call's arguments.
+        earlier: the canonical JSON of each earlier successful call's arguments (read only when
+            the command is a ``mkdir -p``).
         cwd: the working directory the transcript records (Claude Code's ``cwd``), if any.
     """
-    if not isinstance(arguments, dict):
-        return False
-    cmd = next((arguments[k] for k in COMMAND_ARGS if isinstance(arguments.get(k), str)), None)
+    cmd = command_of(arguments)
     m = MKDIR_ONLY_RE.match(cmd[:2000]) if cmd is not None else None
     if m is None:
         return False
@@ -359,15 +366,17 @@ def mkdir_of_existing(arguments: Any, earlier: list[str], cwd: Any = None) -> bo
     if not dirs or any(not d or d.startswith("-") for d in dirs):
         return False
     home = cwd.rstrip("/") + "/" if isinstance(cwd, str) and cwd.startswith("/") else None
+    texts = list(earlier)
     return all(
         (home is not None and home.startswith(d + "/"))
-        or any(re.search(re.escape(d) + r"(?:/|[\"\s]|\Z)", t) for t in earlier)
+        or any(re.search(re.escape(d) + r"(?:/|[\"\s]|\Z)", t) for t in texts)
         for d in dirs
     )
 
 
 __all__ = [
     "MKDIR_ONLY_RE",
+    "command_of",
     "mkdir_of_existing",
     "CLI_WRITE_RE",
     "COMMAND_START",

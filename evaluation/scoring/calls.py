@@ -151,7 +151,7 @@ def _strings(value: Any) -> set[str]:
 
 EARLIER_CHARS = 4000
 """How much of each earlier successful call's arguments (canonical JSON, characters) the
-``mkdir -p`` rule searches for a directory's path."""
+``mkdir -p`` rule searches for a directory's path (serialised only for a ``mkdir -p`` call)."""
 
 
 def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
@@ -179,7 +179,7 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
     out = []
     no_ledger = traj.ledger is None
     batches = _batches(traj)
-    earlier: list[str] = []  # the arguments of the successful calls so far (mkdir_of_existing)
+    earlier: list[Any] = []  # the arguments of the successful calls so far (mkdir_of_existing)
     cwd = traj.metadata.get("cwd") if isinstance(traj.metadata, dict) else None
     for s in logged:
         tool, is_error, code = s.tool, s.is_error, s.error_code
@@ -189,12 +189,13 @@ def resolve_calls(traj: Trajectory, catalog: Catalog) -> list[Call]:
             refined = classify_call(entry, s.arguments)
             if not is_error:
                 refined = classify_result(refined, s.result)
-            if refined.kind == ToolKind.WRITE and mkdir_of_existing(s.arguments, earlier, cwd):
+            shown = (args_key(a)[:EARLIER_CHARS] for a in earlier)  # serialised only for a mkdir -p
+            if refined.kind == ToolKind.WRITE and mkdir_of_existing(s.arguments, shown, cwd):
                 refined = refined.model_copy(update={"kind": ToolKind.READ})  # it changed nothing
             if refined is not entry:
                 entry, fams, tool = refined, frozenset(refined.resources), refined.name
         if no_ledger and not is_error:
-            earlier.append(args_key(s.arguments)[:EARLIER_CHARS])
+            earlier.append(s.arguments)
         row = ledger.get(step) if ledger else None
         if row is not None and row.get("tool") not in (None, tool):
             row = None
